@@ -1,0 +1,47 @@
+/// What a caller expects of signed data once its signature and chain are proven:
+/// which app it belongs to and which App Store environment it comes from.
+public struct AppExpectations: Hashable, Sendable {
+    /// The app's bundle id; `nil` only for inspection (``inspectOnly``).
+    public let bundleId: String?
+    /// The app's App Store id; required when `environment` is Production.
+    public let appAppleId: Int64?
+    /// The expected environment; `nil` only for inspection.
+    public let environment: AppStoreEnvironment?
+    /// Whether Xcode / LocalTesting data (not signed by Apple) is accepted. Never true for Production.
+    public let allowsLocalTesting: Bool
+
+    /// Expectations for one app in one environment.
+    ///
+    /// - Throws: `missing_app_apple_id` when `environment` is Production and `appAppleId` is nil;
+    ///   `wrong_environment` when local testing is allowed for Production.
+    public init(
+        bundleId: String,
+        appAppleId: Int64?,
+        environment: AppStoreEnvironment,
+        allowsLocalTesting: Bool = false
+    ) throws(SignedDataError) {
+        if environment == .production {
+            guard appAppleId != nil else {
+                throw SignedDataError(.missingAppAppleId, "Production expectations need the app's appAppleId")
+            }
+            guard !allowsLocalTesting else {
+                throw SignedDataError(.wrongEnvironment, "Xcode/LocalTesting data can never be accepted in Production")
+            }
+        }
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.environment = environment
+        self.allowsLocalTesting = allowsLocalTesting
+    }
+
+    private init(inspection: Void) {
+        bundleId = nil
+        appAppleId = nil
+        environment = nil
+        allowsLocalTesting = false
+    }
+
+    /// Checks only Apple's signature and chain, not which app or environment the data is for.
+    /// For inspection tools (`berth verify` without options); never for applying purchases.
+    public static let inspectOnly = AppExpectations(inspection: ())
+}

@@ -1,0 +1,277 @@
+import Crypto
+import Foundation
+import SwiftASN1
+// swift-certificates offers chain building without its expiry check through this SPI; Berth needs it
+// because validity is checked against each payload's signedDate, not once per cached chain.
+@_spi(DisableValidityCheck) import X509
+
+/// Verifies Apple-signed compact JWS offline: StoreKit 2 transactions, renewal info, App Store
+/// Server Notifications v2 (with their nested signed data) and app transactions.
+///
+/// A JWS is accepted only if: `alg` is ES256; `x5c` holds exactly three certificates; the header's
+/// root is one of the configured trusted roots and the chain builds to it; the intermediate carries
+/// Apple's WWDR marker OID and the leaf the receipt-signing OID; every certificate is valid at the
+/// payload's `signedDate`; the ES256 signature verifies with the leaf key; then the payload's app
+/// and environment match the caller's ``AppExpectations``.
+///
+/// Built chains are cached by certificate fingerprints (bounded, shared by copies of the verifier),
+/// so the P-384 link checks run once per leaf; validity dates are checked for every payload.
+public struct SignedDataVerifier: Sendable {
+    public let roots: TrustedRoots
+    let cache: ChainCache
+
+    /// - Parameters:
+    ///   - roots: the anchors (default: the bundled Apple Root CA - G3).
+    ///   - cacheCapacity: how many distinct chains to remember.
+    public init(roots: TrustedRoots, cacheCapacity: Int = 1024) {
+        self.roots = roots
+        self.cache = ChainCache(capacity: cacheCapacity)
+    }
+
+    /// A verifier that trusts Apple Root CA - G3 (bundled) and nothing else.
+    public static func apple(cacheCapacity: Int = 1024) throws(SignedDataError) -> SignedDataVerifier {
+        SignedDataVerifier(roots: try .apple(), cacheCapacity: cacheCapacity)
+    }
+
+    /// Counters of the chain cache: `builds` counts chains verified link by link.
+    public var cacheStatistics: (builds: Int, hits: Int, entries: Int) {
+        let statistics = cache.statistics
+        return (statistics.builds, statistics.hits, statistics.entries)
+    }
+
+    // MARK: - Public entry points
+
+    /// Verifies a signed transaction (`jwsRepresentation` in StoreKit 2).
+    public func verifyTransaction(_ jws: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedTransaction {
+        try await verify(jws, as: TransactionPayload.self, expecting: expectations)
+    }
+
+    /// Verifies signed subscription renewal info.
+    public func verifyRenewalInfo(_ jws: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedRenewalInfo {
+        try await verify(jws, as: RenewalInfoPayload.self, expecting: expectations)
+    }
+
+    /// Verifies a signed app transaction.
+    public func verifyAppTransaction(_ jws: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedAppTransaction {
+        try await verify(jws, as: AppTransactionPayload.self, expecting: expectations)
+    }
+
+    /// Verifies a notification's `signedPayload` and the signed transaction and renewal info inside it.
+    public func verifyNotification(_ signedPayload: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedNotification {
+        let outer = try await verify(signedPayload, as: NotificationPayload.self, expecting: expectations)
+        var transaction: VerifiedTransaction?
+        var renewalInfo: VerifiedRenewalInfo?
+        if let nested = outer.payload.data?.signedTransactionInfo {
+            do {
+                transaction = try await verify(nested, as: TransactionPayload.self, expecting: expectations)
+            } catch {
+                throw SignedDataError(error.code, "data.signedTransactionInfo: \(error.reason)")
+            }
+            if let outerBundle = outer.payload.data?.bundleId, let innerBundle = transaction?.payload.bundleId, outerBundle != innerBundle {
+                throw SignedDataError(.wrongBundle, "data.signedTransactionInfo is for \(innerBundle), the notification for \(outerBundle)")
+            }
+        }
+        if let nested = outer.payload.data?.signedRenewalInfo {
+            do {
+                renewalInfo = try await verify(nested, as: RenewalInfoPayload.self, expecting: expectations)
+            } catch {
+                throw SignedDataError(error.code, "data.signedRenewalInfo: \(error.reason)")
+            }
+        }
+        return VerifiedNotification(notification: outer, transaction: transaction, renewalInfo: renewalInfo)
+    }
+
+    /// Verifies a JWS of any kind, telling the kind from its payload's fields.
+    public func verifyAny(_ jws: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedAnySignedData {
+        let kind = try CompactJWS(jws).payloadKind()
+        switch kind {
+        case .notification: return .notification(try await verifyNotification(jws, expecting: expectations))
+        case .appTransaction: return .appTransaction(try await verifyAppTransaction(jws, expecting: expectations))
+        case .renewalInfo: return .renewalInfo(try await verifyRenewalInfo(jws, expecting: expectations))
+        case .transaction: return .transaction(try await verifyTransaction(jws, expecting: expectations))
+        }
+    }
+
+    // MARK: - The pipeline
+
+    func verify<Payload: SignedPayload>(
+        _ text: String, as type: Payload.Type, expecting expectations: AppExpectations
+    ) async throws(SignedDataError) -> VerifiedSignedData<Payload> {
+        let jws = try CompactJWS(text)
+        guard jws.header.alg == "ES256" else {
+            throw SignedDataError(.unsupportedAlgorithm, "alg is \(jws.header.alg.map { "\"\($0)\"" } ?? "missing"), only ES256 is accepted")
+        }
+        let payload: Payload
+        do {
+            payload = try JSONDecoder().decode(Payload.self, from: jws.payload)
+        } catch {
+            throw SignedDataError(.malformed, "payload is not a valid \(Payload.self): \(Self.describe(error))")
+        }
+        guard let signedDate = payload.signedDate else {
+            throw SignedDataError(.malformed, "payload has no signedDate")
+        }
+        let claims = payload.claims
+
+        let trust: VerifiedSignedData<Payload>.Trust
+        if let claimed = claims.environment, claimed.isLocalTesting {
+            guard expectations.allowsLocalTesting else {
+                throw SignedDataError(.wrongEnvironment, "\(claimed) data is not signed by Apple and is accepted only where local testing is explicitly allowed")
+            }
+            try verifyLocalTestingSignature(jws)
+            trust = .localTesting
+        } else {
+            let chain = try await trustedChain(for: jws)
+            try Self.checkValidity(of: chain, at: signedDate)
+            try Self.checkSignature(jws, with: chain.leafKey)
+            trust = .chain(rootFingerprint: chain.rootFingerprint)
+        }
+        try Self.check(claims, against: expectations)
+        return VerifiedSignedData(payload: payload, rawPayload: jws.payload, signedDate: signedDate, trust: trust)
+    }
+
+    // MARK: - Chain
+
+    private func trustedChain(for jws: CompactJWS) async throws(SignedDataError) -> TrustedChain {
+        guard let x5c = jws.header.x5c else {
+            throw SignedDataError(.badChain, "header has no x5c certificate chain")
+        }
+        guard x5c.count == 3 else {
+            throw SignedDataError(.badChain, "x5c must hold leaf, intermediate and root; it holds \(x5c.count) certificate(s)")
+        }
+        var ders: [[UInt8]] = []
+        ders.reserveCapacity(3)
+        for (index, entry) in x5c.enumerated() {
+            guard let bytes = Data(base64Encoded: entry), !bytes.isEmpty else {
+                throw SignedDataError(.badChain, "x5c[\(index)] is not base64")
+            }
+            ders.append(Array(bytes))
+        }
+        let key = ChainKey(leaf: SHA256.hash(data: ders[0]), intermediate: SHA256.hash(data: ders[1]), root: SHA256.hash(data: ders[2]))
+        if let cached = cache.lookup(key) { return cached }
+
+        let chain = try await buildChain(ders, rootFingerprint: key.root)
+        cache.insert(chain, for: key)
+        return chain
+    }
+
+    private func buildChain(_ ders: [[UInt8]], rootFingerprint: SHA256Digest) async throws(SignedDataError) -> TrustedChain {
+        cache.recordBuild()
+        var certificates: [Certificate] = []
+        for (index, der) in ders.enumerated() {
+            do {
+                certificates.append(try Certificate(derEncoded: der))
+            } catch {
+                throw SignedDataError(.badChain, "x5c[\(index)] is not a DER X.509 certificate")
+            }
+        }
+        let (leaf, intermediate) = (certificates[0], certificates[1])
+
+        guard roots.derEncodings.contains(ders[2]) else {
+            throw SignedDataError(.untrustedRoot, "the root in x5c (\(certificates[2].subject)) is not a trusted root")
+        }
+        guard intermediate.hasExtension(AppleCertificateOIDs.wwdrIntermediate) else {
+            throw SignedDataError(.missingAppleOID, "intermediate lacks Apple's WWDR marker OID \(AppleCertificateOIDs.wwdrIntermediate)")
+        }
+        guard leaf.hasExtension(AppleCertificateOIDs.receiptSigningLeaf) else {
+            throw SignedDataError(.missingAppleOID, "leaf lacks Apple's receipt-signing marker OID \(AppleCertificateOIDs.receiptSigningLeaf)")
+        }
+        guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw SignedDataError(.badChain, "leaf key is not a P-256 key, ES256 cannot verify with it")
+        }
+
+        var verifier = Verifier(rootCertificates: CertificateStore(roots.certificates)) {
+            RFC5280Policy.withValidityCheckDisabled()
+            AppleMarkerExtensionsPolicy()
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+        guard case .validCertificate(let validated) = result else {
+            let anchored = roots.certificates.contains {
+                $0.subject == intermediate.issuer && $0.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+            }
+            if anchored {
+                throw SignedDataError(.badChain, "the certificate chain does not verify (signatures, CA constraints or key usage)")
+            }
+            throw SignedDataError(.untrustedRoot, "the intermediate (\(intermediate.subject)) is not issued by a trusted root")
+        }
+        let validatedRoot = validated.root
+        return TrustedChain(
+            leafKey: leafKey,
+            validity: [
+                .init(role: "leaf", notBefore: leaf.notValidBefore, notAfter: leaf.notValidAfter),
+                .init(role: "intermediate", notBefore: intermediate.notValidBefore, notAfter: intermediate.notValidAfter),
+                .init(role: "root", notBefore: validatedRoot.notValidBefore, notAfter: validatedRoot.notValidAfter),
+            ],
+            rootFingerprint: rootFingerprint.map { String(format: "%02x", $0) }.joined()
+        )
+    }
+
+    private static func checkValidity(of chain: TrustedChain, at signedDate: AppleTimestamp) throws(SignedDataError) {
+        let time = signedDate.date
+        for certificate in chain.validity {
+            if time < certificate.notBefore {
+                throw SignedDataError(.certificateNotYetValid, "the \(certificate.role) certificate is valid from \(certificate.notBefore.formatted(.iso8601)), the payload was signed \(signedDate)")
+            }
+            if time > certificate.notAfter {
+                throw SignedDataError(.certificateExpired, "the \(certificate.role) certificate expired \(certificate.notAfter.formatted(.iso8601)), the payload was signed \(signedDate)")
+            }
+        }
+    }
+
+    private static func checkSignature(_ jws: CompactJWS, with key: P256.Signing.PublicKey) throws(SignedDataError) {
+        guard jws.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature) else {
+            throw SignedDataError(.badSignature, "an ES256 signature is 64 bytes (r||s), found \(jws.signature.count)")
+        }
+        guard key.isValidSignature(signature, for: Data(jws.signingInput)) else {
+            throw SignedDataError(.badSignature, "the ES256 signature does not verify with the leaf certificate's key")
+        }
+    }
+
+    /// Xcode-signed data chains to a local StoreKit testing certificate, not to Apple: only the
+    /// signature is checked, with the first certificate's key.
+    private func verifyLocalTestingSignature(_ jws: CompactJWS) throws(SignedDataError) {
+        guard let first = jws.header.x5c?.first, let der = Data(base64Encoded: first),
+              let certificate = try? Certificate(derEncoded: Array(der)),
+              let key = P256.Signing.PublicKey(certificate.publicKey)
+        else {
+            throw SignedDataError(.badChain, "local testing data carries no usable P-256 certificate in x5c")
+        }
+        try Self.checkSignature(jws, with: key)
+    }
+
+    // MARK: - App checks
+
+    private static func check(_ claims: PayloadClaims, against expectations: AppExpectations) throws(SignedDataError) {
+        if let expected = expectations.environment {
+            let claimed = claims.environment
+            let allowedLocal = expectations.allowsLocalTesting && (claimed?.isLocalTesting ?? false)
+            guard claimed == expected || allowedLocal else {
+                throw SignedDataError(.wrongEnvironment, "expected \(expected) data, got \(claimed?.rawValue ?? "no environment")")
+            }
+        }
+        if let expected = expectations.bundleId, claims.carriesBundleId {
+            guard claims.bundleId == expected else {
+                throw SignedDataError(.wrongBundle, "expected bundle id \(expected), got \(claims.bundleId ?? "none")")
+            }
+        }
+        if let expected = expectations.appAppleId, claims.carriesAppAppleId {
+            if let claimed = claims.appAppleId {
+                guard claimed == expected else {
+                    throw SignedDataError(.wrongAppAppleId, "expected appAppleId \(expected), got \(claimed)")
+                }
+            } else if expectations.environment == .production {
+                throw SignedDataError(.wrongAppAppleId, "production data must carry appAppleId \(expected)")
+            }
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+             DecodingError.dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        default:
+            return "not JSON"
+        }
+    }
+}
