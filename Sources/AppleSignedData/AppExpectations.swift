@@ -34,6 +34,29 @@ public struct AppExpectations: Hashable, Sendable {
         self.allowsLocalTesting = allowsLocalTesting
     }
 
+    /// Partial expectations for inspection tools: only what is given is checked. The Production
+    /// rules still hold (appAppleId required, no local testing).
+    public static func inspecting(
+        bundleId: String?, appAppleId: Int64?, environment: AppStoreEnvironment?, allowsLocalTesting: Bool = false
+    ) throws(SignedDataError) -> AppExpectations {
+        if let environment {
+            if let bundleId {
+                return try AppExpectations(bundleId: bundleId, appAppleId: appAppleId, environment: environment, allowsLocalTesting: allowsLocalTesting)
+            }
+            // Validate the Production rules with a placeholder bundle, then drop it.
+            let checked = try AppExpectations(bundleId: "", appAppleId: appAppleId, environment: environment, allowsLocalTesting: allowsLocalTesting)
+            return AppExpectations(bundleId: nil, appAppleId: checked.appAppleId, environment: environment, allowsLocalTesting: allowsLocalTesting)
+        }
+        return AppExpectations(bundleId: bundleId, appAppleId: appAppleId, environment: nil, allowsLocalTesting: allowsLocalTesting)
+    }
+
+    private init(bundleId: String?, appAppleId: Int64?, environment: AppStoreEnvironment?, allowsLocalTesting: Bool) {
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.environment = environment
+        self.allowsLocalTesting = allowsLocalTesting
+    }
+
     private init(inspection: Void) {
         bundleId = nil
         appAppleId = nil

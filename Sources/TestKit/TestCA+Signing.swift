@@ -70,12 +70,25 @@ extension TestCA {
         transaction: TransactionPayload? = nil, renewalInfo: RenewalInfoPayload? = nil,
         signedDate: Date = Date()
     ) throws -> String {
+        try signNotification(
+            type: type, subtype: subtype, uuid: uuid, bundleId: bundleId, appAppleId: appAppleId,
+            environment: environment, signedTransactionInfo: try transaction.map { try signTransaction($0) },
+            signedRenewalInfo: try renewalInfo.map { try signRenewalInfo($0) }, signedDate: signedDate
+        )
+    }
+
+    /// Builds and signs a notification around already-signed transaction and renewal info
+    /// (which may come from another CA, for negative tests).
+    public func signNotification(
+        type: NotificationType, subtype: NotificationSubtype? = nil, uuid: UUID = UUID(),
+        bundleId: String, appAppleId: Int64? = nil, environment: AppStoreEnvironment = .sandbox,
+        signedTransactionInfo: String?, signedRenewalInfo: String?, signedDate: Date = Date()
+    ) throws -> String {
         let payload = NotificationPayload(
             notificationType: type, subtype: subtype, notificationUUID: uuid.uuidString.lowercased(),
             data: NotificationData(
                 environment: environment, appAppleId: appAppleId, bundleId: bundleId, bundleVersion: "1",
-                signedTransactionInfo: try transaction.map { try signTransaction($0) },
-                signedRenewalInfo: try renewalInfo.map { try signRenewalInfo($0) }
+                signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo
             ),
             version: "2.0", signedDate: AppleTimestamp(signedDate)
         )
@@ -104,6 +117,34 @@ extension TransactionPayload {
             storefront: "ITA", storefrontId: "143450", transactionReason: .purchase,
             currency: currency, price: price
         )
+    }
+}
+
+extension TransactionPayload {
+    /// Fills what a hand-written test payload leaves out: bundle id, environment, ids, dates.
+    public func completedForTesting(bundleId: String, environment: AppStoreEnvironment, now: Date) -> TransactionPayload {
+        var payload = self
+        payload.bundleId = payload.bundleId ?? bundleId
+        payload.environment = payload.environment ?? environment
+        payload.transactionId = payload.transactionId ?? TestIDs.transactionId()
+        payload.originalTransactionId = payload.originalTransactionId ?? payload.transactionId
+        payload.purchaseDate = payload.purchaseDate ?? AppleTimestamp(now)
+        payload.originalPurchaseDate = payload.originalPurchaseDate ?? payload.purchaseDate
+        payload.signedDate = payload.signedDate ?? AppleTimestamp(now)
+        payload.quantity = payload.quantity ?? 1
+        payload.type = payload.type ?? .consumable
+        payload.inAppOwnershipType = payload.inAppOwnershipType ?? .purchased
+        return payload
+    }
+}
+
+extension RenewalInfoPayload {
+    /// Fills what a hand-written test payload leaves out: environment and signed date.
+    public func completedForTesting(environment: AppStoreEnvironment, now: Date) -> RenewalInfoPayload {
+        var payload = self
+        payload.environment = payload.environment ?? environment
+        payload.signedDate = payload.signedDate ?? AppleTimestamp(now)
+        return payload
     }
 }
 

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `berth` command line: thin commands over the libraries.
+@main
+struct Berth: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "berth",
+        abstract: "Berth: a self-hosted purchase backend for App Store in-app purchases.",
+        subcommands: [VerifyCommand.self, TestKitCommand.self]
+    )
+}
