@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// Runs the built `berth` executable as a user would.
+struct BerthProcess {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var executable: URL {
+        get throws {
+            // The resource bundle of this test target sits next to the built products.
+            let products = Bundle.module.bundleURL.deletingLastPathComponent()
+            let url = products.appendingPathComponent("berth")
+            try #require(FileManager.default.isExecutableFile(atPath: url.path), "build the berth product first (swift build)")
+            return url
+        }
+    }
+
+    static func run(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = try executable
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        let output = Pipe(), errors = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        let errData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static func fixture(_ name: String) throws -> String {
+        try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil)).path
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("berth-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+func jsonObject(_ text: String) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+}

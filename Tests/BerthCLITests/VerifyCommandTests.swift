@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@Suite("berth verify")
+struct VerifyCommandTests {
+    @Test("a genuine Apple transaction verifies with the bundled root and prints its payload")
+    func genuineTransaction() throws {
+        let result = try BerthProcess.run(["verify", try BerthProcess.fixture("transaction-sandbox-subscription-2022.jws")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let payload = try jsonObject(result.stdout)
+        #expect(payload["productId"] as? String == "Com.VoiceRecording.Telephone.103")
+        #expect(payload["transactionId"] as? String == "2000000184445477")
+        #expect(payload["type"] as? String == "Auto-Renewable Subscription")
+    }
+
+    @Test("every genuine sample verifies", arguments: [
+        "notification-sandbox-test-2022.jws", "notification-production-consumption-request-2023.jws",
+        "transaction-sandbox-consumable-2025.jws", "renewal-info-sandbox-2023.jws",
+    ])
+    func genuineSamples(name: String) throws {
+        let result = try BerthProcess.run(["verify", try BerthProcess.fixture(name)])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try jsonObject(result.stdout)["signedDate"] is NSNumber)
+    }
+
+    @Test("a notification prints with its nested transaction decoded, and checks the app when asked")
+    func notificationWithNestedData() throws {
+        let path = try BerthProcess.fixture("notification-production-consumption-request-2023.jws")
+        let result = try BerthProcess.run(["verify", "--bundle-id", "com.jrjj.keysns", "--environment", "Production", "--app-apple-id", "1601830814", path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let data = try #require(try jsonObject(result.stdout)["data"] as? [String: Any])
+        let transaction = try #require(data["signedTransactionInfo"] as? [String: Any])
+        #expect(transaction["productId"] as? String == "com.keysns.JR1200")
+
+        let wrong = try BerthProcess.run(["verify", "--bundle-id", "it.seaboo.app", "--environment", "Production", "--app-apple-id", "1601830814", path])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("wrong_bundle"))
+        #expect(wrong.stdout.isEmpty)
+
+        let noAppId = try BerthProcess.run(["verify", "--environment", "Production", path])
+        #expect(noAppId.status == 1)
+        #expect(noAppId.stderr.contains("missing_app_apple_id"))
+    }
+
+    @Test("a flipped byte exits 1 with the error code on stderr")
+    func tampered() throws {
+        var jws = try String(contentsOfFile: try BerthProcess.fixture("transaction-sandbox-consumable-2025.jws"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // Change one character of the signature part into another valid base64url character.
+        let index = jws.index(jws.endIndex, offsetBy: -10)
+        jws.replaceSubrange(index...index, with: jws[index] == "A" ? "B" : "A")
+        let result = try BerthProcess.run(["verify", "-"], stdin: jws)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("error: bad_signature"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("unreadable or empty input is a clean error")
+    func badInput() throws {
+        let missing = try BerthProcess.run(["verify", "/nonexistent/file.jws"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("malformed"))
+        let empty = try BerthProcess.run(["verify", "-"], stdin: "")
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("malformed"))
+    }
+}
