@@ -23,8 +23,36 @@ struct TrustedChain: Sendable {
     let rootFingerprint: String
 }
 
+/// A dictionary that forgets its oldest entry when full.
+struct BoundedDictionary<Key: Hashable, Value> {
+    private(set) var entries: [Key: Value] = [:]
+    private var order: [Key] = []
+    private var oldest = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    subscript(key: Key) -> Value? { entries[key] }
+
+    mutating func insert(_ value: Value, for key: Key) {
+        guard entries[key] == nil else { return }
+        if order.count < capacity {
+            order.append(key)
+        } else {
+            entries[order[oldest]] = nil
+            order[oldest] = key
+            oldest = (oldest + 1) % capacity
+        }
+        entries[key] = value
+    }
+}
+
 /// A bounded, thread-safe cache of built chains keyed by certificate fingerprints.
-/// Only successfully built chains are stored; evicts the oldest entry when full.
+/// Only successfully built chains are stored.
+///
+/// A second map remembers which fingerprints an exact JWS header text stands for, so a request whose
+/// header was seen before skips decoding the header and its certificates altogether. It is only a
+/// shortcut to the fingerprint entry: the signature is still verified over that very header.
 final class ChainCache: Sendable {
     struct Statistics: Hashable, Sendable {
         /// Chains built from scratch (cache misses that verified every link).
@@ -34,24 +62,32 @@ final class ChainCache: Sendable {
     }
 
     private struct State {
-        var entries: [ChainKey: TrustedChain] = [:]
-        var insertionOrder: [ChainKey] = []
-        var oldest = 0
+        var chains: BoundedDictionary<ChainKey, TrustedChain>
+        var headers: BoundedDictionary<Substring, ChainKey>
         var statistics = Statistics()
     }
 
-    let capacity: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(capacity: Int) {
-        self.capacity = max(1, capacity)
+        state = Mutex(State(chains: BoundedDictionary(capacity: capacity), headers: BoundedDictionary(capacity: capacity)))
     }
 
-    func lookup(_ key: ChainKey) -> TrustedChain? {
+    /// The chain behind a header text seen before, if it is still cached.
+    func lookup(header: Substring) -> TrustedChain? {
         state.withLock { state in
-            let found = state.entries[key]
-            if found != nil { state.statistics.hits += 1 }
-            return found
+            guard let key = state.headers[header], let chain = state.chains[key] else { return nil }
+            state.statistics.hits += 1
+            return chain
+        }
+    }
+
+    func lookup(_ key: ChainKey, header: Substring) -> TrustedChain? {
+        state.withLock { state in
+            guard let chain = state.chains[key] else { return nil }
+            state.statistics.hits += 1
+            state.headers.insert(key, for: header)
+            return chain
         }
     }
 
@@ -59,24 +95,17 @@ final class ChainCache: Sendable {
         state.withLock { $0.statistics.builds += 1 }
     }
 
-    func insert(_ chain: TrustedChain, for key: ChainKey) {
+    func insert(_ chain: TrustedChain, for key: ChainKey, header: Substring) {
         state.withLock { state in
-            guard state.entries[key] == nil else { return }
-            if state.insertionOrder.count < capacity {
-                state.insertionOrder.append(key)
-            } else {
-                state.entries[state.insertionOrder[state.oldest]] = nil
-                state.insertionOrder[state.oldest] = key
-                state.oldest = (state.oldest + 1) % capacity
-            }
-            state.entries[key] = chain
+            state.chains.insert(chain, for: key)
+            state.headers.insert(key, for: header)
         }
     }
 
     var statistics: Statistics {
         state.withLock { state in
             var statistics = state.statistics
-            statistics.entries = state.entries.count
+            statistics.entries = state.chains.entries.count
             return statistics
         }
     }

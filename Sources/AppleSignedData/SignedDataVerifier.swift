@@ -98,8 +98,15 @@ public struct SignedDataVerifier: Sendable {
         _ text: String, as type: Payload.Type, expecting expectations: AppExpectations
     ) async throws(SignedDataError) -> VerifiedSignedData<Payload> {
         let jws = try CompactJWS(text)
-        guard jws.header.alg == "ES256" else {
-            throw SignedDataError(.unsupportedAlgorithm, "alg is \(jws.header.alg.map { "\"\($0)\"" } ?? "missing"), only ES256 is accepted")
+        // A header seen before stands for a chain already built (and an alg already checked).
+        let cachedChain = cache.lookup(header: jws.headerSegment)
+        var header: CompactJWS.Header?
+        if cachedChain == nil {
+            let decoded = try jws.decodeHeader()
+            guard decoded.alg == "ES256" else {
+                throw SignedDataError(.unsupportedAlgorithm, "alg is \(decoded.alg.map { "\"\($0)\"" } ?? "missing"), only ES256 is accepted")
+            }
+            header = decoded
         }
         let payload: Payload
         do {
@@ -117,10 +124,19 @@ public struct SignedDataVerifier: Sendable {
             guard expectations.allowsLocalTesting else {
                 throw SignedDataError(.wrongEnvironment, "\(claimed) data is not signed by Apple and is accepted only where local testing is explicitly allowed")
             }
-            try verifyLocalTestingSignature(jws)
+            let localHeader: CompactJWS.Header
+            if let header { localHeader = header } else { localHeader = try jws.decodeHeader() }
+            try verifyLocalTestingSignature(jws, header: localHeader)
             trust = .localTesting
         } else {
-            let chain = try await trustedChain(for: jws)
+            let chain: TrustedChain
+            if let cachedChain {
+                chain = cachedChain
+            } else {
+                let chainHeader: CompactJWS.Header
+                if let header { chainHeader = header } else { chainHeader = try jws.decodeHeader() }
+                chain = try await trustedChain(for: jws, header: chainHeader)
+            }
             try Self.checkValidity(of: chain, at: signedDate)
             try Self.checkSignature(jws, with: chain.leafKey)
             trust = .chain(rootFingerprint: chain.rootFingerprint)
@@ -131,8 +147,8 @@ public struct SignedDataVerifier: Sendable {
 
     // MARK: - Chain
 
-    private func trustedChain(for jws: CompactJWS) async throws(SignedDataError) -> TrustedChain {
-        guard let x5c = jws.header.x5c else {
+    private func trustedChain(for jws: CompactJWS, header: CompactJWS.Header) async throws(SignedDataError) -> TrustedChain {
+        guard let x5c = header.x5c else {
             throw SignedDataError(.badChain, "header has no x5c certificate chain")
         }
         guard x5c.count == 3 else {
@@ -147,10 +163,10 @@ public struct SignedDataVerifier: Sendable {
             ders.append(Array(bytes))
         }
         let key = ChainKey(leaf: SHA256.hash(data: ders[0]), intermediate: SHA256.hash(data: ders[1]), root: SHA256.hash(data: ders[2]))
-        if let cached = cache.lookup(key) { return cached }
+        if let cached = cache.lookup(key, header: jws.headerSegment) { return cached }
 
         let chain = try await buildChain(ders, rootFingerprint: key.root)
-        cache.insert(chain, for: key)
+        cache.insert(chain, for: key, header: jws.headerSegment)
         return chain
     }
 
@@ -221,15 +237,15 @@ public struct SignedDataVerifier: Sendable {
         guard jws.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature) else {
             throw SignedDataError(.badSignature, "an ES256 signature is 64 bytes (r||s), found \(jws.signature.count)")
         }
-        guard key.isValidSignature(signature, for: Data(jws.signingInput)) else {
+        guard key.isValidSignature(signature, for: Data(jws.signingInput.utf8)) else {
             throw SignedDataError(.badSignature, "the ES256 signature does not verify with the leaf certificate's key")
         }
     }
 
     /// Xcode-signed data chains to a local StoreKit testing certificate, not to Apple: only the
     /// signature is checked, with the first certificate's key.
-    private func verifyLocalTestingSignature(_ jws: CompactJWS) throws(SignedDataError) {
-        guard let first = jws.header.x5c?.first, let der = Data(base64Encoded: first),
+    private func verifyLocalTestingSignature(_ jws: CompactJWS, header: CompactJWS.Header) throws(SignedDataError) {
+        guard let first = header.x5c?.first, let der = Data(base64Encoded: first),
               let certificate = try? Certificate(derEncoded: Array(der)),
               let key = P256.Signing.PublicKey(certificate.publicKey)
         else {
