@@ -1,8 +1,9 @@
 import Foundation
 
 /// base64url (RFC 4648 §5) without padding, as used by compact JWS.
-enum Base64URL {
-    static func encode(_ bytes: some DataProtocol) -> String {
+public enum Base64URL {
+    /// Encodes without padding.
+    public static func encode(_ bytes: some DataProtocol) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -11,7 +12,7 @@ enum Base64URL {
 
     /// Decodes canonical base64url: no padding, no whitespace, no characters of the standard
     /// alphabet, and no stray bits in the last character (so one text means one byte string).
-    static func decode(_ text: Substring) -> Data? {
+    public static func decode(_ text: Substring) -> Data? {
         let utf8 = text.utf8
         var base64 = [UInt8]()
         base64.reserveCapacity(utf8.count + 3)

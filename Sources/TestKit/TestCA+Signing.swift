@@ -35,11 +35,11 @@ extension TestCA {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let headerPart = TestBase64URL.encode(try encoder.encode(header))
-        let payloadPart = TestBase64URL.encode(try encoder.encode(payload))
+        let headerPart = Base64URL.encode(try encoder.encode(header))
+        let payloadPart = Base64URL.encode(try encoder.encode(payload))
         let signingInput = "\(headerPart).\(payloadPart)"
         let signature = try leafKey.signature(for: Data(signingInput.utf8))
-        return "\(signingInput).\(TestBase64URL.encode(signature.rawRepresentation))"
+        return "\(signingInput).\(Base64URL.encode(signature.rawRepresentation))"
     }
 
     /// Signs a transaction as StoreKit 2 would hand it to the app (`jwsRepresentation`).
@@ -153,15 +153,6 @@ public enum TestIDs {
     /// A 16-digit numeric id in the range Apple uses for sandbox transactions.
     public static func transactionId() -> String {
         String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))
-    }
-}
-
-enum TestBase64URL {
-    static func encode(_ bytes: some DataProtocol) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }
 
