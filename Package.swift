@@ -14,6 +14,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -34,12 +40,43 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        .target(
+            name: "Domain",
+            dependencies: []
+        ),
+        .target(
+            name: "SQLStore",
+            dependencies: [
+                "Domain",
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HTTPAPI",
+            dependencies: [
+                "Domain",
+                "SQLStore",
+                "AppleSignedData",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "berth",
             dependencies: [
                 "AppleSignedData",
                 "TestKit",
+                "Domain",
+                "SQLStore",
+                "HTTPAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .executableTarget(
@@ -50,6 +87,22 @@ let package = Package(
             name: "AppleSignedDataTests",
             dependencies: ["AppleSignedData", "TestKit", .product(name: "X509", package: "swift-certificates")],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "DomainTests",
+            dependencies: ["Domain"]
+        ),
+        .testTarget(
+            name: "SQLStoreTests",
+            dependencies: ["SQLStore", "Domain"]
+        ),
+        .testTarget(
+            name: "HTTPAPITests",
+            dependencies: [
+                "HTTPAPI", "SQLStore", "Domain", "TestKit", "AppleSignedData",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
         ),
         .testTarget(
             name: "TestKitTests",

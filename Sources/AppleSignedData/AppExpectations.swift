@@ -5,8 +5,8 @@ public struct AppExpectations: Hashable, Sendable {
     public let bundleId: String?
     /// The app's App Store id; required when `environment` is Production.
     public let appAppleId: Int64?
-    /// The expected environment; `nil` only for inspection.
-    public let environment: AppStoreEnvironment?
+    /// The accepted environments; `nil` only for inspection.
+    public let environments: Set<AppStoreEnvironment>?
     /// Whether Xcode / LocalTesting data (not signed by Apple) is accepted. Never true for Production.
     public let allowsLocalTesting: Bool
 
@@ -20,7 +20,24 @@ public struct AppExpectations: Hashable, Sendable {
         environment: AppStoreEnvironment,
         allowsLocalTesting: Bool = false
     ) throws(SignedDataError) {
-        if environment == .production {
+        try self.init(bundleId: bundleId, appAppleId: appAppleId, environments: [environment], allowsLocalTesting: allowsLocalTesting)
+    }
+
+    /// Expectations for one app that accepts data from any of `environments` (e.g. an app whose
+    /// reviewers buy in Sandbox while customers buy in Production).
+    ///
+    /// - Throws: `missing_app_apple_id` when Production is accepted and `appAppleId` is nil;
+    ///   `wrong_environment` when local testing is allowed together with Production.
+    public init(
+        bundleId: String,
+        appAppleId: Int64?,
+        environments: Set<AppStoreEnvironment>,
+        allowsLocalTesting: Bool = false
+    ) throws(SignedDataError) {
+        guard !environments.isEmpty else {
+            throw SignedDataError(.wrongEnvironment, "at least one environment must be accepted")
+        }
+        if environments.contains(.production) {
             guard appAppleId != nil else {
                 throw SignedDataError(.missingAppAppleId, "Production expectations need the app's appAppleId")
             }
@@ -30,7 +47,7 @@ public struct AppExpectations: Hashable, Sendable {
         }
         self.bundleId = bundleId
         self.appAppleId = appAppleId
-        self.environment = environment
+        self.environments = environments
         self.allowsLocalTesting = allowsLocalTesting
     }
 
@@ -45,22 +62,22 @@ public struct AppExpectations: Hashable, Sendable {
             }
             // Validate the Production rules with a placeholder bundle, then drop it.
             let checked = try AppExpectations(bundleId: "", appAppleId: appAppleId, environment: environment, allowsLocalTesting: allowsLocalTesting)
-            return AppExpectations(bundleId: nil, appAppleId: checked.appAppleId, environment: environment, allowsLocalTesting: allowsLocalTesting)
+            return AppExpectations(bundleId: nil, appAppleId: checked.appAppleId, environments: [environment], allowsLocalTesting: allowsLocalTesting)
         }
-        return AppExpectations(bundleId: bundleId, appAppleId: appAppleId, environment: nil, allowsLocalTesting: allowsLocalTesting)
+        return AppExpectations(bundleId: bundleId, appAppleId: appAppleId, environments: nil, allowsLocalTesting: allowsLocalTesting)
     }
 
-    private init(bundleId: String?, appAppleId: Int64?, environment: AppStoreEnvironment?, allowsLocalTesting: Bool) {
+    private init(bundleId: String?, appAppleId: Int64?, environments: Set<AppStoreEnvironment>?, allowsLocalTesting: Bool) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
-        self.environment = environment
+        self.environments = environments
         self.allowsLocalTesting = allowsLocalTesting
     }
 
     private init(inspection: Void) {
         bundleId = nil
         appAppleId = nil
-        environment = nil
+        environments = nil
         allowsLocalTesting = false
     }
 

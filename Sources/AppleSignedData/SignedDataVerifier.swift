@@ -257,11 +257,12 @@ public struct SignedDataVerifier: Sendable {
     // MARK: - App checks
 
     private static func check(_ claims: PayloadClaims, against expectations: AppExpectations) throws(SignedDataError) {
-        if let expected = expectations.environment {
+        if let accepted = expectations.environments {
             let claimed = claims.environment
             let allowedLocal = expectations.allowsLocalTesting && (claimed?.isLocalTesting ?? false)
-            guard claimed == expected || allowedLocal else {
-                throw SignedDataError(.wrongEnvironment, "expected \(expected) data, got \(claimed?.rawValue ?? "no environment")")
+            guard let claimed, accepted.contains(claimed) || allowedLocal else {
+                let names = accepted.map(\.rawValue).sorted().joined(separator: " or ")
+                throw SignedDataError(.wrongEnvironment, "expected \(names) data, got \(claims.environment?.rawValue ?? "no environment")")
             }
         }
         if let expected = expectations.bundleId, claims.carriesBundleId {
@@ -274,7 +275,7 @@ public struct SignedDataVerifier: Sendable {
                 guard claimed == expected else {
                     throw SignedDataError(.wrongAppAppleId, "expected appAppleId \(expected), got \(claimed)")
                 }
-            } else if expectations.environment == .production {
+            } else if claims.environment == .production {
                 throw SignedDataError(.wrongAppAppleId, "production data must carry appAppleId \(expected)")
             }
         }

@@ -1,0 +1,90 @@
+import Foundation
+
+/// The life of a booking.
+///
+/// `pending_payment` → `confirmed` → `cancelled` | `refunded`; `payment_needs_refund` marks money
+/// received that cannot be honoured (the slot was taken after the hold expired, or the booking was
+/// cancelled before the payment arrived).
+public enum BookingStatus: String, Codable, Hashable, Sendable, CaseIterable {
+    case pendingPayment = "pending_payment"
+    case confirmed
+    case cancelled
+    case refunded
+    case paymentNeedsRefund = "payment_needs_refund"
+
+    /// Whether an admin may move a booking from this status to `target`.
+    public func adminMay(moveTo target: BookingStatus) -> Bool {
+        switch (self, target) {
+        case (.pendingPayment, .confirmed), (.paymentNeedsRefund, .confirmed): true
+        case (.pendingPayment, .cancelled), (.confirmed, .cancelled), (.paymentNeedsRefund, .cancelled): true
+        default: false
+        }
+    }
+}
+
+/// A booking of a resource by a user.
+public struct Booking: Codable, Hashable, Sendable {
+    public var id: Int64
+    public var tenantId: String
+    public var userId: String
+    public var resourceId: String
+    public var resourceKind: Resource.Kind
+    public var start: Date
+    public var end: Date
+    public var seats: Int
+    public var priceMinor: Int64
+    public var currency: String
+    public var requiredProductId: String
+    public var status: BookingStatus
+    public var holdExpiresAt: Date
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var confirmedAt: Date?
+    public var purchaseId: Int64?
+    public var statusReason: String?
+
+    public init(
+        id: Int64, tenantId: String, userId: String, resourceId: String, resourceKind: Resource.Kind,
+        start: Date, end: Date, seats: Int, priceMinor: Int64, currency: String, requiredProductId: String,
+        status: BookingStatus, holdExpiresAt: Date, createdAt: Date, updatedAt: Date,
+        confirmedAt: Date? = nil, purchaseId: Int64? = nil, statusReason: String? = nil
+    ) {
+        self.id = id
+        self.tenantId = tenantId
+        self.userId = userId
+        self.resourceId = resourceId
+        self.resourceKind = resourceKind
+        self.start = start
+        self.end = end
+        self.seats = seats
+        self.priceMinor = priceMinor
+        self.currency = currency
+        self.requiredProductId = requiredProductId
+        self.status = status
+        self.holdExpiresAt = holdExpiresAt
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.confirmedAt = confirmedAt
+        self.purchaseId = purchaseId
+        self.statusReason = statusReason
+    }
+
+    /// Whether this booking occupies its slot at `now`: confirmed, or pending within its hold.
+    public func holdsSlot(at now: Date) -> Bool {
+        status == .confirmed || (status == .pendingPayment && holdExpiresAt > now)
+    }
+}
+
+/// The rule for how many bookings a resource can take at once.
+public enum Capacity {
+    /// Whether `seats` more fit next to `occupying` (bookings that hold an overlapping slot).
+    public static func fits(_ resource: Resource, seats: Int, occupying: [Booking]) -> Bool {
+        switch resource.kind {
+        case .rental:
+            return occupying.count < (resource.units ?? 1)
+        case .experience:
+            let taken = occupying.reduce(0) { $0 + $1.seats }
+            return taken + seats <= (resource.seatsPerSlot ?? 0)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// What a user asks to book: a rental by start and end, or an experience by slot and seats.
+public struct BookingRequest: Hashable, Sendable {
+    public var resourceId: String
+    public var start: Date?
+    public var end: Date?
+    public var slot: Date?
+    public var seats: Int?
+
+    public init(resourceId: String, start: Date? = nil, end: Date? = nil, slot: Date? = nil, seats: Int? = nil) {
+        self.resourceId = resourceId
+        self.start = start
+        self.end = end
+        self.seats = seats
+        self.slot = slot
+    }
+}
+
+/// A priced booking request: the price comes from the catalog, never from the client.
+public struct BookingQuote: Hashable, Sendable {
+    public var resource: Resource
+    public var start: Date
+    public var end: Date
+    public var seats: Int
+    public var priceMinor: Int64
+    public var currency: String
+    public var requiredProductId: String
+}
+
+extension Tenant {
+    /// The longest rental, and how far ahead bookings may start.
+    public static let maximumRentalDays = 30
+    public static let maximumAdvance: TimeInterval = 3 * 366 * 86_400
+
+    /// Prices a request and finds the product that must pay for it.
+    public func quote(_ request: BookingRequest, now: Date) throws(DomainError) -> BookingQuote {
+        guard let resource = resource(id: request.resourceId) else {
+            throw DomainError(.notFound, "resource_not_found", "no resource \(request.resourceId)", field: "resourceId")
+        }
+        guard let rules = bookingRules else {
+            throw DomainError(.unprocessable, "bookings_not_offered", "this app sells no bookings")
+        }
+        switch resource.kind {
+        case .rental:
+            guard request.slot == nil else { throw .invalid("a rental takes start and end, not slot", field: "slot") }
+            guard request.seats == nil || request.seats == 1 else { throw .invalid("seats apply to experiences only", field: "seats") }
+            guard let start = request.start else { throw .invalid("start is required", field: "start") }
+            guard let end = request.end else { throw .invalid("end is required", field: "end") }
+            guard end > start else { throw .invalid("end must be after start", field: "end") }
+            try checkStart(start, now: now)
+            let days = Int((end.timeIntervalSince(start) / 86_400).rounded(.up))
+            guard days <= Self.maximumRentalDays else {
+                throw .invalid("a rental lasts at most \(Self.maximumRentalDays) days", field: "end")
+            }
+            let (price, overflow) = (resource.pricePerDayMinor ?? 0).multipliedReportingOverflow(by: Int64(days))
+            guard !overflow, let product = rules.rentalProduct(priceMinor: price) else {
+                throw DomainError(.unprocessable, "no_product_for_booking", "no product covers a rental of this price")
+            }
+            return BookingQuote(resource: resource, start: start, end: end, seats: 1, priceMinor: price, currency: currency, requiredProductId: product)
+        case .experience:
+            guard request.start == nil, request.end == nil else { throw .invalid("an experience takes slot, not start and end", field: "slot") }
+            guard let slot = request.slot else { throw .invalid("slot is required", field: "slot") }
+            try checkStart(slot, now: now)
+            let seconds = Int(slot.timeIntervalSince1970)
+            let secondOfDay = ((seconds % 86_400) + 86_400) % 86_400
+            let offered = (resource.slotTimes ?? []).compactMap(Resource.minutesOfDay)
+            guard secondOfDay % 60 == 0, offered.contains(secondOfDay / 60) else {
+                throw DomainError(.invalidInput, "slot_not_offered", "\(resource.name) starts at \((resource.slotTimes ?? []).joined(separator: ", ")) UTC", field: "slot")
+            }
+            let seats = request.seats ?? 1
+            guard seats >= 1, seats <= (resource.seatsPerSlot ?? 0) else {
+                throw .invalid("seats must be 1...\(resource.seatsPerSlot ?? 0)", field: "seats")
+            }
+            guard let type = resource.experienceType, let product = rules.experienceProducts[type] else {
+                throw DomainError(.unprocessable, "no_product_for_booking", "no product sells \(resource.experienceType ?? "this experience")")
+            }
+            let end = slot.addingTimeInterval(TimeInterval((resource.durationMinutes ?? 60) * 60))
+            let price = (resource.pricePerSeatMinor ?? 0) * Int64(seats)
+            return BookingQuote(resource: resource, start: slot, end: end, seats: seats, priceMinor: price, currency: currency, requiredProductId: product)
+        }
+    }
+
+    private func checkStart(_ start: Date, now: Date) throws(DomainError) {
+        guard start >= now else { throw .invalid("bookings cannot start in the past", field: "start") }
+        guard start.timeIntervalSince(now) <= Self.maximumAdvance else {
+            throw .invalid("bookings can start at most 3 years ahead", field: "start")
+        }
+    }
+}

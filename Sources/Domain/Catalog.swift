@@ -1,0 +1,164 @@
+import Foundation
+
+/// The catalog (`products.json`): every tenant (app) Berth serves, with its Apple identity, how its
+/// users authenticate, what it sells and the rules that tie a sale to a booking.
+public struct Catalog: Codable, Hashable, Sendable {
+    public var tenants: [Tenant]
+
+    public init(tenants: [Tenant]) { self.tenants = tenants }
+
+    public func tenant(id: String) -> Tenant? { tenants.first { $0.id == id } }
+
+    /// Reads and validates a catalog file.
+    public static func load(contentsOf url: URL) throws -> Catalog {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw CatalogError("cannot read catalog \(url.path): \(error.localizedDescription)")
+        }
+        let catalog: Catalog
+        do { catalog = try JSONDecoder().decode(Catalog.self, from: data) } catch {
+            throw CatalogError("catalog \(url.lastPathComponent) is not valid: \(error)")
+        }
+        try catalog.validate()
+        return catalog
+    }
+
+    /// Checks the cross-references and rules a JSON schema cannot express.
+    public func validate() throws {
+        var ids = Set<String>()
+        var issuers = Set<String>()
+        for tenant in tenants {
+            guard ids.insert(tenant.id).inserted else { throw CatalogError("tenant id \(tenant.id) appears twice") }
+            guard issuers.insert(tenant.auth.issuer).inserted else {
+                throw CatalogError("issuer \(tenant.auth.issuer) is used by two tenants; tokens could not be routed")
+            }
+            try tenant.validate()
+        }
+    }
+}
+
+/// A catalog that cannot be used, and why.
+public struct CatalogError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One app served by Berth.
+public struct Tenant: Codable, Hashable, Sendable {
+    public var id: String
+    public var name: String
+    /// ISO 4217 currency of the tenant's prices.
+    public var currency: String
+    public var apple: AppleIdentity
+    public var auth: UserAuth
+    /// How long a pending booking holds its slot.
+    public var holdMinutes: Int?
+    /// Whether a transaction's appAccountToken, when present, must equal the user id.
+    public var appAccountTokenMatchesUserId: Bool?
+    public var products: [Product]
+    public var resources: [Resource]
+    public var bookingRules: BookingRules?
+
+    public var holdDuration: TimeInterval { TimeInterval((holdMinutes ?? 15) * 60) }
+
+    public func product(id: String) -> Product? { products.first { $0.id == id } }
+    public func resource(id: String) -> Resource? { resources.first { $0.id == id } }
+
+    func validate() throws {
+        guard !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw CatalogError("tenant id \"\(id)\" must be letters, digits, - or _")
+        }
+        guard currency.count == 3 else { throw CatalogError("tenant \(id): currency must be an ISO 4217 code") }
+        try apple.validate(tenant: id)
+        try auth.validate(tenant: id)
+        if let minutes = holdMinutes, !(1...1440).contains(minutes) {
+            throw CatalogError("tenant \(id): holdMinutes must be 1...1440")
+        }
+        var productIds = Set<String>()
+        for product in products where !productIds.insert(product.id).inserted {
+            throw CatalogError("tenant \(id): product \(product.id) appears twice")
+        }
+        var resourceIds = Set<String>()
+        for resource in resources {
+            guard resourceIds.insert(resource.id).inserted else { throw CatalogError("tenant \(id): resource \(resource.id) appears twice") }
+            try resource.validate(tenant: id)
+        }
+        if !resources.isEmpty {
+            guard let rules = bookingRules else { throw CatalogError("tenant \(id): resources need bookingRules") }
+            try rules.validate(tenant: self)
+        }
+    }
+}
+
+/// The app's identity at Apple and what signed data Berth accepts for it.
+public struct AppleIdentity: Codable, Hashable, Sendable {
+    public var bundleId: String
+    /// The App Store app id; required when Production is allowed.
+    public var appAppleId: Int64?
+    /// `Production` and/or `Sandbox`.
+    public var environments: [String]
+    /// Extra trusted roots (PEM/DER files, relative to the catalog). Only for tenants without Production.
+    public var trustedRootFiles: [String]?
+    /// Accept Xcode/LocalTesting data. Only for tenants without Production.
+    public var allowLocalTesting: Bool?
+
+    public var allowsProduction: Bool { environments.contains("Production") }
+
+    func validate(tenant: String) throws {
+        guard !bundleId.isEmpty else { throw CatalogError("tenant \(tenant): apple.bundleId is empty") }
+        guard !environments.isEmpty, environments.allSatisfy({ $0 == "Production" || $0 == "Sandbox" }) else {
+            throw CatalogError("tenant \(tenant): apple.environments must list Production and/or Sandbox")
+        }
+        if allowsProduction {
+            guard appAppleId != nil else { throw CatalogError("tenant \(tenant): Production needs apple.appAppleId") }
+            guard (trustedRootFiles ?? []).isEmpty else {
+                throw CatalogError("tenant \(tenant): a tenant with Production may not trust extra (test) roots")
+            }
+            guard allowLocalTesting != true else {
+                throw CatalogError("tenant \(tenant): a tenant with Production may not allow local testing data")
+            }
+        }
+    }
+}
+
+/// How the tenant's user tokens are verified (the tenant is chosen by the token's issuer).
+public struct UserAuth: Codable, Hashable, Sendable {
+    /// `HS256`, `ES256` or `RS256`.
+    public var algorithm: String
+    public var issuer: String
+    public var audience: String?
+    /// HS256: the environment variable holding the shared secret.
+    public var secretEnv: String?
+    /// ES256/RS256: a PEM public key file, relative to the catalog.
+    public var publicKeyFile: String?
+
+    func validate(tenant: String) throws {
+        switch algorithm {
+        case "HS256":
+            guard let secretEnv, !secretEnv.isEmpty else { throw CatalogError("tenant \(tenant): HS256 needs auth.secretEnv") }
+        case "ES256", "RS256":
+            guard let publicKeyFile, !publicKeyFile.isEmpty else { throw CatalogError("tenant \(tenant): \(algorithm) needs auth.publicKeyFile") }
+        default:
+            throw CatalogError("tenant \(tenant): auth.algorithm must be HS256, ES256 or RS256")
+        }
+        guard !issuer.isEmpty else { throw CatalogError("tenant \(tenant): auth.issuer is empty") }
+    }
+}
+
+/// What a product does when bought.
+public enum ProductKind: String, Codable, Hashable, Sendable {
+    case booking, credits, subscription
+}
+
+/// A product sold through the App Store.
+public struct Product: Codable, Hashable, Sendable {
+    public var id: String
+    public var kind: ProductKind
+    /// Apple's product type: Consumable, Non-Consumable, Auto-Renewable Subscription, Non-Renewing Subscription.
+    public var type: String
+    public var title: String
+    /// For `credits`: how many credits one purchase adds.
+    public var credits: Int?
+    /// For `subscription`: the entitlement it grants.
+    public var entitlement: String?
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// The source of "now", injected everywhere time matters (tests move it).
+public protocol BerthClock: Sendable {
+    func now() -> Date
+}
+
+/// The real wall clock.
+public struct SystemClock: BerthClock {
+    public init() {}
+    public func now() -> Date { Date() }
+}
+
+extension Date {
+    /// UTC epoch milliseconds, the storage format for time.
+    public var epochMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+
+    public init(epochMilliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(epochMilliseconds) / 1000)
+    }
+}

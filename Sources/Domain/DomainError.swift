@@ -1,0 +1,40 @@
+/// A refusal by the business rules, with a stable machine-readable code.
+/// HTTPAPI maps `kind` to a status code; nothing below HTTP knows about HTTP.
+public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Hashable, Sendable {
+        /// The input is malformed or incomplete.
+        case invalidInput
+        /// The caller may not do this.
+        case forbidden
+        /// The thing does not exist (or belongs to someone else).
+        case notFound
+        /// The request conflicts with the current state (already used, slot taken, wrong status).
+        case conflict
+        /// Well-formed but unacceptable (wrong product, failed verification).
+        case unprocessable
+        /// The caller is not authenticated.
+        case unauthenticated
+    }
+
+    public var kind: Kind
+    public var code: String
+    public var message: String
+    public var field: String?
+
+    public init(_ kind: Kind, _ code: String, _ message: String, field: String? = nil) {
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.field = field
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    public static func invalid(_ message: String, field: String? = nil, code: String = "invalid_request") -> DomainError {
+        DomainError(.invalidInput, code, message, field: field)
+    }
+
+    public static func bookingNotFound(_ id: Int64) -> DomainError {
+        DomainError(.notFound, "booking_not_found", "no booking \(id) for this user", field: "bookingId")
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// A booking to insert once its slot is known to be free.
+public struct NewBooking: Hashable, Sendable {
+    public var tenantId: String
+    public var userId: String
+    public var quote: BookingQuote
+    public var holdExpiresAt: Date
+    public var now: Date
+
+    public init(tenantId: String, userId: String, quote: BookingQuote, holdExpiresAt: Date, now: Date) {
+        self.tenantId = tenantId
+        self.userId = userId
+        self.quote = quote
+        self.holdExpiresAt = holdExpiresAt
+        self.now = now
+    }
+}
+
+/// The result of applying a purchase claim.
+public struct PurchaseOutcome: Hashable, Sendable {
+    public var decision: PurchaseDecision
+    public var purchase: Purchase
+    public var booking: Booking
+
+    public init(decision: PurchaseDecision, purchase: Purchase, booking: Booking) {
+        self.decision = decision
+        self.purchase = purchase
+        self.booking = booking
+    }
+}
+
+/// Filters for admin listings.
+public struct BookingFilter: Hashable, Sendable {
+    public var status: BookingStatus?
+    public var resourceId: String?
+    public var userId: String?
+    public var from: Date?
+    public var to: Date?
+
+    public init(status: BookingStatus? = nil, resourceId: String? = nil, userId: String? = nil, from: Date? = nil, to: Date? = nil) {
+        self.status = status
+        self.resourceId = resourceId
+        self.userId = userId
+        self.from = from
+        self.to = to
+    }
+}
+
+/// A page of a listing.
+public struct Page: Hashable, Sendable {
+    public static let maximumLimit = 200
+    public var limit: Int
+    public var offset: Int
+
+    public init(limit: Int = 50, offset: Int = 0) {
+        self.limit = min(max(limit, 1), Self.maximumLimit)
+        self.offset = max(offset, 0)
+    }
+}
+
+/// Who holds an API key.
+public enum APIKeyRole: String, Codable, Hashable, Sendable {
+    /// A tenant's own backend, acting for a user named in `X-User-Id`.
+    case server
+    /// The tenant's booking administration.
+    case admin
+}
+
+/// A stored API key (only its hash is stored).
+public struct APIKey: Hashable, Sendable {
+    public var id: Int64
+    public var tenantId: String
+    public var role: APIKeyRole
+    public var createdAt: Date
+
+    public init(id: Int64, tenantId: String, role: APIKeyRole, createdAt: Date) {
+        self.id = id
+        self.tenantId = tenantId
+        self.role = role
+        self.createdAt = createdAt
+    }
+}
+
+/// Persistence of bookings, purchases and their logs. Implementations apply each method atomically.
+public protocol BookingStore: Sendable {
+    /// Inserts a booking if `fits` accepts the bookings that hold overlapping slots at `draft.now`;
+    /// the check and the insert are one transaction. Throws `slot_unavailable` otherwise.
+    func createBooking(_ draft: NewBooking, fits: @escaping @Sendable ([Booking]) -> Bool) async throws -> Booking
+
+    func booking(id: Int64, tenantId: String) async throws -> Booking?
+    func bookings(tenantId: String, filter: BookingFilter, page: Page) async throws -> (items: [Booking], total: Int)
+
+    /// Reads the context, asks `decide`, and applies the decision (purchase row, booking change,
+    /// replay row, audit entry) in one transaction.
+    func applyPurchase(
+        _ claim: PurchaseClaim, resource: Resource?, now: Date,
+        decide: @escaping @Sendable (PurchaseContext) -> PurchaseDecision
+    ) async throws -> PurchaseOutcome
+
+    /// Moves a booking to `status` if `allowed` accepts its current state (and, for confirmation, the
+    /// occupying bookings), writing an audit entry; one transaction.
+    func changeBookingStatus(
+        id: Int64, tenantId: String, to status: BookingStatus, actor: String, reason: String?, now: Date,
+        resource: Resource?, allowed: @escaping @Sendable (Booking, [Booking]) throws -> Void
+    ) async throws -> Booking
+
+    func purchases(tenantId: String, page: Page) async throws -> (items: [Purchase], total: Int)
+    func replays(tenantId: String, page: Page) async throws -> (items: [ReplayAttempt], total: Int)
+    func audit(tenantId: String, page: Page) async throws -> (items: [AuditEntry], total: Int)
+}
+
+/// Persistence of API keys.
+public protocol APIKeyStore: Sendable {
+    func createKey(tenantId: String, role: APIKeyRole, hash: String, now: Date) async throws -> APIKey
+    func key(hash: String) async throws -> APIKey?
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// What Berth did with a purchase.
+public enum PurchaseStatus: String, Codable, Hashable, Sendable {
+    /// Its effect was applied (booking confirmed).
+    case applied
+    /// Money was received but could not be honoured; someone must refund it.
+    case needsRefund = "needs_refund"
+    /// Apple refunded or revoked it.
+    case refunded
+}
+
+/// A verified App Store transaction that a user claims for a booking.
+public struct PurchaseClaim: Hashable, Sendable {
+    public var tenantId: String
+    public var userId: String
+    public var bookingId: Int64
+    /// `app_store`.
+    public var store: String
+    public var environment: String
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var purchasedAt: Date
+    /// Hex SHA-256 of the signed data (never the data itself).
+    public var proofHash: String
+
+    public init(
+        tenantId: String, userId: String, bookingId: Int64, store: String = "app_store", environment: String,
+        transactionId: String, originalTransactionId: String, productId: String, purchasedAt: Date, proofHash: String
+    ) {
+        self.tenantId = tenantId
+        self.userId = userId
+        self.bookingId = bookingId
+        self.store = store
+        self.environment = environment
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.purchasedAt = purchasedAt
+        self.proofHash = proofHash
+    }
+}
+
+/// A recorded purchase (one per store, environment and transaction id).
+public struct Purchase: Codable, Hashable, Sendable {
+    public var id: Int64
+    public var tenantId: String
+    public var userId: String
+    public var bookingId: Int64?
+    public var store: String
+    public var environment: String
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var status: PurchaseStatus
+    /// Why a purchase needs a refund (`slot_unavailable`, `booking_already_paid`, …).
+    public var outcomeCode: String?
+    public var purchasedAt: Date
+    public var createdAt: Date
+
+    public init(
+        id: Int64, tenantId: String, userId: String, bookingId: Int64?, store: String, environment: String,
+        transactionId: String, originalTransactionId: String, productId: String, status: PurchaseStatus,
+        outcomeCode: String?, purchasedAt: Date, createdAt: Date
+    ) {
+        self.id = id
+        self.tenantId = tenantId
+        self.userId = userId
+        self.bookingId = bookingId
+        self.store = store
+        self.environment = environment
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.status = status
+        self.outcomeCode = outcomeCode
+        self.purchasedAt = purchasedAt
+        self.createdAt = createdAt
+    }
+}
+
+/// A refused claim of a transaction that was already used elsewhere.
+public struct ReplayAttempt: Codable, Hashable, Sendable {
+    public var id: Int64
+    public var tenantId: String
+    public var userId: String
+    public var bookingId: Int64?
+    public var environment: String
+    public var transactionId: String
+    public var existingPurchaseId: Int64
+    public var reason: String
+    public var proofHash: String
+    public var at: Date
+
+    public init(
+        id: Int64, tenantId: String, userId: String, bookingId: Int64?, environment: String, transactionId: String,
+        existingPurchaseId: Int64, reason: String, proofHash: String, at: Date
+    ) {
+        self.id = id
+        self.tenantId = tenantId
+        self.userId = userId
+        self.bookingId = bookingId
+        self.environment = environment
+        self.transactionId = transactionId
+        self.existingPurchaseId = existingPurchaseId
+        self.reason = reason
+        self.proofHash = proofHash
+        self.at = at
+    }
+}
+
+/// One line of the permanent audit log.
+public struct AuditEntry: Codable, Hashable, Sendable {
+    public var id: Int64
+    public var tenantId: String
+    /// `user:<id>`, `admin:<key id>`, `server:<key id>`, `system`.
+    public var actor: String
+    public var action: String
+    public var bookingId: Int64?
+    public var purchaseId: Int64?
+    public var detail: String?
+    public var at: Date
+
+    public init(id: Int64, tenantId: String, actor: String, action: String, bookingId: Int64?, purchaseId: Int64?, detail: String?, at: Date) {
+        self.id = id
+        self.tenantId = tenantId
+        self.actor = actor
+        self.action = action
+        self.bookingId = bookingId
+        self.purchaseId = purchaseId
+        self.detail = detail
+        self.at = at
+    }
+}

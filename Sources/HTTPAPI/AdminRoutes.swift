@@ -1,0 +1,93 @@
+import Domain
+import Foundation
+import Hummingbird
+
+/// `/api/admin/…`: the tenant's booking administration (admin API key).
+struct AdminRoutes {
+    let services: BerthServices
+
+    func register(on router: Router<BerthRequestContext>) {
+        router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
+        router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
+        router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
+        router.get("/api/admin/purchases") { request, context in
+            let (tenant, _) = try context.requireAdmin()
+            let page = try Paging.page(request)
+            let result = try await services.bookings.purchases(tenantId: tenant.id, page: page)
+            return try JSONCoding.response(ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        }
+        router.get("/api/admin/replays") { request, context in
+            let (tenant, _) = try context.requireAdmin()
+            let page = try Paging.page(request)
+            let result = try await services.bookings.replays(tenantId: tenant.id, page: page)
+            return try JSONCoding.response(ListResponse(items: result.items.map(ReplayDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        }
+        router.get("/api/admin/audit") { request, context in
+            let (tenant, _) = try context.requireAdmin()
+            let page = try Paging.page(request)
+            let result = try await services.bookings.audit(tenantId: tenant.id, page: page)
+            return try JSONCoding.response(ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        }
+    }
+
+    func bookings(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (tenant, _) = try context.requireAdmin()
+        let query = request.uri.queryParameters
+        var filter = BookingFilter()
+        if let status = query["status"] {
+            guard let value = BookingStatus(rawValue: String(status)) else {
+                throw APIError(.badRequest, "invalid_query", "status must be one of \(BookingStatus.allCases.map(\.rawValue).joined(separator: ", "))", field: "status")
+            }
+            filter.status = value
+        }
+        filter.resourceId = query["resourceId"].map(String.init)
+        filter.userId = query["userId"].map(String.init)
+        filter.from = try Paging.time(request, "from")
+        filter.to = try Paging.time(request, "to")
+        let page = try Paging.page(request)
+        let result = try await services.bookings.bookings(tenantId: tenant.id, filter: filter, page: page)
+        return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+    }
+
+    func confirm(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (tenant, keyId) = try context.requireAdmin()
+        let id = try Paging.bookingId(context)
+        let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
+        let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty else { throw APIError(.badRequest, "missing_field", "a manual confirmation needs a reason", field: "reason") }
+        let resources = tenant.tenant.resources
+        let booking = try await services.bookings.changeBookingStatus(
+            id: id, tenantId: tenant.id, to: .confirmed, actor: "admin:\(keyId)", reason: reason, now: services.clock.now(),
+            resource: nil,
+            allowed: { booking, occupying in
+                guard booking.status.adminMay(moveTo: .confirmed) else {
+                    throw DomainError(.conflict, "invalid_transition", "a \(booking.status.rawValue) booking cannot be confirmed")
+                }
+                if let resource = resources.first(where: { $0.id == booking.resourceId }),
+                   !Capacity.fits(resource, seats: booking.seats, occupying: occupying) {
+                    throw DomainError(.conflict, "slot_unavailable", "the slot is taken by other bookings")
+                }
+            }
+        )
+        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
+    }
+
+    func cancel(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (tenant, keyId) = try context.requireAdmin()
+        let id = try Paging.bookingId(context)
+        var reason: String?
+        if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
+            reason = try await JSONCoding.decode(AdminCancelRequest.self, from: request).reason
+        }
+        let booking = try await services.bookings.changeBookingStatus(
+            id: id, tenantId: tenant.id, to: .cancelled, actor: "admin:\(keyId)", reason: reason, now: services.clock.now(),
+            resource: nil,
+            allowed: { booking, _ in
+                guard booking.status.adminMay(moveTo: .cancelled) else {
+                    throw DomainError(.conflict, "invalid_transition", "a \(booking.status.rawValue) booking cannot be cancelled")
+                }
+            }
+        )
+        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
+    }
+}

@@ -1,0 +1,76 @@
+import Domain
+import Foundation
+import Hummingbird
+
+/// `POST /api/bookings`, `GET /api/bookings`, `GET /api/bookings/{id}`: a user's own bookings.
+struct BookingRoutes {
+    let services: BerthServices
+
+    func register(on router: Router<BerthRequestContext>) {
+        router.post("/api/bookings") { request, context in try await create(request, context) }
+        router.get("/api/bookings") { request, context in try await list(request, context) }
+        router.get("/api/bookings/{id}") { _, context in try await show(context) }
+    }
+
+    func create(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (tenant, userId, _) = try context.requireUser()
+        let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
+        let now = services.clock.now()
+        let quote = try tenant.tenant.quote(
+            BookingRequest(resourceId: body.resourceId, start: body.start?.date, end: body.end?.date, slot: body.slot?.date, seats: body.seats),
+            now: now
+        )
+        let resource = quote.resource
+        let seats = quote.seats
+        let booking = try await services.bookings.createBooking(
+            NewBooking(tenantId: tenant.id, userId: userId, quote: quote, holdExpiresAt: now.addingTimeInterval(tenant.tenant.holdDuration), now: now),
+            fits: { Capacity.fits(resource, seats: seats, occupying: $0) }
+        )
+        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
+    }
+
+    func list(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (tenant, userId, _) = try context.requireUser()
+        let page = try Paging.page(request)
+        let result = try await services.bookings.bookings(tenantId: tenant.id, filter: BookingFilter(userId: userId), page: page)
+        return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+    }
+
+    func show(_ context: BerthRequestContext) async throws -> Response {
+        let (tenant, userId, _) = try context.requireUser()
+        let id = try Paging.bookingId(context)
+        guard let booking = try await services.bookings.booking(id: id, tenantId: tenant.id), booking.userId == userId else {
+            throw DomainError.bookingNotFound(id)
+        }
+        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
+    }
+}
+
+/// Query and path parameters shared by listings.
+enum Paging {
+    static func page(_ request: Request) throws -> Page {
+        let query = request.uri.queryParameters
+        func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+            guard let text = query[name[...]] else { return value }
+            guard let number = Int(text), range.contains(number) else {
+                throw APIError(.badRequest, "invalid_query", "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)", field: name)
+            }
+            return number
+        }
+        return Page(limit: try integer("limit", default: 50, range: 1...Page.maximumLimit), offset: try integer("offset", default: 0, range: 0...10_000_000))
+    }
+
+    static func bookingId(_ context: BerthRequestContext) throws -> Int64 {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw APIError(.notFound, "booking_not_found", "booking ids are positive integers", field: "id")
+        }
+        return id
+    }
+
+    static func time(_ request: Request, _ name: String) throws -> Date? {
+        guard let text = request.uri.queryParameters[name[...]] else { return nil }
+        if let date = try? Date(String(text), strategy: .iso8601) { return date }
+        if let date = try? Date(String(text), strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        throw APIError(.badRequest, "invalid_query", "\(name) must be an ISO 8601 date-time", field: name)
+    }
+}

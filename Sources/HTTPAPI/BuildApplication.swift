@@ -1,0 +1,34 @@
+import Hummingbird
+import Logging
+
+/// Where the server listens.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+
+    public init(host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// Assembles the whole HTTP application. `berth serve` and the tests both call this.
+public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> {
+    let router = Router(context: BerthRequestContext.self)
+    router.middlewares.add(ErrorMiddleware())
+    router.middlewares.add(Authenticator(tenants: services.tenants, keys: services.keys, keyCache: APIKeyCache()))
+    CatalogRoutes().register(on: router)
+    BookingRoutes(services: services).register(on: router)
+    VerifyPurchaseRoutes(services: services).register(on: router)
+    AdminRoutes(services: services).register(on: router)
+    return router
+}
+
+/// The application: the router plus the server configuration.
+public func buildApplication(services: BerthServices, server: ServerConfiguration) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(services: services),
+        configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
+        logger: services.logger
+    )
+}

@@ -1,0 +1,236 @@
+import Domain
+import Foundation
+
+// The JSON contract of the API. contract/berth.ts and contract/openapi.yaml describe these types;
+// the contract tests compare real responses with both.
+
+/// A booking id in requests: a JSON number, or a string of digits (some clients send strings).
+struct BookingID: Codable, Hashable, Sendable {
+    var value: Int64
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int64.self) {
+            value = number
+        } else if let text = try? container.decode(String.self), let number = Int64(text) {
+            value = number
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be a booking id (an integer)")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
+
+struct HealthResponse: Codable {
+    var status = "ok"
+}
+
+struct ProductDTO: Codable {
+    var id: String
+    var kind: String
+    var type: String
+    var title: String
+
+    init(_ product: Product) {
+        id = product.id
+        kind = product.kind.rawValue
+        type = product.type
+        title = product.title
+    }
+}
+
+struct ProductsResponse: Codable {
+    var products: [ProductDTO]
+}
+
+struct ResourceDTO: Codable {
+    var id: String
+    var kind: String
+    var name: String
+    var currency: String
+    var pricePerDay: Int64?
+    var units: Int?
+    var experienceType: String?
+    var pricePerSeat: Int64?
+    var seatsPerSlot: Int?
+    var slotTimes: [String]?
+    var durationMinutes: Int?
+
+    init(_ resource: Resource, currency: String) {
+        id = resource.id
+        kind = resource.kind.rawValue
+        name = resource.name
+        self.currency = currency
+        pricePerDay = resource.pricePerDayMinor
+        units = resource.kind == .rental ? (resource.units ?? 1) : nil
+        experienceType = resource.experienceType
+        pricePerSeat = resource.pricePerSeatMinor
+        seatsPerSlot = resource.seatsPerSlot
+        slotTimes = resource.slotTimes
+        durationMinutes = resource.durationMinutes
+    }
+}
+
+struct ResourcesResponse: Codable {
+    var resources: [ResourceDTO]
+}
+
+struct CreateBookingRequest: Codable {
+    var resourceId: String
+    var start: APITime?
+    var end: APITime?
+    var slot: APITime?
+    var seats: Int?
+}
+
+struct BookingDTO: Codable {
+    var id: Int64
+    var userId: String
+    var resourceId: String
+    var resourceKind: String
+    var start: APITime
+    var end: APITime
+    var seats: Int
+    /// Minor units of `currency`.
+    var price: Int64
+    var currency: String
+    var requiredProductId: String
+    var status: String
+    var holdExpiresAt: APITime
+    var createdAt: APITime
+    var updatedAt: APITime
+    var confirmedAt: APITime?
+    var purchaseId: Int64?
+    var statusReason: String?
+
+    init(_ booking: Booking) {
+        id = booking.id
+        userId = booking.userId
+        resourceId = booking.resourceId
+        resourceKind = booking.resourceKind.rawValue
+        start = APITime(booking.start)
+        end = APITime(booking.end)
+        seats = booking.seats
+        price = booking.priceMinor
+        currency = booking.currency
+        requiredProductId = booking.requiredProductId
+        status = booking.status.rawValue
+        holdExpiresAt = APITime(booking.holdExpiresAt)
+        createdAt = APITime(booking.createdAt)
+        updatedAt = APITime(booking.updatedAt)
+        confirmedAt = booking.confirmedAt.map(APITime.init)
+        purchaseId = booking.purchaseId
+        statusReason = booking.statusReason
+    }
+}
+
+struct PurchaseDTO: Codable {
+    var id: Int64
+    var userId: String
+    var bookingId: Int64?
+    var store: String
+    var environment: String
+    var transactionId: String
+    var originalTransactionId: String
+    var productId: String
+    var status: String
+    var outcomeCode: String?
+    var purchasedAt: APITime
+    var createdAt: APITime
+
+    init(_ purchase: Purchase) {
+        id = purchase.id
+        userId = purchase.userId
+        bookingId = purchase.bookingId
+        store = purchase.store
+        environment = purchase.environment
+        transactionId = purchase.transactionId
+        originalTransactionId = purchase.originalTransactionId
+        productId = purchase.productId
+        status = purchase.status.rawValue
+        outcomeCode = purchase.outcomeCode
+        purchasedAt = APITime(purchase.purchasedAt)
+        createdAt = APITime(purchase.createdAt)
+    }
+}
+
+struct VerifyPurchaseRequest: Codable {
+    var bookingId: BookingID
+    var productId: String
+    var transactionId: String?
+    var jwsRepresentation: String?
+    var receipt: String?
+}
+
+struct VerifyPurchaseResponse: Codable {
+    var success = true
+    var booking: BookingDTO
+    var purchase: PurchaseDTO
+}
+
+struct ReplayDTO: Codable {
+    var id: Int64
+    var userId: String
+    var bookingId: Int64?
+    var environment: String
+    var transactionId: String
+    var existingPurchaseId: Int64
+    var reason: String
+    var proofHash: String
+    var at: APITime
+
+    init(_ replay: ReplayAttempt) {
+        id = replay.id
+        userId = replay.userId
+        bookingId = replay.bookingId
+        environment = replay.environment
+        transactionId = replay.transactionId
+        existingPurchaseId = replay.existingPurchaseId
+        reason = replay.reason
+        proofHash = replay.proofHash
+        at = APITime(replay.at)
+    }
+}
+
+struct AuditDTO: Codable {
+    var id: Int64
+    var actor: String
+    var action: String
+    var bookingId: Int64?
+    var purchaseId: Int64?
+    var detail: String?
+    var at: APITime
+
+    init(_ entry: AuditEntry) {
+        id = entry.id
+        actor = entry.actor
+        action = entry.action
+        bookingId = entry.bookingId
+        purchaseId = entry.purchaseId
+        detail = entry.detail
+        at = APITime(entry.at)
+    }
+}
+
+struct ListResponse<Item: Codable>: Codable {
+    var items: [Item]
+    var total: Int
+    var limit: Int
+    var offset: Int
+}
+
+struct BookingResponse: Codable {
+    var booking: BookingDTO
+}
+
+struct AdminConfirmRequest: Codable {
+    var reason: String
+}
+
+struct AdminCancelRequest: Codable {
+    var reason: String?
+}

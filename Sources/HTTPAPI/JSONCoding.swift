@@ -1,0 +1,97 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Reading request bodies and writing JSON responses with the API's conventions.
+enum JSONCoding {
+    static let bodyLimit = 64 * 1024
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Decodes a JSON body of at most 64 KiB, mapping every failure to a 4xx with the offending field.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: bodyLimit)
+        } catch {
+            throw APIError(.contentTooLarge, "body_too_large", "request bodies are limited to 64 KiB")
+        }
+        guard buffer.readableBytes > 0 else { throw APIError(.badRequest, "invalid_json", "the request body is empty; send a JSON object") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw describe(error)
+        } catch {
+            throw APIError(.badRequest, "invalid_json", "the request body is not valid JSON")
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> APIError {
+        func path(_ context: DecodingError.Context, _ last: CodingKey? = nil) -> String? {
+            let keys = context.codingPath + (last.map { [$0] } ?? [])
+            let text = keys.map(\.stringValue).joined(separator: ".")
+            return text.isEmpty ? nil : text
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = path(context, key) ?? key.stringValue
+            return APIError(.badRequest, "missing_field", "\(field) is required", field: field)
+        case .typeMismatch(let type, let context):
+            let field = path(context)
+            return APIError(.badRequest, "invalid_field", "\(field ?? "the body") must be \(describe(type))", field: field)
+        case .valueNotFound(let type, let context):
+            let field = path(context)
+            return APIError(.badRequest, "invalid_field", "\(field ?? "the body") must be \(describe(type)), not null", field: field)
+        case .dataCorrupted(let context):
+            if let field = path(context) {
+                return APIError(.badRequest, "invalid_field", "\(field): \(context.debugDescription)", field: field)
+            }
+            return APIError(.badRequest, "invalid_json", "the request body is not valid JSON")
+        @unknown default:
+            return APIError(.badRequest, "invalid_json", "the request body is not valid JSON")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "a boolean"
+        default: "a \(type)"
+        }
+    }
+
+    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try encoder.encode(value)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// An ISO 8601 instant in the API (UTC, milliseconds); decodes with or without fractional seconds.
+struct APITime: Codable, Hashable, Sendable {
+    var date: Date
+
+    init(_ date: Date) { self.date = date }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        if let date = try? Date(text, strategy: .iso8601) {
+            self.date = date
+        } else if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            self.date = date
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be an ISO 8601 date-time such as 2026-07-01T09:00:00Z")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+    }
+}

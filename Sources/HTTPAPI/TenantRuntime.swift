@@ -1,0 +1,92 @@
+import AppleSignedData
+import Domain
+import Foundation
+import JWTKit
+import Logging
+
+/// A tenant from the catalog with what serving it needs: its verifier, its expectations of Apple
+/// data and the keys that verify its users' tokens. Built once at start.
+public struct TenantRuntime: Sendable {
+    public let tenant: Tenant
+    public let verifier: SignedDataVerifier
+    public let expectations: AppExpectations
+    /// Nil when the token key is not configured (for example the secret variable is unset):
+    /// user tokens are then refused while API keys keep working.
+    let userKeys: JWTKeyCollection?
+
+    public var id: String { tenant.id }
+
+    /// - Parameters:
+    ///   - baseDirectory: where relative files named by the catalog live (the catalog's folder).
+    ///   - environment: the process environment (secrets come from it).
+    public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws {
+        self.tenant = tenant
+        var roots = try TrustedRoots.apple()
+        for file in tenant.apple.trustedRootFiles ?? [] {
+            let url = URL(fileURLWithPath: file, relativeTo: baseDirectory)
+            do {
+                roots = roots.adding(try TrustedRoots.load(contentsOf: url))
+            } catch {
+                logger.warning("tenant \(tenant.id): trusted root \(url.path) not loaded (\(error)); its test purchases will be refused as untrusted_root")
+            }
+        }
+        verifier = SignedDataVerifier(roots: roots)
+        expectations = try AppExpectations(
+            bundleId: tenant.apple.bundleId, appAppleId: tenant.apple.appAppleId,
+            environments: Set(tenant.apple.environments.map(AppStoreEnvironment.init(rawValue:))),
+            allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
+        )
+        userKeys = try await Self.userKeys(for: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger)
+    }
+
+    private static func userKeys(for tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws -> JWTKeyCollection? {
+        let keys = JWTKeyCollection()
+        let auth = tenant.auth
+        switch auth.algorithm {
+        case "HS256":
+            guard let name = auth.secretEnv, let secret = environment[name], secret.utf8.count >= 16 else {
+                logger.warning("tenant \(tenant.id): \(auth.secretEnv ?? "secret variable") is unset or shorter than 16 bytes; user tokens are refused, API keys still work")
+                return nil
+            }
+            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        case "ES256", "RS256":
+            guard let file = auth.publicKeyFile else { return nil }
+            let url = URL(fileURLWithPath: file, relativeTo: baseDirectory)
+            guard let pem = try? String(contentsOf: url, encoding: .utf8) else {
+                logger.warning("tenant \(tenant.id): public key \(url.path) not readable; user tokens are refused")
+                return nil
+            }
+            if auth.algorithm == "ES256" {
+                await keys.add(ecdsa: try ES256PublicKey(pem: pem))
+            } else {
+                await keys.add(rsa: try Insecure.RSA.PublicKey(pem: pem), digestAlgorithm: .sha256)
+            }
+        default:
+            return nil
+        }
+        return keys
+    }
+}
+
+/// All tenants, found by id or by the issuer of their users' tokens.
+public struct TenantRegistry: Sendable {
+    public let tenants: [String: TenantRuntime]
+    let byIssuer: [String: TenantRuntime]
+
+    public init(_ runtimes: [TenantRuntime]) {
+        tenants = Dictionary(uniqueKeysWithValues: runtimes.map { ($0.id, $0) })
+        byIssuer = Dictionary(uniqueKeysWithValues: runtimes.map { ($0.tenant.auth.issuer, $0) })
+    }
+
+    /// Builds the runtime of every catalog tenant.
+    public static func load(_ catalog: Catalog, baseDirectory: URL, environment: [String: String], logger: Logger) async throws -> TenantRegistry {
+        var runtimes: [TenantRuntime] = []
+        for tenant in catalog.tenants {
+            runtimes.append(try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger))
+        }
+        return TenantRegistry(runtimes)
+    }
+
+    public func tenant(id: String) -> TenantRuntime? { tenants[id] }
+    func tenant(issuer: String) -> TenantRuntime? { byIssuer[issuer] }
+}

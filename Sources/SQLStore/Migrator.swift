@@ -1,0 +1,86 @@
+import Crypto
+import Foundation
+import SQLKit
+
+/// Applies the numbered SQL files of `migrations/` in order, once each, recording a SHA-256 checksum.
+/// Refuses to go on when a file that was already applied has changed since.
+public struct Migrator: Sendable {
+    public struct Migration: Sendable {
+        public var version: String
+        public var sql: String
+        public var checksum: String
+    }
+
+    public let migrations: [Migration]
+
+    /// Reads `NNN_name.sql` files from `directory`.
+    public init(directory: URL) throws {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
+        } catch {
+            throw StoreError("cannot read migrations in \(directory.path): \(error.localizedDescription)")
+        }
+        guard !names.isEmpty else { throw StoreError("no .sql migrations in \(directory.path)") }
+        migrations = try names.map { name in
+            guard name.prefix(while: \.isNumber).count >= 3 else {
+                throw StoreError("migration \(name) must start with a number such as 001_")
+            }
+            let data = try Data(contentsOf: directory.appendingPathComponent(name))
+            let checksum = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+            return Migration(version: String(name.dropLast(4)), sql: String(decoding: data, as: UTF8.self), checksum: checksum)
+        }
+    }
+
+    /// Applies pending migrations; returns the versions applied now.
+    @discardableResult
+    public func apply(to database: SQLiteDatabase, now: Date = Date()) async throws -> [String] {
+        try await database.exclusively { sql in
+            try await sql.raw("CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)").run()
+        }
+        let applied = try await database.exclusively { sql in
+            try await sql.raw("SELECT version, checksum FROM schema_migrations").all().map {
+                (try $0.decode(column: "version", as: String.self), try $0.decode(column: "checksum", as: String.self))
+            }
+        }
+        let known = Dictionary(applied, uniquingKeysWith: { first, _ in first })
+        for version in known.keys where !migrations.contains(where: { $0.version == version }) {
+            throw StoreError("the database has migration \(version), which is not in the migrations directory")
+        }
+        var appliedNow: [String] = []
+        for migration in migrations {
+            if let checksum = known[migration.version] {
+                guard checksum == migration.checksum else {
+                    throw StoreError("migration \(migration.version) changed after it was applied (checksum \(checksum.prefix(12)) → \(migration.checksum.prefix(12))); migrations are append-only: add a new file instead")
+                }
+                continue
+            }
+            let statements = Self.statements(in: migration.sql)
+            let stamp = Int64(now.timeIntervalSince1970 * 1000)
+            try await database.transaction { sql in
+                for statement in statements { try await sql.raw(SQLQueryString(statement)).run() }
+                try await sql.raw("INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (\(bind: migration.version), \(bind: migration.checksum), \(bind: stamp))").run()
+            }
+            appliedNow.append(migration.version)
+        }
+        return appliedNow
+    }
+
+    /// Splits a file into statements at semicolons that end a line, dropping `--` comment lines.
+    static func statements(in sql: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("--") || trimmed.isEmpty { continue }
+            current += line + "\n"
+            if trimmed.hasSuffix(";") {
+                statements.append(current.trimmingCharacters(in: .whitespacesAndNewlines).dropLast().description)
+                current = ""
+            }
+        }
+        let rest = current.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !rest.isEmpty { statements.append(rest) }
+        return statements
+    }
+}
