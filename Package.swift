@@ -101,6 +101,7 @@ let package = Package(
             dependencies: [
                 "HTTPAPI", "SQLStore", "Domain", "TestKit", "AppleSignedData",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),

@@ -8,7 +8,8 @@ public protocol BerthClock: Sendable {
 /// The real wall clock.
 public struct SystemClock: BerthClock {
     public init() {}
-    public func now() -> Date { Date() }
+    /// Whole milliseconds, the precision Berth stores, so responses and stored rows agree.
+    public func now() -> Date { Date(epochMilliseconds: Date().epochMilliseconds) }
 }
 
 extension Date {

@@ -92,6 +92,15 @@ struct APITime: Codable, Hashable, Sendable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        try container.encode(Self.format(date))
+    }
+
+    /// `2026-07-01T09:00:00.123Z`, from the whole milliseconds Berth stores (no float truncation).
+    static func format(_ date: Date) -> String {
+        let milliseconds = date.epochMilliseconds
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let fraction = milliseconds - seconds * 1000
+        let whole = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(.iso8601)
+        return String(whole.dropLast()) + String(format: ".%03dZ", fraction)
     }
 }

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Domain
+import Foundation
+import HTTPAPI
+import Hummingbird
+import Logging
+import SQLStore
+
+/// Options shared by the commands that open the database.
+struct StorageOptions: ParsableArguments {
+    @Option(help: "Database URL, sqlite:PATH (env BERTH_DATABASE; default sqlite:./berth.sqlite).")
+    var database: String?
+
+    @Option(help: "Catalog of tenants and products (env BERTH_CATALOG; default ./products.json).")
+    var catalog: String?
+
+    @Option(help: "Directory of numbered SQL migrations (env BERTH_MIGRATIONS; default ./migrations).")
+    var migrations: String?
+
+    func setup() throws -> BerthSetup {
+        let environment = ProcessInfo.processInfo.environment
+        let databaseURL = database ?? environment["BERTH_DATABASE"] ?? "sqlite:./berth.sqlite"
+        return BerthSetup(
+            catalogURL: URL(fileURLWithPath: catalog ?? environment["BERTH_CATALOG"] ?? "./products.json").standardizedFileURL,
+            databasePath: try SQLiteDatabase.path(fromURL: databaseURL),
+            migrationsURL: URL(fileURLWithPath: migrations ?? environment["BERTH_MIGRATIONS"] ?? "./migrations", isDirectory: true),
+            environment: environment
+        )
+    }
+}
+
+func makeLogger(_ label: String) -> Logger {
+    var logger = Logger(label: label)
+    let level = ProcessInfo.processInfo.environment["BERTH_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+    logger.logLevel = level
+    return logger
+}
+
+/// `berth serve`.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the HTTP service (migrates the database first).")
+
+    @Option(help: "Address to listen on (env BERTH_HOST; default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on (env BERTH_PORT; default 8080).") var port: Int?
+    @OptionGroup var storage: StorageOptions
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let logger = makeLogger("berth")
+        let setup = try storage.setup()
+        let (catalog, database) = try await setup.prepareDatabase(logger: logger)
+        let services = try await setup.services(catalog: catalog, database: database, logger: logger)
+        let server = ServerConfiguration(
+            host: host ?? environment["BERTH_HOST"] ?? "127.0.0.1",
+            port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080
+        )
+        logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databasePath)")
+        do {
+            try await buildApplication(services: services, server: server).runService()
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        try await database.close()
+    }
+}
+
+/// `berth migrate`.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply pending migrations and sync the catalog's tenants, then exit.")
+
+    @OptionGroup var storage: StorageOptions
+
+    func run() async throws {
+        let (_, database) = try await storage.setup().prepareDatabase(logger: makeLogger("berth.migrate"))
+        try await database.close()
+        print("database is up to date")
+    }
+}
+
+/// `berth keys create`.
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Manage API keys.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create an API key and print it once (only its SHA-256 is stored).")
+
+        @Option(help: "Tenant id from the catalog.") var tenant: String
+        @Option(help: "server (acts for users named in X-User-Id) or admin.") var role: String
+        @OptionGroup var storage: StorageOptions
+
+        func run() async throws {
+            guard let role = APIKeyRole(rawValue: role) else { throw ValidationError("--role must be server or admin") }
+            let (catalog, database) = try await storage.setup().prepareDatabase(logger: makeLogger("berth.keys"))
+            guard catalog.tenant(id: tenant) != nil else {
+                try? await database.close()
+                throw ValidationError("no tenant \(tenant) in the catalog (tenants: \(catalog.tenants.map(\.id).joined(separator: ", ")))")
+            }
+            let key = APIKeys.generate(tenantId: tenant)
+            do {
+                _ = try await SQLBookingStore(database: database).createKey(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: Date())
+            } catch {
+                try? await database.close()
+                throw error
+            }
+            try await database.close()
+            print(key)
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import AppleSignedData
+import Domain
+import Foundation
+import HTTPAPI
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import Logging
+import SQLStore
+import Synchronization
+import Testing
+import TestKit
+
+/// A clock the tests move by hand.
+final class TestClock: BerthClock {
+    private let current: Mutex<Date>
+    init(_ start: Date = Date(epochMilliseconds: Date().epochMilliseconds)) { current = Mutex(start) }
+    func now() -> Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+/// The real catalog (products.json), a real SQLite file in a temporary folder, a TestKit CA trusted by
+/// the `seaboo-test` tenant, and API keys for both tenants.
+struct Harness {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let jwtSecret = "test-secret-for-seaboo-test-tenant"
+
+    let directory: URL
+    let ca: TestCA
+    let clock: TestClock
+    let database: SQLiteDatabase
+    let services: BerthServices
+    let serverKey: String
+    let adminKey: String
+    let otherServerKey: String
+    let otherAdminKey: String
+
+    static func make(holdMinutes: Int? = nil) async throws -> Harness {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
+        if let holdMinutes { catalogText = catalogText.replacingOccurrences(of: "\"holdMinutes\": 15", with: "\"holdMinutes\": \(holdMinutes)") }
+        try Data(catalogText.utf8).write(to: directory.appendingPathComponent("products.json"))
+        let ca = try TestCA.generate()
+        try ca.write(to: directory.appendingPathComponent("berth-ca"))
+
+        let setup = BerthSetup(
+            catalogURL: directory.appendingPathComponent("products.json"),
+            databasePath: directory.appendingPathComponent("berth.sqlite").path,
+            migrationsURL: repository.appendingPathComponent("migrations"),
+            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret]
+        )
+        var logger = Logger(label: "berth.test")
+        logger.logLevel = .warning
+        let clock = TestClock()
+        let (catalog, database) = try await setup.prepareDatabase(logger: logger, now: clock.now())
+        let services = try await setup.services(catalog: catalog, database: database, clock: clock, logger: logger)
+        func key(_ tenant: String, _ role: APIKeyRole) async throws -> String {
+            let key = APIKeys.generate(tenantId: tenant)
+            _ = try await services.keys.createKey(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
+            return key
+        }
+        return Harness(
+            directory: directory, ca: ca, clock: clock, database: database, services: services,
+            serverKey: try await key("seaboo-test", .server), adminKey: try await key("seaboo-test", .admin),
+            otherServerKey: try await key("seaboo", .server), otherAdminKey: try await key("seaboo", .admin)
+        )
+    }
+
+    func app() -> some ApplicationProtocol {
+        buildApplication(services: services, server: ServerConfiguration(host: "127.0.0.1", port: 0))
+    }
+
+    func close() async {
+        try? await database.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A signed Sandbox transaction for the test tenant's app.
+    func purchase(_ productId: String, transactionId: String = TestIDs.transactionId(), bundleId: String = "it.seaboo.app",
+                  environment: AppStoreEnvironment = .sandbox, appAccountToken: UUID? = nil) throws -> String {
+        try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: productId, transactionId: transactionId,
+                                             environment: environment, appAccountToken: appAccountToken, signedDate: clock.now()))
+    }
+
+    /// A user token for the test tenant.
+    func userToken(_ user: String, issuer: String = "https://auth.seaboo.test", audience: String = "berth", expiresIn: TimeInterval = 600) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: Self.jwtSecret), digestAlgorithm: .sha256)
+        return try await keys.sign(TestUserClaims(sub: .init(value: user), iss: .init(value: issuer), aud: .init(value: [audience]), exp: .init(value: Date().addingTimeInterval(expiresIn))))
+    }
+
+    /// Counts rows of a table (to prove that refusals wrote nothing).
+    func count(_ table: String) async throws -> Int {
+        try await database.exclusively { sql in
+            try await sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)").first()?.decode(column: "n", as: Int.self) ?? -1
+        }
+    }
+
+    static func day(_ offset: Int, hour: Int = 8, from now: Date) -> Date {
+        let startOfDay = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
+        return startOfDay.addingTimeInterval(TimeInterval(offset * 86_400 + hour * 3600))
+    }
+}
+
+struct TestUserClaims: JWTPayload {
+    var sub: SubjectClaim
+    var iss: IssuerClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// A decoded HTTP response.
+struct Reply {
+    var status: HTTPResponse.Status
+    var json: [String: Any]
+
+    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    var errorField: String? { (json["error"] as? [String: Any])?["field"] as? String }
+    var booking: [String: Any]? { json["booking"] as? [String: Any] }
+    var purchase: [String: Any]? { json["purchase"] as? [String: Any] }
+}
+
+extension TestClientProtocol {
+    /// Sends a request with a JSON body (a dictionary, or raw text) and decodes the JSON answer.
+    func call(_ method: HTTPRequest.Method, _ uri: String, auth: String?, user: String? = nil, json: Any? = nil, raw: String? = nil) async throws -> Reply {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let auth { headers[.authorization] = "Bearer \(auth)" }
+        if let user { headers[HTTPField.Name("X-User-Id")!] = user }
+        var body: ByteBuffer?
+        if let json { body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)) }
+        if let raw { body = ByteBuffer(string: raw) }
+        return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
+            let object = (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any]
+            return Reply(status: response.status, json: object ?? [:])
+        }
+    }
+}
+
+/// Creates a booking for `user` and returns its JSON (records an issue unless it is 201).
+func createBooking(_ client: some TestClientProtocol, _ harness: Harness, user: String, body: [String: Any], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
+    let reply = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
+    #expect(reply.status == .created, "\(reply.json)", sourceLocation: sourceLocation)
+    return try #require(reply.booking, sourceLocation: sourceLocation)
+}
+
+func iso(_ date: Date) -> String { date.formatted(.iso8601) }

@@ -1,0 +1,196 @@
+import Domain
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TestKit
+
+@Suite("POST /api/verify-purchase")
+struct VerifyPurchaseTests {
+    func rentalBody(_ harness: Harness, day: Int = 3, hours: Int = 8) -> [String: Any] {
+        let start = Harness.day(day, from: harness.clock.now())
+        return ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(TimeInterval(hours * 3600)))]
+    }
+
+    @Test("a verified purchase confirms the booking; the same retry gets the same 200 and writes nothing")
+    func confirmsOnceAndIsIdempotent() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let booking = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
+            #expect(booking["requiredProductId"] as? String == "it.seaboo.rental.basic")
+            #expect(booking["status"] as? String == "pending_payment")
+            #expect(booking["price"] as? Int == 8000)
+            let id = try #require(booking["id"] as? Int)
+            let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000000101")
+            let body: [String: Any] = ["bookingId": id, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000101", "jwsRepresentation": jws]
+
+            let first = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
+            #expect(first.status == .ok, "\(first.json)")
+            #expect(first.json["success"] as? Bool == true)
+            #expect(first.booking?["status"] as? String == "confirmed")
+            #expect(first.purchase?["transactionId"] as? String == "2000000000000101")
+            let auditAfterFirst = try await harness.count("audit_log")
+
+            let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
+            #expect(again.status == .ok)
+            #expect(again.purchase?["id"] as? Int == first.purchase?["id"] as? Int)
+            #expect(try await harness.count("purchases") == 1)
+            #expect(try await harness.count("audit_log") == auditAfterFirst)
+        }
+    }
+
+    @Test("a second user replaying the transaction gets 409 and a replay row")
+    func replayByAnotherUser() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"] as? Int)
+            let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"] as? Int)
+            let jws = try harness.purchase("it.seaboo.rental.basic")
+            let ok = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                           json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            #expect(ok.status == .ok)
+            let replay = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
+                                               json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            #expect(replay.status == .conflict)
+            #expect(replay.errorCode == "transaction_already_used")
+            #expect(try await harness.count("replay_attempts") == 1)
+            #expect(try await harness.count("purchases") == 1)
+            // Alice using it for her other booking is a replay too.
+            let aliceOther = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 5))["id"] as? Int)
+            let sameUserOtherBooking = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                                             json: ["bookingId": aliceOther, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            #expect(sameUserOtherBooking.errorCode == "transaction_already_used")
+            let bobsBooking = try await client.call(.get, "/api/bookings/\(bob)", auth: harness.serverKey, user: "bob")
+            #expect(bobsBooking.booking?["status"] as? String == "pending_payment")
+
+            let replays = try await client.call(.get, "/api/admin/replays", auth: harness.adminKey)
+            let items = try #require(replays.json["items"] as? [[String: Any]])
+            #expect(items.count == 2)
+            #expect(items.contains { $0["userId"] as? String == "bob" })
+        }
+    }
+
+    @Test("50 concurrent identical calls make one purchase and one confirmation")
+    func concurrentIdenticalCalls() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"] as? Int)
+            let jws = try harness.purchase("it.seaboo.rental.basic")
+            let body: [String: Any] = ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            let data = try JSONSerialization.data(withJSONObject: body)
+            let text = String(decoding: data, as: UTF8.self)
+            let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, Int?).self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", raw: text)
+                        return (reply.status, reply.purchase?["id"] as? Int)
+                    }
+                }
+                var all: [(HTTPResponse.Status, Int?)] = []
+                for try await result in group { all.append(result) }
+                return all
+            }
+            #expect(statuses.count == 50)
+            #expect(statuses.allSatisfy { $0.0 == .ok })
+            #expect(Set(statuses.compactMap(\.1)).count == 1)
+            #expect(try await harness.count("purchases") == 1)
+            let confirmations = try await harness.database.exclusively { sql in
+                try await sql.raw("SELECT COUNT(*) AS n FROM audit_log WHERE action = 'booking.confirmed'").first()?.decode(column: "n", as: Int.self)
+            }
+            #expect(confirmations == 1)
+        }
+    }
+
+    @Test("refusals answer 4xx with a stable code and write nothing")
+    func refusalsWriteNothing() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"] as? Int)
+            let good = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000000555")
+            let stranger = try TestCA.generate()
+            let untrusted = try stranger.signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", signedDate: harness.clock.now()))
+            let cases: [(String, String?, HTTPResponse.Status, String, String?)] = [
+                ("{not json", nil, .badRequest, "invalid_json", nil),
+                ("", nil, .badRequest, "invalid_json", nil),
+                (#"{"bookingId": "abc", "productId": "x", "jwsRepresentation": "a.b.c"}"#, nil, .badRequest, "invalid_field", "bookingId"),
+                (#"{"bookingId": \#(id), "productId": 7, "jwsRepresentation": "a.b.c"}"#, nil, .badRequest, "invalid_field", "productId"),
+                (#"{"bookingId": \#(id), "jwsRepresentation": "a.b.c"}"#, nil, .badRequest, "missing_field", "productId"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic"}"#, nil, .badRequest, "missing_field", "jwsRepresentation"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "MIIT"}"#, nil, .unprocessableContent, "unsupported_proof", "receipt"),
+                (#"{"bookingId": 999999, "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(good)"}"#, nil, .notFound, "booking_not_found", "bookingId"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(good)"}"#, nil, .unprocessableContent, "product_mismatch", "productId"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.premium"))"}"#, nil, .unprocessableContent, "product_mismatch", "productId"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "transactionId": "1", "jwsRepresentation": "\#(good)"}"#, nil, .unprocessableContent, "transaction_mismatch", "transactionId"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(untrusted)"}"#, nil, .unprocessableContent, "untrusted_root", "jwsRepresentation"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.basic", bundleId: "com.other"))"}"#, nil, .unprocessableContent, "wrong_bundle", "jwsRepresentation"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.basic", environment: .production))"}"#, nil, .unprocessableContent, "wrong_environment", "jwsRepresentation"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "garbage"}"#, nil, .badRequest, "malformed", "jwsRepresentation"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(good)"}"#, "bob", .notFound, "booking_not_found", "bookingId"),
+            ]
+            for (body, user, status, code, field) in cases {
+                let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: user ?? "alice", raw: body)
+                #expect(reply.status == status, "\(body.prefix(80)) → \(reply.json)")
+                #expect(reply.errorCode == code, "\(body.prefix(80))")
+                #expect(reply.json["success"] as? Bool == false)
+                if let field { #expect(reply.errorField == field, "\(body.prefix(80))") }
+            }
+            let huge = String(repeating: "x", count: 70 * 1024)
+            let tooLarge = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", raw: #"{"productId": "\#(huge)"}"#)
+            #expect(tooLarge.status == .contentTooLarge)
+            #expect(tooLarge.errorCode == "body_too_large")
+            #expect(try await harness.count("purchases") == 0)
+            #expect(try await harness.count("replay_attempts") == 0)
+            let booking = try await client.call(.get, "/api/bookings/\(id)", auth: harness.serverKey, user: "alice")
+            #expect(booking.booking?["status"] as? String == "pending_payment")
+        }
+    }
+
+    @Test("an expired hold whose slot is still free is confirmed")
+    func expiredHoldFreeSlot() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let booking = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
+            harness.clock.advance(20 * 60)
+            let jws = try harness.purchase("it.seaboo.rental.basic")
+            let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                              json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            #expect(reply.status == .ok)
+            #expect(reply.booking?["status"] as? String == "confirmed")
+        }
+    }
+
+    @Test("an expired hold whose slot was taken keeps the payment for a refund")
+    func expiredHoldTakenSlot() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let alice = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
+            let early = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "bob", json: rentalBody(harness))
+            #expect(early.status == .conflict)
+            #expect(early.errorCode == "slot_unavailable")
+            harness.clock.advance(16 * 60)
+            _ = try await createBooking(client, harness, user: "bob", body: rentalBody(harness))
+            let jws = try harness.purchase("it.seaboo.rental.basic")
+            let body: [String: Any] = ["bookingId": alice["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
+            #expect(reply.status == .conflict)
+            #expect(reply.errorCode == "slot_unavailable")
+            #expect(try await harness.count("purchases") == 1)
+            let stored = try await client.call(.get, "/api/bookings/\(alice["id"]!)", auth: harness.serverKey, user: "alice")
+            #expect(stored.booking?["status"] as? String == "payment_needs_refund")
+            let purchases = try await client.call(.get, "/api/admin/purchases", auth: harness.adminKey)
+            let items = try #require(purchases.json["items"] as? [[String: Any]])
+            #expect(items.first?["status"] as? String == "needs_refund")
+            #expect(items.first?["outcomeCode"] as? String == "slot_unavailable")
+            // Retrying gives the same answer, not a second purchase.
+            let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
+            #expect(again.errorCode == "slot_unavailable")
+            #expect(try await harness.count("purchases") == 1)
+        }
+    }
+}
