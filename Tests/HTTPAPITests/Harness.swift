@@ -113,9 +113,11 @@ struct TestUserClaims: JWTPayload {
 }
 
 /// A decoded HTTP response.
-struct Reply {
+struct Reply: Sendable {
     var status: HTTPResponse.Status
-    var json: [String: Any]
+    var data: Data
+
+    var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:] }
 
     var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     var errorField: String? { (json["error"] as? [String: Any])?["field"] as? String }
@@ -133,8 +135,7 @@ extension TestClientProtocol {
         if let json { body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)) }
         if let raw { body = ByteBuffer(string: raw) }
         return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
-            let object = (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any]
-            return Reply(status: response.status, json: object ?? [:])
+            Reply(status: response.status, data: Data(response.body.readableBytesView))
         }
     }
 }
