@@ -1,0 +1,124 @@
+import Domain
+import Foundation
+import Testing
+
+@Suite("Domain rules")
+struct RulesTests {
+    static let catalogURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("products.json")
+
+    func seaboo() throws -> Tenant {
+        try #require(try Catalog.load(contentsOf: Self.catalogURL).tenant(id: "seaboo"))
+    }
+
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("rental price bands: up to €100 basic, above premium", arguments: [
+        (1, Int64(8000), "it.seaboo.rental.basic"),
+        (2, Int64(16000), "it.seaboo.rental.premium"),
+    ])
+    func priceBands(days: Int, price: Int64, product: String) throws {
+        let start = now.addingTimeInterval(86_400)
+        let quote = try seaboo().quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(TimeInterval(days) * 86_400)), now: now)
+        #expect(quote.priceMinor == price)
+        #expect(quote.requiredProductId == product)
+    }
+
+    @Test("exactly €100 is still basic")
+    func bandEdge() throws {
+        var rules = try #require(try seaboo().bookingRules)
+        #expect(rules.rentalProduct(priceMinor: 10000) == "it.seaboo.rental.basic")
+        #expect(rules.rentalProduct(priceMinor: 10001) == "it.seaboo.rental.premium")
+        rules.rentalPriceBands = []
+        #expect(rules.rentalProduct(priceMinor: 1) == nil)
+    }
+
+    @Test("experience types map to their products", arguments: [
+        ("sunset-cruise", 17, 30, "it.seaboo.experience.sunset"),
+        ("diving-intro", 12, 0, "it.seaboo.experience.diving"),
+        ("fishing-morning", 5, 0, "it.seaboo.experience.fishing"),
+    ])
+    func experienceProducts(resource: String, hour: Int, minute: Int, product: String) throws {
+        let day = (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400 + 2 * 86_400
+        let slot = Date(timeIntervalSince1970: day + TimeInterval(hour * 3600 + minute * 60))
+        let quote = try seaboo().quote(BookingRequest(resourceId: resource, slot: slot, seats: 2), now: now)
+        #expect(quote.requiredProductId == product)
+        #expect(quote.seats == 2)
+    }
+
+    func booking(status: BookingStatus, holdExpiresAt: Date, user: String = "u", id: Int64 = 1) -> Booking {
+        Booking(id: id, tenantId: "t", userId: user, resourceId: "gozzo-5m", resourceKind: .rental, start: now, end: now.addingTimeInterval(3600),
+                seats: 1, priceMinor: 8000, currency: "EUR", requiredProductId: "p", status: status, holdExpiresAt: holdExpiresAt,
+                createdAt: now, updatedAt: now)
+    }
+
+    func claim(user: String = "u", booking: Int64 = 1, tenant: String = "t") -> PurchaseClaim {
+        PurchaseClaim(tenantId: tenant, userId: user, bookingId: booking, environment: "Sandbox", transactionId: "1",
+                      originalTransactionId: "1", productId: "p", purchasedAt: now, proofHash: "h")
+    }
+
+    func purchase(user: String = "u", booking: Int64 = 1, tenant: String = "t") -> Purchase {
+        Purchase(id: 9, tenantId: tenant, userId: user, bookingId: booking, store: "app_store", environment: "Sandbox", transactionId: "1",
+                 originalTransactionId: "1", productId: "p", status: .applied, outcomeCode: nil, purchasedAt: now, createdAt: now)
+    }
+
+    @Test("exactly once: the same claim repeats, every other claim is a replay")
+    func replayRules() throws {
+        let pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
+        func decide(_ claim: PurchaseClaim, _ existing: Purchase?) -> PurchaseDecision {
+            PurchaseRules.decide(PurchaseContext(claim: claim, existing: existing, booking: pending, resource: nil, occupying: [], now: now))
+        }
+        #expect(decide(claim(), nil) == .confirm)
+        #expect(decide(claim(), purchase()) == .repeatOf(purchase()))
+        guard case .replay = decide(claim(user: "other"), purchase()) else { Issue.record("other user"); return }
+        guard case .replay = decide(claim(booking: 2), purchase()) else { Issue.record("other booking"); return }
+        guard case .replay = decide(claim(tenant: "x"), purchase()) else { Issue.record("other tenant"); return }
+    }
+
+    @Test("payments that cannot be honoured are kept for a refund")
+    func needsRefund() throws {
+        let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
+        let expired = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(-1))
+        let taker = booking(status: .confirmed, holdExpiresAt: now, user: "other", id: 2)
+        let free = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupying: [], now: now))
+        #expect(free == .confirm)
+        let taken = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupying: [taker], now: now))
+        #expect(taken == .needsRefund(code: "slot_unavailable", message: "the hold expired and the slot was taken; the payment is recorded for a refund", bookingStatus: .paymentNeedsRefund))
+        for status in [BookingStatus.confirmed, .cancelled, .refunded, .paymentNeedsRefund] {
+            guard case .needsRefund = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: booking(status: status, holdExpiresAt: now), resource: resource, occupying: [], now: now)) else {
+                Issue.record("\(status) must not confirm"); continue
+            }
+        }
+    }
+
+    @Test("a slot is held by confirmed bookings and by pending ones within their hold")
+    func holds() {
+        #expect(booking(status: .confirmed, holdExpiresAt: now.addingTimeInterval(-1)).holdsSlot(at: now))
+        #expect(booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(1)).holdsSlot(at: now))
+        #expect(!booking(status: .pendingPayment, holdExpiresAt: now).holdsSlot(at: now))
+        #expect(!booking(status: .cancelled, holdExpiresAt: now.addingTimeInterval(60)).holdsSlot(at: now))
+    }
+
+    @Test("catalog validation refuses unsafe or inconsistent tenants")
+    func catalogValidation() throws {
+        let original = try Catalog.load(contentsOf: Self.catalogURL)
+        var production = original
+        production.tenants[0].apple.trustedRootFiles = ["test-root.pem"]
+        #expect(throws: CatalogError.self) { try production.validate() }
+        var noAppId = original
+        noAppId.tenants[0].apple.appAppleId = nil
+        #expect(throws: CatalogError.self) { try noAppId.validate() }
+        var local = original
+        local.tenants[0].apple.allowLocalTesting = true
+        #expect(throws: CatalogError.self) { try local.validate() }
+        var sameIssuer = original
+        sameIssuer.tenants[1].auth.issuer = sameIssuer.tenants[0].auth.issuer
+        #expect(throws: CatalogError.self) { try sameIssuer.validate() }
+        var badBand = original
+        badBand.tenants[0].bookingRules?.rentalPriceBands[0].productId = "unknown"
+        #expect(throws: CatalogError.self) { try badBand.validate() }
+        var unbounded = original
+        unbounded.tenants[0].bookingRules?.rentalPriceBands.removeLast()
+        #expect(throws: CatalogError.self) { try unbounded.validate() }
+    }
+}
