@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+import Testing
+
+/// A `berth serve` child process on 127.0.0.1 with its own folder, catalog, database and test CA.
+final class ServerProcess: Sendable {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    let directory: URL
+    let port: Int
+    private let process = Mutex<Process?>(nil)
+
+    init() throws {
+        directory = try BerthProcess.temporaryDirectory()
+        try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("products.json"), to: directory.appendingPathComponent("products.json"))
+        try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("migrations"), to: directory.appendingPathComponent("migrations"))
+        port = Int.random(in: 20_000...40_000)
+        let made = try BerthProcess.run(["testkit", "init", "berth-ca"], in: directory)
+        try #require(made.status == 0, "\(made.stderr)")
+    }
+
+    func berth(_ arguments: [String]) throws -> BerthProcess.Result {
+        try BerthProcess.run(arguments, in: directory)
+    }
+
+    /// Starts the server and waits until /healthz answers (at most 20 s).
+    func start() async throws {
+        let process = Process()
+        process.executableURL = try BerthProcess.executable
+        process.arguments = ["serve", "--port", String(port)]
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        self.process.withLock { $0 = process }
+        for _ in 0..<200 {
+            if (try? await request("GET", "/healthz", headers: [:]))?.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("berth serve did not answer /healthz within 20 s")
+    }
+
+    /// SIGKILL: no graceful shutdown, no flush.
+    func kill9() {
+        guard let pid = process.withLock({ $0?.processIdentifier }) else { return }
+        kill(pid, SIGKILL)
+        waitForExit()
+    }
+
+    func stop() {
+        guard let pid = process.withLock({ $0?.processIdentifier }) else { return }
+        kill(pid, SIGTERM)
+        waitForExit()
+    }
+
+    private func waitForExit() {
+        process.withLock { process in
+            process?.waitUntilExit()
+            process = nil
+        }
+    }
+
+    func cleanUp() {
+        kill9()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    struct HTTPReply: Sendable {
+        var status: Int
+        var data: Data
+        var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:] }
+    }
+
+    func request(_ method: String, _ path: String, headers: [String: String], body: [String: Any]? = nil) async throws -> HTTPReply {
+        try await request(method, path, headers: headers, data: try body.map { try JSONSerialization.data(withJSONObject: $0) })
+    }
+
+    func request(_ method: String, _ path: String, headers: [String: String], data body: Data?) async throws -> HTTPReply {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.timeoutInterval = 10
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return HTTPReply(status: (response as? HTTPURLResponse)?.statusCode ?? 0, data: data)
+    }
+}
