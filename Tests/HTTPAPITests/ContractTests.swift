@@ -1,0 +1,143 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+import Yams
+
+/// The contract next to the service (contract/openapi.yaml, contract/examples) holds for the
+/// server's real responses. Run with BERTH_WRITE_EXAMPLES=1 to refresh the examples from a real run.
+@Suite("Contract: real responses match contract/examples and contract/openapi.yaml")
+struct ContractTests {
+    static let contract = Harness.repository.appendingPathComponent("contract")
+
+    struct Exchange: Sendable {
+        var example: String
+        var schema: String
+        var data: Data
+    }
+
+    final class Recorder: Sendable {
+        private let exchanges = Mutex<[Exchange]>([])
+
+        func record(_ example: String, _ schema: String, _ reply: Reply) {
+            exchanges.withLock { $0.append(Exchange(example: example, schema: schema, data: reply.data)) }
+        }
+
+        func recordRequest(_ example: String, _ schema: String, _ body: [String: Any]) throws {
+            let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+            exchanges.withLock { $0.append(Exchange(example: example, schema: schema, data: data)) }
+        }
+
+        var all: [Exchange] { exchanges.withLock { $0 } }
+    }
+
+    func validator() throws -> SchemaValidator {
+        let text = try String(contentsOf: Self.contract.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let components = try #require(document["components"] as? [String: Any])
+        return SchemaValidator(schemas: try #require(components["schemas"] as? [String: Any]))
+    }
+
+    /// Drives one realistic session and records every request and response worth an example.
+    func recordSession() async throws -> [Exchange] {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        let recorder = Recorder()
+        try await harness.app().test(.router) { client in
+            let record = recorder.record, recordRequest = recorder.recordRequest
+            let key = harness.serverKey, admin = harness.adminKey
+            record("HealthResponse", "HealthResponse", try await client.call(.get, "/healthz", auth: nil))
+            record("ProductsResponse", "ProductsResponse", try await client.call(.get, "/api/products", auth: key, user: "alice"))
+            record("ResourcesResponse", "ResourcesResponse", try await client.call(.get, "/api/resources", auth: key, user: "alice"))
+
+            let start = Harness.day(3, from: harness.clock.now())
+            let rental: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+            try recordRequest("CreateBookingRequest.rental", "CreateBookingRequest", rental)
+            let created = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: rental)
+            record("BookingResponse.created", "BookingResponse", created)
+            let bookingId = try #require(created.booking?["id"] as? Int)
+
+            let experience: [String: Any] = ["resourceId": "sunset-cruise", "slot": iso(Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)), "seats": 2]
+            try recordRequest("CreateBookingRequest.experience", "CreateBookingRequest", experience)
+            let sunset = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: experience)
+            record("BookingResponse.experience", "BookingResponse", sunset)
+
+            let taken = try await client.call(.post, "/api/bookings", auth: key, user: "bob", json: rental)
+            record("ErrorResponse.slot_unavailable", "ErrorResponse", taken)
+
+            let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000004242")
+            let verify: [String: Any] = ["bookingId": bookingId, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000004242", "jwsRepresentation": jws]
+            try recordRequest("VerifyPurchaseRequest", "VerifyPurchaseRequest", verify)
+            record("VerifyPurchaseResponse", "VerifyPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "alice", json: verify))
+
+            let mismatch = verify.merging(["productId": "it.seaboo.rental.premium"]) { $1 }
+            record("ErrorResponse.product_mismatch", "ErrorResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "alice", json: mismatch))
+
+            let bobStart = Harness.day(5, from: harness.clock.now())
+            let bobBooking = try await client.call(.post, "/api/bookings", auth: key, user: "bob", json: ["resourceId": "gozzo-5m", "start": iso(bobStart), "end": iso(bobStart.addingTimeInterval(3600))])
+            let replay = verify.merging(["bookingId": bobBooking.booking?["id"] ?? 0]) { $1 }
+            record("ErrorResponse.transaction_already_used", "ErrorResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "bob", json: replay))
+
+            record("BookingListResponse", "BookingListResponse", try await client.call(.get, "/api/bookings?limit=1", auth: key, user: "alice"))
+
+            let confirm: [String: Any] = ["reason": "paid in cash at the harbour"]
+            try recordRequest("AdminConfirmRequest", "AdminConfirmRequest", confirm)
+            let sunsetId = try #require(sunset.booking?["id"] as? Int)
+            record("BookingResponse.manual_confirm", "BookingResponse", try await client.call(.post, "/api/admin/bookings/\(sunsetId)/confirm", auth: admin, json: confirm))
+            let cancel: [String: Any] = ["reason": "storm warning"]
+            try recordRequest("AdminCancelRequest", "AdminCancelRequest", cancel)
+            record("BookingResponse.cancelled", "BookingResponse", try await client.call(.post, "/api/admin/bookings/\(sunsetId)/cancel", auth: admin, json: cancel))
+
+            record("PurchaseListResponse", "PurchaseListResponse", try await client.call(.get, "/api/admin/purchases?limit=1", auth: admin))
+            record("ReplayListResponse", "ReplayListResponse", try await client.call(.get, "/api/admin/replays?limit=1", auth: admin))
+            record("AuditListResponse", "AuditListResponse", try await client.call(.get, "/api/admin/audit?limit=2", auth: admin))
+            record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
+        }
+        return recorder.all
+    }
+
+    @Test("every real response and request validates against its OpenAPI schema and has its example's shape")
+    func responsesMatchContract() async throws {
+        let validator = try validator()
+        let exchanges = try await recordSession()
+        #expect(exchanges.count == 21)
+        let examples = Self.contract.appendingPathComponent("examples")
+        if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
+            for exchange in exchanges {
+                let object = try JSONSerialization.jsonObject(with: exchange.data)
+                let pretty = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+                try (pretty + Data("\n".utf8)).write(to: examples.appendingPathComponent("\(exchange.example).json"))
+            }
+        }
+        for exchange in exchanges {
+            let real = try JSONValue.parse(exchange.data)
+            #expect(validator.validate(real, against: exchange.schema) == [], "real \(exchange.example)")
+            let exampleURL = examples.appendingPathComponent("\(exchange.example).json")
+            let example = try JSONValue.parse(try Data(contentsOf: exampleURL))
+            #expect(validator.validate(example, against: exchange.schema) == [], "example \(exchange.example)")
+            #expect(real.shape == example.shape, "\(exchange.example): the real response's fields differ from the example's")
+        }
+    }
+
+    @Test("every example file is used by the contract test and names a schema")
+    func noStrayExamples() throws {
+        let validator = try validator()
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
+        #expect(files.count == 21)
+        for file in files {
+            let schema = String(file.split(separator: ".").first ?? "")
+            #expect(validator.schemas[schema] != nil, "\(file) names no schema")
+        }
+    }
+
+    @Test("the validator refuses what the schema forbids")
+    func validatorCatchesDifferences() throws {
+        let validator = try validator()
+        let bad = try JSONValue.parse(Data(#"{"success": true, "error": {"code": "X y", "message": 1}, "extra": 1}"#.utf8))
+        let problems = validator.validate(bad, against: "ErrorResponse")
+        #expect(problems.count >= 4, "\(problems)")
+        let booking = try JSONValue.parse(Data(#"{"booking": {"id": 1.5}}"#.utf8))
+        #expect(!validator.validate(booking, against: "BookingResponse").isEmpty)
+    }
+}

@@ -1,0 +1,249 @@
+// Berth HTTP API: the TypeScript-facing contract.
+//
+// Conventions
+// - Money is an integer in minor units of `currency` (8000 + "EUR" = €80.00).
+// - Times are ISO 8601 UTC strings with milliseconds ("2026-07-01T09:00:00.000Z"); requests may
+//   omit the milliseconds.
+// - Ids of bookings and purchases are integers below 2^53 (safe JavaScript numbers).
+// - Optional fields are omitted when they have no value (never null).
+// - Every error has the shape `ErrorResponse`, with a stable `code`.
+// - Authentication: `Authorization: Bearer <token>` where token is the user's JWT (the tenant is
+//   chosen by its issuer), a server API key plus `X-User-Id: <user id>`, or an admin API key.
+
+export type ISODateTime = string;
+
+// ---------------------------------------------------------------- errors
+
+export type VerificationErrorCode =
+  | "malformed"
+  | "unsupported_algorithm"
+  | "bad_chain"
+  | "untrusted_root"
+  | "missing_apple_oid"
+  | "certificate_expired"
+  | "certificate_not_yet_valid"
+  | "bad_signature"
+  | "wrong_bundle"
+  | "wrong_app_apple_id"
+  | "wrong_environment";
+
+export type ErrorCode =
+  // request shape (400, 413)
+  | "invalid_json"
+  | "invalid_field"
+  | "missing_field"
+  | "invalid_query"
+  | "invalid_request"
+  | "body_too_large"
+  | "bad_request"
+  | "not_found"
+  | "method_not_allowed"
+  // authentication (401, 403, 400)
+  | "unauthenticated"
+  | "forbidden"
+  | "missing_user"
+  | "invalid_user_id"
+  // bookings
+  | "resource_not_found"
+  | "bookings_not_offered"
+  | "no_product_for_booking"
+  | "slot_not_offered"
+  | "slot_unavailable"
+  | "booking_not_found"
+  | "invalid_transition"
+  // verify-purchase
+  | "unsupported_proof"
+  | "product_mismatch"
+  | "transaction_mismatch"
+  | "account_token_mismatch"
+  | "transaction_revoked"
+  | "transaction_already_used"
+  | "booking_already_paid"
+  | "booking_not_payable"
+  | VerificationErrorCode
+  // server side (500): nothing was applied
+  | "internal_error";
+
+export interface ErrorResponse {
+  success: false;
+  error: {
+    code: ErrorCode;
+    message: string;
+    /** The request field (or header, or query parameter) at fault, when there is one. */
+    field?: string;
+  };
+}
+
+// ---------------------------------------------------------------- catalog
+
+export interface HealthResponse {
+  status: "ok";
+}
+
+export type ProductKind = "booking" | "credits" | "subscription";
+
+export interface Product {
+  id: string;
+  kind: ProductKind;
+  /** Apple's product type: "Consumable", "Non-Consumable", "Auto-Renewable Subscription", … */
+  type: string;
+  title: string;
+}
+
+export interface ProductsResponse {
+  products: Product[];
+}
+
+export type ResourceKind = "rental" | "experience";
+
+export interface Resource {
+  id: string;
+  kind: ResourceKind;
+  name: string;
+  currency: string;
+  /** rental: price of one day, minor units */
+  pricePerDay?: number;
+  /** rental: how many bookings may overlap */
+  units?: number;
+  /** experience: "sunset" | "diving" | "fishing" | … */
+  experienceType?: string;
+  /** experience: price of one seat, minor units */
+  pricePerSeat?: number;
+  seatsPerSlot?: number;
+  /** experience: daily start times, "HH:mm" UTC */
+  slotTimes?: string[];
+  durationMinutes?: number;
+}
+
+export interface ResourcesResponse {
+  resources: Resource[];
+}
+
+// ---------------------------------------------------------------- bookings
+
+/** A rental takes start and end; an experience takes slot (one of its slotTimes) and seats. */
+export interface CreateBookingRequest {
+  resourceId: string;
+  start?: ISODateTime;
+  end?: ISODateTime;
+  slot?: ISODateTime;
+  seats?: number;
+}
+
+export type BookingStatus =
+  | "pending_payment"
+  | "confirmed"
+  | "cancelled"
+  | "refunded"
+  | "payment_needs_refund";
+
+export interface Booking {
+  id: number;
+  userId: string;
+  resourceId: string;
+  resourceKind: ResourceKind;
+  start: ISODateTime;
+  end: ISODateTime;
+  seats: number;
+  /** minor units of currency, computed by the server */
+  price: number;
+  currency: string;
+  /** the product that must pay for this booking */
+  requiredProductId: string;
+  status: BookingStatus;
+  /** a pending booking holds its slot until then */
+  holdExpiresAt: ISODateTime;
+  createdAt: ISODateTime;
+  updatedAt: ISODateTime;
+  confirmedAt?: ISODateTime;
+  purchaseId?: number;
+  /** why the status last changed (admin reason, or the refund code) */
+  statusReason?: string;
+}
+
+export interface BookingResponse {
+  booking: Booking;
+}
+
+export interface ListResponse<Item> {
+  items: Item[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export type BookingListResponse = ListResponse<Booking>;
+
+// ---------------------------------------------------------------- purchases
+
+/** The fields the Capacitor StoreKit plugins hand to JavaScript. */
+export interface VerifyPurchaseRequest {
+  bookingId: number | string;
+  productId: string;
+  transactionId?: string;
+  /** StoreKit 2 `Transaction.jwsRepresentation` */
+  jwsRepresentation: string;
+}
+
+export type PurchaseStatus = "applied" | "needs_refund" | "refunded";
+
+export interface Purchase {
+  id: number;
+  userId: string;
+  bookingId?: number;
+  store: "app_store";
+  environment: "Production" | "Sandbox" | "Xcode" | "LocalTesting";
+  transactionId: string;
+  originalTransactionId: string;
+  productId: string;
+  status: PurchaseStatus;
+  /** why a payment awaits a refund: "slot_unavailable", "booking_already_paid", "booking_not_payable" */
+  outcomeCode?: string;
+  purchasedAt: ISODateTime;
+  createdAt: ISODateTime;
+}
+
+export interface VerifyPurchaseResponse {
+  success: true;
+  booking: Booking;
+  purchase: Purchase;
+}
+
+// ---------------------------------------------------------------- admin
+
+export interface AdminConfirmRequest {
+  reason: string;
+}
+
+export interface AdminCancelRequest {
+  reason?: string;
+}
+
+export interface ReplayAttempt {
+  id: number;
+  userId: string;
+  bookingId?: number;
+  environment: string;
+  transactionId: string;
+  existingPurchaseId: number;
+  reason: string;
+  /** SHA-256 (hex) of the refused signed data; the data itself is never stored */
+  proofHash: string;
+  at: ISODateTime;
+}
+
+export interface AuditEntry {
+  id: number;
+  /** "user:<id>", "server:<key id>", "admin:<key id>", "system" */
+  actor: string;
+  action: string;
+  bookingId?: number;
+  purchaseId?: number;
+  /** a JSON object as text */
+  detail?: string;
+  at: ISODateTime;
+}
+
+export type PurchaseListResponse = ListResponse<Purchase>;
+export type ReplayListResponse = ListResponse<ReplayAttempt>;
+export type AuditListResponse = ListResponse<AuditEntry>;
