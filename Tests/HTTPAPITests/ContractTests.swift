@@ -58,6 +58,7 @@ struct ContractTests {
             record("BookingResponse.created", "BookingResponse", created)
             let bookingId = try #require(created.booking?["id"] as? Int)
 
+            harness.clock.advance(1)  // listings are newest first: keep their order deterministic
             let experience: [String: Any] = ["resourceId": "sunset-cruise", "slot": iso(Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)), "seats": 2]
             try recordRequest("CreateBookingRequest.experience", "CreateBookingRequest", experience)
             let sunset = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: experience)
@@ -84,7 +85,9 @@ struct ContractTests {
             let confirm: [String: Any] = ["reason": "paid in cash at the harbour"]
             try recordRequest("AdminConfirmRequest", "AdminConfirmRequest", confirm)
             let sunsetId = try #require(sunset.booking?["id"] as? Int)
+            harness.clock.advance(1)
             record("BookingResponse.manual_confirm", "BookingResponse", try await client.call(.post, "/api/admin/bookings/\(sunsetId)/confirm", auth: admin, json: confirm))
+            harness.clock.advance(1)
             let cancel: [String: Any] = ["reason": "storm warning"]
             try recordRequest("AdminCancelRequest", "AdminCancelRequest", cancel)
             record("BookingResponse.cancelled", "BookingResponse", try await client.call(.post, "/api/admin/bookings/\(sunsetId)/cancel", auth: admin, json: cancel))
