@@ -75,16 +75,28 @@ public struct Booking: Codable, Hashable, Sendable {
     }
 }
 
+/// What already holds a resource over a span of time: how many bookings, how many seats.
+public struct Occupancy: Hashable, Sendable {
+    public var bookings: Int
+    public var seats: Int
+
+    public init(bookings: Int, seats: Int) {
+        self.bookings = bookings
+        self.seats = seats
+    }
+
+    public static let none = Occupancy(bookings: 0, seats: 0)
+}
+
 /// The rule for how many bookings a resource can take at once.
 public enum Capacity {
-    /// Whether `seats` more fit next to `occupying` (bookings that hold an overlapping slot).
-    public static func fits(_ resource: Resource, seats: Int, occupying: [Booking]) -> Bool {
+    /// Whether a booking of `seats` fits next to what already holds an overlapping slot.
+    public static func fits(_ resource: Resource, seats: Int, occupancy: Occupancy) -> Bool {
         switch resource.kind {
         case .rental:
-            return occupying.count < (resource.units ?? 1)
+            return occupancy.bookings < (resource.units ?? 1)
         case .experience:
-            let taken = occupying.reduce(0) { $0 + $1.seats }
-            return taken + seats <= (resource.seatsPerSlot ?? 0)
+            return occupancy.seats + seats <= (resource.seatsPerSlot ?? 0)
         }
     }
 }

@@ -84,9 +84,9 @@ public struct APIKey: Hashable, Sendable {
 
 /// Persistence of bookings, purchases and their logs. Implementations apply each method atomically.
 public protocol BookingStore: Sendable {
-    /// Inserts a booking if `fits` accepts the bookings that hold overlapping slots at `draft.now`;
+    /// Inserts a booking if `fits` accepts the occupancy of overlapping slots at `draft.now`;
     /// the check and the insert are one transaction. Throws `slot_unavailable` otherwise.
-    func createBooking(_ draft: NewBooking, fits: @escaping @Sendable ([Booking]) -> Bool) async throws -> Booking
+    func createBooking(_ draft: NewBooking, fits: @escaping @Sendable (Occupancy) -> Bool) async throws -> Booking
 
     func booking(id: Int64, tenantId: String) async throws -> Booking?
     func bookings(tenantId: String, filter: BookingFilter, page: Page) async throws -> (items: [Booking], total: Int)
@@ -99,10 +99,10 @@ public protocol BookingStore: Sendable {
     ) async throws -> PurchaseOutcome
 
     /// Moves a booking to `status` if `allowed` accepts its current state (and, for confirmation, the
-    /// occupying bookings), writing an audit entry; one transaction.
+    /// occupancy of its slot by other bookings), writing an audit entry; one transaction.
     func changeBookingStatus(
         id: Int64, tenantId: String, to status: BookingStatus, actor: String, reason: String?, now: Date,
-        resource: Resource?, allowed: @escaping @Sendable (Booking, [Booking]) throws -> Void
+        allowed: @escaping @Sendable (Booking, Occupancy) throws -> Void
     ) async throws -> Booking
 
     func purchases(tenantId: String, page: Page) async throws -> (items: [Purchase], total: Int)

@@ -7,16 +7,16 @@ public struct PurchaseContext: Sendable {
     public var existing: Purchase?
     public var booking: Booking
     public var resource: Resource?
-    /// Other bookings that hold a slot overlapping this booking's, at `now`.
-    public var occupying: [Booking]
+    /// What other bookings hold of a slot overlapping this booking's, at `now`.
+    public var occupancy: Occupancy
     public var now: Date
 
-    public init(claim: PurchaseClaim, existing: Purchase?, booking: Booking, resource: Resource?, occupying: [Booking], now: Date) {
+    public init(claim: PurchaseClaim, existing: Purchase?, booking: Booking, resource: Resource?, occupancy: Occupancy, now: Date) {
         self.claim = claim
         self.existing = existing
         self.booking = booking
         self.resource = resource
-        self.occupying = occupying
+        self.occupancy = occupancy
         self.now = now
     }
 }
@@ -55,7 +55,7 @@ public enum PurchaseRules {
         switch booking.status {
         case .pendingPayment:
             if booking.holdExpiresAt > context.now { return .confirm }
-            if let resource = context.resource, Capacity.fits(resource, seats: booking.seats, occupying: context.occupying) {
+            if let resource = context.resource, Capacity.fits(resource, seats: booking.seats, occupancy: context.occupancy) {
                 return .confirm
             }
             return .needsRefund(code: "slot_unavailable", message: "the hold expired and the slot was taken; the payment is recorded for a refund", bookingStatus: .paymentNeedsRefund)

@@ -58,13 +58,12 @@ struct AdminRoutes {
         let resources = tenant.tenant.resources
         let booking = try await services.bookings.changeBookingStatus(
             id: id, tenantId: tenant.id, to: .confirmed, actor: "admin:\(keyId)", reason: reason, now: services.clock.now(),
-            resource: nil,
-            allowed: { booking, occupying in
+            allowed: { booking, occupancy in
                 guard booking.status.adminMay(moveTo: .confirmed) else {
                     throw DomainError(.conflict, "invalid_transition", "a \(booking.status.rawValue) booking cannot be confirmed")
                 }
                 if let resource = resources.first(where: { $0.id == booking.resourceId }),
-                   !Capacity.fits(resource, seats: booking.seats, occupying: occupying) {
+                   !Capacity.fits(resource, seats: booking.seats, occupancy: occupancy) {
                     throw DomainError(.conflict, "slot_unavailable", "the slot is taken by other bookings")
                 }
             }
@@ -81,7 +80,6 @@ struct AdminRoutes {
         }
         let booking = try await services.bookings.changeBookingStatus(
             id: id, tenantId: tenant.id, to: .cancelled, actor: "admin:\(keyId)", reason: reason, now: services.clock.now(),
-            resource: nil,
             allowed: { booking, _ in
                 guard booking.status.adminMay(moveTo: .cancelled) else {
                     throw DomainError(.conflict, "invalid_transition", "a \(booking.status.rawValue) booking cannot be cancelled")

@@ -24,7 +24,7 @@ struct BookingRoutes {
         let seats = quote.seats
         let booking = try await services.bookings.createBooking(
             NewBooking(tenantId: tenant.id, userId: userId, quote: quote, holdExpiresAt: now.addingTimeInterval(tenant.tenant.holdDuration), now: now),
-            fits: { Capacity.fits(resource, seats: seats, occupying: $0) }
+            fits: { Capacity.fits(resource, seats: seats, occupancy: $0) }
         )
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
     }

@@ -25,11 +25,11 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
 
     // MARK: - Bookings
 
-    public func createBooking(_ draft: NewBooking, fits: @escaping @Sendable ([Booking]) -> Bool) async throws -> Booking {
+    public func createBooking(_ draft: NewBooking, fits: @escaping @Sendable (Occupancy) -> Bool) async throws -> Booking {
         try await database.transaction { sql in
             let quote = draft.quote
-            let occupying = try await Self.occupying(sql, tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end, excluding: nil, now: draft.now)
-            guard fits(occupying) else {
+            let occupancy = try await Self.occupancy(sql, tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end, excluding: nil, now: draft.now)
+            guard fits(occupancy) else {
                 throw DomainError(.conflict, "slot_unavailable", "\(quote.resource.name) is not available for that time", field: "resourceId")
             }
             let booking = Booking(
@@ -80,16 +80,16 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
 
     public func changeBookingStatus(
         id: Int64, tenantId: String, to status: BookingStatus, actor: String, reason: String?, now: Date,
-        resource: Resource?, allowed: @escaping @Sendable (Booking, [Booking]) throws -> Void
+        allowed: @escaping @Sendable (Booking, Occupancy) throws -> Void
     ) async throws -> Booking {
         try await database.transaction { sql in
             guard var booking = try await Self.booking(sql, id: id, tenantId: tenantId) else {
                 throw DomainError.bookingNotFound(id)
             }
-            let occupying = status == .confirmed
-                ? try await Self.occupying(sql, tenantId: tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
-                : []
-            try allowed(booking, occupying)
+            let occupancy = status == .confirmed
+                ? try await Self.occupancy(sql, tenantId: tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
+                : Occupancy.none
+            try allowed(booking, occupancy)
             let previous = booking.status
             booking.status = status
             booking.statusReason = reason
@@ -119,11 +119,11 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
             guard var booking = try await Self.booking(sql, id: claim.bookingId, tenantId: claim.tenantId), booking.userId == claim.userId else {
                 throw DomainError.bookingNotFound(claim.bookingId)
             }
-            var occupying: [Booking] = []
+            var occupancy = Occupancy.none
             if existing == nil, booking.status == .pendingPayment, booking.holdExpiresAt <= now {
-                occupying = try await Self.occupying(sql, tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
+                occupancy = try await Self.occupancy(sql, tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
             }
-            let decision = decide(PurchaseContext(claim: claim, existing: existing, booking: booking, resource: resource, occupying: occupying, now: now))
+            let decision = decide(PurchaseContext(claim: claim, existing: existing, booking: booking, resource: resource, occupancy: occupancy, now: now))
             let actor = "user:\(claim.userId)"
             switch decision {
             case .repeatOf(let purchase):
@@ -245,19 +245,20 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
             .first().map(Rows.booking)
     }
 
-    /// Bookings of a resource holding a slot that overlaps [start, end) at `now`.
-    static func occupying(
+    /// How many bookings (and seats) of a resource hold a slot that overlaps [start, end) at `now`.
+    static func occupancy(
         _ sql: any SQLDatabase, tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date
-    ) async throws -> [Booking] {
+    ) async throws -> Occupancy {
         // Rentals last at most 30 days: bookings starting earlier than that cannot overlap (keeps the index range short).
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
-        return try await sql.raw("""
-            SELECT \(unsafeRaw: Rows.bookingColumns) FROM bookings
+        let row = try await sql.raw("""
+            SELECT COUNT(*) AS bookings, COALESCE(SUM(seats), 0) AS seats FROM bookings
             WHERE tenant_id = \(bind: tenantId) AND resource_id = \(bind: resourceId)
             AND starts_at > \(bind: earliest) AND starts_at < \(bind: end.epochMilliseconds) AND ends_at > \(bind: start.epochMilliseconds)
             AND (status = 'confirmed' OR (status = 'pending_payment' AND hold_expires_at > \(bind: now.epochMilliseconds)))
             AND id <> \(bind: excluding ?? 0)
-            """).all().map(Rows.booking)
+            """).first()
+        return Occupancy(bookings: try row?.decode(column: "bookings", as: Int.self) ?? 0, seats: try row?.decode(column: "seats", as: Int.self) ?? 0)
     }
 
     static func audit(

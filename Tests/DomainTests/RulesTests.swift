@@ -66,7 +66,7 @@ struct RulesTests {
     func replayRules() throws {
         let pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
         func decide(_ claim: PurchaseClaim, _ existing: Purchase?) -> PurchaseDecision {
-            PurchaseRules.decide(PurchaseContext(claim: claim, existing: existing, booking: pending, resource: nil, occupying: [], now: now))
+            PurchaseRules.decide(PurchaseContext(claim: claim, existing: existing, booking: pending, resource: nil, occupancy: .none, now: now))
         }
         #expect(decide(claim(), nil) == .confirm)
         #expect(decide(claim(), purchase()) == .repeatOf(purchase()))
@@ -79,13 +79,12 @@ struct RulesTests {
     func needsRefund() throws {
         let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
         let expired = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(-1))
-        let taker = booking(status: .confirmed, holdExpiresAt: now, user: "other", id: 2)
-        let free = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupying: [], now: now))
+        let free = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupancy: .none, now: now))
         #expect(free == .confirm)
-        let taken = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupying: [taker], now: now))
+        let taken = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupancy: Occupancy(bookings: 1, seats: 1), now: now))
         #expect(taken == .needsRefund(code: "slot_unavailable", message: "the hold expired and the slot was taken; the payment is recorded for a refund", bookingStatus: .paymentNeedsRefund))
         for status in [BookingStatus.confirmed, .cancelled, .refunded, .paymentNeedsRefund] {
-            guard case .needsRefund = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: booking(status: status, holdExpiresAt: now), resource: resource, occupying: [], now: now)) else {
+            guard case .needsRefund = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: booking(status: status, holdExpiresAt: now), resource: resource, occupancy: .none, now: now)) else {
                 Issue.record("\(status) must not confirm"); continue
             }
         }
