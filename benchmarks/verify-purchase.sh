@@ -53,11 +53,11 @@ echo "== preparing $COUNT pending bookings and signed transactions"
 
 echo "== first-time verify-purchase: $CONNECTIONS connections, $THREADS wrk threads, at most ${DURATION}s"
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$repo/benchmarks/verify-purchase.lua" \
-    "http://127.0.0.1:$PORT" -- "$work/requests.tsv" "$key" | grep -E "Requests/sec|Latency|50%|90%|99%|wrk:|requests in"
+    "http://127.0.0.1:$PORT" -- "$work/requests.tsv" "$key" "$THREADS" | grep -E "Requests/sec|Latency|50%|90%|99%|wrk:|requests in"
 
 echo "== replays of confirmed purchases (same user, same booking): ${REPLAY_DURATION}s"
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${REPLAY_DURATION}s" --latency -s "$repo/benchmarks/verify-purchase.lua" \
-    "http://127.0.0.1:$PORT" -- "$work/requests.tsv" "$key" replay | grep -E "Requests/sec|Latency|50%|90%|99%|wrk:|requests in"
+    "http://127.0.0.1:$PORT" -- "$work/requests.tsv" "$key" "$THREADS" replay | grep -E "Requests/sec|Latency|50%|90%|99%|wrk:|requests in"
 
 echo "== server"
 grep -E "VmHWM|VmRSS" "/proc/$server_pid/status" | sed 's/^/   /'
