@@ -62,10 +62,10 @@ public final class SQLiteDatabase: Sendable {
         await gate.acquire()
         do {
             let result = try await body(sql)
-            await gate.release()
+            gate.release()
             return result
         } catch {
-            await gate.release()
+            gate.release()
             throw error
         }
     }
