@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@Suite("README")
+struct ReadmeWalkthroughTests {
+    /// The shell block under "## Walk-through" in README.md, exactly as a reader copies it.
+    static func walkthrough() throws -> String {
+        let readme = try String(contentsOf: ServerProcess.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Walk-through"))
+        let open = try #require(readme.range(of: "```sh\n", range: section.upperBound..<readme.endIndex))
+        let close = try #require(readme.range(of: "\n```", range: open.upperBound..<readme.endIndex))
+        return String(readme[open.upperBound..<close.lowerBound])
+    }
+
+    @Test("the walk-through runs verbatim against berth serve and shows confirm, then a refused replay")
+    func walkthroughRunsVerbatim() throws {
+        let script = try Self.walkthrough()
+        let directory = try BerthProcess.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for item in ["products.json", "migrations"] {
+            try FileManager.default.copyItem(at: ServerProcess.repository.appendingPathComponent(item), to: directory.appendingPathComponent(item))
+        }
+        // `swift build --show-bin-path` must name the binaries this test run built; a stub answers it
+        // (anything else goes to the real swift).
+        let stubs = directory.appendingPathComponent("stubs")
+        try FileManager.default.createDirectory(at: stubs, withIntermediateDirectories: true)
+        let products = try BerthProcess.executable.deletingLastPathComponent().path
+        let stub = stubs.appendingPathComponent("swift")
+        try Data("#!/bin/sh\nif [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else exec swift \"$@\"; fi\n".utf8).write(to: stub)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stub.path)
+        try Data(script.utf8).write(to: directory.appendingPathComponent("walkthrough.sh"))
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-e", "-o", "pipefail", "walkthrough.sh"]
+        process.currentDirectoryURL = directory
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = "\(stubs.path):\(environment["PATH"] ?? "/usr/bin:/bin")"
+        environment["BERTH_PORT"] = String(Int.random(in: 40_001...50_000))
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("pending_payment 8000 EUR it.seaboo.rental.basic"), "\(text)")
+        #expect(text.contains("200\nconfirmed"), "\(text)")
+        #expect(text.contains("\"code\":\"transaction_already_used\""), "\(text)")
+        #expect(text.contains("1 bob transaction already used by another user"), "\(text)")
+    }
+}
