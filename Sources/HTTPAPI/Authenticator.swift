@@ -112,9 +112,7 @@ public enum APIKeys {
     public static func generate(tenantId: String) -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let random = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return "\(prefix)\(tenantId)_\(random)"
+        return "\(prefix)\(tenantId)_\(Base64URL.encode(bytes))"
     }
 
     public static func hash(_ key: String) -> String {

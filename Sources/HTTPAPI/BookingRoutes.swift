@@ -69,8 +69,9 @@ enum Paging {
 
     static func time(_ request: Request, _ name: String) throws -> Date? {
         guard let text = request.uri.queryParameters[name[...]] else { return nil }
-        if let date = try? Date(String(text), strategy: .iso8601) { return date }
-        if let date = try? Date(String(text), strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-        throw APIError(.badRequest, "invalid_query", "\(name) must be an ISO 8601 date-time", field: name)
+        guard let date = APITime.parse(String(text)) else {
+            throw APIError(.badRequest, "invalid_query", "\(name) must be an ISO 8601 date-time", field: name)
+        }
+        return date
     }
 }

@@ -80,14 +80,16 @@ struct APITime: Codable, Hashable, Sendable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        if let date = try? Date(text, strategy: .iso8601) {
-            self.date = date
-        } else if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
-            self.date = date
-        } else {
+        guard let date = Self.parse(try container.decode(String.self)) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be an ISO 8601 date-time such as 2026-07-01T09:00:00Z")
         }
+        self.date = date
+    }
+
+    /// Parses an ISO 8601 date-time with or without fractional seconds.
+    static func parse(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
     func encode(to encoder: any Encoder) throws {
