@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JWTKit
 import Testing
 import TestKit
 
@@ -209,6 +210,30 @@ struct BookingAndAdminTests {
             #expect(try await client.call(.get, "/api/bookings", auth: harness.adminKey).status == .forbidden)
             #expect(try await client.call(.get, "/healthz", auth: nil).json["status"] as? String == "ok")
             #expect(try await client.call(.get, "/nowhere", auth: nil).status == .notFound)
+        }
+    }
+}
+
+@Suite("ES256 user tokens")
+struct ES256TokenTests {
+    @Test("a tenant configured with an ES256 public key accepts tokens signed by its private key only")
+    func es256() async throws {
+        let signingKey = ES256PrivateKey()
+        let harness = try await Harness.make(userPublicKeyPEM: signingKey.publicKey.pemRepresentation)
+        defer { Task { await harness.close() } }
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: signingKey)
+        let claims = TestUserClaims(sub: .init(value: "dora"), iss: .init(value: "https://auth.seaboo.test"), aud: .init(value: ["berth"]), exp: .init(value: Date().addingTimeInterval(300)))
+        let token = try await keys.sign(claims)
+        let otherKeys = JWTKeyCollection()
+        await otherKeys.add(ecdsa: ES256PrivateKey())
+        let forged = try await otherKeys.sign(claims)
+        let hmac = try await harness.userToken("dora")
+        try await harness.app().test(.router) { client in
+            let mine = try await client.call(.get, "/api/bookings", auth: token)
+            #expect(mine.status == .ok)
+            #expect(try await client.call(.get, "/api/bookings", auth: forged).status == .unauthorized)
+            #expect(try await client.call(.get, "/api/bookings", auth: hmac).status == .unauthorized)
         }
     }
 }

@@ -36,11 +36,19 @@ struct Harness {
     let otherServerKey: String
     let otherAdminKey: String
 
-    static func make(holdMinutes: Int? = nil) async throws -> Harness {
+    /// - Parameter userPublicKeyPEM: switches the test tenant's user tokens to ES256 with this key.
+    static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
         if let holdMinutes { catalogText = catalogText.replacingOccurrences(of: "\"holdMinutes\": 15", with: "\"holdMinutes\": \(holdMinutes)") }
+        if let userPublicKeyPEM {
+            try Data(userPublicKeyPEM.utf8).write(to: directory.appendingPathComponent("users.pem"))
+            catalogText = catalogText.replacingOccurrences(
+                of: "\"algorithm\": \"HS256\",\n        \"issuer\": \"https://auth.seaboo.test\",",
+                with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\",")
+            precondition(catalogText.contains("users.pem"), "the catalog's test tenant changed shape")
+        }
         try Data(catalogText.utf8).write(to: directory.appendingPathComponent("products.json"))
         let ca = try TestCA.generate()
         try ca.write(to: directory.appendingPathComponent("berth-ca"))
