@@ -22,6 +22,13 @@ enum VerifiedOutput {
         }
     }
 
+    /// A decoded receipt as JSON (dates as epoch milliseconds, like Apple's JWS payloads).
+    static func render(_ receipt: AppReceipt) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(receipt), as: UTF8.self)
+    }
+
     private static func object(_ data: Data) throws -> [String: Any] {
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw SignedDataError(.malformed, "payload is not a JSON object")

@@ -6,12 +6,13 @@ import Foundation
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Verify a signed transaction, renewal info, app transaction or notification offline.",
+        abstract: "Verify a signed transaction, renewal info, app transaction, notification or app receipt offline.",
         discussion: """
-            Reads a compact JWS (or a notification body {"signedPayload": "..."}) from PATH, or from
-            standard input when PATH is '-'. On success prints the decoded payload as JSON on stdout
-            (a notification with its nested signed data decoded in place) and exits 0. Otherwise
-            prints "error: <code>: <reason>" on stderr and exits 1.
+            Reads a compact JWS (or a notification body {"signedPayload": "..."}), or a base64 app
+            receipt, from PATH, or from standard input when PATH is '-'; the kind is detected. On
+            success prints the decoded payload as JSON on stdout (a notification with its nested
+            signed data decoded in place) and exits 0. Otherwise prints "error: <code>: <reason>" on
+            stderr and exits 1. JWS are anchored at Apple Root CA - G3, receipts at Apple Inc. Root.
             """
     )
 
@@ -44,6 +45,16 @@ struct VerifyCommand: AsyncParsableCommand {
             for root in roots {
                 trusted = trusted.adding(try TrustedRoots.load(contentsOf: URL(fileURLWithPath: root)))
             }
+            if Self.looksLikeReceipt(input) {
+                var receiptRoots = TrustedRoots([try TrustedRoots.appleIncRoot])
+                for root in roots {
+                    receiptRoots = receiptRoots.adding(try TrustedRoots.load(contentsOf: URL(fileURLWithPath: root)))
+                }
+                let verified = try await ReceiptVerifier(roots: receiptRoots).verify(base64: input, expecting: expectations)
+                print(try VerifiedOutput.render(verified.receipt))
+                Diagnostics.write("verified app receipt, \(verified.digestAlgorithm) signature, sha256 \(verified.sha256.prefix(16))…")
+                return
+            }
             let verifier = SignedDataVerifier(roots: trusted)
             let verified = try await verifier.verifyAny(input, expecting: expectations)
             let (kind, json, trust) = try VerifiedOutput.render(verified)
@@ -74,6 +85,11 @@ struct VerifyCommand: AsyncParsableCommand {
             return body.signedPayload
         }
         return text
+    }
+
+    /// A receipt is one base64 blob (no dots); a JWS has three dot-separated parts.
+    static func looksLikeReceipt(_ text: String) -> Bool {
+        !text.contains(".") && text.count > 64
     }
 
     static func parseEnvironment(_ text: String) throws(SignedDataError) -> AppStoreEnvironment {

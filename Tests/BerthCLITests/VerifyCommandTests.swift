@@ -65,3 +65,29 @@ struct VerifyCommandTests {
         #expect(empty.stderr.contains("malformed"))
     }
 }
+
+@Suite("berth verify with app receipts")
+struct VerifyReceiptCommandTests {
+    @Test("a genuine base64 receipt is detected, verified offline and printed with its in-app entries")
+    func genuineReceipt() throws {
+        let result = try BerthProcess.run(["verify", try BerthProcess.fixture("receipt-production-2024-sha256.b64")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let receipt = try jsonObject(result.stdout)
+        #expect(receipt["bundleId"] as? String == "org.getpure.pure-iphone")
+        #expect((receipt["inAppPurchases"] as? [Any])?.count == 4)
+        #expect(result.stderr.contains("SHA-256"))
+    }
+
+    @Test("a receipt for another bundle or with a flipped byte exits 1 with a code")
+    func refusedReceipts() throws {
+        let path = try BerthProcess.fixture("receipt-production-2015-sha1.b64")
+        let wrong = try BerthProcess.run(["verify", "--bundle-id", "it.seaboo.app", path])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("wrong_bundle"))
+        var bytes = [UInt8](Data(base64Encoded: try String(contentsOfFile: path, encoding: .utf8).filter { !$0.isWhitespace })!)
+        bytes[bytes.count - 5] ^= 0x40
+        let tampered = try BerthProcess.run(["verify", "-"], stdin: Data(bytes).base64EncodedString())
+        #expect(tampered.status == 1)
+        #expect(tampered.stderr.contains("bad_signature"))
+    }
+}
