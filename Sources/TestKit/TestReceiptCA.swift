@@ -1,0 +1,233 @@
+import AppleSignedData
+import Crypto
+import _CryptoExtras
+import Foundation
+import SwiftASN1
+import X509
+
+/// A certificate authority shaped like the one behind legacy App Store receipts (RSA root →
+/// RSA WWDR intermediate → RSA receipt-signing leaf) that signs PKCS#7 app receipts.
+/// Its receipts verify only where its root is explicitly trusted.
+public struct TestReceiptCA: Sendable {
+    public let rootKey: _RSA.Signing.PrivateKey
+    public let root: Certificate
+    public let intermediateKey: _RSA.Signing.PrivateKey
+    public let intermediate: Certificate
+    public let leafKey: _RSA.Signing.PrivateKey
+    public let leaf: Certificate
+
+    /// The digest of the receipt signature: old receipts use SHA-1, newer SHA-256.
+    public enum Digest: Sendable { case sha1, sha256 }
+
+    /// Generates RSA-2048 keys and certificates valid from ten years before `now` to ten after.
+    public static func generate(now: Date = Date(), commonNamePrefix: String = "Berth Test") throws -> TestReceiptCA {
+        let year: TimeInterval = 365 * 24 * 3600
+        let validity = now.addingTimeInterval(-10 * year)...now.addingTimeInterval(10 * year)
+        let rootKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rootName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("\(commonNamePrefix) Inc.")
+            OrganizationalUnitName("\(commonNamePrefix) Certification Authority")
+            CommonName("\(commonNamePrefix) Root CA")
+        }
+        let root = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
+            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: rootName, subject: rootName,
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            },
+            issuerPrivateKey: .init(rootKey)
+        )
+        let intermediateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let intermediateName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("\(commonNamePrefix) Inc.")
+            OrganizationalUnitName("G5")
+            CommonName("\(commonNamePrefix) Worldwide Developer Relations Certification Authority")
+        }
+        let intermediate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
+            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: rootName, subject: intermediateName,
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            },
+            issuerPrivateKey: .init(rootKey)
+        )
+        let leafKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey),
+            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: intermediateName,
+            subject: try DistinguishedName {
+                CountryName("US")
+                OrganizationName("\(commonNamePrefix) Inc.")
+                CommonName("\(commonNamePrefix) Mac App Store and iTunes Store Receipt Signing")
+            },
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+            },
+            issuerPrivateKey: .init(intermediateKey)
+        )
+        return TestReceiptCA(rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey, leaf: leaf)
+    }
+
+    public init(rootKey: _RSA.Signing.PrivateKey, root: Certificate, intermediateKey: _RSA.Signing.PrivateKey, intermediate: Certificate,
+                leafKey: _RSA.Signing.PrivateKey, leaf: Certificate) {
+        self.rootKey = rootKey
+        self.root = root
+        self.intermediateKey = intermediateKey
+        self.intermediate = intermediate
+        self.leafKey = leafKey
+        self.leaf = leaf
+    }
+
+    /// Trusted roots holding only this CA's root.
+    public var trustedRoots: TrustedRoots { TrustedRoots([root]) }
+
+    /// Signs `receipt` as a DER PKCS#7 SignedData carrying leaf, intermediate and root.
+    /// - Parameter signingKey: sign with another key (for bad-signature tests); default the leaf's.
+    public func signReceipt(_ receipt: AppReceipt, digest: Digest = .sha256, signingKey: _RSA.Signing.PrivateKey? = nil) throws -> [UInt8] {
+        let payload = try ReceiptEncoding.payload(receipt)
+        let key = signingKey ?? leafKey
+        let signature: _RSA.Signing.RSASignature
+        let digestOID: ASN1ObjectIdentifier
+        switch digest {
+        case .sha1:
+            signature = try key.signature(for: Insecure.SHA1.hash(data: payload), padding: .insecurePKCS1v1_5)
+            digestOID = [1, 3, 14, 3, 2, 26]
+        case .sha256:
+            signature = try key.signature(for: SHA256.hash(data: payload), padding: .insecurePKCS1v1_5)
+            digestOID = [2, 16, 840, 1, 101, 3, 4, 2, 1]
+        }
+        var serializer = DER.Serializer()
+        try serializer.appendConstructedNode(identifier: .sequence) { contentInfo in
+            try contentInfo.serialize([1, 2, 840, 113549, 1, 7, 2] as ASN1ObjectIdentifier)
+            try contentInfo.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { explicit in
+                try explicit.appendConstructedNode(identifier: .sequence) { signedData in
+                    try signedData.serialize(1)
+                    try signedData.appendConstructedNode(identifier: .set) { try ReceiptEncoding.algorithm(digestOID, into: &$0) }
+                    try signedData.appendConstructedNode(identifier: .sequence) { encapsulated in
+                        try encapsulated.serialize([1, 2, 840, 113549, 1, 7, 1] as ASN1ObjectIdentifier)
+                        try encapsulated.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) {
+                            try $0.serialize(ASN1OctetString(contentBytes: ArraySlice(payload)))
+                        }
+                    }
+                    try signedData.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { certificates in
+                        for certificate in [leaf, intermediate, root] { try certificates.serialize(certificate) }
+                    }
+                    try signedData.appendConstructedNode(identifier: .set) { signerInfos in
+                        try signerInfos.appendConstructedNode(identifier: .sequence) { signer in
+                            try signer.serialize(1)
+                            try signer.appendConstructedNode(identifier: .sequence) { sid in
+                                try sid.serialize(leaf.issuer)
+                                try sid.serialize(leaf.serialNumber.bytes)
+                            }
+                            try ReceiptEncoding.algorithm(digestOID, into: &signer)
+                            try ReceiptEncoding.algorithm([1, 2, 840, 113549, 1, 1, 1], into: &signer)
+                            try signer.serialize(ASN1OctetString(contentBytes: ArraySlice(signature.rawRepresentation)))
+                        }
+                    }
+                }
+            }
+        }
+        return serializer.serializedBytes
+    }
+}
+
+/// DER encoding of receipt payloads (the inverse of what ``ReceiptVerifier`` decodes).
+enum ReceiptEncoding {
+    static func algorithm(_ oid: ASN1ObjectIdentifier, into coder: inout DER.Serializer) throws {
+        try coder.appendConstructedNode(identifier: .sequence) { algorithm in
+            try algorithm.serialize(oid)
+            try algorithm.serialize(ASN1Null())
+        }
+    }
+
+    static func payload(_ receipt: AppReceipt) throws -> [UInt8] {
+        var attributes: [(Int, [UInt8])] = []
+        func add(_ type: Int, utf8 value: String?) throws { if let value { attributes.append((type, try der(ASN1UTF8String(value)))) } }
+        func add(_ type: Int, date value: AppleTimestamp?) throws { if let value { attributes.append((type, try der(ASN1IA5String(value.date.formatted(.iso8601))))) } }
+        try add(ReceiptField.receiptType, utf8: receipt.receiptType)
+        try add(ReceiptField.bundleId, utf8: receipt.bundleId)
+        try add(ReceiptField.applicationVersion, utf8: receipt.applicationVersion)
+        try add(ReceiptField.originalApplicationVersion, utf8: receipt.originalApplicationVersion)
+        try add(ReceiptField.creationDate, date: receipt.creationDate)
+        try add(ReceiptField.expirationDate, date: receipt.expirationDate)
+        for entry in receipt.inAppPurchases { attributes.append((ReceiptField.inAppPurchase, try inApp(entry))) }
+        return try set(attributes)
+    }
+
+    static func inApp(_ entry: AppReceipt.InAppPurchase) throws -> [UInt8] {
+        var attributes: [(Int, [UInt8])] = []
+        func add(_ type: Int, utf8 value: String?) throws { if let value { attributes.append((type, try der(ASN1UTF8String(value)))) } }
+        func add(_ type: Int, date value: AppleTimestamp?) throws { if let value { attributes.append((type, try der(ASN1IA5String(value.date.formatted(.iso8601))))) } }
+        func add(_ type: Int, integer value: Int64?) throws {
+            if let value {
+                var coder = DER.Serializer()
+                try coder.serialize(value)
+                attributes.append((type, coder.serializedBytes))
+            }
+        }
+        try add(ReceiptField.quantity, integer: entry.quantity.map(Int64.init))
+        try add(ReceiptField.productId, utf8: entry.productId)
+        try add(ReceiptField.transactionId, utf8: entry.transactionId)
+        try add(ReceiptField.originalTransactionId, utf8: entry.originalTransactionId)
+        try add(ReceiptField.purchaseDate, date: entry.purchaseDate)
+        try add(ReceiptField.originalPurchaseDate, date: entry.originalPurchaseDate)
+        try add(ReceiptField.subscriptionExpirationDate, date: entry.subscriptionExpirationDate)
+        try add(ReceiptField.cancellationDate, date: entry.cancellationDate)
+        try add(ReceiptField.webOrderLineItemId, integer: entry.webOrderLineItemId)
+        try add(ReceiptField.isTrialPeriod, integer: entry.isTrialPeriod.map { $0 ? 1 : 0 })
+        try add(ReceiptField.isInIntroOfferPeriod, integer: entry.isInIntroOfferPeriod.map { $0 ? 1 : 0 })
+        try add(ReceiptField.promotionalOfferIdentifier, utf8: entry.promotionalOfferIdentifier)
+        return try set(attributes)
+    }
+
+    private static func der(_ value: some DERSerializable) throws -> [UInt8] {
+        var coder = DER.Serializer()
+        try coder.serialize(value)
+        return coder.serializedBytes
+    }
+
+    private static func set(_ attributes: [(Int, [UInt8])]) throws -> [UInt8] {
+        var coder = DER.Serializer()
+        try coder.appendConstructedNode(identifier: .set) { set in
+            for (type, value) in attributes {
+                try set.appendConstructedNode(identifier: .sequence) { attribute in
+                    try attribute.serialize(type)
+                    try attribute.serialize(1)
+                    try attribute.serialize(ASN1OctetString(contentBytes: ArraySlice(value)))
+                }
+            }
+        }
+        return coder.serializedBytes
+    }
+}
+
+extension AppReceipt {
+    /// A plausible receipt with one consumable purchase, for tests.
+    public static func testReceipt(
+        bundleId: String, productId: String, transactionId: String = TestIDs.transactionId(),
+        receiptType: String = "ProductionSandbox", created: Date = Date()
+    ) -> AppReceipt {
+        var entry = AppReceipt.InAppPurchase()
+        entry.quantity = 1
+        entry.productId = productId
+        entry.transactionId = transactionId
+        entry.originalTransactionId = transactionId
+        entry.purchaseDate = AppleTimestamp(millisecondsSince1970: created.epochSeconds * 1000)
+        entry.originalPurchaseDate = entry.purchaseDate
+        return AppReceipt(receiptType: receiptType, bundleId: bundleId, applicationVersion: "1", originalApplicationVersion: "1",
+                          creationDate: AppleTimestamp(millisecondsSince1970: created.epochSeconds * 1000), inAppPurchases: [entry])
+    }
+}
+
+private extension Date {
+    /// Receipts carry whole seconds.
+    var epochSeconds: Int64 { Int64(timeIntervalSince1970.rounded(.down)) }
+}

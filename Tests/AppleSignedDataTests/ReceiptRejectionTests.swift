@@ -1,0 +1,85 @@
+import AppleSignedData
+import Foundation
+import Testing
+import TestKit
+
+/// RSA key generation is slow in debug builds: one receipt CA serves the suite.
+private let receiptCA = Result { try TestReceiptCA.generate() }
+private let strangerCA = Result { try TestReceiptCA.generate(commonNamePrefix: "Stranger") }
+
+@Suite("Receipt rejections with TestKit receipts")
+struct ReceiptRejectionTests {
+    let ca: TestReceiptCA
+    let verifier: ReceiptVerifier
+    let expectations: AppExpectations
+
+    init() throws {
+        ca = try receiptCA.get()
+        verifier = ReceiptVerifier(roots: ca.trustedRoots)
+        expectations = try AppExpectations(bundleId: "it.seaboo.app", appAppleId: nil, environment: .sandbox)
+    }
+
+    func receipt(_ type: String = "ProductionSandbox", bundle: String = "it.seaboo.app") -> AppReceipt {
+        .testReceipt(bundleId: bundle, productId: "it.seaboo.rental.basic", transactionId: "2000000000000777", receiptType: type)
+    }
+
+    @Test("a TestKit receipt round-trips through the verifier, SHA-1 and SHA-256", arguments: [TestReceiptCA.Digest.sha1, .sha256])
+    func roundTrip(digest: TestReceiptCA.Digest) async throws {
+        let original = receipt()
+        let verified = try await verifier.verify(der: try ca.signReceipt(original, digest: digest), expecting: expectations)
+        #expect(verified.receipt == original)
+        #expect(verified.receipt.inAppPurchases.first?.transactionId == "2000000000000777")
+        #expect(verified.digestAlgorithm == (digest == .sha1 ? "SHA-1" : "SHA-256"))
+    }
+
+    @Test("a receipt from an untrusted chain is refused")
+    func untrustedChain() async throws {
+        let der = try strangerCA.get().signReceipt(receipt())
+        #expect(await rejectionCode { _ = try await verifier.verify(der: der, expecting: expectations) } == .untrustedRoot)
+        // Apple's real root does not vouch for TestKit receipts either.
+        #expect(await rejectionCode { _ = try await ReceiptVerifier.apple().verify(der: try ca.signReceipt(receipt()), expecting: expectations) } == .untrustedRoot)
+    }
+
+    @Test("a receipt signed by another key is refused")
+    func badSignature() async throws {
+        let der = try ca.signReceipt(receipt(), signingKey: try strangerCA.get().leafKey)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: der, expecting: expectations) } == .badSignature)
+    }
+
+    @Test("a receipt for another bundle or environment is refused")
+    func wrongApp() async throws {
+        #expect(await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(receipt(bundle: "com.other")), expecting: expectations) } == .wrongBundle)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(receipt("Production")), expecting: expectations) } == .wrongEnvironment)
+    }
+
+    @Test("malformed DER and truncated receipts are refused as malformed")
+    func malformed() async throws {
+        let der = try ca.signReceipt(receipt())
+        #expect(await rejectionCode { _ = try await verifier.verify(der: Array(der.prefix(der.count - 40)), expecting: expectations) } == .malformed)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: [0x30, 0x03, 0x02, 0x01, 0x01], expecting: expectations) } == .malformed)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: Array(der.dropFirst(4)), expecting: expectations) } == .malformed)
+        var undated = receipt()
+        undated.creationDate = nil
+        #expect(await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(undated), expecting: expectations) } == .malformed)
+    }
+
+    @Test("an Xcode receipt is refused unless local testing is allowed")
+    func xcodeReceipt() async throws {
+        let der = try strangerCA.get().signReceipt(receipt("Xcode"))
+        #expect(await rejectionCode { _ = try await verifier.verify(der: der, expecting: expectations) } == .wrongEnvironment)
+        let allowing = try AppExpectations(bundleId: "it.seaboo.app", appAppleId: nil, environment: .sandbox, allowsLocalTesting: true)
+        let verified = try await verifier.verify(der: der, expecting: allowing)
+        #expect(verified.trust == .localTesting)
+        // Its signature must still hold.
+        var tampered = der
+        tampered[tampered.count - 3] ^= 0x01
+        #expect(await rejectionCode { _ = try await verifier.verify(der: tampered, expecting: allowing) } == .badSignature)
+    }
+
+    @Test("a receipt created after its signing certificate expired is refused")
+    func expiredSigner() async throws {
+        var late = receipt()
+        late.creationDate = AppleTimestamp(ca.leaf.notValidAfter.addingTimeInterval(86_400))
+        #expect(await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(late), expecting: expectations) } == .certificateExpired)
+    }
+}
