@@ -52,8 +52,8 @@ export type ErrorCode =
   | "booking_not_found"
   | "invalid_transition"
   // verify-purchase
-  | "unsupported_proof"
   | "product_mismatch"
+  | "transaction_not_in_receipt"
   | "transaction_mismatch"
   | "account_token_mismatch"
   | "transaction_revoked"
@@ -176,13 +176,19 @@ export type BookingListResponse = ListResponse<Booking>;
 
 // ---------------------------------------------------------------- purchases
 
-/** The fields the Capacitor StoreKit plugins hand to JavaScript. */
+/**
+ * The fields the Capacitor StoreKit plugins hand to JavaScript. Send `jwsRepresentation`
+ * (StoreKit 2) or `receipt` (the base64 app receipt of StoreKit 1 plugins); with a receipt,
+ * `transactionId` picks its entry, else the newest purchase of the booking's product is used.
+ */
 export interface VerifyPurchaseRequest {
   bookingId: number | string;
   productId: string;
   transactionId?: string;
   /** StoreKit 2 `Transaction.jwsRepresentation` */
-  jwsRepresentation: string;
+  jwsRepresentation?: string;
+  /** base64 app receipt (verified offline; only its SHA-256 is kept) */
+  receipt?: string;
 }
 
 export type PurchaseStatus = "applied" | "needs_refund" | "refunded";

@@ -3,12 +3,15 @@ import Domain
 import Foundation
 import JWTKit
 import Logging
+import X509
 
 /// A tenant from the catalog with what serving it needs: its verifier, its expectations of Apple
 /// data and the keys that verify its users' tokens. Built once at start.
 public struct TenantRuntime: Sendable {
     public let tenant: Tenant
     public let verifier: SignedDataVerifier
+    /// Legacy app receipts: Apple Inc. Root plus the tenant's extra roots.
+    public let receiptVerifier: ReceiptVerifier
     public let expectations: AppExpectations
     /// Nil when the token key is not configured (for example the secret variable is unset):
     /// user tokens are then refused while API keys keep working.
@@ -21,16 +24,17 @@ public struct TenantRuntime: Sendable {
     ///   - environment: the process environment (secrets come from it).
     public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws {
         self.tenant = tenant
-        var roots = try TrustedRoots.apple()
+        var extraRoots: [Certificate] = []
         for file in tenant.apple.trustedRootFiles ?? [] {
             let url = URL(fileURLWithPath: file, relativeTo: baseDirectory)
             do {
-                roots = roots.adding(try TrustedRoots.load(contentsOf: url))
+                extraRoots += try TrustedRoots.load(contentsOf: url)
             } catch {
                 logger.warning("tenant \(tenant.id): trusted root \(url.path) not loaded (\(error)); its test purchases will be refused as untrusted_root")
             }
         }
-        verifier = SignedDataVerifier(roots: roots)
+        verifier = SignedDataVerifier(roots: try TrustedRoots.apple().adding(extraRoots))
+        receiptVerifier = ReceiptVerifier(roots: TrustedRoots([try TrustedRoots.appleIncRoot]).adding(extraRoots))
         expectations = try AppExpectations(
             bundleId: tenant.apple.bundleId, appAppleId: tenant.apple.appAppleId,
             environments: Set(tenant.apple.environments.map(AppStoreEnvironment.init(rawValue:))),

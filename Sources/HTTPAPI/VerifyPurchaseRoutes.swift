@@ -14,33 +14,36 @@ struct VerifyPurchaseRoutes {
         router.post("/api/verify-purchase") { request, context in try await verify(request, context) }
     }
 
+    /// What the app's proof of purchase established, whichever form it came in.
+    struct ProvenTransaction {
+        var transactionId: String
+        var originalTransactionId: String
+        var productId: String
+        var environment: String
+        var purchasedAt: Date?
+        var revoked: Bool
+        var appAccountToken: String?
+        /// Hex SHA-256 of the proof (JWS text or receipt DER); logged and stored instead of it.
+        var proofHash: String
+    }
+
     func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (runtime, userId, _) = try context.requireUser()
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
-        guard let jws = body.jwsRepresentation, !jws.isEmpty else {
-            if body.receipt != nil {
-                throw APIError(.unprocessableContent, "unsupported_proof", "app receipts are not accepted yet; send the StoreKit 2 jwsRepresentation", field: "receipt")
-            }
-            throw APIError(.badRequest, "missing_field", "jwsRepresentation is required", field: "jwsRepresentation")
-        }
-        let proofHash = SHA256.hash(data: Data(jws.utf8)).map { String(format: "%02x", $0) }.joined()
         let bookingId = body.bookingId.value
         guard let booking = try await services.bookings.booking(id: bookingId, tenantId: runtime.id), booking.userId == userId else {
             throw DomainError.bookingNotFound(bookingId)
         }
-
-        let transaction: TransactionPayload
-        do {
-            transaction = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations).payload
-        } catch {
-            context.logger.info("verify-purchase refused", metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)])
-            let status: HTTPResponse.Status = error.code == .malformed ? .badRequest : .unprocessableContent
-            throw APIError(status, error.code.rawValue, error.reason, field: "jwsRepresentation")
+        let proven: ProvenTransaction
+        if let jws = body.jwsRepresentation, !jws.isEmpty {
+            proven = try await provenByJWS(jws, runtime: runtime, context: context)
+        } else if let receipt = body.receipt, !receipt.isEmpty {
+            proven = try await provenByReceipt(receipt, transactionId: body.transactionId, booking: booking, runtime: runtime, context: context)
+        } else {
+            throw APIError(.badRequest, "missing_field", "send jwsRepresentation (StoreKit 2) or receipt (base64 app receipt)", field: "jwsRepresentation")
         }
-        guard let transactionId = transaction.transactionId, let productId = transaction.productId,
-              let environment = transaction.environment else {
-            throw APIError(.badRequest, "malformed", "the transaction lacks transactionId, productId or environment", field: "jwsRepresentation")
-        }
+        let transactionId = proven.transactionId
+        let productId = proven.productId
         guard productId == body.productId else {
             throw APIError(.unprocessableContent, "product_mismatch", "the transaction is for \(productId), not \(body.productId)", field: "productId")
         }
@@ -50,23 +53,25 @@ struct VerifyPurchaseRoutes {
         if let claimed = body.transactionId, claimed != transactionId {
             throw APIError(.unprocessableContent, "transaction_mismatch", "transactionId \(claimed) does not match the signed transaction", field: "transactionId")
         }
-        if runtime.tenant.appAccountTokenMatchesUserId == true, let token = transaction.appAccountToken,
+        if runtime.tenant.appAccountTokenMatchesUserId == true, let token = proven.appAccountToken,
            token.lowercased() != userId.lowercased() {
             throw APIError(.unprocessableContent, "account_token_mismatch", "the transaction was bought by another account of this app", field: "jwsRepresentation")
         }
-        if transaction.revocationDate != nil {
-            throw APIError(.unprocessableContent, "transaction_revoked", "Apple has refunded or revoked this transaction", field: "jwsRepresentation")
+        if proven.revoked {
+            throw APIError(.unprocessableContent, "transaction_revoked", "Apple has refunded or revoked this transaction", field: "transactionId")
         }
+        let proofHash = proven.proofHash
+        let environment = proven.environment
 
         let claim = PurchaseClaim(
-            tenantId: runtime.id, userId: userId, bookingId: bookingId, environment: environment.rawValue,
-            transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
-            productId: productId, purchasedAt: transaction.purchaseDate?.date ?? services.clock.now(), proofHash: proofHash
+            tenantId: runtime.id, userId: userId, bookingId: bookingId, environment: environment,
+            transactionId: transactionId, originalTransactionId: proven.originalTransactionId,
+            productId: productId, purchasedAt: proven.purchasedAt ?? services.clock.now(), proofHash: proofHash
         )
         let outcome = try await services.bookings.applyPurchase(
             claim, resource: runtime.tenant.resource(id: booking.resourceId), now: services.clock.now(), decide: PurchaseRules.decide
         )
-        let logMetadata: Logger.Metadata = ["jws.sha256": .string(String(proofHash.prefix(16))), "booking": .stringConvertible(bookingId), "transaction": .string(transactionId)]
+        let logMetadata: Logger.Metadata = ["proof.sha256": .string(String(proofHash.prefix(16))), "booking": .stringConvertible(bookingId), "transaction": .string(transactionId)]
         switch outcome.decision {
         case .confirm:
             context.logger.info("purchase applied", metadata: logMetadata)
@@ -83,5 +88,72 @@ struct VerifyPurchaseRoutes {
             context.logger.warning("payment recorded for refund", metadata: logMetadata.merging(["code": .string(code)]) { $1 })
             throw APIError(.conflict, code, message, field: "bookingId")
         }
+    }
+
+    private func provenByJWS(_ jws: String, runtime: TenantRuntime, context: BerthRequestContext) async throws -> ProvenTransaction {
+        let proofHash = Self.sha256(Data(jws.utf8))
+        let transaction: TransactionPayload
+        do {
+            transaction = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations).payload
+        } catch {
+            context.logger.info("verify-purchase refused", metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)])
+            let status: HTTPResponse.Status = error.code == .malformed ? .badRequest : .unprocessableContent
+            throw APIError(status, error.code.rawValue, error.reason, field: "jwsRepresentation")
+        }
+        guard let transactionId = transaction.transactionId, let productId = transaction.productId,
+              let environment = transaction.environment else {
+            throw APIError(.badRequest, "malformed", "the transaction lacks transactionId, productId or environment", field: "jwsRepresentation")
+        }
+        return ProvenTransaction(
+            transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
+            productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
+            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken, proofHash: proofHash
+        )
+    }
+
+    /// A base64 app receipt, verified offline; `transactionId` picks its entry, else the newest entry
+    /// of the booking's product.
+    private func provenByReceipt(
+        _ base64: String, transactionId: String?, booking: Booking, runtime: TenantRuntime, context: BerthRequestContext
+    ) async throws -> ProvenTransaction {
+        let verified: VerifiedReceipt
+        do {
+            verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
+        } catch {
+            context.logger.info("verify-purchase refused", metadata: ["receipt.sha256": .string(String(Self.sha256(Data(base64.utf8)).prefix(16))), "code": .string(error.code.rawValue)])
+            let status: HTTPResponse.Status = error.code == .malformed ? .badRequest : .unprocessableContent
+            throw APIError(status, error.code.rawValue, error.reason, field: "receipt")
+        }
+        let entries = verified.receipt.inAppPurchases
+        let entry: AppReceipt.InAppPurchase
+        if let transactionId {
+            guard let match = entries.first(where: { $0.transactionId == transactionId }) else {
+                throw APIError(.unprocessableContent, "transaction_not_in_receipt", "the receipt holds no transaction \(transactionId)", field: "transactionId")
+            }
+            entry = match
+        } else {
+            let candidates = entries.filter { $0.productId == booking.requiredProductId }
+            guard let newest = candidates.max(by: { ($0.purchaseDate ?? AppleTimestamp(millisecondsSince1970: 0)) < ($1.purchaseDate ?? AppleTimestamp(millisecondsSince1970: 0)) }) else {
+                throw APIError(.unprocessableContent, "product_mismatch", "the receipt holds no purchase of \(booking.requiredProductId)", field: "receipt")
+            }
+            entry = newest
+        }
+        guard let id = entry.transactionId, let productId = entry.productId else {
+            throw APIError(.badRequest, "malformed", "the receipt entry lacks its transaction or product id", field: "receipt")
+        }
+        // Old receipts do not say their environment; then it must be the only one the app accepts.
+        let accepted = runtime.tenant.apple.environments
+        guard let environment = verified.receipt.environment?.rawValue ?? (accepted.count == 1 ? accepted.first : nil) else {
+            throw APIError(.unprocessableContent, "wrong_environment", "the receipt does not say whether it is Production or Sandbox", field: "receipt")
+        }
+        return ProvenTransaction(
+            transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, productId: productId,
+            environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
+            appAccountToken: nil, proofHash: verified.sha256
+        )
+    }
+
+    private static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
     }
 }

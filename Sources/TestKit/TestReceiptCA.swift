@@ -231,3 +231,48 @@ private extension Date {
     /// Receipts carry whole seconds.
     var epochSeconds: Int64 { Int64(timeIntervalSince1970.rounded(.down)) }
 }
+
+extension TestReceiptCA {
+    /// File names inside a CA directory (next to the JWS CA's files).
+    public enum FileName {
+        public static let root = "receipt-root.pem"
+        public static let rootKey = "receipt-root.key.pem"
+        public static let intermediate = "receipt-intermediate.pem"
+        public static let intermediateKey = "receipt-intermediate.key.pem"
+        public static let leaf = "receipt-leaf.pem"
+        public static let leafKey = "receipt-leaf.key.pem"
+    }
+
+    /// Writes certificates and keys as PEM into `directory`; keys get mode 0600.
+    public func write(to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let files: [(String, String, Bool)] = [
+            (FileName.root, try root.serializeAsPEM().pemString, false),
+            (FileName.rootKey, rootKey.pemRepresentation, true),
+            (FileName.intermediate, try intermediate.serializeAsPEM().pemString, false),
+            (FileName.intermediateKey, intermediateKey.pemRepresentation, true),
+            (FileName.leaf, try leaf.serializeAsPEM().pemString, false),
+            (FileName.leafKey, leafKey.pemRepresentation, true),
+        ]
+        for (name, contents, secret) in files {
+            let url = directory.appendingPathComponent(name)
+            try Data((contents + "\n").utf8).write(to: url, options: .atomic)
+            if secret { try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path) }
+        }
+    }
+
+    /// Reads a CA written by ``write(to:)``.
+    public static func load(from directory: URL) throws -> TestReceiptCA {
+        func text(_ name: String) throws -> String {
+            try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+        }
+        return TestReceiptCA(
+            rootKey: try _RSA.Signing.PrivateKey(pemRepresentation: try text(FileName.rootKey)),
+            root: try Certificate(pemEncoded: try text(FileName.root)),
+            intermediateKey: try _RSA.Signing.PrivateKey(pemRepresentation: try text(FileName.intermediateKey)),
+            intermediate: try Certificate(pemEncoded: try text(FileName.intermediate)),
+            leafKey: try _RSA.Signing.PrivateKey(pemRepresentation: try text(FileName.leafKey)),
+            leaf: try Certificate(pemEncoded: try text(FileName.leaf))
+        )
+    }
+}

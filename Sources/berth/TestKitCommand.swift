@@ -9,13 +9,17 @@ struct TestKitCommand: ParsableCommand {
         commandName: "testkit",
         abstract: "Make a test CA shaped like Apple's and sign test purchases and notifications with it.",
         discussion: "Data signed this way verifies only where the CA's root.pem is explicitly trusted (never by default).",
-        subcommands: [InitCA.self, SignTransaction.self, SignNotification.self]
+        subcommands: [InitCA.self, SignTransaction.self, SignNotification.self, SignReceipt.self]
     )
 }
 
 extension TestKitCommand {
     struct InitCA: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "init", abstract: "Write a new test CA (certificates and keys as PEM) to DIR.")
+        static let configuration = CommandConfiguration(
+            commandName: "init",
+            abstract: "Write a new test CA (certificates and keys as PEM) to DIR.",
+            discussion: "root.pem anchors JWS (ECDSA, shaped like Apple Root CA - G3); receipt-root.pem anchors app receipts (RSA, shaped like Apple Inc. Root)."
+        )
 
         @Flag(help: "Overwrite an existing CA in DIR.")
         var force = false
@@ -29,6 +33,7 @@ extension TestKitCommand {
                 throw ValidationError("\(directory) already holds a test CA; pass --force to replace it")
             }
             try TestCA.generate().write(to: url)
+            try TestReceiptCA.generate().write(to: url)
             print(url.appendingPathComponent(TestCA.FileName.root).path)
         }
     }
@@ -137,6 +142,25 @@ extension TestKitCommand {
             } catch {
                 throw ValidationError("\(option) must be a JWS or a JSON object of payload fields (\(error))")
             }
+        }
+    }
+}
+
+extension TestKitCommand {
+    struct SignReceipt: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "sign-receipt", abstract: "Print a base64 app receipt (PKCS#7) with one in-app purchase, as StoreKit 1 plugins hand it to JavaScript.")
+
+        @Option(help: "Directory of a CA made by `berth testkit init`.") var ca: String
+        @Option(name: .customLong("bundle-id")) var bundleId: String
+        @Option(name: .customLong("product")) var productId: String
+        @Option(name: .customLong("transaction-id"), help: "Default: a random 16-digit id.") var transactionId: String?
+        @Option(name: .customLong("receipt-type"), help: "ProductionSandbox (default), Production or Xcode.") var receiptType = "ProductionSandbox"
+        @Flag(help: "Sign with SHA-1 like receipts before 2023 (default SHA-256).") var sha1 = false
+
+        func run() throws {
+            let receipt = AppReceipt.testReceipt(bundleId: bundleId, productId: productId, transactionId: transactionId ?? TestIDs.transactionId(), receiptType: receiptType)
+            let der = try TestReceiptCA.load(from: URL(fileURLWithPath: ca)).signReceipt(receipt, digest: sha1 ? .sha1 : .sha256)
+            print(Data(der).base64EncodedString())
         }
     }
 }

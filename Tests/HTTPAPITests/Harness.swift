@@ -12,6 +12,9 @@ import Synchronization
 import Testing
 import TestKit
 
+/// RSA keys are slow to make in debug builds: one receipt CA serves every harness.
+let sharedReceiptCA = Result { try TestReceiptCA.generate() }
+
 /// A clock the tests move by hand.
 final class TestClock: BerthClock {
     private let current: Mutex<Date>
@@ -28,6 +31,7 @@ struct Harness {
 
     let directory: URL
     let ca: TestCA
+    let receiptCA: TestReceiptCA
     let clock: TestClock
     let database: SQLiteDatabase
     let services: BerthServices
@@ -52,6 +56,8 @@ struct Harness {
         try Data(catalogText.utf8).write(to: directory.appendingPathComponent("products.json"))
         let ca = try TestCA.generate()
         try ca.write(to: directory.appendingPathComponent("berth-ca"))
+        let receiptCA = try sharedReceiptCA.get()
+        try receiptCA.write(to: directory.appendingPathComponent("berth-ca"))
 
         let setup = BerthSetup(
             catalogURL: directory.appendingPathComponent("products.json"),
@@ -70,7 +76,7 @@ struct Harness {
             return key
         }
         return Harness(
-            directory: directory, ca: ca, clock: clock, database: database, services: services,
+            directory: directory, ca: ca, receiptCA: receiptCA, clock: clock, database: database, services: services,
             serverKey: try await key("seaboo-test", .server), adminKey: try await key("seaboo-test", .admin),
             otherServerKey: try await key("seaboo", .server), otherAdminKey: try await key("seaboo", .admin)
         )
@@ -90,6 +96,11 @@ struct Harness {
                   environment: AppStoreEnvironment = .sandbox, appAccountToken: UUID? = nil) throws -> String {
         try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: productId, transactionId: transactionId,
                                              environment: environment, appAccountToken: appAccountToken, signedDate: clock.now()))
+    }
+
+    /// A base64 Sandbox app receipt for the test tenant's app holding one purchase.
+    func receipt(_ productId: String, transactionId: String, bundleId: String = "it.seaboo.app") throws -> String {
+        Data(try receiptCA.signReceipt(.testReceipt(bundleId: bundleId, productId: productId, transactionId: transactionId, created: clock.now()))).base64EncodedString()
     }
 
     /// A user token for the test tenant.

@@ -120,7 +120,10 @@ struct VerifyPurchaseTests {
                 (#"{"bookingId": \#(id), "productId": 7, "jwsRepresentation": "a.b.c"}"#, nil, .badRequest, "invalid_field", "productId"),
                 (#"{"bookingId": \#(id), "jwsRepresentation": "a.b.c"}"#, nil, .badRequest, "missing_field", "productId"),
                 (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic"}"#, nil, .badRequest, "missing_field", "jwsRepresentation"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "MIIT"}"#, nil, .unprocessableContent, "unsupported_proof", "receipt"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "MIIT"}"#, nil, .badRequest, "malformed", "receipt"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "transactionId": "1", "receipt": "\#(try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000556"))"}"#, nil, .unprocessableContent, "transaction_not_in_receipt", "transactionId"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "\#(try harness.receipt("it.seaboo.rental.premium", transactionId: "2000000000000557"))"}"#, nil, .unprocessableContent, "product_mismatch", "receipt"),
+                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "\#(try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000558", bundleId: "com.other"))"}"#, nil, .unprocessableContent, "wrong_bundle", "receipt"),
                 (#"{"bookingId": 999999, "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(good)"}"#, nil, .notFound, "booking_not_found", "bookingId"),
                 (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(good)"}"#, nil, .unprocessableContent, "product_mismatch", "productId"),
                 (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.premium"))"}"#, nil, .unprocessableContent, "product_mismatch", "productId"),
@@ -191,6 +194,41 @@ struct VerifyPurchaseTests {
             let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(again.errorCode == "slot_unavailable")
             #expect(try await harness.count("purchases") == 1)
+        }
+    }
+}
+
+@Suite("POST /api/verify-purchase with an app receipt")
+struct VerifyPurchaseReceiptTests {
+    @Test("a receipt confirms the booking; the same transaction later as a JWS is the same purchase, and a replay elsewhere is refused")
+    func exactlyOnceAcrossForms() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let start = Harness.day(3, from: harness.clock.now())
+            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let id = booking["id"] as! Int
+            let receipt = try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000009001")
+            let byReceipt = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                                  json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "receipt": receipt])
+            #expect(byReceipt.status == .ok, "\(byReceipt.json)")
+            #expect(byReceipt.booking?["status"] as? String == "confirmed")
+            #expect(byReceipt.purchase?["transactionId"] as? String == "2000000000009001")
+            #expect(byReceipt.purchase?["environment"] as? String == "Sandbox")
+
+            let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000009001")
+            let byJWS = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                              json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            #expect(byJWS.status == .ok)
+            #expect(byJWS.purchase?["id"] as? Int == byReceipt.purchase?["id"] as? Int)
+            #expect(try await harness.count("purchases") == 1)
+
+            let other = try await createBooking(client, harness, user: "bob", body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))])
+            let replay = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
+                                               json: ["bookingId": other["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000009001", "receipt": receipt])
+            #expect(replay.errorCode == "transaction_already_used")
+            #expect(try await harness.count("purchases") == 1)
+            #expect(try await harness.count("replay_attempts") == 1)
         }
     }
 }
