@@ -1,0 +1,136 @@
+import AppleSignedData
+import Crypto
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// A local HTTP server that plays Apple's App Store Server API and verifyReceipt, checking the
+/// bearer tokens it receives and recording every request.
+final class AppleStandIn: Sendable {
+    struct Recorded: Sendable {
+        var method: String
+        var path: String
+        var claims: [String: String]
+        var kid: String?
+    }
+
+    struct Canned: Sendable {
+        var status: Int
+        var body: String
+        var retryAfter: String?
+        var delay: Duration?
+    }
+
+    struct State {
+        var transactions: [String: [String: String]] = ["production": [:], "sandbox": [:]]
+        var historyPages: [[String]] = []
+        /// Answers used before the normal behaviour, in order, per environment.
+        var forced: [String: [Canned]] = ["production": [], "sandbox": []]
+        var receiptStatus: [String: Int] = ["production": 0, "sandbox": 0]
+        var requests: [Recorded] = []
+    }
+
+    let apiKey: P256.Signing.PublicKey
+    let issuerId: String
+    let bundleId: String
+    let state = Mutex(State())
+
+    init(apiKey: P256.Signing.PublicKey, issuerId: String, bundleId: String) {
+        self.apiKey = apiKey
+        self.issuerId = issuerId
+        self.bundleId = bundleId
+    }
+
+    var requests: [Recorded] { state.withLock { $0.requests } }
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        for environment in ["production", "sandbox"] {
+            router.get("/\(environment)/inApps/v1/transactions/{id}") { request, context in
+                try await self.answer(environment, request, context) { state in
+                    let id = context.parameters.get("id") ?? ""
+                    guard let signed = state.transactions[environment]?[id] else {
+                        return Canned(status: 404, body: #"{"errorCode": 4040010, "errorMessage": "Transaction id not found."}"#)
+                    }
+                    return Canned(status: 200, body: #"{"signedTransactionInfo": "\#(signed)"}"#)
+                }
+            }
+            router.get("/\(environment)/inApps/v2/history/{id}") { request, context in
+                try await self.answer(environment, request, context) { state in
+                    let page = Int(request.uri.queryParameters["revision"].map(String.init) ?? "0") ?? 0
+                    let items = page < state.historyPages.count ? state.historyPages[page] : []
+                    let hasMore = page + 1 < state.historyPages.count
+                    let list = items.map { "\"\($0)\"" }.joined(separator: ",")
+                    return Canned(status: 200, body: #"{"revision": "\#(page + 1)", "hasMore": \#(hasMore), "signedTransactions": [\#(list)]}"#)
+                }
+            }
+            router.post("/\(environment)/inApps/v1/notifications/test") { request, context in
+                try await self.answer(environment, request, context) { _ in Canned(status: 200, body: #"{"testNotificationToken": "\#(environment)-token"}"#) }
+            }
+            router.put("/\(environment)/inApps/v1/transactions/consumption/{id}") { request, context in
+                try await self.answer(environment, request, context) { _ in Canned(status: 202, body: "") }
+            }
+            router.post("/\(environment)/verifyReceipt") { request, context in
+                try await self.answer(environment, request, context, authenticated: false) { state in
+                    Canned(status: 200, body: #"{"status": \#(state.receiptStatus[environment] ?? 0), "environment": "\#(environment == "production" ? "Production" : "Sandbox")", "receipt": {"bundle_id": "\#(self.bundleId)", "in_app": []}}"#)
+                }
+            }
+        }
+        return router
+    }
+
+    private func answer(
+        _ environment: String, _ request: Request, _ context: BasicRequestContext, authenticated: Bool = true,
+        _ normal: (State) -> Canned
+    ) async throws -> Response {
+        var claims: [String: String] = [:]
+        var kid: String?
+        if authenticated {
+            guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+                  let parsed = verifyToken(String(header.dropFirst(7)))
+            else {
+                record(environment, request, claims: [:], kid: nil)
+                return Self.response(Canned(status: 401, body: #"{"errorCode": 4010000}"#))
+            }
+            (claims, kid) = parsed
+        }
+        record(environment, request, claims: claims, kid: kid)
+        let canned: Canned = state.withLock { state in
+            if var queue = state.forced[environment], !queue.isEmpty {
+                let first = queue.removeFirst()
+                state.forced[environment] = queue
+                return first
+            }
+            return normal(state)
+        }
+        if let delay = canned.delay { try await Task.sleep(for: delay) }
+        return Self.response(canned)
+    }
+
+    private func record(_ environment: String, _ request: Request, claims: [String: String], kid: String?) {
+        state.withLock { $0.requests.append(Recorded(method: request.method.rawValue, path: request.uri.path, claims: claims, kid: kid)) }
+    }
+
+    /// Checks what Apple checks: ES256 by the registered key, kid, iss, bid, aud, a short lifetime.
+    private func verifyToken(_ token: String) -> (claims: [String: String], kid: String?)? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+              let signatureData = Base64URL.decode(parts[2]),
+              let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
+              let claims = try? JSONSerialization.jsonObject(with: claimsData) as? [String: Any],
+              header["alg"] as? String == "ES256",
+              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+              apiKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)),
+              claims["iss"] as? String == issuerId, claims["bid"] as? String == bundleId,
+              claims["aud"] as? String == "appstoreconnect-v1",
+              let iat = claims["iat"] as? Int, let exp = claims["exp"] as? Int, exp > iat, exp - iat <= 3600
+        else { return nil }
+        return (claims.mapValues { "\($0)" }, header["kid"] as? String)
+    }
+
+    private static func response(_ canned: Canned) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter = canned.retryAfter { headers[.retryAfter] = retryAfter }
+        return Response(status: .init(code: canned.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: canned.body)))
+    }
+}
