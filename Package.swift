@@ -53,6 +53,14 @@ let package = Package(
             ]
         ),
         .target(
+            name: "AppleStandIn",
+            dependencies: [
+                "AppleSignedData",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
             name: "Domain",
             dependencies: []
         ),
@@ -72,6 +80,7 @@ let package = Package(
                 "Domain",
                 "SQLStore",
                 "AppleSignedData",
+                "AppStoreAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -104,7 +113,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreAPITests",
             dependencies: [
-                "AppStoreAPI", "AppleSignedData", "TestKit",
+                "AppStoreAPI", "AppleSignedData", "TestKit", "AppleStandIn",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -121,10 +130,11 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "SQLStore", "Domain", "TestKit", "AppleSignedData",
+                "HTTPAPI", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -101,6 +101,10 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     public var trustedRootFiles: [String]?
     /// Accept Xcode/LocalTesting data. Only for tenants without Production.
     public var allowLocalTesting: Bool?
+    /// Credentials of the App Store Server API (In-App Purchase key), to resolve bare transaction ids.
+    public var serverAPI: ServerAPICredentials?
+    /// The app's shared secret for Apple's legacy verifyReceipt, read from this environment variable.
+    public var sharedSecretEnv: String?
 
     public var allowsProduction: Bool { environments.contains("Production") }
 
@@ -119,6 +123,17 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
             }
         }
     }
+}
+
+/// Where an App Store Server API key lives. Base URLs default to Apple's; tests point them at a
+/// local stand-in.
+public struct ServerAPICredentials: Codable, Hashable, Sendable {
+    public var issuerId: String
+    public var keyId: String
+    /// The `.p8` PEM file App Store Connect issued, relative to the catalog.
+    public var privateKeyFile: String
+    public var productionURL: String?
+    public var sandboxURL: String?
 }
 
 /// How the tenant's user tokens are verified (the tenant is chosen by the token's issuer).

@@ -1,4 +1,5 @@
 import AppleSignedData
+import AppStoreAPI
 import Domain
 import Foundation
 import JWTKit
@@ -12,6 +13,8 @@ public struct TenantRuntime: Sendable {
     public let verifier: SignedDataVerifier
     /// Legacy app receipts: Apple Inc. Root plus the tenant's extra roots.
     public let receiptVerifier: ReceiptVerifier
+    /// The App Store Server API, when the tenant configured a key (resolves bare transaction ids).
+    public let serverAPI: AppStoreServerAPIClient?
     public let expectations: AppExpectations
     /// Nil when the token key is not configured (for example the secret variable is unset):
     /// user tokens are then refused while API keys keep working.
@@ -41,6 +44,25 @@ public struct TenantRuntime: Sendable {
             allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
         )
         userKeys = try await Self.userKeys(for: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger)
+        serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
+    }
+
+    private static func serverAPI(
+        for tenant: Tenant, baseDirectory: URL, verifier: SignedDataVerifier, expectations: AppExpectations, logger: Logger
+    ) -> AppStoreServerAPIClient? {
+        guard let configuration = tenant.apple.serverAPI else { return nil }
+        let url = URL(fileURLWithPath: configuration.privateKeyFile, relativeTo: baseDirectory)
+        do {
+            let pem = try String(contentsOf: url, encoding: .utf8)
+            let credentials = try AppStoreAPICredentials(issuerId: configuration.issuerId, keyId: configuration.keyId, bundleId: tenant.apple.bundleId, privateKeyPEM: pem)
+            var endpoints = AppStoreServerAPIClient.Endpoints()
+            if let production = configuration.productionURL { endpoints.production = production }
+            if let sandbox = configuration.sandboxURL { endpoints.sandbox = sandbox }
+            return AppStoreServerAPIClient(credentials: credentials, endpoints: endpoints, verifier: verifier, expectations: expectations)
+        } catch {
+            logger.warning("tenant \(tenant.id): App Store Server API key \(url.path) not usable (\(error)); bare transaction ids are refused")
+            return nil
+        }
     }
 
     private static func userKeys(for tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws -> JWTKeyCollection? {

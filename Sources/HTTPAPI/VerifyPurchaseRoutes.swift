@@ -1,4 +1,5 @@
 import AppleSignedData
+import AppStoreAPI
 import Crypto
 import Domain
 import Foundation
@@ -39,8 +40,10 @@ struct VerifyPurchaseRoutes {
             proven = try await provenByJWS(jws, runtime: runtime, context: context)
         } else if let receipt = body.receipt, !receipt.isEmpty {
             proven = try await provenByReceipt(receipt, transactionId: body.transactionId, booking: booking, runtime: runtime, context: context)
+        } else if let transactionId = body.transactionId, !transactionId.isEmpty {
+            proven = try await provenByLookup(transactionId, runtime: runtime, context: context)
         } else {
-            throw APIError(.badRequest, "missing_field", "send jwsRepresentation (StoreKit 2) or receipt (base64 app receipt)", field: "jwsRepresentation")
+            throw APIError(.badRequest, "missing_field", "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt) or transactionId", field: "jwsRepresentation")
         }
         let transactionId = proven.transactionId
         let productId = proven.productId
@@ -150,6 +153,37 @@ struct VerifyPurchaseRoutes {
             transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, productId: productId,
             environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
             appAccountToken: nil, proofHash: verified.sha256
+        )
+    }
+
+    /// A bare transaction id, resolved through the App Store Server API (Get Transaction Info).
+    private func provenByLookup(_ transactionId: String, runtime: TenantRuntime, context: BerthRequestContext) async throws -> ProvenTransaction {
+        guard let api = runtime.serverAPI else {
+            throw APIError(.unprocessableContent, "transaction_lookup_unavailable", "this app has no App Store Server API key configured; send jwsRepresentation or receipt", field: "transactionId")
+        }
+        let verified: VerifiedTransaction
+        do {
+            verified = try await api.transactionInfo(transactionId)
+        } catch let error as AppStoreAPIError {
+            context.logger.warning("transaction lookup failed", metadata: ["code": .string(error.code.rawValue)])
+            switch error.code {
+            case .transactionNotFound, .rejected:
+                throw APIError(.unprocessableContent, error.code.rawValue, error.reason, field: "transactionId")
+            default:
+                throw APIError(.serviceUnavailable, error.code.rawValue, "Apple could not be asked now; retry later (\(error.reason))", headers: [.retryAfter: "5"])
+            }
+        } catch let error as SignedDataError {
+            throw APIError(.unprocessableContent, error.code.rawValue, "Apple's answer did not verify: \(error.reason)", field: "transactionId")
+        }
+        let transaction = verified.payload
+        guard let productId = transaction.productId, let environment = transaction.environment else {
+            throw APIError(.unprocessableContent, "malformed", "Apple's transaction lacks productId or environment", field: "transactionId")
+        }
+        return ProvenTransaction(
+            transactionId: transaction.transactionId ?? transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
+            productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
+            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken,
+            proofHash: Self.sha256(verified.rawPayload)
         )
     }
 

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import AppleStandIn
 import Testing
 import TestKit
 

@@ -41,7 +41,9 @@ struct Harness {
     let otherAdminKey: String
 
     /// - Parameter userPublicKeyPEM: switches the test tenant's user tokens to ES256 with this key.
-    static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil) async throws -> Harness {
+    /// - Parameter appleStandIn: points the test tenant's App Store Server API at a local stand-in
+    ///   (its port and the PEM of the API key it accepts).
+    static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -52,6 +54,13 @@ struct Harness {
                 of: "\"algorithm\": \"HS256\",\n        \"issuer\": \"https://auth.seaboo.test\",",
                 with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\",")
             precondition(catalogText.contains("users.pem"), "the catalog's test tenant changed shape")
+        }
+        if let appleStandIn {
+            try Data(appleStandIn.keyPEM.utf8).write(to: directory.appendingPathComponent("apple-key.p8"))
+            let api = #""serverAPI": {"issuerId": "issuer-1", "keyId": "KEY123", "privateKeyFile": "apple-key.p8", "productionURL": "http://127.0.0.1:\#(appleStandIn.port)/production", "sandboxURL": "http://127.0.0.1:\#(appleStandIn.port)/sandbox"},"#
+            catalogText = catalogText.replacingOccurrences(of: #""trustedRootFiles": ["berth-ca/root.pem", "berth-ca/receipt-root.pem"]"#,
+                                                           with: api + #" "trustedRootFiles": ["berth-ca/root.pem", "berth-ca/receipt-root.pem"]"#)
+            precondition(catalogText.contains("apple-key.p8"), "the catalog's test tenant changed shape")
         }
         try Data(catalogText.utf8).write(to: directory.appendingPathComponent("products.json"))
         let ca = try TestCA.generate()

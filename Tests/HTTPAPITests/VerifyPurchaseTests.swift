@@ -1,3 +1,5 @@
+import AppleStandIn
+import Crypto
 import Domain
 import Foundation
 import Hummingbird
@@ -229,6 +231,64 @@ struct VerifyPurchaseReceiptTests {
             #expect(replay.errorCode == "transaction_already_used")
             #expect(try await harness.count("purchases") == 1)
             #expect(try await harness.count("replay_attempts") == 1)
+        }
+    }
+}
+
+@Suite("POST /api/verify-purchase with a bare transaction id (App Store Server API stand-in)")
+struct VerifyPurchaseLookupTests {
+    @Test("receipt, then JWS, then bare id of one transaction make one purchase; lookups fail cleanly")
+    func threeFormsOnePurchase() async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: "it.seaboo.app")
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
+            defer { Task { await harness.close() } }
+            let transactionId = "2000000000009101"
+            standIn.state.withLock { $0.transactions["sandbox"]?[transactionId] = try? harness.purchase("it.seaboo.rental.basic", transactionId: transactionId) }
+            try await harness.app().test(.router) { client in
+                let start = Harness.day(3, from: harness.clock.now())
+                let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+                let id = booking["id"] as! Int
+                func verify(_ extra: [String: Any]) async throws -> Reply {
+                    try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                          json: extra.merging(["bookingId": id, "productId": "it.seaboo.rental.basic"]) { $1 })
+                }
+                let byReceipt = try await verify(["receipt": try harness.receipt("it.seaboo.rental.basic", transactionId: transactionId)])
+                let byJWS = try await verify(["jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: transactionId)])
+                let byId = try await verify(["transactionId": transactionId])
+                for reply in [byReceipt, byJWS, byId] {
+                    #expect(reply.status == .ok, "\(reply.json)")
+                    #expect(reply.purchase?["id"] as? Int == byReceipt.purchase?["id"] as? Int)
+                }
+                #expect(try await harness.count("purchases") == 1)
+
+                let unknown = try await verify(["transactionId": "2000000000009999"])
+                #expect(unknown.status == .unprocessableContent)
+                #expect(unknown.errorCode == "transaction_not_found")
+
+                standIn.state.withLock { $0.forced["production"] = Array(repeating: .init(status: 500, body: ""), count: 10) }
+                let down = try await verify(["transactionId": transactionId])
+                #expect(down.status == .serviceUnavailable)
+                #expect(down.errorCode == "apple_unavailable")
+            }
+            // The stand-in saw Production first, then Sandbox, with a valid token each time.
+            let paths = standIn.requests.map(\.path)
+            #expect(paths.prefix(2) == ["/production/inApps/v1/transactions/\(transactionId)", "/sandbox/inApps/v1/transactions/\(transactionId)"])
+        }
+    }
+
+    @Test("without an App Store Server API key a bare id is refused with a clear code")
+    func notConfigured() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let start = Harness.day(3, from: harness.clock.now())
+            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                              json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000001"])
+            #expect(reply.status == .unprocessableContent)
+            #expect(reply.errorCode == "transaction_lookup_unavailable")
         }
     }
 }

@@ -4,46 +4,56 @@ import Foundation
 import Hummingbird
 import Synchronization
 
-/// A local HTTP server that plays Apple's App Store Server API and verifyReceipt, checking the
-/// bearer tokens it receives and recording every request.
-final class AppleStandIn: Sendable {
-    struct Recorded: Sendable {
-        var method: String
-        var path: String
-        var claims: [String: String]
-        var kid: String?
+/// A local HTTP server that plays Apple's App Store Server API and verifyReceipt for tests (Apple's
+/// services cannot be reached from test machines), checking the bearer tokens it receives and
+/// recording every request. Mount `router()` on a Hummingbird application on 127.0.0.1; its paths
+/// are `/production/…` and `/sandbox/…`.
+public final class AppleStandIn: Sendable {
+    public struct Recorded: Sendable {
+        public var method: String
+        public var path: String
+        public var claims: [String: String]
+        public var kid: String?
     }
 
-    struct Canned: Sendable {
-        var status: Int
-        var body: String
-        var retryAfter: String?
-        var delay: Duration?
+    public struct Canned: Sendable {
+        public var status: Int
+        public var body: String
+        public var retryAfter: String?
+        public var delay: Duration?
+
+        public init(status: Int, body: String, retryAfter: String? = nil, delay: Duration? = nil) {
+            self.status = status
+            self.body = body
+            self.retryAfter = retryAfter
+            self.delay = delay
+        }
     }
 
-    struct State {
-        var transactions: [String: [String: String]] = ["production": [:], "sandbox": [:]]
-        var historyPages: [[String]] = []
+    public struct State: Sendable {
+        /// Signed transactions Apple knows, per environment ("production", "sandbox"), by transaction id.
+        public var transactions: [String: [String: String]] = ["production": [:], "sandbox": [:]]
+        public var historyPages: [[String]] = []
         /// Answers used before the normal behaviour, in order, per environment.
-        var forced: [String: [Canned]] = ["production": [], "sandbox": []]
-        var receiptStatus: [String: Int] = ["production": 0, "sandbox": 0]
-        var requests: [Recorded] = []
+        public var forced: [String: [Canned]] = ["production": [], "sandbox": []]
+        public var receiptStatus: [String: Int] = ["production": 0, "sandbox": 0]
+        public var requests: [Recorded] = []
     }
 
-    let apiKey: P256.Signing.PublicKey
-    let issuerId: String
-    let bundleId: String
-    let state = Mutex(State())
+    public let apiKey: P256.Signing.PublicKey
+    public let issuerId: String
+    public let bundleId: String
+    public let state = Mutex(State())
 
-    init(apiKey: P256.Signing.PublicKey, issuerId: String, bundleId: String) {
+    public init(apiKey: P256.Signing.PublicKey, issuerId: String, bundleId: String) {
         self.apiKey = apiKey
         self.issuerId = issuerId
         self.bundleId = bundleId
     }
 
-    var requests: [Recorded] { state.withLock { $0.requests } }
+    public var requests: [Recorded] { state.withLock { $0.requests } }
 
-    func router() -> Router<BasicRequestContext> {
+    public func router() -> Router<BasicRequestContext> {
         let router = Router()
         for environment in ["production", "sandbox"] {
             router.get("/\(environment)/inApps/v1/transactions/{id}") { request, context in
