@@ -58,6 +58,20 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var products: [Product]
     public var resources: [Resource]
     public var bookingRules: BookingRules?
+    /// Verification endpoints' limit per user (or server key): a token bucket.
+    public var rateLimit: RateLimit?
+
+    public struct RateLimit: Codable, Hashable, Sendable {
+        /// Requests allowed at once.
+        public var burst: Int
+        /// Refill rate.
+        public var perSecond: Double
+
+        public init(burst: Int, perSecond: Double) {
+            self.burst = burst
+            self.perSecond = perSecond
+        }
+    }
 
     public var holdDuration: TimeInterval { TimeInterval((holdMinutes ?? 15) * 60) }
 
@@ -103,8 +117,6 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     public var allowLocalTesting: Bool?
     /// Credentials of the App Store Server API (In-App Purchase key), to resolve bare transaction ids.
     public var serverAPI: ServerAPICredentials?
-    /// The app's shared secret for Apple's legacy verifyReceipt, read from this environment variable.
-    public var sharedSecretEnv: String?
 
     public var allowsProduction: Bool { environments.contains("Production") }
 

@@ -110,6 +110,36 @@ public protocol BookingStore: Sendable {
     func audit(tenantId: String, page: Page) async throws -> (items: [AuditEntry], total: Int)
 }
 
+/// One answer of `POST /api/verify-receipt`, kept without the receipt (its SHA-256 only).
+public struct ReceiptCheck: Hashable, Sendable {
+    public var tenantId: String
+    public var userId: String?
+    public var receiptSHA256: String
+    /// `verified`, or the refusal code.
+    public var outcome: String
+    public var isPremium: Bool
+    public var productId: String?
+    public var expiresAt: Date?
+    public var at: Date
+
+    public init(tenantId: String, userId: String?, receiptSHA256: String, outcome: String, isPremium: Bool, productId: String?, expiresAt: Date?, at: Date) {
+        self.tenantId = tenantId
+        self.userId = userId
+        self.receiptSHA256 = receiptSHA256
+        self.outcome = outcome
+        self.isPremium = isPremium
+        self.productId = productId
+        self.expiresAt = expiresAt
+        self.at = at
+    }
+}
+
+/// Persistence of receipt checks.
+public protocol ReceiptCheckStore: Sendable {
+    func record(_ check: ReceiptCheck) async throws
+    func receiptChecks(tenantId: String, receiptSHA256: String) async throws -> [ReceiptCheck]
+}
+
 /// Persistence of API keys.
 public protocol APIKeyStore: Sendable {
     func createKey(tenantId: String, role: APIKeyRole, hash: String, now: Date) async throws -> APIKey

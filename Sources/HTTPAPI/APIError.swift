@@ -81,3 +81,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 }
+
+import Crypto
+
+/// Hex SHA-256, the only form in which receipts and signed data are kept or logged.
+enum SHA256Hex {
+    static func of(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -6,15 +6,22 @@ public struct BerthServices: Sendable {
     public var tenants: TenantRegistry
     public var bookings: any BookingStore
     public var keys: any APIKeyStore
+    public var receiptChecks: any ReceiptCheckStore
     public var clock: any BerthClock
     public var logger: Logger
+    let rateLimiter: RateLimiter
 
-    public init(tenants: TenantRegistry, bookings: any BookingStore, keys: any APIKeyStore, clock: any BerthClock = SystemClock(), logger: Logger) {
+    public init(
+        tenants: TenantRegistry, bookings: any BookingStore, keys: any APIKeyStore, receiptChecks: any ReceiptCheckStore,
+        clock: any BerthClock = SystemClock(), logger: Logger
+    ) {
         self.tenants = tenants
         self.bookings = bookings
         self.keys = keys
+        self.receiptChecks = receiptChecks
         self.clock = clock
         self.logger = logger
+        self.rateLimiter = RateLimiter(clock: clock)
     }
 }
 

@@ -20,6 +20,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     CatalogRoutes().register(on: router)
     BookingRoutes(services: services).register(on: router)
     VerifyPurchaseRoutes(services: services).register(on: router)
+    VerifyReceiptRoutes(services: services).register(on: router)
     AdminRoutes(services: services).register(on: router)
     return router
 }

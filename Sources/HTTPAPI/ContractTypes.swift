@@ -227,6 +227,32 @@ struct BookingResponse: Codable {
     var booking: BookingDTO
 }
 
+/// `POST /api/verify-receipt` (the contract of existing iOS clients).
+struct VerifyReceiptRequest: Codable {
+    var receiptData: String
+    var userId: String?
+    var deviceInfo: [String: String]?
+    var appVersion: String?
+    var bundleId: String?
+}
+
+struct VerifyReceiptResponse: Codable {
+    struct ErrorDetail: Codable {
+        var code: String
+        var message: String
+        var field: String?
+    }
+    var success: Bool
+    var isPremium: Bool
+    var productId: String?
+    var expirationDate: APITime?
+    /// `production` or `sandbox`.
+    var environment: String?
+    var message: String
+    /// On refusals, the error of every Berth endpoint.
+    var error: ErrorDetail?
+}
+
 struct AdminConfirmRequest: Codable {
     var reason: String
 }

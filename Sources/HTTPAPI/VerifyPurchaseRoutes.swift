@@ -30,6 +30,7 @@ struct VerifyPurchaseRoutes {
 
     func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (runtime, userId, _) = try context.requireUser()
+        try services.rateLimiter.check(context)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
         let bookingId = body.bookingId.value
         guard let booking = try await services.bookings.booking(id: bookingId, tenantId: runtime.id), booking.userId == userId else {

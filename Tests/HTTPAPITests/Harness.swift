@@ -43,7 +43,8 @@ struct Harness {
     /// - Parameter userPublicKeyPEM: switches the test tenant's user tokens to ES256 with this key.
     /// - Parameter appleStandIn: points the test tenant's App Store Server API at a local stand-in
     ///   (its port and the PEM of the API key it accepts).
-    static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil) async throws -> Harness {
+    static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil,
+                     logger customLogger: Logger? = nil) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -74,8 +75,8 @@ struct Harness {
             migrationsURL: repository.appendingPathComponent("migrations"),
             environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret]
         )
-        var logger = Logger(label: "berth.test")
-        logger.logLevel = .warning
+        var logger = customLogger ?? Logger(label: "berth.test")
+        if customLogger == nil { logger.logLevel = .warning }
         let clock = TestClock()
         let (catalog, database) = try await setup.prepareDatabase(logger: logger, now: clock.now())
         let services = try await setup.services(catalog: catalog, database: database, clock: clock, logger: logger)

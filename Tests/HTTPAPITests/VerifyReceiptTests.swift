@@ -1,0 +1,181 @@
+import AppleSignedData
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Synchronization
+import Testing
+import TestKit
+
+@Suite("POST /api/verify-receipt (existing iOS clients)")
+struct VerifyReceiptTests {
+    func subscriptionReceipt(_ harness: Harness, expires: Date, bundle: String = "it.seaboo.app") throws -> String {
+        var entry = AppReceipt.InAppPurchase()
+        entry.quantity = 1
+        entry.productId = "club.yearly"
+        entry.transactionId = TestIDs.transactionId()
+        entry.originalTransactionId = entry.transactionId
+        entry.purchaseDate = AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000 - 86_400) * 1000)
+        entry.subscriptionExpirationDate = AppleTimestamp(millisecondsSince1970: Int64(expires.timeIntervalSince1970) * 1000)
+        let receipt = AppReceipt(receiptType: "ProductionSandbox", bundleId: bundle, applicationVersion: "7", creationDate: AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000) * 1000), inAppPurchases: [entry])
+        return Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString()
+    }
+
+    @Test("an active subscription answers 200 with isPremium; only the receipt's hash is stored")
+    func premium() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let expires = harness.clock.now().addingTimeInterval(30 * 86_400)
+            let receipt = try subscriptionReceipt(harness, expires: expires)
+            let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: [
+                "receiptData": receipt, "userId": "firebase-uid-1", "deviceInfo": ["model": "iPhone15,3"], "appVersion": "1.0 (7)", "bundleId": "it.seaboo.app",
+            ])
+            #expect(reply.status == .ok, "\(reply.json)")
+            #expect(reply.json["success"] as? Bool == true)
+            #expect(reply.json["isPremium"] as? Bool == true)
+            #expect(reply.json["productId"] as? String == "club.yearly")
+            #expect(reply.json["environment"] as? String == "sandbox")
+            #expect((reply.json["expirationDate"] as? String)?.hasPrefix(String(expires.formatted(.iso8601).prefix(16))) == true)
+            #expect(reply.json["message"] is String)
+
+            let stored = try await harness.database.exclusively { sql in
+                try await sql.raw("SELECT receipt_sha256, user_id, is_premium FROM receipt_checks").all()
+            }
+            #expect(stored.count == 1)
+            let hash = try stored[0].decode(column: "receipt_sha256", as: String.self)
+            #expect(hash.count == 64)
+            #expect(try stored[0].decode(column: "user_id", as: String?.self) == "firebase-uid-1")
+            let dump = try await harness.database.exclusively { sql in
+                try await sql.raw("SELECT * FROM receipt_checks").all().map { row in try row.allColumns.map { try row.decode(column: $0, as: String?.self) ?? "" }.joined(separator: "|") }
+            }
+            #expect(!dump.joined().contains(String(receipt.prefix(40))))
+        }
+    }
+
+    @Test("an expired subscription is verified but not premium")
+    func expired() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let receipt = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(-3600))
+            let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": receipt])
+            #expect(reply.status == .ok)
+            #expect(reply.json["success"] as? Bool == true)
+            #expect(reply.json["isPremium"] as? Bool == false)
+        }
+    }
+
+    @Test("bad receipts are 4xx (do not retry) in the clients' shape with Berth's error object")
+    func refusals() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let foreign = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600), bundle: "com.other")
+            let good = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600))
+            let cases: [([String: Any], HTTPResponse.Status, String)] = [
+                (["receiptData": "not base64"], .badRequest, "malformed"),
+                (["receiptData": "MIIT"], .badRequest, "malformed"),
+                ([:], .badRequest, "missing_field"),
+                (["receiptData": foreign], .unprocessableContent, "wrong_bundle"),
+                (["receiptData": good, "bundleId": "com.other"], .unprocessableContent, "wrong_bundle"),
+            ]
+            for (body, status, code) in cases {
+                let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: body)
+                #expect(reply.status == status, "\(body.keys) → \(reply.json)")
+                #expect(reply.json["success"] as? Bool == false)
+                #expect(reply.json["isPremium"] as? Bool == false)
+                #expect(reply.json["message"] is String)
+                #expect(reply.errorCode == code)
+            }
+            let anonymous = try await client.call(.post, "/api/verify-receipt", auth: nil, json: ["receiptData": good])
+            #expect(anonymous.status == .unauthorized)
+            #expect(anonymous.json["isPremium"] as? Bool == false)
+        }
+    }
+
+    @Test("verification endpoints are rate limited per user with 429 and Retry-After")
+    func rateLimited() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            for _ in 0..<60 {
+                _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: "greedy", json: ["receiptData": "MIIT"])
+            }
+            let limited = try await client.execute(uri: "/api/verify-receipt", method: .post,
+                                                   headers: [.authorization: "Bearer \(harness.serverKey)", HTTPField.Name("X-User-Id")!: "greedy"],
+                                                   body: ByteBuffer(string: #"{"receiptData": "MIIT"}"#)) { response in response }
+            #expect(limited.status == .tooManyRequests)
+            #expect(limited.headers[.retryAfter] == "1")
+            let other = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "patient", json: ["bookingId": 1, "productId": "x", "jwsRepresentation": "a.b.c"])
+            #expect(other.status != .tooManyRequests)
+            let limitedPurchase = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "greedy", json: ["bookingId": 1, "productId": "x", "jwsRepresentation": "a.b.c"])
+            #expect(limitedPurchase.errorCode == "rate_limited")
+            harness.clock.advance(2)
+            let later = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: "greedy", json: ["receiptData": "MIIT"])
+            #expect(later.status == .badRequest)
+        }
+    }
+}
+
+/// Collects every log line (message and metadata) at trace level.
+final class LogCapture: Sendable {
+    let lines = Mutex<[String]>([])
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            let all = metadata.merging(extra ?? [:]) { $1 }
+            capture.lines.withLock { $0.append("\(message) \(all)") }
+        }
+    }
+
+    var logger: Logger { Logger(label: "berth.capture") { _ in Handler(capture: self) } }
+}
+
+@Suite("Logs")
+struct LogHygieneTests {
+    @Test("logs of verifications, refusals and replays contain no JWS and no receipt, only hash prefixes")
+    func noSecretsInLogs() async throws {
+        let capture = LogCapture()
+        let harness = try await Harness.make(logger: capture.logger)
+        defer { Task { await harness.close() } }
+        let secretsBox = Mutex<[String]>([])
+        try await harness.app().test(.router) { client in
+            let start = Harness.day(3, from: harness.clock.now())
+            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let jws = try harness.purchase("it.seaboo.rental.basic")
+            let receipt = try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000321")
+            let forged = try TestCA.generate().signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic"))
+            secretsBox.withLock { $0 = [jws, receipt, forged] }
+            let bookingId = booking["id"] as! Int
+            for proof in [["jwsRepresentation": jws], ["jwsRepresentation": forged], ["receipt": receipt], ["jwsRepresentation": jws]] {
+                var body: [String: Any] = ["bookingId": bookingId, "productId": "it.seaboo.rental.basic"]
+                for (key, value) in proof { body[key] = value }
+                _ = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
+            }
+            _ = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
+                                      json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": receipt])
+            _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": String(receipt.dropLast(8))])
+        }
+        let lines = capture.lines.withLock { $0 }
+        let secrets = secretsBox.withLock { $0 }
+        #expect(secrets.count == 3)
+        #expect(lines.count > 3, "the scenario must log something to be a meaningful check")
+        #expect(lines.contains { $0.contains("sha256") })
+        for secret in secrets {
+            let fragments = [String(secret.prefix(32)), String(secret.suffix(32)), String(secret.dropFirst(secret.count / 2).prefix(32))]
+            for fragment in fragments {
+                #expect(!lines.contains { $0.contains(fragment) }, "a log line contains part of a JWS or receipt")
+            }
+        }
+    }
+}
