@@ -54,6 +54,17 @@ export type ErrorCode =
   // verify-purchase
   | "product_mismatch"
   | "transaction_not_in_receipt"
+  | "transaction_lookup_unavailable"
+  | "transaction_not_found"
+  | "rate_limited"
+  // Apple's network services (503 = retry later, except apple_rejected: 422)
+  | "apple_unavailable"
+  | "apple_timeout"
+  | "apple_rate_limited"
+  | "apple_unauthorized"
+  | "apple_rejected"
+  | "apple_invalid_response"
+  | "apple_not_configured"
   | "transaction_mismatch"
   | "account_token_mismatch"
   | "transaction_revoked"
@@ -184,6 +195,7 @@ export type BookingListResponse = ListResponse<Booking>;
 export interface VerifyPurchaseRequest {
   bookingId: number | string;
   productId: string;
+  /** alone (no jwsRepresentation, no receipt): resolved through Apple's App Store Server API */
   transactionId?: string;
   /** StoreKit 2 `Transaction.jwsRepresentation` */
   jwsRepresentation?: string;
@@ -213,6 +225,32 @@ export interface VerifyPurchaseResponse {
   success: true;
   booking: Booking;
   purchase: Purchase;
+}
+
+// ---------------------------------------------------------------- existing iOS clients
+
+/** `POST /api/verify-receipt`: the receipt is verified offline; only its SHA-256 is kept. */
+export interface VerifyReceiptRequest {
+  /** base64 app receipt */
+  receiptData: string;
+  userId?: string | null;
+  deviceInfo?: Record<string, string>;
+  appVersion?: string;
+  bundleId?: string;
+}
+
+/**
+ * 200: the receipt is genuine (isPremium tells whether a subscription is active).
+ * 4xx: do not retry. 5xx: retry later. Refusals also carry Berth's `error` object.
+ */
+export interface VerifyReceiptResponse {
+  success: boolean;
+  isPremium: boolean;
+  productId?: string;
+  expirationDate?: ISODateTime;
+  environment?: "production" | "sandbox";
+  message: string;
+  error?: ErrorResponse["error"];
 }
 
 // ---------------------------------------------------------------- admin

@@ -1,4 +1,5 @@
 import Foundation
+import AppleSignedData
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
@@ -96,6 +97,23 @@ struct ContractTests {
             record("ReplayListResponse", "ReplayListResponse", try await client.call(.get, "/api/admin/replays?limit=1", auth: admin))
             record("AuditListResponse", "AuditListResponse", try await client.call(.get, "/api/admin/audit?limit=2", auth: admin))
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
+
+            var entry = AppReceipt.InAppPurchase()
+            entry.quantity = 1
+            entry.productId = "club.yearly"
+            entry.transactionId = "2000000000005151"
+            entry.originalTransactionId = "2000000000005151"
+            entry.purchaseDate = AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000) * 1000)
+            entry.subscriptionExpirationDate = AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000 + 365 * 86_400) * 1000)
+            let receipt = AppReceipt(receiptType: "ProductionSandbox", bundleId: "it.seaboo.app", applicationVersion: "7",
+                                     creationDate: entry.purchaseDate, inAppPurchases: [entry])
+            let verifyReceipt: [String: Any] = [
+                "receiptData": Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString(), "userId": "firebase-uid-1",
+                "deviceInfo": ["model": "iPhone15,3", "osVersion": "iOS 18.0"], "appVersion": "1.0 (7)", "bundleId": "it.seaboo.app",
+            ]
+            try recordRequest("VerifyReceiptRequest", "VerifyReceiptRequest", verifyReceipt)
+            record("VerifyReceiptResponse.premium", "VerifyReceiptResponse", try await client.call(.post, "/api/verify-receipt", auth: key, json: verifyReceipt))
+            record("VerifyReceiptResponse.malformed", "VerifyReceiptResponse", try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receiptData": "MIIT"]))
         }
         return recorder.all
     }
@@ -104,7 +122,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 21)
+        #expect(exchanges.count == 24)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -127,7 +145,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 21)
+        #expect(files.count == 24)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")
