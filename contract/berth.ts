@@ -72,8 +72,9 @@ export type ErrorCode =
   | "booking_already_paid"
   | "booking_not_payable"
   | VerificationErrorCode
-  // server side (500): nothing was applied
-  | "internal_error";
+  // server side: nothing was applied (500), or retry later (503)
+  | "internal_error"
+  | "temporarily_unavailable";
 
 export interface ErrorResponse {
   success: false;

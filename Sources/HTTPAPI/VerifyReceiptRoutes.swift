@@ -19,6 +19,10 @@ struct VerifyReceiptRoutes {
                 return try Self.refusal(error)
             } catch let error as DomainError {
                 return try Self.refusal(APIError(error))
+            } catch {
+                // Storage or other temporary trouble: the client retries 5xx.
+                context.logger.error("verify-receipt failed: \(String(reflecting: error))")
+                return try Self.refusal(APIError(.serviceUnavailable, "temporarily_unavailable", "temporary server error; retry later", headers: [.retryAfter: "5"]))
             }
         }
     }

@@ -95,6 +95,21 @@ struct VerifyReceiptTests {
         }
     }
 
+    @Test("a temporary failure (the database is gone) is a 5xx the client retries, never a 200")
+    func temporaryFailure() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        let receipt = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600))
+        let token = try await harness.userToken("dana")  // a JWT: authentication needs no database
+        try await harness.database.close()
+        try await harness.app().test(.router) { client in
+            let reply = try await client.call(.post, "/api/verify-receipt", auth: token, json: ["receiptData": receipt])
+            #expect(reply.status == .serviceUnavailable)
+            #expect(reply.errorCode == "temporarily_unavailable")
+            #expect(reply.json["success"] as? Bool == false)
+        }
+    }
+
     @Test("verification endpoints are rate limited per user with 429 and Retry-After")
     func rateLimited() async throws {
         let harness = try await Harness.make()
