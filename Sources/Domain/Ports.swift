@@ -145,3 +145,40 @@ public protocol APIKeyStore: Sendable {
     func createKey(tenantId: String, role: APIKeyRole, hash: String, now: Date) async throws -> APIKey
     func key(hash: String) async throws -> APIKey?
 }
+
+/// A stored notification, as admins list it.
+public struct StoredNotification: Hashable, Sendable {
+    public var uuid: String
+    public var type: String
+    public var subtype: String?
+    public var environment: String
+    public var transactionId: String?
+    public var outcome: String
+    public var payloadHash: String
+    public var signedAt: Date
+    public var receivedAt: Date
+
+    public init(uuid: String, type: String, subtype: String?, environment: String, transactionId: String?, outcome: String, payloadHash: String, signedAt: Date, receivedAt: Date) {
+        self.uuid = uuid
+        self.type = type
+        self.subtype = subtype
+        self.environment = environment
+        self.transactionId = transactionId
+        self.outcome = outcome
+        self.payloadHash = payloadHash
+        self.signedAt = signedAt
+        self.receivedAt = receivedAt
+    }
+}
+
+/// Persistence of App Store Server Notifications and their effects.
+public protocol NotificationStore: Sendable {
+    /// Records the notification and applies the effect `decide` chooses, in one transaction. A uuid
+    /// seen before changes nothing and returns the outcome stored then, with `duplicate` true.
+    func applyNotification(
+        _ notification: IncomingNotification, resources: [Resource], now: Date,
+        decide: @escaping @Sendable (IncomingNotification, Purchase?, Booking?, Bool) -> NotificationEffect
+    ) async throws -> (outcome: String, duplicate: Bool)
+
+    func notifications(tenantId: String, page: Page) async throws -> (items: [StoredNotification], total: Int)
+}

@@ -22,6 +22,12 @@ struct AdminRoutes {
             let result = try await services.bookings.replays(tenantId: tenant.id, page: page)
             return try JSONCoding.response(ListResponse(items: result.items.map(ReplayDTO.init), total: result.total, limit: page.limit, offset: page.offset))
         }
+        router.get("/api/admin/notifications") { request, context in
+            let (tenant, _) = try context.requireAdmin()
+            let page = try Paging.page(request)
+            let result = try await services.notifications.notifications(tenantId: tenant.id, page: page)
+            return try JSONCoding.response(ListResponse(items: result.items.map(NotificationDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        }
         router.get("/api/admin/audit") { request, context in
             let (tenant, _) = try context.requireAdmin()
             let page = try Paging.page(request)

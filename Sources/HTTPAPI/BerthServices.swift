@@ -7,14 +7,16 @@ public struct BerthServices: Sendable {
     public var bookings: any BookingStore
     public var keys: any APIKeyStore
     public var receiptChecks: any ReceiptCheckStore
+    public var notifications: any NotificationStore
     public var clock: any BerthClock
     public var logger: Logger
     let rateLimiter: RateLimiter
 
     public init(
         tenants: TenantRegistry, bookings: any BookingStore, keys: any APIKeyStore, receiptChecks: any ReceiptCheckStore,
-        clock: any BerthClock = SystemClock(), logger: Logger
+        notifications: any NotificationStore, clock: any BerthClock = SystemClock(), logger: Logger
     ) {
+        self.notifications = notifications
         self.tenants = tenants
         self.bookings = bookings
         self.keys = keys

@@ -21,6 +21,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     BookingRoutes(services: services).register(on: router)
     VerifyPurchaseRoutes(services: services).register(on: router)
     VerifyReceiptRoutes(services: services).register(on: router)
+    AppleNotificationRoutes(services: services).register(on: router)
     AdminRoutes(services: services).register(on: router)
     return router
 }

@@ -253,6 +253,37 @@ struct VerifyReceiptResponse: Codable {
     var error: ErrorDetail?
 }
 
+/// The answer to Apple (it only reads the status).
+struct NotificationAck: Codable {
+    var received = true
+    var outcome: String
+    var duplicate: Bool
+}
+
+struct NotificationDTO: Codable {
+    var notificationUUID: String
+    var notificationType: String
+    var subtype: String?
+    var environment: String
+    var transactionId: String?
+    var outcome: String
+    var payloadHash: String
+    var signedDate: APITime
+    var receivedAt: APITime
+
+    init(_ stored: StoredNotification) {
+        notificationUUID = stored.uuid
+        notificationType = stored.type
+        subtype = stored.subtype
+        environment = stored.environment
+        transactionId = stored.transactionId
+        outcome = stored.outcome
+        payloadHash = stored.payloadHash
+        signedDate = APITime(stored.signedAt)
+        receivedAt = APITime(stored.receivedAt)
+    }
+}
+
 struct AdminConfirmRequest: Codable {
     var reason: String
 }

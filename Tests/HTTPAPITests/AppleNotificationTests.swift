@@ -1,0 +1,102 @@
+import AppleSignedData
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TestKit
+
+@Suite("POST /api/apple/notifications/{tenant}")
+struct AppleNotificationTests {
+    @Test("a REFUND of a confirmed booking frees its slot; the same notification twice has one effect")
+    func refundFreesSlot() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let start = Harness.day(3, from: harness.clock.now())
+            let rental: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            let booking = try await createBooking(client, harness, user: "alice", body: rental)
+            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000007001")
+            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            #expect(paid.status == .ok)
+            #expect(try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "bob", json: rental).status == .conflict)
+
+            var refunded = transaction
+            refunded.revocationDate = AppleTimestamp(harness.clock.now())
+            refunded.revocationReason = .other
+            let body = try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: refunded)
+            let first = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": body])
+            #expect(first.status == .ok, "\(first.json)")
+            #expect(first.json["outcome"] as? String == "booking_refunded")
+            #expect(first.json["duplicate"] as? Bool == false)
+            let again = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": body])
+            #expect(again.status == .ok)
+            #expect(again.json["duplicate"] as? Bool == true)
+            #expect(try await harness.count("apple_notifications") == 1)
+
+            let stored = try await client.call(.get, "/api/bookings/\(booking["id"]!)", auth: harness.serverKey, user: "alice")
+            #expect(stored.booking?["status"] as? String == "refunded")
+            let purchases = try await client.call(.get, "/api/admin/purchases", auth: harness.adminKey)
+            #expect((purchases.json["items"] as? [[String: Any]])?.first?["status"] as? String == "refunded")
+            // The slot is free again.
+            #expect(try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "bob", json: rental).status == .created)
+
+            let listed = try await client.call(.get, "/api/admin/notifications", auth: harness.adminKey)
+            #expect(listed.json["total"] as? Int == 1)
+            #expect((listed.json["items"] as? [[String: Any]])?.first?["notificationType"] as? String == "REFUND")
+        }
+    }
+
+    @Test("REFUND_REVERSED reinstates a refunded booking whose slot is still free")
+    func refundReversed() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let start = Harness.day(4, from: harness.clock.now())
+            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.premium", transactionId: "2000000000007002")
+            _ = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                      json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.premium", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            for type in [NotificationType.refund, .refundReversed] {
+                let reply = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
+                                                  json: ["signedPayload": try harness.ca.signNotification(type: type, bundleId: "it.seaboo.app", transaction: transaction)])
+                #expect(reply.status == .ok)
+            }
+            let stored = try await client.call(.get, "/api/bookings/\(booking["id"]!)", auth: harness.serverKey, user: "alice")
+            #expect(stored.booking?["status"] as? String == "confirmed")
+        }
+    }
+
+    @Test("tampered, foreign or untrusted notifications are 4xx and write nothing; unknown transactions and TEST are recorded")
+    func refusals() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let good = try harness.ca.signNotification(type: .test, bundleId: "it.seaboo.app")
+            var parts = good.split(separator: ".").map(String.init)
+            parts[2] = String(repeating: "A", count: parts[2].count)  // a well-formed signature of zeros
+            let cases: [(Any, HTTPResponse.Status)] = [
+                (["signedPayload": parts.joined(separator: ".")], .unprocessableContent),
+                (["signedPayload": "not.a.jws"], .badRequest),
+                (["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "com.other")], .unprocessableContent),
+                (["signedPayload": try TestCA.generate().signNotification(type: .refund, bundleId: "it.seaboo.app")], .unprocessableContent),
+                (["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", environment: .production)], .unprocessableContent),
+                (["nothing": 1], .badRequest),
+            ]
+            for (body, status) in cases {
+                let reply = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: body)
+                #expect(reply.status == status, "\(reply.json)")
+            }
+            #expect(try await client.call(.post, "/api/apple/notifications/nowhere", auth: nil, json: ["signedPayload": good]).status == .notFound)
+            #expect(try await harness.count("apple_notifications") == 0)
+
+            let test = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": good])
+            #expect(test.json["outcome"] as? String == "test")
+            let unknown = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: [
+                "signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: .testPurchase(bundleId: "it.seaboo.app", productId: "x")),
+            ])
+            #expect(unknown.json["outcome"] as? String == "unknown_transaction")
+            #expect(try await harness.count("apple_notifications") == 2)
+        }
+    }
+}
