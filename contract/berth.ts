@@ -254,6 +254,37 @@ export interface VerifyReceiptResponse {
   error?: ErrorResponse["error"];
 }
 
+// ---------------------------------------------------------------- App Store Server Notifications
+
+/** What Apple POSTs to /api/apple/notifications/{tenant}. */
+export interface AppleNotificationRequest {
+  signedPayload: string;
+}
+
+/** 200 once the notification and its effect are stored (also for a redelivered uuid). */
+export interface NotificationAck {
+  received: true;
+  /** "booking_refunded", "purchase_refunded", "booking_reinstated", "reinstated_needs_refund",
+   *  "test", "refund_declined", "consumption_requested", "unknown_transaction", "recorded", … */
+  outcome: string;
+  duplicate: boolean;
+}
+
+export interface StoredNotification {
+  notificationUUID: string;
+  notificationType: string;
+  subtype?: string;
+  environment: string;
+  transactionId?: string;
+  outcome: string;
+  /** SHA-256 (hex) of the signedPayload; the payload itself is not stored */
+  payloadHash: string;
+  signedDate: ISODateTime;
+  receivedAt: ISODateTime;
+}
+
+export type NotificationListResponse = ListResponse<StoredNotification>;
+
 // ---------------------------------------------------------------- admin
 
 export interface AdminConfirmRequest {
