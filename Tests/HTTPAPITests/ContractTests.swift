@@ -114,6 +114,10 @@ struct ContractTests {
             try recordRequest("VerifyReceiptRequest", "VerifyReceiptRequest", verifyReceipt)
             record("VerifyReceiptResponse.premium", "VerifyReceiptResponse", try await client.call(.post, "/api/verify-receipt", auth: key, json: verifyReceipt))
             record("VerifyReceiptResponse.malformed", "VerifyReceiptResponse", try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receiptData": "MIIT"]))
+
+            let notification = try harness.ca.signNotification(type: .test, uuid: UUID(uuidString: "5E09DCFC-205E-4EA1-9883-96676F394992")!, bundleId: "it.seaboo.app")
+            record("NotificationAck", "NotificationAck", try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification]))
+            record("NotificationListResponse", "NotificationListResponse", try await client.call(.get, "/api/admin/notifications", auth: admin))
         }
         return recorder.all
     }
@@ -122,7 +126,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 24)
+        #expect(exchanges.count == 26)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -145,7 +149,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 24)
+        #expect(files.count == 26)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")
