@@ -10,29 +10,24 @@ struct AdminRoutes {
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
         router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
-        router.get("/api/admin/purchases") { request, context in
+        let store = services.bookings, notifications = services.notifications
+        listing("/api/admin/purchases", on: router, fetch: { try await store.purchases(tenantId: $0, page: $1) }, as: PurchaseDTO.init)
+        listing("/api/admin/replays", on: router, fetch: { try await store.replays(tenantId: $0, page: $1) }, as: ReplayDTO.init)
+        listing("/api/admin/notifications", on: router, fetch: { try await notifications.notifications(tenantId: $0, page: $1) }, as: NotificationDTO.init)
+        listing("/api/admin/audit", on: router, fetch: { try await store.audit(tenantId: $0, page: $1) }, as: AuditDTO.init)
+    }
+
+    /// A paginated, newest-first admin listing of one kind of record.
+    private func listing<Item: Sendable, DTO: Codable>(
+        _ path: RouterPath, on router: Router<BerthRequestContext>,
+        fetch: @escaping @Sendable (String, Page) async throws -> (items: [Item], total: Int),
+        as present: @escaping @Sendable (Item) -> DTO
+    ) {
+        router.get(path) { request, context in
             let (tenant, _) = try context.requireAdmin()
             let page = try Paging.page(request)
-            let result = try await services.bookings.purchases(tenantId: tenant.id, page: page)
-            return try JSONCoding.response(ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset))
-        }
-        router.get("/api/admin/replays") { request, context in
-            let (tenant, _) = try context.requireAdmin()
-            let page = try Paging.page(request)
-            let result = try await services.bookings.replays(tenantId: tenant.id, page: page)
-            return try JSONCoding.response(ListResponse(items: result.items.map(ReplayDTO.init), total: result.total, limit: page.limit, offset: page.offset))
-        }
-        router.get("/api/admin/notifications") { request, context in
-            let (tenant, _) = try context.requireAdmin()
-            let page = try Paging.page(request)
-            let result = try await services.notifications.notifications(tenantId: tenant.id, page: page)
-            return try JSONCoding.response(ListResponse(items: result.items.map(NotificationDTO.init), total: result.total, limit: page.limit, offset: page.offset))
-        }
-        router.get("/api/admin/audit") { request, context in
-            let (tenant, _) = try context.requireAdmin()
-            let page = try Paging.page(request)
-            let result = try await services.bookings.audit(tenantId: tenant.id, page: page)
-            return try JSONCoding.response(ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+            let result = try await fetch(tenant.id, page)
+            return try JSONCoding.response(ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset))
         }
     }
 

@@ -16,28 +16,19 @@ extension TestCA {
 
     /// Writes certificates and keys as PEM into `directory` (created if needed); keys get mode 0600.
     public func write(to directory: URL) throws {
-        let fileManager = FileManager.default
-        try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
-        let files: [(String, String, Bool)] = [
+        try PEMFiles.write([
             (FileName.root, try root.serializeAsPEM().pemString, false),
             (FileName.rootKey, rootKey.pemRepresentation, true),
             (FileName.intermediate, try intermediate.serializeAsPEM().pemString, false),
             (FileName.intermediateKey, intermediateKey.pemRepresentation, true),
             (FileName.leaf, try leaf.serializeAsPEM().pemString, false),
             (FileName.leafKey, leafKey.pemRepresentation, true),
-        ]
-        for (name, contents, secret) in files {
-            let url = directory.appendingPathComponent(name)
-            try Data((contents + "\n").utf8).write(to: url, options: .atomic)
-            if secret { try fileManager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path) }
-        }
+        ], to: directory)
     }
 
     /// Reads a CA written by ``write(to:)``.
     public static func load(from directory: URL) throws -> TestCA {
-        func text(_ name: String) throws -> String {
-            try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
-        }
+        let text = { (name: String) throws -> String in try PEMFiles.read(name, in: directory) }
         return TestCA(
             rootKey: try P384.Signing.PrivateKey(pemRepresentation: try text(FileName.rootKey)),
             root: try Certificate(pemEncoded: try text(FileName.root)),
@@ -46,5 +37,21 @@ extension TestCA {
             leafKey: try P256.Signing.PrivateKey(pemRepresentation: try text(FileName.leafKey)),
             leaf: try Certificate(pemEncoded: try text(FileName.leaf))
         )
+    }
+}
+
+/// PEM files of the test CAs: certificates world-readable, keys 0600.
+enum PEMFiles {
+    static func write(_ files: [(name: String, contents: String, secret: Bool)], to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for file in files {
+            let url = directory.appendingPathComponent(file.name)
+            try Data((file.contents + "\n").utf8).write(to: url, options: .atomic)
+            if file.secret { try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path) }
+        }
+    }
+
+    static func read(_ name: String, in directory: URL) throws -> String {
+        try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
     }
 }

@@ -245,27 +245,19 @@ extension TestReceiptCA {
 
     /// Writes certificates and keys as PEM into `directory`; keys get mode 0600.
     public func write(to directory: URL) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let files: [(String, String, Bool)] = [
+        try PEMFiles.write([
             (FileName.root, try root.serializeAsPEM().pemString, false),
             (FileName.rootKey, rootKey.pemRepresentation, true),
             (FileName.intermediate, try intermediate.serializeAsPEM().pemString, false),
             (FileName.intermediateKey, intermediateKey.pemRepresentation, true),
             (FileName.leaf, try leaf.serializeAsPEM().pemString, false),
             (FileName.leafKey, leafKey.pemRepresentation, true),
-        ]
-        for (name, contents, secret) in files {
-            let url = directory.appendingPathComponent(name)
-            try Data((contents + "\n").utf8).write(to: url, options: .atomic)
-            if secret { try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path) }
-        }
+        ], to: directory)
     }
 
     /// Reads a CA written by ``write(to:)``.
     public static func load(from directory: URL) throws -> TestReceiptCA {
-        func text(_ name: String) throws -> String {
-            try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
-        }
+        let text = { (name: String) throws -> String in try PEMFiles.read(name, in: directory) }
         return TestReceiptCA(
             rootKey: try _RSA.Signing.PrivateKey(pemRepresentation: try text(FileName.rootKey)),
             root: try Certificate(pemEncoded: try text(FileName.root)),
