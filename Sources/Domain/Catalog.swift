@@ -60,6 +60,14 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var bookingRules: BookingRules?
     /// Verification endpoints' limit per user (or server key): a token bucket.
     public var rateLimit: RateLimit?
+    /// Where the tenant's own backend receives signed webhooks.
+    public var webhook: Webhook?
+
+    public struct Webhook: Codable, Hashable, Sendable {
+        public var url: String
+        /// The environment variable holding the HMAC-SHA256 signing secret.
+        public var secretEnv: String
+    }
 
     public struct RateLimit: Codable, Hashable, Sendable {
         /// Requests allowed at once.

@@ -10,7 +10,17 @@ struct AdminRoutes {
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
         router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
-        let store = services.bookings, notifications = services.notifications
+        let store = services.bookings, notifications = services.notifications, webhooks = services.webhooks
+        listing("/api/admin/webhooks/deliveries", on: router, fetch: { try await webhooks.deliveries(tenantId: $0, page: $1) }, as: WebhookDeliveryDTO.init)
+        router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
+            let (tenant, _) = try context.requireAdmin()
+            guard let text = context.parameters.get("id"), let id = Int64(text),
+                  try await webhooks.resend(deliveryId: id, tenantId: tenant.id, now: services.clock.now())
+            else {
+                throw APIError(.notFound, "delivery_not_found", "no webhook delivery with this id for this app", field: "id")
+            }
+            return try JSONCoding.response(ResendResponse(queued: true))
+        }
         listing("/api/admin/purchases", on: router, fetch: { try await store.purchases(tenantId: $0, page: $1) }, as: PurchaseDTO.init)
         listing("/api/admin/replays", on: router, fetch: { try await store.replays(tenantId: $0, page: $1) }, as: ReplayDTO.init)
         listing("/api/admin/notifications", on: router, fetch: { try await notifications.notifications(tenantId: $0, page: $1) }, as: NotificationDTO.init)

@@ -8,15 +8,17 @@ public struct BerthServices: Sendable {
     public var keys: any APIKeyStore
     public var receiptChecks: any ReceiptCheckStore
     public var notifications: any NotificationStore
+    public var webhooks: any WebhookStore
     public var clock: any BerthClock
     public var logger: Logger
     let rateLimiter: RateLimiter
 
     public init(
         tenants: TenantRegistry, bookings: any BookingStore, keys: any APIKeyStore, receiptChecks: any ReceiptCheckStore,
-        notifications: any NotificationStore, clock: any BerthClock = SystemClock(), logger: Logger
+        notifications: any NotificationStore, webhooks: any WebhookStore, clock: any BerthClock = SystemClock(), logger: Logger
     ) {
         self.notifications = notifications
+        self.webhooks = webhooks
         self.tenants = tenants
         self.bookings = bookings
         self.keys = keys

@@ -38,6 +38,6 @@ public struct BerthSetup: Sendable {
     public func services(catalog: Catalog, database: SQLiteDatabase, clock: any BerthClock = SystemClock(), logger: Logger) async throws -> BerthServices {
         let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, logger: logger)
         let store = SQLBookingStore(database: database)
-        return BerthServices(tenants: tenants, bookings: store, keys: store, receiptChecks: store, notifications: store, clock: clock, logger: logger)
+        return BerthServices(tenants: tenants, bookings: store, keys: store, receiptChecks: store, notifications: store, webhooks: store, clock: clock, logger: logger)
     }
 }

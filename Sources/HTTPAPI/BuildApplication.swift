@@ -26,11 +26,17 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     return router
 }
 
-/// The application: the router plus the server configuration.
+/// The application: the router, the server configuration and the webhook delivery service.
 public func buildApplication(services: BerthServices, server: ServerConfiguration) -> some ApplicationProtocol {
     Application(
         router: buildRouter(services: services),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
+        services: [webhookDeliverer(services: services)],
         logger: services.logger
     )
+}
+
+/// The delivery service of the webhook outbox, as `buildApplication` runs it.
+public func webhookDeliverer(services: BerthServices) -> WebhookDeliverer {
+    WebhookDeliverer(store: services.webhooks, tenants: services.tenants, clock: services.clock, logger: services.logger)
 }

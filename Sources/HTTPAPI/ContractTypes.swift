@@ -284,6 +284,30 @@ struct NotificationDTO: Codable {
     }
 }
 
+struct WebhookDeliveryDTO: Codable {
+    var id: Int64
+    var eventId: Int64
+    var eventType: String
+    var attempt: Int
+    var statusCode: Int?
+    var error: String?
+    var at: APITime
+
+    init(_ delivery: WebhookDelivery) {
+        id = delivery.id
+        eventId = delivery.outboxId
+        eventType = delivery.eventType
+        attempt = delivery.attempt
+        statusCode = delivery.statusCode
+        error = delivery.error
+        at = APITime(delivery.at)
+    }
+}
+
+struct ResendResponse: Codable {
+    var queued: Bool
+}
+
 struct AdminConfirmRequest: Codable {
     var reason: String
 }

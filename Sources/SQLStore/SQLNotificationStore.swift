@@ -35,15 +35,20 @@ extension SQLBookingStore: NotificationStore {
             let stamp = now.epochMilliseconds
             switch effect {
             case .refundBooking:
+                purchase?.status = .refunded
+                booking?.status = .refunded
                 if let purchase, let booking {
                     try await sql.raw("UPDATE purchases SET status = 'refunded' WHERE id = \(bind: purchase.id)").run()
                     try await sql.raw("UPDATE bookings SET status = 'refunded', status_reason = \(bind: notification.type), updated_at = \(bind: stamp) WHERE id = \(bind: booking.id)").run()
                 }
             case .refundPurchaseOnly:
+                purchase?.status = .refunded
                 if let purchase {
                     try await sql.raw("UPDATE purchases SET status = 'refunded' WHERE id = \(bind: purchase.id)").run()
                 }
             case .reinstateBooking(let free):
+                purchase?.status = free ? .applied : .needsRefund
+                booking?.status = free ? .confirmed : .paymentNeedsRefund
                 if let purchase, let booking {
                     try await sql.raw("UPDATE purchases SET status = \(bind: free ? "applied" : "needs_refund"), outcome_code = \(bind: free ? nil : "slot_unavailable") WHERE id = \(bind: purchase.id)").run()
                     try await sql.raw("""
@@ -62,6 +67,7 @@ extension SQLBookingStore: NotificationStore {
                 """).run()
             try await Self.audit(sql, tenantId: notification.tenantId, actor: "apple", action: "notification.\(notification.type.lowercased())",
                                  bookingId: booking?.id, purchaseId: purchase?.id, detail: ["uuid": notification.uuid, "outcome": effect.outcome], at: now)
+            try await Self.enqueue(sql, tenantId: notification.tenantId, events: effect.events(booking: booking, purchase: purchase), now: now)
             return (effect.outcome, false)
         }
     }

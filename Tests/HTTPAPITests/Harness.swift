@@ -28,6 +28,7 @@ final class TestClock: BerthClock {
 struct Harness {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let jwtSecret = "test-secret-for-seaboo-test-tenant"
+    static let webhookSecret = "webhook-secret-for-seaboo-test"
 
     let directory: URL
     let ca: TestCA
@@ -44,7 +45,7 @@ struct Harness {
     /// - Parameter appleStandIn: points the test tenant's App Store Server API at a local stand-in
     ///   (its port and the PEM of the API key it accepts).
     static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil,
-                     logger customLogger: Logger? = nil) async throws -> Harness {
+                     logger customLogger: Logger? = nil, webhookURL: String? = nil) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -55,6 +56,14 @@ struct Harness {
                 of: "\"algorithm\": \"HS256\",\n        \"issuer\": \"https://auth.seaboo.test\",",
                 with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\",")
             precondition(catalogText.contains("users.pem"), "the catalog's test tenant changed shape")
+        }
+        if let webhookURL {
+            var catalog = try JSONDecoder().decode(Catalog.self, from: Data(catalogText.utf8))
+            let index = try #require(catalog.tenants.firstIndex { $0.id == "seaboo-test" })
+            catalog.tenants[index].webhook = try JSONDecoder().decode(Tenant.Webhook.self, from: Data(#"{"url": "\#(webhookURL)", "secretEnv": "SEABOO_TEST_WEBHOOK_SECRET"}"#.utf8))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+            catalogText = String(decoding: try encoder.encode(catalog), as: UTF8.self)
         }
         if let appleStandIn {
             try Data(appleStandIn.keyPEM.utf8).write(to: directory.appendingPathComponent("apple-key.p8"))
@@ -73,7 +82,7 @@ struct Harness {
             catalogURL: directory.appendingPathComponent("products.json"),
             databasePath: directory.appendingPathComponent("berth.sqlite").path,
             migrationsURL: repository.appendingPathComponent("migrations"),
-            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret]
+            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret]
         )
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }
