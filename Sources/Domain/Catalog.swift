@@ -125,6 +125,9 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     public var allowLocalTesting: Bool?
     /// Credentials of the App Store Server API (In-App Purchase key), to resolve bare transaction ids.
     public var serverAPI: ServerAPICredentials?
+    /// Answer CONSUMPTION_REQUEST notifications with Send Consumption Information (needs `serverAPI`;
+    /// the app's terms must cover sharing this with Apple).
+    public var answerConsumptionRequests: Bool?
 
     public var allowsProduction: Bool { environments.contains("Production") }
 

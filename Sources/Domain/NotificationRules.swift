@@ -12,8 +12,16 @@ public struct IncomingNotification: Hashable, Sendable {
     public var transactionId: String?
     /// Hex SHA-256 of the signedPayload (the payload itself is not stored).
     public var payloadHash: String
+    /// What the nested transaction says, for transactions Berth has not seen yet.
+    public var originalTransactionId: String?
+    public var productId: String?
+    public var purchasedAt: Date?
 
-    public init(tenantId: String, uuid: String, type: String, subtype: String?, environment: String, signedAt: Date, transactionId: String?, payloadHash: String) {
+    public init(tenantId: String, uuid: String, type: String, subtype: String?, environment: String, signedAt: Date, transactionId: String?, payloadHash: String,
+                originalTransactionId: String? = nil, productId: String? = nil, purchasedAt: Date? = nil) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.purchasedAt = purchasedAt
         self.tenantId = tenantId
         self.uuid = uuid
         self.type = type
@@ -34,6 +42,8 @@ public enum NotificationEffect: Hashable, Sendable {
     /// A refund was reversed: purchase `applied` again, booking `confirmed` (or `payment_needs_refund`
     /// if its slot was taken meanwhile).
     case reinstateBooking(slotStillFree: Bool)
+    /// A purchase Apple reports before the app did: kept as an unclaimed transaction until a user claims it.
+    case keepUnclaimed
     /// Recorded only; the string says why (`test`, `refund_declined`, `unknown_transaction`, …).
     case recordOnly(String)
 
@@ -42,6 +52,7 @@ public enum NotificationEffect: Hashable, Sendable {
         switch self {
         case .refundBooking: "booking_refunded"
         case .refundPurchaseOnly: "purchase_refunded"
+        case .keepUnclaimed: "unclaimed_purchase"
         case .reinstateBooking(let free): free ? "booking_reinstated" : "reinstated_needs_refund"
         case .recordOnly(let reason): reason
         }
@@ -67,8 +78,11 @@ public enum NotificationRules {
             case .needsRefund: return .refundPurchaseOnly
             case .applied: return booking.purchaseId == purchase.id ? .refundBooking : .refundPurchaseOnly
             }
+        case "ONE_TIME_CHARGE", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED":
+            guard purchase == nil, notification.transactionId != nil, notification.productId != nil else { return .recordOnly("recorded") }
+            return .keepUnclaimed
         default:
-            // Subscription types and types Apple adds later: recorded until subscriptions exist.
+            // Other subscription types and types Apple adds later: recorded until subscriptions exist.
             return .recordOnly("recorded")
         }
     }

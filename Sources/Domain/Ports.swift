@@ -181,4 +181,30 @@ public protocol NotificationStore: Sendable {
     ) async throws -> (outcome: String, duplicate: Bool)
 
     func notifications(tenantId: String, page: Page) async throws -> (items: [StoredNotification], total: Int)
+
+    /// Transactions Apple reported before any user claimed them, with the purchase that claimed them since.
+    func unclaimedTransactions(tenantId: String, page: Page) async throws -> (items: [UnclaimedTransaction], total: Int)
+
+    /// The purchase of a transaction and its booking, for answering Apple about it.
+    func purchase(tenantId: String, environment: String, transactionId: String) async throws -> (Purchase, Booking?)?
+}
+
+/// A transaction Apple reported that no user had claimed when it arrived.
+public struct UnclaimedTransaction: Hashable, Sendable {
+    public var environment: String
+    public var transactionId: String
+    public var productId: String
+    public var purchasedAt: Date
+    public var receivedAt: Date
+    /// The purchase that claimed it later, if any.
+    public var claimedByPurchaseId: Int64?
+
+    public init(environment: String, transactionId: String, productId: String, purchasedAt: Date, receivedAt: Date, claimedByPurchaseId: Int64?) {
+        self.environment = environment
+        self.transactionId = transactionId
+        self.productId = productId
+        self.purchasedAt = purchasedAt
+        self.receivedAt = receivedAt
+        self.claimedByPurchaseId = claimedByPurchaseId
+    }
 }

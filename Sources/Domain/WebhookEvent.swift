@@ -47,7 +47,7 @@ extension NotificationEffect {
         case .reinstateBooking:
             guard let booking, let purchase else { return [] }
             return [.booking("booking.confirmed", booking, purchase: purchase)]
-        case .recordOnly:
+        case .recordOnly, .keepUnclaimed:
             return []
         }
     }

@@ -1,3 +1,5 @@
+import AppleSignedData
+import AppStoreAPI
 import Domain
 import Foundation
 import Hummingbird
@@ -11,6 +13,24 @@ struct AdminRoutes {
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
         router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
         let store = services.bookings, notifications = services.notifications, webhooks = services.webhooks
+        listing("/api/admin/unclaimed", on: router, fetch: { try await notifications.unclaimedTransactions(tenantId: $0, page: $1) }, as: UnclaimedDTO.init)
+        router.post("/api/admin/apple/test-notification") { request, context in
+            let (tenant, _) = try context.requireAdmin()
+            guard let api = tenant.serverAPI else {
+                throw APIError(.unprocessableContent, "apple_not_configured", "this app has no App Store Server API key configured")
+            }
+            let environment = request.uri.queryParameters["environment"].map { AppStoreEnvironment(rawValue: String($0)) } ?? .sandbox
+            guard environment == .sandbox || environment == .production else {
+                throw APIError(.badRequest, "invalid_query", "environment must be Production or Sandbox", field: "environment")
+            }
+            let token: String
+            do {
+                token = try await api.requestTestNotification(environment: environment)
+            } catch let error as AppStoreAPIError {
+                throw APIError(error.retryable ? .serviceUnavailable : .unprocessableContent, error.code.rawValue, error.reason)
+            }
+            return try JSONCoding.response(TestNotificationResponse(testNotificationToken: token))
+        }
         listing("/api/admin/webhooks/deliveries", on: router, fetch: { try await webhooks.deliveries(tenantId: $0, page: $1) }, as: WebhookDeliveryDTO.init)
         router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
             let (tenant, _) = try context.requireAdmin()

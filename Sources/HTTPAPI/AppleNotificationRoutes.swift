@@ -36,7 +36,9 @@ struct AppleNotificationRoutes {
         let environment = payload.claims.environment?.rawValue ?? verified.transaction?.payload.environment?.rawValue ?? "Production"
         let incoming = IncomingNotification(
             tenantId: runtime.id, uuid: uuid, type: type, subtype: payload.subtype?.rawValue, environment: environment,
-            signedAt: verified.notification.signedDate.date, transactionId: verified.transaction?.payload.transactionId, payloadHash: payloadHash
+            signedAt: verified.notification.signedDate.date, transactionId: verified.transaction?.payload.transactionId, payloadHash: payloadHash,
+            originalTransactionId: verified.transaction?.payload.originalTransactionId, productId: verified.transaction?.payload.productId,
+            purchasedAt: verified.transaction?.payload.purchaseDate?.date
         )
         let result: (outcome: String, duplicate: Bool)
         do {
@@ -46,6 +48,23 @@ struct AppleNotificationRoutes {
             throw APIError(.serviceUnavailable, "temporarily_unavailable", "the notification could not be stored; Apple will retry", headers: [.retryAfter: "60"])
         }
         context.logger.info("notification", metadata: ["uuid": .string(uuid), "type": .string(type), "outcome": .string(result.outcome), "duplicate": .stringConvertible(result.duplicate)])
+        if type == "CONSUMPTION_REQUEST", !result.duplicate {
+            await answerConsumptionRequest(incoming, runtime: runtime, context: context)
+        }
         return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
+    }
+
+    /// Sends Apple what Berth knows of the consumable (delivered, consumed) when the tenant opted in.
+    /// Failures are logged: the notification itself is already stored and acknowledged.
+    private func answerConsumptionRequest(_ notification: IncomingNotification, runtime: TenantRuntime, context: BerthRequestContext) async {
+        guard runtime.tenant.apple.answerConsumptionRequests == true, let api = runtime.serverAPI, let transactionId = notification.transactionId else { return }
+        do {
+            let known = try await services.notifications.purchase(tenantId: runtime.id, environment: notification.environment, transactionId: transactionId)
+            let report = ConsumptionReport(purchase: known?.0, booking: known?.1, now: services.clock.now())
+            try await api.sendConsumptionInformation(transactionId, body: try JSONEncoder().encode(report), environment: AppStoreEnvironment(rawValue: notification.environment))
+            context.logger.info("consumption information sent", metadata: ["transaction": .string(transactionId)])
+        } catch {
+            context.logger.warning("consumption information not sent: \(error)")
+        }
     }
 }

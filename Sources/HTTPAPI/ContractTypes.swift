@@ -304,6 +304,28 @@ struct WebhookDeliveryDTO: Codable {
     }
 }
 
+struct UnclaimedDTO: Codable {
+    var environment: String
+    var transactionId: String
+    var productId: String
+    var purchasedAt: APITime
+    var receivedAt: APITime
+    var claimedByPurchaseId: Int64?
+
+    init(_ unclaimed: UnclaimedTransaction) {
+        environment = unclaimed.environment
+        transactionId = unclaimed.transactionId
+        productId = unclaimed.productId
+        purchasedAt = APITime(unclaimed.purchasedAt)
+        receivedAt = APITime(unclaimed.receivedAt)
+        claimedByPurchaseId = unclaimed.claimedByPurchaseId
+    }
+}
+
+struct TestNotificationResponse: Codable {
+    var testNotificationToken: String
+}
+
 struct ResendResponse: Codable {
     var queued: Bool
 }

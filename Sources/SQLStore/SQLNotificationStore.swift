@@ -56,6 +56,16 @@ extension SQLBookingStore: NotificationStore {
                         WHERE id = \(bind: booking.id)
                         """).run()
                 }
+            case .keepUnclaimed:
+                if let transactionId = notification.transactionId, let productId = notification.productId {
+                    try await sql.raw("""
+                        INSERT INTO unclaimed_transactions (id, tenant_id, store, environment, transaction_id, original_transaction_id, product_id, notification_uuid, purchased_at, received_at)
+                        VALUES (\(bind: RandomID.next()), \(bind: notification.tenantId), 'app_store', \(bind: notification.environment), \(bind: transactionId),
+                        \(bind: notification.originalTransactionId ?? transactionId), \(bind: productId), \(bind: notification.uuid),
+                        \(bind: (notification.purchasedAt ?? now).epochMilliseconds), \(bind: stamp))
+                        ON CONFLICT DO NOTHING
+                        """).run()
+                }
             case .recordOnly:
                 break
             }
@@ -69,6 +79,39 @@ extension SQLBookingStore: NotificationStore {
                                  bookingId: booking?.id, purchaseId: purchase?.id, detail: ["uuid": notification.uuid, "outcome": effect.outcome], at: now)
             try await Self.enqueue(sql, tenantId: notification.tenantId, events: effect.events(booking: booking, purchase: purchase), now: now)
             return (effect.outcome, false)
+        }
+    }
+
+    public func unclaimedTransactions(tenantId: String, page: Page) async throws -> (items: [UnclaimedTransaction], total: Int) {
+        try await database.exclusively { sql in
+            let total = try await sql.raw("SELECT COUNT(*) AS n FROM unclaimed_transactions WHERE tenant_id = \(bind: tenantId)").first()?.decode(column: "n", as: Int.self) ?? 0
+            let rows = try await sql.raw("""
+                SELECT u.environment, u.transaction_id, u.product_id, u.purchased_at, u.received_at, p.id AS purchase_id
+                FROM unclaimed_transactions u
+                LEFT JOIN purchases p ON p.store = u.store AND p.environment = u.environment AND p.transaction_id = u.transaction_id
+                WHERE u.tenant_id = \(bind: tenantId) ORDER BY u.received_at DESC, u.id DESC LIMIT \(bind: page.limit) OFFSET \(bind: page.offset)
+                """).all()
+            let items = try rows.map { row in
+                UnclaimedTransaction(
+                    environment: try row.decode(column: "environment", as: String.self), transactionId: try row.decode(column: "transaction_id", as: String.self),
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    purchasedAt: Date(epochMilliseconds: try row.decode(column: "purchased_at", as: Int64.self)),
+                    receivedAt: Date(epochMilliseconds: try row.decode(column: "received_at", as: Int64.self)),
+                    claimedByPurchaseId: try row.decode(column: "purchase_id", as: Int64?.self)
+                )
+            }
+            return (items, total)
+        }
+    }
+
+    public func purchase(tenantId: String, environment: String, transactionId: String) async throws -> (Purchase, Booking?)? {
+        try await database.exclusively { sql in
+            guard let purchase = try await sql.raw("""
+                SELECT \(unsafeRaw: Rows.purchaseColumns) FROM purchases
+                WHERE store = 'app_store' AND environment = \(bind: environment) AND transaction_id = \(bind: transactionId) AND tenant_id = \(bind: tenantId)
+                """).first().map(Rows.purchase) else { return nil }
+            let booking = try await purchase.bookingId.asyncFlatMap { try await Self.booking(sql, id: $0, tenantId: tenantId) }
+            return (purchase, booking)
         }
     }
 
@@ -91,5 +134,12 @@ extension SQLBookingStore: NotificationStore {
             }
             return (items, total)
         }
+    }
+}
+
+extension Optional {
+    func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
     }
 }

@@ -1,4 +1,6 @@
 import AppleSignedData
+import AppleStandIn
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -97,6 +99,67 @@ struct AppleNotificationTests {
             ])
             #expect(unknown.json["outcome"] as? String == "unknown_transaction")
             #expect(try await harness.count("apple_notifications") == 2)
+        }
+    }
+}
+
+@Suite("Notifications: unclaimed purchases, consumption requests, test notifications")
+struct AppleNotificationFollowUpTests {
+    @Test("a purchase Apple reports first is kept unclaimed, then linked when the app reports it, not doubled")
+    func unclaimedThenClaimed() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000006001")
+            let charge = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
+                                               json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: "it.seaboo.app", transaction: transaction)])
+            #expect(charge.json["outcome"] as? String == "unclaimed_purchase")
+            let before = try await client.call(.get, "/api/admin/unclaimed", auth: harness.adminKey)
+            let item = try #require((before.json["items"] as? [[String: Any]])?.first)
+            #expect(item["transactionId"] as? String == "2000000000006001")
+            #expect(item["claimedByPurchaseId"] == nil)
+            #expect(try await harness.count("purchases") == 0)
+
+            let start = Harness.day(3, from: harness.clock.now())
+            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            #expect(paid.status == .ok)
+            #expect(try await harness.count("purchases") == 1)
+            let after = try await client.call(.get, "/api/admin/unclaimed", auth: harness.adminKey)
+            #expect((after.json["items"] as? [[String: Any]])?.first?["claimedByPurchaseId"] as? Int == paid.purchase?["id"] as? Int)
+        }
+    }
+
+    @Test("a CONSUMPTION_REQUEST is answered with Send Consumption Information; admin can request a test notification")
+    func consumptionAndTestNotification() async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: "it.seaboo.app")
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
+            defer { Task { await harness.close() } }
+            try await harness.app().test(.router) { client in
+                let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000006002")
+                let request = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
+                                                    json: ["signedPayload": try harness.ca.signNotification(type: .consumptionRequest, bundleId: "it.seaboo.app", transaction: transaction)])
+                #expect(request.json["outcome"] as? String == "consumption_requested")
+                let test = try await client.call(.post, "/api/admin/apple/test-notification", auth: harness.adminKey)
+                #expect(test.json["testNotificationToken"] as? String == "sandbox-token")
+                #expect(try await client.call(.post, "/api/admin/apple/test-notification", auth: harness.serverKey, user: "x").status == .forbidden)
+            }
+            let paths = standIn.requests.map(\.path)
+            #expect(paths.contains("/sandbox/inApps/v1/transactions/consumption/2000000000006002"))
+            #expect(paths.contains("/sandbox/inApps/v1/notifications/test"))
+        }
+    }
+
+    @Test("without an App Store Server API key the admin test notification is refused clearly")
+    func testNotificationNotConfigured() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let reply = try await client.call(.post, "/api/admin/apple/test-notification", auth: harness.adminKey)
+            #expect(reply.errorCode == "apple_not_configured")
         }
     }
 }

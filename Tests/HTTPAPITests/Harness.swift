@@ -67,7 +67,7 @@ struct Harness {
         }
         if let appleStandIn {
             try Data(appleStandIn.keyPEM.utf8).write(to: directory.appendingPathComponent("apple-key.p8"))
-            let api = #""serverAPI": {"issuerId": "issuer-1", "keyId": "KEY123", "privateKeyFile": "apple-key.p8", "productionURL": "http://127.0.0.1:\#(appleStandIn.port)/production", "sandboxURL": "http://127.0.0.1:\#(appleStandIn.port)/sandbox"},"#
+            let api = #""serverAPI": {"issuerId": "issuer-1", "keyId": "KEY123", "privateKeyFile": "apple-key.p8", "productionURL": "http://127.0.0.1:\#(appleStandIn.port)/production", "sandboxURL": "http://127.0.0.1:\#(appleStandIn.port)/sandbox"}, "answerConsumptionRequests": true,"#
             catalogText = catalogText.replacingOccurrences(of: #""trustedRootFiles": ["berth-ca/root.pem", "berth-ca/receipt-root.pem"]"#,
                                                            with: api + #" "trustedRootFiles": ["berth-ca/root.pem", "berth-ca/receipt-root.pem"]"#)
             precondition(catalogText.contains("apple-key.p8"), "the catalog's test tenant changed shape")

@@ -24,7 +24,7 @@ struct MigratorTests {
         let path = directory.appendingPathComponent("db.sqlite").path
 
         let database = try await SQLiteDatabase.open(path: path)
-        #expect(try await Migrator(directory: migrations).apply(to: database) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks"])
+        #expect(try await Migrator(directory: migrations).apply(to: database) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions"])
         #expect(try await Migrator(directory: migrations).apply(to: database).isEmpty)
         let journal = try await database.exclusively { sql in
             try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
@@ -42,8 +42,8 @@ struct MigratorTests {
         // A new numbered file is fine once the old one is restored.
         try FileManager.default.removeItem(at: file)
         try FileManager.default.copyItem(at: Self.repositoryMigrations.appendingPathComponent("001_initial.sql"), to: file)
-        try Data("CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL);\n".utf8).write(to: migrations.appendingPathComponent("005_notes.sql"))
-        #expect(try await Migrator(directory: migrations).apply(to: database) == ["005_notes"])
+        try Data("CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL);\n".utf8).write(to: migrations.appendingPathComponent("006_notes.sql"))
+        #expect(try await Migrator(directory: migrations).apply(to: database) == ["006_notes"])
         try await database.close()
     }
 
