@@ -285,6 +285,65 @@ export interface StoredNotification {
 
 export type NotificationListResponse = ListResponse<StoredNotification>;
 
+/** A transaction Apple reported (ONE_TIME_CHARGE, SUBSCRIBED, …) before any user claimed it. */
+export interface UnclaimedTransaction {
+  environment: string;
+  transactionId: string;
+  productId: string;
+  purchasedAt: ISODateTime;
+  receivedAt: ISODateTime;
+  /** set once a user's verify-purchase claimed it (one purchase, never two) */
+  claimedByPurchaseId?: number;
+}
+
+export type UnclaimedListResponse = ListResponse<UnclaimedTransaction>;
+
+export interface TestNotificationResponse {
+  testNotificationToken: string;
+}
+
+// ---------------------------------------------------------------- webhooks (Berth → the tenant's backend)
+
+export type WebhookEventType =
+  | "booking.confirmed"
+  | "booking.refunded"
+  | "purchase.refunded"
+  | "replay.detected"
+  // reserved for the credits and subscriptions work:
+  | "credits.changed"
+  | "subscription.updated";
+
+/**
+ * The JSON body POSTed to the tenant's webhook URL. Headers: `Berth-Event: <type>`,
+ * `Berth-Delivery: <id>`, `Berth-Signature: t=<unix seconds>,v1=<hex>` where v1 is
+ * HMAC-SHA256(secret, "<t>.<raw body>"). Answer 2xx; anything else is retried with
+ * exponential backoff (5 s doubling, at most 1 h). Deliveries can repeat: use `id` to de-duplicate.
+ */
+export interface WebhookPayload {
+  id: string;
+  type: WebhookEventType;
+  tenant: string;
+  createdAt: ISODateTime;
+  /** bookingId, userId, status, resourceId, purchaseId, transactionId, productId, reason (all strings) */
+  data: Record<string, string>;
+}
+
+export interface WebhookDelivery {
+  id: number;
+  eventId: number;
+  eventType: string;
+  attempt: number;
+  statusCode?: number;
+  error?: string;
+  at: ISODateTime;
+}
+
+export type WebhookDeliveryListResponse = ListResponse<WebhookDelivery>;
+
+export interface ResendResponse {
+  queued: true;
+}
+
 // ---------------------------------------------------------------- admin
 
 export interface AdminConfirmRequest {
