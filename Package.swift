@@ -148,7 +148,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BerthCLITests",
-            dependencies: ["berth", "TestKit", "AppleSignedData"],
+            dependencies: ["berth", "TestKit", "AppleSignedData", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types")],
             resources: [.copy("Fixtures")]
         ),
     ],

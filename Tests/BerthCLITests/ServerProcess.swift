@@ -27,8 +27,9 @@ final class ServerProcess: Sendable {
     }
 
     /// Starts the server and waits until /healthz answers (at most 20 s).
-    func start() async throws {
+    func start(environment extra: [String: String] = [:]) async throws {
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         process.executableURL = try BerthProcess.executable
         process.arguments = ["serve", "--port", String(port)]
         process.currentDirectoryURL = directory
