@@ -16,9 +16,12 @@ public struct IncomingNotification: Hashable, Sendable {
     public var originalTransactionId: String?
     public var productId: String?
     public var purchasedAt: Date?
+    /// Whether the tenant receives webhooks (events are written to the outbox only then).
+    public var emitsEvents: Bool
 
     public init(tenantId: String, uuid: String, type: String, subtype: String?, environment: String, signedAt: Date, transactionId: String?, payloadHash: String,
-                originalTransactionId: String? = nil, productId: String? = nil, purchasedAt: Date? = nil) {
+                originalTransactionId: String? = nil, productId: String? = nil, purchasedAt: Date? = nil, emitsEvents: Bool = false) {
+        self.emitsEvents = emitsEvents
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.purchasedAt = purchasedAt

@@ -24,11 +24,15 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var purchasedAt: Date
     /// Hex SHA-256 of the signed data (never the data itself).
     public var proofHash: String
+    /// Whether the tenant receives webhooks (events are written to the outbox only then).
+    public var emitsEvents: Bool
 
     public init(
         tenantId: String, userId: String, bookingId: Int64, store: String = "app_store", environment: String,
-        transactionId: String, originalTransactionId: String, productId: String, purchasedAt: Date, proofHash: String
+        transactionId: String, originalTransactionId: String, productId: String, purchasedAt: Date, proofHash: String,
+        emitsEvents: Bool = false
     ) {
+        self.emitsEvents = emitsEvents
         self.tenantId = tenantId
         self.userId = userId
         self.bookingId = bookingId

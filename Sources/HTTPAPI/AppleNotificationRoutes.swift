@@ -38,7 +38,7 @@ struct AppleNotificationRoutes {
             tenantId: runtime.id, uuid: uuid, type: type, subtype: payload.subtype?.rawValue, environment: environment,
             signedAt: verified.notification.signedDate.date, transactionId: verified.transaction?.payload.transactionId, payloadHash: payloadHash,
             originalTransactionId: verified.transaction?.payload.originalTransactionId, productId: verified.transaction?.payload.productId,
-            purchasedAt: verified.transaction?.payload.purchaseDate?.date
+            purchasedAt: verified.transaction?.payload.purchaseDate?.date, emitsEvents: runtime.webhook != nil
         )
         let result: (outcome: String, duplicate: Bool)
         do {

@@ -70,7 +70,8 @@ struct VerifyPurchaseRoutes {
         let claim = PurchaseClaim(
             tenantId: runtime.id, userId: userId, bookingId: bookingId, environment: environment,
             transactionId: transactionId, originalTransactionId: proven.originalTransactionId,
-            productId: productId, purchasedAt: proven.purchasedAt ?? services.clock.now(), proofHash: proofHash
+            productId: productId, purchasedAt: proven.purchasedAt ?? services.clock.now(), proofHash: proofHash,
+            emitsEvents: runtime.webhook != nil
         )
         let outcome = try await services.bookings.applyPurchase(
             claim, resource: runtime.tenant.resource(id: booking.resourceId), now: services.clock.now(), decide: PurchaseRules.decide

@@ -137,7 +137,9 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
                     """).run()
                 try await Self.audit(sql, tenantId: claim.tenantId, actor: actor, action: "replay.detected", bookingId: claim.bookingId,
                                      purchaseId: original.id, detail: ["transactionId": claim.transactionId, "reason": reason], at: now)
-                try await Self.enqueue(sql, tenantId: claim.tenantId, events: decision.events(booking: booking, purchase: original), now: now)
+                if claim.emitsEvents {
+                    try await Self.enqueue(sql, tenantId: claim.tenantId, events: decision.events(booking: booking, purchase: original), now: now)
+                }
                 return PurchaseOutcome(decision: decision, purchase: original, booking: booking)
 
             case .confirm, .needsRefund:
@@ -179,7 +181,9 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
                                      action: status == .applied ? "booking.confirmed" : "purchase.needs_refund",
                                      bookingId: booking.id, purchaseId: purchase.id,
                                      detail: ["transactionId": claim.transactionId, "productId": claim.productId, "outcome": outcomeCode ?? "applied"], at: now)
-                try await Self.enqueue(sql, tenantId: claim.tenantId, events: decision.events(booking: booking, purchase: purchase), now: now)
+                if claim.emitsEvents {
+                    try await Self.enqueue(sql, tenantId: claim.tenantId, events: decision.events(booking: booking, purchase: purchase), now: now)
+                }
                 return PurchaseOutcome(decision: decision, purchase: purchase, booking: booking)
             }
         }

@@ -77,7 +77,9 @@ extension SQLBookingStore: NotificationStore {
                 """).run()
             try await Self.audit(sql, tenantId: notification.tenantId, actor: "apple", action: "notification.\(notification.type.lowercased())",
                                  bookingId: booking?.id, purchaseId: purchase?.id, detail: ["uuid": notification.uuid, "outcome": effect.outcome], at: now)
-            try await Self.enqueue(sql, tenantId: notification.tenantId, events: effect.events(booking: booking, purchase: purchase), now: now)
+            if notification.emitsEvents {
+                try await Self.enqueue(sql, tenantId: notification.tenantId, events: effect.events(booking: booking, purchase: purchase), now: now)
+            }
             return (effect.outcome, false)
         }
     }

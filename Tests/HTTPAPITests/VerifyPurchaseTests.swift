@@ -39,6 +39,7 @@ struct VerifyPurchaseTests {
             #expect(again.purchase?["id"] as? Int == first.purchase?["id"] as? Int)
             #expect(try await harness.count("purchases") == 1)
             #expect(try await harness.count("audit_log") == auditAfterFirst)
+            #expect(try await harness.count("webhook_outbox") == 0, "a tenant without a webhook gets no outbox rows")
         }
     }
 
