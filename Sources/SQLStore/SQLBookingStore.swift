@@ -53,13 +53,13 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
     }
 
     public func booking(id: Int64, tenantId: String) async throws -> Booking? {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             try await Self.booking(sql, id: id, tenantId: tenantId)
         }
     }
 
     public func bookings(tenantId: String, filter: BookingFilter, page: Page) async throws -> (items: [Booking], total: Int) {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             func filtered(_ query: SQLSelectBuilder) -> SQLSelectBuilder {
                 var query = query.from("bookings").where("tenant_id", .equal, tenantId)
                 if let status = filter.status { query = query.where("status", .equal, status.rawValue) }
@@ -222,7 +222,7 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
     }
 
     public func key(hash: String) async throws -> APIKey? {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             guard let row = try await sql.raw("SELECT id, tenant_id, role, created_at FROM api_keys WHERE key_hash = \(bind: hash) AND revoked_at IS NULL").first() else {
                 return nil
             }
@@ -237,7 +237,7 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
     private func list<T: Sendable>(
         table: String, columns: String, order: String, tenantId: String, page: Page, decode: @escaping @Sendable (any SQLRow) throws -> T
     ) async throws -> (items: [T], total: Int) {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             let total = try await sql.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from(table)
                 .where("tenant_id", .equal, tenantId).first()?.decode(column: "n", as: Int.self) ?? 0
             let rows = try await sql.select().column(SQLRaw(columns)).from(table).where("tenant_id", .equal, tenantId)

@@ -3,8 +3,9 @@ import Logging
 import SQLKit
 import SQLiteKit
 
-/// Berth's SQLite database: one connection in WAL mode, every unit of work serialized through a
-/// FIFO gate (SQLite allows one writer at a time anyway).
+/// Berth's SQLite database in WAL mode: one writing connection, every unit of work on it serialized
+/// through a FIFO gate (SQLite allows one writer at a time anyway), and one read-only connection
+/// for plain reads, which WAL lets run beside the writer.
 ///
 /// `synchronous=NORMAL` under WAL keeps every committed transaction across a process crash
 /// (kill -9); only an operating-system crash or power loss may drop the last commits.
@@ -12,22 +13,31 @@ public final class SQLiteDatabase: Sendable {
     let connection: SQLiteConnection
     let sql: any SQLDatabase
     private let gate = SerialGate()
+    let readConnection: SQLiteConnection
+    let readSQL: any SQLDatabase
+    private let readGate = SerialGate()
     public let path: String
 
-    private init(connection: SQLiteConnection, path: String, logger: Logger) {
+    private init(connection: SQLiteConnection, readConnection: SQLiteConnection, path: String, logger: Logger) {
         self.connection = connection
+        self.readConnection = readConnection
         self.path = path
         self.sql = connection.sql(queryLogLevel: nil)
+        self.readSQL = readConnection.sql(queryLogLevel: nil)
     }
 
     /// Opens (creating if needed) the database file at `path`.
     public static func open(path: String, logger: Logger = Logger(label: "berth.sqlite")) async throws -> SQLiteDatabase {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        let database = SQLiteDatabase(connection: connection, path: path, logger: logger)
+        let writer = connection.sql(queryLogLevel: nil)
         for pragma in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000", "PRAGMA foreign_keys=ON"] {
-            try await database.sql.raw(SQLQueryString(pragma)).run()
+            try await writer.raw(SQLQueryString(pragma)).run()
         }
-        return database
+        let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA query_only=ON"] {
+            try await reader.sql(queryLogLevel: nil).raw(SQLQueryString(pragma)).run()
+        }
+        return SQLiteDatabase(connection: connection, readConnection: reader, path: path, logger: logger)
     }
 
     /// Parses `sqlite:PATH` (or a bare path).
@@ -39,7 +49,21 @@ public final class SQLiteDatabase: Sendable {
     }
 
     public func close() async throws {
+        try? await readConnection.close()
         try await connection.close()
+    }
+
+    /// Runs a read beside the writer on the read-only connection (it sees committed data only).
+    public func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        await readGate.acquire()
+        do {
+            let result = try await body(readSQL)
+            readGate.release()
+            return result
+        } catch {
+            readGate.release()
+            throw error
+        }
     }
 
     /// Runs `body` alone, inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws).
