@@ -25,7 +25,10 @@ export type VerificationErrorCode =
   | "bad_signature"
   | "wrong_bundle"
   | "wrong_app_apple_id"
-  | "wrong_environment";
+  | "wrong_environment"
+  // configuration problems (reported by the CLI; not expected from a running server)
+  | "invalid_root"
+  | "missing_app_apple_id";
 
 export type ErrorCode =
   // request shape (400, 413)
@@ -43,7 +46,9 @@ export type ErrorCode =
   | "forbidden"
   | "missing_user"
   | "invalid_user_id"
-  // bookings
+  // bookings, tenants, admin
+  | "tenant_not_found"
+  | "delivery_not_found"
   | "resource_not_found"
   | "bookings_not_offered"
   | "no_product_for_booking"
@@ -65,6 +70,9 @@ export type ErrorCode =
   | "apple_rejected"
   | "apple_invalid_response"
   | "apple_not_configured"
+  // legacy verifyReceipt statuses (the client exists; no endpoint forwards them yet)
+  | "receipt_invalid"
+  | "shared_secret_mismatch"
   | "transaction_mismatch"
   | "account_token_mismatch"
   | "transaction_revoked"

@@ -156,6 +156,29 @@ struct ContractTests {
         }
     }
 
+    @Test("every error code the sources can produce is listed in contract/berth.ts")
+    func errorCodesInContract() throws {
+        let typescript = try String(contentsOf: Self.contract.appendingPathComponent("berth.ts"), encoding: .utf8)
+        let patterns = [
+            #"APIError\(\s*\.[a-zA-Z]+,\s*"([a-z_]+)""#, #"DomainError\(\.[a-zA-Z]+,\s*"([a-z_]+)""#,
+            #"code: "([a-z_]+)""#, #"Code\(rawValue: "([a-z_]+)"\)"#,
+        ].map { try! NSRegularExpression(pattern: $0) }
+        let sources = Harness.repository.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
+        var codes = Set<String>()
+        for file in files {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            for pattern in patterns {
+                for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    if let range = Range(match.range(at: 1), in: text) { codes.insert(String(text[range])) }
+                }
+            }
+        }
+        #expect(codes.count > 40, "the scan must find the codes")
+        let missing = codes.filter { !typescript.contains("\"\($0)\"") }.sorted()
+        #expect(missing.isEmpty, "codes missing from contract/berth.ts: \(missing)")
+    }
+
     @Test("the validator refuses what the schema forbids")
     func validatorCatchesDifferences() throws {
         let validator = try validator()
