@@ -55,22 +55,18 @@ struct VerifyReceiptRoutes {
             throw APIError(status, error.code.rawValue, "the receipt did not verify: \(error.reason)", field: "receiptData")
         }
 
-        // The newest subscription entry of one of the app's subscription products decides.
-        let subscriptions = Set(runtime.tenant.products.filter { $0.kind == .subscription }.map(\.id))
-        let entries = verified.receipt.inAppPurchases.filter { entry in
-            guard let product = entry.productId else { return false }
-            return (subscriptions.isEmpty || subscriptions.contains(product)) && entry.subscriptionExpirationDate != nil && entry.cancellationDate == nil
+        let periods = verified.receipt.inAppPurchases.compactMap { entry -> SubscriptionPeriod? in
+            guard let product = entry.productId, let expiry = entry.subscriptionExpirationDate else { return nil }
+            return SubscriptionPeriod(productId: product, expiresAt: expiry.date, cancelled: entry.cancellationDate != nil)
         }
-        let newest = entries.max { ($0.subscriptionExpirationDate?.millisecondsSince1970 ?? 0) < ($1.subscriptionExpirationDate?.millisecondsSince1970 ?? 0) }
-        let expiry = newest?.subscriptionExpirationDate?.date
-        let premium = expiry.map { $0 > now } ?? false
-        let message = premium ? "Receipt verified successfully" : (newest == nil ? "Receipt verified; it holds no subscription" : "Receipt verified; the subscription has expired")
+        let subscriptions = Set(runtime.tenant.products.filter { $0.kind == .subscription }.map(\.id))
+        let entitlement = EntitlementRules.entitlement(from: periods, subscriptionProducts: subscriptions, now: now)
         try await services.receiptChecks.record(ReceiptCheck(tenantId: runtime.id, userId: userId, receiptSHA256: verified.sha256, outcome: "verified",
-                                                             isPremium: premium, productId: newest?.productId, expiresAt: expiry, at: now))
-        context.logger.info("verify-receipt", metadata: ["receipt.sha256": .string(String(verified.sha256.prefix(16))), "premium": .stringConvertible(premium)])
+                                                             isPremium: entitlement.isPremium, productId: entitlement.productId, expiresAt: entitlement.expiresAt, at: now))
+        context.logger.info("verify-receipt", metadata: ["receipt.sha256": .string(String(verified.sha256.prefix(16))), "premium": .stringConvertible(entitlement.isPremium)])
         return try JSONCoding.response(VerifyReceiptResponse(
-            success: true, isPremium: premium, productId: newest?.productId, expirationDate: expiry.map(APITime.init),
-            environment: verified.receipt.environment.map { $0 == .production ? "production" : "sandbox" }, message: message
+            success: true, isPremium: entitlement.isPremium, productId: entitlement.productId, expirationDate: entitlement.expiresAt.map(APITime.init),
+            environment: verified.receipt.environment.map { $0 == .production ? "production" : "sandbox" }, message: entitlement.message
         ))
     }
 

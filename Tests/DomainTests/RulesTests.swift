@@ -121,3 +121,27 @@ struct RulesTests {
         #expect(throws: CatalogError.self) { try unbounded.validate() }
     }
 }
+
+@Suite("Entitlement rules")
+struct EntitlementRulesTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("the newest non-cancelled period of a subscription product decides")
+    func newestDecides() {
+        let periods = [
+            SubscriptionPeriod(productId: "monthly", expiresAt: now.addingTimeInterval(-86_400), cancelled: false),
+            SubscriptionPeriod(productId: "yearly", expiresAt: now.addingTimeInterval(86_400), cancelled: false),
+            SubscriptionPeriod(productId: "yearly", expiresAt: now.addingTimeInterval(9 * 86_400), cancelled: true),
+            SubscriptionPeriod(productId: "other-app-thing", expiresAt: now.addingTimeInterval(99 * 86_400), cancelled: false),
+        ]
+        let active = EntitlementRules.entitlement(from: periods, subscriptionProducts: ["monthly", "yearly"], now: now)
+        #expect(active.isPremium)
+        #expect(active.productId == "yearly")
+        #expect(active.expiresAt == now.addingTimeInterval(86_400))
+        let later = EntitlementRules.entitlement(from: periods, subscriptionProducts: ["monthly", "yearly"], now: now.addingTimeInterval(2 * 86_400))
+        #expect(!later.isPremium)
+        #expect(later.productId == "yearly")
+        #expect(!EntitlementRules.entitlement(from: [], subscriptionProducts: [], now: now).isPremium)
+        #expect(EntitlementRules.entitlement(from: periods, subscriptionProducts: [], now: now).productId == "other-app-thing")
+    }
+}
