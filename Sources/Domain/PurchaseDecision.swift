@@ -68,3 +68,55 @@ public enum PurchaseRules {
         }
     }
 }
+
+/// What the proof of purchase established, whatever its form (JWS, receipt entry, Apple lookup).
+public struct ProvenTransaction: Hashable, Sendable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var environment: String
+    public var purchasedAt: Date?
+    public var revoked: Bool
+    public var appAccountToken: String?
+    /// Hex SHA-256 of the proof (JWS text or receipt DER); logged and stored instead of it.
+    public var proofHash: String
+
+    public init(transactionId: String, originalTransactionId: String, productId: String, environment: String, purchasedAt: Date?,
+                revoked: Bool, appAccountToken: String?, proofHash: String) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.environment = environment
+        self.purchasedAt = purchasedAt
+        self.revoked = revoked
+        self.appAccountToken = appAccountToken
+        self.proofHash = proofHash
+    }
+}
+
+extension PurchaseRules {
+    /// Whether a proven transaction may pay this booking for this user, before anything is written:
+    /// the product must be the one the app says and the one the booking needs, a claimed transaction
+    /// id must match, the account token (when the tenant ties it to users) must be the user's, and
+    /// Apple must not have revoked it.
+    public static func check(
+        _ proven: ProvenTransaction, claimedProductId: String, claimedTransactionId: String?, booking: Booking,
+        userId: String, accountTokenIsUserId: Bool
+    ) throws(DomainError) {
+        guard proven.productId == claimedProductId else {
+            throw DomainError(.unprocessable, "product_mismatch", "the transaction is for \(proven.productId), not \(claimedProductId)", field: "productId")
+        }
+        guard proven.productId == booking.requiredProductId else {
+            throw DomainError(.unprocessable, "product_mismatch", "booking \(booking.id) must be paid with \(booking.requiredProductId), not \(proven.productId)", field: "productId")
+        }
+        if let claimed = claimedTransactionId, claimed != proven.transactionId {
+            throw DomainError(.unprocessable, "transaction_mismatch", "transactionId \(claimed) does not match the signed transaction", field: "transactionId")
+        }
+        if accountTokenIsUserId, let token = proven.appAccountToken, token.lowercased() != userId.lowercased() {
+            throw DomainError(.unprocessable, "account_token_mismatch", "the transaction was bought by another account of this app", field: "jwsRepresentation")
+        }
+        if proven.revoked {
+            throw DomainError(.unprocessable, "transaction_revoked", "Apple has refunded or revoked this transaction", field: "transactionId")
+        }
+    }
+}

@@ -15,19 +15,6 @@ struct VerifyPurchaseRoutes {
         router.post("/api/verify-purchase") { request, context in try await verify(request, context) }
     }
 
-    /// What the app's proof of purchase established, whichever form it came in.
-    struct ProvenTransaction {
-        var transactionId: String
-        var originalTransactionId: String
-        var productId: String
-        var environment: String
-        var purchasedAt: Date?
-        var revoked: Bool
-        var appAccountToken: String?
-        /// Hex SHA-256 of the proof (JWS text or receipt DER); logged and stored instead of it.
-        var proofHash: String
-    }
-
     func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (runtime, userId, _) = try context.requireUser()
         try services.rateLimiter.check(context)
@@ -46,24 +33,10 @@ struct VerifyPurchaseRoutes {
         } else {
             throw APIError(.badRequest, "missing_field", "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt) or transactionId", field: "jwsRepresentation")
         }
+        try PurchaseRules.check(proven, claimedProductId: body.productId, claimedTransactionId: body.transactionId, booking: booking,
+                                userId: userId, accountTokenIsUserId: runtime.tenant.appAccountTokenMatchesUserId == true)
         let transactionId = proven.transactionId
         let productId = proven.productId
-        guard productId == body.productId else {
-            throw APIError(.unprocessableContent, "product_mismatch", "the transaction is for \(productId), not \(body.productId)", field: "productId")
-        }
-        guard productId == booking.requiredProductId else {
-            throw APIError(.unprocessableContent, "product_mismatch", "booking \(bookingId) must be paid with \(booking.requiredProductId), not \(productId)", field: "productId")
-        }
-        if let claimed = body.transactionId, claimed != transactionId {
-            throw APIError(.unprocessableContent, "transaction_mismatch", "transactionId \(claimed) does not match the signed transaction", field: "transactionId")
-        }
-        if runtime.tenant.appAccountTokenMatchesUserId == true, let token = proven.appAccountToken,
-           token.lowercased() != userId.lowercased() {
-            throw APIError(.unprocessableContent, "account_token_mismatch", "the transaction was bought by another account of this app", field: "jwsRepresentation")
-        }
-        if proven.revoked {
-            throw APIError(.unprocessableContent, "transaction_revoked", "Apple has refunded or revoked this transaction", field: "transactionId")
-        }
         let proofHash = proven.proofHash
         let environment = proven.environment
 

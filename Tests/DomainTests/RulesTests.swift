@@ -75,6 +75,28 @@ struct RulesTests {
         guard case .replay = decide(claim(tenant: "x"), purchase()) else { Issue.record("other tenant"); return }
     }
 
+    @Test("a proven transaction must match the app's product, the booking's product, the claimed id, the user's token, and not be revoked")
+    func proofChecks() throws {
+        var target = booking(status: .pendingPayment, holdExpiresAt: now)
+        target.requiredProductId = "basic"
+        let proven = ProvenTransaction(transactionId: "1", originalTransactionId: "1", productId: "basic", environment: "Sandbox",
+                                       purchasedAt: now, revoked: false, appAccountToken: "U-1", proofHash: "h")
+        try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "1", booking: target, userId: "u-1", accountTokenIsUserId: true)
+        func code(_ body: () throws -> Void) -> String? {
+            do { try body(); return nil } catch { return (error as? DomainError)?.code ?? "not a DomainError" }
+        }
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", accountTokenIsUserId: false) } == "product_mismatch")
+        var premium = proven
+        premium.productId = "premium"
+        #expect(code { try PurchaseRules.check(premium, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", accountTokenIsUserId: false) } == "product_mismatch")
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "2", booking: target, userId: "u-1", accountTokenIsUserId: false) } == "transaction_mismatch")
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", accountTokenIsUserId: true) } == "account_token_mismatch")
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", accountTokenIsUserId: false) } == nil)
+        var revoked = proven
+        revoked.revoked = true
+        #expect(code { try PurchaseRules.check(revoked, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", accountTokenIsUserId: false) } == "transaction_revoked")
+    }
+
     @Test("payments that cannot be honoured are kept for a refund")
     func needsRefund() throws {
         let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
