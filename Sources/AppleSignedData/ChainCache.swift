@@ -48,7 +48,10 @@ struct BoundedDictionary<Key: Hashable, Value> {
 }
 
 /// A bounded, thread-safe cache of built chains keyed by certificate fingerprints.
-/// Only successfully built chains are stored.
+/// Successfully built chains are stored for reuse. Beside them it remembers, also bounded: which
+/// intermediates a configured root was seen to sign (so a new leaf under a known intermediate costs
+/// one link check, not two), and which certificate triples failed and why (so the same junk sent
+/// again costs three hashes, not a chain build). A failure entry never makes a valid chain pass.
 ///
 /// A second map remembers which fingerprints an exact JWS header text stands for, so a request whose
 /// header was seen before skips decoding the header and its certificates altogether. It is only a
@@ -61,16 +64,45 @@ final class ChainCache: Sendable {
         var entries: Int = 0
     }
 
+    /// An intermediate as signed by a root: both fingerprints.
+    struct Link: Hashable, Sendable {
+        let intermediate: SHA256Digest
+        let root: SHA256Digest
+    }
+
     private struct State {
         var chains: BoundedDictionary<ChainKey, TrustedChain>
         var headers: BoundedDictionary<Substring, ChainKey>
+        var intermediates: BoundedDictionary<Link, Bool>
+        var failures: BoundedDictionary<ChainKey, SignedDataError>
         var statistics = Statistics()
     }
 
     private let state: Mutex<State>
 
     init(capacity: Int) {
-        state = Mutex(State(chains: BoundedDictionary(capacity: capacity), headers: BoundedDictionary(capacity: capacity)))
+        state = Mutex(State(
+            chains: BoundedDictionary(capacity: capacity), headers: BoundedDictionary(capacity: capacity),
+            intermediates: BoundedDictionary(capacity: 64), failures: BoundedDictionary(capacity: capacity)
+        ))
+    }
+
+    /// Whether a configured root was already seen to sign this intermediate.
+    func isKnown(_ link: Link) -> Bool {
+        state.withLock { $0.intermediates[link] != nil }
+    }
+
+    func remember(_ link: Link) {
+        state.withLock { $0.intermediates.insert(true, for: link) }
+    }
+
+    /// Why this certificate triple failed before, if it did.
+    func failure(for key: ChainKey) -> SignedDataError? {
+        state.withLock { $0.failures[key] }
+    }
+
+    func recordFailure(_ error: SignedDataError, for key: ChainKey) {
+        state.withLock { $0.failures.insert(error, for: key) }
     }
 
     /// The chain behind a header text seen before, if it is still cached.

@@ -9,8 +9,9 @@ struct PKCS7SignedData {
         var issuer: DistinguishedName
         var serialNumber: Certificate.SerialNumber
         var digestAlgorithm: ASN1ObjectIdentifier
-        /// The signed attributes re-encoded as the SET the signature covers, and their message digest.
-        var signedAttributes: (setBytes: [UInt8], messageDigest: [UInt8]?)?
+        /// The signed attributes re-encoded as the SET the signature covers, and their message digest
+        /// (RFC 5652 requires it whenever signed attributes are present; parsing refuses its absence).
+        var signedAttributes: (setBytes: [UInt8], messageDigest: [UInt8])?
         var signatureAlgorithm: ASN1ObjectIdentifier
         var signature: [UInt8]
     }
@@ -24,7 +25,13 @@ struct PKCS7SignedData {
         static let sha1WithRSA: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 1, 5]
         static let sha256WithRSA: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 1, 11]
         static let messageDigest: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 4]
+        static let contentType: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 3]
     }
+
+    /// The most certificates a receipt may carry: Apple's carry exactly the three of one chain
+    /// (signer, WWDR intermediate, Apple Inc. Root). More is refused before any certificate is
+    /// parsed or any chain is built, so a receipt cannot make chain building explode.
+    static let maximumCertificates = 3
 
     let content: ArraySlice<UInt8>
     let certificates: [Certificate]
@@ -59,6 +66,11 @@ struct PKCS7SignedData {
             for node in signedData.dropFirst(3) {
                 if node.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
                     guard case .constructed(let items) = node.content else { throw SignedDataError(.malformed, "certificates are not a set") }
+                    var count = 0
+                    for _ in items { count += 1 }
+                    guard count <= Self.maximumCertificates else {
+                        throw SignedDataError(.badChain, "a receipt carries at most \(Self.maximumCertificates) certificates (one chain); this one carries \(count)")
+                    }
                     certificates = try items.map { try Certificate(derEncoded: Array($0.encodedBytes)) }
                 } else if node.identifier == .set {
                     guard case .constructed(let items) = node.content else { throw SignedDataError(.malformed, "signerInfos are not a set") }
@@ -76,7 +88,8 @@ struct PKCS7SignedData {
         } catch let error as SignedDataError {
             throw error
         } catch {
-            throw SignedDataError(.malformed, "the receipt is not valid PKCS#7: \(error)")
+            // swift-asn1's errors name its own source lines: callers get a stable sentence instead.
+            throw SignedDataError(.malformed, "the receipt is not valid PKCS#7 (its ASN.1 structure does not parse)")
         }
     }
 
@@ -91,7 +104,7 @@ struct PKCS7SignedData {
         let digestAlgorithm = try algorithm(fields[2])
 
         var index = 3
-        var signedAttributes: (setBytes: [UInt8], messageDigest: [UInt8]?)?
+        var signedAttributes: (setBytes: [UInt8], messageDigest: [UInt8])?
         if fields[index].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
             // The signature covers the DER of the attributes as a SET (tag 0x31), not the [0] tag.
             var setBytes = Array(fields[index].encodedBytes)
@@ -100,11 +113,24 @@ struct PKCS7SignedData {
             if case .constructed(let attributes) = fields[index].content {
                 for attribute in attributes {
                     let parts = try children(attribute, .sequence, "signed attribute")
-                    if parts.count == 2, try ASN1ObjectIdentifier(berEncoded: parts[0]) == OID.messageDigest,
-                       let value = try children(parts[1], .set, "messageDigest").first {
-                        digest = Array(try ASN1OctetString(berEncoded: value).bytes)
+                    guard parts.count == 2 else { throw SignedDataError(.malformed, "a signed attribute is not a type and a value set") }
+                    let type = try ASN1ObjectIdentifier(berEncoded: parts[0])
+                    let values = try children(parts[1], .set, "signed attribute values")
+                    if type == OID.messageDigest {
+                        guard digest == nil, values.count == 1 else {
+                            throw SignedDataError(.badSignature, "the signed attributes carry more than one message digest")
+                        }
+                        digest = Array(try ASN1OctetString(berEncoded: values[0]).bytes)
+                    } else if type == OID.contentType {
+                        guard values.count == 1, try ASN1ObjectIdentifier(berEncoded: values[0]) == OID.data else {
+                            throw SignedDataError(.badSignature, "the signed content type is not data")
+                        }
                     }
                 }
+            }
+            // Without a message digest the signature would cover the attributes only, not the receipt.
+            guard let digest else {
+                throw SignedDataError(.badSignature, "the signed attributes carry no message digest, so the receipt content is not signed")
             }
             signedAttributes = (setBytes, digest)
             index += 1

@@ -26,8 +26,19 @@ public struct VerifiedReceipt: Sendable {
 /// signer's chain to Apple Inc. Root Certificate with every certificate valid at the receipt's
 /// creation date, then bundle id and environment. Apple's own server libraries do not check this
 /// signature at all; Berth does, before it asks Apple anything.
+///
+/// The chain is Apple's receipt chain and nothing else: at most three certificates; the signer
+/// carries Apple's receipt-signing marker (1.2.840.113635.100.6.11.1) and is issued by the one
+/// embedded certificate named as its issuer, which carries the WWDR marker (1.2.840.113635.100.6.2.1)
+/// and is issued by a configured root. Certificates Apple issues to developers (push, Developer ID,
+/// pass signing) chain to Apple Inc. Root too, but lack these markers. Work per receipt is bounded:
+/// its size, the number of certificates and a single candidate path.
 public struct ReceiptVerifier: Sendable {
     public let roots: TrustedRoots
+
+    /// The largest receipt accepted (DER bytes). Real receipts are a few KiB; a Sandbox receipt with
+    /// hundreds of purchases stays well below this.
+    public static let maximumReceiptBytes = 1 << 20
 
     public init(roots: TrustedRoots) {
         self.roots = roots
@@ -40,6 +51,9 @@ public struct ReceiptVerifier: Sendable {
 
     /// Verifies a base64 receipt (whitespace and line breaks are ignored).
     public func verify(base64: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedReceipt {
+        guard base64.utf8.count <= Self.maximumReceiptBytes * 2 else {
+            throw SignedDataError(.malformed, "the receipt is larger than \(Self.maximumReceiptBytes) bytes")
+        }
         let compact = base64.filter { !$0.isWhitespace }
         guard !compact.isEmpty, let data = Data(base64Encoded: compact) else {
             throw SignedDataError(.malformed, "the receipt is not base64")
@@ -48,6 +62,9 @@ public struct ReceiptVerifier: Sendable {
     }
 
     public func verify(der bytes: [UInt8], expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedReceipt {
+        guard bytes.count <= Self.maximumReceiptBytes else {
+            throw SignedDataError(.malformed, "the receipt is larger than \(Self.maximumReceiptBytes) bytes")
+        }
         let signedData = try PKCS7SignedData(bytes: bytes)
         let receipt = try AppReceipt(payload: signedData.content)
         guard let created = receipt.creationDate else {
@@ -104,19 +121,33 @@ public struct ReceiptVerifier: Sendable {
         return name
     }
 
-    /// Builds signer → embedded intermediates → a configured root, each certificate valid at `time`.
+    /// Builds signer → its one embedded issuer → a configured root, each certificate valid at `time`.
+    /// Cheap checks come first (names, Apple's marker extensions); the path builder then sees one
+    /// candidate intermediate, so its work is a fixed handful of signature checks.
     private func checkChain(signer: Certificate, others: [Certificate], at time: Date) async throws(SignedDataError) -> String {
-        var verifier = Verifier(rootCertificates: CertificateStore(roots.certificates)) {
+        guard signer.hasExtension(AppleCertificateOIDs.receiptSigningLeaf) else {
+            throw SignedDataError(.missingAppleOID, "the receipt's signer lacks Apple's receipt-signing marker OID \(AppleCertificateOIDs.receiptSigningLeaf)")
+        }
+        let issuers = others.filter { $0 != signer && $0.subject == signer.issuer }
+        guard issuers.count == 1, let intermediate = issuers.first else {
+            throw SignedDataError(.badChain, issuers.isEmpty
+                ? "the receipt does not carry its signer's issuer (\(signer.issuer))"
+                : "the receipt carries \(issuers.count) certificates named as its signer's issuer")
+        }
+        guard intermediate.hasExtension(AppleCertificateOIDs.wwdrIntermediate) else {
+            throw SignedDataError(.missingAppleOID, "the receipt's intermediate lacks Apple's WWDR marker OID \(AppleCertificateOIDs.wwdrIntermediate)")
+        }
+        let anchors = roots.certificates.filter { $0.subject == intermediate.issuer }
+        guard !anchors.isEmpty else {
+            throw SignedDataError(.untrustedRoot, "the receipt's intermediate (\(intermediate.subject)) is not issued by a trusted root")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(anchors)) {
             RFC5280Policy.withValidityCheckDisabled()
             AppleReceiptExtensionsPolicy()
         }
-        let result = await verifier.validate(leaf: signer, intermediates: CertificateStore(others))
+        let result = await verifier.validate(leaf: signer, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let chain) = result else {
-            let anchored = others.contains { candidate in
-                roots.certificates.contains { $0.subject == candidate.issuer && $0.publicKey.isValidSignature(candidate.signature, for: candidate) }
-            }
-            if anchored { throw SignedDataError(.badChain, "the receipt's certificate chain does not verify") }
-            throw SignedDataError(.untrustedRoot, "the receipt's certificates do not lead to a trusted root")
+            throw SignedDataError(.badChain, "the receipt's certificate chain does not verify (signatures, CA constraints or key usage)")
         }
         // Every certificate the receipt carries must be part of that chain (its copy of the root too):
         // nothing in the signed blob may be altered, even what the trust decision does not use.
@@ -157,5 +188,7 @@ struct AppleReceiptExtensionsPolicy: VerifierPolicy {
         [1, 2, 840, 113635, 100, 6, 2, 2], [1, 2, 840, 113635, 100, 6, 2, 3],
     ]
 
-    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult { .meetsPolicy }
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
+        chain.count == 3 ? .meetsPolicy : .failsToMeetPolicy(reason: "receipt chains have exactly three certificates")
+    }
 }

@@ -164,13 +164,25 @@ public struct SignedDataVerifier: Sendable {
         }
         let key = ChainKey(leaf: SHA256.hash(data: ders[0]), intermediate: SHA256.hash(data: ders[1]), root: SHA256.hash(data: ders[2]))
         if let cached = cache.lookup(key, header: jws.headerSegment) { return cached }
+        // The same certificates failed before: refuse again without repeating the work.
+        if let failure = cache.failure(for: key) { throw failure }
 
-        let chain = try await buildChain(ders, rootFingerprint: key.root)
-        cache.insert(chain, for: key, header: jws.headerSegment)
-        return chain
+        do {
+            let chain = try await buildChain(ders, key: key)
+            cache.insert(chain, for: key, header: jws.headerSegment)
+            return chain
+        } catch {
+            cache.recordFailure(error, for: key)
+            throw error
+        }
     }
 
-    private func buildChain(_ ders: [[UInt8]], rootFingerprint: SHA256Digest) async throws(SignedDataError) -> TrustedChain {
+    /// Cheap checks first (the root is a configured one byte for byte, names link up, Apple's marker
+    /// OIDs are there), then each signature link once: root → intermediate (skipped for an
+    /// intermediate a configured root was already seen to sign), intermediate → leaf; only a chain
+    /// whose links hold goes through the RFC 5280 policy checks.
+    private func buildChain(_ ders: [[UInt8]], key: ChainKey) async throws(SignedDataError) -> TrustedChain {
+        let rootFingerprint = key.root
         cache.recordBuild()
         var certificates: [Certificate] = []
         for (index, der) in ders.enumerated() {
@@ -194,21 +206,32 @@ public struct SignedDataVerifier: Sendable {
         guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
             throw SignedDataError(.badChain, "leaf key is not a P-256 key, ES256 cannot verify with it")
         }
+        let root = certificates[2]
+        guard intermediate.issuer == root.subject else {
+            throw SignedDataError(.untrustedRoot, "the intermediate (\(intermediate.subject)) is not issued by the root in x5c")
+        }
+        guard leaf.issuer == intermediate.subject else {
+            throw SignedDataError(.badChain, "the leaf is not issued by the intermediate in x5c")
+        }
+        let link = ChainCache.Link(intermediate: key.intermediate, root: key.root)
+        if !cache.isKnown(link) {
+            guard root.publicKey.isValidSignature(intermediate.signature, for: intermediate) else {
+                throw SignedDataError(.untrustedRoot, "the intermediate (\(intermediate.subject)) is not issued by a trusted root")
+            }
+        }
+        guard intermediate.publicKey.isValidSignature(leaf.signature, for: leaf) else {
+            throw SignedDataError(.badChain, "the leaf's signature does not verify with the intermediate's key")
+        }
 
-        var verifier = Verifier(rootCertificates: CertificateStore(roots.certificates)) {
+        var verifier = Verifier(rootCertificates: CertificateStore([root])) {
             RFC5280Policy.withValidityCheckDisabled()
             AppleMarkerExtensionsPolicy()
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let validated) = result else {
-            let anchored = roots.certificates.contains {
-                $0.subject == intermediate.issuer && $0.publicKey.isValidSignature(intermediate.signature, for: intermediate)
-            }
-            if anchored {
-                throw SignedDataError(.badChain, "the certificate chain does not verify (signatures, CA constraints or key usage)")
-            }
-            throw SignedDataError(.untrustedRoot, "the intermediate (\(intermediate.subject)) is not issued by a trusted root")
+            throw SignedDataError(.badChain, "the certificate chain does not meet RFC 5280 (CA constraints or key usage)")
         }
+        cache.remember(link)
         let validatedRoot = validated.root
         return TrustedChain(
             leafKey: leafKey,

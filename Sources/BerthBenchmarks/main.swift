@@ -2,6 +2,8 @@
 //
 //     swift run -c release BerthBenchmarks [jws] [--iterations N]
 //         cold and warm JWS verifications per second
+//     swift run -c release BerthBenchmarks hostile-receipts [--iterations N]
+//         how long hostile receipts (cross-signed certificate meshes, missing OIDs) take to refuse
 //     swift run -c release BerthBenchmarks prepare-purchases --url URL --key KEY --ca DIR --count N --out FILE
 //         creates N pending bookings on a running server and writes one verify-purchase request per
 //         line (user id, tab, JSON body) for benchmarks/verify-purchase.sh to replay with wrk
@@ -26,6 +28,10 @@ case "jws":
     let iterations = option("--iterations").map { Int($0) ?? 0 } ?? 2000
     guard iterations > 0 else { fail("--iterations needs a positive number") }
     try await benchmarkJWSVerification(count: iterations)
+case "hostile-receipts":
+    let iterations = option("--iterations").map { Int($0) ?? 0 } ?? 200
+    guard iterations > 0 else { fail("--iterations needs a positive number") }
+    try await benchmarkHostileReceipts(count: iterations)
 case "prepare-purchases":
     guard let url = option("--url"), let key = option("--key"), let ca = option("--ca"), let out = option("--out"),
           let count = option("--count").flatMap(Int.init), count > 0
@@ -33,7 +39,7 @@ case "prepare-purchases":
     try await preparePurchases(baseURL: url, serverKey: key, caDirectory: ca, count: count, output: out,
                                resourceId: option("--resource") ?? "fleet", bundleId: option("--bundle-id") ?? "it.seaboo.app")
 case "--help", "-h", "help":
-    print("usage: BerthBenchmarks [jws] [--iterations N] | prepare-purchases --url URL --key KEY --ca DIR --count N --out FILE")
+    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL --key KEY --ca DIR --count N --out FILE")
 default:
     fail("unknown mode \(mode)")
 }

@@ -6,8 +6,10 @@ import SwiftASN1
 import X509
 
 /// A certificate authority shaped like the one behind legacy App Store receipts (RSA root →
-/// RSA WWDR intermediate → RSA receipt-signing leaf) that signs PKCS#7 app receipts.
-/// Its receipts verify only where its root is explicitly trusted.
+/// RSA WWDR intermediate carrying 1.2.840.113635.100.6.2.1 → RSA receipt-signing leaf carrying
+/// 1.2.840.113635.100.6.11.1) that signs PKCS#7 app receipts. Its receipts verify only where its
+/// root is explicitly trusted. Broken variants (no marker OIDs, extra or cross-signed certificates,
+/// signed attributes without a digest) exist for rejection tests.
 public struct TestReceiptCA: Sendable {
     public let rootKey: _RSA.Signing.PrivateKey
     public let root: Certificate
@@ -18,6 +20,17 @@ public struct TestReceiptCA: Sendable {
 
     /// The digest of the receipt signature: old receipts use SHA-1, newer SHA-256.
     public enum Digest: Sendable { case sha1, sha256 }
+
+    /// CMS signed attributes of the SignerInfo. Apple's receipts carry none (the signature covers the
+    /// content); RFC 5652 allows them, and then they must carry the content's message digest.
+    public enum SignedAttributes: Sendable {
+        /// No signed attributes: the signature covers the receipt content.
+        case none
+        /// content-type and message-digest attributes; the signature covers them.
+        case withMessageDigest
+        /// Only a content-type attribute (broken: the content is then not covered by the signature).
+        case withoutMessageDigest
+    }
 
     /// Generates RSA-2048 keys and certificates valid from ten years before `now` to ten after.
     public static func generate(now: Date = Date(), commonNamePrefix: String = "Berth Test") throws -> TestReceiptCA {
@@ -51,10 +64,7 @@ public struct TestReceiptCA: Sendable {
             version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
             notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: rootName, subject: intermediateName,
             signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            },
+            extensions: try Self.intermediateExtensions(appleOID: true),
             issuerPrivateKey: .init(rootKey)
         )
         let leafKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -67,10 +77,7 @@ public struct TestReceiptCA: Sendable {
                 CommonName("\(commonNamePrefix) Mac App Store and iTunes Store Receipt Signing")
             },
             signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-            },
+            extensions: try Self.leafExtensions(appleOID: true),
             issuerPrivateKey: .init(intermediateKey)
         )
         return TestReceiptCA(rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey, leaf: leaf)
@@ -90,19 +97,35 @@ public struct TestReceiptCA: Sendable {
     public var trustedRoots: TrustedRoots { TrustedRoots([root]) }
 
     /// Signs `receipt` as a DER PKCS#7 SignedData carrying leaf, intermediate and root.
-    /// - Parameter signingKey: sign with another key (for bad-signature tests); default the leaf's.
-    public func signReceipt(_ receipt: AppReceipt, digest: Digest = .sha256, signingKey: _RSA.Signing.PrivateKey? = nil) throws -> [UInt8] {
+    /// - Parameters:
+    ///   - signingKey: sign with another key (for bad-signature tests); default the leaf's.
+    ///   - signer: the certificate the SignerInfo names; default the leaf.
+    ///   - certificates: the certificates carried; default leaf, intermediate and root.
+    ///   - signedAttributes: CMS signed attributes; default none, as in Apple's receipts.
+    public func signReceipt(
+        _ receipt: AppReceipt, digest: Digest = .sha256, signingKey: _RSA.Signing.PrivateKey? = nil,
+        signer: Certificate? = nil, certificates: [Certificate]? = nil, signedAttributes: SignedAttributes = .none
+    ) throws -> [UInt8] {
         let payload = try ReceiptEncoding.payload(receipt)
         let key = signingKey ?? leafKey
-        let signature: _RSA.Signing.RSASignature
+        let signer = signer ?? leaf
         let digestOID: ASN1ObjectIdentifier
+        let contentDigest: [UInt8]
         switch digest {
         case .sha1:
-            signature = try key.signature(for: Insecure.SHA1.hash(data: payload), padding: .insecurePKCS1v1_5)
             digestOID = [1, 3, 14, 3, 2, 26]
+            contentDigest = Array(Insecure.SHA1.hash(data: payload))
         case .sha256:
-            signature = try key.signature(for: SHA256.hash(data: payload), padding: .insecurePKCS1v1_5)
             digestOID = [2, 16, 840, 1, 101, 3, 4, 2, 1]
+            contentDigest = Array(SHA256.hash(data: payload))
+        }
+        let attributes = try ReceiptEncoding.signedAttributes(signedAttributes, contentDigest: contentDigest)
+        // The signature covers the content, or the attributes re-tagged as a SET when there are any.
+        var signedBytes = attributes ?? payload
+        if attributes != nil { signedBytes[0] = 0x31 }
+        let signature: _RSA.Signing.RSASignature = switch digest {
+        case .sha1: try key.signature(for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        case .sha256: try key.signature(for: SHA256.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
         }
         var serializer = DER.Serializer()
         try serializer.appendConstructedNode(identifier: .sequence) { contentInfo in
@@ -117,19 +140,20 @@ public struct TestReceiptCA: Sendable {
                             try $0.serialize(ASN1OctetString(contentBytes: ArraySlice(payload)))
                         }
                     }
-                    try signedData.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { certificates in
-                        for certificate in [leaf, intermediate, root] { try certificates.serialize(certificate) }
+                    try signedData.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { carried in
+                        for certificate in certificates ?? [leaf, intermediate, root] { try carried.serialize(certificate) }
                     }
                     try signedData.appendConstructedNode(identifier: .set) { signerInfos in
-                        try signerInfos.appendConstructedNode(identifier: .sequence) { signer in
-                            try signer.serialize(1)
-                            try signer.appendConstructedNode(identifier: .sequence) { sid in
-                                try sid.serialize(leaf.issuer)
-                                try sid.serialize(leaf.serialNumber.bytes)
+                        try signerInfos.appendConstructedNode(identifier: .sequence) { signerInfo in
+                            try signerInfo.serialize(1)
+                            try signerInfo.appendConstructedNode(identifier: .sequence) { sid in
+                                try sid.serialize(signer.issuer)
+                                try sid.serialize(signer.serialNumber.bytes)
                             }
-                            try ReceiptEncoding.algorithm(digestOID, into: &signer)
-                            try ReceiptEncoding.algorithm([1, 2, 840, 113549, 1, 1, 1], into: &signer)
-                            try signer.serialize(ASN1OctetString(contentBytes: ArraySlice(signature.rawRepresentation)))
+                            try ReceiptEncoding.algorithm(digestOID, into: &signerInfo)
+                            if let attributes { signerInfo.serializeRawBytes(attributes) }
+                            try ReceiptEncoding.algorithm([1, 2, 840, 113549, 1, 1, 1], into: &signerInfo)
+                            try signerInfo.serialize(ASN1OctetString(contentBytes: ArraySlice(signature.rawRepresentation)))
                         }
                     }
                 }
@@ -137,10 +161,100 @@ public struct TestReceiptCA: Sendable {
         }
         return serializer.serializedBytes
     }
+
+    /// The same keys and names with the intermediate and/or the leaf re-issued without Apple's marker
+    /// OIDs: shaped like a certificate Apple issues to developers (push, Developer ID, pass signing).
+    public func withoutAppleOIDs(leaf stripLeaf: Bool = true, intermediate stripIntermediate: Bool = true) throws -> TestReceiptCA {
+        let newIntermediate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: intermediate.publicKey,
+            notValidBefore: intermediate.notValidBefore, notValidAfter: intermediate.notValidAfter,
+            issuer: intermediate.issuer, subject: intermediate.subject, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Self.intermediateExtensions(appleOID: !stripIntermediate), issuerPrivateKey: .init(rootKey)
+        )
+        let newLeaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: leaf.publicKey,
+            notValidBefore: leaf.notValidBefore, notValidAfter: leaf.notValidAfter,
+            issuer: leaf.issuer, subject: leaf.subject, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Self.leafExtensions(appleOID: !stripLeaf), issuerPrivateKey: .init(intermediateKey)
+        )
+        return TestReceiptCA(rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: newIntermediate, leafKey: leafKey, leaf: newLeaf)
+    }
+
+    /// A hostile receipt: `keyCount`² certificates that all share one subject and cross-sign each other
+    /// (certificate (i, j) holds key i and is signed by key j), and a signer (this CA's leaf key, with
+    /// the marker OID) issued under that subject. A path builder that tries every candidate issuer
+    /// explores on the order of keyCount! paths.
+    public func crossSignedReceipt(_ receipt: AppReceipt, keyCount: Int) throws -> [UInt8] {
+        let name = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("Mesh")
+            CommonName("Mesh Certification Authority")
+        }
+        let keys = (0..<keyCount).map { _ in P256.Signing.PrivateKey() }
+        let validity = leaf.notValidBefore...leaf.notValidAfter
+        var mesh: [Certificate] = []
+        for subjectKey in keys {
+            for issuerKey in keys {
+                mesh.append(try Certificate(
+                    version: .v3, serialNumber: .init(), publicKey: .init(subjectKey.publicKey),
+                    notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: name, subject: name,
+                    signatureAlgorithm: .ecdsaWithSHA256,
+                    extensions: try Self.intermediateExtensions(appleOID: true), issuerPrivateKey: .init(issuerKey)
+                ))
+            }
+        }
+        let signer = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: leaf.publicKey,
+            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: name, subject: leaf.subject,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: try Self.leafExtensions(appleOID: true), issuerPrivateKey: .init(keys[0])
+        )
+        return try signReceipt(receipt, signer: signer, certificates: [signer] + mesh)
+    }
+
+    static func intermediateExtensions(appleOID: Bool) throws -> Certificate.Extensions {
+        var extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+        }
+        if appleOID {
+            try extensions.append(Certificate.Extension(oid: AppleCertificateOIDs.wwdrIntermediate, critical: false, value: [0x05, 0x00]))
+        }
+        return extensions
+    }
+
+    static func leafExtensions(appleOID: Bool) throws -> Certificate.Extensions {
+        var extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+        }
+        if appleOID {
+            try extensions.append(Certificate.Extension(oid: AppleCertificateOIDs.receiptSigningLeaf, critical: false, value: [0x05, 0x00]))
+        }
+        return extensions
+    }
 }
 
 /// DER encoding of receipt payloads (the inverse of what ``ReceiptVerifier`` decodes).
 enum ReceiptEncoding {
+    /// The SignerInfo's `[0] IMPLICIT SET OF Attribute`, or nil for none.
+    static func signedAttributes(_ kind: TestReceiptCA.SignedAttributes, contentDigest: [UInt8]) throws -> [UInt8]? {
+        if case .none = kind { return nil }
+        var coder = DER.Serializer()
+        try coder.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { attributes in
+            try attributes.appendConstructedNode(identifier: .sequence) { attribute in
+                try attribute.serialize([1, 2, 840, 113549, 1, 9, 3] as ASN1ObjectIdentifier)
+                try attribute.appendConstructedNode(identifier: .set) { try $0.serialize([1, 2, 840, 113549, 1, 7, 1] as ASN1ObjectIdentifier) }
+            }
+            if case .withMessageDigest = kind {
+                try attributes.appendConstructedNode(identifier: .sequence) { attribute in
+                    try attribute.serialize([1, 2, 840, 113549, 1, 9, 4] as ASN1ObjectIdentifier)
+                    try attribute.appendConstructedNode(identifier: .set) { try $0.serialize(ASN1OctetString(contentBytes: ArraySlice(contentDigest))) }
+                }
+            }
+        }
+        return coder.serializedBytes
+    }
+
     static func algorithm(_ oid: ASN1ObjectIdentifier, into coder: inout DER.Serializer) throws {
         try coder.appendConstructedNode(identifier: .sequence) { algorithm in
             try algorithm.serialize(oid)

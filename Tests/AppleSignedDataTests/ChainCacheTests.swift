@@ -41,16 +41,28 @@ struct ChainCacheTests {
         #expect(verifier.cacheStatistics.hits == 2)
     }
 
-    @Test("failed chains are not cached and the cache is bounded")
+    @Test("failed chains are never trusted, their failure is remembered, and the cache is bounded")
     func boundedAndSuccessOnly() async throws {
         let ca = try TestCA.generate()
         let verifier = SignedDataVerifier(roots: ca.trustedRoots, cacheCapacity: 2)
         let stranger = try TestCA.generate()
         for _ in 0..<3 {
-            _ = await rejectionCode { _ = try await verifier.verifyTransaction(try stranger.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")), expecting: try sandbox()) }
+            let code = await rejectionCode { _ = try await verifier.verifyTransaction(try stranger.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")), expecting: try sandbox()) }
+            #expect(code == .untrustedRoot)
         }
         #expect(verifier.cacheStatistics.entries == 0)
-        #expect(verifier.cacheStatistics.builds == 3)
+        #expect(verifier.cacheStatistics.builds == 1, "the same junk is refused again without a second chain build")
+
+        // A rogue leaf under the trusted intermediate (its own key signed it): refused as a broken
+        // link, and again from memory.
+        let rogueLeaf = try stranger.withNewLeaf().leaf
+        let header = try [rogueLeaf.derBase64(), ca.x5c[1], ca.x5c[2]]
+        for _ in 0..<2 {
+            let jws = try stranger.signTransaction(.testPurchase(bundleId: bundleId, productId: "p"), header: .init(chain: .custom(header)))
+            #expect(await rejectionCode { _ = try await verifier.verifyTransaction(jws, expecting: try sandbox()) } == .badChain)
+        }
+        #expect(verifier.cacheStatistics.builds == 2)
+        #expect(verifier.cacheStatistics.entries == 0)
 
         var leaves = [ca]
         for _ in 0..<3 { leaves.append(try ca.withNewLeaf()) }

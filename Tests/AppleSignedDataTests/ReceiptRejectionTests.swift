@@ -82,4 +82,61 @@ struct ReceiptRejectionTests {
         late.creationDate = AppleTimestamp(ca.leaf.notValidAfter.addingTimeInterval(86_400))
         #expect(await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(late), expecting: expectations) } == .certificateExpired)
     }
+
+    @Test("a receipt signed by a certificate without Apple's receipt-signing OID is refused, whatever root it chains to")
+    func signerWithoutAppleOID() async throws {
+        // Shaped like a developer certificate Apple issues (push, Developer ID): trusted root, no markers.
+        let developer = try ca.withoutAppleOIDs(leaf: true, intermediate: true)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: try developer.signReceipt(receipt()), expecting: expectations) } == .missingAppleOID)
+        let leafOnly = try ca.withoutAppleOIDs(leaf: true, intermediate: false)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: try leafOnly.signReceipt(receipt()), expecting: expectations) } == .missingAppleOID)
+    }
+
+    @Test("a receipt whose intermediate lacks Apple's WWDR OID is refused")
+    func intermediateWithoutAppleOID() async throws {
+        let stripped = try ca.withoutAppleOIDs(leaf: false, intermediate: true)
+        #expect(stripped.leaf.extensions.contains { $0.oid == AppleCertificateOIDs.receiptSigningLeaf })
+        #expect(await rejectionCode { _ = try await verifier.verify(der: try stripped.signReceipt(receipt()), expecting: expectations) } == .missingAppleOID)
+    }
+
+    @Test("a receipt carrying more certificates than one chain is refused before any chain is built")
+    func tooManyCertificates() async throws {
+        let padded = try ca.signReceipt(receipt(), certificates: [ca.leaf, ca.intermediate, ca.root, try strangerCA.get().root])
+        #expect(await rejectionCode { _ = try await verifier.verify(der: padded, expecting: expectations) } == .badChain)
+        // Dozens of cross-signed certificates under one name: refused by count, not explored.
+        let mesh = try ca.crossSignedReceipt(receipt(), keyCount: 9)
+        let error = await rejection { _ = try await verifier.verify(der: mesh, expecting: expectations) }
+        #expect(error?.code == .badChain)
+        #expect(error?.reason.contains("carries 82") == true, "\(String(describing: error))")
+    }
+
+    @Test("a receipt whose signer's issuer is missing, or not issued by a trusted root, is refused")
+    func brokenLinks() async throws {
+        let withoutIntermediate = try ca.signReceipt(receipt(), certificates: [ca.leaf, ca.root])
+        #expect(await rejectionCode { _ = try await verifier.verify(der: withoutIntermediate, expecting: expectations) } == .badChain)
+        // The leaf named with the stranger's intermediate subject: the only candidate does not sign it.
+        let stranger = try strangerCA.get()
+        let foreignIntermediate = try ca.signReceipt(receipt(), certificates: [ca.leaf, stranger.intermediate, stranger.root])
+        #expect(await rejectionCode { _ = try await verifier.verify(der: foreignIntermediate, expecting: expectations) } == .badChain)
+    }
+
+    @Test("signed attributes must carry the content's message digest")
+    func signedAttributes() async throws {
+        let withDigest = try ca.signReceipt(receipt(), signedAttributes: .withMessageDigest)
+        #expect(try await verifier.verify(der: withDigest, expecting: expectations).receipt == receipt())
+        let withoutDigest = try ca.signReceipt(receipt(), signedAttributes: .withoutMessageDigest)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: withoutDigest, expecting: expectations) } == .badSignature)
+        // The signature covers the attributes; the digest in them must still match the content.
+        var tampered = withDigest
+        let bundle = Array("it.seaboo.app".utf8)
+        let at = try #require((0...(tampered.count - bundle.count)).first { Array(tampered[$0..<$0 + bundle.count]) == bundle })
+        tampered[at + bundle.count - 1] ^= 0x01
+        #expect(await rejectionCode { _ = try await verifier.verify(der: tampered, expecting: expectations) } == .badSignature)
+    }
+
+    @Test("a receipt larger than the limit is refused as malformed without parsing")
+    func oversized() async throws {
+        let huge = [UInt8](repeating: 0x30, count: ReceiptVerifier.maximumReceiptBytes + 1)
+        #expect(await rejectionCode { _ = try await verifier.verify(der: huge, expecting: expectations) } == .malformed)
+    }
 }

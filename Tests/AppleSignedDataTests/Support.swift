@@ -68,3 +68,19 @@ func partLength(_ jws: String, part: Int) -> Int {
     _ = tamper(jws, part: part) { count = $0.count }
     return count
 }
+
+/// Runs `body` and returns the `SignedDataError` it throws (recording an issue if it does not throw one).
+func rejection(
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+) async -> SignedDataError? {
+    do {
+        try await body()
+        Issue.record("expected a SignedDataError, but verification succeeded", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as SignedDataError {
+        return error
+    } catch {
+        Issue.record("expected a SignedDataError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
