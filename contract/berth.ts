@@ -54,6 +54,10 @@ export type ErrorCode =
   | "no_product_for_booking"
   | "slot_not_offered"
   | "slot_unavailable"
+  /** 409: the user (or the server key over its users) already holds the most unpaid bookings allowed */
+  | "too_many_pending_bookings"
+  /** 422: no product of the app pays for a booking this expensive (above the last price band) */
+  | "price_above_limit"
   | "booking_not_found"
   | "invalid_transition"
   // verify-purchase
@@ -75,6 +79,15 @@ export type ErrorCode =
   | "shared_secret_mismatch"
   | "transaction_mismatch"
   | "account_token_mismatch"
+  /** 422: the app ties purchases to accounts and the signed transaction carries no appAccountToken */
+  | "account_token_missing"
+  /** 422: a bare transactionId is accepted only when Apple's transaction carries the user's appAccountToken */
+  | "proof_required"
+  /** 422: the purchase bought fewer units than the booking needs (booking.requiredQuantity) */
+  | "quantity_insufficient"
+  /** 422: a Production app takes Sandbox purchases only from its listed testers */
+  | "sandbox_not_allowed"
+  /** 422: Apple refunded or revoked the transaction (shown by the proof, or reported before any claim) */
   | "transaction_revoked"
   | "transaction_already_used"
   | "booking_already_paid"
@@ -179,6 +192,10 @@ export interface Booking {
   purchaseId?: number;
   /** why the status last changed (admin reason, or the refund code) */
   statusReason?: string;
+  /** units of requiredProductId the purchase must carry (seats or days where the app sells per unit; else 1) */
+  requiredQuantity: number;
+  /** the environment of the purchase that confirmed it; absent until then */
+  environment?: "Production" | "Sandbox" | "Xcode" | "LocalTesting";
 }
 
 export interface BookingResponse {
@@ -228,6 +245,11 @@ export interface Purchase {
   outcomeCode?: string;
   purchasedAt: ISODateTime;
   createdAt: ISODateTime;
+  /** what Apple signed as paid: price in milliunits of currency (1/1000), absent for receipts */
+  priceMilliunits?: number;
+  currency?: string;
+  /** how many units were bought */
+  quantity?: number;
 }
 
 export interface VerifyPurchaseResponse {

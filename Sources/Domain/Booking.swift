@@ -35,6 +35,9 @@ public struct Booking: Codable, Hashable, Sendable {
     public var priceMinor: Int64
     public var currency: String
     public var requiredProductId: String
+    /// How many units of `requiredProductId` the purchase must carry (seats or days when the tenant
+    /// sells per unit; 1 otherwise).
+    public var requiredQuantity: Int
     public var status: BookingStatus
     public var holdExpiresAt: Date
     public var createdAt: Date
@@ -42,13 +45,18 @@ public struct Booking: Codable, Hashable, Sendable {
     public var confirmedAt: Date?
     public var purchaseId: Int64?
     public var statusReason: String?
+    /// `Production` or `Sandbox`: the environment of the purchase that confirmed it.
+    public var environment: String?
 
     public init(
         id: Int64, tenantId: String, userId: String, resourceId: String, resourceKind: Resource.Kind,
         start: Date, end: Date, seats: Int, priceMinor: Int64, currency: String, requiredProductId: String,
         status: BookingStatus, holdExpiresAt: Date, createdAt: Date, updatedAt: Date,
-        confirmedAt: Date? = nil, purchaseId: Int64? = nil, statusReason: String? = nil
+        confirmedAt: Date? = nil, purchaseId: Int64? = nil, statusReason: String? = nil,
+        requiredQuantity: Int = 1, environment: String? = nil
     ) {
+        self.requiredQuantity = requiredQuantity
+        self.environment = environment
         self.id = id
         self.tenantId = tenantId
         self.userId = userId

@@ -26,6 +26,8 @@ public struct BookingQuote: Hashable, Sendable {
     public var priceMinor: Int64
     public var currency: String
     public var requiredProductId: String
+    /// Units of the product the purchase must carry.
+    public var requiredQuantity: Int = 1
 }
 
 extension Tenant {
@@ -55,9 +57,11 @@ extension Tenant {
             }
             let (price, overflow) = (resource.pricePerDayMinor ?? 0).multipliedReportingOverflow(by: Int64(days))
             guard !overflow, let product = rules.rentalProduct(priceMinor: price) else {
-                throw DomainError(.unprocessable, "no_product_for_booking", "no product covers a rental of this price")
+                let limit = rules.rentalPriceBands.last?.maxPriceMinor.map { " (at most \($0) minor units)" } ?? ""
+                throw DomainError(.unprocessable, "price_above_limit", "no product of this app pays for a rental of this price\(limit); book fewer days", field: "end")
             }
-            return BookingQuote(resource: resource, start: start, end: end, seats: 1, priceMinor: price, currency: currency, requiredProductId: product)
+            return BookingQuote(resource: resource, start: start, end: end, seats: 1, priceMinor: price, currency: currency, requiredProductId: product,
+                                requiredQuantity: rules.rentalQuantity == .perDay ? days : 1)
         case .experience:
             guard request.start == nil, request.end == nil else { throw .invalid("an experience takes slot, not start and end", field: "slot") }
             guard let slot = request.slot else { throw .invalid("slot is required", field: "slot") }
@@ -77,7 +81,8 @@ extension Tenant {
             }
             let end = slot.addingTimeInterval(TimeInterval((resource.durationMinutes ?? 60) * 60))
             let price = (resource.pricePerSeatMinor ?? 0) * Int64(seats)
-            return BookingQuote(resource: resource, start: slot, end: end, seats: seats, priceMinor: price, currency: currency, requiredProductId: product)
+            return BookingQuote(resource: resource, start: slot, end: end, seats: seats, priceMinor: price, currency: currency, requiredProductId: product,
+                                requiredQuantity: rules.experienceQuantity == .perSeat ? seats : 1)
         }
     }
 

@@ -60,8 +60,41 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var bookingRules: BookingRules?
     /// Verification endpoints' limit per user (or server key): a token bucket.
     public var rateLimit: RateLimit?
+    /// Limits on booking creation, unpaid holds and the notification endpoint (defaults apply).
+    public var limits: Limits?
     /// Where the tenant's own backend receives signed webhooks.
     public var webhook: Webhook?
+
+    /// Per-tenant limits that keep one caller from taking inventory or CPU from everyone else.
+    public struct Limits: Codable, Hashable, Sendable {
+        /// Booking creation per user (and per server key): a token bucket. Default burst 10, 0.2/s.
+        public var bookings: RateLimit?
+        /// Unpaid holds one user may keep at once. Default 3.
+        public var pendingHoldsPerUser: Int?
+        /// Unpaid holds one server key may keep at once, over all the users it acts for. Default 500.
+        public var pendingHoldsPerServerKey: Int?
+        /// The unauthenticated notification endpoint, per client address. Default burst 60, 20/s.
+        public var notifications: RateLimit?
+
+        public init(bookings: RateLimit? = nil, pendingHoldsPerUser: Int? = nil, pendingHoldsPerServerKey: Int? = nil, notifications: RateLimit? = nil) {
+            self.bookings = bookings
+            self.pendingHoldsPerUser = pendingHoldsPerUser
+            self.pendingHoldsPerServerKey = pendingHoldsPerServerKey
+            self.notifications = notifications
+        }
+    }
+
+    public static let defaultVerificationLimit = RateLimit(burst: 60, perSecond: 10)
+    public static let defaultBookingLimit = RateLimit(burst: 10, perSecond: 0.2)
+    public static let defaultNotificationLimit = RateLimit(burst: 60, perSecond: 20)
+
+    public var verificationLimit: RateLimit { rateLimit ?? Self.defaultVerificationLimit }
+    public var bookingLimit: RateLimit { limits?.bookings ?? Self.defaultBookingLimit }
+    public var notificationLimit: RateLimit { limits?.notifications ?? Self.defaultNotificationLimit }
+    public var holdLimits: HoldLimits {
+        HoldLimits(perUser: limits?.pendingHoldsPerUser ?? HoldLimits.defaultPerUser,
+                   perServerKey: limits?.pendingHoldsPerServerKey ?? HoldLimits.defaultPerServerKey)
+    }
 
     public struct Webhook: Codable, Hashable, Sendable {
         public var url: String
@@ -96,6 +129,14 @@ public struct Tenant: Codable, Hashable, Sendable {
         if let minutes = holdMinutes, !(1...1440).contains(minutes) {
             throw CatalogError("tenant \(id): holdMinutes must be 1...1440")
         }
+        for (name, limit) in [("rateLimit", rateLimit), ("limits.bookings", limits?.bookings), ("limits.notifications", limits?.notifications)] {
+            if let limit, limit.burst < 1 || !(limit.perSecond > 0) {
+                throw CatalogError("tenant \(id): \(name) needs burst >= 1 and perSecond > 0")
+            }
+        }
+        for (name, value) in [("limits.pendingHoldsPerUser", limits?.pendingHoldsPerUser), ("limits.pendingHoldsPerServerKey", limits?.pendingHoldsPerServerKey)] {
+            if let value, value < 1 { throw CatalogError("tenant \(id): \(name) must be at least 1") }
+        }
         var productIds = Set<String>()
         for product in products where !productIds.insert(product.id).inserted {
             throw CatalogError("tenant \(id): product \(product.id) appears twice")
@@ -128,16 +169,30 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     /// Answer CONSUMPTION_REQUEST notifications with Send Consumption Information (needs `serverAPI`;
     /// the app's terms must cover sharing this with Apple).
     public var answerConsumptionRequests: Bool?
+    /// For a tenant that accepts Production: the user ids (testers) whose Sandbox purchases may pay for
+    /// bookings. Sandbox purchases cost nothing (TestFlight, sandbox accounts); nobody else's confirm.
+    public var sandboxTesters: [String]?
 
     public var allowsProduction: Bool { environments.contains("Production") }
+
+    /// App Apple IDs that are examples, not apps: sample catalogs (Berth's earlier one shipped
+    /// 6450000001) and the usual made-up values. A Production tenant with one of these would verify
+    /// purchases but refuse every Production notification (refunds lost), so it does not start.
+    public static let placeholderAppAppleIds: Set<Int64> = [6450000001, 1234567890, 123456789, 9999999999, 1111111111]
 
     func validate(tenant: String) throws {
         guard !bundleId.isEmpty else { throw CatalogError("tenant \(tenant): apple.bundleId is empty") }
         guard !environments.isEmpty, environments.allSatisfy({ $0 == "Production" || $0 == "Sandbox" }) else {
             throw CatalogError("tenant \(tenant): apple.environments must list Production and/or Sandbox")
         }
+        if sandboxTesters != nil, !allowsProduction {
+            throw CatalogError("tenant \(tenant): apple.sandboxTesters applies to tenants that accept Production (every user of a Sandbox-only tenant is a tester)")
+        }
         if allowsProduction {
-            guard appAppleId != nil else { throw CatalogError("tenant \(tenant): Production needs apple.appAppleId") }
+            guard let appAppleId else { throw CatalogError("tenant \(tenant): Production needs apple.appAppleId") }
+            guard appAppleId >= 100_000_000, !Self.placeholderAppAppleIds.contains(appAppleId) else {
+                throw CatalogError("tenant \(tenant): apple.appAppleId \(appAppleId) is a placeholder; set the app's Apple ID from App Store Connect (App Information → Apple ID) before accepting Production, or Production notifications (refunds) would all be refused")
+            }
             guard (trustedRootFiles ?? []).isEmpty else {
                 throw CatalogError("tenant \(tenant): a tenant with Production may not trust extra (test) roots")
             }

@@ -47,6 +47,11 @@ public enum NotificationEffect: Hashable, Sendable {
     case reinstateBooking(slotStillFree: Bool)
     /// A purchase Apple reports before the app did: kept as an unclaimed transaction until a user claims it.
     case keepUnclaimed
+    /// A REFUND or REVOKE of a transaction nobody has claimed: remembered, so that a later claim of it
+    /// (by JWS, receipt or id) is refused.
+    case rememberRevoked
+    /// A REFUND_REVERSED of a transaction remembered as revoked and still unclaimed: it may be claimed again.
+    case forgetRevoked
     /// Recorded only; the string says why (`test`, `refund_declined`, `unknown_transaction`, …).
     case recordOnly(String)
 
@@ -56,6 +61,8 @@ public enum NotificationEffect: Hashable, Sendable {
         case .refundBooking: "booking_refunded"
         case .refundPurchaseOnly: "purchase_refunded"
         case .keepUnclaimed: "unclaimed_purchase"
+        case .rememberRevoked: "revoked_unclaimed"
+        case .forgetRevoked: "revocation_reversed"
         case .reinstateBooking(let free): free ? "booking_reinstated" : "reinstated_needs_refund"
         case .recordOnly(let reason): reason
         }
@@ -70,7 +77,10 @@ public enum NotificationRules {
         case "REFUND_DECLINED": return .recordOnly("refund_declined")
         case "CONSUMPTION_REQUEST": return .recordOnly("consumption_requested")
         case "REFUND", "REVOKE", "REFUND_REVERSED":
-            guard let purchase else { return .recordOnly("unknown_transaction") }
+            guard let purchase else {
+                guard notification.transactionId != nil else { return .recordOnly("unknown_transaction") }
+                return notification.type == "REFUND_REVERSED" ? .forgetRevoked : .rememberRevoked
+            }
             guard let booking else { return .recordOnly("no_booking") }
             if notification.type == "REFUND_REVERSED" {
                 guard purchase.status == .refunded, booking.status == .refunded else { return .recordOnly("not_refunded") }

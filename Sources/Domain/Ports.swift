@@ -7,8 +7,11 @@ public struct NewBooking: Hashable, Sendable {
     public var quote: BookingQuote
     public var holdExpiresAt: Date
     public var now: Date
+    /// `user:<id>` or `server:<key id>`: whose holds it counts against.
+    public var createdVia: String
 
-    public init(tenantId: String, userId: String, quote: BookingQuote, holdExpiresAt: Date, now: Date) {
+    public init(tenantId: String, userId: String, quote: BookingQuote, holdExpiresAt: Date, now: Date, createdVia: String? = nil) {
+        self.createdVia = createdVia ?? "user:\(userId)"
         self.tenantId = tenantId
         self.userId = userId
         self.quote = quote
@@ -50,12 +53,14 @@ public struct BookingFilter: Hashable, Sendable {
 /// A page of a listing.
 public struct Page: Hashable, Sendable {
     public static let maximumLimit = 200
+    /// Listings page by offset up to here; further back, narrow the listing with its filters.
+    public static let maximumOffset = 10_000
     public var limit: Int
     public var offset: Int
 
     public init(limit: Int = 50, offset: Int = 0) {
         self.limit = min(max(limit, 1), Self.maximumLimit)
-        self.offset = max(offset, 0)
+        self.offset = min(max(offset, 0), Self.maximumOffset)
     }
 }
 
@@ -84,9 +89,10 @@ public struct APIKey: Hashable, Sendable {
 
 /// Persistence of bookings, purchases and their logs. Implementations apply each method atomically.
 public protocol BookingStore: Sendable {
-    /// Inserts a booking if `fits` accepts the occupancy of overlapping slots at `draft.now`;
-    /// the check and the insert are one transaction. Throws `slot_unavailable` otherwise.
-    func createBooking(_ draft: NewBooking, fits: @escaping @Sendable (Occupancy) -> Bool) async throws -> Booking
+    /// Inserts a booking if `admit` accepts its load (occupancy of overlapping slots, active holds of
+    /// the user and of its creator at `draft.now`); the reads, the check and the insert are one
+    /// transaction. Rethrows what `admit` throws.
+    func createBooking(_ draft: NewBooking, admit: @escaping @Sendable (BookingLoad) throws -> Void) async throws -> Booking
 
     func booking(id: Int64, tenantId: String) async throws -> Booking?
     func bookings(tenantId: String, filter: BookingFilter, page: Page) async throws -> (items: [Booking], total: Int)

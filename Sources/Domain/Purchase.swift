@@ -26,12 +26,26 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var proofHash: String
     /// Whether the tenant receives webhooks (events are written to the outbox only then).
     public var emitsEvents: Bool
+    /// What Apple signed as paid: price in milliunits of `currency`, and quantity (when the proof says).
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    public var quantity: Int?
+    /// The proof itself shows a refund or revocation (revocationDate, cancellation_date).
+    public var revoked: Bool
+    /// How the transaction was proven: `jws`, `receipt` or `lookup` (recorded with refusals).
+    public var proofKind: String
 
     public init(
         tenantId: String, userId: String, bookingId: Int64, store: String = "app_store", environment: String,
         transactionId: String, originalTransactionId: String, productId: String, purchasedAt: Date, proofHash: String,
-        emitsEvents: Bool = false
+        emitsEvents: Bool = false, priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil,
+        revoked: Bool = false, proofKind: String = "jws"
     ) {
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.quantity = quantity
+        self.revoked = revoked
+        self.proofKind = proofKind
         self.emitsEvents = emitsEvents
         self.tenantId = tenantId
         self.userId = userId
@@ -62,12 +76,20 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var outcomeCode: String?
     public var purchasedAt: Date
     public var createdAt: Date
+    /// What Apple signed as paid (nil where the proof does not say: receipts carry no price).
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    public var quantity: Int?
 
     public init(
         id: Int64, tenantId: String, userId: String, bookingId: Int64?, store: String, environment: String,
         transactionId: String, originalTransactionId: String, productId: String, status: PurchaseStatus,
-        outcomeCode: String?, purchasedAt: Date, createdAt: Date
+        outcomeCode: String?, purchasedAt: Date, createdAt: Date,
+        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil
     ) {
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.quantity = quantity
         self.id = id
         self.tenantId = tenantId
         self.userId = userId

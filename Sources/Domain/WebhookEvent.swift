@@ -13,6 +13,7 @@ public struct WebhookEvent: Hashable, Sendable {
 
     static func booking(_ type: String, _ booking: Booking, purchase: Purchase?) -> WebhookEvent {
         var data = ["bookingId": String(booking.id), "userId": booking.userId, "status": booking.status.rawValue, "resourceId": booking.resourceId]
+        if let environment = purchase?.environment ?? booking.environment { data["environment"] = environment }
         if let purchase {
             data["purchaseId"] = String(purchase.id)
             data["transactionId"] = purchase.transactionId
@@ -28,8 +29,9 @@ extension PurchaseDecision {
         switch self {
         case .confirm: [.booking("booking.confirmed", booking, purchase: purchase)]
         case .replay(let existing, let reason):
-            [WebhookEvent(type: "replay.detected", data: ["bookingId": String(booking.id), "userId": booking.userId, "transactionId": existing.transactionId, "reason": reason])]
-        case .repeatOf, .needsRefund: []
+            [WebhookEvent(type: "replay.detected", data: ["bookingId": String(booking.id), "userId": booking.userId, "transactionId": existing.transactionId,
+                                                          "environment": existing.environment, "reason": reason])]
+        case .repeatOf, .needsRefund, .refuse: []
         }
     }
 }
@@ -47,7 +49,7 @@ extension NotificationEffect {
         case .reinstateBooking:
             guard let booking, let purchase else { return [] }
             return [.booking("booking.confirmed", booking, purchase: purchase)]
-        case .recordOnly, .keepUnclaimed:
+        case .recordOnly, .keepUnclaimed, .rememberRevoked, .forgetRevoked:
             return []
         }
     }

@@ -16,6 +16,7 @@ struct AdminRoutes {
         listing("/api/admin/unclaimed", on: router, fetch: { try await notifications.unclaimedTransactions(tenantId: $0, page: $1) }, as: UnclaimedDTO.init)
         router.post("/api/admin/apple/test-notification") { request, context in
             let (tenant, _) = try context.requireAdmin()
+            try services.rateLimiter.check(context, scope: .admin)
             guard let api = tenant.serverAPI else {
                 throw APIError(.unprocessableContent, "apple_not_configured", "this app has no App Store Server API key configured")
             }
@@ -34,6 +35,7 @@ struct AdminRoutes {
         listing("/api/admin/webhooks/deliveries", on: router, fetch: { try await webhooks.deliveries(tenantId: $0, page: $1) }, as: WebhookDeliveryDTO.init)
         router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
             let (tenant, _) = try context.requireAdmin()
+            try services.rateLimiter.check(context, scope: .admin)
             guard let text = context.parameters.get("id"), let id = Int64(text),
                   try await webhooks.resend(deliveryId: id, tenantId: tenant.id, now: services.clock.now())
             else {
@@ -55,6 +57,7 @@ struct AdminRoutes {
     ) {
         router.get(path) { request, context in
             let (tenant, _) = try context.requireAdmin()
+            try services.rateLimiter.check(context, scope: .admin)
             let page = try Paging.page(request)
             let result = try await fetch(tenant.id, page)
             return try JSONCoding.response(ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset))
@@ -63,6 +66,7 @@ struct AdminRoutes {
 
     func bookings(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (tenant, _) = try context.requireAdmin()
+        try services.rateLimiter.check(context, scope: .admin)
         let query = request.uri.queryParameters
         var filter = BookingFilter()
         if let status = query["status"] {
@@ -82,6 +86,7 @@ struct AdminRoutes {
 
     func confirm(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (tenant, keyId) = try context.requireAdmin()
+        try services.rateLimiter.check(context, scope: .admin)
         let id = try Paging.bookingId(context)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
         let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -104,6 +109,7 @@ struct AdminRoutes {
 
     func cancel(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (tenant, keyId) = try context.requireAdmin()
+        try services.rateLimiter.check(context, scope: .admin)
         let id = try Paging.bookingId(context)
         var reason: String?
         if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {

@@ -19,6 +19,8 @@ struct AppleNotificationRoutes {
         guard let tenantId = context.parameters.get("tenant"), let runtime = services.tenants.tenant(id: tenantId) else {
             throw APIError(.notFound, "tenant_not_found", "no app is configured at this notification URL", field: "tenant")
         }
+        // Unauthenticated: limited per tenant and client address before any body is read or verified.
+        try services.rateLimiter.checkNotification(tenant: runtime.tenant, clientAddress: context.clientAddress)
         let body = try await JSONCoding.decode(NotificationRequestBody.self, from: request)
         let payloadHash = SHA256Hex.of(Data(body.signedPayload.utf8))
         let verified: VerifiedNotification

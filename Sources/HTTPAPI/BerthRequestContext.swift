@@ -20,10 +20,13 @@ public enum Identity: Sendable {
 public struct BerthRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: Identity?
+    /// The peer's IP address (the proxy's, behind a reverse proxy), for limits on unauthenticated routes.
+    public var clientAddress: String?
 
     public init(source: Source) {
         coreContext = .init(source: source)
         identity = nil
+        clientAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// Largest request body Berth reads (64 KiB).

@@ -13,7 +13,8 @@ struct BookingRoutes {
     }
 
     func create(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (tenant, userId, _) = try context.requireUser()
+        let (tenant, userId, via) = try context.requireUser()
+        try services.rateLimiter.check(context, scope: .booking)
         let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
         let now = services.clock.now()
         let quote = try tenant.tenant.quote(
@@ -22,9 +23,12 @@ struct BookingRoutes {
         )
         let resource = quote.resource
         let seats = quote.seats
+        let limits = tenant.tenant.holdLimits
+        let viaServerKey = via.hasPrefix("server:")
         let booking = try await services.bookings.createBooking(
-            NewBooking(tenantId: tenant.id, userId: userId, quote: quote, holdExpiresAt: now.addingTimeInterval(tenant.tenant.holdDuration), now: now),
-            fits: { Capacity.fits(resource, seats: seats, occupancy: $0) }
+            NewBooking(tenantId: tenant.id, userId: userId, quote: quote, holdExpiresAt: now.addingTimeInterval(tenant.tenant.holdDuration), now: now,
+                       createdVia: via),
+            admit: { load in try BookingAdmission.check(load, resource: resource, seats: seats, limits: limits, viaServerKey: viaServerKey) }
         )
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
     }
@@ -57,7 +61,7 @@ enum Paging {
             }
             return number
         }
-        return Page(limit: try integer("limit", default: 50, range: 1...Page.maximumLimit), offset: try integer("offset", default: 0, range: 0...10_000_000))
+        return Page(limit: try integer("limit", default: 50, range: 1...Page.maximumLimit), offset: try integer("offset", default: 0, range: 0...Page.maximumOffset))
     }
 
     static func bookingId(_ context: BerthRequestContext) throws -> Int64 {

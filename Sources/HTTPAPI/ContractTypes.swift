@@ -106,8 +106,14 @@ struct BookingDTO: Codable {
     var confirmedAt: APITime?
     var purchaseId: Int64?
     var statusReason: String?
+    /// Units of `requiredProductId` the purchase must carry.
+    var requiredQuantity: Int
+    /// `Production` or `Sandbox`: the environment of the purchase that confirmed it (absent until then).
+    var environment: String?
 
     init(_ booking: Booking) {
+        requiredQuantity = booking.requiredQuantity
+        environment = booking.environment
         id = booking.id
         userId = booking.userId
         resourceId = booking.resourceId
@@ -141,8 +147,15 @@ struct PurchaseDTO: Codable {
     var outcomeCode: String?
     var purchasedAt: APITime
     var createdAt: APITime
+    /// What Apple signed as paid: price in milliunits of `currency` (1/1000 of the unit), quantity.
+    var priceMilliunits: Int64?
+    var currency: String?
+    var quantity: Int?
 
     init(_ purchase: Purchase) {
+        priceMilliunits = purchase.priceMilliunits
+        currency = purchase.currency
+        quantity = purchase.quantity
         id = purchase.id
         userId = purchase.userId
         bookingId = purchase.bookingId

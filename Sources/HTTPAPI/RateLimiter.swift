@@ -2,62 +2,124 @@ import Domain
 import Foundation
 import Synchronization
 
-/// Token buckets per caller for the verification endpoints: each bucket holds `burst` requests and
-/// refills at `perSecond`. Time comes from the injected clock.
+/// Token buckets per tenant, scope and principal: each bucket holds `burst` requests and refills at
+/// `perSecond`. Time comes from the injected clock.
+///
+/// Memory is bounded per tenant: when a tenant's table is full, buckets that have refilled (an idle
+/// caller, the same as no bucket) are dropped first, then the least recently used half. One tenant, or
+/// one attacker inventing principals, never resets another tenant's limits.
 final class RateLimiter: Sendable {
+    /// What a bucket limits.
+    enum Scope: String, Sendable {
+        /// verify-purchase and verify-receipt (chain and signature work, writes).
+        case verification
+        /// Booking creation (a write that takes inventory).
+        case booking
+        /// The unauthenticated App Store notification endpoint, per client address.
+        case notification
+        /// Admin listings and actions (reads that scan, writes), per admin key.
+        case admin
+    }
+
     private struct Bucket {
         var tokens: Double
         var updated: Date
     }
 
-    static let defaultLimit = Tenant.RateLimit(burst: 60, perSecond: 10)
-
-    private let buckets = Mutex<[String: Bucket]>([:])
-    private let clock: any BerthClock
-
-    init(clock: any BerthClock) {
-        self.clock = clock
+    private struct Key: Hashable {
+        var scope: Scope
+        var principal: String
     }
 
-    /// Takes one token for `key`, or tells how long until one is available.
-    func take(_ key: String, limit: Tenant.RateLimit) -> Duration? {
+    /// Most buckets kept per tenant.
+    let capacityPerTenant: Int
+    private let tables = Mutex<[String: [Key: Bucket]]>([:])
+    private let clock: any BerthClock
+
+    init(clock: any BerthClock, capacityPerTenant: Int = 20_000) {
+        self.clock = clock
+        self.capacityPerTenant = max(2, capacityPerTenant)
+    }
+
+    /// Takes one token from every bucket named (all or none), or tells how long until one is available.
+    func take(tenant: String, scope: Scope, principals: [(String, Tenant.RateLimit)]) -> Duration? {
         let now = clock.now()
-        return buckets.withLock { buckets in
-            if buckets.count > 100_000 { buckets.removeAll() }
-            var bucket = buckets[key] ?? Bucket(tokens: Double(limit.burst), updated: now)
-            let elapsed = max(0, now.timeIntervalSince(bucket.updated))
-            bucket.tokens = min(Double(limit.burst), bucket.tokens + elapsed * limit.perSecond)
-            bucket.updated = now
-            defer { buckets[key] = bucket }
-            guard bucket.tokens >= 1 else {
-                let wait = (1 - bucket.tokens) / max(limit.perSecond, 0.001)
+        return tables.withLock { tables in
+            var table = tables[tenant] ?? [:]
+            defer { tables[tenant] = table }
+            var refreshed: [(Key, Bucket)] = []
+            var wait: Double = 0
+            for (principal, limit) in principals {
+                let key = Key(scope: scope, principal: principal)
+                var bucket = table[key] ?? Bucket(tokens: Double(limit.burst), updated: now)
+                let elapsed = max(0, now.timeIntervalSince(bucket.updated))
+                bucket.tokens = min(Double(limit.burst), bucket.tokens + elapsed * limit.perSecond)
+                bucket.updated = now
+                if bucket.tokens < 1 { wait = max(wait, (1 - bucket.tokens) / max(limit.perSecond, 0.001)) }
+                refreshed.append((key, bucket))
+            }
+            if wait > 0 {
+                for (key, bucket) in refreshed where table[key] != nil { table[key] = bucket }
                 return .milliseconds(Int64((wait * 1000).rounded(.up)))
             }
-            bucket.tokens -= 1
+            if table.count + refreshed.count > capacityPerTenant { evict(&table, now: now, limits: principals.map(\.1)) }
+            for (key, var bucket) in refreshed {
+                bucket.tokens -= 1
+                table[key] = bucket
+            }
             return nil
         }
     }
-}
 
-extension BerthRequestContext {
-    /// Who the rate limit counts: the user, else the server key.
-    var rateLimitKey: String? {
-        switch identity {
-        case .user(let tenant, let userId, _): "\(tenant.id)/user/\(userId)"
-        case .server(let tenant, let keyId): "\(tenant.id)/server/\(keyId)"
-        case .admin(let tenant, let keyId): "\(tenant.id)/admin/\(keyId)"
-        case nil: nil
-        }
+    /// How many buckets a tenant holds (for tests and metrics).
+    func bucketCount(tenant: String) -> Int {
+        tables.withLock { $0[tenant]?.count ?? 0 }
+    }
+
+    private func evict(_ table: inout [Key: Bucket], now: Date, limits: [Tenant.RateLimit]) {
+        // A bucket idle long enough to be full again says nothing an absent bucket would not.
+        let slowest = limits.map(\.perSecond).min() ?? 1
+        let largest = Double(limits.map(\.burst).max() ?? 1)
+        table = table.filter { now.timeIntervalSince($0.value.updated) * slowest + $0.value.tokens < largest }
+        guard table.count >= capacityPerTenant / 2 else { return }
+        let keep = table.sorted { $0.value.updated > $1.value.updated }.prefix(capacityPerTenant / 2)
+        table = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
     }
 }
 
 extension RateLimiter {
-    /// Refuses with 429 and Retry-After when the caller's bucket is empty.
-    func check(_ context: BerthRequestContext) throws {
-        guard let key = context.rateLimitKey, let tenant = context.identity?.tenant else { return }
-        if let wait = take(key, limit: tenant.tenant.rateLimit ?? Self.defaultLimit) {
-            let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
-            throw APIError(.tooManyRequests, "rate_limited", "too many verification requests; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+    /// Refuses with 429 and Retry-After when one of the caller's buckets for `scope` is empty.
+    ///
+    /// Callers are keyed by who authenticated: a user token by its user; a server key by the key and,
+    /// when it acts for a user, by that user under that key too (so one user cannot spend the key's
+    /// whole allowance, and inventing user ids does not multiply it: the key's own bucket holds 20×
+    /// the per-user limit). An admin key by the key.
+    func check(_ context: BerthRequestContext, scope: Scope) throws {
+        guard let identity = context.identity else { return }
+        let tenant = identity.tenant.tenant
+        let limit = scope == .booking ? tenant.bookingLimit : tenant.verificationLimit
+        let aggregate = Tenant.RateLimit(burst: limit.burst * 20, perSecond: limit.perSecond * 20)
+        let principals: [(String, Tenant.RateLimit)]
+        switch identity {
+        case .user(_, let userId, let via):
+            principals = via.hasPrefix("server:") ? [(via, aggregate), ("\(via)/user:\(userId)", limit)] : [("user:\(userId)", limit)]
+        case .server(_, let keyId):
+            principals = [("server:\(keyId)", aggregate)]
+        case .admin(_, let keyId):
+            principals = [("admin:\(keyId)", limit)]
         }
+        try refuse(take(tenant: tenant.id, scope: scope, principals: principals), what: scope.rawValue)
+    }
+
+    /// The notification endpoint, keyed by the client's address (it carries no credentials).
+    func checkNotification(tenant: Tenant, clientAddress: String?) throws {
+        try refuse(take(tenant: tenant.id, scope: .notification, principals: [("address:\(clientAddress ?? "unknown")", tenant.notificationLimit)]),
+                   what: "notification")
+    }
+
+    private func refuse(_ wait: Duration?, what: String) throws {
+        guard let wait else { return }
+        let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+        throw APIError(.tooManyRequests, "rate_limited", "too many \(what) requests; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
     }
 }

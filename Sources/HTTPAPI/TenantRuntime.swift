@@ -24,6 +24,12 @@ public struct TenantRuntime: Sendable {
 
     public var id: String { tenant.id }
 
+    /// Who may pay with what beyond the product: account tokens, Sandbox testers.
+    public var purchasePolicy: PurchasePolicy {
+        PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, acceptsProduction: tenant.apple.allowsProduction,
+                       sandboxTesters: Set(tenant.apple.sandboxTesters ?? []))
+    }
+
     /// - Parameters:
     ///   - baseDirectory: where relative files named by the catalog live (the catalog's folder).
     ///   - environment: the process environment (secrets come from it).

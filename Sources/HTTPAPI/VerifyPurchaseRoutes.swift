@@ -17,7 +17,7 @@ struct VerifyPurchaseRoutes {
 
     func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (runtime, userId, _) = try context.requireUser()
-        try services.rateLimiter.check(context)
+        try services.rateLimiter.check(context, scope: .verification)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
         let bookingId = body.bookingId.value
         guard let booking = try await services.bookings.booking(id: bookingId, tenantId: runtime.id), booking.userId == userId else {
@@ -29,12 +29,12 @@ struct VerifyPurchaseRoutes {
         } else if let receipt = body.receipt, !receipt.isEmpty {
             proven = try await provenByReceipt(receipt, transactionId: body.transactionId, booking: booking, runtime: runtime, context: context)
         } else if let transactionId = body.transactionId, !transactionId.isEmpty {
-            proven = try await provenByLookup(transactionId, runtime: runtime, context: context)
+            proven = try await provenByLookup(transactionId, userId: userId, runtime: runtime, context: context)
         } else {
             throw APIError(.badRequest, "missing_field", "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt) or transactionId", field: "jwsRepresentation")
         }
         try PurchaseRules.check(proven, claimedProductId: body.productId, claimedTransactionId: body.transactionId, booking: booking,
-                                userId: userId, accountTokenIsUserId: runtime.tenant.appAccountTokenMatchesUserId == true)
+                                userId: userId, policy: runtime.purchasePolicy)
         let transactionId = proven.transactionId
         let productId = proven.productId
         let proofHash = proven.proofHash
@@ -44,7 +44,8 @@ struct VerifyPurchaseRoutes {
             tenantId: runtime.id, userId: userId, bookingId: bookingId, environment: environment,
             transactionId: transactionId, originalTransactionId: proven.originalTransactionId,
             productId: productId, purchasedAt: proven.purchasedAt ?? services.clock.now(), proofHash: proofHash,
-            emitsEvents: runtime.webhook != nil
+            emitsEvents: runtime.webhook != nil, priceMilliunits: proven.priceMilliunits, currency: proven.currency,
+            quantity: proven.quantity, revoked: proven.revoked, proofKind: proven.kind.rawValue
         )
         let outcome = try await services.bookings.applyPurchase(
             claim, resource: runtime.tenant.resource(id: booking.resourceId), now: services.clock.now(), decide: PurchaseRules.decide
@@ -65,6 +66,9 @@ struct VerifyPurchaseRoutes {
         case .needsRefund(let code, let message, _):
             context.logger.warning("payment recorded for refund", metadata: logMetadata.merging(["code": .string(code)]) { $1 })
             throw APIError(.conflict, code, message, field: "bookingId")
+        case .refuse(let code, let message):
+            context.logger.warning("purchase refused", metadata: logMetadata.merging(["code": .string(code)]) { $1 })
+            throw APIError(.unprocessableContent, code, message, field: "transactionId")
         }
     }
 
@@ -85,7 +89,8 @@ struct VerifyPurchaseRoutes {
         return ProvenTransaction(
             transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
             productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
-            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken, proofHash: proofHash
+            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken, proofHash: proofHash,
+            kind: .jws, priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity
         )
     }
 
@@ -127,12 +132,15 @@ struct VerifyPurchaseRoutes {
         return ProvenTransaction(
             transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, productId: productId,
             environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
-            appAccountToken: nil, proofHash: verified.sha256
+            appAccountToken: nil, proofHash: verified.sha256, kind: .receipt, quantity: entry.quantity
         )
     }
 
     /// A bare transaction id, resolved through the App Store Server API (Get Transaction Info).
-    private func provenByLookup(_ transactionId: String, runtime: TenantRuntime, context: BerthRequestContext) async throws -> ProvenTransaction {
+    /// Transaction ids are not secrets (they show up in webhooks, listings and support tickets), so
+    /// the answer proves a purchase for this caller only when Apple's signed transaction carries the
+    /// caller's appAccountToken; otherwise the app must send what StoreKit gave it (JWS or receipt).
+    private func provenByLookup(_ transactionId: String, userId: String, runtime: TenantRuntime, context: BerthRequestContext) async throws -> ProvenTransaction {
         guard let api = runtime.serverAPI else {
             throw APIError(.unprocessableContent, "transaction_lookup_unavailable", "this app has no App Store Server API key configured; send jwsRepresentation or receipt", field: "transactionId")
         }
@@ -154,11 +162,18 @@ struct VerifyPurchaseRoutes {
         guard let productId = transaction.productId, let environment = transaction.environment else {
             throw APIError(.unprocessableContent, "malformed", "Apple's transaction lacks productId or environment", field: "transactionId")
         }
+        guard let token = transaction.appAccountToken, token.lowercased() == userId.lowercased() else {
+            context.logger.warning("bare transaction id refused: not bought with this user's appAccountToken", metadata: ["transaction": .string(transactionId)])
+            throw APIError(.unprocessableContent, "proof_required",
+                           "a transaction id alone proves a purchase only when it was bought with this user's appAccountToken; send jwsRepresentation or receipt",
+                           field: "transactionId")
+        }
         return ProvenTransaction(
             transactionId: transaction.transactionId ?? transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
             productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
             revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken,
-            proofHash: Self.sha256(verified.rawPayload)
+            proofHash: Self.sha256(verified.rawPayload), kind: .lookup,
+            priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity
         )
     }
 

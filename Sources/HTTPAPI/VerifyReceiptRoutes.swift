@@ -36,7 +36,7 @@ struct VerifyReceiptRoutes {
         case .admin: throw APIError.forbidden("use the user's token or a server key")
         case nil: throw APIError.unauthenticated("send Authorization: Bearer <user token or API key>")
         }
-        try services.rateLimiter.check(context)
+        try services.rateLimiter.check(context, scope: .verification)
         let body = try await JSONCoding.decode(VerifyReceiptRequest.self, from: request)
         if userId == nil { userId = body.userId }
         if let bundleId = body.bundleId, bundleId != runtime.tenant.apple.bundleId {

@@ -6,7 +6,8 @@ import SQLKit
 enum Rows {
     static let bookingColumns = """
         id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, \
-        required_product_id, status, hold_expires_at, created_at, updated_at, confirmed_at, purchase_id, status_reason
+        required_product_id, status, hold_expires_at, created_at, updated_at, confirmed_at, purchase_id, status_reason, \
+        required_quantity, environment, created_via
         """
 
     static func booking(_ row: any SQLRow) throws -> Booking {
@@ -28,13 +29,15 @@ enum Rows {
             updatedAt: try date(row, "updated_at"),
             confirmedAt: try optionalDate(row, "confirmed_at"),
             purchaseId: try row.decode(column: "purchase_id", as: Int64?.self),
-            statusReason: try row.decode(column: "status_reason", as: String?.self)
+            statusReason: try row.decode(column: "status_reason", as: String?.self),
+            requiredQuantity: try row.decode(column: "required_quantity", as: Int.self),
+            environment: try row.decode(column: "environment", as: String?.self)
         )
     }
 
     static let purchaseColumns = """
         id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, \
-        status, outcome_code, purchased_at, created_at
+        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity
         """
 
     static func purchase(_ row: any SQLRow) throws -> Purchase {
@@ -51,7 +54,10 @@ enum Rows {
             status: try enumValue(PurchaseStatus.self, row, "status"),
             outcomeCode: try row.decode(column: "outcome_code", as: String?.self),
             purchasedAt: try date(row, "purchased_at"),
-            createdAt: try date(row, "created_at")
+            createdAt: try date(row, "created_at"),
+            priceMilliunits: try row.decode(column: "price_milliunits", as: Int64?.self),
+            currency: try row.decode(column: "currency", as: String?.self),
+            quantity: try row.decode(column: "quantity", as: Int?.self)
         )
     }
 

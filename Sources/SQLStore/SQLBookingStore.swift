@@ -25,18 +25,29 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
 
     // MARK: - Bookings
 
-    public func createBooking(_ draft: NewBooking, fits: @escaping @Sendable (Occupancy) -> Bool) async throws -> Booking {
+    public func createBooking(_ draft: NewBooking, admit: @escaping @Sendable (BookingLoad) throws -> Void) async throws -> Booking {
         try await database.transaction { sql in
             let quote = draft.quote
             let occupancy = try await Self.occupancy(sql, tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end, excluding: nil, now: draft.now)
-            guard fits(occupancy) else {
-                throw DomainError(.conflict, "slot_unavailable", "\(quote.resource.name) is not available for that time", field: "resourceId")
+            let stamp = draft.now.epochMilliseconds
+            let userHolds = try await sql.raw("""
+                SELECT COUNT(*) AS n FROM bookings WHERE tenant_id = \(bind: draft.tenantId) AND user_id = \(bind: draft.userId)
+                AND status = 'pending_payment' AND hold_expires_at > \(bind: stamp)
+                """).first()?.decode(column: "n", as: Int.self) ?? 0
+            var creatorHolds = 0
+            if draft.createdVia.hasPrefix("server:") {
+                creatorHolds = try await sql.raw("""
+                    SELECT COUNT(*) AS n FROM bookings WHERE tenant_id = \(bind: draft.tenantId) AND created_via = \(bind: draft.createdVia)
+                    AND status = 'pending_payment' AND hold_expires_at > \(bind: stamp)
+                    """).first()?.decode(column: "n", as: Int.self) ?? 0
             }
+            try admit(BookingLoad(occupancy: occupancy, userHolds: userHolds, creatorHolds: creatorHolds))
             let booking = Booking(
                 id: RandomID.next(), tenantId: draft.tenantId, userId: draft.userId, resourceId: quote.resource.id,
                 resourceKind: quote.resource.kind, start: quote.start, end: quote.end, seats: quote.seats,
                 priceMinor: quote.priceMinor, currency: quote.currency, requiredProductId: quote.requiredProductId,
-                status: .pendingPayment, holdExpiresAt: draft.holdExpiresAt, createdAt: draft.now, updatedAt: draft.now
+                status: .pendingPayment, holdExpiresAt: draft.holdExpiresAt, createdAt: draft.now, updatedAt: draft.now,
+                requiredQuantity: quote.requiredQuantity
             )
             try await sql.raw("""
                 INSERT INTO bookings (\(unsafeRaw: Rows.bookingColumns)) VALUES (
@@ -44,7 +55,7 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
                 \(bind: booking.resourceKind.rawValue), \(bind: booking.start.epochMilliseconds), \(bind: booking.end.epochMilliseconds),
                 \(bind: booking.seats), \(bind: booking.priceMinor), \(bind: booking.currency), \(bind: booking.requiredProductId),
                 \(bind: booking.status.rawValue), \(bind: booking.holdExpiresAt.epochMilliseconds), \(bind: booking.createdAt.epochMilliseconds),
-                \(bind: booking.updatedAt.epochMilliseconds), NULL, NULL, NULL)
+                \(bind: booking.updatedAt.epochMilliseconds), NULL, NULL, NULL, \(bind: booking.requiredQuantity), NULL, \(bind: draft.createdVia))
                 """).run()
             try await Self.audit(sql, tenantId: booking.tenantId, actor: "user:\(booking.userId)", action: "booking.created",
                                  bookingId: booking.id, purchaseId: nil, detail: ["requiredProductId": booking.requiredProductId, "price": String(booking.priceMinor)], at: draft.now)
@@ -119,15 +130,33 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
             guard var booking = try await Self.booking(sql, id: claim.bookingId, tenantId: claim.tenantId), booking.userId == claim.userId else {
                 throw DomainError.bookingNotFound(claim.bookingId)
             }
+            var revokedByApple = false
+            if existing == nil {
+                revokedByApple = try await sql.raw("""
+                    SELECT 1 AS found FROM revoked_transactions WHERE tenant_id = \(bind: claim.tenantId) AND store = \(bind: claim.store)
+                    AND environment = \(bind: claim.environment) AND transaction_id = \(bind: claim.transactionId)
+                    """).first() != nil
+            }
             var occupancy = Occupancy.none
-            if existing == nil, booking.status == .pendingPayment, booking.holdExpiresAt <= now {
+            if existing == nil, !revokedByApple, booking.status == .pendingPayment, booking.holdExpiresAt <= now {
                 occupancy = try await Self.occupancy(sql, tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
             }
-            let decision = decide(PurchaseContext(claim: claim, existing: existing, booking: booking, resource: resource, occupancy: occupancy, now: now))
+            let decision = decide(PurchaseContext(claim: claim, existing: existing, booking: booking, resource: resource, occupancy: occupancy, now: now,
+                                                  revokedByApple: revokedByApple))
             let actor = "user:\(claim.userId)"
             switch decision {
             case .repeatOf(let purchase):
                 return PurchaseOutcome(decision: decision, purchase: purchase, booking: booking)
+
+            case .refuse(let code, _):
+                try await Self.audit(sql, tenantId: claim.tenantId, actor: actor, action: "purchase.refused", bookingId: claim.bookingId, purchaseId: nil,
+                                     detail: ["transactionId": claim.transactionId, "environment": claim.environment, "code": code, "proof": claim.proofKind], at: now)
+                let refused = Purchase(
+                    id: 0, tenantId: claim.tenantId, userId: claim.userId, bookingId: claim.bookingId, store: claim.store, environment: claim.environment,
+                    transactionId: claim.transactionId, originalTransactionId: claim.originalTransactionId, productId: claim.productId,
+                    status: .refunded, outcomeCode: code, purchasedAt: claim.purchasedAt, createdAt: now
+                )
+                return PurchaseOutcome(decision: decision, purchase: refused, booking: booking)
 
             case .replay(let original, let reason):
                 try await sql.raw("""
@@ -156,26 +185,29 @@ public struct SQLBookingStore: BookingStore, APIKeyStore {
                     booking.status = .confirmed
                     booking.confirmedAt = now
                     booking.statusReason = nil
+                    booking.environment = claim.environment
                 }
                 let purchase = Purchase(
                     id: RandomID.next(), tenantId: claim.tenantId, userId: claim.userId, bookingId: claim.bookingId,
                     store: claim.store, environment: claim.environment, transactionId: claim.transactionId,
                     originalTransactionId: claim.originalTransactionId, productId: claim.productId, status: status,
-                    outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now
+                    outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now,
+                    priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity
                 )
                 try await sql.raw("""
                     INSERT INTO purchases (\(unsafeRaw: Rows.purchaseColumns), proof_hash) VALUES (
                     \(bind: purchase.id), \(bind: purchase.tenantId), \(bind: purchase.userId), \(bind: purchase.bookingId), \(bind: purchase.store),
                     \(bind: purchase.environment), \(bind: purchase.transactionId), \(bind: purchase.originalTransactionId), \(bind: purchase.productId),
                     \(bind: purchase.status.rawValue), \(bind: purchase.outcomeCode), \(bind: purchase.purchasedAt.epochMilliseconds),
-                    \(bind: purchase.createdAt.epochMilliseconds), \(bind: claim.proofHash))
+                    \(bind: purchase.createdAt.epochMilliseconds), \(bind: purchase.priceMilliunits), \(bind: purchase.currency), \(bind: purchase.quantity),
+                    \(bind: claim.proofHash))
                     """).run()
                 if status == .applied { booking.purchaseId = purchase.id }
                 booking.updatedAt = now
                 try await sql.raw("""
                     UPDATE bookings SET status = \(bind: booking.status.rawValue), status_reason = \(bind: booking.statusReason),
                     confirmed_at = \(bind: booking.confirmedAt?.epochMilliseconds), purchase_id = \(bind: booking.purchaseId),
-                    updated_at = \(bind: now.epochMilliseconds) WHERE id = \(bind: booking.id)
+                    environment = \(bind: booking.environment), updated_at = \(bind: now.epochMilliseconds) WHERE id = \(bind: booking.id)
                     """).run()
                 try await Self.audit(sql, tenantId: claim.tenantId, actor: actor,
                                      action: status == .applied ? "booking.confirmed" : "purchase.needs_refund",

@@ -66,6 +66,22 @@ extension SQLBookingStore: NotificationStore {
                         ON CONFLICT DO NOTHING
                         """).run()
                 }
+            case .rememberRevoked:
+                if let transactionId = notification.transactionId {
+                    try await sql.raw("""
+                        INSERT INTO revoked_transactions (id, tenant_id, store, environment, transaction_id, notification_type, notification_uuid, received_at)
+                        VALUES (\(bind: RandomID.next()), \(bind: notification.tenantId), 'app_store', \(bind: notification.environment), \(bind: transactionId),
+                        \(bind: notification.type), \(bind: notification.uuid), \(bind: stamp))
+                        ON CONFLICT DO NOTHING
+                        """).run()
+                }
+            case .forgetRevoked:
+                if let transactionId = notification.transactionId {
+                    try await sql.raw("""
+                        DELETE FROM revoked_transactions WHERE tenant_id = \(bind: notification.tenantId) AND store = 'app_store'
+                        AND environment = \(bind: notification.environment) AND transaction_id = \(bind: transactionId)
+                        """).run()
+                }
             case .recordOnly:
                 break
             }

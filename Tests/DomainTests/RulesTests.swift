@@ -75,26 +75,107 @@ struct RulesTests {
         guard case .replay = decide(claim(tenant: "x"), purchase()) else { Issue.record("other tenant"); return }
     }
 
-    @Test("a proven transaction must match the app's product, the booking's product, the claimed id, the user's token, and not be revoked")
+    @Test("a proven transaction must match the app's product, the booking's product and quantity, the claimed id, and the user's token")
     func proofChecks() throws {
         var target = booking(status: .pendingPayment, holdExpiresAt: now)
         target.requiredProductId = "basic"
         let proven = ProvenTransaction(transactionId: "1", originalTransactionId: "1", productId: "basic", environment: "Sandbox",
                                        purchasedAt: now, revoked: false, appAccountToken: "U-1", proofHash: "h")
-        try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "1", booking: target, userId: "u-1", accountTokenIsUserId: true)
+        let tokens = PurchasePolicy(accountTokenIsUserId: true)
+        let open = PurchasePolicy()
+        try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "1", booking: target, userId: "u-1", policy: tokens)
         func code(_ body: () throws -> Void) -> String? {
             do { try body(); return nil } catch { return (error as? DomainError)?.code ?? "not a DomainError" }
         }
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", accountTokenIsUserId: false) } == "product_mismatch")
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
         var premium = proven
         premium.productId = "premium"
-        #expect(code { try PurchaseRules.check(premium, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", accountTokenIsUserId: false) } == "product_mismatch")
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "2", booking: target, userId: "u-1", accountTokenIsUserId: false) } == "transaction_mismatch")
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", accountTokenIsUserId: true) } == "account_token_mismatch")
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", accountTokenIsUserId: false) } == nil)
-        var revoked = proven
-        revoked.revoked = true
-        #expect(code { try PurchaseRules.check(revoked, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", accountTokenIsUserId: false) } == "transaction_revoked")
+        #expect(code { try PurchaseRules.check(premium, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "2", booking: target, userId: "u-1", policy: open) } == "transaction_mismatch")
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: tokens) } == "account_token_mismatch")
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: open) } == nil)
+
+        // Where tokens are tied to users, a signed transaction without one is refused; a receipt has no such field.
+        var tokenless = proven
+        tokenless.appAccountToken = nil
+        #expect(code { try PurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
+        tokenless.kind = .lookup
+        #expect(code { try PurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
+        tokenless.kind = .receipt
+        #expect(code { try PurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == nil)
+
+        // Quantity: a 5-seat booking sold per seat needs 5 units.
+        target.requiredQuantity = 5
+        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "quantity_insufficient")
+        var five = proven
+        five.quantity = 5
+        #expect(code { try PurchaseRules.check(five, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == nil)
+    }
+
+    @Test("a Production tenant takes Sandbox purchases only from its listed testers")
+    func sandboxTesters() throws {
+        var target = booking(status: .pendingPayment, holdExpiresAt: now)
+        target.requiredProductId = "basic"
+        var proven = ProvenTransaction(transactionId: "1", originalTransactionId: "1", productId: "basic", environment: "Sandbox",
+                                       purchasedAt: now, revoked: false, appAccountToken: nil, proofHash: "h")
+        let production = PurchasePolicy(acceptsProduction: true, sandboxTesters: ["tester"])
+        func code(_ user: String, _ policy: PurchasePolicy) -> String? {
+            do { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: user, policy: policy); return nil }
+            catch { return error.code }
+        }
+        #expect(code("someone", production) == "sandbox_not_allowed")
+        #expect(code("tester", production) == nil)
+        #expect(code("someone", PurchasePolicy()) == nil, "a Sandbox-only tenant: every user is a tester")
+        proven.environment = "Production"
+        #expect(code("someone", production) == nil)
+    }
+
+    @Test("a refunded or revoked transaction never pays: shown by its proof or reported by Apple before the claim")
+    func revoked() throws {
+        let pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
+        var revokedClaim = claim()
+        revokedClaim.revoked = true
+        guard case .refuse(let code, _) = PurchaseRules.decide(PurchaseContext(claim: revokedClaim, existing: nil, booking: pending, resource: nil, occupancy: .none, now: now)) else {
+            Issue.record("a revoked proof must be refused"); return
+        }
+        #expect(code == "transaction_revoked")
+        let reported = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: pending, resource: nil, occupancy: .none, now: now, revokedByApple: true))
+        #expect(reported == .refuse(code: "transaction_revoked", message: "Apple reported this transaction refunded or revoked before it was claimed"))
+        // A claim seen before still answers as before (its purchase row tells what happened since).
+        #expect(PurchaseRules.decide(PurchaseContext(claim: claim(), existing: purchase(), booking: pending, resource: nil, occupancy: .none, now: now, revokedByApple: true)) == .repeatOf(purchase()))
+    }
+
+    @Test("holds: a user, and a server key over its users, may keep only so many unpaid bookings")
+    func holdLimits() throws {
+        let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
+        let limits = HoldLimits(perUser: 2, perServerKey: 3)
+        func code(_ load: BookingLoad, viaServerKey: Bool = false) -> String? {
+            do { try BookingAdmission.check(load, resource: resource, seats: 1, limits: limits, viaServerKey: viaServerKey); return nil } catch { return error.code }
+        }
+        #expect(code(BookingLoad(occupancy: .none, userHolds: 1, creatorHolds: 0)) == nil)
+        #expect(code(BookingLoad(occupancy: .none, userHolds: 2, creatorHolds: 0)) == "too_many_pending_bookings")
+        #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 3), viaServerKey: true) == "too_many_pending_bookings")
+        #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 3)) == nil, "a user's own token is not capped by a key's count")
+        #expect(code(BookingLoad(occupancy: Occupancy(bookings: 1, seats: 1), userHolds: 0, creatorHolds: 0)) == "slot_unavailable")
+    }
+
+    @Test("rentals above the last price band are refused at booking time; experiences sold per seat need a unit per seat")
+    func priceLimits() throws {
+        let start = now.addingTimeInterval(86_400)
+        let tenant = try seaboo()
+        // gozzo: €80/day; 6 days = €480 (premium, within €500), 7 days = €560: no product pays for it.
+        let six = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(6 * 86_400)), now: now)
+        #expect(six.requiredProductId == "it.seaboo.rental.premium")
+        #expect(six.requiredQuantity == 1)
+        #expect(throws: DomainError(.unprocessable, "price_above_limit", "no product of this app pays for a rental of this price (at most 50000 minor units); book fewer days", field: "end")) {
+            _ = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(7 * 86_400)), now: now)
+        }
+        let day = (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400 + 2 * 86_400
+        let slot = Date(timeIntervalSince1970: day + TimeInterval(17 * 3600 + 30 * 60))
+        #expect(try tenant.quote(BookingRequest(resourceId: "sunset-cruise", slot: slot, seats: 4), now: now).requiredQuantity == 4)
+        var perDay = tenant
+        perDay.bookingRules?.rentalQuantity = .perDay
+        #expect(try perDay.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(3 * 86_400)), now: now).requiredQuantity == 3)
     }
 
     @Test("payments that cannot be honoured are kept for a refund")
@@ -122,7 +203,22 @@ struct RulesTests {
 
     @Test("catalog validation refuses unsafe or inconsistent tenants")
     func catalogValidation() throws {
-        let original = try Catalog.load(contentsOf: Self.catalogURL)
+        var original = try Catalog.load(contentsOf: Self.catalogURL)
+        // The shipped Seaboo tenant is Sandbox-only until its real App Store id is set; go live here.
+        original.tenants[0].apple.environments = ["Production", "Sandbox"]
+        original.tenants[0].apple.appAppleId = 6_449_123_456
+        try original.validate()
+        for placeholder: Int64 in [6_450_000_001, 1_234_567_890, 42] {
+            var fake = original
+            fake.tenants[0].apple.appAppleId = placeholder
+            #expect(throws: CatalogError.self) { try fake.validate() }
+        }
+        var testersWithoutProduction = original
+        testersWithoutProduction.tenants[1].apple.sandboxTesters = ["tester"]
+        #expect(throws: CatalogError.self) { try testersWithoutProduction.validate() }
+        var badLimit = original
+        badLimit.tenants[0].limits = Tenant.Limits(pendingHoldsPerUser: 0)
+        #expect(throws: CatalogError.self) { try badLimit.validate() }
         var production = original
         production.tenants[0].apple.trustedRootFiles = ["test-root.pem"]
         #expect(throws: CatalogError.self) { try production.validate() }
@@ -139,8 +235,11 @@ struct RulesTests {
         badBand.tenants[0].bookingRules?.rentalPriceBands[0].productId = "unknown"
         #expect(throws: CatalogError.self) { try badBand.validate() }
         var unbounded = original
-        unbounded.tenants[0].bookingRules?.rentalPriceBands.removeLast()
+        unbounded.tenants[0].bookingRules?.rentalPriceBands[1].maxPriceMinor = nil
         #expect(throws: CatalogError.self) { try unbounded.validate() }
+        var falling = original
+        falling.tenants[0].bookingRules?.rentalPriceBands[1].maxPriceMinor = 9000
+        #expect(throws: CatalogError.self) { try falling.validate() }
     }
 }
 

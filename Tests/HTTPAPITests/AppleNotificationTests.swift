@@ -97,8 +97,50 @@ struct AppleNotificationTests {
             let unknown = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: [
                 "signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: .testPurchase(bundleId: "it.seaboo.app", productId: "x")),
             ])
-            #expect(unknown.json["outcome"] as? String == "unknown_transaction")
+            #expect(unknown.json["outcome"] as? String == "revoked_unclaimed")
             #expect(try await harness.count("apple_notifications") == 2)
+        }
+    }
+
+    @Test("a transaction refunded before anyone claimed it never confirms a booking, by JWS, receipt or id; a reversal lifts that")
+    func refundBeforeClaim() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            // The user keeps the JWS (signed before the refund, so it shows no revocation) and asks Apple for a refund.
+            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000007101")
+            let jws = try harness.ca.signTransaction(transaction)
+            let refund = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
+                                               json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction)])
+            #expect(refund.json["outcome"] as? String == "revoked_unclaimed")
+
+            let start = Harness.day(5, from: harness.clock.now())
+            let booking = try await createBooking(client, harness, user: "mallory", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let proofs: [[String: Any]] = [
+                ["jwsRepresentation": jws],
+                ["receipt": try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000007101")],
+            ]
+            for proof in proofs {
+                let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "mallory",
+                                                  json: proof.merging(["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic"]) { $1 })
+                #expect(reply.status == .unprocessableContent, "\(reply.json)")
+                #expect(reply.errorCode == "transaction_revoked")
+            }
+            #expect(try await harness.count("purchases") == 0)
+            let stored = try await client.call(.get, "/api/bookings/\(booking["id"]!)", auth: harness.serverKey, user: "mallory")
+            #expect(stored.booking?["status"] as? String == "pending_payment")
+            // Each refused claim is recorded.
+            let audit = try await client.call(.get, "/api/admin/audit", auth: harness.adminKey)
+            let refused = (audit.json["items"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "purchase.refused" }
+            #expect(refused.count == 2)
+
+            // Apple reverses the refund: the money is there again, and the transaction pays.
+            let reversal = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
+                                                 json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: "it.seaboo.app", transaction: transaction)])
+            #expect(reversal.json["outcome"] as? String == "revocation_reversed")
+            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "mallory",
+                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            #expect(paid.status == .ok, "\(paid.json)")
         }
     }
 }

@@ -246,22 +246,42 @@ struct VerifyPurchaseLookupTests {
             let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
             defer { Task { await harness.close() } }
             let transactionId = "2000000000009101"
-            standIn.state.withLock { $0.transactions["sandbox"]?[transactionId] = try? harness.purchase("it.seaboo.rental.basic", transactionId: transactionId) }
+            // Bare ids prove a purchase only when bought with the caller's appAccountToken: user ids here are UUIDs.
+            let alice = "0e0c4f4a-6c7b-4f64-9c44-3a1f0d3f6a11"
+            let token = UUID(uuidString: alice)
+            standIn.state.withLock {
+                $0.transactions["sandbox"]?[transactionId] = try? harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token)
+                $0.transactions["sandbox"]?["2000000000009102"] = try? harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000009102")
+            }
             try await harness.app().test(.router) { client in
                 let start = Harness.day(3, from: harness.clock.now())
-                let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+                let booking = try await createBooking(client, harness, user: alice, body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
                 let id = booking["id"] as! Int
-                func verify(_ extra: [String: Any]) async throws -> Reply {
-                    try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                          json: extra.merging(["bookingId": id, "productId": "it.seaboo.rental.basic"]) { $1 })
+                func verify(_ extra: [String: Any], user: String = alice, bookingId: Int? = nil) async throws -> Reply {
+                    try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: user,
+                                          json: extra.merging(["bookingId": bookingId ?? id, "productId": "it.seaboo.rental.basic"]) { $1 })
                 }
+                // A second user who learnt the id cannot claim it by id, before or after its owner.
+                let bob = try await createBooking(client, harness, user: "bob", body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))])
+                let stolen = try await verify(["transactionId": transactionId], user: "bob", bookingId: bob["id"] as? Int)
+                #expect(stolen.status == .unprocessableContent)
+                #expect(stolen.errorCode == "proof_required")
+                #expect(try await harness.count("purchases") == 0)
+
                 let byReceipt = try await verify(["receipt": try harness.receipt("it.seaboo.rental.basic", transactionId: transactionId)])
-                let byJWS = try await verify(["jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: transactionId)])
+                let byJWS = try await verify(["jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token)])
                 let byId = try await verify(["transactionId": transactionId])
                 for reply in [byReceipt, byJWS, byId] {
                     #expect(reply.status == .ok, "\(reply.json)")
                     #expect(reply.purchase?["id"] as? Int == byReceipt.purchase?["id"] as? Int)
                 }
+                #expect(try await harness.count("purchases") == 1)
+                let stolenLater = try await verify(["transactionId": transactionId], user: "bob", bookingId: bob["id"] as? Int)
+                #expect(stolenLater.errorCode == "proof_required")
+
+                // A transaction bought without a token is never proven by its id alone, even for its buyer.
+                let tokenless = try await verify(["transactionId": "2000000000009102"])
+                #expect(tokenless.errorCode == "proof_required")
                 #expect(try await harness.count("purchases") == 1)
 
                 let unknown = try await verify(["transactionId": "2000000000009999"])

@@ -24,7 +24,7 @@ struct MigratorTests {
         let path = directory.appendingPathComponent("db.sqlite").path
 
         let database = try await SQLiteDatabase.open(path: path)
-        #expect(try await Migrator(directory: migrations).apply(to: database) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions"])
+        #expect(try await Migrator(directory: migrations).apply(to: database) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions", "006_hardening"])
         #expect(try await Migrator(directory: migrations).apply(to: database).isEmpty)
         let journal = try await database.exclusively { sql in
             try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
