@@ -101,12 +101,13 @@ extension SQLBookingStore: NotificationStore {
     }
 
     public func unclaimedTransactions(tenantId: String, page: Page) async throws -> (items: [UnclaimedTransaction], total: Int) {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             let total = try await sql.raw("SELECT COUNT(*) AS n FROM unclaimed_transactions WHERE tenant_id = \(bind: tenantId)").first()?.decode(column: "n", as: Int.self) ?? 0
             let rows = try await sql.raw("""
                 SELECT u.environment, u.transaction_id, u.product_id, u.purchased_at, u.received_at, p.id AS purchase_id
                 FROM unclaimed_transactions u
                 LEFT JOIN purchases p ON p.store = u.store AND p.environment = u.environment AND p.transaction_id = u.transaction_id
+                AND p.tenant_id = u.tenant_id
                 WHERE u.tenant_id = \(bind: tenantId) ORDER BY u.received_at DESC, u.id DESC LIMIT \(bind: page.limit) OFFSET \(bind: page.offset)
                 """).all()
             let items = try rows.map { row in
@@ -123,7 +124,7 @@ extension SQLBookingStore: NotificationStore {
     }
 
     public func purchase(tenantId: String, environment: String, transactionId: String) async throws -> (Purchase, Booking?)? {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             guard let purchase = try await sql.raw("""
                 SELECT \(unsafeRaw: Rows.purchaseColumns) FROM purchases
                 WHERE store = 'app_store' AND environment = \(bind: environment) AND transaction_id = \(bind: transactionId) AND tenant_id = \(bind: tenantId)
@@ -134,7 +135,7 @@ extension SQLBookingStore: NotificationStore {
     }
 
     public func notifications(tenantId: String, page: Page) async throws -> (items: [StoredNotification], total: Int) {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             let total = try await sql.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("apple_notifications")
                 .where("tenant_id", .equal, tenantId).first()?.decode(column: "n", as: Int.self) ?? 0
             let rows = try await sql.select().column(SQLRaw("notification_uuid, notification_type, subtype, environment, transaction_id, outcome, payload_sha256, signed_at, received_at"))

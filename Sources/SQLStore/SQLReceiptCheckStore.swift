@@ -15,7 +15,7 @@ extension SQLBookingStore: ReceiptCheckStore {
     }
 
     public func receiptChecks(tenantId: String, receiptSHA256: String) async throws -> [ReceiptCheck] {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             try await sql.raw("""
                 SELECT tenant_id, user_id, receipt_sha256, outcome, is_premium, product_id, expires_at, at FROM receipt_checks
                 WHERE tenant_id = \(bind: tenantId) AND receipt_sha256 = \(bind: receiptSHA256) ORDER BY at

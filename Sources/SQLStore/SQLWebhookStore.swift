@@ -27,7 +27,7 @@ extension SQLBookingStore: WebhookStore {
     }
 
     public func dueMessages(now: Date, limit: Int) async throws -> [OutboxMessage] {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             try await sql.raw("""
                 SELECT id, tenant_id, event_type, payload, attempts FROM webhook_outbox
                 WHERE status = 'pending' AND next_attempt_at <= \(bind: now.epochMilliseconds) ORDER BY next_attempt_at, created_at LIMIT \(bind: limit)
@@ -64,7 +64,7 @@ extension SQLBookingStore: WebhookStore {
     }
 
     public func deliveries(tenantId: String, page: Page) async throws -> (items: [WebhookDelivery], total: Int) {
-        try await database.exclusively { sql in
+        try await database.read { sql in
             let total = try await sql.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("webhook_deliveries")
                 .where("tenant_id", .equal, tenantId).first()?.decode(column: "n", as: Int.self) ?? 0
             let rows = try await sql.select().column(SQLRaw("id, outbox_id, event_type, attempt, status_code, error, at")).from("webhook_deliveries")

@@ -2,10 +2,12 @@ import Foundation
 import Logging
 import SQLKit
 import SQLiteKit
+import Synchronization
 
 /// Berth's SQLite database in WAL mode: one writing connection, every unit of work on it serialized
-/// through a FIFO gate (SQLite allows one writer at a time anyway), and one read-only connection
-/// for plain reads, which WAL lets run beside the writer.
+/// through a FIFO gate (SQLite allows one writer at a time anyway), and a small pool of read-only
+/// connections for plain reads (listings, API-key lookups, the outbox scan), which WAL lets run
+/// beside the writer: a slow listing never holds up a purchase.
 ///
 /// `synchronous=NORMAL` under WAL keeps every committed transaction across a process crash
 /// (kill -9); only an operating-system crash or power loss may drop the last commits.
@@ -13,17 +15,20 @@ public final class SQLiteDatabase: Sendable {
     let connection: SQLiteConnection
     let sql: any SQLDatabase
     private let gate = SerialGate()
-    let readConnection: SQLiteConnection
-    let readSQL: any SQLDatabase
-    private let readGate = SerialGate()
+    let readConnections: [SQLiteConnection]
+    private let readers: [(sql: any SQLDatabase, gate: SerialGate)]
+    private let nextReader = Atomic<UInt>(0)
     public let path: String
 
-    private init(connection: SQLiteConnection, readConnection: SQLiteConnection, path: String, logger: Logger) {
+    /// Read-only connections opened beside the writer.
+    public static let readerCount = 2
+
+    private init(connection: SQLiteConnection, readConnections: [SQLiteConnection], path: String, logger: Logger) {
         self.connection = connection
-        self.readConnection = readConnection
+        self.readConnections = readConnections
         self.path = path
         self.sql = connection.sql(queryLogLevel: nil)
-        self.readSQL = readConnection.sql(queryLogLevel: nil)
+        self.readers = readConnections.map { ($0.sql(queryLogLevel: nil), SerialGate()) }
     }
 
     /// Opens (creating if needed) the database file at `path`.
@@ -33,11 +38,15 @@ public final class SQLiteDatabase: Sendable {
         for pragma in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000", "PRAGMA foreign_keys=ON"] {
             try await writer.raw(SQLQueryString(pragma)).run()
         }
-        let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA query_only=ON"] {
-            try await reader.sql(queryLogLevel: nil).raw(SQLQueryString(pragma)).run()
+        var readers: [SQLiteConnection] = []
+        for _ in 0..<readerCount {
+            let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA query_only=ON"] {
+                try await reader.sql(queryLogLevel: nil).raw(SQLQueryString(pragma)).run()
+            }
+            readers.append(reader)
         }
-        return SQLiteDatabase(connection: connection, readConnection: reader, path: path, logger: logger)
+        return SQLiteDatabase(connection: connection, readConnections: readers, path: path, logger: logger)
     }
 
     /// Parses `sqlite:PATH` (or a bare path).
@@ -49,19 +58,21 @@ public final class SQLiteDatabase: Sendable {
     }
 
     public func close() async throws {
-        try? await readConnection.close()
+        for reader in readConnections { try? await reader.close() }
         try await connection.close()
     }
 
-    /// Runs a read beside the writer on the read-only connection (it sees committed data only).
+    /// Runs a read beside the writer on one of the read-only connections, taken in turn (they see
+    /// committed data only).
     public func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        await readGate.acquire()
+        let reader = readers[Int(nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(readers.count))]
+        await reader.gate.acquire()
         do {
-            let result = try await body(readSQL)
-            readGate.release()
+            let result = try await body(reader.sql)
+            reader.gate.release()
             return result
         } catch {
-            readGate.release()
+            reader.gate.release()
             throw error
         }
     }

@@ -1,0 +1,160 @@
+import AppleSignedData
+import Domain
+import Foundation
+@testable import HTTPAPI
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import SQLStore
+import Testing
+import TestKit
+
+@Suite("Hardening: what is paid, who may hold inventory, who may call how often")
+struct HardeningTests {
+    @Test("a purchase must carry the units the booking needs; what Apple signed as paid is recorded")
+    func quantityAndPrice() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let slot = Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+            let booking = try await createBooking(client, harness, user: "ann", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 4])
+            #expect(booking["requiredQuantity"] as? Int == 4)
+            func pay(quantity: Int, id: String) async throws -> Reply {
+                let jws = try harness.ca.signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.experience.sunset", transactionId: id,
+                                                                       quantity: quantity, price: Int64(quantity) * 44_990, currency: "EUR"))
+                return try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "ann",
+                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.experience.sunset", "jwsRepresentation": jws])
+            }
+            let one = try await pay(quantity: 1, id: "2000000000008001")
+            #expect(one.status == .unprocessableContent)
+            #expect(one.errorCode == "quantity_insufficient")
+            #expect(try await harness.count("purchases") == 0)
+            let four = try await pay(quantity: 4, id: "2000000000008002")
+            #expect(four.status == .ok, "\(four.json)")
+            #expect(four.purchase?["quantity"] as? Int == 4)
+            #expect(four.purchase?["priceMilliunits"] as? Int == 179_960)
+            #expect(four.purchase?["currency"] as? String == "EUR")
+            #expect(four.booking?["environment"] as? String == "Sandbox")
+
+            // A rental above the last price band is refused at booking time: nothing pays for it.
+            let start = Harness.day(6, from: harness.clock.now())
+            let long = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "ann",
+                                             json: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(5 * 86_400))])
+            #expect(long.status == .unprocessableContent)
+            #expect(long.errorCode == "price_above_limit")
+        }
+    }
+
+    @Test("a user, and a server key over its users, may hold only so many unpaid bookings")
+    func holdCaps() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            func book(_ user: String, day: Int) async throws -> Reply {
+                let start = Harness.day(day, from: harness.clock.now())
+                return try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user,
+                                             json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            }
+            for day in 1...HoldLimits.defaultPerUser { #expect(try await book("squatter", day: day).status == .created) }
+            let refused = try await book("squatter", day: 10)
+            #expect(refused.status == .conflict)
+            #expect(refused.errorCode == "too_many_pending_bookings")
+            #expect(try await harness.count("bookings") == HoldLimits.defaultPerUser)
+            // Other users are not affected; once a hold expires the user may book again.
+            #expect(try await book("honest", day: 11).status == .created)
+            harness.clock.advance(16 * 60)
+            #expect(try await book("squatter", day: 12).status == .created)
+        }
+    }
+
+    @Test("the unauthenticated notification endpoint is rate-limited per tenant and client before any verification")
+    func notificationRateLimit() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let junk = ["signedPayload": "eyJhbGciOiJFUzI1NiJ9.e30.AAAA"]
+            var statuses: [Int] = []
+            for _ in 0..<(Tenant.defaultNotificationLimit.burst + 5) {
+                statuses.append(Int(try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: junk).status.code))
+            }
+            #expect(statuses.prefix(Tenant.defaultNotificationLimit.burst).allSatisfy { $0 != 429 })
+            #expect(statuses.suffix(5).allSatisfy { $0 == 429 })
+            // Another tenant's endpoint is not affected.
+            let other = try await client.call(.post, "/api/apple/notifications/seaboo", auth: nil, json: junk)
+            #expect(other.status != .tooManyRequests)
+        }
+    }
+
+    @Test("pagination offsets are bounded")
+    func boundedOffsets() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        try await harness.app().test(.router) { client in
+            let far = try await client.call(.get, "/api/admin/notifications?offset=\(Page.maximumOffset + 1)", auth: harness.adminKey)
+            #expect(far.status == .badRequest)
+            #expect(far.errorCode == "invalid_query")
+            #expect(try await client.call(.get, "/api/admin/notifications?offset=\(Page.maximumOffset)", auth: harness.adminKey).status == .ok)
+        }
+    }
+
+    @Test("admin listings run beside a busy writer, not behind it")
+    func listingsBesideWriter() async throws {
+        let harness = try await Harness.make()
+        defer { Task { await harness.close() } }
+        let (release, releaser) = AsyncStream<Void>.makeStream()
+        let holder = Task { try await harness.database.transaction { _ in for await _ in release { break } } }
+        try await Task.sleep(for: .milliseconds(100))
+        let listed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try await harness.services.notifications.notifications(tenantId: "seaboo-test", page: Page())
+                _ = try await harness.services.notifications.unclaimedTransactions(tenantId: "seaboo-test", page: Page())
+                _ = try await harness.services.webhooks.deliveries(tenantId: "seaboo-test", page: Page())
+                _ = try await harness.services.bookings.purchases(tenantId: "seaboo-test", page: Page())
+                return true
+            }
+            group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        releaser.yield()
+        releaser.finish()
+        _ = try await holder.value
+        #expect(listed, "the listings waited for the writer")
+    }
+}
+
+@Suite("Rate limiter")
+struct RateLimiterTests {
+    @Test("memory is bounded per tenant; one tenant's churn never resets another's buckets")
+    func boundedPerTenant() {
+        let clock = TestClock()
+        let limiter = RateLimiter(clock: clock, capacityPerTenant: 100)
+        let tight = Tenant.RateLimit(burst: 2, perSecond: 0.001)
+        #expect(limiter.take(tenant: "a", scope: .verification, principals: [("user:alice", tight)]) == nil)
+        #expect(limiter.take(tenant: "a", scope: .verification, principals: [("user:alice", tight)]) == nil)
+        #expect(limiter.take(tenant: "a", scope: .verification, principals: [("user:alice", tight)]) != nil)
+        for index in 0..<10_000 {
+            _ = limiter.take(tenant: "b", scope: .verification, principals: [("user:\(index)", tight)])
+        }
+        #expect(limiter.bucketCount(tenant: "b") <= 100)
+        #expect(limiter.take(tenant: "a", scope: .verification, principals: [("user:alice", tight)]) != nil, "tenant b's churn reset tenant a")
+    }
+
+    @Test("a refused request takes nothing from the other buckets it names")
+    func allOrNothing() {
+        let clock = TestClock()
+        let limiter = RateLimiter(clock: clock)
+        let one = Tenant.RateLimit(burst: 1, perSecond: 0.001)
+        let many = Tenant.RateLimit(burst: 5, perSecond: 0.001)
+        #expect(limiter.take(tenant: "a", scope: .booking, principals: [("server:1", many), ("server:1/user:x", one)]) == nil)
+        for _ in 0..<3 {
+            #expect(limiter.take(tenant: "a", scope: .booking, principals: [("server:1", many), ("server:1/user:x", one)]) != nil)
+        }
+        // The key's own bucket lost only the one accepted request: four users still get through.
+        for user in ["a", "b", "c", "d"] {
+            #expect(limiter.take(tenant: "a", scope: .booking, principals: [("server:1", many), ("server:1/user:\(user)", one)]) == nil)
+        }
+        #expect(limiter.take(tenant: "a", scope: .booking, principals: [("server:1", many), ("server:1/user:e", one)]) != nil)
+    }
+}
