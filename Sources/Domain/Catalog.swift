@@ -97,9 +97,35 @@ public struct Tenant: Codable, Hashable, Sendable {
     }
 
     public struct Webhook: Codable, Hashable, Sendable {
+        /// An `https` URL. Its host must resolve to public addresses unless allowed below.
         public var url: String
         /// The environment variable holding the HMAC-SHA256 signing secret.
         public var secretEnv: String
+        /// Deliver to private-network addresses (10/8, 172.16/12, 192.168/16, fc00::/7…): for a
+        /// receiver inside the operator's own network. Default false.
+        public var allowPrivateAddresses: Bool?
+        /// Deliver over plain `http` to a loopback address (127.0.0.0/8, ::1): for tests and a receiver
+        /// on the same machine. Default false.
+        public var allowLoopbackHTTP: Bool?
+
+        public init(url: String, secretEnv: String, allowPrivateAddresses: Bool? = nil, allowLoopbackHTTP: Bool? = nil) {
+            self.url = url
+            self.secretEnv = secretEnv
+            self.allowPrivateAddresses = allowPrivateAddresses
+            self.allowLoopbackHTTP = allowLoopbackHTTP
+        }
+
+        func validate(tenant: String) throws {
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty else {
+                throw CatalogError("tenant \(tenant): webhook.url \(url) is not an absolute URL")
+            }
+            guard components.user == nil, components.password == nil else {
+                throw CatalogError("tenant \(tenant): webhook.url must not carry credentials; the signature authenticates Berth")
+            }
+            guard scheme == "https" || (scheme == "http" && allowLoopbackHTTP == true) else {
+                throw CatalogError("tenant \(tenant): webhook.url must be https (plain http only with allowLoopbackHTTP, to a loopback address)")
+            }
+        }
     }
 
     public struct RateLimit: Codable, Hashable, Sendable {
@@ -146,6 +172,7 @@ public struct Tenant: Codable, Hashable, Sendable {
             guard resourceIds.insert(resource.id).inserted else { throw CatalogError("tenant \(id): resource \(resource.id) appears twice") }
             try resource.validate(tenant: id)
         }
+        try webhook?.validate(tenant: id)
         if !resources.isEmpty {
             guard let rules = bookingRules else { throw CatalogError("tenant \(id): resources need bookingRules") }
             try rules.validate(tenant: self)

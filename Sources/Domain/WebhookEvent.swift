@@ -63,8 +63,13 @@ public struct OutboxMessage: Hashable, Sendable {
     /// The JSON body, exactly as signed and sent.
     public var payload: String
     public var attempts: Int
+    /// What the event is about (`booking:<id>`); events of one subject are delivered in `sequence` order.
+    public var subject: String?
+    public var sequence: Int64
 
-    public init(id: Int64, tenantId: String, eventType: String, payload: String, attempts: Int) {
+    public init(id: Int64, tenantId: String, eventType: String, payload: String, attempts: Int, subject: String? = nil, sequence: Int64 = 0) {
+        self.subject = subject
+        self.sequence = sequence
         self.id = id
         self.tenantId = tenantId
         self.eventType = eventType
@@ -96,7 +101,8 @@ public struct WebhookDelivery: Hashable, Sendable {
 
 /// Persistence of the webhook outbox and its delivery log.
 public protocol WebhookStore: Sendable {
-    /// Pending messages due at `now`, oldest first.
+    /// Pending messages due at `now`, oldest first; a message whose subject has an earlier message
+    /// still waiting for its retry is held back, so that one subject's events arrive in order.
     func dueMessages(now: Date, limit: Int) async throws -> [OutboxMessage]
     /// Records an attempt; success marks the message delivered, failure schedules the next attempt.
     func recordAttempt(_ message: OutboxMessage, statusCode: Int?, error: String?, delivered: Bool, nextAttemptAt: Date?, now: Date) async throws

@@ -26,17 +26,21 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     return router
 }
 
-/// The application: the router, the server configuration and the webhook delivery service.
+/// The application: the router, the server configuration, the webhook HTTP client and the delivery
+/// service (shut down in reverse order: the deliverer stops before its client).
 public func buildApplication(services: BerthServices, server: ServerConfiguration) -> some ApplicationProtocol {
-    Application(
+    let client = WebhookHTTPClient()
+    return Application(
         router: buildRouter(services: services),
+        // Idle connections are closed after 60 s (slow clients cannot hold connections forever).
+        server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
-        services: [webhookDeliverer(services: services)],
+        services: [client, webhookDeliverer(services: services, client: client)],
         logger: services.logger
     )
 }
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.
-public func webhookDeliverer(services: BerthServices) -> WebhookDeliverer {
-    WebhookDeliverer(store: services.webhooks, tenants: services.tenants, clock: services.clock, logger: services.logger)
+public func webhookDeliverer(services: BerthServices, client: WebhookHTTPClient) -> WebhookDeliverer {
+    WebhookDeliverer(store: services.webhooks, tenants: services.tenants, client: client, clock: services.clock, logger: services.logger)
 }

@@ -16,7 +16,7 @@ public struct TenantRuntime: Sendable {
     /// The App Store Server API, when the tenant configured a key (resolves bare transaction ids).
     public let serverAPI: AppStoreServerAPIClient?
     /// Where and with which secret webhooks are sent; nil when not configured (events are skipped).
-    let webhook: (url: String, secret: String)?
+    let webhook: (configuration: Tenant.Webhook, secret: String)?
     public let expectations: AppExpectations
     /// Nil when the token key is not configured (for example the secret variable is unset):
     /// user tokens are then refused while API keys keep working.
@@ -55,7 +55,7 @@ public struct TenantRuntime: Sendable {
         serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
         if let configuration = tenant.webhook {
             if let secret = environment[configuration.secretEnv], secret.utf8.count >= 16 {
-                webhook = (configuration.url, secret)
+                webhook = (configuration, secret)
             } else {
                 logger.warning("tenant \(tenant.id): \(configuration.secretEnv) is unset or shorter than 16 bytes; webhooks are not sent")
                 webhook = nil

@@ -9,6 +9,8 @@ extension SQLBookingStore: WebhookStore {
         var type: String
         var tenant: String
         var createdAt: String
+        /// Per subject (a booking), 1, 2, 3…: the order in which its events happened and are delivered.
+        var sequence: Int64?
         var data: [String: String]
     }
 
@@ -17,11 +19,21 @@ extension SQLBookingStore: WebhookStore {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for event in events {
             let id = RandomID.next()
-            let envelope = Envelope(id: "evt_\(id)", type: event.type, tenant: tenantId, createdAt: now.formatted(.iso8601), data: event.data)
+            let subject = event.data["bookingId"].map { "booking:\($0)" }
+            var sequence: Int64 = 0
+            if let subject {
+                sequence = try await sql.raw("""
+                    SELECT COALESCE(MAX(sequence), 0) + 1 AS next FROM webhook_outbox WHERE tenant_id = \(bind: tenantId) AND subject = \(bind: subject)
+                    """).first()?.decode(column: "next", as: Int64.self) ?? 1
+            }
+            let envelope = Envelope(id: "evt_\(id)", type: event.type, tenant: tenantId,
+                                    createdAt: now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
+                                    sequence: subject == nil ? nil : sequence, data: event.data)
             let payload = String(decoding: try encoder.encode(envelope), as: UTF8.self)
             try await sql.raw("""
-                INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at)
-                VALUES (\(bind: id), \(bind: tenantId), \(bind: event.type), \(bind: payload), 'pending', 0, \(bind: now.epochMilliseconds), \(bind: now.epochMilliseconds))
+                INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at, subject, sequence)
+                VALUES (\(bind: id), \(bind: tenantId), \(bind: event.type), \(bind: payload), 'pending', 0, \(bind: now.epochMilliseconds), \(bind: now.epochMilliseconds),
+                \(bind: subject), \(bind: sequence))
                 """).run()
         }
     }
@@ -29,12 +41,17 @@ extension SQLBookingStore: WebhookStore {
     public func dueMessages(now: Date, limit: Int) async throws -> [OutboxMessage] {
         try await database.read { sql in
             try await sql.raw("""
-                SELECT id, tenant_id, event_type, payload, attempts FROM webhook_outbox
-                WHERE status = 'pending' AND next_attempt_at <= \(bind: now.epochMilliseconds) ORDER BY next_attempt_at, created_at LIMIT \(bind: limit)
+                SELECT o.id, o.tenant_id, o.event_type, o.payload, o.attempts, o.subject, o.sequence FROM webhook_outbox o
+                WHERE o.status = 'pending' AND o.next_attempt_at <= \(bind: now.epochMilliseconds)
+                AND NOT EXISTS (
+                    SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = o.tenant_id AND earlier.subject = o.subject
+                    AND earlier.status = 'pending' AND earlier.sequence < o.sequence AND earlier.next_attempt_at > \(bind: now.epochMilliseconds))
+                ORDER BY o.created_at, o.sequence LIMIT \(bind: limit)
                 """).all().map { row in
                 OutboxMessage(id: try row.decode(column: "id", as: Int64.self), tenantId: try row.decode(column: "tenant_id", as: String.self),
                               eventType: try row.decode(column: "event_type", as: String.self), payload: try row.decode(column: "payload", as: String.self),
-                              attempts: try row.decode(column: "attempts", as: Int.self))
+                              attempts: try row.decode(column: "attempts", as: Int.self), subject: try row.decode(column: "subject", as: String?.self),
+                              sequence: try row.decode(column: "sequence", as: Int64.self))
             }
         }
     }

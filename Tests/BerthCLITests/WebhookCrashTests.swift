@@ -35,7 +35,7 @@ struct WebhookCrashTests {
             var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
             var tenants = try #require(catalog["tenants"] as? [[String: Any]])
             let index = try #require(tenants.firstIndex { $0["id"] as? String == "seaboo-test" })
-            tenants[index]["webhook"] = ["url": "http://127.0.0.1:\(hooks.port!)/hooks", "secretEnv": "SEABOO_TEST_WEBHOOK_SECRET"]
+            tenants[index]["webhook"] = ["url": "http://127.0.0.1:\(hooks.port!)/hooks", "secretEnv": "SEABOO_TEST_WEBHOOK_SECRET", "allowLoopbackHTTP": true]
             catalog["tenants"] = tenants
             try JSONSerialization.data(withJSONObject: catalog).write(to: catalogURL)
             let environment = ["SEABOO_TEST_WEBHOOK_SECRET": "a-webhook-secret-of-some-length"]

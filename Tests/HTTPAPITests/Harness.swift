@@ -45,7 +45,7 @@ struct Harness {
     /// - Parameter appleStandIn: points the test tenant's App Store Server API at a local stand-in
     ///   (its port and the PEM of the API key it accepts).
     static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil,
-                     logger customLogger: Logger? = nil, webhookURL: String? = nil) async throws -> Harness {
+                     logger customLogger: Logger? = nil, webhookURL: String? = nil, otherWebhookURL: String? = nil) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -57,10 +57,15 @@ struct Harness {
                 with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\",")
             precondition(catalogText.contains("users.pem"), "the catalog's test tenant changed shape")
         }
-        if let webhookURL {
+        if webhookURL != nil || otherWebhookURL != nil {
             var catalog = try JSONDecoder().decode(Catalog.self, from: Data(catalogText.utf8))
-            let index = try #require(catalog.tenants.firstIndex { $0.id == "seaboo-test" })
-            catalog.tenants[index].webhook = try JSONDecoder().decode(Tenant.Webhook.self, from: Data(#"{"url": "\#(webhookURL)", "secretEnv": "SEABOO_TEST_WEBHOOK_SECRET"}"#.utf8))
+            // Receivers in tests listen on loopback over plain http: allowed only by this explicit setting.
+            if let webhookURL, let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo-test" }) {
+                catalog.tenants[index].webhook = Tenant.Webhook(url: webhookURL, secretEnv: "SEABOO_TEST_WEBHOOK_SECRET", allowLoopbackHTTP: true)
+            }
+            if let otherWebhookURL, let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo" }) {
+                catalog.tenants[index].webhook = Tenant.Webhook(url: otherWebhookURL, secretEnv: "SEABOO_WEBHOOK_SECRET", allowLoopbackHTTP: true)
+            }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
             catalogText = String(decoding: try encoder.encode(catalog), as: UTF8.self)
@@ -82,7 +87,7 @@ struct Harness {
             catalogURL: directory.appendingPathComponent("products.json"),
             databasePath: directory.appendingPathComponent("berth.sqlite").path,
             migrationsURL: repository.appendingPathComponent("migrations"),
-            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret]
+            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret, "SEABOO_WEBHOOK_SECRET": webhookSecret]
         )
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }

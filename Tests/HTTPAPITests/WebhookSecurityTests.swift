@@ -1,0 +1,112 @@
+import Domain
+import Foundation
+@testable import HTTPAPI
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+
+@Suite("Webhook delivery: redirects, addresses, one tenant's dead receiver")
+struct WebhookSecurityTests {
+    /// Puts one event for `tenant` into the outbox, as a committed change would.
+    func enqueue(_ harness: Harness, tenant: String, booking: Int) async throws {
+        try await harness.database.exclusively { sql in
+            try await sql.raw("""
+                INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at, subject, sequence)
+                VALUES (\(bind: Int64(booking)), \(bind: tenant), 'booking.confirmed', \(bind: "{\"bookingId\":\"\(booking)\"}"), 'pending', 0, 0, \(bind: Int64(booking)),
+                \(bind: "booking:\(booking)"), 1)
+                """).run()
+        }
+    }
+
+    @Test("a receiver answering 307 to a loopback address is not followed; only a coarse error class is kept")
+    func redirectNotFollowed() async throws {
+        let hits = Mutex(0)
+        let inside = Router()
+        inside.post("/internal") { _, _ -> HTTPResponse.Status in hits.withLock { $0 += 1 }; return .ok }
+        try await Application(router: inside).test(.live) { inner in
+            let redirector = Router()
+            redirector.post("/hooks") { _, _ in
+                Response(status: .temporaryRedirect, headers: [.location: "http://127.0.0.1:\(inner.port!)/internal"])
+            }
+            try await Application(router: redirector).test(.live) { hooks in
+                let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
+                defer { Task { await harness.close() } }
+                try await enqueue(harness, tenant: "seaboo-test", booking: 1)
+                let client = WebhookHTTPClient()
+                let deliverer = webhookDeliverer(services: harness.services, client: client)
+                #expect(try await deliverer.deliverDue() == 1)
+                try await client.shutdown()
+                #expect(hits.withLock { $0 } == 0, "the redirect was followed into the internal network")
+                let deliveries = try await harness.services.webhooks.deliveries(tenantId: "seaboo-test", page: Page())
+                #expect(deliveries.items.first?.statusCode == 307)
+                #expect(deliveries.items.first?.error == "redirect_refused")
+            }
+        }
+    }
+
+    @Test("one black-holed tenant endpoint does not delay another tenant's delivery")
+    func blackHoleDoesNotBlockOthers() async throws {
+        let othersDelivered = Mutex(false)
+        let timedOut = Mutex(false)
+        let blackHole = Router()
+        // Holds each request open until the other tenant's event has arrived; gives up after 20 s.
+        blackHole.post("/hooks") { _, _ -> HTTPResponse.Status in
+            for _ in 0..<1000 {
+                if othersDelivered.withLock({ $0 }) { return .ok }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            timedOut.withLock { $0 = true }
+            return .ok
+        }
+        @Sendable func healthy() -> Router<BasicRequestContext> {
+            let router = Router()
+            router.post("/hooks") { _, _ -> HTTPResponse.Status in
+                othersDelivered.withLock { $0 = true }
+                return .ok
+            }
+            return router
+        }
+        try await Application(router: blackHole).test(.live) { dead in
+            try await Application(router: healthy()).test(.live) { alive in
+                let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(alive.port!)/hooks",
+                                                     otherWebhookURL: "http://127.0.0.1:\(dead.port!)/hooks")
+                defer { Task { await harness.close() } }
+                // The dead tenant's events are older: a one-at-a-time deliverer would send them first.
+                for booking in 1...3 { try await enqueue(harness, tenant: "seaboo", booking: booking) }
+                try await enqueue(harness, tenant: "seaboo-test", booking: 10)
+                let client = WebhookHTTPClient(timeout: .seconds(30))
+                let deliverer = webhookDeliverer(services: harness.services, client: client)
+                #expect(try await deliverer.deliverDue() == 4)
+                try await client.shutdown()
+                #expect(othersDelivered.withLock { $0 })
+                // Only the healthy delivery can release the black hole before its fallback: had the healthy
+                // tenant waited behind it, the black hole would have given up first.
+                #expect(!timedOut.withLock { $0 }, "the healthy tenant waited behind the black-holed one")
+            }
+        }
+    }
+
+    @Test("receivers must be https on public addresses; loopback, private and metadata addresses are refused unless allowed")
+    func addressPolicy() async throws {
+        let client = WebhookHTTPClient()
+        func failure(_ url: String, private allowPrivate: Bool = false, loopback: Bool = false) async -> WebhookHTTPClient.Failure? {
+            await client.post("{}", headers: [], to: Tenant.Webhook(url: url, secretEnv: "X", allowPrivateAddresses: allowPrivate, allowLoopbackHTTP: loopback)).failure
+        }
+        #expect(await failure("http://example.com/hooks") == .schemeRefused)
+        #expect(await failure("https://127.0.0.1/hooks") == .addressRefused)
+        #expect(await failure("https://[::1]/hooks") == .addressRefused)
+        #expect(await failure("https://169.254.169.254/latest/meta-data") == .addressRefused)
+        #expect(await failure("https://10.1.2.3/hooks") == .addressRefused)
+        #expect(await failure("https://192.168.0.10/hooks") == .addressRefused)
+        #expect(await failure("https://[::ffff:127.0.0.1]/hooks") == .addressRefused)
+        #expect(await failure("https://localhost/hooks") == .addressRefused)
+        // Plain http goes to loopback only, and only when allowed.
+        #expect(await failure("http://10.1.2.3/hooks", private: true, loopback: true) == .schemeRefused)
+        try await client.shutdown()
+        #expect(WebhookHTTPClient.Address(bytes: [8, 8, 8, 8]).scope == .public)
+        #expect(WebhookHTTPClient.Address(bytes: [172, 20, 0, 1]).scope == .private)
+        #expect(WebhookHTTPClient.Address(bytes: [100, 64, 0, 1]).scope == .private)
+    }
+}
