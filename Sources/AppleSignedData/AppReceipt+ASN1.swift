@@ -65,7 +65,7 @@ enum ReceiptASN1 {
         } catch let error as SignedDataError {
             throw error
         } catch {
-            throw SignedDataError(.malformed, "\(what) is not valid ASN.1: \(error)")
+            throw SignedDataError(.malformed, "\(what) is not valid ASN.1")
         }
     }
 
