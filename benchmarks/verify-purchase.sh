@@ -37,7 +37,9 @@ cat > "$work/catalog.json" <<'JSON'
   "holdMinutes": 60,
   "products": [ { "id": "it.seaboo.rental.basic", "kind": "booking", "type": "Consumable", "title": "Rental" } ],
   "resources": [ { "id": "fleet", "kind": "rental", "name": "A large fleet", "pricePerDayMinor": 5000, "units": 1000000 } ],
-  "bookingRules": { "rentalPriceBands": [ { "productId": "it.seaboo.rental.basic" } ], "experienceProducts": {} }
+  "bookingRules": { "rentalPriceBands": [ { "maxPriceMinor": 10000, "productId": "it.seaboo.rental.basic" } ], "experienceProducts": {} },
+  "rateLimit": { "burst": 100000000, "perSecond": 100000000 },
+  "limits": { "bookings": { "burst": 100000000, "perSecond": 100000000 }, "pendingHoldsPerServerKey": 100000000 }
 } ] }
 JSON
 "$berth" testkit init "$work/ca" >/dev/null
