@@ -24,17 +24,16 @@ public struct TenantRuntime: Sendable {
 
     public var id: String { tenant.id }
 
-    /// Who may pay with what beyond the product: account tokens, Sandbox testers.
-    public var purchasePolicy: PurchasePolicy {
-        PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, acceptsProduction: tenant.apple.allowsProduction,
-                       sandboxTesters: Set(tenant.apple.sandboxTesters ?? []))
-    }
+    /// Who may pay with what beyond the product: account tokens, Sandbox testers (built once).
+    public let purchasePolicy: PurchasePolicy
 
     /// - Parameters:
     ///   - baseDirectory: where relative files named by the catalog live (the catalog's folder).
     ///   - environment: the process environment (secrets come from it).
     public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws {
         self.tenant = tenant
+        purchasePolicy = PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, acceptsProduction: tenant.apple.allowsProduction,
+                                        sandboxTesters: Set(tenant.apple.sandboxTesters ?? []))
         var extraRoots: [Certificate] = []
         for file in tenant.apple.trustedRootFiles ?? [] {
             let url = URL(fileURLWithPath: file, relativeTo: baseDirectory)
