@@ -15,8 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
-        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -69,9 +68,31 @@ let package = Package(
             name: "SQLStore",
             dependencies: [
                 "Domain",
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "UseCases",
+            dependencies: [
+                "Domain",
+                "AppleSignedData",
+                "AppStoreAPI",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "BerthApp",
+            dependencies: [
+                "Domain",
+                "UseCases",
+                "SQLStore",
+                "HTTPAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -79,7 +100,7 @@ let package = Package(
             name: "HTTPAPI",
             dependencies: [
                 "Domain",
-                "SQLStore",
+                "UseCases",
                 "AppleSignedData",
                 "AppStoreAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -100,13 +121,15 @@ let package = Package(
                 "Domain",
                 "SQLStore",
                 "HTTPAPI",
+                "UseCases",
+                "BerthApp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .executableTarget(
             name: "BerthBenchmarks",
-            dependencies: ["AppleSignedData", "TestKit"]
+            dependencies: ["AppleSignedData", "TestKit", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "AppleSignedDataTests",
@@ -128,12 +151,13 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLStoreTests",
-            dependencies: ["SQLStore", "Domain"]
+            dependencies: ["SQLStore", "Domain", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
+                "HTTPAPI", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -35,6 +35,9 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let missingAppAppleId = Code(rawValue: "missing_app_apple_id")
         /// A trusted root supplied by configuration could not be read.
         public static let invalidRoot = Code(rawValue: "invalid_root")
+
+        /// Every code above (the API contract lists them).
+        public static let all: [Code] = [.malformed, .unsupportedAlgorithm, .badChain, .untrustedRoot, .missingAppleOID, .certificateExpired, .certificateNotYetValid, .badSignature, .wrongBundle, .wrongAppAppleId, .wrongEnvironment, .missingAppAppleId, .invalidRoot]
     }
 
     public var code: Code

@@ -9,15 +9,11 @@ public struct Catalog: Codable, Hashable, Sendable {
 
     public func tenant(id: String) -> Tenant? { tenants.first { $0.id == id } }
 
-    /// Reads and validates a catalog file.
-    public static func load(contentsOf url: URL) throws -> Catalog {
-        let data: Data
-        do { data = try Data(contentsOf: url) } catch {
-            throw CatalogError("cannot read catalog \(url.path): \(error.localizedDescription)")
-        }
+    /// Decodes and validates a catalog (the composition root reads the file). `name` names it in errors.
+    public static func decode(_ data: Data, name: String = "products.json") throws -> Catalog {
         let catalog: Catalog
         do { catalog = try JSONDecoder().decode(Catalog.self, from: data) } catch {
-            throw CatalogError("catalog \(url.lastPathComponent) is not valid: \(error)")
+            throw CatalogError("catalog \(name) is not valid: \(error)")
         }
         try catalog.validate()
         return catalog

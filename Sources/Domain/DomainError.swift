@@ -14,14 +14,19 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
         case unprocessable
         /// The caller is not authenticated.
         case unauthenticated
+        /// Something Berth depends on (Apple, the database) cannot answer now; retry after `retryAfter` seconds.
+        case unavailable
     }
 
     public var kind: Kind
-    public var code: String
+    public var code: ErrorCode
     public var message: String
     public var field: String?
+    /// For `unavailable`: seconds after which a retry may succeed.
+    public var retryAfter: Int?
 
-    public init(_ kind: Kind, _ code: String, _ message: String, field: String? = nil) {
+    public init(_ kind: Kind, _ code: ErrorCode, _ message: String, field: String? = nil, retryAfter: Int? = nil) {
+        self.retryAfter = retryAfter
         self.kind = kind
         self.code = code
         self.message = message
@@ -30,11 +35,11 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code): \(message)" }
 
-    public static func invalid(_ message: String, field: String? = nil, code: String = "invalid_request") -> DomainError {
+    public static func invalid(_ message: String, field: String? = nil, code: ErrorCode = .invalidRequest) -> DomainError {
         DomainError(.invalidInput, code, message, field: field)
     }
 
     public static func bookingNotFound(_ id: Int64) -> DomainError {
-        DomainError(.notFound, "booking_not_found", "no booking \(id) for this user", field: "bookingId")
+        DomainError(.notFound, .bookingNotFound, "no booking \(id) for this user", field: "bookingId")
     }
 }

@@ -6,12 +6,12 @@ import NIOCore
 /// The one error shape of the API: `{"success": false, "error": {"code", "message", "field"}}`.
 public struct APIError: Error, Sendable {
     public var status: HTTPResponse.Status
-    public var code: String
+    public var code: ErrorCode
     public var message: String
     public var field: String?
     public var headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, headers: HTTPFields = [:]) {
+    public init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, field: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
@@ -27,16 +27,19 @@ public struct APIError: Error, Sendable {
         case .conflict: .conflict
         case .unprocessable: .unprocessableContent
         case .unauthenticated: .unauthorized
+        case .unavailable: .serviceUnavailable
         }
-        self.init(status, error.code, error.message, field: error.field)
+        var headers: HTTPFields = [:]
+        if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
+        self.init(status, error.code, error.message, field: error.field, headers: headers)
     }
 
     static func unauthenticated(_ message: String) -> APIError {
-        APIError(.unauthorized, "unauthenticated", message, headers: [.wwwAuthenticate: "Bearer"])
+        APIError(.unauthorized, .unauthenticated, message, headers: [.wwwAuthenticate: "Bearer"])
     }
 
     static func forbidden(_ message: String) -> APIError {
-        APIError(.forbidden, "forbidden", message)
+        APIError(.forbidden, .forbidden, message)
     }
 
     struct Body: Encodable {
@@ -52,7 +55,7 @@ public struct APIError: Error, Sendable {
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code, message: message, field: field)))) ?? Data()
+        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field)))) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
@@ -67,26 +70,18 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as DomainError {
             return APIError(error).response()
         } catch let error as HTTPError {
-            let code = switch error.status {
-            case .notFound: "not_found"
-            case .contentTooLarge: "body_too_large"
-            case .methodNotAllowed: "method_not_allowed"
-            default: "bad_request"
+            let code: ErrorCode = switch error.status {
+            case .notFound: .notFound
+            case .contentTooLarge: .bodyTooLarge
+            case .methodNotAllowed: .methodNotAllowed
+            default: .badRequest
             }
             let message = error.status == .contentTooLarge ? "request bodies are limited to 64 KiB" : (error.body ?? error.status.reasonPhrase)
             return APIError(error.status, code, message).response()
         } catch {
             context.logger.error("unexpected error: \(String(reflecting: error))")
-            return APIError(.internalServerError, "internal_error", "an unexpected error occurred; nothing was applied").response()
+            return APIError(.internalServerError, .internalError, "an unexpected error occurred; nothing was applied").response()
         }
     }
 }
 
-import Crypto
-
-/// Hex SHA-256, the only form in which receipts and signed data are kept or logged.
-enum SHA256Hex {
-    static func of(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-    }
-}

@@ -3,6 +3,7 @@ import AppStoreAPI
 import Domain
 import Foundation
 import Hummingbird
+import UseCases
 
 /// `/api/admin/…`: the tenant's booking administration (admin API key).
 struct AdminRoutes {
@@ -12,41 +13,48 @@ struct AdminRoutes {
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
         router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
-        let store = services.bookings, notifications = services.notifications, webhooks = services.webhooks
-        listing("/api/admin/unclaimed", on: router, fetch: { try await notifications.unclaimedTransactions(tenantId: $0, page: $1) }, as: UnclaimedDTO.init)
+        let store = services.store
+        listing("/api/admin/unclaimed", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
+                as: UnclaimedDTO.init)
         router.post("/api/admin/apple/test-notification") { request, context in
             let (tenant, _) = try context.requireAdmin()
             try services.rateLimiter.check(context, scope: .admin)
             guard let api = tenant.serverAPI else {
-                throw APIError(.unprocessableContent, "apple_not_configured", "this app has no App Store Server API key configured")
+                throw APIError(.unprocessableContent, .appleNotConfigured, "this app has no App Store Server API key configured")
             }
             let environment = request.uri.queryParameters["environment"].map { AppStoreEnvironment(rawValue: String($0)) } ?? .sandbox
             guard environment == .sandbox || environment == .production else {
-                throw APIError(.badRequest, "invalid_query", "environment must be Production or Sandbox", field: "environment")
+                throw APIError(.badRequest, .invalidQuery, "environment must be Production or Sandbox", field: "environment")
             }
             let token: String
             do {
                 token = try await api.requestTestNotification(environment: environment)
             } catch let error as AppStoreAPIError {
-                throw APIError(error.retryable ? .serviceUnavailable : .unprocessableContent, error.code.rawValue, error.reason)
+                throw APIError(error.retryable ? .serviceUnavailable : .unprocessableContent, ErrorCode(rawValue: error.code.rawValue), error.reason)
             }
             return try JSONCoding.response(TestNotificationResponse(testNotificationToken: token))
         }
-        listing("/api/admin/webhooks/deliveries", on: router, fetch: { try await webhooks.deliveries(tenantId: $0, page: $1) }, as: WebhookDeliveryDTO.init)
+        listing("/api/admin/webhooks/deliveries", on: router,
+                fetch: { tenantId, page in try await store.read { try $0.outbox.deliveries(tenantId: tenantId, page: page) } }, as: WebhookDeliveryDTO.init)
         router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
             let (tenant, _) = try context.requireAdmin()
             try services.rateLimiter.check(context, scope: .admin)
+            let tenantId = tenant.id, now = services.clock.now()
             guard let text = context.parameters.get("id"), let id = Int64(text),
-                  try await webhooks.resend(deliveryId: id, tenantId: tenant.id, now: services.clock.now())
+                  try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
             else {
-                throw APIError(.notFound, "delivery_not_found", "no webhook delivery with this id for this app", field: "id")
+                throw APIError(.notFound, .deliveryNotFound, "no webhook delivery with this id for this app", field: "id")
             }
             return try JSONCoding.response(ResendResponse(queued: true))
         }
-        listing("/api/admin/purchases", on: router, fetch: { try await store.purchases(tenantId: $0, page: $1) }, as: PurchaseDTO.init)
-        listing("/api/admin/replays", on: router, fetch: { try await store.replays(tenantId: $0, page: $1) }, as: ReplayDTO.init)
-        listing("/api/admin/notifications", on: router, fetch: { try await notifications.notifications(tenantId: $0, page: $1) }, as: NotificationDTO.init)
-        listing("/api/admin/audit", on: router, fetch: { try await store.audit(tenantId: $0, page: $1) }, as: AuditDTO.init)
+        listing("/api/admin/purchases", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.purchases(tenantId: tenantId, page: page) } },
+                as: PurchaseDTO.init)
+        listing("/api/admin/replays", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.replays(tenantId: tenantId, page: page) } },
+                as: ReplayDTO.init)
+        listing("/api/admin/notifications", on: router,
+                fetch: { tenantId, page in try await store.read { try $0.notifications.notifications(tenantId: tenantId, page: page) } }, as: NotificationDTO.init)
+        listing("/api/admin/audit", on: router, fetch: { tenantId, page in try await store.read { try $0.audit.audit(tenantId: tenantId, page: page) } },
+                as: AuditDTO.init)
     }
 
     /// A paginated, newest-first admin listing of one kind of record.
@@ -71,7 +79,7 @@ struct AdminRoutes {
         var filter = BookingFilter()
         if let status = query["status"] {
             guard let value = BookingStatus(rawValue: String(status)) else {
-                throw APIError(.badRequest, "invalid_query", "status must be one of \(BookingStatus.allCases.map(\.rawValue).joined(separator: ", "))", field: "status")
+                throw APIError(.badRequest, .invalidQuery, "status must be one of \(BookingStatus.allCases.map(\.rawValue).joined(separator: ", "))", field: "status")
             }
             filter.status = value
         }
@@ -80,7 +88,8 @@ struct AdminRoutes {
         filter.from = try Paging.time(request, "from")
         filter.to = try Paging.time(request, "to")
         let page = try Paging.page(request)
-        let result = try await services.bookings.bookings(tenantId: tenant.id, filter: filter, page: page)
+        let tenantId = tenant.id, bookingFilter = filter
+        let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page) }
         return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
@@ -90,20 +99,8 @@ struct AdminRoutes {
         let id = try Paging.bookingId(context)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
         let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty else { throw APIError(.badRequest, "missing_field", "a manual confirmation needs a reason", field: "reason") }
-        let resources = tenant.tenant.resources
-        let booking = try await services.bookings.changeBookingStatus(
-            id: id, tenantId: tenant.id, to: .confirmed, actor: "admin:\(keyId)", reason: reason, now: services.clock.now(),
-            allowed: { booking, occupancy in
-                guard booking.status.adminMay(moveTo: .confirmed) else {
-                    throw DomainError(.conflict, "invalid_transition", "a \(booking.status.rawValue) booking cannot be confirmed")
-                }
-                if let resource = resources.first(where: { $0.id == booking.resourceId }),
-                   !Capacity.fits(resource, seats: booking.seats, occupancy: occupancy) {
-                    throw DomainError(.conflict, "slot_unavailable", "the slot is taken by other bookings")
-                }
-            }
-        )
+        guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "a manual confirmation needs a reason", field: "reason") }
+        let booking = try await services.adminTransition(id, to: .confirmed, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
     }
 
@@ -115,14 +112,7 @@ struct AdminRoutes {
         if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
             reason = try await JSONCoding.decode(AdminCancelRequest.self, from: request).reason
         }
-        let booking = try await services.bookings.changeBookingStatus(
-            id: id, tenantId: tenant.id, to: .cancelled, actor: "admin:\(keyId)", reason: reason, now: services.clock.now(),
-            allowed: { booking, _ in
-                guard booking.status.adminMay(moveTo: .cancelled) else {
-                    throw DomainError(.conflict, "invalid_transition", "a \(booking.status.rawValue) booking cannot be cancelled")
-                }
-            }
-        )
+        let booking = try await services.adminTransition(id, to: .cancelled, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
     }
 }

@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import JWTKit
 import Synchronization
+import UseCases
 
 /// The claims Berth reads from a tenant user's token.
 struct UserClaims: JWTPayload {
@@ -32,7 +33,7 @@ struct Authenticator: RouterMiddleware {
     typealias Context = BerthRequestContext
 
     let tenants: TenantRegistry
-    let keys: any APIKeyStore
+    let store: any Store
     let keyCache: APIKeyCache
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -54,7 +55,7 @@ struct Authenticator: RouterMiddleware {
             if let cached = keyCache.lookup(hash) {
                 found = cached
             } else {
-                found = try await keys.key(hash: hash)
+                found = try await store.read { try $0.keys.key(hash: hash) }
                 if let found { keyCache.store(found, for: hash) }
             }
             guard let key = found, let tenant = tenants.tenant(id: key.tenantId) else {
@@ -65,7 +66,7 @@ struct Authenticator: RouterMiddleware {
                 return .admin(tenant: tenant, keyId: key.id)
             case .server:
                 if let user = request.headers[.xUserId]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
-                    guard user.count <= 200 else { throw APIError(.badRequest, "invalid_user_id", "X-User-Id is limited to 200 characters") }
+                    guard user.count <= 200 else { throw APIError(.badRequest, .invalidUserId, "X-User-Id is limited to 200 characters") }
                     return .user(tenant: tenant, userId: user, via: "server:\(key.id)")
                 }
                 return .server(tenant: tenant, keyId: key.id)
@@ -116,7 +117,7 @@ public enum APIKeys {
     }
 
     public static func hash(_ key: String) -> String {
-        SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(key.utf8)).hexString
     }
 }
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import UseCases
 
 /// Who is calling, once authenticated.
 public enum Identity: Sendable {

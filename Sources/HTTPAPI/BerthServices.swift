@@ -1,40 +1,37 @@
 import Domain
 import Logging
+import UseCases
 
-/// Everything the HTTP layer needs, injected at its seams (tests pass their own).
+/// What the HTTP layer is built from: the tenants, the store's ports, the clock and the use cases
+/// over them (each route gets the use case it calls).
 public struct BerthServices: Sendable {
     public var tenants: TenantRegistry
-    public var bookings: any BookingStore
-    public var keys: any APIKeyStore
-    public var receiptChecks: any ReceiptCheckStore
-    public var notifications: any NotificationStore
-    public var webhooks: any WebhookStore
+    public var store: any Store
     public var clock: any BerthClock
     public var logger: Logger
     let rateLimiter: RateLimiter
 
-    public init(
-        tenants: TenantRegistry, bookings: any BookingStore, keys: any APIKeyStore, receiptChecks: any ReceiptCheckStore,
-        notifications: any NotificationStore, webhooks: any WebhookStore, clock: any BerthClock = SystemClock(), logger: Logger
-    ) {
-        self.notifications = notifications
-        self.webhooks = webhooks
+    public init(tenants: TenantRegistry, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) {
         self.tenants = tenants
-        self.bookings = bookings
-        self.keys = keys
-        self.receiptChecks = receiptChecks
+        self.store = store
         self.clock = clock
         self.logger = logger
         self.rateLimiter = RateLimiter(clock: clock)
     }
+
+    var verifyPurchase: VerifyPurchase { VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), clock: clock, logger: logger) }
+    var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
+    var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
+    var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, clock: clock, logger: logger) }
+    var verifyReceipt: VerifyReceipt { VerifyReceipt(store: store, clock: clock, logger: logger) }
 }
 
 extension BerthRequestContext {
     /// The calling user (JWT, or server key with X-User-Id).
-    func requireUser() throws -> (tenant: TenantRuntime, userId: String, actor: String) {
+    func requireUser() throws -> (tenant: TenantRuntime, userId: String, actor: Actor) {
         switch identity {
-        case .user(let tenant, let userId, let via): return (tenant, userId, via)
-        case .server: throw APIError(.badRequest, "missing_user", "a server key must name the user in X-User-Id", field: "X-User-Id")
+        case .user(let tenant, let userId, let via): return (tenant, userId, Actor(rawValue: via))
+        case .server: throw APIError(.badRequest, .missingUser, "a server key must name the user in X-User-Id", field: "X-User-Id")
         case .admin: throw APIError.forbidden("this endpoint acts for a user; use the user's token or a server key with X-User-Id")
         case nil: throw APIError.unauthenticated("send Authorization: Bearer <user token or API key>")
         }

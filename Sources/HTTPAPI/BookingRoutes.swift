@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Hummingbird
+import UseCases
 
 /// `POST /api/bookings`, `GET /api/bookings`, `GET /api/bookings/{id}`: a user's own bookings.
 struct BookingRoutes {
@@ -13,37 +14,29 @@ struct BookingRoutes {
     }
 
     func create(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (tenant, userId, via) = try context.requireUser()
+        let (runtime, userId, via) = try context.requireUser()
         try services.rateLimiter.check(context, scope: .booking)
         let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
-        let now = services.clock.now()
-        let quote = try tenant.tenant.quote(
-            BookingRequest(resourceId: body.resourceId, start: body.start?.date, end: body.end?.date, slot: body.slot?.date, seats: body.seats),
-            now: now
-        )
-        let resource = quote.resource
-        let seats = quote.seats
-        let limits = tenant.tenant.holdLimits
-        let viaServerKey = via.hasPrefix("server:")
-        let booking = try await services.bookings.createBooking(
-            NewBooking(tenantId: tenant.id, userId: userId, quote: quote, holdExpiresAt: now.addingTimeInterval(tenant.tenant.holdDuration), now: now,
-                       createdVia: via),
-            admit: { load in try BookingAdmission.check(load, resource: resource, seats: seats, limits: limits, viaServerKey: viaServerKey) }
-        )
+        let booking = try await services.createBooking(.init(
+            runtime: runtime, userId: userId, createdVia: via,
+            request: BookingRequest(resourceId: body.resourceId, start: body.start?.date, end: body.end?.date, slot: body.slot?.date, seats: body.seats)
+        ))
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
     }
 
     func list(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
         let (tenant, userId, _) = try context.requireUser()
         let page = try Paging.page(request)
-        let result = try await services.bookings.bookings(tenantId: tenant.id, filter: BookingFilter(userId: userId), page: page)
+        let tenantId = tenant.id
+        let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: BookingFilter(userId: userId), page: page) }
         return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
     func show(_ context: BerthRequestContext) async throws -> Response {
         let (tenant, userId, _) = try context.requireUser()
         let id = try Paging.bookingId(context)
-        guard let booking = try await services.bookings.booking(id: id, tenantId: tenant.id), booking.userId == userId else {
+        let tenantId = tenant.id
+        guard let booking = try await services.store.read({ try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) }), booking.userId == userId else {
             throw DomainError.bookingNotFound(id)
         }
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
@@ -57,7 +50,7 @@ enum Paging {
         func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
             guard let text = query[name[...]] else { return value }
             guard let number = Int(text), range.contains(number) else {
-                throw APIError(.badRequest, "invalid_query", "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)", field: name)
+                throw APIError(.badRequest, .invalidQuery, "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)", field: name)
             }
             return number
         }
@@ -66,7 +59,7 @@ enum Paging {
 
     static func bookingId(_ context: BerthRequestContext) throws -> Int64 {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
-            throw APIError(.notFound, "booking_not_found", "booking ids are positive integers", field: "id")
+            throw APIError(.notFound, .bookingNotFound, "booking ids are positive integers", field: "id")
         }
         return id
     }
@@ -74,7 +67,7 @@ enum Paging {
     static func time(_ request: Request, _ name: String) throws -> Date? {
         guard let text = request.uri.queryParameters[name[...]] else { return nil }
         guard let date = APITime.parse(String(text)) else {
-            throw APIError(.badRequest, "invalid_query", "\(name) must be an ISO 8601 date-time", field: name)
+            throw APIError(.badRequest, .invalidQuery, "\(name) must be an ISO 8601 date-time", field: name)
         }
         return date
     }

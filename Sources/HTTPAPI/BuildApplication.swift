@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import UseCases
 
 /// Where the server listens.
 public struct ServerConfiguration: Sendable {
@@ -16,12 +17,12 @@ public struct ServerConfiguration: Sendable {
 public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> {
     let router = Router(context: BerthRequestContext.self)
     router.middlewares.add(ErrorMiddleware())
-    router.middlewares.add(Authenticator(tenants: services.tenants, keys: services.keys, keyCache: APIKeyCache()))
+    router.middlewares.add(Authenticator(tenants: services.tenants, store: services.store, keyCache: APIKeyCache()))
     CatalogRoutes().register(on: router)
     BookingRoutes(services: services).register(on: router)
-    VerifyPurchaseRoutes(services: services).register(on: router)
+    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, rateLimiter: services.rateLimiter).register(on: router)
     VerifyReceiptRoutes(services: services).register(on: router)
-    AppleNotificationRoutes(services: services).register(on: router)
+    AppleNotificationRoutes(receiveNotification: services.receiveNotification, tenants: services.tenants, rateLimiter: services.rateLimiter).register(on: router)
     AdminRoutes(services: services).register(on: router)
     return router
 }
@@ -42,5 +43,5 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.
 public func webhookDeliverer(services: BerthServices, client: WebhookHTTPClient) -> WebhookDeliverer {
-    WebhookDeliverer(store: services.webhooks, tenants: services.tenants, client: client, clock: services.clock, logger: services.logger)
+    WebhookDeliverer(store: services.store, tenants: services.tenants, client: client, clock: services.clock, logger: services.logger)
 }

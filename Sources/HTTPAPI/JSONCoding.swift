@@ -19,15 +19,15 @@ enum JSONCoding {
         do {
             buffer = try await request.collectBody(upTo: bodyLimit)
         } catch {
-            throw APIError(.contentTooLarge, "body_too_large", "request bodies are limited to 64 KiB")
+            throw APIError(.contentTooLarge, .bodyTooLarge, "request bodies are limited to 64 KiB")
         }
-        guard buffer.readableBytes > 0 else { throw APIError(.badRequest, "invalid_json", "the request body is empty; send a JSON object") }
+        guard buffer.readableBytes > 0 else { throw APIError(.badRequest, .invalidJson, "the request body is empty; send a JSON object") }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
             throw describe(error)
         } catch {
-            throw APIError(.badRequest, "invalid_json", "the request body is not valid JSON")
+            throw APIError(.badRequest, .invalidJson, "the request body is not valid JSON")
         }
     }
 
@@ -40,20 +40,20 @@ enum JSONCoding {
         switch error {
         case .keyNotFound(let key, let context):
             let field = path(context, key) ?? key.stringValue
-            return APIError(.badRequest, "missing_field", "\(field) is required", field: field)
+            return APIError(.badRequest, .missingField, "\(field) is required", field: field)
         case .typeMismatch(let type, let context):
             let field = path(context)
-            return APIError(.badRequest, "invalid_field", "\(field ?? "the body") must be \(describe(type))", field: field)
+            return APIError(.badRequest, .invalidField, "\(field ?? "the body") must be \(describe(type))", field: field)
         case .valueNotFound(let type, let context):
             let field = path(context)
-            return APIError(.badRequest, "invalid_field", "\(field ?? "the body") must be \(describe(type)), not null", field: field)
+            return APIError(.badRequest, .invalidField, "\(field ?? "the body") must be \(describe(type)), not null", field: field)
         case .dataCorrupted(let context):
             if let field = path(context) {
-                return APIError(.badRequest, "invalid_field", "\(field): \(context.debugDescription)", field: field)
+                return APIError(.badRequest, .invalidField, "\(field): \(context.debugDescription)", field: field)
             }
-            return APIError(.badRequest, "invalid_json", "the request body is not valid JSON")
+            return APIError(.badRequest, .invalidJson, "the request body is not valid JSON")
         @unknown default:
-            return APIError(.badRequest, "invalid_json", "the request body is not valid JSON")
+            return APIError(.badRequest, .invalidJson, "the request body is not valid JSON")
         }
     }
 

@@ -120,6 +120,6 @@ extension RateLimiter {
     private func refuse(_ wait: Duration?, what: String) throws {
         guard let wait else { return }
         let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
-        throw APIError(.tooManyRequests, "rate_limited", "too many \(what) requests; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+        throw APIError(.tooManyRequests, .rateLimited, "too many \(what) requests; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
+import UseCases
 
 /// Delivers the webhook outbox to each tenant's backend: signed with HMAC-SHA256 over
 /// "<timestamp>.<body>" (header `Berth-Signature: t=<unix seconds>,v1=<hex>`, the timestamp taken
@@ -15,15 +16,19 @@ import ServiceLifecycle
 /// outbox is written in the same transaction as the change, an event committed before a crash is
 /// delivered after the restart.
 public struct WebhookDeliverer: Service {
-    let store: any WebhookStore
+    let store: any Store
     let tenants: TenantRegistry
     let client: WebhookHTTPClient
     let clock: any BerthClock
     let logger: Logger
     let interval: Duration
     let concurrency: Int
+    /// This deliverer's name in the outbox leases (one per process).
+    let owner = "deliverer-\(UUID().uuidString)"
+    /// How long a claimed message stays this deliverer's; a deliverer that dies releases it by expiry.
+    let lease: TimeInterval = 120
 
-    public init(store: any WebhookStore, tenants: TenantRegistry, client: WebhookHTTPClient, clock: any BerthClock, logger: Logger,
+    public init(store: any Store, tenants: TenantRegistry, client: WebhookHTTPClient, clock: any BerthClock, logger: Logger,
                 interval: Duration = .milliseconds(500), concurrency: Int = 16) {
         self.store = store
         self.tenants = tenants
@@ -48,7 +53,8 @@ public struct WebhookDeliverer: Service {
     /// One pass over the messages due now, tenants side by side; returns how many were attempted.
     @discardableResult
     public func deliverDue(limit: Int = 100) async throws -> Int {
-        let due = try await store.dueMessages(now: clock.now(), limit: limit)
+        let now = clock.now(), owner = self.owner, until = now.addingTimeInterval(lease)
+        let due = try await store.write { try $0.outbox.claimDue(now: now, limit: limit, owner: owner, leaseUntil: until) }
         let byTenant = Dictionary(grouping: due, by: \.tenantId)
         return try await withThrowingTaskGroup(of: Int.self) { group in
             var attempted = 0
@@ -69,21 +75,25 @@ public struct WebhookDeliverer: Service {
     /// One tenant's messages in order; after a failure, the rest of that subject waits for the retry.
     private func deliver(_ messages: [OutboxMessage], tenantId: String) async throws -> Int {
         guard let webhook = tenants.tenant(id: tenantId)?.webhook else {
-            for message in messages { try await store.skip(message, now: clock.now()) }
+            try await store.write { tx in for message in messages { try tx.outbox.skip(message) } }
             return 0
         }
         var held = Set<String>()
         var attempted = 0
         for message in messages {
-            if let subject = message.subject, held.contains(subject) { continue }
+            if let subject = message.subject, held.contains(subject) {
+                try await store.write { try $0.outbox.release(message) }
+                continue
+            }
             let sentAt = clock.now()
             let outcome = await client.post(message.payload, headers: Self.headers(for: message, secret: webhook.secret, at: sentAt), to: webhook.configuration)
             let delivered = outcome.failure == nil
             if !delivered, let subject = message.subject { held.insert(subject) }
             let backoff = min(5 * pow(2, Double(message.attempts)), 3600)
             let now = clock.now()
-            try await store.recordAttempt(message, statusCode: outcome.statusCode, error: outcome.failure?.rawValue, delivered: delivered,
-                                          nextAttemptAt: delivered ? nil : now.addingTimeInterval(backoff), now: now)
+            let next: Date? = delivered ? nil : now.addingTimeInterval(backoff)
+            try await store.write { try $0.outbox.recordAttempt(message, statusCode: outcome.statusCode, error: outcome.failure?.rawValue, delivered: delivered,
+                                                                nextAttemptAt: next, now: now) }
             logger.info("webhook", metadata: ["event": .string(message.eventType), "delivered": .stringConvertible(delivered),
                                               "attempt": .stringConvertible(message.attempts + 1), "failure": .string(outcome.failure?.rawValue ?? "none")])
             attempted += 1
@@ -105,6 +115,6 @@ public struct WebhookDeliverer: Service {
     /// Hex HMAC-SHA256 of "<timestamp>.<body>" with the tenant's secret: what receivers recompute.
     public static func signature(secret: String, timestamp: String, body: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return mac.hexString
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-import SQLKit
+import Domain
+import GRDB
 
 /// Applies the numbered SQL files of `migrations/` in order, once each, recording a SHA-256 checksum.
 /// Refuses to go on when a file that was already applied has changed since.
@@ -27,43 +28,42 @@ public struct Migrator: Sendable {
                 throw StoreError("migration \(name) must start with a number such as 001_")
             }
             let data = try Data(contentsOf: directory.appendingPathComponent(name))
-            let checksum = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+            let checksum = SHA256.hash(data: data).hexString
             return Migration(version: String(name.dropLast(4)), sql: String(decoding: data, as: UTF8.self), checksum: checksum)
         }
     }
 
-    /// Applies pending migrations; returns the versions applied now.
+    /// Applies pending migrations; returns the versions applied now. The whole run is one
+    /// `BEGIN IMMEDIATE` transaction, so instances starting together on one file take turns: the
+    /// second finds the first one's migrations applied.
     @discardableResult
-    public func apply(to database: SQLiteDatabase, now: Date = Date()) async throws -> [String] {
-        try await database.exclusively { sql in
-            try await sql.raw("CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)").run()
-        }
-        let applied = try await database.exclusively { sql in
-            try await sql.raw("SELECT version, checksum FROM schema_migrations").all().map {
-                (try $0.decode(column: "version", as: String.self), try $0.decode(column: "checksum", as: String.self))
-            }
-        }
-        let known = Dictionary(applied, uniquingKeysWith: { first, _ in first })
-        for version in known.keys where !migrations.contains(where: { $0.version == version }) {
-            throw StoreError("the database has migration \(version), which is not in the migrations directory")
-        }
-        var appliedNow: [String] = []
-        for migration in migrations {
-            if let checksum = known[migration.version] {
-                guard checksum == migration.checksum else {
-                    throw StoreError("migration \(migration.version) changed after it was applied (checksum \(checksum.prefix(12)) → \(migration.checksum.prefix(12))); migrations are append-only: add a new file instead")
+    public func apply(to store: SQLiteStore, now: Date) async throws -> [String] {
+        let migrations = self.migrations
+        return try await store.withConnection { db in
+            var appliedNow: [String] = []
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)")
+                let rows = try Row.fetchAll(db, sql: "SELECT version, checksum FROM schema_migrations")
+                let known = Dictionary(rows.map { ($0["version"] as String, $0["checksum"] as String) }, uniquingKeysWith: { first, _ in first })
+                for version in known.keys.sorted() where !migrations.contains(where: { $0.version == version }) {
+                    throw StoreError("the database has migration \(version), which is not in the migrations directory")
                 }
-                continue
+                for migration in migrations {
+                    if let checksum = known[migration.version] {
+                        guard checksum == migration.checksum else {
+                            throw StoreError("migration \(migration.version) changed after it was applied (checksum \(checksum.prefix(12)) → \(migration.checksum.prefix(12))); migrations are append-only: add a new file instead")
+                        }
+                        continue
+                    }
+                    for statement in Self.statements(in: migration.sql) { try db.execute(sql: statement) }
+                    try db.execute(sql: "INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (?, ?, ?)",
+                                   arguments: [migration.version, migration.checksum, now.epochMilliseconds])
+                    appliedNow.append(migration.version)
+                }
+                return .commit
             }
-            let statements = Self.statements(in: migration.sql)
-            let stamp = Int64(now.timeIntervalSince1970 * 1000)
-            try await database.transaction { sql in
-                for statement in statements { try await sql.raw(SQLQueryString(statement)).run() }
-                try await sql.raw("INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (\(bind: migration.version), \(bind: migration.checksum), \(bind: stamp))").run()
-            }
-            appliedNow.append(migration.version)
+            return appliedNow
         }
-        return appliedNow
     }
 
     /// Splits a file into statements at semicolons that end a line, dropping `--` comment lines.

@@ -5,6 +5,8 @@ import HTTPAPI
 import Hummingbird
 import Logging
 import SQLStore
+import UseCases
+import BerthApp
 
 /// Options shared by the commands that open the database.
 struct StorageOptions: ParsableArguments {
@@ -22,7 +24,7 @@ struct StorageOptions: ParsableArguments {
         let databaseURL = database ?? environment["BERTH_DATABASE"] ?? "sqlite:./berth.sqlite"
         return BerthSetup(
             catalogURL: URL(fileURLWithPath: catalog ?? environment["BERTH_CATALOG"] ?? "./products.json").standardizedFileURL,
-            databasePath: try SQLiteDatabase.path(fromURL: databaseURL),
+            databasePath: try SQLiteStore.path(fromURL: databaseURL),
             migrationsURL: URL(fileURLWithPath: migrations ?? environment["BERTH_MIGRATIONS"] ?? "./migrations", isDirectory: true),
             environment: environment
         )
@@ -48,8 +50,14 @@ struct ServeCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let logger = makeLogger("berth")
         let setup = try storage.setup()
-        let (catalog, database) = try await setup.prepareDatabase(logger: logger)
-        let services = try await setup.services(catalog: catalog, database: database, logger: logger)
+        let (catalog, store) = try await setup.prepareStore(logger: logger, now: Date())
+        let services: BerthServices
+        do {
+            services = try await setup.services(catalog: catalog, store: store, logger: logger)
+        } catch {
+            try? store.close()
+            throw error
+        }
         let server = ServerConfiguration(
             host: host ?? environment["BERTH_HOST"] ?? "127.0.0.1",
             port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080
@@ -58,10 +66,10 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await buildApplication(services: services, server: server).runService()
         } catch {
-            try? await database.close()
+            try? store.close()
             throw error
         }
-        try await database.close()
+        try store.close()
     }
 }
 
@@ -72,8 +80,8 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() async throws {
-        let (_, database) = try await storage.setup().prepareDatabase(logger: makeLogger("berth.migrate"))
-        try await database.close()
+        let (_, store) = try await storage.setup().prepareStore(logger: makeLogger("berth.migrate"), now: Date())
+        try store.close()
         print("database is up to date")
     }
 }
@@ -91,19 +99,19 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let role = APIKeyRole(rawValue: role) else { throw ValidationError("--role must be server or admin") }
-            let (catalog, database) = try await storage.setup().prepareDatabase(logger: makeLogger("berth.keys"))
+            let (catalog, store) = try await storage.setup().prepareStore(logger: makeLogger("berth.keys"), now: Date())
             guard catalog.tenant(id: tenant) != nil else {
-                try? await database.close()
+                try? store.close()
                 throw ValidationError("no tenant \(tenant) in the catalog (tenants: \(catalog.tenants.map(\.id).joined(separator: ", ")))")
             }
             let key = APIKeys.generate(tenantId: tenant)
             do {
-                _ = try await SQLBookingStore(database: database).createKey(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: Date())
+                _ = try await CreateAPIKey(store: store)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: Date())
             } catch {
-                try? await database.close()
+                try? store.close()
                 throw error
             }
-            try await database.close()
+            try store.close()
             print(key)
         }
     }

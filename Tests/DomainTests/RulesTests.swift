@@ -8,7 +8,7 @@ struct RulesTests {
         .deletingLastPathComponent().appendingPathComponent("products.json")
 
     func seaboo() throws -> Tenant {
-        try #require(try Catalog.load(contentsOf: Self.catalogURL).tenant(id: "seaboo"))
+        try #require(try Catalog.decode(Data(contentsOf: Self.catalogURL)).tenant(id: "seaboo"))
     }
 
     let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -53,7 +53,7 @@ struct RulesTests {
     }
 
     func claim(user: String = "u", booking: Int64 = 1, tenant: String = "t") -> PurchaseClaim {
-        PurchaseClaim(tenantId: tenant, userId: user, bookingId: booking, environment: "Sandbox", transactionId: "1",
+        PurchaseClaim(tenantId: tenant, userId: user, target: .booking(id: booking), environment: "Sandbox", transactionId: "1",
                       originalTransactionId: "1", productId: "p", purchasedAt: now, proofHash: "h")
     }
 
@@ -64,15 +64,35 @@ struct RulesTests {
 
     @Test("exactly once: the same claim repeats, every other claim is a replay")
     func replayRules() throws {
-        let pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
-        func decide(_ claim: PurchaseClaim, _ existing: Purchase?) -> PurchaseDecision {
-            PurchaseRules.decide(PurchaseContext(claim: claim, existing: existing, booking: pending, resource: nil, occupancy: .none, now: now))
+        #expect(ClaimPolicy.settle(claim(), existing: nil) == nil)
+        #expect(ClaimPolicy.settle(claim(), existing: purchase()) == .repeatOf(purchase()))
+        guard case .replay = ClaimPolicy.settle(claim(user: "other"), existing: purchase()) else { Issue.record("other user"); return }
+        guard case .replay = ClaimPolicy.settle(claim(booking: 2), existing: purchase()) else { Issue.record("other booking"); return }
+        guard case .replay = ClaimPolicy.settle(claim(tenant: "x"), existing: purchase()) else { Issue.record("other tenant"); return }
+
+        // A replay plan records the attempt and refers to the original purchase; a repeat writes nothing.
+        let replay = try #require(ClaimPolicy.plan(claim(user: "other"), existing: purchase(), revokedByApple: false, now: now))
+        #expect(replay.outcome == .replay(reason: "transaction already used by another user"))
+        #expect(replay.replay?.existingPurchaseId == 9)
+        #expect(replay.purchase == nil && replay.booking == nil)
+        #expect(replay.audit.map(\.action) == [.replayDetected])
+        let repeated = try #require(ClaimPolicy.plan(claim(), existing: purchase(), revokedByApple: false, now: now))
+        #expect(repeated == PurchasePlan(outcome: .repeated(purchase())))
+        // A repeat of a payment that could not be honoured answers the same refusal again.
+        var unhonoured = purchase()
+        unhonoured.status = .needsRefund
+        unhonoured.outcomeCode = "slot_unavailable"
+        guard case .needsRefund(_, let code, _) = ClaimPolicy.plan(claim(), existing: unhonoured, revokedByApple: false, now: now)?.outcome else {
+            Issue.record("an unhonoured repeat must answer needsRefund"); return
         }
-        #expect(decide(claim(), nil) == .confirm)
-        #expect(decide(claim(), purchase()) == .repeatOf(purchase()))
-        guard case .replay = decide(claim(user: "other"), purchase()) else { Issue.record("other user"); return }
-        guard case .replay = decide(claim(booking: 2), purchase()) else { Issue.record("other booking"); return }
-        guard case .replay = decide(claim(tenant: "x"), purchase()) else { Issue.record("other tenant"); return }
+        #expect(code == .slotUnavailable)
+        // Money Apple gave back pays for nothing.
+        #expect(ClaimPolicy.plan(claim(), existing: nil, revokedByApple: true, now: now)?.outcome
+                == .refused(code: .transactionRevoked, message: "Apple reported this transaction refunded or revoked before it was claimed"))
+        var revoked = claim()
+        revoked.revoked = true
+        #expect(ClaimPolicy.plan(revoked, existing: nil, revokedByApple: false, now: now)?.purchase == nil)
+        #expect(ClaimPolicy.plan(claim(), existing: nil, revokedByApple: false, now: now) == nil)
     }
 
     @Test("a proven transaction must match the app's product, the booking's product and quantity, the claimed id, and the user's token")
@@ -83,33 +103,33 @@ struct RulesTests {
                                        purchasedAt: now, revoked: false, appAccountToken: "U-1", proofHash: "h")
         let tokens = PurchasePolicy(accountTokenIsUserId: true)
         let open = PurchasePolicy()
-        try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "1", booking: target, userId: "u-1", policy: tokens)
+        try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "1", booking: target, userId: "u-1", policy: tokens)
         func code(_ body: () throws -> Void) -> String? {
-            do { try body(); return nil } catch { return (error as? DomainError)?.code ?? "not a DomainError" }
+            do { try body(); return nil } catch { return (error as? DomainError)?.code.rawValue ?? "not a DomainError" }
         }
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
+        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
         var premium = proven
         premium.productId = "premium"
-        #expect(code { try PurchaseRules.check(premium, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "2", booking: target, userId: "u-1", policy: open) } == "transaction_mismatch")
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: tokens) } == "account_token_mismatch")
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: open) } == nil)
+        #expect(code { try BookingPurchaseRules.check(premium, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
+        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "2", booking: target, userId: "u-1", policy: open) } == "transaction_mismatch")
+        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: tokens) } == "account_token_mismatch")
+        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: open) } == nil)
 
         // Where tokens are tied to users, a signed transaction without one is refused; a receipt has no such field.
         var tokenless = proven
         tokenless.appAccountToken = nil
-        #expect(code { try PurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
+        #expect(code { try BookingPurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
         tokenless.kind = .lookup
-        #expect(code { try PurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
+        #expect(code { try BookingPurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
         tokenless.kind = .receipt
-        #expect(code { try PurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == nil)
+        #expect(code { try BookingPurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == nil)
 
         // Quantity: a 5-seat booking sold per seat needs 5 units.
         target.requiredQuantity = 5
-        #expect(code { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "quantity_insufficient")
+        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "quantity_insufficient")
         var five = proven
         five.quantity = 5
-        #expect(code { try PurchaseRules.check(five, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == nil)
+        #expect(code { try BookingPurchaseRules.check(five, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == nil)
     }
 
     @Test("a Production tenant takes Sandbox purchases only from its listed testers")
@@ -120,8 +140,8 @@ struct RulesTests {
                                        purchasedAt: now, revoked: false, appAccountToken: nil, proofHash: "h")
         let production = PurchasePolicy(acceptsProduction: true, sandboxTesters: ["tester"])
         func code(_ user: String, _ policy: PurchasePolicy) -> String? {
-            do { try PurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: user, policy: policy); return nil }
-            catch { return error.code }
+            do { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: user, policy: policy); return nil }
+            catch { return error.code.rawValue }
         }
         #expect(code("someone", production) == "sandbox_not_allowed")
         #expect(code("tester", production) == nil)
@@ -132,17 +152,17 @@ struct RulesTests {
 
     @Test("a refunded or revoked transaction never pays: shown by its proof or reported by Apple before the claim")
     func revoked() throws {
-        let pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
         var revokedClaim = claim()
         revokedClaim.revoked = true
-        guard case .refuse(let code, _) = PurchaseRules.decide(PurchaseContext(claim: revokedClaim, existing: nil, booking: pending, resource: nil, occupancy: .none, now: now)) else {
+        guard case .refused(let code, _) = ClaimPolicy.plan(revokedClaim, existing: nil, revokedByApple: false, now: now)?.outcome else {
             Issue.record("a revoked proof must be refused"); return
         }
-        #expect(code == "transaction_revoked")
-        let reported = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: pending, resource: nil, occupancy: .none, now: now, revokedByApple: true))
-        #expect(reported == .refuse(code: "transaction_revoked", message: "Apple reported this transaction refunded or revoked before it was claimed"))
+        #expect(code == .transactionRevoked)
+        let reported = ClaimPolicy.plan(claim(), existing: nil, revokedByApple: true, now: now)
+        #expect(reported?.outcome == .refused(code: .transactionRevoked, message: "Apple reported this transaction refunded or revoked before it was claimed"))
+        #expect(reported?.audit.map(\.action) == [.purchaseRefused] && reported?.purchase == nil)
         // A claim seen before still answers as before (its purchase row tells what happened since).
-        #expect(PurchaseRules.decide(PurchaseContext(claim: claim(), existing: purchase(), booking: pending, resource: nil, occupancy: .none, now: now, revokedByApple: true)) == .repeatOf(purchase()))
+        #expect(ClaimPolicy.plan(claim(), existing: purchase(), revokedByApple: true, now: now)?.outcome == .repeated(purchase()))
     }
 
     @Test("holds: a user, and a server key over its users, may keep only so many unpaid bookings")
@@ -150,7 +170,7 @@ struct RulesTests {
         let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
         let limits = HoldLimits(perUser: 2, perServerKey: 3)
         func code(_ load: BookingLoad, viaServerKey: Bool = false) -> String? {
-            do { try BookingAdmission.check(load, resource: resource, seats: 1, limits: limits, viaServerKey: viaServerKey); return nil } catch { return error.code }
+            do { try BookingAdmission.check(load, resource: resource, seats: 1, limits: limits, viaServerKey: viaServerKey); return nil } catch { return error.code.rawValue }
         }
         #expect(code(BookingLoad(occupancy: .none, userHolds: 1, creatorHolds: 0)) == nil)
         #expect(code(BookingLoad(occupancy: .none, userHolds: 2, creatorHolds: 0)) == "too_many_pending_bookings")
@@ -167,7 +187,7 @@ struct RulesTests {
         let six = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(6 * 86_400)), now: now)
         #expect(six.requiredProductId == "it.seaboo.rental.premium")
         #expect(six.requiredQuantity == 1)
-        #expect(throws: DomainError(.unprocessable, "price_above_limit", "no product of this app pays for a rental of this price (at most 50000 minor units); book fewer days", field: "end")) {
+        #expect(throws: DomainError(.unprocessable, .priceAboveLimit, "no product of this app pays for a rental of this price (at most 50000 minor units); book fewer days", field: "end")) {
             _ = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(7 * 86_400)), now: now)
         }
         let day = (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400 + 2 * 86_400
@@ -182,14 +202,20 @@ struct RulesTests {
     func needsRefund() throws {
         let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
         let expired = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(-1))
-        let free = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupancy: .none, now: now))
-        #expect(free == .confirm)
-        let taken = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: expired, resource: resource, occupancy: Occupancy(bookings: 1, seats: 1), now: now))
-        #expect(taken == .needsRefund(code: "slot_unavailable", message: "the hold expired and the slot was taken; the payment is recorded for a refund", bookingStatus: .paymentNeedsRefund))
+        #expect(BookingPurchaseRules.needsOccupancy(expired, now: now))
+        let free = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: .none, now: now)
+        guard case .applied(let purchase) = free.outcome else { Issue.record("a free slot confirms"); return }
+        #expect(free.booking?.status == .confirmed && free.booking?.purchaseId == purchase.id && free.purchase == purchase)
+        #expect(free.events.map(\.type) == [.bookingConfirmed])
+        let taken = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: Occupancy(bookings: 1, seats: 1), now: now)
+        #expect(taken.outcome == .needsRefund(try #require(taken.purchase), code: .slotUnavailable,
+                                             message: "the hold expired and the slot was taken; the payment is recorded for a refund"))
+        #expect(taken.booking?.status == .paymentNeedsRefund && taken.purchase?.status == .needsRefund && taken.events.isEmpty)
         for status in [BookingStatus.confirmed, .cancelled, .refunded, .paymentNeedsRefund] {
-            guard case .needsRefund = PurchaseRules.decide(PurchaseContext(claim: claim(), existing: nil, booking: booking(status: status, holdExpiresAt: now), resource: resource, occupancy: .none, now: now)) else {
-                Issue.record("\(status) must not confirm"); continue
-            }
+            let plan = BookingPurchaseRules.plan(claim(), booking: booking(status: status, holdExpiresAt: now), resource: resource, occupancy: .none, now: now)
+            guard case .needsRefund = plan.outcome else { Issue.record("\(status) must not confirm"); continue }
+            #expect(plan.purchase?.status == .needsRefund && plan.booking?.purchaseId == nil, "\(status) must not take the payment")
+            #expect(plan.booking?.status == (status == .confirmed || status == .paymentNeedsRefund ? status : .paymentNeedsRefund))
         }
     }
 
@@ -203,7 +229,7 @@ struct RulesTests {
 
     @Test("catalog validation refuses unsafe or inconsistent tenants")
     func catalogValidation() throws {
-        var original = try Catalog.load(contentsOf: Self.catalogURL)
+        var original = try Catalog.decode(Data(contentsOf: Self.catalogURL))
         // The shipped Seaboo tenant is Sandbox-only until its real App Store id is set; go live here.
         original.tenants[0].apple.environments = ["Production", "Sandbox"]
         original.tenants[0].apple.appAppleId = 6_449_123_456

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPAPI
+import BerthApp
+import UseCases
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -35,8 +37,8 @@ struct GenuineNotificationTests {
                                migrationsURL: Harness.repository.appendingPathComponent("migrations"), environment: [:])
         var logger = Logger(label: "genuine")
         logger.logLevel = .warning
-        let (catalog, database) = try await setup.prepareDatabase(logger: logger)
-        let services = try await setup.services(catalog: catalog, database: database, logger: logger)
+        let (catalog, database) = try await setup.prepareStore(logger: logger, now: Date())
+        let services = try await setup.services(catalog: catalog, store: database, logger: logger)
         let jws = try String(contentsOf: try #require(Bundle.module.url(forResource: "Fixtures/\(file)", withExtension: nil)), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await Application(router: buildRouter(services: services)).test(.router) { client in
@@ -47,6 +49,6 @@ struct GenuineNotificationTests {
             let misrouted = try await client.call(.post, "/api/apple/notifications/\(other)", auth: nil, json: ["signedPayload": jws])
             #expect(misrouted.errorCode == "wrong_bundle" || misrouted.errorCode == "wrong_environment")
         }
-        try await database.close()
+        try database.close()
     }
 }

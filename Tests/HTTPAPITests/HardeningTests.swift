@@ -101,24 +101,24 @@ struct HardeningTests {
     func listingsBesideWriter() async throws {
         let harness = try await Harness.make()
         defer { Task { await harness.close() } }
-        let (release, releaser) = AsyncStream<Void>.makeStream()
-        let holder = Task { try await harness.database.transaction { _ in for await _ in release { break } } }
+        // GRDB's writer runs its transaction synchronously: hold it open on its queue for 3 s.
+        let holder = Task { try await harness.database.write { _ in Thread.sleep(forTimeInterval: 3) } }
         try await Task.sleep(for: .milliseconds(100))
         let listed = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                _ = try await harness.services.notifications.notifications(tenantId: "seaboo-test", page: Page())
-                _ = try await harness.services.notifications.unclaimedTransactions(tenantId: "seaboo-test", page: Page())
-                _ = try await harness.services.webhooks.deliveries(tenantId: "seaboo-test", page: Page())
-                _ = try await harness.services.bookings.purchases(tenantId: "seaboo-test", page: Page())
+                _ = try await harness.database.read { session in
+                    _ = try session.notifications.notifications(tenantId: "seaboo-test", page: Page())
+                    _ = try session.purchases.unclaimed(tenantId: "seaboo-test", page: Page())
+                    _ = try session.outbox.deliveries(tenantId: "seaboo-test", page: Page())
+                    _ = try session.purchases.purchases(tenantId: "seaboo-test", page: Page())
+                }
                 return true
             }
-            group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+            group.addTask { try await Task.sleep(for: .seconds(2)); return false }
             let first = try await group.next() ?? false
             group.cancelAll()
             return first
         }
-        releaser.yield()
-        releaser.finish()
         _ = try await holder.value
         #expect(listed, "the listings waited for the writer")
     }

@@ -1,6 +1,7 @@
 import AppleSignedData
 import Domain
 import Foundation
+import GRDB
 import HTTPAPI
 import HTTPTypes
 import Hummingbird
@@ -8,6 +9,8 @@ import HummingbirdTesting
 import JWTKit
 import Logging
 import SQLStore
+import BerthApp
+import UseCases
 import Synchronization
 import Testing
 import TestKit
@@ -34,7 +37,7 @@ struct Harness {
     let ca: TestCA
     let receiptCA: TestReceiptCA
     let clock: TestClock
-    let database: SQLiteDatabase
+    let database: SQLiteStore
     let services: BerthServices
     let serverKey: String
     let adminKey: String
@@ -92,11 +95,11 @@ struct Harness {
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }
         let clock = TestClock()
-        let (catalog, database) = try await setup.prepareDatabase(logger: logger, now: clock.now())
-        let services = try await setup.services(catalog: catalog, database: database, clock: clock, logger: logger)
+        let (catalog, database) = try await setup.prepareStore(logger: logger, now: clock.now())
+        let services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
         func key(_ tenant: String, _ role: APIKeyRole) async throws -> String {
             let key = APIKeys.generate(tenantId: tenant)
-            _ = try await services.keys.createKey(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
+            _ = try await CreateAPIKey(store: database)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
             return key
         }
         return Harness(
@@ -111,7 +114,7 @@ struct Harness {
     }
 
     func close() async {
-        try? await database.close()
+        try? database.close()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -136,8 +139,18 @@ struct Harness {
 
     /// Counts rows of a table (to prove that refusals wrote nothing).
     func count(_ table: String) async throws -> Int {
-        try await database.exclusively { sql in
-            try await sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)").first()?.decode(column: "n", as: Int.self) ?? -1
+        try await database.withConnection { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0 }
+    }
+
+    /// Rows of a query, read straight from the database file, as text (NULL is nil).
+    @discardableResult
+    func rows(_ query: String, _ arguments: StatementArguments = []) async throws -> [[String: String?]] {
+        try await database.withConnection { db in
+            try Row.fetchAll(db, sql: query, arguments: arguments).map { row in
+                Dictionary(uniqueKeysWithValues: row.map { column, value in
+                    (column, value.isNull ? nil : String.fromDatabaseValue(value) ?? value.description)
+                })
+            }
         }
     }
 

@@ -1,6 +1,8 @@
 import Domain
 import Foundation
 import HTTPAPI
+import BerthApp
+import UseCases
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -34,10 +36,10 @@ struct SandboxOnProductionTests {
         logger.logLevel = .warning
         // The sample was signed 2025-02-10T04:29Z; the test runs the day before.
         let clock = TestClock(Date(timeIntervalSince1970: 1_739_100_000))
-        let (catalog, database) = try await setup.prepareDatabase(logger: logger, now: clock.now())
-        let services = try await setup.services(catalog: catalog, database: database, clock: clock, logger: logger)
+        let (catalog, database) = try await setup.prepareStore(logger: logger, now: clock.now())
+        let services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
         let key = APIKeys.generate(tenantId: "goodheart")
-        _ = try await services.keys.createKey(tenantId: "goodheart", role: .server, hash: APIKeys.hash(key), now: clock.now())
+        _ = try await CreateAPIKey(store: database)(tenantId: "goodheart", role: .server, hash: APIKeys.hash(key), now: clock.now())
         let jws = try String(contentsOf: try #require(Bundle.module.url(forResource: "Fixtures/transaction-sandbox-consumable-2025.jws", withExtension: nil)), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let slot = Harness.day(3, hour: 9, from: clock.now())
@@ -63,6 +65,6 @@ struct SandboxOnProductionTests {
             #expect(tester.purchase?["priceMilliunits"] as? Int == 230_000)
             #expect(tester.purchase?["currency"] as? String == "JPY")
         }
-        try await database.close()
+        try database.close()
     }
 }

@@ -40,16 +40,11 @@ struct VerifyReceiptTests {
             #expect((reply.json["expirationDate"] as? String)?.hasPrefix(String(expires.formatted(.iso8601).prefix(16))) == true)
             #expect(reply.json["message"] is String)
 
-            let stored = try await harness.database.exclusively { sql in
-                try await sql.raw("SELECT receipt_sha256, user_id, is_premium FROM receipt_checks").all()
-            }
+            let stored = try await harness.rows("SELECT receipt_sha256, user_id, is_premium FROM receipt_checks")
             #expect(stored.count == 1)
-            let hash = try stored[0].decode(column: "receipt_sha256", as: String.self)
-            #expect(hash.count == 64)
-            #expect(try stored[0].decode(column: "user_id", as: String?.self) == "firebase-uid-1")
-            let dump = try await harness.database.exclusively { sql in
-                try await sql.raw("SELECT * FROM receipt_checks").all().map { row in try row.allColumns.map { try row.decode(column: $0, as: String?.self) ?? "" }.joined(separator: "|") }
-            }
+            #expect(stored[0]["receipt_sha256"]??.count == 64)
+            #expect(stored[0]["user_id"] == "firebase-uid-1")
+            let dump = try await harness.rows("SELECT * FROM receipt_checks").map { row in row.values.map { $0 ?? "" }.joined(separator: "|") }
             #expect(!dump.joined().contains(String(receipt.prefix(40))))
         }
     }
@@ -101,7 +96,7 @@ struct VerifyReceiptTests {
         defer { Task { await harness.close() } }
         let receipt = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600))
         let token = try await harness.userToken("dana")  // a JWT: authentication needs no database
-        try await harness.database.close()
+        try harness.database.close()
         try await harness.app().test(.router) { client in
             let reply = try await client.call(.post, "/api/verify-receipt", auth: token, json: ["receiptData": receipt])
             #expect(reply.status == .serviceUnavailable)

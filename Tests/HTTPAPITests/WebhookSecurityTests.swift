@@ -11,13 +11,10 @@ import Testing
 struct WebhookSecurityTests {
     /// Puts one event for `tenant` into the outbox, as a committed change would.
     func enqueue(_ harness: Harness, tenant: String, booking: Int) async throws {
-        try await harness.database.exclusively { sql in
-            try await sql.raw("""
-                INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at, subject, sequence)
-                VALUES (\(bind: Int64(booking)), \(bind: tenant), 'booking.confirmed', \(bind: "{\"bookingId\":\"\(booking)\"}"), 'pending', 0, 0, \(bind: Int64(booking)),
-                \(bind: "booking:\(booking)"), 1)
-                """).run()
-        }
+        _ = try await harness.rows("""
+            INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at, subject, sequence)
+            VALUES (?, ?, 'booking.confirmed', ?, 'pending', 0, 0, ?, ?, 1)
+            """, [Int64(booking), tenant, "{\"bookingId\":\"\(booking)\"}", Int64(booking), "booking:\(booking)"])
     }
 
     @Test("a receiver answering 307 to a loopback address is not followed; only a coarse error class is kept")
@@ -39,7 +36,7 @@ struct WebhookSecurityTests {
                 #expect(try await deliverer.deliverDue() == 1)
                 try await client.shutdown()
                 #expect(hits.withLock { $0 } == 0, "the redirect was followed into the internal network")
-                let deliveries = try await harness.services.webhooks.deliveries(tenantId: "seaboo-test", page: Page())
+                let deliveries = try await harness.database.read { try $0.outbox.deliveries(tenantId: "seaboo-test", page: Page()) }
                 #expect(deliveries.items.first?.statusCode == 307)
                 #expect(deliveries.items.first?.error == "redirect_refused")
             }

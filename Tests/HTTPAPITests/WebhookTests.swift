@@ -2,6 +2,8 @@ import AppleSignedData
 import Crypto
 import Foundation
 import HTTPAPI
+import BerthApp
+import UseCases
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -73,15 +75,15 @@ struct WebhookTests {
             }
 
             // The process "restarts" before any delivery: a new database connection and deliverer on the same file.
-            try await harness.database.close()
+            try harness.database.close()
             let setup = BerthSetup(catalogURL: harness.directory.appendingPathComponent("products.json"),
                                    databasePath: harness.directory.appendingPathComponent("berth.sqlite").path,
                                    migrationsURL: Harness.repository.appendingPathComponent("migrations"),
                                    environment: ["SEABOO_TEST_WEBHOOK_SECRET": Harness.webhookSecret])
             var logger = Logger(label: "restart")
             logger.logLevel = .warning
-            let (catalog, database) = try await setup.prepareDatabase(logger: logger, now: harness.clock.now())
-            let services = try await setup.services(catalog: catalog, database: database, clock: harness.clock, logger: logger)
+            let (catalog, database) = try await setup.prepareStore(logger: logger, now: harness.clock.now())
+            let services = try await setup.services(catalog: catalog, store: database, clock: harness.clock, logger: logger)
             let client = WebhookHTTPClient()
             let deliverer = webhookDeliverer(services: services, client: client)
 
@@ -120,7 +122,7 @@ struct WebhookTests {
             #expect(try await deliverer.deliverDue() == 1)
             #expect(receiver.received.count == 4)
             try await client.shutdown()
-            try await database.close()
+            try database.close()
         }
     }
 }

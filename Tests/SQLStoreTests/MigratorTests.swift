@@ -1,6 +1,6 @@
 import Domain
 import Foundation
-import SQLKit
+import GRDB
 import SQLStore
 import Testing
 
@@ -23,28 +23,26 @@ struct MigratorTests {
         try FileManager.default.copyItem(at: Self.repositoryMigrations, to: migrations)
         let path = directory.appendingPathComponent("db.sqlite").path
 
-        let database = try await SQLiteDatabase.open(path: path)
-        #expect(try await Migrator(directory: migrations).apply(to: database) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions", "006_hardening"])
-        #expect(try await Migrator(directory: migrations).apply(to: database).isEmpty)
-        let journal = try await database.exclusively { sql in
-            try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
-        }
+        let database = try SQLiteStore.open(path: path)
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions", "006_hardening", "007_core"])
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()).isEmpty)
+        let journal = try await database.withConnection { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(journal == "wal")
-        let foreignKeys = try await database.exclusively { sql in
-            try await sql.raw("PRAGMA foreign_keys").first()?.decode(column: "foreign_keys", as: Int.self)
-        }
+        let foreignKeys = try await database.withConnection { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") }
         #expect(foreignKeys == 1)
+        let synchronous = try await database.withConnection { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        #expect(synchronous == 1, "synchronous=NORMAL")
 
         let file = migrations.appendingPathComponent("001_initial.sql")
         try Data((try String(contentsOf: file, encoding: .utf8) + "\n-- an innocent edit\n").utf8).write(to: file)
-        await #expect(throws: StoreError.self) { try await Migrator(directory: migrations).apply(to: database) }
+        await #expect(throws: StoreError.self) { try await Migrator(directory: migrations).apply(to: database, now: Date()) }
 
         // A new numbered file is fine once the old one is restored.
         try FileManager.default.removeItem(at: file)
         try FileManager.default.copyItem(at: Self.repositoryMigrations.appendingPathComponent("001_initial.sql"), to: file)
-        try Data("CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL);\n".utf8).write(to: migrations.appendingPathComponent("006_notes.sql"))
-        #expect(try await Migrator(directory: migrations).apply(to: database) == ["006_notes"])
-        try await database.close()
+        try Data("CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL);\n".utf8).write(to: migrations.appendingPathComponent("099_notes.sql"))
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["099_notes"])
+        try database.close()
     }
 
     @Test("a migration missing from the directory is refused")
@@ -52,13 +50,13 @@ struct MigratorTests {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("db.sqlite").path
-        let database = try await SQLiteDatabase.open(path: path)
-        try await Migrator(directory: Self.repositoryMigrations).apply(to: database)
-        try await database.exclusively { sql in
-            try await sql.raw("INSERT INTO schema_migrations (version, checksum, applied_at) VALUES ('999_future', 'x', 0)").run()
+        let database = try SQLiteStore.open(path: path)
+        try await Migrator(directory: Self.repositoryMigrations).apply(to: database, now: Date())
+        try await database.withConnection { db in
+            try db.execute(sql: "INSERT INTO schema_migrations (version, checksum, applied_at) VALUES ('999_future', 'x', 0)")
         }
-        await #expect(throws: StoreError.self) { try await Migrator(directory: Self.repositoryMigrations).apply(to: database) }
-        try await database.close()
+        await #expect(throws: StoreError.self) { try await Migrator(directory: Self.repositoryMigrations).apply(to: database, now: Date()) }
+        try database.close()
     }
 
     @Test("a purchase is unique per store, environment and transaction id, and survives a reopen")
@@ -66,39 +64,51 @@ struct MigratorTests {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("db.sqlite").path
-        let database = try await SQLiteDatabase.open(path: path)
-        try await Migrator(directory: Self.repositoryMigrations).apply(to: database)
-        let insertTenant: @Sendable (any SQLDatabase) async throws -> Void = { sql in
-            try await sql.raw("INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)").run()
-        }
-        try await database.exclusively(insertTenant)
-        let insert: @Sendable (Int64) -> @Sendable (any SQLDatabase) async throws -> Void = { id in
-            { sql in
-                try await sql.raw("""
+        let database = try SQLiteStore.open(path: path)
+        try await Migrator(directory: Self.repositoryMigrations).apply(to: database, now: Date())
+        try await database.withConnection { db in try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)") }
+        let insert: @Sendable (Int64) -> @Sendable (Database) throws -> Void = { id in
+            { db in
+                try db.execute(sql: """
                     INSERT INTO purchases (id, tenant_id, user_id, store, environment, transaction_id, original_transaction_id, product_id, status, proof_hash, purchased_at, created_at)
-                    VALUES (\(bind: id), 't', 'u', 'app_store', 'Sandbox', '2000000000000001', '2000000000000001', 'p', 'applied', 'h', 0, 0)
-                    """).run()
+                    VALUES (?, 't', 'u', 'app_store', 'Sandbox', '2000000000000001', '2000000000000001', 'p', 'applied', 'h', 0, 0)
+                    """, arguments: [id])
             }
         }
-        try await database.transaction(insert(1))
-        await #expect(throws: (any Error).self) { try await database.transaction(insert(2)) }
-        try await database.close()
+        try await database.withConnection(insert(1))
+        await #expect(throws: (any Error).self) { try await database.withConnection(insert(2)) }
+        try database.close()
 
-        let reopened = try await SQLiteDatabase.open(path: path)
-        let count = try await reopened.exclusively { sql in
-            try await sql.raw("SELECT COUNT(*) AS n FROM purchases").first()?.decode(column: "n", as: Int.self)
-        }
+        let reopened = try SQLiteStore.open(path: path)
+        let count = try await reopened.withConnection { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM purchases") }
         #expect(count == 1)
-        try await reopened.close()
+        try reopened.close()
+    }
+
+    @Test("two processes' worth of migrators on one new file: each migration applies once")
+    func concurrentMigrators() async throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("db.sqlite").path
+        let stores = try (0..<4).map { _ in try SQLiteStore.open(path: path) }
+        let applied = try await withThrowingTaskGroup(of: [String].self) { group in
+            for store in stores { group.addTask { try await Migrator(directory: Self.repositoryMigrations).apply(to: store, now: Date()) } }
+            var all: [String] = []
+            for try await versions in group { all += versions }
+            return all
+        }
+        #expect(applied.count == Set(applied).count, "a migration applied twice: \(applied)")
+        #expect(Set(applied).count == (try Migrator(directory: Self.repositoryMigrations)).migrations.count)
+        for store in stores { try store.close() }
     }
 
     @Test("database URLs", arguments: [("sqlite:./b.sqlite", "./b.sqlite"), ("sqlite:///tmp/x.db", "/tmp/x.db"), ("plain.sqlite", "plain.sqlite")])
     func databaseURLs(url: String, path: String) throws {
-        #expect(try SQLiteDatabase.path(fromURL: url) == path)
+        #expect(try SQLiteStore.path(fromURL: url) == path)
     }
 
     @Test("unsupported database URLs are refused")
     func unsupportedURL() {
-        #expect(throws: StoreError.self) { try SQLiteDatabase.path(fromURL: "mysql://localhost/db") }
+        #expect(throws: StoreError.self) { try SQLiteStore.path(fromURL: "mysql://localhost/db") }
     }
 }

@@ -10,11 +10,12 @@ public enum PurchaseStatus: String, Codable, Hashable, Sendable {
     case refunded
 }
 
-/// A verified App Store transaction that a user claims for a booking.
+/// A verified App Store transaction that a user claims for a target (a booking today).
 public struct PurchaseClaim: Hashable, Sendable {
     public var tenantId: String
     public var userId: String
-    public var bookingId: Int64
+    /// What the purchase pays for.
+    public var target: PurchaseTarget
     /// `app_store`.
     public var store: String
     public var environment: String
@@ -24,8 +25,6 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var purchasedAt: Date
     /// Hex SHA-256 of the signed data (never the data itself).
     public var proofHash: String
-    /// Whether the tenant receives webhooks (events are written to the outbox only then).
-    public var emitsEvents: Bool
     /// What Apple signed as paid: price in milliunits of `currency`, and quantity (when the proof says).
     public var priceMilliunits: Int64?
     public var currency: String?
@@ -36,9 +35,9 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var proofKind: String
 
     public init(
-        tenantId: String, userId: String, bookingId: Int64, store: String = "app_store", environment: String,
+        tenantId: String, userId: String, target: PurchaseTarget, store: String = "app_store", environment: String,
         transactionId: String, originalTransactionId: String, productId: String, purchasedAt: Date, proofHash: String,
-        emitsEvents: Bool = false, priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil,
+        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil,
         revoked: Bool = false, proofKind: String = "jws"
     ) {
         self.priceMilliunits = priceMilliunits
@@ -46,10 +45,9 @@ public struct PurchaseClaim: Hashable, Sendable {
         self.quantity = quantity
         self.revoked = revoked
         self.proofKind = proofKind
-        self.emitsEvents = emitsEvents
         self.tenantId = tenantId
         self.userId = userId
-        self.bookingId = bookingId
+        self.target = target
         self.store = store
         self.environment = environment
         self.transactionId = transactionId
@@ -57,6 +55,16 @@ public struct PurchaseClaim: Hashable, Sendable {
         self.productId = productId
         self.purchasedAt = purchasedAt
         self.proofHash = proofHash
+    }
+
+    /// The claim of a proven transaction by a user for a target.
+    public init(_ proven: ProvenTransaction, tenantId: String, userId: String, target: PurchaseTarget, now: Date) {
+        self.init(
+            tenantId: tenantId, userId: userId, target: target, environment: proven.environment, transactionId: proven.transactionId,
+            originalTransactionId: proven.originalTransactionId, productId: proven.productId, purchasedAt: proven.purchasedAt ?? now,
+            proofHash: proven.proofHash, priceMilliunits: proven.priceMilliunits, currency: proven.currency, quantity: proven.quantity,
+            revoked: proven.revoked, proofKind: proven.kind.rawValue
+        )
     }
 }
 
@@ -103,6 +111,21 @@ public struct Purchase: Codable, Hashable, Sendable {
         self.outcomeCode = outcomeCode
         self.purchasedAt = purchasedAt
         self.createdAt = createdAt
+    }
+}
+
+extension Purchase {
+    /// What the purchase paid for (nil for a purchase recorded without a target).
+    public var target: PurchaseTarget? { bookingId.map { .booking(id: $0) } }
+
+    /// A new purchase row for a claim.
+    public init(_ claim: PurchaseClaim, id: Int64, status: PurchaseStatus, outcomeCode: String?, now: Date) {
+        self.init(
+            id: id, tenantId: claim.tenantId, userId: claim.userId, bookingId: claim.target.bookingId, store: claim.store,
+            environment: claim.environment, transactionId: claim.transactionId, originalTransactionId: claim.originalTransactionId,
+            productId: claim.productId, status: status, outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now,
+            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity
+        )
     }
 }
 

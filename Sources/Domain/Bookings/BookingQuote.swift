@@ -38,10 +38,10 @@ extension Tenant {
     /// Prices a request and finds the product that must pay for it.
     public func quote(_ request: BookingRequest, now: Date) throws(DomainError) -> BookingQuote {
         guard let resource = resource(id: request.resourceId) else {
-            throw DomainError(.notFound, "resource_not_found", "no resource \(request.resourceId)", field: "resourceId")
+            throw DomainError(.notFound, .resourceNotFound, "no resource \(request.resourceId)", field: "resourceId")
         }
         guard let rules = bookingRules else {
-            throw DomainError(.unprocessable, "bookings_not_offered", "this app sells no bookings")
+            throw DomainError(.unprocessable, .bookingsNotOffered, "this app sells no bookings")
         }
         switch resource.kind {
         case .rental:
@@ -58,7 +58,7 @@ extension Tenant {
             let (price, overflow) = (resource.pricePerDayMinor ?? 0).multipliedReportingOverflow(by: Int64(days))
             guard !overflow, let product = rules.rentalProduct(priceMinor: price) else {
                 let limit = rules.rentalPriceBands.last?.maxPriceMinor.map { " (at most \($0) minor units)" } ?? ""
-                throw DomainError(.unprocessable, "price_above_limit", "no product of this app pays for a rental of this price\(limit); book fewer days", field: "end")
+                throw DomainError(.unprocessable, .priceAboveLimit, "no product of this app pays for a rental of this price\(limit); book fewer days", field: "end")
             }
             return BookingQuote(resource: resource, start: start, end: end, seats: 1, priceMinor: price, currency: currency, requiredProductId: product,
                                 requiredQuantity: rules.rentalQuantity == .perDay ? days : 1)
@@ -70,14 +70,14 @@ extension Tenant {
             let secondOfDay = ((seconds % 86_400) + 86_400) % 86_400
             let offered = (resource.slotTimes ?? []).compactMap(Resource.minutesOfDay)
             guard secondOfDay % 60 == 0, offered.contains(secondOfDay / 60) else {
-                throw DomainError(.invalidInput, "slot_not_offered", "\(resource.name) starts at \((resource.slotTimes ?? []).joined(separator: ", ")) UTC", field: "slot")
+                throw DomainError(.invalidInput, .slotNotOffered, "\(resource.name) starts at \((resource.slotTimes ?? []).joined(separator: ", ")) UTC", field: "slot")
             }
             let seats = request.seats ?? 1
             guard seats >= 1, seats <= (resource.seatsPerSlot ?? 0) else {
                 throw .invalid("seats must be 1...\(resource.seatsPerSlot ?? 0)", field: "seats")
             }
             guard let type = resource.experienceType, let product = rules.experienceProducts[type] else {
-                throw DomainError(.unprocessable, "no_product_for_booking", "no product sells \(resource.experienceType ?? "this experience")")
+                throw DomainError(.unprocessable, .noProductForBooking, "no product sells \(resource.experienceType ?? "this experience")")
             }
             let end = slot.addingTimeInterval(TimeInterval((resource.durationMinutes ?? 60) * 60))
             let price = (resource.pricePerSeatMinor ?? 0) * Int64(seats)

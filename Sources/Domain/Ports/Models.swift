@@ -20,18 +20,6 @@ public struct NewBooking: Hashable, Sendable {
     }
 }
 
-/// The result of applying a purchase claim.
-public struct PurchaseOutcome: Hashable, Sendable {
-    public var decision: PurchaseDecision
-    public var purchase: Purchase
-    public var booking: Booking
-
-    public init(decision: PurchaseDecision, purchase: Purchase, booking: Booking) {
-        self.decision = decision
-        self.purchase = purchase
-        self.booking = booking
-    }
-}
 
 /// Filters for admin listings.
 public struct BookingFilter: Hashable, Sendable {
@@ -87,34 +75,6 @@ public struct APIKey: Hashable, Sendable {
     }
 }
 
-/// Persistence of bookings, purchases and their logs. Implementations apply each method atomically.
-public protocol BookingStore: Sendable {
-    /// Inserts a booking if `admit` accepts its load (occupancy of overlapping slots, active holds of
-    /// the user and of its creator at `draft.now`); the reads, the check and the insert are one
-    /// transaction. Rethrows what `admit` throws.
-    func createBooking(_ draft: NewBooking, admit: @escaping @Sendable (BookingLoad) throws -> Void) async throws -> Booking
-
-    func booking(id: Int64, tenantId: String) async throws -> Booking?
-    func bookings(tenantId: String, filter: BookingFilter, page: Page) async throws -> (items: [Booking], total: Int)
-
-    /// Reads the context, asks `decide`, and applies the decision (purchase row, booking change,
-    /// replay row, audit entry) in one transaction.
-    func applyPurchase(
-        _ claim: PurchaseClaim, resource: Resource?, now: Date,
-        decide: @escaping @Sendable (PurchaseContext) -> PurchaseDecision
-    ) async throws -> PurchaseOutcome
-
-    /// Moves a booking to `status` if `allowed` accepts its current state (and, for confirmation, the
-    /// occupancy of its slot by other bookings), writing an audit entry; one transaction.
-    func changeBookingStatus(
-        id: Int64, tenantId: String, to status: BookingStatus, actor: String, reason: String?, now: Date,
-        allowed: @escaping @Sendable (Booking, Occupancy) throws -> Void
-    ) async throws -> Booking
-
-    func purchases(tenantId: String, page: Page) async throws -> (items: [Purchase], total: Int)
-    func replays(tenantId: String, page: Page) async throws -> (items: [ReplayAttempt], total: Int)
-    func audit(tenantId: String, page: Page) async throws -> (items: [AuditEntry], total: Int)
-}
 
 /// One answer of `POST /api/verify-receipt`, kept without the receipt (its SHA-256 only).
 public struct ReceiptCheck: Hashable, Sendable {
@@ -140,17 +100,7 @@ public struct ReceiptCheck: Hashable, Sendable {
     }
 }
 
-/// Persistence of receipt checks.
-public protocol ReceiptCheckStore: Sendable {
-    func record(_ check: ReceiptCheck) async throws
-    func receiptChecks(tenantId: String, receiptSHA256: String) async throws -> [ReceiptCheck]
-}
 
-/// Persistence of API keys.
-public protocol APIKeyStore: Sendable {
-    func createKey(tenantId: String, role: APIKeyRole, hash: String, now: Date) async throws -> APIKey
-    func key(hash: String) async throws -> APIKey?
-}
 
 /// A stored notification, as admins list it.
 public struct StoredNotification: Hashable, Sendable {
@@ -177,23 +127,6 @@ public struct StoredNotification: Hashable, Sendable {
     }
 }
 
-/// Persistence of App Store Server Notifications and their effects.
-public protocol NotificationStore: Sendable {
-    /// Records the notification and applies the effect `decide` chooses, in one transaction. A uuid
-    /// seen before changes nothing and returns the outcome stored then, with `duplicate` true.
-    func applyNotification(
-        _ notification: IncomingNotification, resources: [Resource], now: Date,
-        decide: @escaping @Sendable (IncomingNotification, Purchase?, Booking?, Bool) -> NotificationEffect
-    ) async throws -> (outcome: String, duplicate: Bool)
-
-    func notifications(tenantId: String, page: Page) async throws -> (items: [StoredNotification], total: Int)
-
-    /// Transactions Apple reported before any user claimed them, with the purchase that claimed them since.
-    func unclaimedTransactions(tenantId: String, page: Page) async throws -> (items: [UnclaimedTransaction], total: Int)
-
-    /// The purchase of a transaction and its booking, for answering Apple about it.
-    func purchase(tenantId: String, environment: String, transactionId: String) async throws -> (Purchase, Booking?)?
-}
 
 /// A transaction Apple reported that no user had claimed when it arrived.
 public struct UnclaimedTransaction: Hashable, Sendable {
@@ -204,8 +137,11 @@ public struct UnclaimedTransaction: Hashable, Sendable {
     public var receivedAt: Date
     /// The purchase that claimed it later, if any.
     public var claimedByPurchaseId: Int64?
+    public var originalTransactionId: String?
 
-    public init(environment: String, transactionId: String, productId: String, purchasedAt: Date, receivedAt: Date, claimedByPurchaseId: Int64?) {
+    public init(environment: String, transactionId: String, productId: String, purchasedAt: Date, receivedAt: Date, claimedByPurchaseId: Int64?,
+                originalTransactionId: String? = nil) {
+        self.originalTransactionId = originalTransactionId
         self.environment = environment
         self.transactionId = transactionId
         self.productId = productId

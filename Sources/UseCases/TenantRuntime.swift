@@ -15,12 +15,12 @@ public struct TenantRuntime: Sendable {
     public let receiptVerifier: ReceiptVerifier
     /// The App Store Server API, when the tenant configured a key (resolves bare transaction ids).
     public let serverAPI: AppStoreServerAPIClient?
-    /// Where and with which secret webhooks are sent; nil when not configured (events are skipped).
-    let webhook: (configuration: Tenant.Webhook, secret: String)?
+    /// Where and with which secret webhooks are sent; nil when the tenant has none (no events are queued).
+    public let webhook: (configuration: Tenant.Webhook, secret: String)?
     public let expectations: AppExpectations
     /// Nil when the token key is not configured (for example the secret variable is unset):
     /// user tokens are then refused while API keys keep working.
-    let userKeys: JWTKeyCollection?
+    public let userKeys: JWTKeyCollection?
 
     public var id: String { tenant.id }
 
@@ -53,12 +53,11 @@ public struct TenantRuntime: Sendable {
         userKeys = try await Self.userKeys(for: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger)
         serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
         if let configuration = tenant.webhook {
-            if let secret = environment[configuration.secretEnv], secret.utf8.count >= 16 {
-                webhook = (configuration, secret)
-            } else {
-                logger.warning("tenant \(tenant.id): \(configuration.secretEnv) is unset or shorter than 16 bytes; webhooks are not sent")
-                webhook = nil
+            // Fail fast: starting without the secret would queue events nobody can sign.
+            guard let secret = environment[configuration.secretEnv], secret.utf8.count >= 16 else {
+                throw ConfigurationError("tenant \(tenant.id) sends webhooks: set \(configuration.secretEnv) to a secret of at least 16 bytes")
             }
+            webhook = (configuration, secret)
         } else {
             webhook = nil
         }
@@ -114,7 +113,7 @@ public struct TenantRuntime: Sendable {
 /// All tenants, found by id or by the issuer of their users' tokens.
 public struct TenantRegistry: Sendable {
     public let tenants: [String: TenantRuntime]
-    let byIssuer: [String: TenantRuntime]
+    private let byIssuer: [String: TenantRuntime]
 
     public init(_ runtimes: [TenantRuntime]) {
         tenants = Dictionary(uniqueKeysWithValues: runtimes.map { ($0.id, $0) })
@@ -131,5 +130,11 @@ public struct TenantRegistry: Sendable {
     }
 
     public func tenant(id: String) -> TenantRuntime? { tenants[id] }
-    func tenant(issuer: String) -> TenantRuntime? { byIssuer[issuer] }
+    public func tenant(issuer: String) -> TenantRuntime? { byIssuer[issuer] }
+}
+
+/// A setting Berth cannot start without, and what to do about it.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

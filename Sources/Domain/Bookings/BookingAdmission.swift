@@ -32,13 +32,13 @@ public enum BookingAdmission {
     /// Whether a booking of `seats` on `resource` may take its slot now.
     public static func check(_ load: BookingLoad, resource: Resource, seats: Int, limits: HoldLimits, viaServerKey: Bool) throws(DomainError) {
         guard load.userHolds < limits.perUser else {
-            throw DomainError(.conflict, "too_many_pending_bookings", "this user already holds \(load.userHolds) unpaid booking(s), the most this app allows; pay or let one expire first")
+            throw DomainError(.conflict, .tooManyPendingBookings, "this user already holds \(load.userHolds) unpaid booking(s), the most this app allows; pay or let one expire first")
         }
         if viaServerKey, load.creatorHolds >= limits.perServerKey {
-            throw DomainError(.conflict, "too_many_pending_bookings", "this server key already holds \(load.creatorHolds) unpaid bookings, the most this app allows")
+            throw DomainError(.conflict, .tooManyPendingBookings, "this server key already holds \(load.creatorHolds) unpaid bookings, the most this app allows")
         }
         guard Capacity.fits(resource, seats: seats, occupancy: load.occupancy) else {
-            throw DomainError(.conflict, "slot_unavailable", "\(resource.name) is not available for that time", field: "resourceId")
+            throw DomainError(.conflict, .slotUnavailable, "\(resource.name) is not available for that time", field: "resourceId")
         }
     }
 }

@@ -1,0 +1,56 @@
+import Domain
+import Foundation
+import HTTPAPI
+import Logging
+import SQLStore
+import UseCases
+
+/// The composition root: reads the catalog file, opens the store, applies migrations, syncs the
+/// catalog's tenants and builds the services. The one start-up sequence shared by `berth serve`,
+/// `berth migrate`, `berth keys` and the tests; configuration errors surface here, at start.
+public struct BerthSetup: Sendable {
+    public var catalogURL: URL
+    public var databasePath: String
+    public var migrationsURL: URL
+    public var environment: [String: String]
+
+    public init(catalogURL: URL, databasePath: String, migrationsURL: URL, environment: [String: String]) {
+        self.catalogURL = catalogURL
+        self.databasePath = databasePath
+        self.migrationsURL = migrationsURL
+        self.environment = environment
+    }
+
+    /// Reads and validates the catalog file.
+    public func loadCatalog() throws -> Catalog {
+        let data: Data
+        do { data = try Data(contentsOf: catalogURL) } catch {
+            throw CatalogError("cannot read catalog \(catalogURL.path): \(error.localizedDescription)")
+        }
+        return try Catalog.decode(data, name: catalogURL.lastPathComponent)
+    }
+
+    /// The catalog and a migrated store whose tenants match it.
+    public func prepareStore(logger: Logger, now: Date) async throws -> (Catalog, SQLiteStore) {
+        let catalog = try loadCatalog()
+        let migrator = try Migrator(directory: migrationsURL)
+        let store = try SQLiteStore.open(path: databasePath)
+        do {
+            let applied = try await migrator.apply(to: store, now: now)
+            if !applied.isEmpty { logger.info("applied migrations: \(applied.joined(separator: ", "))") }
+            let tenants = catalog.tenants.map { (id: $0.id, name: $0.name) }
+            try await store.write { tx in try tx.keys.syncTenants(tenants, now: now) }
+            return (catalog, store)
+        } catch {
+            try? store.close()
+            throw error
+        }
+    }
+
+    /// Everything `buildApplication` needs, over an open store. Throws when a tenant names a secret
+    /// that is not set (webhooks), so that nothing is queued that could never be sent.
+    public func services(catalog: Catalog, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) async throws -> BerthServices {
+        let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, logger: logger)
+        return BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Who did something: a user, an admin key, a server key, Apple, or Berth itself.
+public struct Actor: RawRepresentable, Hashable, Sendable {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static func user(_ id: String) -> Actor { Actor(rawValue: "user:\(id)") }
+    public static func admin(keyId: Int64) -> Actor { Actor(rawValue: "admin:\(keyId)") }
+    public static func server(keyId: Int64) -> Actor { Actor(rawValue: "server:\(keyId)") }
+    public static let apple = Actor(rawValue: "apple")
+    public static let system = Actor(rawValue: "system")
+}
+
+/// What an audit entry records.
+public struct AuditAction: RawRepresentable, Hashable, Sendable {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let bookingCreated = AuditAction(rawValue: "booking.created")
+    public static let bookingConfirmed = AuditAction(rawValue: "booking.confirmed")
+    public static let bookingManualConfirm = AuditAction(rawValue: "booking.manual_confirm")
+    public static let bookingCancelled = AuditAction(rawValue: "booking.cancelled")
+    public static let purchaseNeedsRefund = AuditAction(rawValue: "purchase.needs_refund")
+    public static let purchaseRefused = AuditAction(rawValue: "purchase.refused")
+    public static let replayDetected = AuditAction(rawValue: "replay.detected")
+    public static let apiKeyCreated = AuditAction(rawValue: "api_key.created")
+    /// `notification.refund`, `notification.did_renew`, …
+    public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }
+}
+
+/// One audit entry to write (the permanent log is read back as ``AuditEntry``).
+public struct AuditRecord: Hashable, Sendable {
+    public var tenantId: String
+    public var actor: Actor
+    public var action: AuditAction
+    public var bookingId: Int64?
+    public var purchaseId: Int64?
+    public var detail: [String: String]
+    public var at: Date
+
+    public init(tenantId: String, actor: Actor, action: AuditAction, bookingId: Int64?, purchaseId: Int64?, detail: [String: String], at: Date) {
+        self.tenantId = tenantId
+        self.actor = actor
+        self.action = action
+        self.bookingId = bookingId
+        self.purchaseId = purchaseId
+        self.detail = detail
+        self.at = at
+    }
+
+    public init(tenantId: String, actor: Actor, action: AuditAction, target: PurchaseTarget?, purchaseId: Int64?, detail: [String: String], at: Date) {
+        self.init(tenantId: tenantId, actor: actor, action: action, bookingId: target?.bookingId, purchaseId: purchaseId, detail: detail, at: at)
+    }
+}

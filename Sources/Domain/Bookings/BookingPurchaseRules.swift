@@ -1,0 +1,59 @@
+import Foundation
+
+/// What a payment does to a booking, once ``ClaimPolicy`` found the transaction new and not revoked.
+public enum BookingPurchaseRules {
+    /// Whether the rules need the occupancy of the booking's slot to decide (only when its hold expired).
+    public static func needsOccupancy(_ booking: Booking, now: Date) -> Bool {
+        booking.status == .pendingPayment && booking.holdExpiresAt <= now
+    }
+
+    /// The plan of a new, unrevoked claim on `booking`: confirm it, or record the payment for a refund.
+    /// `occupancy` is what other bookings hold of its slot (needed only when ``needsOccupancy(_:now:)``).
+    public static func plan(_ claim: PurchaseClaim, booking: Booking, resource: Resource?, occupancy: Occupancy, now: Date) -> PurchasePlan {
+        let refund: (code: ErrorCode, message: String, moveTo: BookingStatus?)?
+        switch booking.status {
+        case .pendingPayment:
+            if booking.holdExpiresAt > now {
+                refund = nil
+            } else if let resource, Capacity.fits(resource, seats: booking.seats, occupancy: occupancy) {
+                refund = nil
+            } else {
+                refund = (.slotUnavailable, "the hold expired and the slot was taken; the payment is recorded for a refund", .paymentNeedsRefund)
+            }
+        case .confirmed:
+            refund = (.bookingAlreadyPaid, "the booking was already paid by another transaction; this payment is recorded for a refund", nil)
+        case .cancelled, .refunded:
+            refund = (.bookingNotPayable, "the booking is \(booking.status.rawValue); the payment is recorded for a refund", .paymentNeedsRefund)
+        case .paymentNeedsRefund:
+            refund = (.bookingNotPayable, "the booking already awaits a refund; this payment is recorded for a refund", nil)
+        }
+
+        var updated = booking
+        updated.updatedAt = now
+        let purchase: Purchase
+        let outcome: PurchaseOutcome
+        if let refund {
+            purchase = Purchase(claim, id: RecordID.next(), status: .needsRefund, outcomeCode: refund.code.rawValue, now: now)
+            if let status = refund.moveTo {
+                updated.status = status
+                updated.statusReason = refund.code.rawValue
+            }
+            outcome = .needsRefund(purchase, code: refund.code, message: refund.message)
+        } else {
+            purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
+            updated.status = .confirmed
+            updated.confirmedAt = now
+            updated.statusReason = nil
+            updated.environment = claim.environment
+            updated.purchaseId = purchase.id
+            outcome = .applied(purchase)
+        }
+        let audit = AuditRecord(
+            tenantId: claim.tenantId, actor: .user(claim.userId), action: refund == nil ? .bookingConfirmed : .purchaseNeedsRefund,
+            bookingId: booking.id, purchaseId: purchase.id,
+            detail: ["transactionId": claim.transactionId, "productId": claim.productId, "outcome": refund?.code.rawValue ?? "applied"], at: now
+        )
+        let events: [WebhookEvent] = refund == nil ? [.booking(.bookingConfirmed, updated, purchase: purchase)] : []
+        return PurchasePlan(outcome: outcome, purchase: purchase, proofHash: claim.proofHash, booking: updated, audit: [audit], events: events)
+    }
+}

@@ -1,0 +1,103 @@
+/// A stable, machine-readable refusal code (`product_mismatch`, `slot_unavailable`, …). Every code
+/// Berth's own layers produce is a static member here and listed in ``all``, so the contract can be
+/// checked against the list; codes of Apple-data verification come from `SignedDataError.Code` and
+/// `AppStoreAPIError.Code`, passed through with ``init(rawValue:)``.
+public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let accountTokenMismatch = ErrorCode("account_token_mismatch")
+    public static let accountTokenMissing = ErrorCode("account_token_missing")
+    public static let appleNotConfigured = ErrorCode("apple_not_configured")
+    public static let badRequest = ErrorCode("bad_request")
+    public static let bodyTooLarge = ErrorCode("body_too_large")
+    public static let bookingAlreadyPaid = ErrorCode("booking_already_paid")
+    public static let bookingNotFound = ErrorCode("booking_not_found")
+    public static let bookingNotPayable = ErrorCode("booking_not_payable")
+    public static let bookingsNotOffered = ErrorCode("bookings_not_offered")
+    public static let deliveryNotFound = ErrorCode("delivery_not_found")
+    public static let forbidden = ErrorCode("forbidden")
+    public static let internalError = ErrorCode("internal_error")
+    public static let invalidField = ErrorCode("invalid_field")
+    public static let invalidJson = ErrorCode("invalid_json")
+    public static let invalidQuery = ErrorCode("invalid_query")
+    public static let invalidRequest = ErrorCode("invalid_request")
+    public static let invalidTransition = ErrorCode("invalid_transition")
+    public static let invalidUserId = ErrorCode("invalid_user_id")
+    public static let malformed = ErrorCode("malformed")
+    public static let methodNotAllowed = ErrorCode("method_not_allowed")
+    public static let missingField = ErrorCode("missing_field")
+    public static let missingUser = ErrorCode("missing_user")
+    public static let noProductForBooking = ErrorCode("no_product_for_booking")
+    public static let notFound = ErrorCode("not_found")
+    public static let priceAboveLimit = ErrorCode("price_above_limit")
+    public static let productMismatch = ErrorCode("product_mismatch")
+    public static let proofRequired = ErrorCode("proof_required")
+    public static let quantityInsufficient = ErrorCode("quantity_insufficient")
+    public static let rateLimited = ErrorCode("rate_limited")
+    public static let resourceNotFound = ErrorCode("resource_not_found")
+    public static let sandboxNotAllowed = ErrorCode("sandbox_not_allowed")
+    public static let slotNotOffered = ErrorCode("slot_not_offered")
+    public static let slotUnavailable = ErrorCode("slot_unavailable")
+    public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
+    public static let tenantNotFound = ErrorCode("tenant_not_found")
+    public static let tooManyPendingBookings = ErrorCode("too_many_pending_bookings")
+    public static let transactionAlreadyUsed = ErrorCode("transaction_already_used")
+    public static let transactionLookupUnavailable = ErrorCode("transaction_lookup_unavailable")
+    public static let transactionMismatch = ErrorCode("transaction_mismatch")
+    public static let transactionNotInReceipt = ErrorCode("transaction_not_in_receipt")
+    public static let transactionRevoked = ErrorCode("transaction_revoked")
+    public static let unauthenticated = ErrorCode("unauthenticated")
+    public static let wrongBundle = ErrorCode("wrong_bundle")
+    public static let wrongEnvironment = ErrorCode("wrong_environment")
+
+    /// Every code above.
+    public static let all: [ErrorCode] = [
+        .accountTokenMismatch,
+        .accountTokenMissing,
+        .appleNotConfigured,
+        .badRequest,
+        .bodyTooLarge,
+        .bookingAlreadyPaid,
+        .bookingNotFound,
+        .bookingNotPayable,
+        .bookingsNotOffered,
+        .deliveryNotFound,
+        .forbidden,
+        .internalError,
+        .invalidField,
+        .invalidJson,
+        .invalidQuery,
+        .invalidRequest,
+        .invalidTransition,
+        .invalidUserId,
+        .malformed,
+        .methodNotAllowed,
+        .missingField,
+        .missingUser,
+        .noProductForBooking,
+        .notFound,
+        .priceAboveLimit,
+        .productMismatch,
+        .proofRequired,
+        .quantityInsufficient,
+        .rateLimited,
+        .resourceNotFound,
+        .sandboxNotAllowed,
+        .slotNotOffered,
+        .slotUnavailable,
+        .temporarilyUnavailable,
+        .tenantNotFound,
+        .tooManyPendingBookings,
+        .transactionAlreadyUsed,
+        .transactionLookupUnavailable,
+        .transactionMismatch,
+        .transactionNotInReceipt,
+        .transactionRevoked,
+        .unauthenticated,
+        .wrongBundle,
+        .wrongEnvironment,
+    ]
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// Bookings and the occupancy of resources.
+public protocol BookingRepository {
+    /// A tenant's booking, locked for the rest of the unit of work when `forUpdate`.
+    func booking(id: Int64, tenantId: String, forUpdate: Bool) throws -> Booking?
+    /// Inserts a new booking (its occupancy counted when it holds its slot at `now`).
+    func insert(_ booking: Booking, createdVia: String, now: Date) throws
+    /// Writes a booking's new state (its occupancy follows: counted while it holds its slot at `now`).
+    func update(_ booking: Booking, now: Date) throws
+    /// What bookings other than `excluding` hold of a slot of the resource overlapping [start, end)
+    /// at `now`. Costs the number of distinct overlapping slots, not the number of bookings. Only in
+    /// a write: holds that expired by `now` are released first.
+    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date) throws -> Occupancy
+    /// Unpaid bookings still holding their slot at `now`, of a user or of everything a creator
+    /// created, counted up to `limit` (the answer is min(holds, limit): the cost stays bounded).
+    func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int
+    func activeHolds(tenantId: String, createdVia: String, now: Date, upTo limit: Int) throws -> Int
+
+    func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int)
+}

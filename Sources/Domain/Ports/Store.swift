@@ -1,0 +1,23 @@
+/// Berth's persistence: units of work over repositories, on SQLite or (later) PostgreSQL.
+///
+/// A unit of work is a synchronous closure. `write` runs it as one transaction on one connection,
+/// all or nothing: on SQLite the whole closure is one hop to the writer; a backend without a
+/// synchronous driver runs it on a thread of its own. Loads that a decision depends on name their
+/// lock (`forUpdate:`), so that correctness never rests on a single writer.
+public protocol Store: Sendable {
+    /// Runs `body` in one write transaction (rolled back if it throws).
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T
+    /// Runs `body` on committed data, beside the writer. Writes in it fail.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T
+}
+
+/// The repositories of one unit of work, one per table group.
+public protocol StoreSession {
+    var purchases: any PurchaseRepository { get }
+    var bookings: any BookingRepository { get }
+    var notifications: any NotificationRepository { get }
+    var outbox: any OutboxRepository { get }
+    var audit: any AuditRepository { get }
+    var keys: any APIKeyRepository { get }
+    var receiptChecks: any ReceiptCheckRepository { get }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// What the proof of purchase established, whatever its form (JWS, receipt entry, Apple lookup).
+public struct ProvenTransaction: Hashable, Sendable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var environment: String
+    public var purchasedAt: Date?
+    public var revoked: Bool
+    public var appAccountToken: String?
+    /// Hex SHA-256 of the proof (JWS text or receipt DER); logged and stored instead of it.
+    public var proofHash: String
+    /// How it was proven.
+    public var kind: Kind
+    /// What Apple signed as paid: price in milliunits of `currency`, and quantity.
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    public var quantity: Int?
+
+    /// The form of a proof. Signed transactions (JWS and Apple's lookup answer) carry an
+    /// appAccountToken field; legacy receipts have none.
+    public enum Kind: String, Hashable, Sendable {
+        case jws, receipt, lookup
+
+        public var carriesAccountToken: Bool { self != .receipt }
+    }
+
+    public init(transactionId: String, originalTransactionId: String, productId: String, environment: String, purchasedAt: Date?,
+                revoked: Bool, appAccountToken: String?, proofHash: String, kind: Kind = .jws,
+                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil) {
+        self.kind = kind
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.quantity = quantity
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.environment = environment
+        self.purchasedAt = purchasedAt
+        self.revoked = revoked
+        self.appAccountToken = appAccountToken
+        self.proofHash = proofHash
+    }
+}
+
+/// A tenant's rules for who may pay with what, beyond the product itself.
+public struct PurchasePolicy: Hashable, Sendable {
+    /// The transaction's appAccountToken must equal the user id (and be present on proofs that carry one).
+    public var accountTokenIsUserId: Bool
+    /// The tenant takes Production purchases: Sandbox ones (free for testers) pay only for `sandboxTesters`.
+    public var acceptsProduction: Bool
+    public var sandboxTesters: Set<String>
+
+    public init(accountTokenIsUserId: Bool = false, acceptsProduction: Bool = false, sandboxTesters: Set<String> = []) {
+        self.accountTokenIsUserId = accountTokenIsUserId
+        self.acceptsProduction = acceptsProduction
+        self.sandboxTesters = sandboxTesters
+    }
+}
+

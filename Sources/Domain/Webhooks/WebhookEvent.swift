@@ -1,0 +1,83 @@
+import Foundation
+
+/// An event told to a tenant's own backend: `booking.confirmed`, `booking.refunded`,
+/// `purchase.refunded`, `replay.detected` (and later `credits.changed`, `subscription.updated`).
+public struct WebhookEvent: Hashable, Sendable {
+    public var type: WebhookEventType
+    public var data: [String: String]
+
+    public init(type: WebhookEventType, data: [String: String]) {
+        self.type = type
+        self.data = data
+    }
+
+    /// What the event is about, when its events must arrive in order (`booking:<id>`).
+    public var subject: String? { data["bookingId"].map { "booking:\($0)" } }
+
+    static func booking(_ type: WebhookEventType, _ booking: Booking, purchase: Purchase?) -> WebhookEvent {
+        var data = ["bookingId": String(booking.id), "userId": booking.userId, "status": booking.status.rawValue, "resourceId": booking.resourceId]
+        if let environment = purchase?.environment ?? booking.environment { data["environment"] = environment }
+        if let purchase {
+            data["purchaseId"] = String(purchase.id)
+            data["transactionId"] = purchase.transactionId
+            data["productId"] = purchase.productId
+        }
+        return WebhookEvent(type: type, data: data)
+    }
+}
+
+/// The type of a webhook event.
+public struct WebhookEventType: RawRepresentable, Hashable, Sendable {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let bookingConfirmed = WebhookEventType(rawValue: "booking.confirmed")
+    public static let bookingRefunded = WebhookEventType(rawValue: "booking.refunded")
+    public static let purchaseRefunded = WebhookEventType(rawValue: "purchase.refunded")
+    public static let replayDetected = WebhookEventType(rawValue: "replay.detected")
+}
+
+/// One queued webhook, as the delivery service and admins see it.
+public struct OutboxMessage: Hashable, Sendable {
+    public var id: Int64
+    public var tenantId: String
+    public var eventType: String
+    /// The JSON body, exactly as signed and sent.
+    public var payload: String
+    public var attempts: Int
+    /// What the event is about (`booking:<id>`); events of one subject are delivered in `sequence` order.
+    public var subject: String?
+    public var sequence: Int64
+
+    public init(id: Int64, tenantId: String, eventType: String, payload: String, attempts: Int, subject: String? = nil, sequence: Int64 = 0) {
+        self.subject = subject
+        self.sequence = sequence
+        self.id = id
+        self.tenantId = tenantId
+        self.eventType = eventType
+        self.payload = payload
+        self.attempts = attempts
+    }
+}
+
+/// One delivery attempt.
+public struct WebhookDelivery: Hashable, Sendable {
+    public var id: Int64
+    public var outboxId: Int64
+    public var eventType: String
+    public var attempt: Int
+    public var statusCode: Int?
+    public var error: String?
+    public var at: Date
+
+    public init(id: Int64, outboxId: Int64, eventType: String, attempt: Int, statusCode: Int?, error: String?, at: Date) {
+        self.id = id
+        self.outboxId = outboxId
+        self.eventType = eventType
+        self.attempt = attempt
+        self.statusCode = statusCode
+        self.error = error
+        self.at = at
+    }
+}
+

@@ -1,0 +1,23 @@
+import Domain
+import Foundation
+import GRDB
+
+/// The audit log on SQLite.
+struct SQLiteAudit: AuditRepository {
+    let db: Database
+
+    func append(_ r: AuditRecord) throws {
+        let detail = String(decoding: try BerthJSON.encoder().encode(r.detail), as: UTF8.self)
+        try db.run("""
+            INSERT INTO audit_log (id, tenant_id, actor, action, booking_id, purchase_id, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [RecordID.next(), r.tenantId, r.actor.rawValue, r.action.rawValue, r.bookingId, r.purchaseId, detail, r.at.epochMilliseconds])
+    }
+
+    func audit(tenantId: String, page: Page) throws -> (items: [AuditEntry], total: Int) {
+        try db.page(table: "audit_log", columns: "id, tenant_id, actor, action, booking_id, purchase_id, detail, at", whereClause: "tenant_id = ?",
+                    arguments: [tenantId], order: "at", page: page) { row in
+            AuditEntry(id: row["id"], tenantId: row["tenant_id"], actor: row["actor"], action: row["action"], bookingId: row["booking_id"],
+                       purchaseId: row["purchase_id"], detail: row["detail"], at: row.date("at"))
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Domain
+import Foundation
+import GRDB
+
+/// Bookings and slot occupancy on SQLite.
+struct SQLiteBookings: BookingRepository {
+    let db: Database
+
+    static let columns = """
+        id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, \
+        required_product_id, status, hold_expires_at, created_at, updated_at, confirmed_at, purchase_id, status_reason, \
+        required_quantity, environment, created_via
+        """
+
+    static func decode(_ row: Row) throws -> Booking {
+        Booking(
+            id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], resourceId: row["resource_id"],
+            resourceKind: try row.value(Resource.Kind.self, "resource_kind"), start: row.date("starts_at"), end: row.date("ends_at"),
+            seats: row["seats"], priceMinor: row["price_minor"], currency: row["currency"], requiredProductId: row["required_product_id"],
+            status: try row.value(BookingStatus.self, "status"), holdExpiresAt: row.date("hold_expires_at"), createdAt: row.date("created_at"),
+            updatedAt: row.date("updated_at"), confirmedAt: row.optionalDate("confirmed_at"), purchaseId: row["purchase_id"],
+            statusReason: row["status_reason"], requiredQuantity: row["required_quantity"], environment: row["environment"]
+        )
+    }
+
+    func booking(id: Int64, tenantId: String, forUpdate: Bool) throws -> Booking? {
+        // SQLite: the unit of work's BEGIN IMMEDIATE already holds the database's write lock.
+        try db.row("SELECT \(Self.columns) FROM bookings WHERE id = ? AND tenant_id = ?", [id, tenantId]).map(Self.decode)
+    }
+
+    func insert(_ b: Booking, createdVia: String, now: Date) throws {
+        let occupies = b.holdsSlot(at: now)
+        try db.run("""
+            INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [b.id, b.tenantId, b.userId, b.resourceId, b.resourceKind.rawValue, b.start.epochMilliseconds, b.end.epochMilliseconds, b.seats,
+                  b.priceMinor, b.currency, b.requiredProductId, b.status.rawValue, b.holdExpiresAt.epochMilliseconds, b.createdAt.epochMilliseconds,
+                  b.updatedAt.epochMilliseconds, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.statusReason, b.requiredQuantity, b.environment,
+                  createdVia, occupies])
+        if occupies { try count(b, by: 1) }
+    }
+
+    func update(_ b: Booking, now: Date) throws {
+        let occupied = try db.row("SELECT occupying FROM bookings WHERE id = ?", [b.id]).map { ($0["occupying"] as Int) != 0 } ?? false
+        let occupies = b.holdsSlot(at: now)
+        try db.run("""
+            UPDATE bookings SET status = ?, status_reason = ?, confirmed_at = ?, purchase_id = ?, environment = ?, updated_at = ?, occupying = ?
+            WHERE id = ? AND tenant_id = ?
+            """, [b.status.rawValue, b.statusReason, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.environment, b.updatedAt.epochMilliseconds,
+                  occupies, b.id, b.tenantId])
+        if occupies != occupied { try count(b, by: occupies ? 1 : -1) }
+    }
+
+    /// Adds (or removes) one booking's hold on its slot.
+    private func count(_ b: Booking, by sign: Int) throws {
+        try count(tenantId: b.tenantId, resourceId: b.resourceId, start: b.start.epochMilliseconds, end: b.end.epochMilliseconds, seats: b.seats, by: sign)
+    }
+
+    private func count(tenantId: String, resourceId: String, start: Int64, end: Int64, seats: Int, by sign: Int) throws {
+        try db.run("""
+            INSERT INTO slot_occupancy (tenant_id, resource_id, starts_at, ends_at, bookings, seats) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, resource_id, starts_at, ends_at) DO UPDATE SET bookings = bookings + excluded.bookings, seats = seats + excluded.seats
+            """, [tenantId, resourceId, start, end, sign, sign * seats])
+        if sign < 0 {
+            try db.run("DELETE FROM slot_occupancy WHERE tenant_id = ? AND resource_id = ? AND starts_at = ? AND ends_at = ? AND bookings <= 0",
+                       [tenantId, resourceId, start, end])
+        }
+    }
+
+    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date) throws -> Occupancy {
+        let stamp = now.epochMilliseconds
+        // Release the holds of this resource that expired by now (each is released once).
+        let expired = try db.rows("""
+            SELECT id, starts_at, ends_at, seats FROM bookings
+            WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND occupying = 1 AND hold_expires_at <= ?
+            """, [tenantId, resourceId, stamp])
+        for row in expired {
+            try db.run("UPDATE bookings SET occupying = 0 WHERE id = ?", [row["id"] as Int64])
+            try count(tenantId: tenantId, resourceId: resourceId, start: row["starts_at"], end: row["ends_at"], seats: row["seats"], by: -1)
+        }
+        // Rentals last at most 30 days: slots starting earlier than that cannot overlap (keeps the range short).
+        let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
+        let row = try db.row("""
+            SELECT COALESCE(SUM(bookings), 0) AS bookings, COALESCE(SUM(seats), 0) AS seats FROM slot_occupancy
+            WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ? AND ends_at > ?
+            """, [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds])
+        var occupancy = Occupancy(bookings: row?["bookings"] ?? 0, seats: row?["seats"] ?? 0)
+        if let excluding, let own = try db.row("SELECT seats FROM bookings WHERE id = ? AND resource_id = ? AND occupying = 1", [excluding, resourceId]) {
+            occupancy.bookings -= 1
+            occupancy.seats -= own["seats"] as Int
+        }
+        return occupancy
+    }
+
+    func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int {
+        try db.count("""
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND user_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?)
+            """, [tenantId, userId, now.epochMilliseconds, limit])
+    }
+
+    func activeHolds(tenantId: String, createdVia: String, now: Date, upTo limit: Int) throws -> Int {
+        try db.count("""
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND created_via = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?)
+            """, [tenantId, createdVia, now.epochMilliseconds, limit])
+    }
+
+    func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int) {
+        var clause = "tenant_id = ?"
+        var arguments: StatementArguments = [tenantId]
+        if let status = filter.status { clause += " AND status = ?"; arguments += [status.rawValue] }
+        if let resource = filter.resourceId { clause += " AND resource_id = ?"; arguments += [resource] }
+        if let user = filter.userId { clause += " AND user_id = ?"; arguments += [user] }
+        if let from = filter.from { clause += " AND ends_at > ?"; arguments += [from.epochMilliseconds] }
+        if let to = filter.to { clause += " AND starts_at < ?"; arguments += [to.epochMilliseconds] }
+        return try db.page(table: "bookings", columns: Self.columns, whereClause: clause, arguments: arguments, order: "created_at", page: page,
+                           decode: Self.decode)
+    }
+}

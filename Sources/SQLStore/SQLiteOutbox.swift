@@ -1,0 +1,83 @@
+import Domain
+import Foundation
+import GRDB
+
+/// The webhook outbox on SQLite.
+struct SQLiteOutbox: OutboxRepository {
+    let db: Database
+
+    func enqueue(_ events: [WebhookEvent], tenantId: String, now: Date) throws {
+        for event in events {
+            let id = RecordID.next()
+            let subject = event.subject
+            var sequence: Int64 = 0
+            if let subject {
+                sequence = try Int64.fetchOne(db.cachedStatement(sql: """
+                    SELECT COALESCE(MAX(sequence), 0) + 1 FROM webhook_outbox WHERE tenant_id = ? AND subject = ?
+                    """), arguments: [tenantId, subject]) ?? 1
+            }
+            let payload = try WebhookEnvelope(outboxId: id, event: event, tenantId: tenantId, at: now, sequence: subject == nil ? nil : sequence).json()
+            try db.run("""
+                INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at, subject, sequence)
+                VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
+                """, [id, tenantId, event.type.rawValue, payload, now.epochMilliseconds, now.epochMilliseconds, subject, sequence])
+        }
+    }
+
+    func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [OutboxMessage] {
+        let stamp = now.epochMilliseconds
+        let rows = try db.rows("""
+            UPDATE webhook_outbox SET lease_owner = ?, leased_until = ? WHERE id IN (
+                SELECT o.id FROM webhook_outbox o
+                WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?)
+                AND NOT EXISTS (
+                    SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = o.tenant_id AND earlier.subject = o.subject
+                    AND earlier.status = 'pending' AND earlier.sequence < o.sequence
+                    AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
+                ORDER BY o.created_at, o.sequence LIMIT ?)
+            RETURNING id, tenant_id, event_type, payload, attempts, subject, sequence, created_at
+            """, [owner, leaseUntil.epochMilliseconds, stamp, stamp, stamp, stamp, limit])
+        return rows.sorted { ($0["created_at"] as Int64, $0["sequence"] as Int64) < ($1["created_at"] as Int64, $1["sequence"] as Int64) }.map { row in
+            OutboxMessage(id: row["id"], tenantId: row["tenant_id"], eventType: row["event_type"], payload: row["payload"], attempts: row["attempts"],
+                          subject: row["subject"], sequence: row["sequence"])
+        }
+    }
+
+    func recordAttempt(_ message: OutboxMessage, statusCode: Int?, error: String?, delivered: Bool, nextAttemptAt: Date?, now: Date) throws {
+        let attempt = message.attempts + 1
+        try db.run("""
+            INSERT INTO webhook_deliveries (id, outbox_id, tenant_id, event_type, attempt, status_code, error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [RecordID.next(), message.id, message.tenantId, message.eventType, attempt, statusCode, error, now.epochMilliseconds])
+        if delivered {
+            try db.run("""
+                UPDATE webhook_outbox SET status = 'delivered', attempts = ?, delivered_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
+                """, [attempt, now.epochMilliseconds, message.id])
+        } else {
+            try db.run("""
+                UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
+                """, [attempt, (nextAttemptAt ?? now).epochMilliseconds, message.id])
+        }
+    }
+
+    func release(_ message: OutboxMessage) throws {
+        try db.run("UPDATE webhook_outbox SET lease_owner = NULL, leased_until = NULL WHERE id = ?", [message.id])
+    }
+
+    func skip(_ message: OutboxMessage) throws {
+        try db.run("UPDATE webhook_outbox SET status = 'skipped', lease_owner = NULL, leased_until = NULL WHERE id = ?", [message.id])
+    }
+
+    func deliveries(tenantId: String, page: Page) throws -> (items: [WebhookDelivery], total: Int) {
+        try db.page(table: "webhook_deliveries", columns: "id, outbox_id, event_type, attempt, status_code, error, at", whereClause: "tenant_id = ?",
+                    arguments: [tenantId], order: "at", page: page) { row in
+            WebhookDelivery(id: row["id"], outboxId: row["outbox_id"], eventType: row["event_type"], attempt: row["attempt"],
+                            statusCode: row["status_code"], error: row["error"], at: row.date("at"))
+        }
+    }
+
+    func resend(deliveryId: Int64, tenantId: String, now: Date) throws -> Bool {
+        guard let row = try db.row("SELECT outbox_id FROM webhook_deliveries WHERE id = ? AND tenant_id = ?", [deliveryId, tenantId]) else { return false }
+        try db.run("UPDATE webhook_outbox SET status = 'pending', next_attempt_at = ? WHERE id = ?", [now.epochMilliseconds, row["outbox_id"] as Int64])
+        return true
+    }
+}

@@ -1,0 +1,95 @@
+import Domain
+import Foundation
+
+/// `POST /api/bookings`: price a request from the catalog and hold its slot, if it fits.
+public struct CreateBooking: Sendable {
+    public struct Command: Sendable {
+        public var runtime: TenantRuntime
+        public var userId: String
+        /// `user:<id>` or `server:<key id>`: whose holds it counts against.
+        public var createdVia: Actor
+        public var request: BookingRequest
+
+        public init(runtime: TenantRuntime, userId: String, createdVia: Actor, request: BookingRequest) {
+            self.runtime = runtime
+            self.userId = userId
+            self.createdVia = createdVia
+            self.request = request
+        }
+    }
+
+    let store: any Store
+    let clock: any BerthClock
+
+    public init(store: any Store, clock: any BerthClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    public func callAsFunction(_ command: Command) async throws -> Booking {
+        let tenant = command.runtime.tenant
+        let now = clock.now()
+        let quote = try tenant.quote(command.request, now: now)
+        let draft = NewBooking(tenantId: tenant.id, userId: command.userId, quote: quote, holdExpiresAt: now.addingTimeInterval(tenant.holdDuration),
+                               now: now, createdVia: command.createdVia.rawValue)
+        let limits = tenant.holdLimits
+        let viaServerKey = command.createdVia.rawValue.hasPrefix("server:")
+        return try await store.write { tx in
+            let occupancy = try tx.bookings.occupancy(tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end,
+                                                      excluding: nil, now: now)
+            let userHolds = try tx.bookings.activeHolds(tenantId: draft.tenantId, userId: draft.userId, now: now, upTo: limits.perUser)
+            let creatorHolds = viaServerKey
+                ? try tx.bookings.activeHolds(tenantId: draft.tenantId, createdVia: draft.createdVia, now: now, upTo: limits.perServerKey)
+                : 0
+            try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: userHolds, creatorHolds: creatorHolds), resource: quote.resource,
+                                       seats: quote.seats, limits: limits, viaServerKey: viaServerKey)
+            let (booking, audit) = BookingTransitions.created(draft)
+            try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
+            try tx.audit.append(audit)
+            return booking
+        }
+    }
+}
+
+/// `POST /api/admin/bookings/{id}/confirm|cancel`: an administrator's move of a booking.
+public struct AdminBookingTransition: Sendable {
+    let store: any Store
+    let clock: any BerthClock
+
+    public init(store: any Store, clock: any BerthClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    public func callAsFunction(_ id: Int64, to status: BookingStatus, runtime: TenantRuntime, actor: Actor, reason: String?) async throws -> Booking {
+        let now = clock.now()
+        let tenant = runtime.tenant
+        return try await store.write { tx in
+            guard let booking = try tx.bookings.booking(id: id, tenantId: tenant.id, forUpdate: true) else { throw DomainError.bookingNotFound(id) }
+            let occupancy = BookingTransitions.needsOccupancy(to: status)
+                ? try tx.bookings.occupancy(tenantId: tenant.id, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
+                : .none
+            let transition = try BookingTransitions.admin(booking, to: status, actor: actor, reason: reason, resource: tenant.resource(id: booking.resourceId),
+                                                          occupancy: occupancy, now: now)
+            try tx.bookings.update(transition.booking, now: now)
+            try tx.audit.append(transition.audit)
+            return transition.booking
+        }
+    }
+}
+
+/// API keys: created by `berth keys create`, audited.
+public struct CreateAPIKey: Sendable {
+    let store: any Store
+
+    public init(store: any Store) { self.store = store }
+
+    public func callAsFunction(tenantId: String, role: APIKeyRole, hash: String, now: Date) async throws -> APIKey {
+        try await store.write { tx in
+            let key = try tx.keys.create(tenantId: tenantId, role: role, hash: hash, now: now)
+            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
+                                            detail: ["keyId": String(key.id), "role": role.rawValue], at: now))
+            return key
+        }
+    }
+}

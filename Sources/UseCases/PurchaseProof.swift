@@ -1,0 +1,143 @@
+import AppleSignedData
+import AppStoreAPI
+import Crypto
+import Domain
+import Foundation
+import Logging
+
+/// What StoreKit handed the app, in one of the three forms `POST /api/verify-purchase` accepts.
+public enum PurchaseProof: Sendable {
+    /// A StoreKit 2 signed transaction (`jwsRepresentation`).
+    case jws(String)
+    /// A base64 app receipt; `transactionId` picks its entry, else the newest entry of the product.
+    case receipt(String, transactionId: String?)
+    /// A bare transaction id, resolved through the App Store Server API.
+    case transactionId(String)
+}
+
+/// Turns a proof into a ``ProvenTransaction`` for a tenant: offline for JWS and receipts, through
+/// Apple's API for bare ids. Refusals are ``DomainError``s naming the proof's field.
+public struct PurchaseProver: Sendable {
+    let logger: Logger
+
+    public init(logger: Logger) {
+        self.logger = logger
+    }
+
+    public func prove(_ proof: PurchaseProof, productId: String, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+        switch proof {
+        case .jws(let jws): try await provenByJWS(jws, runtime: runtime)
+        case .receipt(let base64, let transactionId): try await provenByReceipt(base64, transactionId: transactionId, productId: productId, runtime: runtime)
+        case .transactionId(let id): try await provenByLookup(id, userId: userId, runtime: runtime)
+        }
+    }
+
+    private func provenByJWS(_ jws: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+        let proofHash = SHA256.hash(data: Data(jws.utf8)).hexString
+        let transaction: TransactionPayload
+        do {
+            transaction = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations).payload
+        } catch {
+            logger.info("verify-purchase refused", metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)])
+            throw DomainError(error, field: "jwsRepresentation")
+        }
+        guard let transactionId = transaction.transactionId, let productId = transaction.productId, let environment = transaction.environment else {
+            throw DomainError(.invalidInput, .malformed, "the transaction lacks transactionId, productId or environment", field: "jwsRepresentation")
+        }
+        return ProvenTransaction(
+            transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
+            productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
+            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken, proofHash: proofHash,
+            kind: .jws, priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity
+        )
+    }
+
+    /// A base64 app receipt, verified offline; `transactionId` picks its entry, else the newest entry
+    /// of the product the app says it bought.
+    private func provenByReceipt(_ base64: String, transactionId: String?, productId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+        let verified: VerifiedReceipt
+        do {
+            verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
+        } catch {
+            logger.info("verify-purchase refused", metadata: ["receipt.sha256": .string(String(SHA256.hash(data: Data(base64.utf8)).hexString.prefix(16))),
+                                                             "code": .string(error.code.rawValue)])
+            throw DomainError(error, field: "receipt")
+        }
+        let entries = verified.receipt.inAppPurchases
+        let entry: AppReceipt.InAppPurchase
+        if let transactionId {
+            guard let match = entries.first(where: { $0.transactionId == transactionId }) else {
+                throw DomainError(.unprocessable, .transactionNotInReceipt, "the receipt holds no transaction \(transactionId)", field: "transactionId")
+            }
+            entry = match
+        } else {
+            let never = AppleTimestamp(millisecondsSince1970: 0)
+            guard let newest = entries.filter({ $0.productId == productId }).max(by: { ($0.purchaseDate ?? never) < ($1.purchaseDate ?? never) }) else {
+                throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase of \(productId)", field: "receipt")
+            }
+            entry = newest
+        }
+        guard let id = entry.transactionId, let entryProduct = entry.productId else {
+            throw DomainError(.invalidInput, .malformed, "the receipt entry lacks its transaction or product id", field: "receipt")
+        }
+        // Old receipts do not say their environment; then it must be the only one the app accepts.
+        let accepted = runtime.tenant.apple.environments
+        guard let environment = verified.receipt.environment?.rawValue ?? (accepted.count == 1 ? accepted.first : nil) else {
+            throw DomainError(.unprocessable, .wrongEnvironment, "the receipt does not say whether it is Production or Sandbox", field: "receipt")
+        }
+        return ProvenTransaction(
+            transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, productId: entryProduct,
+            environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
+            appAccountToken: nil, proofHash: verified.sha256, kind: .receipt, quantity: entry.quantity
+        )
+    }
+
+    /// A bare transaction id, resolved through the App Store Server API (Get Transaction Info).
+    /// Transaction ids are not secrets (they show up in webhooks, listings and support tickets), so
+    /// the answer proves a purchase for this caller only when Apple's signed transaction carries the
+    /// caller's appAccountToken; otherwise the app must send what StoreKit gave it (JWS or receipt).
+    private func provenByLookup(_ transactionId: String, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+        guard let api = runtime.serverAPI else {
+            throw DomainError(.unprocessable, .transactionLookupUnavailable, "this app has no App Store Server API key configured; send jwsRepresentation or receipt",
+                              field: "transactionId")
+        }
+        let verified: VerifiedTransaction
+        do {
+            verified = try await api.transactionInfo(transactionId)
+        } catch let error as AppStoreAPIError {
+            logger.warning("transaction lookup failed", metadata: ["code": .string(error.code.rawValue)])
+            switch error.code {
+            case .transactionNotFound, .rejected:
+                throw DomainError(.unprocessable, ErrorCode(rawValue: error.code.rawValue), error.reason, field: "transactionId")
+            default:
+                throw DomainError(.unavailable, ErrorCode(rawValue: error.code.rawValue), "Apple could not be asked now; retry later (\(error.reason))", retryAfter: 5)
+            }
+        } catch let error as SignedDataError {
+            throw DomainError(.unprocessable, ErrorCode(rawValue: error.code.rawValue), "Apple's answer did not verify: \(error.reason)", field: "transactionId")
+        }
+        let transaction = verified.payload
+        guard let productId = transaction.productId, let environment = transaction.environment else {
+            throw DomainError(.unprocessable, .malformed, "Apple's transaction lacks productId or environment", field: "transactionId")
+        }
+        guard let token = transaction.appAccountToken, token.lowercased() == userId.lowercased() else {
+            logger.warning("bare transaction id refused: not bought with this user's appAccountToken", metadata: ["transaction": .string(transactionId)])
+            throw DomainError(.unprocessable, .proofRequired,
+                              "a transaction id alone proves a purchase only when it was bought with this user's appAccountToken; send jwsRepresentation or receipt",
+                              field: "transactionId")
+        }
+        return ProvenTransaction(
+            transactionId: transaction.transactionId ?? transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
+            productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
+            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken,
+            proofHash: SHA256.hash(data: verified.rawPayload).hexString, kind: .lookup,
+            priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity
+        )
+    }
+}
+
+extension DomainError {
+    /// A refusal of Apple-signed data: malformed input is 400-like, everything else unprocessable.
+    public init(_ error: SignedDataError, field: String, messagePrefix: String = "") {
+        self.init(error.code == .malformed ? .invalidInput : .unprocessable, ErrorCode(rawValue: error.code.rawValue), messagePrefix + error.reason, field: field)
+    }
+}

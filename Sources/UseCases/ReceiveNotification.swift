@@ -1,0 +1,117 @@
+import AppleSignedData
+import AppStoreAPI
+import Crypto
+import Domain
+import Foundation
+import Logging
+
+/// `POST /api/apple/notifications/{tenant}`: verify an App Store Server Notification and apply its
+/// effect once per uuid, with the notification row, before Apple gets its 200.
+public struct ReceiveNotification: Sendable {
+    public struct Result: Sendable {
+        public var outcome: String
+        public var duplicate: Bool
+    }
+
+    let store: any Store
+    let clock: any BerthClock
+    let logger: Logger
+
+    public init(store: any Store, clock: any BerthClock, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func callAsFunction(signedPayload: String, runtime: TenantRuntime) async throws -> Result {
+        let payloadHash = SHA256.hash(data: Data(signedPayload.utf8)).hexString
+        let verified: VerifiedNotification
+        do {
+            verified = try await runtime.verifier.verifyNotification(signedPayload, expecting: runtime.expectations)
+        } catch {
+            logger.warning("notification refused", metadata: ["payload.sha256": .string(String(payloadHash.prefix(16))), "code": .string(error.code.rawValue)])
+            throw DomainError(error, field: "signedPayload")
+        }
+        let payload = verified.payload
+        guard let uuid = payload.notificationUUID, let type = payload.notificationType?.rawValue else {
+            throw DomainError(.invalidInput, .malformed, "the notification lacks notificationUUID or notificationType", field: "signedPayload")
+        }
+        let transaction = verified.transaction?.payload
+        let environment = payload.claims.environment?.rawValue ?? transaction?.environment?.rawValue ?? "Production"
+        let incoming = IncomingNotification(
+            tenantId: runtime.id, uuid: uuid, type: NotificationType(rawValue: type), subtype: payload.subtype?.rawValue, environment: environment,
+            signedAt: verified.notification.signedDate.date, transactionId: transaction?.transactionId, payloadHash: payloadHash,
+            originalTransactionId: transaction?.originalTransactionId, productId: transaction?.productId, purchasedAt: transaction?.purchaseDate?.date
+        )
+        let now = clock.now()
+        let emitsEvents = runtime.webhook != nil
+        let resources = runtime.tenant.resources
+        let result: Result
+        do {
+            result = try await store.write { tx in
+                if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: incoming.uuid) {
+                    return Result(outcome: seen, duplicate: true)
+                }
+                let store = "app_store"
+                let purchase = try incoming.transactionId.flatMap {
+                    try tx.purchases.purchase(store: store, environment: incoming.environment, transactionId: $0, forUpdate: true)
+                }.flatMap { $0.tenantId == incoming.tenantId ? $0 : nil }
+                let booking = try purchase?.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: incoming.tenantId, forUpdate: true) }
+                var slotFree = false
+                if NotificationRules.needsOccupancy(incoming), let booking, let resource = resources.first(where: { $0.id == booking.resourceId }) {
+                    let occupancy = try tx.bookings.occupancy(tenantId: booking.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
+                                                              excluding: booking.id, now: now)
+                    slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
+                }
+                let plan = NotificationRules.plan(incoming, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)
+                if let purchase = plan.purchase { try tx.purchases.update(purchase) }
+                if let booking = plan.booking { try tx.bookings.update(booking, now: now) }
+                if let unclaimed = plan.unclaimed {
+                    try tx.purchases.keepUnclaimed(unclaimed, tenantId: incoming.tenantId, store: store, notificationUUID: incoming.uuid)
+                }
+                switch plan.revocation {
+                case .remember(let id):
+                    try tx.purchases.rememberRevoked(tenantId: incoming.tenantId, store: store, environment: incoming.environment, transactionId: id,
+                                                     notification: incoming, at: now)
+                case .forget(let id):
+                    try tx.purchases.forgetRevoked(tenantId: incoming.tenantId, store: store, environment: incoming.environment, transactionId: id)
+                case nil: break
+                }
+                try tx.notifications.insert(incoming, outcome: plan.effect.outcome, receivedAt: now)
+                if let audit = plan.audit { try tx.audit.append(audit) }
+                if emitsEvents, !plan.events.isEmpty { try tx.outbox.enqueue(plan.events, tenantId: incoming.tenantId, now: now) }
+                return Result(outcome: plan.effect.outcome, duplicate: false)
+            }
+        } catch let error as DomainError {
+            throw error
+        } catch {
+            logger.error("notification not stored: \(String(reflecting: error))")
+            throw DomainError(.unavailable, .temporarilyUnavailable, "the notification could not be stored; Apple will retry", retryAfter: 60)
+        }
+        logger.info("notification", metadata: ["uuid": .string(uuid), "type": .string(type), "outcome": .string(result.outcome),
+                                               "duplicate": .stringConvertible(result.duplicate)])
+        if incoming.type == .consumptionRequest, !result.duplicate {
+            await answerConsumptionRequest(incoming, runtime: runtime)
+        }
+        return result
+    }
+
+    /// Sends Apple what Berth knows of the consumable (delivered, consumed) when the tenant opted in.
+    /// Failures are logged: the notification itself is already stored and acknowledged.
+    private func answerConsumptionRequest(_ notification: IncomingNotification, runtime: TenantRuntime) async {
+        guard runtime.tenant.apple.answerConsumptionRequests == true, let api = runtime.serverAPI, let transactionId = notification.transactionId else { return }
+        do {
+            let tenantId = runtime.id
+            let known: (Purchase, Booking?)? = try await store.read { tx in
+                guard let purchase = try tx.purchases.purchase(store: "app_store", environment: notification.environment, transactionId: transactionId, forUpdate: false),
+                      purchase.tenantId == tenantId else { return nil }
+                return (purchase, try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: tenantId, forUpdate: false) })
+            }
+            let report = ConsumptionReport(purchase: known?.0, booking: known?.1, now: clock.now())
+            try await api.sendConsumptionInformation(transactionId, body: try JSONEncoder().encode(report), environment: AppStoreEnvironment(rawValue: notification.environment))
+            logger.info("consumption information sent", metadata: ["transaction": .string(transactionId)])
+        } catch {
+            logger.warning("consumption information not sent: \(error)")
+        }
+    }
+}

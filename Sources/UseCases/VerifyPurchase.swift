@@ -1,0 +1,122 @@
+import Domain
+import Foundation
+import Logging
+
+/// `POST /api/verify-purchase`: prove a StoreKit transaction, then claim it for its target exactly
+/// once. The one place where proving, deciding and persisting meet.
+public struct VerifyPurchase: Sendable {
+    public struct Command: Sendable {
+        public var runtime: TenantRuntime
+        public var userId: String
+        public var productId: String
+        /// The transaction id the app claims (checked against the proof).
+        public var transactionId: String?
+        public var proof: PurchaseProof
+        public var target: PurchaseTarget
+
+        public init(runtime: TenantRuntime, userId: String, productId: String, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget) {
+            self.runtime = runtime
+            self.userId = userId
+            self.productId = productId
+            self.transactionId = transactionId
+            self.proof = proof
+            self.target = target
+        }
+    }
+
+    /// How the claim ended and the target's state after it.
+    public struct Result: Sendable {
+        public var outcome: PurchaseOutcome
+        public var booking: Booking?
+    }
+
+    let store: any Store
+    let prover: PurchaseProver
+    let clock: any BerthClock
+    let logger: Logger
+
+    public init(store: any Store, prover: PurchaseProver, clock: any BerthClock, logger: Logger) {
+        self.store = store
+        self.prover = prover
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func callAsFunction(_ command: Command) async throws -> Result {
+        let runtime = command.runtime
+        try await checkTarget(command)
+        let proven = try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime)
+        let now = clock.now()
+        let claim = PurchaseClaim(proven, tenantId: runtime.id, userId: command.userId, target: command.target, now: now)
+        let emitsEvents = runtime.webhook != nil
+        let policy = runtime.purchasePolicy
+        let tenant = runtime.tenant
+        let claimedProductId = command.productId, claimedTransactionId = command.transactionId
+
+        let result = try await store.write { tx in
+            switch claim.target {
+            case .booking(let id):
+                guard let booking = try tx.bookings.booking(id: id, tenantId: claim.tenantId, forUpdate: true), booking.userId == claim.userId else {
+                    throw DomainError.bookingNotFound(id)
+                }
+                try BookingPurchaseRules.check(proven, claimedProductId: claimedProductId, claimedTransactionId: claimedTransactionId, booking: booking,
+                                               userId: claim.userId, policy: policy)
+                let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
+                let revoked = try existing == nil
+                    && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
+                let plan: PurchasePlan
+                if let settled = ClaimPolicy.plan(claim, existing: existing, revokedByApple: revoked, now: now) {
+                    plan = settled
+                } else {
+                    let occupancy = BookingPurchaseRules.needsOccupancy(booking, now: now)
+                        ? try tx.bookings.occupancy(tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
+                                                    excluding: booking.id, now: now)
+                        : .none
+                    plan = BookingPurchaseRules.plan(claim, booking: booking, resource: tenant.resource(id: booking.resourceId), occupancy: occupancy, now: now)
+                }
+                try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
+                return Result(outcome: plan.outcome, booking: plan.booking ?? booking)
+            }
+        }
+        log(result.outcome, proofHash: proven.proofHash, transactionId: proven.transactionId, target: command.target)
+        return result
+    }
+
+    /// Before any proof is verified: the target must exist for this user (a reader, off the writer),
+    /// so that nobody spends verification work on, or learns anything about, someone else's target.
+    private func checkTarget(_ command: Command) async throws {
+        let tenantId = command.runtime.id, userId = command.userId
+        switch command.target {
+        case .booking(let id):
+            let owned = try await store.read { try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false)?.userId == userId }
+            guard owned else { throw DomainError.bookingNotFound(id) }
+        }
+    }
+
+    private func log(_ outcome: PurchaseOutcome, proofHash: String, transactionId: String, target: PurchaseTarget) {
+        var metadata: Logger.Metadata = ["proof.sha256": .string(String(proofHash.prefix(16))), "target": .string(target.description),
+                                         "transaction": .string(transactionId)]
+        switch outcome {
+        case .applied: logger.info("purchase applied", metadata: metadata)
+        case .repeated: break
+        case .replay: logger.warning("replay refused", metadata: metadata)
+        case .needsRefund(_, let code, _):
+            metadata["code"] = .string(code.rawValue)
+            logger.warning("payment recorded for refund", metadata: metadata)
+        case .refused(let code, _):
+            metadata["code"] = .string(code.rawValue)
+            logger.warning("purchase refused", metadata: metadata)
+        }
+    }
+}
+
+extension StoreSession {
+    /// Writes a purchase plan as it is: the store decides nothing.
+    func save(_ plan: PurchasePlan, tenantId: String, store: String, emitsEvents: Bool, now: Date) throws {
+        if let purchase = plan.purchase { try purchases.insert(purchase, proofHash: plan.proofHash ?? "") }
+        if let booking = plan.booking { try bookings.update(booking, now: now) }
+        if let replay = plan.replay { try purchases.insert(replay, store: store) }
+        for record in plan.audit { try audit.append(record) }
+        if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: tenantId, now: now) }
+    }
+}
