@@ -24,6 +24,20 @@ public struct Resource: Codable, Hashable, Sendable {
     /// Experience: length of one slot.
     public var durationMinutes: Int?
 
+    public init(id: String, kind: Kind, name: String, pricePerDayMinor: Int64? = nil, units: Int? = nil, experienceType: String? = nil,
+                pricePerSeatMinor: Int64? = nil, seatsPerSlot: Int? = nil, slotTimes: [String]? = nil, durationMinutes: Int? = nil) {
+        self.id = id
+        self.kind = kind
+        self.name = name
+        self.pricePerDayMinor = pricePerDayMinor
+        self.units = units
+        self.experienceType = experienceType
+        self.pricePerSeatMinor = pricePerSeatMinor
+        self.seatsPerSlot = seatsPerSlot
+        self.slotTimes = slotTimes
+        self.durationMinutes = durationMinutes
+    }
+
     func validate(tenant: String) throws {
         switch kind {
         case .rental:

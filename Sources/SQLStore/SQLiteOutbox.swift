@@ -26,21 +26,25 @@ struct SQLiteOutbox: OutboxRepository {
 
     func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [OutboxMessage] {
         let stamp = now.epochMilliseconds
+        // Select, then lease what was selected, in the unit of work's write transaction (no other
+        // writer can claim in between on SQLite; a server backend adds FOR UPDATE SKIP LOCKED).
         let rows = try db.rows("""
-            UPDATE webhook_outbox SET lease_owner = ?, leased_until = ? WHERE id IN (
-                SELECT o.id FROM webhook_outbox o
-                WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?)
-                AND NOT EXISTS (
-                    SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = o.tenant_id AND earlier.subject = o.subject
-                    AND earlier.status = 'pending' AND earlier.sequence < o.sequence
-                    AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
-                ORDER BY o.created_at, o.sequence LIMIT ?)
-            RETURNING id, tenant_id, event_type, payload, attempts, subject, sequence, created_at
-            """, [owner, leaseUntil.epochMilliseconds, stamp, stamp, stamp, stamp, limit])
-        return rows.sorted { ($0["created_at"] as Int64, $0["sequence"] as Int64) < ($1["created_at"] as Int64, $1["sequence"] as Int64) }.map { row in
+            SELECT o.id, o.tenant_id, o.event_type, o.payload, o.attempts, o.subject, o.sequence FROM webhook_outbox o
+            WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?)
+            AND NOT EXISTS (
+                SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = o.tenant_id AND earlier.subject = o.subject
+                AND earlier.status = 'pending' AND earlier.sequence < o.sequence
+                AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
+            ORDER BY o.created_at, o.sequence LIMIT ?
+            """, [stamp, stamp, stamp, stamp, limit])
+        let messages = rows.map { row in
             OutboxMessage(id: row["id"], tenantId: row["tenant_id"], eventType: row["event_type"], payload: row["payload"], attempts: row["attempts"],
                           subject: row["subject"], sequence: row["sequence"])
         }
+        for message in messages {
+            try db.run("UPDATE webhook_outbox SET lease_owner = ?, leased_until = ? WHERE id = ?", [owner, leaseUntil.epochMilliseconds, message.id])
+        }
+        return messages
     }
 
     func recordAttempt(_ message: OutboxMessage, statusCode: Int?, error: String?, delivered: Bool, nextAttemptAt: Date?, now: Date) throws {

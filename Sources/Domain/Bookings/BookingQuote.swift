@@ -28,6 +28,18 @@ public struct BookingQuote: Hashable, Sendable {
     public var requiredProductId: String
     /// Units of the product the purchase must carry.
     public var requiredQuantity: Int = 1
+
+    public init(resource: Resource, start: Date, end: Date, seats: Int, priceMinor: Int64, currency: String, requiredProductId: String,
+                requiredQuantity: Int = 1) {
+        self.resource = resource
+        self.start = start
+        self.end = end
+        self.seats = seats
+        self.priceMinor = priceMinor
+        self.currency = currency
+        self.requiredProductId = requiredProductId
+        self.requiredQuantity = requiredQuantity
+    }
 }
 
 extension Tenant {

@@ -1,0 +1,292 @@
+import Domain
+import Foundation
+import SQLStore
+import Testing
+
+/// The store contract every backend must keep, with the invariants that a single SQLite writer used
+/// to hide: exactly once under concurrent claims, no overbooking under racing admissions, hold
+/// expiry, notification dedupe, one outbox owner at a time, paging and tenant isolation. The same
+/// suite runs against each backend in `StoreBackend.available` (SQLite today; PostgreSQL joins it
+/// with the PostgreSQL backend).
+@Suite("StoreConformance")
+struct StoreConformance {
+    static let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("migrations")
+    static let now = Date(epochMilliseconds: 1_900_000_000_000)
+
+    /// A backend under test: opens a fresh, migrated store with tenants `a` and `b`.
+    struct StoreBackend: Sendable, CustomTestStringConvertible {
+        var name: String
+        var open: @Sendable () async throws -> (store: any Store, close: @Sendable () throws -> Void)
+        var testDescription: String { name }
+
+        static let sqlite = StoreBackend(name: "SQLite") {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-conformance-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let store = try SQLiteStore.open(path: directory.appendingPathComponent("store.sqlite").path)
+            try await Migrator(directory: StoreConformance.migrations).apply(to: store, now: StoreConformance.now)
+            try await store.write { try $0.keys.syncTenants([(id: "a", name: "A"), (id: "b", name: "B")], now: StoreConformance.now) }
+            return (store, { try store.close(); try? FileManager.default.removeItem(at: directory) })
+        }
+
+        static let available: [StoreBackend] = [.sqlite]
+    }
+
+    /// Runs `body` on a fresh store of `backend` and closes it afterwards, whatever happens.
+    func withStore(_ backend: StoreBackend, _ body: (any Store) async throws -> Void) async throws {
+        let (store, close) = try await backend.open()
+        do {
+            try await body(store)
+        } catch {
+            try? close()
+            throw error
+        }
+        try close()
+    }
+
+    static let rental = Resource(id: "boat", kind: .rental, name: "Boat", pricePerDayMinor: 5000, units: 2)
+    static let experience = Resource(id: "tour", kind: .experience, name: "Tour", experienceType: "sunset", pricePerSeatMinor: 1000, seatsPerSlot: 3,
+                                     slotTimes: ["10:00"], durationMinutes: 60)
+
+    static func quote(_ resource: Resource, start: Date, hours: Double = 2, seats: Int = 1) -> BookingQuote {
+        BookingQuote(resource: resource, start: start, end: start.addingTimeInterval(hours * 3600), seats: seats, priceMinor: 5000, currency: "EUR",
+                     requiredProductId: "p")
+    }
+
+    /// The unit of work of a booking admission, as the use case runs it.
+    static func admit(_ store: any Store, tenant: String = "a", user: String, quote: BookingQuote, now: Date = now, hold: TimeInterval = 900) async throws -> Booking {
+        let draft = NewBooking(tenantId: tenant, userId: user, quote: quote, holdExpiresAt: now.addingTimeInterval(hold), now: now)
+        return try await store.write { tx in
+            let occupancy = try tx.bookings.occupancy(tenantId: tenant, resourceId: quote.resource.id, start: quote.start, end: quote.end, excluding: nil, now: now)
+            let holds = try tx.bookings.activeHolds(tenantId: tenant, userId: user, now: now, upTo: 10)
+            try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: holds, creatorHolds: 0), resource: quote.resource, seats: quote.seats,
+                                       limits: HoldLimits(perUser: 10), viaServerKey: false)
+            let (booking, audit) = BookingTransitions.created(draft)
+            try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
+            try tx.audit.append(audit)
+            return booking
+        }
+    }
+
+    /// The unit of work of a purchase claim, as the use case runs it.
+    static func claim(_ store: any Store, booking: Booking, user: String, transactionId: String, now: Date = now) async throws -> PurchaseOutcome {
+        let claim = PurchaseClaim(tenantId: booking.tenantId, userId: user, target: .booking(id: booking.id), environment: "Sandbox", transactionId: transactionId,
+                                  originalTransactionId: transactionId, productId: "p", purchasedAt: now, proofHash: "h-\(user)")
+        return try await store.write { tx in
+            guard let current = try tx.bookings.booking(id: booking.id, tenantId: booking.tenantId, forUpdate: true) else { throw DomainError.bookingNotFound(booking.id) }
+            let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: transactionId, forUpdate: true)
+            let plan = ClaimPolicy.plan(claim, existing: existing, revokedByApple: false, now: now)
+                ?? BookingPurchaseRules.plan(claim, booking: current, resource: rental, occupancy: .none, now: now)
+            try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: true, now: now)
+            return plan.outcome
+        }
+    }
+
+    @Test("exactly once: 50 concurrent claims of one transaction by different users make one purchase and 49 replays", arguments: StoreBackend.available)
+    func exactlyOnce(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let start = Self.now.addingTimeInterval(86_400)
+            var bookings: [Booking] = []
+            for index in 0..<50 {
+                bookings.append(try await Self.admit(store, user: "u\(index)", quote: Self.quote(Resource(id: "r\(index)", kind: .rental, name: "R", pricePerDayMinor: 1), start: start)))
+            }
+            let outcomes = try await withThrowingTaskGroup(of: PurchaseOutcome.self) { group in
+                for (index, booking) in bookings.enumerated() {
+                    group.addTask { try await Self.claim(store, booking: booking, user: "u\(index)", transactionId: "2000000000000042") }
+                }
+                var all: [PurchaseOutcome] = []
+                for try await outcome in group { all.append(outcome) }
+                return all
+            }
+            let applied = outcomes.filter { if case .applied = $0 { true } else { false } }
+            let replays = outcomes.filter { if case .replay = $0 { true } else { false } }
+            #expect(applied.count == 1)
+            #expect(replays.count == 49)
+            let (purchases, replayRows) = try await store.read { (try $0.purchases.purchases(tenantId: "a", page: Page()).total, try $0.purchases.replays(tenantId: "a", page: Page()).total) }
+            #expect(purchases == 1)
+            #expect(replayRows == 49)
+            let confirmed = try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(status: .confirmed), page: Page()).total }
+            #expect(confirmed == 1)
+            // The winner's retry is a repeat and writes nothing.
+            guard case .applied(let winner) = applied[0], let index = bookings.firstIndex(where: { $0.id == winner.bookingId }) else { return }
+            #expect(try await Self.claim(store, booking: bookings[index], user: "u\(index)", transactionId: "2000000000000042") == .repeated(winner))
+            #expect(try await store.read { try $0.purchases.purchases(tenantId: "a", page: Page()).total } == 1)
+        }
+    }
+
+    @Test("the last seat of a slot goes to one of 12 racing users", arguments: StoreBackend.available)
+    func lastSeat(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let slot = Self.now.addingTimeInterval(2 * 86_400)
+            _ = try await Self.admit(store, user: "first", quote: Self.quote(Self.experience, start: slot, hours: 1, seats: 2))
+            let results = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<12 {
+                    group.addTask { (try? await Self.admit(store, user: "racer\(index)", quote: Self.quote(Self.experience, start: slot, hours: 1))) != nil }
+                }
+                var wins = 0
+                for await won in group where won { wins += 1 }
+                return wins
+            }
+            #expect(results == 1)
+            let occupancy = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "tour", start: slot, end: slot.addingTimeInterval(3600), excluding: nil, now: Self.now) }
+            #expect(occupancy == Occupancy(bookings: 2, seats: 3))
+        }
+    }
+
+    @Test("overlapping rentals race for a boat with two units: two win, and bookings that do not overlap are not counted", arguments: StoreBackend.available)
+    func overlappingRentals(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let start = Self.now.addingTimeInterval(3 * 86_400)
+            let wins = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<16 {
+                    // Each overlaps all the others: starts spread over one hour, two hours long.
+                    let quote = Self.quote(Self.rental, start: start.addingTimeInterval(Double(index) * 225))
+                    group.addTask { (try? await Self.admit(store, user: "u\(index)", quote: quote)) != nil }
+                }
+                var wins = 0
+                for await won in group where won { wins += 1 }
+                return wins
+            }
+            #expect(wins == 2)
+            // The next day is free.
+            _ = try await Self.admit(store, user: "later", quote: Self.quote(Self.rental, start: start.addingTimeInterval(86_400)))
+            // Another tenant's boat of the same id is a different boat.
+            _ = try await Self.admit(store, tenant: "b", user: "u0", quote: Self.quote(Self.rental, start: start))
+        }
+    }
+
+    @Test("a hold keeps its slot until it expires; then the slot is free again and the booking counts no more", arguments: StoreBackend.available)
+    func holdExpiry(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let single = Resource(id: "dinghy", kind: .rental, name: "Dinghy", pricePerDayMinor: 100, units: 1)
+            let start = Self.now.addingTimeInterval(86_400)
+            let held = try await Self.admit(store, user: "slow", quote: Self.quote(single, start: start), hold: 600)
+            await #expect(throws: DomainError.self) { try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start)) }
+            let later = Self.now.addingTimeInterval(601)
+            let taker = try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: later)
+            // The expired booking, paid late, cannot take the slot back.
+            let occupancy = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later) }
+            #expect(occupancy == Occupancy(bookings: 1, seats: 1))
+            #expect(!Capacity.fits(single, seats: 1, occupancy: occupancy))
+            // The taker cancelled: the slot is free for the expired booking again, and the taker's own hold is not counted against itself.
+            var cancelled = taker
+            cancelled.status = .cancelled
+            let cancelledBooking = cancelled
+            try await store.write { try $0.bookings.update(cancelledBooking, now: later) }
+            let free = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later) }
+            #expect(free == .none)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", userId: "slow", now: later, upTo: 10) } == 0)
+        }
+    }
+
+    @Test("a notification uuid is stored once per tenant; its outcome is found again", arguments: StoreBackend.available)
+    func notificationDedupe(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let notification = IncomingNotification(tenantId: "a", uuid: "n-1", type: .refund, subtype: nil, environment: "Sandbox", signedAt: Self.now,
+                                                    transactionId: "1", payloadHash: "h")
+            try await store.write { tx in
+                #expect(try tx.notifications.outcome(tenantId: "a", uuid: "n-1") == nil)
+                try tx.notifications.insert(notification, outcome: "booking_refunded", receivedAt: Self.now)
+            }
+            #expect(try await store.read { try $0.notifications.outcome(tenantId: "a", uuid: "n-1") } == "booking_refunded")
+            await #expect(throws: (any Error).self) {
+                try await store.write { try $0.notifications.insert(notification, outcome: "again", receivedAt: Self.now) }
+            }
+            var other = notification
+            other.tenantId = "b"
+            let otherTenant = other
+            try await store.write { try $0.notifications.insert(otherTenant, outcome: "recorded", receivedAt: Self.now) }
+            #expect(try await store.read { try $0.notifications.outcome(tenantId: "b", uuid: "n-1") } == "recorded")
+            #expect(try await store.read { try $0.notifications.notifications(tenantId: "a", page: Page()).total } == 1)
+        }
+    }
+
+    @Test("revoked and unclaimed transactions are remembered once and forgotten on reversal", arguments: StoreBackend.available)
+    func revokedAndUnclaimed(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let notification = IncomingNotification(tenantId: "a", uuid: "n-2", type: .refund, subtype: nil, environment: "Sandbox", signedAt: Self.now,
+                                                    transactionId: "77", payloadHash: "h")
+            try await store.write { tx in
+                try tx.purchases.rememberRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
+                try tx.purchases.rememberRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
+            }
+            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77") })
+            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "b", store: "app_store", environment: "Sandbox", transactionId: "77") } == false)
+            try await store.write { try $0.purchases.forgetRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77") }
+            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77") } == false)
+
+            let unclaimed = UnclaimedTransaction(environment: "Sandbox", transactionId: "88", productId: "p", purchasedAt: Self.now, receivedAt: Self.now, claimedByPurchaseId: nil)
+            try await store.write { tx in
+                try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: "app_store", notificationUUID: "n-3")
+                try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: "app_store", notificationUUID: "n-4")
+            }
+            let listed = try await store.read { try $0.purchases.unclaimed(tenantId: "a", page: Page()) }
+            #expect(listed.total == 1 && listed.items.first?.transactionId == "88" && listed.items.first?.claimedByPurchaseId == nil)
+        }
+    }
+
+    /// One claim of due outbox messages (a helper: Swift 6.3 mixed up several inline closures of this shape in one test).
+    static func claimDue(_ store: any Store, now: Date, owner: String, leaseUntil: Date) async throws -> [OutboxMessage] {
+        try await store.write { try $0.outbox.claimDue(now: now, limit: 10, owner: owner, leaseUntil: leaseUntil) }
+    }
+
+    @Test("the outbox hands a message to one deliverer at a time, retries it after a failure, and keeps a subject's order", arguments: StoreBackend.available)
+    func outbox(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let events = [WebhookEvent(type: .bookingConfirmed, data: ["bookingId": "5", "status": "confirmed"]),
+                          WebhookEvent(type: .bookingRefunded, data: ["bookingId": "5", "status": "refunded"]),
+                          WebhookEvent(type: .replayDetected, data: ["reason": "x"])]
+            try await store.write { try $0.outbox.enqueue(events, tenantId: "a", now: Self.now) }
+            let lease = Self.now.addingTimeInterval(60)
+            let first = try await Self.claimDue(store, now: Self.now, owner: "one", leaseUntil: lease)
+            #expect(first.count == 3)
+            #expect(first.filter { $0.subject == "booking:5" }.map(\.sequence) == [1, 2])
+            #expect(try await Self.claimDue(store, now: Self.now, owner: "two", leaseUntil: lease).isEmpty, "leased to one")
+
+            // Deliverer one dies; after its lease, two takes every message over.
+            let later = lease.addingTimeInterval(1)
+            let takenOver = try await Self.claimDue(store, now: later, owner: "two", leaseUntil: later.addingTimeInterval(60))
+            #expect(takenOver.count == 3)
+            let confirmed = try #require(takenOver.first { $0.sequence == 1 })
+            let refunded = try #require(takenOver.first { $0.sequence == 2 })
+            let replay = try #require(takenOver.first { $0.subject == nil })
+            // The first event of the subject fails: the second is given back and waits behind it.
+            try await store.write { tx in
+                try tx.outbox.recordAttempt(confirmed, statusCode: 500, error: "http_status", delivered: false, nextAttemptAt: later.addingTimeInterval(30), now: later)
+                try tx.outbox.release(refunded)
+                try tx.outbox.recordAttempt(replay, statusCode: 200, error: nil, delivered: true, nextAttemptAt: nil, now: later)
+            }
+            #expect(try await Self.claimDue(store, now: later.addingTimeInterval(1), owner: "two", leaseUntil: later.addingTimeInterval(90)).isEmpty,
+                    "the second event must wait for the first's retry; the delivered one is done")
+            let retry = try await Self.claimDue(store, now: later.addingTimeInterval(31), owner: "two", leaseUntil: later.addingTimeInterval(90))
+            #expect(retry.map(\.sequence) == [1, 2])
+            #expect(retry.first?.attempts == 1)
+            let payload = try #require(retry.first?.payload)
+            #expect(payload.contains(#""sequence":1"#) && payload.contains(#""tenant":"a""#) && payload.contains(#""type":"booking.confirmed""#))
+            #expect(try await store.read { try $0.outbox.deliveries(tenantId: "a", page: Page()).total } == 2)
+            #expect(try await store.read { try $0.outbox.deliveries(tenantId: "b", page: Page()).total } == 0)
+        }
+    }
+
+    @Test("listings page newest first with a total, and see only their tenant", arguments: StoreBackend.available)
+    func pagingAndIsolation(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let start = Self.now.addingTimeInterval(5 * 86_400)
+            var created: [Booking] = []
+            for index in 0..<7 {
+                created.append(try await Self.admit(store, user: "u\(index)", quote: Self.quote(Resource(id: "x\(index)", kind: .rental, name: "X", pricePerDayMinor: 1), start: start),
+                                                    now: Self.now.addingTimeInterval(Double(index))))
+            }
+            _ = try await Self.admit(store, tenant: "b", user: "u0", quote: Self.quote(Self.rental, start: start))
+            let page = try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(), page: Page(limit: 3, offset: 3)) }
+            #expect(page.total == 7)
+            #expect(page.items.map(\.id) == created.reversed()[3..<6].map(\.id))
+            #expect(try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(userId: "u2"), page: Page()) }.items.map(\.id) == [created[2].id])
+            // Another tenant cannot read or claim a's booking by id.
+            let firstId = created[0].id
+            #expect(try await store.read { try $0.bookings.booking(id: firstId, tenantId: "b", forUpdate: false) } == nil)
+            let audit = try await store.read { try $0.audit.audit(tenantId: "b", page: Page()) }
+            #expect(audit.total == 1 && audit.items.allSatisfy { $0.tenantId == "b" })
+        }
+    }
+}
