@@ -37,7 +37,7 @@ function request()
     if replay then
       position = 1
     else
-      wrk.thread:stop()
+      -- Every line is sent; keep the connection busy with a repeat until response() stops the thread.
       position = #requests
     end
   end
@@ -49,6 +49,14 @@ function request()
     ["X-User-Id"] = item.user,
     ["Content-Type"] = "application/json",
   }, item.body)
+end
+
+-- First-time mode: stop the thread once every one of its lines has been answered.
+function response(status, headers, body)
+  answered = (answered or 0) + 1
+  if not replay and answered >= #requests then
+    wrk.thread:stop()
+  end
 end
 
 function done(summary, latency, requests)

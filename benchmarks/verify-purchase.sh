@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
 # Load benchmark of POST /api/verify-purchase (not a test; nothing here runs in CI).
 #
-# Starts `berth serve` (release build) on a fresh SQLite file on 127.0.0.1, creates COUNT pending
-# bookings, then drives first-time verify-purchase calls with distinct TestKit-signed transactions
-# from wrk for at most DURATION seconds, then replays already-confirmed ones for REPLAY_DURATION
-# seconds. Prints requests/s, p50/p99 latency, errors and the server's peak RSS, and checks that
-# confirmed bookings = purchase rows. Everything stops by itself.
+# Starts `berth serve` (release build) on a fresh SQLite file on 127.0.0.1 and reports:
+#   - cold start: launch to the first answer of /healthz;
+#   - first-time verify-purchase with about 1,000 purchases in the database (after a warm-up);
+#   - first-time verify-purchase again once COUNT more purchases are in the database (cost must
+#     not grow with history);
+#   - replays of confirmed purchases (same user, same booking);
+#   - requests/s, p50/p99 latency and errors of each phase, the server's peak RSS, and a
+#     consistency check (purchase rows = confirmed bookings, nothing lost or doubled).
+# Bookings are created by their users (HS256 tokens of the benchmark tenant), each with its own
+# TestKit-signed transaction. wrk talks to 127.0.0.1 only; every phase is bounded in time and
+# count, and everything stops by itself.
 #
-#   benchmarks/verify-purchase.sh            # COUNT=60000 DURATION=10 REPLAY_DURATION=5 CONNECTIONS=16 THREADS=2
+#   benchmarks/verify-purchase.sh     # COUNT=100000 MEASURE=8 BATCH=60000 REPLAY_DURATION=5 CONNECTIONS=16 THREADS=2
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-COUNT=${COUNT:-60000}
-DURATION=${DURATION:-10}
+COUNT=${COUNT:-100000}
+MEASURE=${MEASURE:-8}
+BATCH=${BATCH:-60000}
 REPLAY_DURATION=${REPLAY_DURATION:-5}
 CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-2}
 PORT=${PORT:-18080}
+WARM=1000
 
 if ! command -v wrk >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
@@ -33,7 +41,7 @@ cat > "$work/catalog.json" <<'JSON'
 { "tenants": [ {
   "id": "bench", "name": "Benchmark", "currency": "EUR",
   "apple": { "bundleId": "it.seaboo.app", "environments": ["Sandbox"], "trustedRootFiles": ["ca/root.pem"] },
-  "auth": { "algorithm": "HS256", "issuer": "https://bench.invalid", "secretEnv": "BENCH_JWT_SECRET" },
+  "auth": { "algorithm": "HS256", "issuer": "https://bench.invalid", "audience": "berth", "secretEnv": "BENCH_JWT_SECRET" },
   "holdMinutes": 60,
   "products": [ { "id": "it.seaboo.rental.basic", "kind": "booking", "type": "Consumable", "title": "Rental" } ],
   "resources": [ { "id": "fleet", "kind": "rental", "name": "A large fleet", "pricePerDayMinor": 5000, "units": 1000000 } ],
@@ -42,29 +50,56 @@ cat > "$work/catalog.json" <<'JSON'
   "limits": { "bookings": { "burst": 100000000, "perSecond": 100000000 }, "pendingHoldsPerServerKey": 100000000 }
 } ] }
 JSON
+export BENCH_JWT_SECRET="benchmark-secret-$(date +%s)-berth"
 "$berth" testkit init "$work/ca" >/dev/null
 storage=(--database "sqlite:$work/bench.sqlite" --catalog "$work/catalog.json" --migrations "$repo/migrations")
-BERTH_LOG_LEVEL=error "$berth" serve --port "$PORT" "${storage[@]}" &
-server_pid=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+"$berth" migrate "${storage[@]}" >/dev/null
 key=$("$berth" keys create --tenant bench --role server "${storage[@]}")
 admin=$("$berth" keys create --tenant bench --role admin "${storage[@]}")
 
-echo "== preparing $COUNT pending bookings and signed transactions"
-"$bench" prepare-purchases --url "http://127.0.0.1:$PORT" --key "$key" --ca "$work/ca" --count "$COUNT" --out "$work/requests.tsv"
+launched=$(date +%s%N)
+BERTH_LOG_LEVEL=error "$berth" serve --port "$PORT" "${storage[@]}" &
+server_pid=$!
+until curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; do
+    kill -0 "$server_pid" 2>/dev/null || { echo "server died"; exit 1; }
+    sleep 0.005
+done
+echo "== cold start to first answer: $(( ($(date +%s%N) - launched) / 1000000 )) ms (migrated database, release build)"
 
-echo "== first-time verify-purchase: $CONNECTIONS connections, $THREADS wrk threads, at most ${DURATION}s"
-wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$repo/benchmarks/verify-purchase.lua" \
-    "http://127.0.0.1:$PORT" -- "$work/requests.tsv" "$key" "$THREADS" | grep -E "Requests/sec|Latency|50%|90%|99%|wrk:|requests in"
+prepare() { # NAME COUNT PREFIX
+    "$bench" prepare-purchases --url "http://127.0.0.1:$PORT" --jwt-secret "$BENCH_JWT_SECRET" --issuer https://bench.invalid \
+        --ca "$work/ca" --count "$2" --user-prefix "$3" --out "$work/$1.tsv"
+}
+drive() { # NAME SECONDS [replay]
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$2s" --latency -s "$repo/benchmarks/verify-purchase.lua" \
+        "http://127.0.0.1:$PORT" -- "$work/$1.tsv" "$key" "$THREADS" ${3:-} | grep -E "Requests/sec|Latency |50%|99%|wrk:" | sed 's/^/   /'
+}
+total() { # admin listing path → its total
+    curl -sf "http://127.0.0.1:$PORT$1" -H "Authorization: Bearer $admin" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'
+}
 
+echo "== preparing $WARM + $BATCH + $COUNT + $BATCH pending bookings and signed transactions"
+prepare warm "$WARM" w-
+prepare early "$BATCH" a-
+prepare fill "$COUNT" f-
+prepare late "$BATCH" b-
+
+drive warm 60 >/dev/null
+echo "== first-time verify-purchase with $(total '/api/admin/purchases?limit=1') purchases in the database: ${MEASURE}s, $CONNECTIONS connections"
+drive early "$MEASURE"
+echo "== filling: $COUNT more first-time purchases"
+fill_start=$(date +%s%N)
+drive fill 600 | grep "Requests/sec" || true
+echo "   ($(( ($(date +%s%N) - fill_start) / 1000000 )) ms)"
+echo "== first-time verify-purchase with $(total '/api/admin/purchases?limit=1') purchases in the database: ${MEASURE}s"
+drive late "$MEASURE"
 echo "== replays of confirmed purchases (same user, same booking): ${REPLAY_DURATION}s"
-wrk -t"$THREADS" -c"$CONNECTIONS" -d"${REPLAY_DURATION}s" --latency -s "$repo/benchmarks/verify-purchase.lua" \
-    "http://127.0.0.1:$PORT" -- "$work/requests.tsv" "$key" "$THREADS" replay | grep -E "Requests/sec|Latency|50%|90%|99%|wrk:|requests in"
+drive warm "$REPLAY_DURATION" replay
 
 echo "== server"
 grep -E "VmHWM|VmRSS" "/proc/$server_pid/status" | sed 's/^/   /'
-purchases=$(curl -sf "http://127.0.0.1:$PORT/api/admin/purchases?limit=1" -H "Authorization: Bearer $admin" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
-confirmed=$(curl -sf "http://127.0.0.1:$PORT/api/admin/bookings?status=confirmed&limit=1" -H "Authorization: Bearer $admin" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
+purchases=$(total '/api/admin/purchases?limit=1')
+confirmed=$(total '/api/admin/bookings?status=confirmed&limit=1')
 echo "   purchase rows: $purchases, confirmed bookings: $confirmed"
 if [ "$purchases" != "$confirmed" ]; then echo "MISMATCH: confirmed bookings != purchase rows"; exit 1; fi
 echo "   consistent: every purchase confirmed exactly one booking"

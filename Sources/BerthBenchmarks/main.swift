@@ -33,13 +33,22 @@ case "hostile-receipts":
     guard iterations > 0 else { fail("--iterations needs a positive number") }
     try await benchmarkHostileReceipts(count: iterations)
 case "prepare-purchases":
-    guard let url = option("--url"), let key = option("--key"), let ca = option("--ca"), let out = option("--out"),
+    guard let url = option("--url"), let ca = option("--ca"), let out = option("--out"),
           let count = option("--count").flatMap(Int.init), count > 0
-    else { fail("prepare-purchases needs --url, --key, --ca, --count and --out") }
-    try await preparePurchases(baseURL: url, serverKey: key, caDirectory: ca, count: count, output: out,
-                               resourceId: option("--resource") ?? "fleet", bundleId: option("--bundle-id") ?? "it.seaboo.app")
+    else { fail("prepare-purchases needs --url, --key KEY or --jwt-secret S --issuer I, --ca, --count and --out") }
+    let creator: BookingCreator
+    if let secret = option("--jwt-secret"), let issuer = option("--issuer") {
+        creator = .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth")
+    } else if let key = option("--key") {
+        creator = .serverKey(key)
+    } else {
+        fail("prepare-purchases needs --key KEY or --jwt-secret S --issuer I")
+    }
+    try await preparePurchases(baseURL: url, creator: creator, caDirectory: ca, count: count, output: out,
+                               resourceId: option("--resource") ?? "fleet", bundleId: option("--bundle-id") ?? "it.seaboo.app",
+                               userPrefix: option("--user-prefix") ?? "bench-")
 case "--help", "-h", "help":
-    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL --key KEY --ca DIR --count N --out FILE")
+    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P]")
 default:
     fail("unknown mode \(mode)")
 }

@@ -44,31 +44,33 @@ final class RateLimiter: Sendable {
     /// Takes one token from every bucket named (all or none), or tells how long until one is available.
     func take(tenant: String, scope: Scope, principals: [(String, Tenant.RateLimit)]) -> Duration? {
         let now = clock.now()
-        return tables.withLock { tables in
-            var table = tables[tenant] ?? [:]
-            defer { tables[tenant] = table }
-            var refreshed: [(Key, Bucket)] = []
-            var wait: Double = 0
-            for (principal, limit) in principals {
-                let key = Key(scope: scope, principal: principal)
-                var bucket = table[key] ?? Bucket(tokens: Double(limit.burst), updated: now)
-                let elapsed = max(0, now.timeIntervalSince(bucket.updated))
-                bucket.tokens = min(Double(limit.burst), bucket.tokens + elapsed * limit.perSecond)
-                bucket.updated = now
-                if bucket.tokens < 1 { wait = max(wait, (1 - bucket.tokens) / max(limit.perSecond, 0.001)) }
-                refreshed.append((key, bucket))
-            }
-            if wait > 0 {
-                for (key, bucket) in refreshed where table[key] != nil { table[key] = bucket }
-                return .milliseconds(Int64((wait * 1000).rounded(.up)))
-            }
-            if table.count + refreshed.count > capacityPerTenant { evict(&table, now: now, limits: principals.map(\.1)) }
-            for (key, var bucket) in refreshed {
-                bucket.tokens -= 1
-                table[key] = bucket
-            }
-            return nil
+        // The tenant's table is mutated in place (`&tables[tenant, default:]`): taking a copy of it
+        // would copy every bucket of the tenant on each request.
+        return tables.withLock { tables in take(from: &tables[tenant, default: [:]], scope: scope, now: now, principals: principals) }
+    }
+
+    private func take(from table: inout [Key: Bucket], scope: Scope, now: Date, principals: [(String, Tenant.RateLimit)]) -> Duration? {
+        var refreshed: [(Key, Bucket)] = []
+        var wait: Double = 0
+        for (principal, limit) in principals {
+            let key = Key(scope: scope, principal: principal)
+            var bucket = table[key] ?? Bucket(tokens: Double(limit.burst), updated: now)
+            let elapsed = max(0, now.timeIntervalSince(bucket.updated))
+            bucket.tokens = min(Double(limit.burst), bucket.tokens + elapsed * limit.perSecond)
+            bucket.updated = now
+            if bucket.tokens < 1 { wait = max(wait, (1 - bucket.tokens) / max(limit.perSecond, 0.001)) }
+            refreshed.append((key, bucket))
         }
+        if wait > 0 {
+            for (key, bucket) in refreshed where table[key] != nil { table[key] = bucket }
+            return .milliseconds(Int64((wait * 1000).rounded(.up)))
+        }
+        if table.count + refreshed.count > capacityPerTenant { evict(&table, now: now, limits: principals.map(\.1)) }
+        for (key, var bucket) in refreshed {
+            bucket.tokens -= 1
+            table[key] = bucket
+        }
+        return nil
     }
 
     /// How many buckets a tenant holds (for tests and metrics).

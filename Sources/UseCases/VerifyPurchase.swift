@@ -44,8 +44,15 @@ public struct VerifyPurchase: Sendable {
 
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
-        try await checkTarget(command)
-        let proven = try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime)
+        let proven: ProvenTransaction
+        do {
+            proven = try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime)
+        } catch {
+            // A caller without the target learns nothing about proofs: not found comes first. (On
+            // success, ownership is checked inside the write, under the target's lock.)
+            try await checkTarget(command)
+            throw error
+        }
         let now = clock.now()
         let claim = PurchaseClaim(proven, tenantId: runtime.id, userId: command.userId, target: command.target, now: now)
         let emitsEvents = runtime.webhook != nil
@@ -82,8 +89,8 @@ public struct VerifyPurchase: Sendable {
         return result
     }
 
-    /// Before any proof is verified: the target must exist for this user (a reader, off the writer),
-    /// so that nobody spends verification work on, or learns anything about, someone else's target.
+    /// When a proof is refused: the target must exist for this user (a reader, off the writer), so
+    /// that a refusal tells nothing about someone else's target.
     private func checkTarget(_ command: Command) async throws {
         let tenantId = command.runtime.id, userId = command.userId
         switch command.target {
