@@ -84,13 +84,15 @@ prepare early "$BATCH" a-
 prepare fill "$COUNT" f-
 prepare late "$BATCH" b-
 
-drive warm 60 >/dev/null
+drive warm 4 >/dev/null
 echo "== first-time verify-purchase with $(total '/api/admin/purchases?limit=1') purchases in the database: ${MEASURE}s, $CONNECTIONS connections"
-drive early "$MEASURE"
-echo "== filling: $COUNT more first-time purchases"
-fill_start=$(date +%s%N)
-drive fill 600 | grep "Requests/sec" || true
-echo "   ($(( ($(date +%s%N) - fill_start) / 1000000 )) ms)"
+early=$(drive early "$MEASURE")
+echo "$early"
+rate=$(echo "$early" | awk '/Requests\/sec/ {print int($2)}')
+# Long enough for every fill line at 75 % of the rate just measured (then wrk repeats the last line).
+fill_seconds=$(( COUNT * 4 / (3 * (rate > 100 ? rate : 100)) + 5 ))
+echo "== filling: $COUNT more first-time purchases (${fill_seconds}s)"
+drive fill "$fill_seconds" | grep "Requests/sec" || true
 echo "== first-time verify-purchase with $(total '/api/admin/purchases?limit=1') purchases in the database: ${MEASURE}s"
 drive late "$MEASURE"
 echo "== replays of confirmed purchases (same user, same booking): ${REPLAY_DURATION}s"

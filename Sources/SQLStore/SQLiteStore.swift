@@ -25,6 +25,9 @@ public final class SQLiteStore: Store {
         configuration.foreignKeysEnabled = true
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous=NORMAL")
+            // Page cache: the writer walks the purchase and booking indexes on every unit of work and
+            // keeps their upper levels hot (24 MiB); readers serve listings and key lookups (4 MiB).
+            try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size=-4096" : "PRAGMA cache_size=-24576")
         }
         do {
             return SQLiteStore(pool: try DatabasePool(path: path, configuration: configuration), path: path)
