@@ -10,10 +10,12 @@ import GRDB
 /// (kill -9); only an operating-system crash or power loss may drop the last commits.
 public final class SQLiteStore: Store {
     let pool: DatabasePool
+    private let group: GroupCommit
     public let path: String
 
     private init(pool: DatabasePool, path: String) {
         self.pool = pool
+        self.group = GroupCommit(pool: pool)
         self.path = path
     }
 
@@ -48,16 +50,10 @@ public final class SQLiteStore: Store {
         try pool.close()
     }
 
+    /// Units of work queued together share one transaction (``GroupCommit``), each in its own
+    /// savepoint: one that throws is rolled back alone; each caller is answered after the COMMIT.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
-        try await pool.writeWithoutTransaction { db in
-            var result: T?
-            try db.inTransaction(.immediate) {
-                result = try body(SQLiteSession(db: db))
-                return .commit
-            }
-            guard let result else { throw StoreError("the unit of work returned nothing") }
-            return result
-        }
+        try await group.submit { db in try body(SQLiteSession(db: db)) }
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {

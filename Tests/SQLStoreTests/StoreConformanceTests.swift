@@ -268,6 +268,36 @@ struct StoreConformance {
         }
     }
 
+    @Test("among 40 concurrent units of work, the ones that throw write nothing and the others all commit", arguments: StoreBackend.available)
+    func failingUnitsAlone(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            struct Refused: Error {}
+            let outcomes = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        do {
+                            try await store.write { tx in
+                                try tx.audit.append(AuditRecord(tenantId: "a", actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
+                                                                detail: ["n": String(index)], at: Self.now))
+                                if index % 2 == 1 { throw Refused() }
+                            }
+                            return true
+                        } catch {
+                            return false
+                        }
+                    }
+                }
+                var committed = 0
+                for await ok in group where ok { committed += 1 }
+                return committed
+            }
+            #expect(outcomes == 20)
+            let entries = try await store.read { try $0.audit.audit(tenantId: "a", page: Page(limit: 100)) }
+            #expect(entries.total == 20)
+            #expect(entries.items.allSatisfy { entry in (Int(entry.detail?.filter(\.isNumber) ?? "") ?? 1) % 2 == 0 })
+        }
+    }
+
     @Test("listings page newest first with a total, and see only their tenant", arguments: StoreBackend.available)
     func pagingAndIsolation(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
