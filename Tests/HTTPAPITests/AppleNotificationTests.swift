@@ -12,7 +12,7 @@ struct AppleNotificationTests {
     @Test("a REFUND of a confirmed booking frees its slot; the same notification twice has one effect")
     func refundFreesSlot() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
             let rental: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
@@ -52,7 +52,7 @@ struct AppleNotificationTests {
     @Test("REFUND_REVERSED reinstates a refunded booking whose slot is still free")
     func refundReversed() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(4, from: harness.clock.now())
             let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
@@ -72,7 +72,7 @@ struct AppleNotificationTests {
     @Test("tampered, foreign or untrusted notifications are 4xx and write nothing; unknown transactions and TEST are recorded")
     func refusals() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let good = try harness.ca.signNotification(type: .test, bundleId: "it.seaboo.app")
             var parts = good.split(separator: ".").map(String.init)
@@ -105,7 +105,7 @@ struct AppleNotificationTests {
     @Test("a transaction refunded before anyone claimed it never confirms a booking, by JWS, receipt or id; a reversal lifts that")
     func refundBeforeClaim() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             // The user keeps the JWS (signed before the refund, so it shows no revocation) and asks Apple for a refund.
             let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000007101")
@@ -150,7 +150,7 @@ struct AppleNotificationFollowUpTests {
     @Test("a purchase Apple reports first is kept unclaimed, then linked when the app reports it, not doubled")
     func unclaimedThenClaimed() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000006001")
             let charge = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
@@ -179,7 +179,7 @@ struct AppleNotificationFollowUpTests {
         let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: "it.seaboo.app")
         try await Application(router: standIn.router()).test(.live) { apple in
             let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
-            defer { Task { await harness.close() } }
+            defer { harness.close() }
             try await harness.app().test(.router) { client in
                 let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000006002")
                 let request = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
@@ -198,7 +198,7 @@ struct AppleNotificationFollowUpTests {
     @Test("without an App Store Server API key the admin test notification is refused clearly")
     func testNotificationNotConfigured() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let reply = try await client.call(.post, "/api/admin/apple/test-notification", auth: harness.adminKey)
             #expect(reply.errorCode == "apple_not_configured")

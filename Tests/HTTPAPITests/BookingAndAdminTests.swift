@@ -15,7 +15,7 @@ struct BookingAndAdminTests {
     ])
     func rentalProducts(resource: String, days: Int, product: String, price: Int) async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(5, from: harness.clock.now())
             let booking = try await createBooking(client, harness, user: "u", body: [
@@ -30,7 +30,7 @@ struct BookingAndAdminTests {
     @Test("experiences sell seats of a slot; the last seat goes to one of two racing users")
     func lastSeatRace() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let slot = Harness.day(6, hour: 7, from: harness.clock.now())
             let group = try await createBooking(client, harness, user: "family", body: ["resourceId": "diving-intro", "slot": iso(slot), "seats": 5])
@@ -64,7 +64,7 @@ struct BookingAndAdminTests {
     @Test("bad booking requests are 4xx with the field named")
     func badBookingRequests() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let now = harness.clock.now()
             let start = Harness.day(3, from: now)
@@ -91,7 +91,7 @@ struct BookingAndAdminTests {
     @Test("admin confirms with a reason and cancels; both are audited")
     func adminConfirmAndCancel() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
             let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
@@ -135,7 +135,7 @@ struct BookingAndAdminTests {
     @Test("admin listing filters by user and date range and pages")
     func adminPagination() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             for day in 1...5 {
                 let start = Harness.day(day, from: harness.clock.now())
@@ -158,7 +158,7 @@ struct BookingAndAdminTests {
     @Test("tenants are isolated on every endpoint")
     func tenantIsolation() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
             let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
@@ -191,7 +191,7 @@ struct BookingAndAdminTests {
     @Test("authentication: user JWTs by issuer, API keys, and clear 401/403s")
     func authentication() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let token = try await harness.userToken("carla")
             let start = Harness.day(3, from: harness.clock.now())
@@ -220,7 +220,7 @@ struct ES256TokenTests {
     func es256() async throws {
         let signingKey = ES256PrivateKey()
         let harness = try await Harness.make(userPublicKeyPEM: signingKey.publicKey.pemRepresentation)
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: signingKey)
         let claims = TestUserClaims(sub: .init(value: "dora"), iss: .init(value: "https://auth.seaboo.test"), aud: .init(value: ["berth"]), exp: .init(value: Date().addingTimeInterval(300)))

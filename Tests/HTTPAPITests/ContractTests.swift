@@ -45,7 +45,7 @@ struct ContractTests {
     /// Drives one realistic session and records every request and response worth an example.
     func recordSession() async throws -> [Exchange] {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         let recorder = Recorder()
         try await harness.app().test(.router) { client in
             let record = recorder.record, recordRequest = recorder.recordRequest

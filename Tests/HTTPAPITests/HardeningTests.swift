@@ -14,7 +14,7 @@ struct HardeningTests {
     @Test("a purchase must carry the units the booking needs; what Apple signed as paid is recorded")
     func quantityAndPrice() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let slot = Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
             let booking = try await createBooking(client, harness, user: "ann", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 4])
@@ -48,7 +48,7 @@ struct HardeningTests {
     @Test("a user, and a server key over its users, may hold only so many unpaid bookings")
     func holdCaps() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             func book(_ user: String, day: Int) async throws -> Reply {
                 let start = Harness.day(day, from: harness.clock.now())
@@ -70,7 +70,7 @@ struct HardeningTests {
     @Test("the unauthenticated notification endpoint is rate-limited per tenant and client before any verification")
     func notificationRateLimit() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let junk = ["signedPayload": "eyJhbGciOiJFUzI1NiJ9.e30.AAAA"]
             var statuses: [Int] = []
@@ -88,7 +88,7 @@ struct HardeningTests {
     @Test("pagination offsets are bounded")
     func boundedOffsets() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let far = try await client.call(.get, "/api/admin/notifications?offset=\(Page.maximumOffset + 1)", auth: harness.adminKey)
             #expect(far.status == .badRequest)
@@ -100,7 +100,7 @@ struct HardeningTests {
     @Test("admin listings run beside a busy writer, not behind it")
     func listingsBesideWriter() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         // GRDB's writer runs its transaction synchronously: hold it open on its queue for 3 s.
         let holder = Task { try await harness.database.write { _ in Thread.sleep(forTimeInterval: 3) } }
         try await Task.sleep(for: .milliseconds(100))

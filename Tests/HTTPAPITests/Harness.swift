@@ -113,7 +113,8 @@ struct Harness {
         buildApplication(services: services, server: ServerConfiguration(host: "127.0.0.1", port: 0))
     }
 
-    func close() async {
+    /// Closes the store and removes the temporary folder (synchronous: `defer { harness.close() }`).
+    func close() {
         try? database.close()
         try? FileManager.default.removeItem(at: directory)
     }

@@ -17,7 +17,7 @@ struct VerifyPurchaseTests {
     @Test("a verified purchase confirms the booking; the same retry gets the same 200 and writes nothing")
     func confirmsOnceAndIsIdempotent() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let booking = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
             #expect(booking["requiredProductId"] as? String == "it.seaboo.rental.basic")
@@ -46,7 +46,7 @@ struct VerifyPurchaseTests {
     @Test("a second user replaying the transaction gets 409 and a replay row")
     func replayByAnotherUser() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"] as? Int)
             let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"] as? Int)
@@ -78,7 +78,7 @@ struct VerifyPurchaseTests {
     @Test("50 concurrent identical calls make one purchase and one confirmation")
     func concurrentIdenticalCalls() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"] as? Int)
             let jws = try harness.purchase("it.seaboo.rental.basic")
@@ -108,7 +108,7 @@ struct VerifyPurchaseTests {
     @Test("refusals answer 4xx with a stable code and write nothing")
     func refusalsWriteNothing() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"] as? Int)
             let good = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000000555")
@@ -156,7 +156,7 @@ struct VerifyPurchaseTests {
     @Test("an expired hold whose slot is still free is confirmed")
     func expiredHoldFreeSlot() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let booking = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
             harness.clock.advance(20 * 60)
@@ -171,7 +171,7 @@ struct VerifyPurchaseTests {
     @Test("an expired hold whose slot was taken keeps the payment for a refund")
     func expiredHoldTakenSlot() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let alice = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
             let early = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "bob", json: rentalBody(harness))
@@ -204,7 +204,7 @@ struct VerifyPurchaseReceiptTests {
     @Test("a receipt confirms the booking; the same transaction later as a JWS is the same purchase, and a replay elsewhere is refused")
     func exactlyOnceAcrossForms() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
             let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
@@ -242,7 +242,7 @@ struct VerifyPurchaseLookupTests {
         let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: "it.seaboo.app")
         try await Application(router: standIn.router()).test(.live) { apple in
             let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
-            defer { Task { await harness.close() } }
+            defer { harness.close() }
             let transactionId = "2000000000009101"
             // Bare ids prove a purchase only when bought with the caller's appAccountToken: user ids here are UUIDs.
             let alice = "0e0c4f4a-6c7b-4f64-9c44-3a1f0d3f6a11"
@@ -300,7 +300,7 @@ struct VerifyPurchaseLookupTests {
     @Test("without an App Store Server API key a bare id is refused with a clear code")
     func notConfigured() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
             let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])

@@ -25,7 +25,7 @@ struct VerifyReceiptTests {
     @Test("an active subscription answers 200 with isPremium; only the receipt's hash is stored")
     func premium() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let expires = harness.clock.now().addingTimeInterval(30 * 86_400)
             let receipt = try subscriptionReceipt(harness, expires: expires)
@@ -52,7 +52,7 @@ struct VerifyReceiptTests {
     @Test("an expired subscription is verified but not premium")
     func expired() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let receipt = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(-3600))
             let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": receipt])
@@ -65,7 +65,7 @@ struct VerifyReceiptTests {
     @Test("bad receipts are 4xx (do not retry) in the clients' shape with Berth's error object")
     func refusals() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             let foreign = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600), bundle: "com.other")
             let good = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600))
@@ -93,7 +93,7 @@ struct VerifyReceiptTests {
     @Test("a temporary failure (the database is gone) is a 5xx the client retries, never a 200")
     func temporaryFailure() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         let receipt = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600))
         let token = try await harness.userToken("dana")  // a JWT: authentication needs no database
         try harness.database.close()
@@ -108,7 +108,7 @@ struct VerifyReceiptTests {
     @Test("verification endpoints are rate limited per user with 429 and Retry-After")
     func rateLimited() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         try await harness.app().test(.router) { client in
             for _ in 0..<60 {
                 _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: "greedy", json: ["receiptData": "MIIT"])
@@ -156,7 +156,7 @@ struct LogHygieneTests {
     func noSecretsInLogs() async throws {
         let capture = LogCapture()
         let harness = try await Harness.make(logger: capture.logger)
-        defer { Task { await harness.close() } }
+        defer { harness.close() }
         let secretsBox = Mutex<[String]>([])
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())

@@ -29,7 +29,7 @@ struct WebhookSecurityTests {
             }
             try await Application(router: redirector).test(.live) { hooks in
                 let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
-                defer { Task { await harness.close() } }
+                defer { harness.close() }
                 try await enqueue(harness, tenant: "seaboo-test", booking: 1)
                 let client = WebhookHTTPClient()
                 let deliverer = webhookDeliverer(services: harness.services, client: client)
@@ -69,7 +69,7 @@ struct WebhookSecurityTests {
             try await Application(router: healthy()).test(.live) { alive in
                 let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(alive.port!)/hooks",
                                                      otherWebhookURL: "http://127.0.0.1:\(dead.port!)/hooks")
-                defer { Task { await harness.close() } }
+                defer { harness.close() }
                 // The dead tenant's events are older: a one-at-a-time deliverer would send them first.
                 for booking in 1...3 { try await enqueue(harness, tenant: "seaboo", booking: booking) }
                 try await enqueue(harness, tenant: "seaboo-test", booking: 10)

@@ -60,7 +60,7 @@ struct WebhookTests {
         let receiver = WebhookReceiver()
         try await Application(router: receiver.router()).test(.live) { hooks in
             let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
-            defer { Task { await harness.close() } }
+            defer { harness.close() }
             let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000008001")
             // The router alone: no delivery service runs until the "restart" below.
             try await Application(router: buildRouter(services: harness.services)).test(.router) { client in
