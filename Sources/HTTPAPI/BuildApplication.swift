@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import UseCases
@@ -5,11 +6,15 @@ import UseCases
 /// Where the server listens.
 public struct ServerConfiguration: Sendable {
     public var host: String
+    /// 0 lets the operating system choose a free port (see `portFile`).
     public var port: Int
+    /// Where to write the port actually bound, once the server listens (for supervisors and tests).
+    public var portFile: String?
 
-    public init(host: String = "127.0.0.1", port: Int = 8080) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, portFile: String? = nil) {
         self.host = host
         self.port = port
+        self.portFile = portFile
     }
 }
 
@@ -37,6 +42,14 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
         server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
         services: [client, webhookDeliverer(services: services, client: client)],
+        onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in
+            guard let portFile, let port = channel.localAddress?.port else { return }
+            do {
+                try Data(String(port).utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
+            } catch {
+                logger.error("could not write the port file \(portFile): \(error)")
+            }
+        },
         logger: services.logger
     )
 }

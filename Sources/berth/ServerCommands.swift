@@ -43,7 +43,8 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the HTTP service (migrates the database first).")
 
     @Option(help: "Address to listen on (env BERTH_HOST; default 127.0.0.1).") var host: String?
-    @Option(help: "Port to listen on (env BERTH_PORT; default 8080).") var port: Int?
+    @Option(help: "Port to listen on (env BERTH_PORT; default 8080; 0 lets the system choose).") var port: Int?
+    @Option(help: "Write the port actually bound to this file once listening (useful with --port 0).") var portFile: String?
     @OptionGroup var storage: StorageOptions
 
     func run() async throws {
@@ -60,7 +61,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let server = ServerConfiguration(
             host: host ?? environment["BERTH_HOST"] ?? "127.0.0.1",
-            port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080
+            port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080,
+            portFile: portFile
         )
         logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databasePath)")
         do {

@@ -10,14 +10,15 @@ final class ServerProcess: Sendable {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     let directory: URL
-    let port: Int
+    /// The port the running server bound (the system chooses one at each start).
+    var port: Int { boundPort.withLock { $0 } }
+    private let boundPort = Mutex(0)
     private let process = Mutex<Process?>(nil)
 
     init() throws {
         directory = try BerthProcess.temporaryDirectory()
         try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("products.json"), to: directory.appendingPathComponent("products.json"))
         try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("migrations"), to: directory.appendingPathComponent("migrations"))
-        port = Int.random(in: 20_000...40_000)
         let made = try BerthProcess.run(["testkit", "init", "berth-ca"], in: directory)
         try #require(made.status == 0, "\(made.stderr)")
     }
@@ -31,14 +32,19 @@ final class ServerProcess: Sendable {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         process.executableURL = try BerthProcess.executable
-        process.arguments = ["serve", "--port", String(port)]
+        let portFile = directory.appendingPathComponent("berth.port")
+        try? FileManager.default.removeItem(at: portFile)
+        process.arguments = ["serve", "--port", "0", "--port-file", portFile.path]
         process.currentDirectoryURL = directory
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
         self.process.withLock { $0 = process }
         for _ in 0..<200 {
-            if (try? await request("GET", "/healthz", headers: [:]))?.status == 200 { return }
+            if let text = try? String(contentsOf: portFile, encoding: .utf8), let bound = Int(text) {
+                boundPort.withLock { $0 = bound }
+                if (try? await request("GET", "/healthz", headers: [:]))?.status == 200 { return }
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         Issue.record("berth serve did not answer /healthz within 20 s")
