@@ -133,8 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleSignedDataTests",
-            dependencies: ["AppleSignedData", "TestKit", .product(name: "X509", package: "swift-certificates")],
-            resources: [.copy("Fixtures")]
+            dependencies: ["AppleSignedData", "TestKit", .product(name: "X509", package: "swift-certificates")]
         ),
         .testTarget(
             name: "AppStoreAPITests",
@@ -163,8 +162,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
-            ],
-            resources: [.copy("Fixtures")]
+            ]
         ),
         .testTarget(
             name: "TestKitTests",
@@ -172,8 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BerthCLITests",
-            dependencies: ["berth", "TestKit", "AppleSignedData", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types")],
-            resources: [.copy("Fixtures")]
+            dependencies: ["berth", "TestKit", "AppleSignedData", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
     ],
     swiftLanguageModes: [.v6]

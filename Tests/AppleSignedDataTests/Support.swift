@@ -5,7 +5,10 @@ import TestKit
 
 enum Fixture {
     static func url(_ name: String) throws -> URL {
-        try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil))
+        // The genuine Apple samples live once, in Tests/Fixtures, for every test target.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
+        try #require(FileManager.default.fileExists(atPath: url.path), "no fixture \(name)")
+        return url
     }
 
     static func text(_ name: String) throws -> String {

@@ -11,8 +11,8 @@ struct BerthProcess {
 
     static var executable: URL {
         get throws {
-            // The resource bundle of this test target sits next to the built products.
-            let products = Bundle.module.bundleURL.deletingLastPathComponent()
+            // The test runner is built next to the other products.
+            let products = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
             let url = products.appendingPathComponent("berth")
             try #require(FileManager.default.isExecutableFile(atPath: url.path), "build the berth product first (swift build)")
             return url
@@ -39,7 +39,9 @@ struct BerthProcess {
     }
 
     static func fixture(_ name: String) throws -> String {
-        try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil)).path
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
+        try #require(FileManager.default.fileExists(atPath: url.path), "no fixture \(name)")
+        return url.path
     }
 
     static func temporaryDirectory() throws -> URL {

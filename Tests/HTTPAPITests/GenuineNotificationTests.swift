@@ -39,7 +39,7 @@ struct GenuineNotificationTests {
         logger.logLevel = .warning
         let (catalog, database) = try await setup.prepareStore(logger: logger, now: Date())
         let services = try await setup.services(catalog: catalog, store: database, logger: logger)
-        let jws = try String(contentsOf: try #require(Bundle.module.url(forResource: "Fixtures/\(file)", withExtension: nil)), encoding: .utf8)
+        let jws = try String(contentsOf: Harness.fixture(file), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await Application(router: buildRouter(services: services)).test(.router) { client in
             let reply = try await client.call(.post, "/api/apple/notifications/\(tenant)", auth: nil, json: ["signedPayload": jws])

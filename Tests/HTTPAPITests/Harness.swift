@@ -138,6 +138,11 @@ struct Harness {
         return try await keys.sign(TestUserClaims(sub: .init(value: user), iss: .init(value: issuer), aud: .init(value: [audience]), exp: .init(value: Date().addingTimeInterval(expiresIn))))
     }
 
+    /// A genuine Apple sample from Tests/Fixtures (one folder for every test target).
+    static func fixture(_ name: String) -> URL {
+        repository.appendingPathComponent("Tests/Fixtures/\(name)")
+    }
+
     /// Counts rows of a table (to prove that refusals wrote nothing).
     func count(_ table: String) async throws -> Int {
         try await database.withConnection { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0 }

@@ -40,7 +40,7 @@ struct SandboxOnProductionTests {
         let services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
         let key = APIKeys.generate(tenantId: "goodheart")
         _ = try await CreateAPIKey(store: database)(tenantId: "goodheart", role: .server, hash: APIKeys.hash(key), now: clock.now())
-        let jws = try String(contentsOf: try #require(Bundle.module.url(forResource: "Fixtures/transaction-sandbox-consumable-2025.jws", withExtension: nil)), encoding: .utf8)
+        let jws = try String(contentsOf: Harness.fixture("transaction-sandbox-consumable-2025.jws"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let slot = Harness.day(3, hour: 9, from: clock.now())
         try await Application(router: buildRouter(services: services)).test(.router) { client in
