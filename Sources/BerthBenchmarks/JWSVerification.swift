@@ -72,7 +72,7 @@ func benchmarkJWSVerification(count: Int) async throws {
     precondition(warmVerifier.cacheStatistics.builds == 1, "warm runs must reuse the cached chain")
 
     let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tests/AppleSignedDataTests/Fixtures/transaction-sandbox-consumable-2025.jws")
+        .appendingPathComponent("Tests/Fixtures/transaction-sandbox-consumable-2025.jws")
     if let genuine = try? String(contentsOf: url, encoding: .utf8) {
         let apple = try SignedDataVerifier.apple()
         let inspect = AppExpectations.inspectOnly
