@@ -7,7 +7,7 @@ import NIOCore
 enum JSONCoding {
     static let bodyLimit = 64 * 1024
 
-    static let encoder: JSONEncoder = BerthJSON.encoder()
+    static let encoder: JSONEncoder = BerthJSON.shared
 
     /// Decodes a JSON body of at most 64 KiB, mapping every failure to a 4xx with the offending field.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {

@@ -7,7 +7,7 @@ struct SQLiteAudit: AuditRepository {
     let db: Database
 
     func append(_ r: AuditRecord) throws {
-        let detail = String(decoding: try BerthJSON.encoder().encode(r.detail), as: UTF8.self)
+        let detail = String(decoding: try BerthJSON.shared.encode(r.detail), as: UTF8.self)
         try db.run("""
             INSERT INTO audit_log (id, tenant_id, actor, action, booking_id, purchase_id, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, [RecordID.next(), r.tenantId, r.actor.rawValue, r.action.rawValue, r.bookingId, r.purchaseId, detail, r.at.epochMilliseconds])

@@ -64,22 +64,7 @@ public struct ReceiveNotification: Sendable {
                     slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
                 }
                 let plan = NotificationRules.plan(incoming, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)
-                if let purchase = plan.purchase { try tx.purchases.update(purchase) }
-                if let booking = plan.booking { try tx.bookings.update(booking, now: now) }
-                if let unclaimed = plan.unclaimed {
-                    try tx.purchases.keepUnclaimed(unclaimed, tenantId: incoming.tenantId, store: store, notificationUUID: incoming.uuid)
-                }
-                switch plan.revocation {
-                case .remember(let id):
-                    try tx.purchases.rememberRevoked(tenantId: incoming.tenantId, store: store, environment: incoming.environment, transactionId: id,
-                                                     notification: incoming, at: now)
-                case .forget(let id):
-                    try tx.purchases.forgetRevoked(tenantId: incoming.tenantId, store: store, environment: incoming.environment, transactionId: id)
-                case nil: break
-                }
-                try tx.notifications.insert(incoming, outcome: plan.effect.outcome, receivedAt: now)
-                if let audit = plan.audit { try tx.audit.append(audit) }
-                if emitsEvents, !plan.events.isEmpty { try tx.outbox.enqueue(plan.events, tenantId: incoming.tenantId, now: now) }
+                try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.effect.outcome, duplicate: false)
             }
         } catch let error as DomainError {

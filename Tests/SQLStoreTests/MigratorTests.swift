@@ -102,6 +102,42 @@ struct MigratorTests {
         for store in stores { try store.close() }
     }
 
+    @Test("migration 007 counts the slots that existing bookings hold, so an upgraded database admits no overbooking")
+    func occupancyBackfill() async throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let migrations = directory.appendingPathComponent("migrations")
+        try FileManager.default.copyItem(at: Self.repositoryMigrations, to: migrations)
+        let core = try Data(contentsOf: migrations.appendingPathComponent("007_core.sql"))
+        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name >= "007" {
+            try FileManager.default.removeItem(at: migrations.appendingPathComponent(name))
+        }
+        let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
+        defer { try? database.close() }
+        try await Migrator(directory: migrations).apply(to: database, now: Date())
+        let hour: Int64 = 3_600_000
+        let start = Date().addingTimeInterval(86_400).epochMilliseconds
+        let future = Date().addingTimeInterval(3_600).epochMilliseconds
+        let past = Date().addingTimeInterval(-3_600).epochMilliseconds
+        try await database.withConnection { db in
+            try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
+            // confirmed, pending within its hold, pending expired, cancelled: only the first two hold the slot.
+            for (id, status, hold, seats) in [(1, "confirmed", past, 2), (2, "pending_payment", future, 3), (3, "pending_payment", past, 4), (4, "cancelled", future, 5)] {
+                try db.execute(sql: """
+                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                    status, hold_expires_at, created_at, updated_at) VALUES (?, 't', 'u', 'tour', 'experience', ?, ?, ?, 100, 'EUR', 'p', ?, ?, 0, 0)
+                    """, arguments: [id, start, start + hour, seats, status, hold])
+            }
+        }
+        try core.write(to: migrations.appendingPathComponent("007_core.sql"))
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["007_core"])
+        let occupancy = try await database.write { tx in
+            try tx.bookings.occupancy(tenantId: "t", resourceId: "tour", start: Date(epochMilliseconds: start), end: Date(epochMilliseconds: start + hour),
+                                      excluding: nil, now: Date())
+        }
+        #expect(occupancy == Occupancy(bookings: 2, seats: 5))
+    }
+
     @Test("database URLs", arguments: [("sqlite:./b.sqlite", "./b.sqlite"), ("sqlite:///tmp/x.db", "/tmp/x.db"), ("plain.sqlite", "plain.sqlite")])
     func databaseURLs(url: String, path: String) throws {
         #expect(try SQLiteStore.path(fromURL: url) == path)

@@ -22,15 +22,6 @@ public struct WebhookEnvelope: Encodable, Hashable, Sendable {
 
     /// The JSON body.
     public func json() throws -> String {
-        String(decoding: try BerthJSON.encoder().encode(self), as: UTF8.self)
-    }
-}
-
-/// The one JSON encoder configuration of Berth's own output: sorted keys, unescaped slashes.
-public enum BerthJSON {
-    public static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
+        String(decoding: try BerthJSON.shared.encode(self), as: UTF8.self)
     }
 }

@@ -1,0 +1,35 @@
+import Foundation
+
+extension StoreSession {
+    /// Writes a purchase plan as it is, through the repositories: the store decides nothing.
+    /// Events go to the outbox only for tenants that receive webhooks.
+    public func save(_ plan: PurchasePlan, tenantId: String, store: String, emitsEvents: Bool, now: Date) throws {
+        if let purchase = plan.purchase { try purchases.insert(purchase, proofHash: plan.proofHash ?? "") }
+        if let booking = plan.booking { try bookings.update(booking, now: now) }
+        if let replay = plan.replay { try purchases.insert(replay, store: store) }
+        for record in plan.audit { try audit.append(record) }
+        if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: tenantId, now: now) }
+    }
+
+    /// Writes a notification plan and its notification row as they are (once per uuid: the unique
+    /// index refuses a second row, so a redelivery racing the first one fails instead of applying twice).
+    public func save(_ plan: NotificationPlan, for notification: IncomingNotification, store: String, emitsEvents: Bool, now: Date) throws {
+        if let purchase = plan.purchase { try purchases.update(purchase) }
+        if let booking = plan.booking { try bookings.update(booking, now: now) }
+        if let unclaimed = plan.unclaimed {
+            try purchases.keepUnclaimed(unclaimed, tenantId: notification.tenantId, store: store, notificationUUID: notification.uuid)
+        }
+        switch plan.revocation {
+        case .remember(let id):
+            try purchases.rememberRevoked(tenantId: notification.tenantId, store: store, environment: notification.environment, transactionId: id,
+                                          notification: notification, at: now)
+        case .forget(let id):
+            try purchases.forgetRevoked(tenantId: notification.tenantId, store: store, environment: notification.environment, transactionId: id)
+        case nil:
+            break
+        }
+        try notifications.insert(notification, outcome: plan.effect.outcome, receivedAt: now)
+        if let record = plan.audit { try audit.append(record) }
+        if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: notification.tenantId, now: now) }
+    }
+}
