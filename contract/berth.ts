@@ -92,6 +92,25 @@ export type ErrorCode =
   | "transaction_already_used"
   | "booking_already_paid"
   | "booking_not_payable"
+  /** 422: the product is not a credit product of the app (verify-purchase without bookingId) */
+  | "unknown_product"
+  /** 422: the product's kind is not applied yet (subscriptions) */
+  | "product_not_supported"
+  // credits
+  /** 404: the app sells no credits */
+  | "credits_not_offered"
+  /** 403 (reserve) or 409 (an adjustment): too few credits; `credits` carries the balance */
+  | "insufficient_credits"
+  /** 400: creditType is not one of the app's credit types */
+  | "unknown_credit_type"
+  | "reservation_not_found"
+  /** 409: commit of a released or expired reservation, release of a committed one */
+  | "reservation_not_held"
+  /** 409: the reference already holds a reservation of another amount, type or profile */
+  | "reference_in_use"
+  /** 409 / 404: CMS product create of an existing id / edit of an unknown one */
+  | "product_exists"
+  | "product_not_found"
   | VerificationErrorCode
   // server side: nothing was applied (500), or retry later (503)
   | "internal_error"
@@ -105,6 +124,8 @@ export interface ErrorResponse {
     /** The request field (or header, or query parameter) at fault, when there is one. */
     field?: string;
   };
+  /** with insufficient_credits: the balance of the credit type asked for */
+  credits?: CreditBalance;
 }
 
 // ---------------------------------------------------------------- catalog
@@ -121,6 +142,17 @@ export interface Product {
   /** Apple's product type: "Consumable", "Non-Consumable", "Auto-Renewable Subscription", … */
   type: string;
   title: string;
+  /** credit packs: the credit type and the credits one purchase (of quantity 1) grants */
+  creditType?: string;
+  credits?: number;
+  description?: string;
+  /** minor units of currency, for the purchase screen (the App Store's price is the one charged) */
+  price?: number;
+  currency?: string;
+  /** ascending */
+  displayOrder?: number;
+  /** listed for sale; an inactive pack still grants its credits when a paid transaction arrives */
+  active?: boolean;
 }
 
 export interface ProductsResponse {
@@ -219,7 +251,8 @@ export type BookingListResponse = ListResponse<Booking>;
  * `transactionId` picks its entry, else the newest purchase of the booking's product is used.
  */
 export interface VerifyPurchaseRequest {
-  bookingId: number | string;
+  /** the booking a booking product pays for; omit it for a credit pack */
+  bookingId?: number | string;
   productId: string;
   /** alone (no jwsRepresentation, no receipt): resolved through Apple's App Store Server API */
   transactionId?: string;
@@ -250,12 +283,196 @@ export interface Purchase {
   currency?: string;
   /** how many units were bought */
   quantity?: number;
+  /** a credit pack: its credit type and the credits it granted (credits × quantity) */
+  creditType?: string;
+  credits?: number;
 }
 
 export interface VerifyPurchaseResponse {
   success: true;
   booking: Booking;
   purchase: Purchase;
+}
+
+/** verify-purchase of a credit pack (no bookingId). A retry of the same transaction by the same user
+ * answers the same creditsAdded (nothing is added twice); newBalance is the balance now. */
+export interface CreditPurchaseResponse {
+  success: true;
+  transactionId: string;
+  creditType: string;
+  creditsAdded: number;
+  newBalance: number;
+  purchase: Purchase;
+}
+
+// ---------------------------------------------------------------- credits
+
+export interface CreditBalance {
+  creditType: string;
+  /** credits owned, held ones included */
+  balance: number;
+  /** credits live reservations hold */
+  held: number;
+  /** credits a new reservation may take: balance − held (never below 0) */
+  available: number;
+  /** credits a refund could not take back; settled from the next credits granted */
+  debt: number;
+  /** report apps: a credit of this type is there to use (available > 0) */
+  unlocked: boolean;
+}
+
+/** GET /api/credits: every credit type of the app */
+export interface CreditsResponse {
+  credits: CreditBalance[];
+}
+
+export type LedgerEntryType = "purchase" | "bonus" | "usage" | "refund" | "refund_reversal" | "adjustment" | "debt_settlement";
+export type LedgerEntryStatus = "completed" | "refunded";
+
+export interface LedgerEntry {
+  id: number;
+  userId: string;
+  creditType: string;
+  type: LedgerEntryType;
+  /** signed change of the balance */
+  amount: number;
+  /** signed change of the debt */
+  debtChange: number;
+  balanceAfter: number;
+  /** "refunded" marks a purchase Apple refunded (its refund entry follows) */
+  status: LedgerEntryStatus;
+  /** "user:<id>", "admin:<key id>", "server:<key id>", "apple", "system" */
+  actor: string;
+  reason?: string;
+  productId?: string;
+  transactionId?: string;
+  purchaseId?: number;
+  reservationId?: number;
+  /** the profile a usage was for (kept for ever) */
+  profileId?: string;
+  reference?: string;
+  createdAt: ISODateTime;
+}
+
+/** GET /api/credits/transactions?limit=&offset=&type=&creditType=&status=&from=&to= (newest first) */
+export interface CreditTransactionsResponse {
+  transactions: LedgerEntry[];
+  meta: { total: number; limit: number; offset: number };
+}
+
+/** The credits one grant brought, spent oldest first (FIFO per credit type). */
+export interface CreditLot {
+  id: number;
+  creditType: string;
+  /** the ledger entry that granted it */
+  entryId: number;
+  purchaseId?: number;
+  amount: number;
+  remaining: number;
+  state: "unused" | "partly_used" | "consumed" | "refunded";
+  grantedAt: ISODateTime;
+  consumedAt?: ISODateTime;
+  refundedAt?: ISODateTime;
+  /** which entry took credits from it, and for which profile */
+  uses: { entryId: number; amount: number; profileId?: string; at: ISODateTime }[];
+}
+
+/** GET /api/credits/lots?creditType= */
+export interface CreditLotsResponse {
+  lots: CreditLot[];
+}
+
+/** POST /api/credits/reservations (201; 200 when `reference` found the live reservation of a retry) */
+export interface ReserveCreditsRequest {
+  /** 1 … the app's maximumReservation (default 1000) */
+  amount: number;
+  /** required when the app has several credit types */
+  creditType?: string;
+  /** the app's id of the work (a generation): a retry with it finds the same reservation */
+  reference?: string;
+  /** the profile the work is for (recorded on the usage entry and the lots) */
+  profileId?: string;
+}
+
+export type ReservationStatus = "held" | "committed" | "released" | "expired";
+
+export interface Reservation {
+  id: number;
+  creditType: string;
+  amount: number;
+  status: ReservationStatus;
+  reference?: string;
+  profileId?: string;
+  createdAt: ISODateTime;
+  expiresAt: ISODateTime;
+  settledAt?: ISODateTime;
+  /** the usage entry of a committed reservation */
+  entryId?: number;
+}
+
+/** reserve, POST /api/credits/reservations/{id}/commit and …/release */
+export interface ReservationResponse {
+  success: true;
+  reservation: Reservation;
+  credits: CreditBalance;
+}
+
+/** GET /api/credits/purchase-eligibility?productId= */
+export interface EligibilityResponse {
+  productId: string;
+  creditType: string;
+  eligible: boolean;
+  /** "eligible", "unused_credit" (report apps: a credit of this type waits to be used), "product_inactive" */
+  reason: "eligible" | "unused_credit" | "product_inactive";
+}
+
+/** POST /api/admin/credit-products (productId, credits and title required) and PATCH /api/admin/credit-products/{productId} */
+export interface CreditProductRequest {
+  productId?: string;
+  creditType?: string;
+  credits?: number;
+  title?: string;
+  description?: string;
+  priceMinor?: number;
+  displayOrder?: number;
+  active?: boolean;
+}
+
+export interface CreditProductResponse {
+  product: Product;
+}
+
+/** POST /api/admin/credits/adjustments (201) */
+export interface AdjustmentRequest {
+  userId: string;
+  creditType?: string;
+  /** non-zero; negative removes credits (never more than are available, unless the app allows negative balances) */
+  amount: number;
+  reason: string;
+}
+
+export interface AdjustmentResponse {
+  success: true;
+  entry: LedgerEntry;
+  credits: CreditBalance;
+}
+
+/** GET /api/admin/credits/ledger?userId=&productId=&creditType=&type=&status=&from=&to= (format=csv or Accept: text/csv for CSV) */
+export type LedgerListResponse = ListResponse<LedgerEntry>;
+
+/** GET /api/admin/credits/stats?from=&to= */
+export interface CreditStatsResponse {
+  from?: ISODateTime;
+  to?: ISODateTime;
+  products: { productId: string; purchases: number; creditsGranted: number; refunds: number; creditsRefunded: number }[];
+}
+
+/** GET /api/admin/credits/check */
+export interface LedgerCheckResponse {
+  /** every account's balance, debt and lots agree with the ledger */
+  consistent: boolean;
+  accounts: number;
+  problems: { userId: string; creditType: string; problems: string[] }[];
 }
 
 // ---------------------------------------------------------------- existing iOS clients
@@ -339,8 +556,9 @@ export type WebhookEventType =
   | "booking.refunded"
   | "purchase.refunded"
   | "replay.detected"
-  // reserved for the credits and subscriptions work:
+  /** data: userId, creditType, balance, available, debt, change, reason (the entry type), entryId, transactionId */
   | "credits.changed"
+  // reserved for the subscriptions work:
   | "subscription.updated";
 
 /**

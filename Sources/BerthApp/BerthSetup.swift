@@ -6,7 +6,7 @@ import SQLStore
 import UseCases
 
 /// The composition root: reads the catalog file, opens the store, applies migrations, syncs the
-/// catalog's tenants and builds the services. The one start-up sequence shared by `berth serve`,
+/// catalog's tenants, seeds new credit products and builds the services. The one start-up sequence shared by `berth serve`,
 /// `berth migrate`, `berth keys` and the tests; configuration errors surface here, at start.
 public struct BerthSetup: Sendable {
     public var catalogURL: URL
@@ -40,6 +40,10 @@ public struct BerthSetup: Sendable {
             if !applied.isEmpty { logger.info("applied migrations: \(applied.joined(separator: ", "))") }
             let tenants = catalog.tenants.map { (id: $0.id, name: $0.name) }
             try await store.write { tx in try tx.keys.syncTenants(tenants, now: now) }
+            // products.json seeds the credit products; once stored, operators' edits win.
+            let seeds = catalog.tenants.flatMap { tenant in tenant.products.compactMap { CreditProduct($0, tenant: tenant, now: now) } }
+            let added = try await store.write { tx in try tx.credits.seed(seeds) }
+            if added > 0 { logger.info("added \(added) credit product(s) from the catalog") }
             return (catalog, store)
         } catch {
             try? store.close()

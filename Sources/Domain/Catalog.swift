@@ -60,6 +60,8 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var limits: Limits?
     /// Where the tenant's own backend receives signed webhooks.
     public var webhook: Webhook?
+    /// The credit types it sells and how its ledger behaves (tenants with credit products).
+    public var credits: CreditSettings?
 
     /// Per-tenant limits that keep one caller from taking inventory or CPU from everyone else.
     public struct Limits: Codable, Hashable, Sendable {
@@ -169,6 +171,10 @@ public struct Tenant: Codable, Hashable, Sendable {
             try resource.validate(tenant: id)
         }
         try webhook?.validate(tenant: id)
+        try credits?.validate(tenant: id)
+        for product in products {
+            try product.validate(tenant: self)
+        }
         if !resources.isEmpty {
             guard let rules = bookingRules else { throw CatalogError("tenant \(id): resources need bookingRules") }
             try rules.validate(tenant: self)
@@ -275,6 +281,41 @@ public struct Product: Codable, Hashable, Sendable {
     public var title: String
     /// For `credits`: how many credits one purchase adds.
     public var credits: Int?
+    /// For `credits`: the credit type it grants (default: the tenant's only type).
+    public var creditType: String?
     /// For `subscription`: the entitlement it grants.
     public var entitlement: String?
+    /// What the purchase screen shows: a description, a price in minor units of the tenant's
+    /// currency, the order (ascending) and whether it is offered. Seeds only: operators edit credit
+    /// products at run time and the stored product wins.
+    public var description: String?
+    public var priceMinor: Int64?
+    public var displayOrder: Int?
+    public var active: Bool?
+
+    public init(id: String, kind: ProductKind, type: String, title: String, credits: Int? = nil, creditType: String? = nil, entitlement: String? = nil,
+                description: String? = nil, priceMinor: Int64? = nil, displayOrder: Int? = nil, active: Bool? = nil) {
+        self.id = id
+        self.kind = kind
+        self.type = type
+        self.title = title
+        self.credits = credits
+        self.creditType = creditType
+        self.entitlement = entitlement
+        self.description = description
+        self.priceMinor = priceMinor
+        self.displayOrder = displayOrder
+        self.active = active
+    }
+
+    func validate(tenant: Tenant) throws {
+        guard kind == .credits else { return }
+        guard let settings = tenant.credits else { throw CatalogError("tenant \(tenant.id): product \(id) sells credits but the tenant has no credits settings") }
+        guard let credits, (1...1_000_000).contains(credits) else { throw CatalogError("tenant \(tenant.id): product \(id) needs credits 1...1000000") }
+        guard let type = creditType ?? settings.defaultType else {
+            throw CatalogError("tenant \(tenant.id): product \(id) must name its creditType (the tenant has several)")
+        }
+        guard settings.types.contains(type) else { throw CatalogError("tenant \(tenant.id): product \(id) names unknown credit type \(type)") }
+        if let price = priceMinor, price < 0 { throw CatalogError("tenant \(tenant.id): product \(id) has a negative priceMinor") }
+    }
 }

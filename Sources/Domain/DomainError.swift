@@ -24,6 +24,8 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     public var field: String?
     /// For `unavailable`: seconds after which a retry may succeed.
     public var retryAfter: Int?
+    /// For `insufficient_credits`: the balance, so that the app can open its purchase screen.
+    public var credits: CreditSummary?
 
     public init(_ kind: Kind, _ code: ErrorCode, _ message: String, field: String? = nil, retryAfter: Int? = nil) {
         self.retryAfter = retryAfter

@@ -52,6 +52,16 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unauthenticated = ErrorCode("unauthenticated")
     public static let wrongBundle = ErrorCode("wrong_bundle")
     public static let wrongEnvironment = ErrorCode("wrong_environment")
+    public static let creditsNotOffered = ErrorCode("credits_not_offered")
+    public static let insufficientCredits = ErrorCode("insufficient_credits")
+    public static let productExists = ErrorCode("product_exists")
+    public static let productNotFound = ErrorCode("product_not_found")
+    public static let referenceInUse = ErrorCode("reference_in_use")
+    public static let reservationNotFound = ErrorCode("reservation_not_found")
+    public static let reservationNotHeld = ErrorCode("reservation_not_held")
+    public static let unknownCreditType = ErrorCode("unknown_credit_type")
+    public static let unknownProduct = ErrorCode("unknown_product")
+    public static let productNotSupported = ErrorCode("product_not_supported")
 
     /// Every code above.
     public static let all: [ErrorCode] = [
@@ -99,5 +109,15 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .unauthenticated,
         .wrongBundle,
         .wrongEnvironment,
+        .creditsNotOffered,
+        .insufficientCredits,
+        .productExists,
+        .productNotFound,
+        .referenceInUse,
+        .reservationNotFound,
+        .reservationNotHeld,
+        .unknownCreditType,
+        .unknownProduct,
+        .productNotSupported,
     ]
 }

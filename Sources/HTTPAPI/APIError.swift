@@ -10,6 +10,8 @@ public struct APIError: Error, Sendable {
     public var message: String
     public var field: String?
     public var headers: HTTPFields
+    /// For `insufficient_credits`: the balance, beside the error.
+    var credits: CreditSummary?
 
     public init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, field: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
@@ -32,6 +34,7 @@ public struct APIError: Error, Sendable {
         var headers: HTTPFields = [:]
         if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
         self.init(status, error.code, error.message, field: error.field, headers: headers)
+        credits = error.credits
     }
 
     static func unauthenticated(_ message: String) -> APIError {
@@ -50,12 +53,13 @@ public struct APIError: Error, Sendable {
         }
         var success = false
         var error: Detail
+        var credits: CreditBalanceDTO?
     }
 
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field)))) ?? Data()
+        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field), credits: credits.map(CreditBalanceDTO.init)))) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

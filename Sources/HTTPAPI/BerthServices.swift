@@ -24,6 +24,8 @@ public struct BerthServices: Sendable {
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
     var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, clock: clock, logger: logger) }
     var verifyReceipt: VerifyReceipt { VerifyReceipt(store: store, clock: clock, logger: logger) }
+    var creditAccounts: CreditAccounts { CreditAccounts(store: store, clock: clock) }
+    var creditOperations: CreditOperations { CreditOperations(store: store, clock: clock) }
 }
 
 extension BerthRequestContext {

@@ -1,16 +1,42 @@
+import Domain
 import Hummingbird
+import UseCases
 
 /// `GET /healthz`, `GET /api/products`, `GET /api/resources`.
 struct CatalogRoutes {
+    let tenants: TenantRegistry
+    let store: any Store
+
     func register(on router: Router<BerthRequestContext>) {
         router.get("/healthz") { _, _ in try JSONCoding.response(HealthResponse()) }
-        router.get("/api/products") { _, context in
-            let tenant = try context.requireTenant().tenant
-            return try JSONCoding.response(ProductsResponse(products: tenant.products.map(ProductDTO.init)))
+        router.get("/api/products") { request, context in
+            let runtime: TenantRuntime
+            if context.identity == nil, let id = request.uri.queryParameters["tenant"] {
+                // The purchase screen's catalog, for tenants that publish it.
+                guard let found = tenants.tenant(id: String(id)), found.tenant.credits?.publicProducts == true else {
+                    throw APIError.unauthenticated("this app's products need Authorization: Bearer <user token or API key>")
+                }
+                runtime = found
+            } else {
+                runtime = try context.requireTenant()
+            }
+            return try JSONCoding.response(ProductsResponse(products: try await products(runtime)))
         }
         router.get("/api/resources") { _, context in
             let tenant = try context.requireTenant().tenant
             return try JSONCoding.response(ResourcesResponse(resources: tenant.resources.map { ResourceDTO($0, currency: tenant.currency) }))
         }
+    }
+
+    /// The catalog's booking products, then the credit products on sale in display order (operators
+    /// edit those at run time: the stored ones are listed).
+    private func products(_ runtime: TenantRuntime) async throws -> [ProductDTO] {
+        var products = runtime.tenant.products.filter { $0.kind != .credits }.map(ProductDTO.init)
+        if runtime.tenant.credits != nil {
+            let tenantId = runtime.id
+            let stored = try await store.read { try $0.credits.products(tenantId: tenantId) }
+            products += stored.filter(\.active).map(ProductDTO.init)
+        }
+        return products
     }
 }

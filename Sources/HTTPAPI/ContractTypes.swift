@@ -34,12 +34,35 @@ struct ProductDTO: Codable {
     var kind: String
     var type: String
     var title: String
+    /// Credit packs: the credit type and credits one purchase grants, what the purchase screen shows.
+    var creditType: String?
+    var credits: Int64?
+    var description: String?
+    /// Minor units of `currency`.
+    var price: Int64?
+    var currency: String?
+    var displayOrder: Int?
+    var active: Bool?
 
     init(_ product: Product) {
         id = product.id
         kind = product.kind.rawValue
         type = product.type
         title = product.title
+    }
+
+    init(_ product: CreditProduct) {
+        id = product.productId
+        kind = ProductKind.credits.rawValue
+        type = "Consumable"
+        title = product.title
+        creditType = product.creditType
+        credits = product.credits
+        description = product.description
+        price = product.priceMinor
+        currency = product.currency
+        displayOrder = product.displayOrder
+        active = product.active
     }
 }
 
@@ -151,8 +174,13 @@ struct PurchaseDTO: Codable {
     var priceMilliunits: Int64?
     var currency: String?
     var quantity: Int?
+    /// A credits purchase: the credit type and the credits it granted.
+    var creditType: String?
+    var credits: Int64?
 
     init(_ purchase: Purchase) {
+        creditType = purchase.creditType
+        credits = purchase.credits
         priceMilliunits = purchase.priceMilliunits
         currency = purchase.currency
         quantity = purchase.quantity
@@ -172,7 +200,8 @@ struct PurchaseDTO: Codable {
 }
 
 struct VerifyPurchaseRequest: Codable {
-    var bookingId: BookingID
+    /// The booking a booking product pays for; absent for a credit pack.
+    var bookingId: BookingID?
     var productId: String
     var transactionId: String?
     var jwsRepresentation: String?

@@ -27,15 +27,19 @@ struct VerifyPurchaseRoutes {
             throw APIError(.badRequest, .missingField, "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt) or transactionId", field: "jwsRepresentation")
         }
         let result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: body.productId, transactionId: body.transactionId,
-                                                    proof: proof, target: .booking(id: body.bookingId.value)))
+                                                    proof: proof, target: body.bookingId.map { .booking(id: $0.value) }))
         switch result.outcome {
         case .applied(let purchase), .repeated(let purchase):
-            guard let booking = result.booking else { throw DomainError.bookingNotFound(body.bookingId.value) }
+            if let creditType = purchase.creditType, let credits = result.credits {
+                return try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: creditType, creditsAdded: purchase.credits ?? 0,
+                                                                      newBalance: credits.balance, purchase: PurchaseDTO(purchase)))
+            }
+            guard let booking = result.booking else { throw APIError(.internalServerError, .internalError, "the purchase was applied but its booking was not found") }
             return try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase)))
         case .replay(let reason):
             throw APIError(.conflict, .transactionAlreadyUsed, reason, field: "jwsRepresentation")
         case .needsRefund(_, let code, let message):
-            throw APIError(.conflict, code, message, field: "bookingId")
+            throw APIError(.conflict, code, message, field: body.bookingId == nil ? "productId" : "bookingId")
         case .refused(let code, let message):
             throw APIError(.unprocessableContent, code, message, field: "transactionId")
         }

@@ -77,6 +77,7 @@ struct SQLiteSession: StoreSession {
     var audit: any AuditRepository { SQLiteAudit(db: db) }
     var keys: any APIKeyRepository { SQLiteKeys(db: db) }
     var receiptChecks: any ReceiptCheckRepository { SQLiteReceiptChecks(db: db) }
+    var credits: any CreditRepository { SQLiteCredits(db: db) }
 }
 
 /// A storage failure that is not a business-rule refusal.

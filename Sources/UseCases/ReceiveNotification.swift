@@ -46,6 +46,7 @@ public struct ReceiveNotification: Sendable {
         let now = clock.now()
         let emitsEvents = runtime.webhook != nil
         let resources = runtime.tenant.resources
+        let negativeAllowed = runtime.tenant.credits?.negativeAllowed ?? false
         let result: Result
         do {
             result = try await store.write { tx in
@@ -63,7 +64,13 @@ public struct ReceiveNotification: Sendable {
                                                               excluding: booking.id, now: now)
                     slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
                 }
-                let plan = NotificationRules.plan(incoming, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)
+                var credits: CreditRefundContext?
+                if let purchase, let creditType = purchase.creditType {
+                    let account = try tx.credits.account(tenantId: incoming.tenantId, userId: purchase.userId, creditType: creditType, now: now, forUpdate: true)
+                    let grant = try tx.credits.grant(purchaseId: purchase.id, tenantId: incoming.tenantId).map { CreditRefundContext.Grant(entry: $0.entry, lot: $0.lot) }
+                    credits = CreditRefundContext(account: account, grant: grant, negativeAllowed: negativeAllowed)
+                }
+                let plan = NotificationRules.plan(incoming, purchase: purchase, booking: booking, slotStillFree: slotFree, credits: credits, now: now)
                 try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.effect.outcome, duplicate: false)
             }

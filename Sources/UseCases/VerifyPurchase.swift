@@ -12,9 +12,11 @@ public struct VerifyPurchase: Sendable {
         /// The transaction id the app claims (checked against the proof).
         public var transactionId: String?
         public var proof: PurchaseProof
-        public var target: PurchaseTarget
+        /// What the purchase pays for: a booking the app names, or nil to let the product decide
+        /// (a credit pack: its credit type).
+        public var target: PurchaseTarget?
 
-        public init(runtime: TenantRuntime, userId: String, productId: String, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget) {
+        public init(runtime: TenantRuntime, userId: String, productId: String, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget?) {
             self.runtime = runtime
             self.userId = userId
             self.productId = productId
@@ -28,6 +30,8 @@ public struct VerifyPurchase: Sendable {
     public struct Result: Sendable {
         public var outcome: PurchaseOutcome
         public var booking: Booking?
+        /// For a credits purchase: the account's balance after the claim.
+        public var credits: CreditSummary?
     }
 
     let store: any Store
@@ -44,6 +48,10 @@ public struct VerifyPurchase: Sendable {
 
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
+        let target: PurchaseTarget
+        if let named = command.target { target = named } else { target = try await creditTarget(command) }
+        var command = command
+        command.target = target
         let proven: ProvenTransaction
         do {
             proven = try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime)
@@ -54,7 +62,7 @@ public struct VerifyPurchase: Sendable {
             throw error
         }
         let now = clock.now()
-        let claim = PurchaseClaim(proven, tenantId: runtime.id, userId: command.userId, target: command.target, now: now)
+        let claim = PurchaseClaim(proven, tenantId: runtime.id, userId: command.userId, target: target, now: now)
         let emitsEvents = runtime.webhook != nil
         let policy = runtime.purchasePolicy
         let tenant = runtime.tenant
@@ -83,9 +91,25 @@ public struct VerifyPurchase: Sendable {
                 }
                 try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.outcome, booking: plan.booking ?? booking)
+            case .credits(let creditType):
+                guard let settings = tenant.credits,
+                      let product = try tx.credits.product(tenantId: claim.tenantId, productId: claimedProductId), product.creditType == creditType else {
+                    throw DomainError(.unprocessable, .unknownProduct, "\(claimedProductId) is not a credit product of this app", field: "productId")
+                }
+                try CreditPurchaseRules.check(proven, claimedProductId: claimedProductId, claimedTransactionId: claimedTransactionId, userId: claim.userId,
+                                              policy: policy)
+                try CreditAccounts.grantBonusIfDue(tx, tenant: tenant, userId: claim.userId, emitsEvents: emitsEvents, now: now)
+                let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
+                let revoked = try existing == nil
+                    && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
+                let account = try tx.credits.account(tenantId: claim.tenantId, userId: claim.userId, creditType: creditType, now: now, forUpdate: true)
+                let plan = ClaimPolicy.plan(claim, existing: existing, revokedByApple: revoked, now: now)
+                    ?? CreditPurchaseRules.plan(claim, product: product, account: account, negativeAllowed: settings.negativeAllowed, now: now)
+                try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
+                return Result(outcome: plan.outcome, booking: nil, credits: (plan.credits?.account ?? account).summary)
             }
         }
-        log(result.outcome, proofHash: proven.proofHash, transactionId: proven.transactionId, target: command.target)
+        log(result.outcome, proofHash: proven.proofHash, transactionId: proven.transactionId, target: target)
         return result
     }
 
@@ -97,7 +121,29 @@ public struct VerifyPurchase: Sendable {
         case .booking(let id):
             let owned = try await store.read { try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false)?.userId == userId }
             guard owned else { throw DomainError.bookingNotFound(id) }
+        case .credits, nil:
+            break
         }
+    }
+
+    /// The target of a claim that names no booking: the credit type of a credit product. A booking
+    /// product needs its booking; subscriptions are not applied yet.
+    private func creditTarget(_ command: Command) async throws -> PurchaseTarget {
+        let tenant = command.runtime.tenant, productId = command.productId
+        if let product = tenant.product(id: productId), product.kind != .credits {
+            switch product.kind {
+            case .booking: throw DomainError(.invalidInput, .missingField, "\(productId) pays for a booking: send bookingId", field: "bookingId")
+            default: throw DomainError(.unprocessable, .productNotSupported, "\(productId) is a \(product.kind.rawValue) product; Berth does not apply those yet", field: "productId")
+            }
+        }
+        guard tenant.credits != nil else {
+            throw DomainError(.invalidInput, .missingField, "this app sells bookings: send bookingId", field: "bookingId")
+        }
+        let tenantId = tenant.id
+        guard let product = try await store.read({ try $0.credits.product(tenantId: tenantId, productId: productId) }) else {
+            throw DomainError(.unprocessable, .unknownProduct, "\(productId) is not a credit product of this app", field: "productId")
+        }
+        return .credits(type: product.creditType)
     }
 
     private func log(_ outcome: PurchaseOutcome, proofHash: String, transactionId: String, target: PurchaseTarget) {

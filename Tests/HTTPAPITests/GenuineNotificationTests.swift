@@ -15,6 +15,7 @@ struct GenuineNotificationTests {
       { "id": "keysns", "name": "Keys", "currency": "CNY",
         "apple": { "bundleId": "com.jrjj.keysns", "appAppleId": 1601830814, "environments": ["Production"] },
         "auth": { "algorithm": "HS256", "issuer": "https://keys.example", "secretEnv": "KEYS_SECRET" },
+        "credits": { "types": ["credits"] },
         "products": [ { "id": "com.keysns.JR1200", "kind": "credits", "type": "Consumable", "title": "1200 credits", "credits": 1200 } ],
         "resources": [] },
       { "id": "abilities", "name": "Abilities", "currency": "USD",

@@ -24,6 +24,10 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let purchaseNeedsRefund = AuditAction(rawValue: "purchase.needs_refund")
     public static let purchaseRefused = AuditAction(rawValue: "purchase.refused")
     public static let replayDetected = AuditAction(rawValue: "replay.detected")
+    public static let creditsPurchased = AuditAction(rawValue: "credits.purchased")
+    public static let creditsAdjusted = AuditAction(rawValue: "credits.adjusted")
+    public static let creditProductCreated = AuditAction(rawValue: "credit_product.created")
+    public static let creditProductUpdated = AuditAction(rawValue: "credit_product.updated")
     public static let apiKeyCreated = AuditAction(rawValue: "api_key.created")
     /// `notification.refund`, `notification.did_renew`, …
     public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }

@@ -42,6 +42,11 @@ public enum NotificationEffect: Hashable, Sendable {
     /// A refund was reversed: purchase `applied` again, booking `confirmed` (or `payment_needs_refund`
     /// if its slot was taken meanwhile).
     case reinstateBooking(slotStillFree: Bool)
+    /// A credit purchase was refunded or revoked: purchase `refunded`, its credits taken back (a debt
+    /// where they are spent, unless the tenant allows negative balances).
+    case refundCredits
+    /// A credit purchase's refund was reversed: purchase `applied` again, its credits given back.
+    case reinstateCredits
     /// A purchase Apple reports before the app did: kept as an unclaimed transaction until a user claims it.
     case keepUnclaimed
     /// A REFUND or REVOKE of a transaction nobody has claimed: remembered, so that a later claim of it
@@ -57,6 +62,8 @@ public enum NotificationEffect: Hashable, Sendable {
         switch self {
         case .refundBooking: "booking_refunded"
         case .refundPurchaseOnly: "purchase_refunded"
+        case .refundCredits: "credits_refunded"
+        case .reinstateCredits: "credits_reinstated"
         case .keepUnclaimed: "unclaimed_purchase"
         case .rememberRevoked: "revoked_unclaimed"
         case .forgetRevoked: "revocation_reversed"
@@ -99,6 +106,14 @@ public enum NotificationRules {
                 guard notification.transactionId != nil else { return .recordOnly("unknown_transaction") }
                 return notification.type == .refundReversed ? .forgetRevoked : .rememberRevoked
             }
+            if purchase.creditType != nil {
+                if notification.type == .refundReversed { return purchase.status == .refunded ? .reinstateCredits : .recordOnly("not_refunded") }
+                switch purchase.status {
+                case .refunded: return .recordOnly("already_refunded")
+                case .needsRefund: return .refundPurchaseOnly
+                case .applied: return .refundCredits
+                }
+            }
             guard let booking else { return .recordOnly("no_booking") }
             if notification.type == .refundReversed {
                 guard purchase.status == .refunded, booking.status == .refunded else { return .recordOnly("not_refunded") }
@@ -120,7 +135,8 @@ public enum NotificationRules {
 
     /// Everything a notification writes: its effect on the purchase and booking, the notification
     /// row, the audit entry and the events.
-    public static func plan(_ notification: IncomingNotification, purchase: Purchase?, booking: Booking?, slotStillFree: Bool, now: Date) -> NotificationPlan {
+    public static func plan(_ notification: IncomingNotification, purchase: Purchase?, booking: Booking?, slotStillFree: Bool,
+                            credits: CreditRefundContext? = nil, now: Date) -> NotificationPlan {
         let effect = decide(notification, purchase: purchase, booking: booking, slotStillFree: slotStillFree)
         var plan = NotificationPlan(effect: effect)
         var purchase = purchase, booking = booking
@@ -152,6 +168,27 @@ public enum NotificationRules {
                 (purchase, booking) = (p, b)
                 (plan.purchase, plan.booking) = (p, b)
                 plan.events = [.booking(.bookingConfirmed, b, purchase: p)]
+            }
+        case .refundCredits:
+            if var p = purchase, let credits {
+                p.status = .refunded
+                purchase = p
+                plan.purchase = p
+                let change = CreditRules.refund(credits.account, amount: p.credits ?? 0, purchaseEntry: credits.grant?.entry, purchaseLot: credits.grant?.lot,
+                                                reason: notification.type.rawValue, negativeAllowed: credits.negativeAllowed, now: now)
+                plan.credits = change
+                plan.events = [change.event(reason: .refund)].compactMap { $0 }
+            }
+        case .reinstateCredits:
+            if var p = purchase, let credits {
+                p.status = .applied
+                p.outcomeCode = nil
+                purchase = p
+                plan.purchase = p
+                let change = CreditRules.reverseRefund(credits.account, amount: p.credits ?? 0, purchaseEntry: credits.grant?.entry,
+                                                       negativeAllowed: credits.negativeAllowed, now: now)
+                plan.credits = change
+                plan.events = [change.event(reason: .refundReversal)].compactMap { $0 }
             }
         case .keepUnclaimed:
             if let transactionId = notification.transactionId, let productId = notification.productId {
@@ -188,6 +225,8 @@ public struct NotificationPlan: Hashable, Sendable {
     public var purchase: Purchase?
     /// The booking's new state.
     public var booking: Booking?
+    /// What a credit refund (or its reversal) does to the account.
+    public var credits: CreditChange?
     public var unclaimed: UnclaimedTransaction?
     public var revocation: Revocation?
     public var audit: AuditRecord?
@@ -195,5 +234,29 @@ public struct NotificationPlan: Hashable, Sendable {
 
     public init(effect: NotificationEffect) {
         self.effect = effect
+    }
+}
+
+/// What a notification about a credit purchase needs to decide: the account it granted to (locked),
+/// the entry and lot of that grant, and the tenant's negative-balance policy.
+public struct CreditRefundContext: Hashable, Sendable {
+    public var account: CreditAccount
+    public var grant: Grant?
+    public var negativeAllowed: Bool
+
+    public struct Grant: Hashable, Sendable {
+        public var entry: LedgerEntry
+        public var lot: CreditLot?
+
+        public init(entry: LedgerEntry, lot: CreditLot?) {
+            self.entry = entry
+            self.lot = lot
+        }
+    }
+
+    public init(account: CreditAccount, grant: Grant?, negativeAllowed: Bool) {
+        self.account = account
+        self.grant = grant
+        self.negativeAllowed = negativeAllowed
     }
 }

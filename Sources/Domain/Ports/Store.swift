@@ -20,4 +20,5 @@ public protocol StoreSession {
     var audit: any AuditRepository { get }
     var keys: any APIKeyRepository { get }
     var receiptChecks: any ReceiptCheckRepository { get }
+    var credits: any CreditRepository { get }
 }

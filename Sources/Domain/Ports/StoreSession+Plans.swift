@@ -6,9 +6,23 @@ extension StoreSession {
     public func save(_ plan: PurchasePlan, tenantId: String, store: String, emitsEvents: Bool, now: Date) throws {
         if let purchase = plan.purchase { try purchases.insert(purchase, proofHash: plan.proofHash ?? "") }
         if let booking = plan.booking { try bookings.update(booking, now: now) }
+        if let change = plan.credits { try save(change, now: now) }
         if let replay = plan.replay { try purchases.insert(replay, store: store) }
         for record in plan.audit { try audit.append(record) }
         if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: tenantId, now: now) }
+    }
+
+    /// Writes a credit change as it is: entries, lots, uses, reservation and the balance row.
+    public func save(_ change: CreditChange, now: Date) throws {
+        if let reservation = change.newReservation { try credits.insert(reservation) }
+        if let reservation = change.updatedReservation { try credits.update(reservation) }
+        guard !change.entries.isEmpty || !change.statusChanges.isEmpty else { return }
+        for entry in change.entries { try credits.insert(entry) }
+        for lot in change.newLots { try credits.insert(lot) }
+        for lot in change.updatedLots { try credits.update(lot) }
+        for use in change.lotUses { try credits.insert(use) }
+        for status in change.statusChanges { try credits.setStatus(status.status, entryId: status.entryId) }
+        try credits.saveBalance(change.account.balance, now: now)
     }
 
     /// Writes a notification plan and its notification row as they are (once per uuid: the unique
@@ -16,6 +30,7 @@ extension StoreSession {
     public func save(_ plan: NotificationPlan, for notification: IncomingNotification, store: String, emitsEvents: Bool, now: Date) throws {
         if let purchase = plan.purchase { try purchases.update(purchase) }
         if let booking = plan.booking { try bookings.update(booking, now: now) }
+        if let change = plan.credits { try save(change, now: now) }
         if let unclaimed = plan.unclaimed {
             try purchases.keepUnclaimed(unclaimed, tenantId: notification.tenantId, store: store, notificationUUID: notification.uuid)
         }

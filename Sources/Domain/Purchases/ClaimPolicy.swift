@@ -42,6 +42,9 @@ public enum ClaimPolicy {
         let actor = Actor.user(claim.userId)
         switch settle(claim, existing: existing) {
         case .repeatOf(let purchase):
+            if purchase.status == .refunded {
+                return PurchasePlan(outcome: .refused(code: .transactionRevoked, message: "Apple has refunded or revoked this transaction; it grants nothing any more"))
+            }
             guard purchase.status == .applied else {
                 let code = ErrorCode(rawValue: purchase.outcomeCode ?? ErrorCode.bookingNotPayable.rawValue)
                 return PurchasePlan(outcome: .needsRefund(purchase, code: code, message: "this payment was recorded earlier but could not be honoured; it awaits a refund"))

@@ -2,7 +2,7 @@ import Foundation
 
 /// What Berth did with a purchase.
 public enum PurchaseStatus: String, Codable, Hashable, Sendable {
-    /// Its effect was applied (booking confirmed).
+    /// Its effect was applied (booking confirmed, credits added).
     case applied
     /// Money was received but could not be honoured; someone must refund it.
     case needsRefund = "needs_refund"
@@ -10,7 +10,7 @@ public enum PurchaseStatus: String, Codable, Hashable, Sendable {
     case refunded
 }
 
-/// A verified App Store transaction that a user claims for a target (a booking today).
+/// A verified App Store transaction that a user claims for a target (a booking, credits).
 public struct PurchaseClaim: Hashable, Sendable {
     public var tenantId: String
     public var userId: String
@@ -88,13 +88,18 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var priceMilliunits: Int64?
     public var currency: String?
     public var quantity: Int?
+    /// For a credits purchase: the credit type and how many credits it granted.
+    public var creditType: String?
+    public var credits: Int64?
 
     public init(
         id: Int64, tenantId: String, userId: String, bookingId: Int64?, store: String, environment: String,
         transactionId: String, originalTransactionId: String, productId: String, status: PurchaseStatus,
         outcomeCode: String?, purchasedAt: Date, createdAt: Date,
-        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil
+        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, creditType: String? = nil, credits: Int64? = nil
     ) {
+        self.creditType = creditType
+        self.credits = credits
         self.priceMilliunits = priceMilliunits
         self.currency = currency
         self.quantity = quantity
@@ -116,7 +121,10 @@ public struct Purchase: Codable, Hashable, Sendable {
 
 extension Purchase {
     /// What the purchase paid for (nil for a purchase recorded without a target).
-    public var target: PurchaseTarget? { bookingId.map { .booking(id: $0) } }
+    public var target: PurchaseTarget? {
+        if let bookingId { return .booking(id: bookingId) }
+        return creditType.map { .credits(type: $0) }
+    }
 
     /// A new purchase row for a claim.
     public init(_ claim: PurchaseClaim, id: Int64, status: PurchaseStatus, outcomeCode: String?, now: Date) {
@@ -124,7 +132,7 @@ extension Purchase {
             id: id, tenantId: claim.tenantId, userId: claim.userId, bookingId: claim.target.bookingId, store: claim.store,
             environment: claim.environment, transactionId: claim.transactionId, originalTransactionId: claim.originalTransactionId,
             productId: claim.productId, status: status, outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now,
-            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity
+            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity, creditType: claim.target.creditType
         )
     }
 }

@@ -23,12 +23,15 @@ public struct PurchasePlan: Hashable, Sendable {
     public var proofHash: String?
     /// The booking's new state, when the claim changes it.
     public var booking: Booking?
+    /// What the claim does to a credit account.
+    public var credits: CreditChange?
     public var replay: ReplayAttempt?
     public var audit: [AuditRecord]
     public var events: [WebhookEvent]
 
-    public init(outcome: PurchaseOutcome, purchase: Purchase? = nil, proofHash: String? = nil, booking: Booking? = nil,
+    public init(outcome: PurchaseOutcome, purchase: Purchase? = nil, proofHash: String? = nil, booking: Booking? = nil, credits: CreditChange? = nil,
                 replay: ReplayAttempt? = nil, audit: [AuditRecord] = [], events: [WebhookEvent] = []) {
+        self.credits = credits
         self.outcome = outcome
         self.purchase = purchase
         self.proofHash = proofHash

@@ -1,7 +1,7 @@
 import Foundation
 
 /// An event told to a tenant's own backend: `booking.confirmed`, `booking.refunded`,
-/// `purchase.refunded`, `replay.detected` (and later `credits.changed`, `subscription.updated`).
+/// `purchase.refunded`, `replay.detected` `credits.changed` (and later `subscription.updated`).
 public struct WebhookEvent: Hashable, Sendable {
     public var type: WebhookEventType
     public var data: [String: String]
@@ -12,7 +12,11 @@ public struct WebhookEvent: Hashable, Sendable {
     }
 
     /// What the event is about, when its events must arrive in order (`booking:<id>`).
-    public var subject: String? { data["bookingId"].map { "booking:\($0)" } }
+    public var subject: String? {
+        if let booking = data["bookingId"] { return "booking:\(booking)" }
+        if type == .creditsChanged, let user = data["userId"], let creditType = data["creditType"] { return "credits:\(creditType):\(user)" }
+        return nil
+    }
 
     static func booking(_ type: WebhookEventType, _ booking: Booking, purchase: Purchase?) -> WebhookEvent {
         var data = ["bookingId": String(booking.id), "userId": booking.userId, "status": booking.status.rawValue, "resourceId": booking.resourceId]
@@ -35,6 +39,7 @@ public struct WebhookEventType: RawRepresentable, Hashable, Sendable {
     public static let bookingRefunded = WebhookEventType(rawValue: "booking.refunded")
     public static let purchaseRefunded = WebhookEventType(rawValue: "purchase.refunded")
     public static let replayDetected = WebhookEventType(rawValue: "replay.detected")
+    public static let creditsChanged = WebhookEventType(rawValue: "credits.changed")
 }
 
 /// One queued webhook, as the delivery service and admins see it.

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Checks every claim passes whatever it pays for, before anything is written.
+public enum PurchaseChecks {
+    /// The product must be the one the app says.
+    public static func claimedProduct(_ proven: ProvenTransaction, claimedProductId: String) throws(DomainError) {
+        guard proven.productId == claimedProductId else {
+            throw DomainError(.unprocessable, .productMismatch, "the transaction is for \(proven.productId), not \(claimedProductId)", field: "productId")
+        }
+    }
+
+    /// A claimed transaction id must match the proof.
+    public static func claimedTransaction(_ proven: ProvenTransaction, claimedTransactionId: String?) throws(DomainError) {
+        if let claimed = claimedTransactionId, claimed != proven.transactionId {
+            throw DomainError(.unprocessable, .transactionMismatch, "transactionId \(claimed) does not match the signed transaction", field: "transactionId")
+        }
+    }
+
+    /// The account token (when the tenant ties it to users) must be the user's; a Sandbox purchase
+    /// counts for a Production tenant only for an allow-listed tester.
+    public static func buyer(_ proven: ProvenTransaction, userId: String, policy: PurchasePolicy) throws(DomainError) {
+        if policy.accountTokenIsUserId, proven.kind.carriesAccountToken {
+            guard let token = proven.appAccountToken else {
+                throw DomainError(.unprocessable, .accountTokenMissing, "this app ties purchases to accounts: buy with appAccountToken set to the user id", field: "jwsRepresentation")
+            }
+            guard token.lowercased() == userId.lowercased() else {
+                throw DomainError(.unprocessable, .accountTokenMismatch, "the transaction was bought by another account of this app", field: "jwsRepresentation")
+            }
+        }
+        if policy.acceptsProduction, proven.environment == "Sandbox", !policy.sandboxTesters.contains(userId) {
+            throw DomainError(.unprocessable, .sandboxNotAllowed, "Sandbox purchases count for this app only for its listed testers", field: "jwsRepresentation")
+        }
+    }
+}

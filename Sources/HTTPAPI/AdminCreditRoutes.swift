@@ -1,0 +1,128 @@
+import Domain
+import Foundation
+import Hummingbird
+import NIOCore
+import UseCases
+
+/// `/api/admin/credit-products…` and `/api/admin/credits/…`: the operators' CMS of a credit app
+/// (admin API key): products, the ledger with filters and CSV export, statistics, adjustments and
+/// the ledger check.
+struct AdminCreditRoutes {
+    let operations: CreditOperations
+    let store: any Store
+    let rateLimiter: RateLimiter
+
+    /// Rows one CSV export returns at most (narrow the filters for more).
+    static let exportLimit = 100_000
+
+    func register(on router: Router<BerthRequestContext>) {
+        router.get("/api/admin/credit-products") { _, context in
+            let (runtime, _) = try admin(context)
+            let products = try await operations.products(runtime)
+            return try JSONCoding.response(ProductsResponse(products: products.map(ProductDTO.init)))
+        }
+        router.post("/api/admin/credit-products") { request, context in
+            let (runtime, keyId) = try admin(context)
+            let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
+            guard let productId = body.productId?.trimmingCharacters(in: .whitespaces), !productId.isEmpty else {
+                throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
+            }
+            let product = try await operations.create(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
+            return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)), status: .created)
+        }
+        router.patch("/api/admin/credit-products/{productId}") { request, context in
+            let (runtime, keyId) = try admin(context)
+            let productId = context.parameters.get("productId") ?? ""
+            let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
+            if let renamed = body.productId, renamed != productId {
+                throw APIError(.badRequest, .invalidField, "a product id cannot change; create a new product", field: "productId")
+            }
+            let product = try await operations.update(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
+            return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)))
+        }
+        router.get("/api/admin/credits/ledger") { request, context in
+            let (runtime, _) = try admin(context)
+            let filter = try LedgerQuery.filter(request, settings: try CreditAccounts.settings(runtime), forAdmin: true)
+            let tenantId = runtime.id
+            if Self.wantsCSV(request) {
+                let entries = try await store.read { try $0.credits.export(tenantId: tenantId, filter: filter, limit: Self.exportLimit) }
+                return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8",
+                                                       .contentDisposition: "attachment; filename=\"\(tenantId)-ledger.csv\""],
+                                body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries))))
+            }
+            let page = try Paging.page(request)
+            let result = try await store.read { try $0.credits.entries(tenantId: tenantId, filter: filter, page: page) }
+            return try JSONCoding.response(ListResponse(items: result.items.map(LedgerEntryDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        }
+        router.get("/api/admin/credits/stats") { request, context in
+            let (runtime, _) = try admin(context)
+            let from = try Paging.time(request, "from"), to = try Paging.time(request, "to")
+            let stats = try await operations.stats(runtime, from: from, to: to)
+            return try JSONCoding.response(CreditStatsResponse(from: from.map(APITime.init), to: to.map(APITime.init), products: stats.map {
+                CreditStatsDTO(productId: $0.productId, purchases: $0.purchases, creditsGranted: $0.creditsGranted, refunds: $0.refunds,
+                               creditsRefunded: $0.creditsRefunded)
+            }))
+        }
+        router.get("/api/admin/credits/check") { _, context in
+            let (runtime, _) = try admin(context)
+            let result = try await operations.check(runtime)
+            return try JSONCoding.response(LedgerCheckResponse(consistent: result.problems.isEmpty, accounts: result.accounts, problems: result.problems.map {
+                LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
+            }))
+        }
+        router.post("/api/admin/credits/adjustments") { request, context in
+            let (runtime, keyId) = try admin(context)
+            let body = try await JSONCoding.decode(AdjustmentRequest.self, from: request)
+            let userId = body.userId.trimmingCharacters(in: .whitespaces)
+            guard !userId.isEmpty, userId.count <= 200 else { throw APIError(.badRequest, .invalidField, "userId must be 1-200 characters", field: "userId") }
+            let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !reason.isEmpty, reason.count <= 500 else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason (up to 500 characters)", field: "reason") }
+            let result = try await operations.adjust(runtime, userId: userId, creditType: body.creditType, amount: body.amount, reason: reason,
+                                                     actor: .admin(keyId: keyId))
+            return try JSONCoding.response(AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)), status: .created)
+        }
+    }
+
+    private func admin(_ context: BerthRequestContext) throws -> (TenantRuntime, Int64) {
+        let (runtime, keyId) = try context.requireAdmin()
+        try rateLimiter.check(context, scope: .admin)
+        return (runtime, keyId)
+    }
+
+    static func wantsCSV(_ request: Request) -> Bool {
+        request.uri.queryParameters["format"] == "csv" || (request.headers[.accept]?.contains("text/csv") ?? false)
+    }
+}
+
+extension CreditProductRequest {
+    var fields: CreditOperations.ProductFields {
+        CreditOperations.ProductFields(creditType: creditType, credits: credits, title: title?.trimmingCharacters(in: .whitespaces),
+                                       description: description.map { Optional($0) }, priceMinor: priceMinor.map { Optional($0) },
+                                       displayOrder: displayOrder, active: active)
+    }
+}
+
+/// The ledger as CSV (RFC 4180): a header row, one entry per row, oldest first. Text cells that a
+/// spreadsheet would run as a formula are prefixed with `'`.
+enum LedgerCSV {
+    static let header = ["id", "createdAt", "userId", "creditType", "type", "amount", "debtChange", "balanceAfter", "status", "actor", "reason",
+                         "productId", "transactionId", "purchaseId", "reservationId", "profileId", "reference"]
+
+    static func render(_ entries: [LedgerEntry]) -> String {
+        var lines = [header.joined(separator: ",")]
+        for e in entries {
+            let numbers: (Int64?) -> String = { $0.map(String.init) ?? "" }
+            lines.append([String(e.id), APITime.format(e.createdAt), text(e.userId), e.creditType, e.type.rawValue, String(e.amount), String(e.debtChange),
+                          String(e.balanceAfter), e.status.rawValue, text(e.actor), text(e.reason), text(e.productId), text(e.transactionId),
+                          numbers(e.purchaseId), numbers(e.reservationId), text(e.profileId), text(e.reference)].joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    static func text(_ value: String?) -> String {
+        guard var value else { return "" }
+        if let first = value.first, "=+-@\t\r".contains(first) { value = "'" + value }
+        guard value.contains(where: { ",\"\r\n".contains($0) }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

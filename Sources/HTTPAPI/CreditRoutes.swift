@@ -1,0 +1,113 @@
+import Domain
+import Foundation
+import Hummingbird
+import UseCases
+
+/// `/api/credits…`: a user's balances, history, lots, reservations and purchase eligibility.
+struct CreditRoutes {
+    let accounts: CreditAccounts
+    let clock: any BerthClock
+
+    func register(on router: Router<BerthRequestContext>) {
+        router.get("/api/credits") { _, context in
+            let (runtime, userId, _) = try context.requireUser()
+            let balances = try await accounts.balances(runtime, userId: userId)
+            return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
+        }
+        router.get("/api/credits/transactions") { request, context in
+            let (runtime, userId, _) = try context.requireUser()
+            let page = try Paging.page(request)
+            let filter = try LedgerQuery.filter(request, settings: try CreditAccounts.settings(runtime), forAdmin: false)
+            let result = try await accounts.history(runtime, userId: userId, filter: filter, page: page)
+            return try JSONCoding.response(CreditTransactionsResponse(transactions: result.items.map(LedgerEntryDTO.init),
+                                                                      meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)))
+        }
+        router.get("/api/credits/lots") { request, context in
+            let (runtime, userId, _) = try context.requireUser()
+            let type = request.uri.queryParameters["creditType"].map(String.init)
+            let lots = try await accounts.lots(runtime, userId: userId, creditType: type)
+            return try JSONCoding.response(CreditLotsResponse(lots: lots.map { CreditLotDTO($0.lot, uses: $0.uses) }))
+        }
+        router.get("/api/credits/purchase-eligibility") { request, context in
+            let (runtime, userId, _) = try context.requireUser()
+            guard let productId = request.uri.queryParameters["productId"].map(String.init), !productId.isEmpty else {
+                throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
+            }
+            let answer = try await accounts.eligibility(runtime, userId: userId, productId: productId)
+            return try JSONCoding.response(EligibilityResponse(productId: productId, creditType: answer.product.creditType, eligible: answer.eligible,
+                                                               reason: answer.reason))
+        }
+        router.post("/api/credits/reservations") { request, context in
+            let (runtime, userId, _) = try context.requireUser()
+            let body = try await JSONCoding.decode(ReserveCreditsRequest.self, from: request)
+            let reference = try Self.text(body.reference, field: "reference")
+            let profileId = try Self.text(body.profileId, field: "profileId")
+            let result = try await accounts.reserve(runtime, userId: userId, amount: body.amount, creditType: body.creditType, reference: reference,
+                                                    profileId: profileId)
+            return try respond(result, status: result.repeated ? .ok : .created)
+        }
+        router.post("/api/credits/reservations/{id}/commit") { _, context in
+            let (runtime, userId, actor) = try context.requireUser()
+            let result = try await accounts.commit(runtime, userId: userId, reservationId: try Self.reservationId(context), actor: actor)
+            return try respond(result, status: .ok)
+        }
+        router.post("/api/credits/reservations/{id}/release") { _, context in
+            let (runtime, userId, _) = try context.requireUser()
+            let result = try await accounts.release(runtime, userId: userId, reservationId: try Self.reservationId(context))
+            return try respond(result, status: .ok)
+        }
+    }
+
+    private func respond(_ result: CreditAccounts.ReservationResult, status: HTTPResponse.Status) throws -> Response {
+        try JSONCoding.response(ReservationResponse(reservation: ReservationDTO(result.reservation, now: clock.now()), credits: CreditBalanceDTO(result.credits)),
+                                status: status)
+    }
+
+    static func reservationId(_ context: BerthRequestContext) throws -> Int64 {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw APIError(.notFound, .reservationNotFound, "reservation ids are positive integers", field: "id")
+        }
+        return id
+    }
+
+    /// An optional app-supplied string: trimmed, nil when empty, at most 200 characters.
+    static func text(_ value: String?, field: String) throws -> String? {
+        guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+        guard value.count <= 200 else { throw APIError(.badRequest, .invalidField, "\(field) is limited to 200 characters", field: field) }
+        return value
+    }
+}
+
+/// Ledger filters from a query string: `type` (entry type), `creditType`, `status`, `from`, `to`,
+/// and for operators `userId` and `productId`.
+enum LedgerQuery {
+    static func filter(_ request: Request, settings: CreditSettings, forAdmin: Bool) throws -> LedgerFilter {
+        let query = request.uri.queryParameters
+        var filter = LedgerFilter()
+        if let text = query["type"] {
+            guard let type = LedgerEntryType(rawValue: String(text)) else {
+                throw APIError(.badRequest, .invalidQuery, "type must be one of \(LedgerEntryType.allCases.map(\.rawValue).joined(separator: ", "))", field: "type")
+            }
+            filter.type = type
+        }
+        if let text = query["creditType"] {
+            guard settings.types.contains(String(text)) else {
+                throw APIError(.badRequest, .invalidQuery, "creditType must be one of \(settings.types.joined(separator: ", "))", field: "creditType")
+            }
+            filter.creditType = String(text)
+        }
+        if let text = query["status"] {
+            guard let status = LedgerEntryStatus(rawValue: String(text)) else {
+                throw APIError(.badRequest, .invalidQuery, "status must be one of \(LedgerEntryStatus.allCases.map(\.rawValue).joined(separator: ", "))", field: "status")
+            }
+            filter.status = status
+        }
+        filter.from = try Paging.time(request, "from")
+        filter.to = try Paging.time(request, "to")
+        if forAdmin {
+            filter.userId = query["userId"].map(String.init)
+            filter.productId = query["productId"].map(String.init)
+        }
+        return filter
+    }
+}
