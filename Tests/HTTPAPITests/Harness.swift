@@ -48,7 +48,8 @@ struct Harness {
     /// - Parameter appleStandIn: points the test tenant's App Store Server API at a local stand-in
     ///   (its port and the PEM of the API key it accepts).
     static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil,
-                     logger customLogger: Logger? = nil, webhookURL: String? = nil, otherWebhookURL: String? = nil) async throws -> Harness {
+                     logger customLogger: Logger? = nil, webhookURL: String? = nil, otherWebhookURL: String? = nil,
+                     webhookTenants: [String] = ["seaboo-test"]) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -63,8 +64,8 @@ struct Harness {
         if webhookURL != nil || otherWebhookURL != nil {
             var catalog = try JSONDecoder().decode(Catalog.self, from: Data(catalogText.utf8))
             // Receivers in tests listen on loopback over plain http: allowed only by this explicit setting.
-            if let webhookURL, let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo-test" }) {
-                catalog.tenants[index].webhook = Tenant.Webhook(url: webhookURL, secretEnv: "SEABOO_TEST_WEBHOOK_SECRET", allowLoopbackHTTP: true)
+            for index in catalog.tenants.indices where webhookTenants.contains(catalog.tenants[index].id) {
+                if let webhookURL { catalog.tenants[index].webhook = Tenant.Webhook(url: webhookURL, secretEnv: "SEABOO_TEST_WEBHOOK_SECRET", allowLoopbackHTTP: true) }
             }
             if let otherWebhookURL, let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo" }) {
                 catalog.tenants[index].webhook = Tenant.Webhook(url: otherWebhookURL, secretEnv: "SEABOO_WEBHOOK_SECRET", allowLoopbackHTTP: true)
@@ -90,7 +91,8 @@ struct Harness {
             catalogURL: directory.appendingPathComponent("products.json"),
             databasePath: directory.appendingPathComponent("berth.sqlite").path,
             migrationsURL: repository.appendingPathComponent("migrations"),
-            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret, "SEABOO_WEBHOOK_SECRET": webhookSecret]
+            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret, "SEABOO_WEBHOOK_SECRET": webhookSecret,
+                          "AISTYLIST_TEST_JWT_SECRET": jwtSecret, "ZORYA_TEST_JWT_SECRET": jwtSecret]
         )
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }
@@ -107,6 +109,13 @@ struct Harness {
             serverKey: try await key("seaboo-test", .server), adminKey: try await key("seaboo-test", .admin),
             otherServerKey: try await key("seaboo", .server), otherAdminKey: try await key("seaboo", .admin)
         )
+    }
+
+    /// A new API key of any tenant of the catalog.
+    func apiKey(_ tenant: String, _ role: APIKeyRole) async throws -> String {
+        let key = APIKeys.generate(tenantId: tenant)
+        _ = try await CreateAPIKey(store: database)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
+        return key
     }
 
     func app() -> some ApplicationProtocol {

@@ -15,14 +15,14 @@ extension StoreSession {
     /// Writes a credit change as it is: entries, lots, uses, reservation and the balance row.
     public func save(_ change: CreditChange, now: Date) throws {
         if let reservation = change.newReservation { try credits.insert(reservation) }
-        if let reservation = change.updatedReservation { try credits.update(reservation) }
-        guard !change.entries.isEmpty || !change.statusChanges.isEmpty else { return }
         for entry in change.entries { try credits.insert(entry) }
         for lot in change.newLots { try credits.insert(lot) }
         for lot in change.updatedLots { try credits.update(lot) }
         for use in change.lotUses { try credits.insert(use) }
         for status in change.statusChanges { try credits.setStatus(status.status, entryId: status.entryId) }
-        try credits.saveBalance(change.account.balance, now: now)
+        // The reservation's usage entry exists by now (it references it).
+        if let reservation = change.updatedReservation { try credits.update(reservation) }
+        if !change.entries.isEmpty { try credits.saveBalance(change.account.balance, now: now) }
     }
 
     /// Writes a notification plan and its notification row as they are (once per uuid: the unique

@@ -1,0 +1,449 @@
+import AppleSignedData
+import Domain
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TestKit
+
+/// The two credit apps of the catalog, end to end over HTTP: `aistylist-test` (seed 000: packs,
+/// signup bonus, reserve → commit) and `zorya-test` (seed 002: one credit per report, FIFO, profiles,
+/// purchase eligibility).
+@Suite("Credits over HTTP")
+struct CreditsTests {
+    static let stylist = "aistylist-test"
+    static let stylistBundle = "com.aiimagestylist.app"
+    static let starter = "com.aiimagestylist.credits.starter"
+    static let popular = "com.aiimagestylist.credits.popular"
+    static let zorya = "zorya-test"
+    static let personality = "com.zorya.report.personality"
+
+    /// Keys of both credit tenants.
+    struct Keys {
+        var stylist: String
+        var stylistAdmin: String
+        var zorya: String
+        var zoryaAdmin: String
+
+        static func make(_ harness: Harness) async throws -> Keys {
+            Keys(stylist: try await harness.apiKey(CreditsTests.stylist, .server), stylistAdmin: try await harness.apiKey(CreditsTests.stylist, .admin),
+                 zorya: try await harness.apiKey(CreditsTests.zorya, .server), zoryaAdmin: try await harness.apiKey(CreditsTests.zorya, .admin))
+        }
+    }
+
+    static func buy(_ client: some TestClientProtocol, _ harness: Harness, key: String, user: String, product: String, transactionId: String,
+                    bundle: String = stylistBundle) async throws -> Reply {
+        let jws = try harness.purchase(product, transactionId: transactionId, bundleId: bundle)
+        return try await client.call(.post, "/api/verify-purchase", auth: key, user: user, json: ["productId": product, "jwsRepresentation": jws])
+    }
+
+    static func balance(_ client: some TestClientProtocol, key: String, user: String, type: String = "credits") async throws -> [String: Any] {
+        let reply = try await client.call(.get, "/api/credits", auth: key, user: user)
+        #expect(reply.status == .ok, "\(reply.json)")
+        return ((reply.json["credits"] as? [[String: Any]]) ?? []).first { $0["creditType"] as? String == type } ?? [:]
+    }
+
+    static func reserve(_ client: some TestClientProtocol, key: String, user: String, body: [String: Any]) async throws -> Reply {
+        try await client.call(.post, "/api/credits/reservations", auth: key, user: user, json: body)
+    }
+
+    static func settle(_ client: some TestClientProtocol, key: String, user: String, reservation: Reply, _ action: String) async throws -> Reply {
+        let id = (reservation.json["reservation"] as? [String: Any])?["id"] as? Int ?? 0
+        return try await client.call(.post, "/api/credits/reservations/\(id)/\(action)", auth: key, user: user)
+    }
+
+    static func check(_ client: some TestClientProtocol, admin: String) async throws -> Bool {
+        let reply = try await client.call(.get, "/api/admin/credits/check", auth: admin)
+        #expect(reply.status == .ok)
+        #expect((reply.json["problems"] as? [Any])?.isEmpty == true, "\(reply.json)")
+        return reply.json["consistent"] as? Bool == true
+    }
+
+    @Test("a credit pack adds the catalog's credits once: the same user's retry answers the same, another user gets 409 and a replay record")
+    func buyPack() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let first = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000001")
+            #expect(first.status == .ok, "\(first.json)")
+            #expect(first.json["transactionId"] as? String == "3000000000000001")
+            #expect(first.json["creditType"] as? String == "credits")
+            #expect(first.json["creditsAdded"] as? Int == 50)
+            #expect(first.json["newBalance"] as? Int == 52, "50 bought + the 2 of the signup bonus")
+            #expect(first.purchase?["credits"] as? Int == 50)
+
+            let again = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000001")
+            #expect(again.status == .ok)
+            #expect(again.json["creditsAdded"] as? Int == 50)
+            #expect(again.json["newBalance"] as? Int == 52)
+            #expect(again.purchase?["id"] as? Int == first.purchase?["id"] as? Int)
+
+            let stolen = try await Self.buy(client, harness, key: keys.stylist, user: "bob", product: Self.popular, transactionId: "3000000000000001")
+            #expect(stolen.status == .conflict)
+            #expect(stolen.errorCode == "transaction_already_used")
+            #expect(try await harness.count("replay_attempts") == 1)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "bob")["balance"] as? Int == 2)
+            #expect(try await harness.count("purchases") == 1)
+            #expect(try await harness.rows("SELECT type, amount FROM credit_ledger WHERE user_id = 'ana' ORDER BY created_at, type").count == 2)
+
+            // Consumables bought again each add their credits.
+            let second = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000002")
+            #expect(second.json["creditsAdded"] as? Int == 10)
+            #expect(second.json["newBalance"] as? Int == 62)
+            #expect(try await Self.check(client, admin: keys.stylistAdmin))
+        }
+    }
+
+    @Test("a receipt and a bare transaction id prove credit packs too; a booking product without bookingId and unknown products are refused")
+    func proofsAndRefusals() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let receipt = try harness.receipt(Self.starter, transactionId: "3000000000000101", bundleId: Self.stylistBundle)
+            let viaReceipt = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
+                                                   json: ["productId": Self.starter, "receipt": receipt, "transactionId": "3000000000000101"])
+            #expect(viaReceipt.status == .ok, "\(viaReceipt.json)")
+            #expect(viaReceipt.json["creditsAdded"] as? Int == 10)
+
+            let unknown = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: "com.aiimagestylist.credits.mega", transactionId: "3000000000000102")
+            #expect(unknown.status == .unprocessableContent)
+            #expect(unknown.errorCode == "unknown_product")
+            let mismatch = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
+                                                 json: ["productId": Self.popular, "jwsRepresentation": try harness.purchase(Self.starter, bundleId: Self.stylistBundle)])
+            #expect(mismatch.errorCode == "product_mismatch")
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["balance"] as? Int == 12)
+
+            let booking = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "ana",
+                                                json: ["productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")])
+            #expect(booking.status == .badRequest)
+            #expect(booking.errorCode == "missing_field")
+            #expect(booking.errorField == "bookingId")
+            let notOffered = try await client.call(.get, "/api/credits", auth: harness.serverKey, user: "ana")
+            #expect(notOffered.status == .notFound)
+            #expect(notOffered.errorCode == "credits_not_offered")
+        }
+    }
+
+    @Test("reserve, commit after success, release after failure; holds expire by themselves; 403 insufficient_credits carries the balance")
+    func reservations() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let held = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "reference": "gen-1"])
+            #expect(held.status == .created, "\(held.json)")
+            let credits = held.json["credits"] as? [String: Any]
+            #expect(credits?["balance"] as? Int == 2)
+            #expect(credits?["held"] as? Int == 1)
+            #expect(credits?["available"] as? Int == 1)
+            // A retried reserve with the same reference finds the same hold.
+            let retried = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "reference": "gen-1"])
+            #expect(retried.status == .ok)
+            #expect((retried.json["reservation"] as? [String: Any])?["id"] as? Int == (held.json["reservation"] as? [String: Any])?["id"] as? Int)
+            let clash = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 2, "reference": "gen-1"])
+            #expect(clash.errorCode == "reference_in_use")
+
+            let committed = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: held, "commit")
+            #expect(committed.status == .ok)
+            #expect((committed.json["reservation"] as? [String: Any])?["status"] as? String == "committed")
+            #expect((committed.json["credits"] as? [String: Any])?["balance"] as? Int == 1)
+            let twice = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: held, "commit")
+            #expect(twice.status == .ok)
+            #expect((twice.json["credits"] as? [String: Any])?["balance"] as? Int == 1, "committing twice spends once")
+            #expect(try await Self.settle(client, key: keys.stylist, user: "ana", reservation: held, "release").errorCode == "reservation_not_held")
+
+            let failed = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1])
+            let released = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: failed, "release")
+            #expect((released.json["reservation"] as? [String: Any])?["status"] as? String == "released")
+            #expect((released.json["credits"] as? [String: Any])?["available"] as? Int == 1, "a failed generation costs nothing")
+            #expect(try await Self.settle(client, key: keys.stylist, user: "ana", reservation: failed, "commit").errorCode == "reservation_not_held")
+            #expect(try await Self.settle(client, key: keys.stylist, user: "bob", reservation: failed, "commit").status == .notFound)
+
+            let short = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 3])
+            #expect(short.status == .forbidden)
+            #expect(short.errorCode == "insufficient_credits")
+            #expect((short.json["credits"] as? [String: Any])?["available"] as? Int == 1)
+
+            let forgotten = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1])
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 0)
+            harness.clock.advance(11 * 60)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 1, "the hold expired after 10 minutes")
+            let late = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: forgotten, "commit")
+            #expect(late.status == .conflict)
+            #expect(late.errorCode == "reservation_not_held")
+
+            let history = try await client.call(.get, "/api/credits/transactions?limit=10", auth: keys.stylist, user: "ana")
+            let entries = history.json["transactions"] as? [[String: Any]] ?? []
+            #expect(entries.map { $0["type"] as? String } == ["usage", "bonus"])
+            #expect(entries.first?["reference"] as? String == "gen-1")
+            #expect((history.json["meta"] as? [String: Any])?["total"] as? Int == 2)
+            let usage = try await client.call(.get, "/api/credits/transactions?type=usage", auth: keys.stylist, user: "ana")
+            #expect((usage.json["meta"] as? [String: Any])?["total"] as? Int == 1)
+            #expect(try await client.call(.get, "/api/credits/transactions?type=gift", auth: keys.stylist, user: "ana").errorCode == "invalid_query")
+            #expect(try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 0]).errorCode == "invalid_field")
+            #expect(try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "creditType": "gold"]).errorCode == "unknown_credit_type")
+            #expect(try await Self.check(client, admin: keys.stylistAdmin))
+        }
+    }
+
+    @Test("20 concurrent reservations of 1 against a balance of 5 hold exactly 5")
+    func concurrentReservations() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let adjusted = try await client.call(.post, "/api/admin/credits/adjustments", auth: keys.stylistAdmin,
+                                                 json: ["userId": "ana", "amount": 3, "reason": "support gesture"])
+            #expect(adjusted.status == .created, "\(adjusted.json)")
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 5)
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<20 {
+                    group.addTask { try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "reference": "race-\(index)"]).status }
+                }
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .created }.count == 5)
+            #expect(statuses.filter { $0 == .forbidden }.count == 15)
+            #expect(try await harness.count("credit_reservations") == 5)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 0)
+        }
+    }
+
+    @Test("the signup bonus is granted once under 10 concurrent first calls, and to users who existed before")
+    func signupBonusOnce() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let balances = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for _ in 0..<10 { group.addTask { try await Self.balance(client, key: keys.stylist, user: "new-user")["balance"] as? Int } }
+                return try await group.reduce(into: [Int?]()) { $0.append($1) }
+            }
+            #expect(balances.allSatisfy { $0 == 2 }, "\(balances)")
+            #expect(try await harness.rows("SELECT amount FROM credit_ledger WHERE user_id = 'new-user' AND type = 'bonus'").count == 1)
+            // A user Berth knew before the bonus (an adjustment but no bonus row) gets it on the next call.
+            try await harness.rows("INSERT INTO credit_bonuses (tenant_id, user_id, granted_at) VALUES ('aistylist-test', 'old-user', 0)")
+            _ = try await client.call(.post, "/api/admin/credits/adjustments", auth: keys.stylistAdmin, json: ["userId": "old-user", "amount": 4, "reason": "migration"])
+            try await harness.rows("DELETE FROM credit_bonuses WHERE user_id = 'old-user'")
+            #expect(try await Self.balance(client, key: keys.stylist, user: "old-user")["balance"] as? Int == 6)
+            #expect(try await Self.check(client, admin: keys.stylistAdmin))
+        }
+    }
+
+    @Test("the AI stylist's product catalog is public; other apps' catalogs still need a caller")
+    func publicCatalog() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let reply = try await client.call(.get, "/api/products?tenant=\(Self.stylist)", auth: nil)
+            #expect(reply.status == .ok)
+            let products = reply.json["products"] as? [[String: Any]] ?? []
+            #expect(products.map { $0["id"] as? String } == [Self.starter, Self.popular, "com.aiimagestylist.credits.bestvalue"])
+            #expect(products.map { $0["credits"] as? Int } == [10, 50, 100])
+            #expect(products.map { $0["price"] as? Int } == [99, 499, 899])
+            #expect(products.allSatisfy { $0["currency"] as? String == "USD" && $0["active"] as? Bool == true })
+            #expect(products.map { $0["displayOrder"] as? Int } == [1, 2, 3])
+            #expect(try await client.call(.get, "/api/products?tenant=seaboo-test", auth: nil).status == .unauthorized)
+            #expect(try await client.call(.get, "/api/products", auth: nil).status == .unauthorized)
+        }
+    }
+
+    @Test("Zorya: one credit per report type, the oldest spent first with its profile, eligibility refuses while one is unused, a re-sent transaction grants nothing twice")
+    func zoryaReports() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let eligibility = "/api/credits/purchase-eligibility?productId=\(Self.personality)"
+            let before = try await client.call(.get, eligibility, auth: keys.zorya, user: "olha")
+            #expect(before.json["eligible"] as? Bool == true)
+            let initial = try await client.call(.get, "/api/credits", auth: keys.zorya, user: "olha")
+            #expect((initial.json["credits"] as? [[String: Any]])?.map { $0["unlocked"] as? Bool } == [false, false, false, false], "all locked at first launch")
+
+            let first = try await Self.buy(client, harness, key: keys.zorya, user: "olha", product: Self.personality, transactionId: "4000000000000001", bundle: "com.zorya.app")
+            #expect(first.json["creditsAdded"] as? Int == 1)
+            #expect(first.json["creditType"] as? String == "personality")
+            let refused = try await client.call(.get, eligibility, auth: keys.zorya, user: "olha")
+            #expect(refused.json["eligible"] as? Bool == false)
+            #expect(refused.json["reason"] as? String == "unused_credit")
+            #expect(try await client.call(.get, "/api/credits/purchase-eligibility?productId=com.zorya.report.career", auth: keys.zorya, user: "olha").json["eligible"] as? Bool == true)
+            // The App Store charged anyway: the purchase is still granted, never lost.
+            harness.clock.advance(60)
+            let second = try await Self.buy(client, harness, key: keys.zorya, user: "olha", product: Self.personality, transactionId: "4000000000000002", bundle: "com.zorya.app")
+            #expect(second.json["newBalance"] as? Int == 2)
+            let unlocked = try await Self.balance(client, key: keys.zorya, user: "olha", type: "personality")
+            #expect(unlocked["unlocked"] as? Bool == true)
+
+            #expect(try await Self.reserve(client, key: keys.zorya, user: "olha", body: ["amount": 1]).errorField == "creditType")
+            let forMom = try await Self.reserve(client, key: keys.zorya, user: "olha", body: ["amount": 1, "creditType": "personality", "profileId": "profile-mom"])
+            #expect(try await Self.settle(client, key: keys.zorya, user: "olha", reservation: forMom, "commit").status == .ok)
+            let lots = try await client.call(.get, "/api/credits/lots?creditType=personality", auth: keys.zorya, user: "olha")
+            let listed = lots.json["lots"] as? [[String: Any]] ?? []
+            #expect(listed.map { $0["state"] as? String } == ["consumed", "unused"], "the oldest credit is spent first")
+            #expect(listed.first?["purchaseId"] as? Int == first.purchase?["id"] as? Int)
+            let use = (listed.first?["uses"] as? [[String: Any]])?.first
+            #expect(use?["profileId"] as? String == "profile-mom")
+            #expect(listed.first?["consumedAt"] != nil)
+
+            // Reinstall: the app re-sends its unfinished transaction; nothing is granted twice.
+            let resent = try await Self.buy(client, harness, key: keys.zorya, user: "olha", product: Self.personality, transactionId: "4000000000000002", bundle: "com.zorya.app")
+            #expect(resent.status == .ok)
+            #expect(resent.json["newBalance"] as? Int == 1)
+            let forMe = try await Self.reserve(client, key: keys.zorya, user: "olha", body: ["amount": 1, "creditType": "personality", "profileId": "profile-me"])
+            _ = try await Self.settle(client, key: keys.zorya, user: "olha", reservation: forMe, "commit")
+            #expect(try await client.call(.get, eligibility, auth: keys.zorya, user: "olha").json["eligible"] as? Bool == true)
+            let usage = try await client.call(.get, "/api/credits/transactions?type=usage", auth: keys.zorya, user: "olha")
+            #expect(Set((usage.json["transactions"] as? [[String: Any]] ?? []).compactMap { $0["profileId"] as? String }) == ["profile-mom", "profile-me"])
+            #expect(try await client.call(.get, "/api/credits/purchase-eligibility?productId=nope", auth: keys.zorya, user: "olha").status == .notFound)
+            #expect(try await Self.check(client, admin: keys.zoryaAdmin))
+        }
+    }
+
+    @Test("a refund of a partly spent pack takes what is left and records the debt; the next pack settles it; REFUND_REVERSED restores")
+    func refunds() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let transaction = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.popular, transactionId: "3000000000000301")
+            let bought = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
+                                               json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            #expect(bought.json["newBalance"] as? Int == 52)
+            let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 20])
+            _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
+
+            var refunded = transaction
+            refunded.revocationDate = AppleTimestamp(harness.clock.now())
+            refunded.revocationReason = .other
+            let refund = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
+                                               json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)])
+            #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
+            var account = try await Self.balance(client, key: keys.stylist, user: "ana")
+            #expect(account["balance"] as? Int == 0)
+            #expect(account["debt"] as? Int == 18, "50 refunded, 32 were left")
+            let ledger = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=refund", auth: keys.stylistAdmin)
+            let entry = (ledger.json["items"] as? [[String: Any]])?.first
+            #expect(entry?["amount"] as? Int == -32)
+            #expect(entry?["debtChange"] as? Int == 18)
+            #expect(entry?["transactionId"] as? String == "3000000000000301")
+            let purchaseEntry = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=purchase", auth: keys.stylistAdmin)
+            #expect((purchaseEntry.json["items"] as? [[String: Any]])?.first?["status"] as? String == "refunded")
+            #expect(try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000301").errorCode == "transaction_revoked")
+
+            let next = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000302")
+            #expect(next.json["creditsAdded"] as? Int == 10)
+            #expect(next.json["newBalance"] as? Int == 0, "the 10 new credits paid off part of the debt")
+            account = try await Self.balance(client, key: keys.stylist, user: "ana")
+            #expect(account["debt"] as? Int == 8)
+
+            let reversed = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
+                                                 json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)])
+            #expect(reversed.json["outcome"] as? String == "credits_reinstated")
+            account = try await Self.balance(client, key: keys.stylist, user: "ana")
+            #expect(account["balance"] as? Int == 42)
+            #expect(account["debt"] as? Int == 0)
+            #expect(try await Self.check(client, admin: keys.stylistAdmin))
+
+            let stats = try await client.call(.get, "/api/admin/credits/stats", auth: keys.stylistAdmin)
+            let popular = (stats.json["products"] as? [[String: Any]])?.first { $0["productId"] as? String == Self.popular }
+            #expect(popular?["purchases"] as? Int == 1)
+            #expect(popular?["creditsGranted"] as? Int == 50)
+            #expect(popular?["refunds"] as? Int == 1)
+            #expect(popular?["creditsRefunded"] as? Int == 50)
+        }
+    }
+
+    @Test("a ONE_TIME_CHARGE for a pack nobody reported is kept, then applied once when its user claims it")
+    func unclaimedPack() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let transaction = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.starter, transactionId: "3000000000000401")
+            let charge = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
+                                               json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.stylistBundle, transaction: transaction)])
+            #expect(charge.json["outcome"] as? String == "unclaimed_purchase")
+            #expect(try await harness.count("credit_ledger") == 0)
+            let jws = try harness.ca.signTransaction(transaction)
+            let claimed = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana", json: ["productId": Self.starter, "jwsRepresentation": jws])
+            #expect(claimed.json["newBalance"] as? Int == 12)
+            let again = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana", json: ["productId": Self.starter, "jwsRepresentation": jws])
+            #expect(again.json["newBalance"] as? Int == 12)
+            let unclaimed = try await client.call(.get, "/api/admin/unclaimed", auth: keys.stylistAdmin)
+            #expect((unclaimed.json["items"] as? [[String: Any]])?.first?["claimedByPurchaseId"] as? Int == claimed.purchase?["id"] as? Int)
+        }
+    }
+
+    @Test("operators create, edit, disable and order credit products (audited; the stored product wins); ledger filters, CSV export")
+    func operatorsCMS() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let mega = ["productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "priceMinor": 3999, "displayOrder": 0] as [String: Any]
+            let created = try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: mega)
+            #expect(created.status == .created, "\(created.json)")
+            #expect(try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: mega).errorCode == "product_exists")
+            #expect(try await client.call(.post, "/api/admin/credit-products", auth: keys.stylist, json: mega).status == .forbidden)
+            var invalid = mega
+            invalid["productId"] = "com.aiimagestylist.credits.zero"
+            invalid["credits"] = 0
+            #expect(try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: invalid).errorCode == "invalid_field")
+
+            let edited = try await client.call(.patch, "/api/admin/credit-products/\(Self.starter)", auth: keys.stylistAdmin, json: ["credits": 12, "displayOrder": 9])
+            #expect((edited.json["product"] as? [String: Any])?["credits"] as? Int == 12)
+            let disabled = try await client.call(.patch, "/api/admin/credit-products/\(Self.popular)", auth: keys.stylistAdmin, json: ["active": false])
+            #expect((disabled.json["product"] as? [String: Any])?["active"] as? Bool == false)
+            #expect(try await client.call(.patch, "/api/admin/credit-products/nope", auth: keys.stylistAdmin, json: ["active": false]).status == .notFound)
+
+            let listed = try await client.call(.get, "/api/products?tenant=\(Self.stylist)", auth: nil)
+            #expect((listed.json["products"] as? [[String: Any]])?.map { $0["id"] as? String } == ["com.aiimagestylist.credits.mega", "com.aiimagestylist.credits.bestvalue", Self.starter])
+            let all = try await client.call(.get, "/api/admin/credit-products", auth: keys.stylistAdmin)
+            #expect((all.json["products"] as? [Any])?.count == 4)
+            #expect(try await harness.rows("SELECT action FROM audit_log WHERE action LIKE 'credit_product.%'").count == 3)
+
+            // The edited pack grants its new credits; a disabled pack still grants what was paid for.
+            #expect(try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000501").json["creditsAdded"] as? Int == 12)
+            #expect(try await Self.buy(client, harness, key: keys.stylist, user: "bob", product: Self.popular, transactionId: "3000000000000502").json["creditsAdded"] as? Int == 50)
+            let eligibility = try await client.call(.get, "/api/credits/purchase-eligibility?productId=\(Self.popular)", auth: keys.stylist, user: "ana")
+            #expect(eligibility.json["reason"] as? String == "product_inactive")
+
+            let bobs = try await client.call(.get, "/api/admin/credits/ledger?userId=bob&productId=\(Self.popular)", auth: keys.stylistAdmin)
+            #expect(bobs.json["total"] as? Int == 1)
+            let bonuses = try await client.call(.get, "/api/admin/credits/ledger?type=bonus", auth: keys.stylistAdmin)
+            #expect(bonuses.json["total"] as? Int == 2)
+            let future = iso(harness.clock.now().addingTimeInterval(3600))
+            #expect(try await client.call(.get, "/api/admin/credits/ledger?from=\(future)", auth: keys.stylistAdmin).json["total"] as? Int == 0)
+            let csv = try await client.call(.get, "/api/admin/credits/ledger?format=csv&userId=ana", auth: keys.stylistAdmin)
+            let lines = String(decoding: csv.data, as: UTF8.self).split(separator: "\r\n")
+            #expect(lines.first?.hasPrefix("id,createdAt,userId,creditType,type,amount") == true)
+            #expect(lines.count == 3, "header, bonus, purchase")
+            #expect(lines.last?.contains(",purchase,12,") == true)
+            #expect(try await Self.check(client, admin: keys.stylistAdmin))
+        }
+    }
+
+    @Test("credit changes reach the tenant's backend as credits.changed events, in order per account")
+    func creditEvents() async throws {
+        let harness = try await Harness.make(webhookURL: "http://127.0.0.1:9/hook", webhookTenants: [Self.stylist])
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            _ = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000601")
+            let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 3])
+            _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
+            let events = try await harness.rows("SELECT event_type, subject, payload FROM webhook_outbox WHERE tenant_id = ? ORDER BY sequence", [Self.stylist])
+            #expect(events.map { $0["event_type"] ?? nil } == ["credits.changed", "credits.changed", "credits.changed"])
+            #expect(Set(events.map { $0["subject"] ?? nil }) == ["credits:credits:ana"])
+            let reasons = events.compactMap { row -> String? in
+                let payload = (try? JSONSerialization.jsonObject(with: Data((row["payload"] ?? "")!.utf8))) as? [String: Any]
+                let data = payload?["data"] as? [String: String]
+                return data.map { "\($0["reason"]!):\($0["change"]!):\($0["balance"]!)" }
+            }
+            #expect(reasons == ["bonus:2:2", "purchase:10:12", "usage:-3:9"])
+        }
+    }
+}
