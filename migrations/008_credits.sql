@@ -27,6 +27,8 @@ CREATE TABLE credit_balances (
     credit_type TEXT NOT NULL,
     balance BIGINT NOT NULL,
     debt BIGINT NOT NULL CHECK (debt >= 0),
+    -- Entries the account has had: the next entry's sequence number.
+    entries BIGINT NOT NULL,
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (tenant_id, user_id, credit_type)
 );
@@ -36,6 +38,8 @@ CREATE TABLE credit_ledger (
     tenant_id TEXT NOT NULL REFERENCES tenants (id),
     user_id TEXT NOT NULL,
     credit_type TEXT NOT NULL,
+    -- Position within its account (1, 2, …): orders entries written in the same millisecond.
+    sequence BIGINT NOT NULL,
     type TEXT NOT NULL CHECK (type IN ('purchase', 'bonus', 'usage', 'refund', 'refund_reversal', 'adjustment', 'debt_settlement')),
     amount BIGINT NOT NULL,
     debt_change BIGINT NOT NULL,
@@ -52,6 +56,7 @@ CREATE TABLE credit_ledger (
     created_at BIGINT NOT NULL
 );
 CREATE INDEX credit_ledger_by_user ON credit_ledger (tenant_id, user_id, created_at);
+CREATE UNIQUE INDEX credit_ledger_one_per_position ON credit_ledger (tenant_id, user_id, credit_type, sequence);
 CREATE INDEX credit_ledger_by_tenant ON credit_ledger (tenant_id, created_at);
 CREATE INDEX credit_ledger_by_purchase ON credit_ledger (purchase_id) WHERE purchase_id IS NOT NULL;
 -- A reservation is spent by one usage entry at most.

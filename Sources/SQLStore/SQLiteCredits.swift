@@ -54,8 +54,10 @@ struct SQLiteCredits: CreditRepository {
 
     func account(tenantId: String, userId: String, creditType: String, now: Date, forUpdate: Bool) throws -> CreditAccount {
         // SQLite: the unit of work's BEGIN IMMEDIATE already holds the database's write lock.
-        let row = try db.row("SELECT balance, debt FROM credit_balances WHERE tenant_id = ? AND user_id = ? AND credit_type = ?", [tenantId, userId, creditType])
-        let balance = CreditBalance(tenantId: tenantId, userId: userId, creditType: creditType, balance: row?["balance"] ?? 0, debt: row?["debt"] ?? 0)
+        let row = try db.row("SELECT balance, debt, entries FROM credit_balances WHERE tenant_id = ? AND user_id = ? AND credit_type = ?",
+                             [tenantId, userId, creditType])
+        let balance = CreditBalance(tenantId: tenantId, userId: userId, creditType: creditType, balance: row?["balance"] ?? 0, debt: row?["debt"] ?? 0,
+                                    entries: row?["entries"] ?? 0)
         let held = try held(tenantId: tenantId, userId: userId, creditType: creditType, now: now)
         let lots = try db.rows("""
             SELECT \(Self.lotColumns) FROM credit_lots WHERE tenant_id = ? AND user_id = ? AND credit_type = ? AND remaining > 0 ORDER BY granted_at, id
@@ -80,20 +82,21 @@ struct SQLiteCredits: CreditRepository {
 
     func saveBalance(_ b: CreditBalance, now: Date) throws {
         try db.run("""
-            INSERT INTO credit_balances (tenant_id, user_id, credit_type, balance, debt, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (tenant_id, user_id, credit_type) DO UPDATE SET balance = excluded.balance, debt = excluded.debt, updated_at = excluded.updated_at
-            """, [b.tenantId, b.userId, b.creditType, b.balance, b.debt, now.epochMilliseconds])
+            INSERT INTO credit_balances (tenant_id, user_id, credit_type, balance, debt, entries, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, user_id, credit_type) DO UPDATE SET balance = excluded.balance, debt = excluded.debt, entries = excluded.entries,
+            updated_at = excluded.updated_at
+            """, [b.tenantId, b.userId, b.creditType, b.balance, b.debt, b.entries, now.epochMilliseconds])
     }
 
     // MARK: Ledger
 
     static let entryColumns = """
-        id, tenant_id, user_id, credit_type, type, amount, debt_change, balance_after, status, actor, reason, product_id, transaction_id, purchase_id, \
+        id, tenant_id, user_id, credit_type, sequence, type, amount, debt_change, balance_after, status, actor, reason, product_id, transaction_id, purchase_id, \
         reservation_id, profile_id, reference, created_at
         """
 
     static func entry(_ row: Row) throws -> LedgerEntry {
-        LedgerEntry(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], creditType: row["credit_type"],
+        LedgerEntry(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], creditType: row["credit_type"], sequence: row["sequence"],
                     type: try row.value(LedgerEntryType.self, "type"), amount: row["amount"], debtChange: row["debt_change"], balanceAfter: row["balance_after"],
                     status: try row.value(LedgerEntryStatus.self, "status"), actor: row["actor"], reason: row["reason"], productId: row["product_id"],
                     transactionId: row["transaction_id"], purchaseId: row["purchase_id"], reservationId: row["reservation_id"], profileId: row["profile_id"],
@@ -101,8 +104,8 @@ struct SQLiteCredits: CreditRepository {
     }
 
     func insert(_ e: LedgerEntry) throws {
-        try db.run("INSERT INTO credit_ledger (\(Self.entryColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [e.id, e.tenantId, e.userId, e.creditType, e.type.rawValue, e.amount, e.debtChange, e.balanceAfter, e.status.rawValue, e.actor, e.reason,
+        try db.run("INSERT INTO credit_ledger (\(Self.entryColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [e.id, e.tenantId, e.userId, e.creditType, e.sequence, e.type.rawValue, e.amount, e.debtChange, e.balanceAfter, e.status.rawValue, e.actor, e.reason,
                     e.productId, e.transactionId, e.purchaseId, e.reservationId, e.profileId, e.reference, e.createdAt.epochMilliseconds])
     }
 
@@ -222,13 +225,14 @@ struct SQLiteCredits: CreditRepository {
 
     func entries(tenantId: String, filter: LedgerFilter, page: Page) throws -> (items: [LedgerEntry], total: Int) {
         let (clause, arguments) = whereClause(tenantId: tenantId, filter: filter)
-        return try db.page(table: "credit_ledger", columns: Self.entryColumns, whereClause: clause, arguments: arguments, order: "created_at", page: page,
+        return try db.page(table: "credit_ledger", columns: Self.entryColumns, whereClause: clause, arguments: arguments,
+                           order: "created_at DESC, sequence", page: page,
                            decode: Self.entry)
     }
 
     func export(tenantId: String, filter: LedgerFilter, limit: Int) throws -> [LedgerEntry] {
         let (clause, arguments) = whereClause(tenantId: tenantId, filter: filter)
-        return try db.rows("SELECT \(Self.entryColumns) FROM credit_ledger WHERE \(clause) ORDER BY created_at, id LIMIT ?", arguments + [limit]).map(Self.entry)
+        return try db.rows("SELECT \(Self.entryColumns) FROM credit_ledger WHERE \(clause) ORDER BY created_at, sequence, id LIMIT ?", arguments + [limit]).map(Self.entry)
     }
 
     func stats(tenantId: String, from: Date?, to: Date?) throws -> [CreditProductStats] {

@@ -54,6 +54,9 @@ struct WebhookCrashTests {
             // The receiver is down: wait for the first refused attempt, then crash the server.
             for _ in 0..<100 where receiver.state.withLock({ $0.failed }) == 0 { try await Task.sleep(for: .milliseconds(100)) }
             #expect(receiver.state.withLock { $0.failed } >= 1)
+            // Let the deliverer record the refused attempt (which ends its lease); a kill before that
+            // leaves the message leased for 2 minutes, longer than this test waits.
+            try await Task.sleep(for: .seconds(1))
             server.kill9()
 
             receiver.state.withLock { $0.down = false }

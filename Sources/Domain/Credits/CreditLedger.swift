@@ -32,6 +32,8 @@ public struct LedgerEntry: Hashable, Sendable {
     public var tenantId: String
     public var userId: String
     public var creditType: String
+    /// Position within its account (1, 2, …).
+    public var sequence: Int64
     public var type: LedgerEntryType
     /// Signed change of the balance.
     public var amount: Int64
@@ -53,7 +55,7 @@ public struct LedgerEntry: Hashable, Sendable {
     public var reference: String?
     public var createdAt: Date
 
-    public init(id: Int64, tenantId: String, userId: String, creditType: String, type: LedgerEntryType, amount: Int64, debtChange: Int64 = 0,
+    public init(id: Int64, tenantId: String, userId: String, creditType: String, sequence: Int64, type: LedgerEntryType, amount: Int64, debtChange: Int64 = 0,
                 balanceAfter: Int64, status: LedgerEntryStatus = .completed, actor: String, reason: String? = nil, productId: String? = nil,
                 transactionId: String? = nil, purchaseId: Int64? = nil, reservationId: Int64? = nil, profileId: String? = nil, reference: String? = nil,
                 createdAt: Date) {
@@ -61,6 +63,7 @@ public struct LedgerEntry: Hashable, Sendable {
         self.tenantId = tenantId
         self.userId = userId
         self.creditType = creditType
+        self.sequence = sequence
         self.type = type
         self.amount = amount
         self.debtChange = debtChange
@@ -144,13 +147,16 @@ public struct CreditBalance: Hashable, Sendable {
     public var balance: Int64
     /// Credits a refund could not take back (never negative).
     public var debt: Int64
+    /// Ledger entries the account has had (the next one is number `entries + 1`).
+    public var entries: Int64
 
-    public init(tenantId: String, userId: String, creditType: String, balance: Int64 = 0, debt: Int64 = 0) {
+    public init(tenantId: String, userId: String, creditType: String, balance: Int64 = 0, debt: Int64 = 0, entries: Int64 = 0) {
         self.tenantId = tenantId
         self.userId = userId
         self.creditType = creditType
         self.balance = balance
         self.debt = debt
+        self.entries = entries
     }
 }
 

@@ -160,7 +160,9 @@ public enum CreditRules {
                             reference: String? = nil) -> LedgerEntry {
             balance.balance += amount
             balance.debt += debtChange
-            let entry = LedgerEntry(id: RecordID.next(), tenantId: balance.tenantId, userId: balance.userId, creditType: balance.creditType, type: type,
+            balance.entries += 1
+            let entry = LedgerEntry(id: RecordID.next(), tenantId: balance.tenantId, userId: balance.userId, creditType: balance.creditType,
+                                    sequence: balance.entries, type: type,
                                     amount: amount, debtChange: debtChange, balanceAfter: balance.balance, actor: actor.rawValue, reason: reason,
                                     productId: productId, transactionId: transactionId, purchaseId: purchaseId, reservationId: reservationId,
                                     profileId: profileId, reference: reference, createdAt: now)
