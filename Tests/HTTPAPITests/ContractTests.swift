@@ -120,15 +120,49 @@ struct ContractTests {
             let notification = try harness.ca.signNotification(type: .test, uuid: UUID(uuidString: "5E09DCFC-205E-4EA1-9883-96676F394992")!, bundleId: "it.seaboo.app")
             record("NotificationAck", "NotificationAck", try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification]))
             record("NotificationListResponse", "NotificationListResponse", try await client.call(.get, "/api/admin/notifications", auth: admin))
+            try await recordCredits(client, harness, recorder)
         }
         return recorder.all
+    }
+
+    /// The credits part of the session, on the AI stylist's test tenant.
+    func recordCredits(_ client: some TestClientProtocol, _ harness: Harness, _ recorder: Recorder) async throws {
+        let record = recorder.record, recordRequest = recorder.recordRequest
+        let key = try await harness.apiKey("aistylist-test", .server), admin = try await harness.apiKey("aistylist-test", .admin)
+        let pack = "com.aiimagestylist.credits.popular"
+        record("ProductsResponse.credits", "ProductsResponse", try await client.call(.get, "/api/products?tenant=aistylist-test", auth: nil))
+        record("CreditsResponse", "CreditsResponse", try await client.call(.get, "/api/credits", auth: key, user: "ana"))
+        harness.clock.advance(1)  // the bonus lot first, then the pack's
+        let buy: [String: Any] = ["productId": pack, "jwsRepresentation": try harness.purchase(pack, transactionId: "3000000000009001", bundleId: "com.aiimagestylist.app")]
+        try recordRequest("VerifyPurchaseRequest.credits", "VerifyPurchaseRequest", buy)
+        record("CreditPurchaseResponse", "CreditPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana", json: buy))
+        harness.clock.advance(1)
+        let reserve: [String: Any] = ["amount": 1, "reference": "generation-8f2c", "profileId": "profile-1"]
+        try recordRequest("ReserveCreditsRequest", "ReserveCreditsRequest", reserve)
+        let held = try await client.call(.post, "/api/credits/reservations", auth: key, user: "ana", json: reserve)
+        record("ReservationResponse.held", "ReservationResponse", held)
+        let id = try #require((held.json["reservation"] as? [String: Any])?["id"] as? Int)
+        record("ReservationResponse.committed", "ReservationResponse", try await client.call(.post, "/api/credits/reservations/\(id)/commit", auth: key, user: "ana"))
+        record("ErrorResponse.insufficient_credits", "ErrorResponse", try await client.call(.post, "/api/credits/reservations", auth: key, user: "ana", json: ["amount": 500]))
+        record("CreditTransactionsResponse", "CreditTransactionsResponse", try await client.call(.get, "/api/credits/transactions?limit=2", auth: key, user: "ana"))
+        record("CreditLotsResponse", "CreditLotsResponse", try await client.call(.get, "/api/credits/lots", auth: key, user: "ana"))
+        record("EligibilityResponse", "EligibilityResponse", try await client.call(.get, "/api/credits/purchase-eligibility?productId=\(pack)", auth: key, user: "ana"))
+        let product: [String: Any] = ["productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "description": "500 credits", "priceMinor": 3999, "displayOrder": 4]
+        try recordRequest("CreditProductRequest", "CreditProductRequest", product)
+        record("CreditProductResponse", "CreditProductResponse", try await client.call(.post, "/api/admin/credit-products", auth: admin, json: product))
+        let adjustment: [String: Any] = ["userId": "ana", "amount": 5, "reason": "generation failed after commit (ticket 4411)"]
+        try recordRequest("AdjustmentRequest", "AdjustmentRequest", adjustment)
+        record("AdjustmentResponse", "AdjustmentResponse", try await client.call(.post, "/api/admin/credits/adjustments", auth: admin, json: adjustment))
+        record("LedgerListResponse", "LedgerListResponse", try await client.call(.get, "/api/admin/credits/ledger?limit=2", auth: admin))
+        record("CreditStatsResponse", "CreditStatsResponse", try await client.call(.get, "/api/admin/credits/stats", auth: admin))
+        record("LedgerCheckResponse", "LedgerCheckResponse", try await client.call(.get, "/api/admin/credits/check", auth: admin))
     }
 
     @Test("every real response and request validates against its OpenAPI schema and has its example's shape")
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 26)
+        #expect(exchanges.count == 44)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -151,7 +185,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 26)
+        #expect(files.count == 44)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

@@ -37,7 +37,7 @@ public enum CreditRules {
                                now: Date) throws(DomainError) -> CreditChange {
         guard account.available >= amount else {
             var error = DomainError(.forbidden, .insufficientCredits,
-                                    "\(account.available) \(account.balance.creditType) credit(s) available, \(amount) needed; buy more to continue", field: "amount")
+                                    "\(amount) credit(s) needed, \(account.available) available (\(account.balance.creditType)); buy more to continue", field: "amount")
             error.credits = account.summary
             throw error
         }
