@@ -3,10 +3,10 @@ import Testing
 
 @Suite("README")
 struct ReadmeWalkthroughTests {
-    /// The shell block under "## Walk-through" in README.md, exactly as a reader copies it.
-    static func walkthrough() throws -> String {
+    /// The first shell block under a heading of README.md, exactly as a reader copies it.
+    static func walkthrough(_ heading: String = "## Walk-through") throws -> String {
         let readme = try String(contentsOf: ServerProcess.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "## Walk-through"))
+        let section = try #require(readme.range(of: heading))
         let open = try #require(readme.range(of: "```sh\n", range: section.upperBound..<readme.endIndex))
         let close = try #require(readme.range(of: "\n```", range: open.upperBound..<readme.endIndex))
         return String(readme[open.upperBound..<close.lowerBound])
@@ -14,7 +14,27 @@ struct ReadmeWalkthroughTests {
 
     @Test("the walk-through runs verbatim against berth serve and shows confirm, then a refused replay")
     func walkthroughRunsVerbatim() throws {
-        let script = try Self.walkthrough()
+        let text = try Self.run(try Self.walkthrough())
+        #expect(text.contains("pending_payment 8000 EUR it.seaboo.rental.basic"), "\(text)")
+        #expect(text.contains("200\nconfirmed"), "\(text)")
+        #expect(text.contains("\"code\":\"transaction_already_used\""), "\(text)")
+        #expect(text.contains("1 bob transaction already used by another user"), "\(text)")
+    }
+
+    @Test("the credits walk-through runs verbatim: a pack once, reserve and commit, release, 403 with the balance, history, ledger check")
+    func creditsWalkthroughRunsVerbatim() throws {
+        let text = try Self.run(try Self.walkthrough("## Selling credits"))
+        #expect(text.contains("[('starter', 10, 99), ('popular', 50, 499), ('bestvalue', 100, 899)]"), "\(text)")
+        #expect(text.contains("50 52\n50 52\ncommitted 51\nreleased 51\n"), "\(text)")
+        #expect(text.contains("\"code\":\"insufficient_credits\""), "\(text)")
+        #expect(text.contains("\"available\":51"), "\(text)")
+        #expect(text.contains("} 403"), "\(text)")
+        #expect(text.contains("[('usage', -1), ('purchase', 50), ('bonus', 2)] 3"), "\(text)")
+        #expect(text.contains("True 1"), "\(text)")
+    }
+
+    /// Runs a README script in a fresh copy of the catalog and migrations, as a reader would; returns its output.
+    static func run(_ script: String) throws -> String {
         let directory = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for item in ["products.json", "migrations"] {
@@ -46,9 +66,6 @@ struct ReadmeWalkthroughTests {
         process.waitUntilExit()
 
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("pending_payment 8000 EUR it.seaboo.rental.basic"), "\(text)")
-        #expect(text.contains("200\nconfirmed"), "\(text)")
-        #expect(text.contains("\"code\":\"transaction_already_used\""), "\(text)")
-        #expect(text.contains("1 bob transaction already used by another user"), "\(text)")
+        return text
     }
 }
