@@ -21,13 +21,14 @@ trap cleanup EXIT
 cp -r products.json migrations "$work/"
 cd "$work"
 "$bin/berth" testkit init berth-ca >/dev/null
-KEY=$("$bin/berth" keys create --tenant aistylist-test --role server)
+SECRET=benchmark-secret-for-aistylist-test-users
 ADMIN=$("$bin/berth" keys create --tenant aistylist-test --role admin)
-"$bin/berth" serve --port "$PORT" > berth.log 2>&1 &
+AISTYLIST_TEST_JWT_SECRET=$SECRET "$bin/berth" serve --port "$PORT" > berth.log 2>&1 &
 server=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
-# A rate limit per user would not bind (each user calls 3 times); the benchmark tenant's default applies.
-"$bin/BerthBenchmarks" credits-flow --url "http://127.0.0.1:$PORT" --key "$KEY" --ca berth-ca --users "$USERS" --concurrency "$CONCURRENCY"
+# Users call with their own HS256 tokens: each has its own verification rate limit, as in production.
+"$bin/BerthBenchmarks" credits-flow --url "http://127.0.0.1:$PORT" --jwt-secret "$SECRET" --issuer https://auth.aiimagestylist.test \
+  --ca berth-ca --users "$USERS" --concurrency "$CONCURRENCY"
 curl -s "http://127.0.0.1:$PORT/api/admin/credits/check" -H "Authorization: Bearer $ADMIN" \
   | python3 -c 'import json, sys; r = json.load(sys.stdin); print("ledger check:", "consistent" if r["consistent"] else r["problems"][:3], "over", r["accounts"], "accounts"); sys.exit(0 if r["consistent"] else 1)'
 echo "server peak RSS: $(grep VmHWM /proc/$server/status | awk '{print $2/1024 " MB"}')"

@@ -7,8 +7,9 @@ import TestKit
 /// The credits flow of a generation app, per user: buy a pack (verify-purchase with a signed
 /// transaction), reserve 1 credit, commit it. Transactions are signed before the clock starts;
 /// `concurrency` clients run users one after the other. Prints flows/s, requests/s and the
-/// latency of each step (p50/p99), and fails if any answer is not the expected one.
-func benchmarkCreditsFlow(baseURL: String, key: String, caDirectory: String, users: Int, concurrency: Int, bundleId: String, productId: String,
+/// latency of each step (p50/p99), and fails if any answer is not the expected one. Users call with
+/// their own tokens (each has its own verification rate limit, as in production).
+func benchmarkCreditsFlow(baseURL: String, creator: BookingCreator, caDirectory: String, users: Int, concurrency: Int, bundleId: String, productId: String,
                           userPrefix: String) async throws {
     let ca = try TestCA.load(from: URL(fileURLWithPath: caDirectory))
     let signed = try (0..<users).map { _ in try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: productId)) }
@@ -20,8 +21,7 @@ func benchmarkCreditsFlow(baseURL: String, key: String, caDirectory: String, use
     func call(_ method: String, _ path: String, user: String, body: String?, expect: Int) async throws -> (Data, Double) {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         request.httpMethod = method
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        request.setValue(user, forHTTPHeaderField: "X-User-Id")
+        creator.authorize(&request, user: user)
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(body.utf8)

@@ -7,7 +7,7 @@
 //     swift run -c release BerthBenchmarks prepare-purchases --url URL --key KEY --ca DIR --count N --out FILE
 //         creates N pending bookings on a running server and writes one verify-purchase request per
 //         line (user id, tab, JSON body) for benchmarks/verify-purchase.sh to replay with wrk
-//     swift run -c release BerthBenchmarks credits-flow --url URL --key KEY --ca DIR [--users N] [--concurrency C]
+//     swift run -c release BerthBenchmarks credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]
 //         per user: buy a credit pack, reserve 1 credit, commit it (benchmarks/credits.sh)
 import Foundation
 
@@ -50,10 +50,10 @@ case "prepare-purchases":
                                resourceId: option("--resource") ?? "fleet", bundleId: option("--bundle-id") ?? "it.seaboo.app",
                                userPrefix: option("--user-prefix") ?? "bench-")
 case "credits-flow":
-    guard let url = option("--url"), let key = option("--key"), let ca = option("--ca") else {
-        fail("credits-flow needs --url, --key (a server key of the credits tenant) and --ca")
+    guard let url = option("--url"), let ca = option("--ca"), let secret = option("--jwt-secret"), let issuer = option("--issuer") else {
+        fail("credits-flow needs --url, --jwt-secret S --issuer I (user tokens of the credits tenant) and --ca")
     }
-    try await benchmarkCreditsFlow(baseURL: url, key: key, caDirectory: ca, users: option("--users").flatMap(Int.init) ?? 2000,
+    try await benchmarkCreditsFlow(baseURL: url, creator: .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth"), caDirectory: ca, users: option("--users").flatMap(Int.init) ?? 2000,
                                    concurrency: option("--concurrency").flatMap(Int.init) ?? 16, bundleId: option("--bundle-id") ?? "com.aiimagestylist.app",
                                    productId: option("--product") ?? "com.aiimagestylist.credits.starter", userPrefix: option("--user-prefix") ?? "credits-")
 case "--help", "-h", "help":
