@@ -426,14 +426,15 @@ export interface EligibilityResponse {
   reason: "eligible" | "unused_credit" | "product_inactive";
 }
 
-/** POST /api/admin/credit-products (productId, credits and title required) and PATCH /api/admin/credit-products/{productId} */
+/** POST /api/admin/credit-products (productId, credits and title required) and PATCH /api/admin/credit-products/{productId}
+ * (an absent field is left as it is; description or priceMinor null clears it) */
 export interface CreditProductRequest {
   productId?: string;
   creditType?: string;
   credits?: number;
   title?: string;
-  description?: string;
-  priceMinor?: number;
+  description?: string | null;
+  priceMinor?: number | null;
   displayOrder?: number;
   active?: boolean;
 }

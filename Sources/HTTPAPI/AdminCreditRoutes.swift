@@ -97,7 +97,7 @@ struct AdminCreditRoutes {
 extension CreditProductRequest {
     var fields: CreditOperations.ProductFields {
         CreditOperations.ProductFields(creditType: creditType, credits: credits, title: title?.trimmingCharacters(in: .whitespaces),
-                                       description: description.map { Optional($0) }, priceMinor: priceMinor.map { Optional($0) },
+                                       description: description, priceMinor: priceMinor,
                                        displayOrder: displayOrder, active: active)
     }
 }

@@ -184,15 +184,32 @@ struct EligibilityResponse: Codable {
     var reason: String
 }
 
-struct CreditProductRequest: Codable {
+struct CreditProductRequest: Decodable {
     var productId: String?
     var creditType: String?
     var credits: Int64?
     var title: String?
-    var description: String?
-    var priceMinor: Int64?
+    /// Absent: left as it is; `null`: cleared (`.some(nil)`).
+    var description: String??
+    var priceMinor: Int64??
     var displayOrder: Int?
     var active: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case productId, creditType, credits, title, description, priceMinor, displayOrder, active
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        productId = try c.decodeIfPresent(String.self, forKey: .productId)
+        creditType = try c.decodeIfPresent(String.self, forKey: .creditType)
+        credits = try c.decodeIfPresent(Int64.self, forKey: .credits)
+        title = try c.decodeIfPresent(String.self, forKey: .title)
+        description = c.contains(.description) ? .some(try c.decodeIfPresent(String.self, forKey: .description)) : nil
+        priceMinor = c.contains(.priceMinor) ? .some(try c.decodeIfPresent(Int64.self, forKey: .priceMinor)) : nil
+        displayOrder = try c.decodeIfPresent(Int.self, forKey: .displayOrder)
+        active = try c.decodeIfPresent(Bool.self, forKey: .active)
+    }
 }
 
 struct CreditProductResponse: Codable {

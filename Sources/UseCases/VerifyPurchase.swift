@@ -91,11 +91,14 @@ public struct VerifyPurchase: Sendable {
                 }
                 try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.outcome, booking: plan.booking ?? booking)
-            case .credits(let creditType):
-                guard let settings = tenant.credits,
-                      let product = try tx.credits.product(tenantId: claim.tenantId, productId: claimedProductId), product.creditType == creditType else {
+            case .credits:
+                // The stored product decides (an operator may have edited it since the pre-check).
+                guard let settings = tenant.credits, let product = try tx.credits.product(tenantId: claim.tenantId, productId: claimedProductId) else {
                     throw DomainError(.unprocessable, .unknownProduct, "\(claimedProductId) is not a credit product of this app", field: "productId")
                 }
+                let creditType = product.creditType
+                var claim = claim
+                claim.target = .credits(type: creditType)
                 try CreditPurchaseRules.check(proven, claimedProductId: claimedProductId, claimedTransactionId: claimedTransactionId, userId: claim.userId,
                                               policy: policy)
                 try CreditAccounts.grantBonusIfDue(tx, tenant: tenant, userId: claim.userId, emitsEvents: emitsEvents, now: now)
@@ -127,7 +130,8 @@ public struct VerifyPurchase: Sendable {
     }
 
     /// The target of a claim that names no booking: the credit type of a credit product. A booking
-    /// product needs its booking; subscriptions are not applied yet.
+    /// product needs its booking; subscriptions are not applied yet. Read beside the writer, before
+    /// proving, so that an unknown product costs no verification (nor an App Store lookup).
     private func creditTarget(_ command: Command) async throws -> PurchaseTarget {
         let tenant = command.runtime.tenant, productId = command.productId
         if let product = tenant.product(id: productId), product.kind != .credits {

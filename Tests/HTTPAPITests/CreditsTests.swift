@@ -395,6 +395,10 @@ struct CreditsTests {
 
             let edited = try await client.call(.patch, "/api/admin/credit-products/\(Self.starter)", auth: keys.stylistAdmin, json: ["credits": 12, "displayOrder": 9])
             #expect((edited.json["product"] as? [String: Any])?["credits"] as? Int == 12)
+            let cleared = try await client.call(.patch, "/api/admin/credit-products/\(Self.starter)", auth: keys.stylistAdmin, raw: #"{"description": null}"#)
+            let clearedProduct = cleared.json["product"] as? [String: Any]
+            #expect(clearedProduct?["description"] == nil, "null clears a field")
+            #expect(clearedProduct?["price"] as? Int == 99, "an absent field is left as it is")
             let disabled = try await client.call(.patch, "/api/admin/credit-products/\(Self.popular)", auth: keys.stylistAdmin, json: ["active": false])
             #expect((disabled.json["product"] as? [String: Any])?["active"] as? Bool == false)
             #expect(try await client.call(.patch, "/api/admin/credit-products/nope", auth: keys.stylistAdmin, json: ["active": false]).status == .notFound)
@@ -403,7 +407,7 @@ struct CreditsTests {
             #expect((listed.json["products"] as? [[String: Any]])?.map { $0["id"] as? String } == ["com.aiimagestylist.credits.mega", "com.aiimagestylist.credits.bestvalue", Self.starter])
             let all = try await client.call(.get, "/api/admin/credit-products", auth: keys.stylistAdmin)
             #expect((all.json["products"] as? [Any])?.count == 4)
-            #expect(try await harness.rows("SELECT action FROM audit_log WHERE action LIKE 'credit_product.%'").count == 3)
+            #expect(try await harness.rows("SELECT action FROM audit_log WHERE action LIKE 'credit_product.%'").count == 4, "create and three edits")
 
             // The edited pack grants its new credits; a disabled pack still grants what was paid for.
             #expect(try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000501").json["creditsAdded"] as? Int == 12)

@@ -26,13 +26,13 @@ extension StoreConformance {
     }
 
     /// A purchase row and its grant, as verify-purchase writes them.
-    static func buy(_ store: any Store, user: String, amount: Int64, transactionId: String, now: Date = now) async throws -> Purchase {
+    static func buy(_ store: any Store, user: String = "u", amount: Int64, transactionId: String, negativeAllowed: Bool = false, now: Date = now) async throws -> Purchase {
         try await store.write { tx in
             let claim = PurchaseClaim(tenantId: "a", userId: user, target: .credits(type: "c"), environment: "Sandbox", transactionId: transactionId,
                                       originalTransactionId: transactionId, productId: "pack", purchasedAt: now, proofHash: "h")
             let product = CreditProduct(tenantId: "a", productId: "pack", creditType: "c", credits: amount, title: "Pack", currency: "EUR", createdAt: now, updatedAt: now)
             let account = try tx.credits.account(tenantId: "a", userId: user, creditType: "c", now: now, forUpdate: true)
-            let plan = CreditPurchaseRules.plan(claim, product: product, account: account, negativeAllowed: false, now: now)
+            let plan = CreditPurchaseRules.plan(claim, product: product, account: account, negativeAllowed: negativeAllowed, now: now)
             try tx.save(plan, tenantId: "a", store: claim.store, emitsEvents: true, now: now)
             return plan.purchase!
         }
@@ -183,7 +183,7 @@ extension StoreConformance {
             switch Int.random(in: 0..<7, using: &random) {
             case 0: // a purchase
                 let amount = Int64.random(in: 1...20, using: &random)
-                let purchase = try await buyWith(store, amount: amount, transactionId: "t\(seed)-\(step)", negativeAllowed: negativeAllowed, now: at)
+                let purchase = try await buy(store, amount: amount, transactionId: "t\(seed)-\(step)", negativeAllowed: negativeAllowed, now: at)
                 purchases.append((purchase, false))
                 let settle = negativeAllowed ? 0 : min(model.debt, amount)
                 model = (model.balance + amount - settle, model.debt - settle)
@@ -237,18 +237,6 @@ extension StoreConformance {
             let totals = try await totals(store)
             #expect(totals.allSatisfy { $0.problems(negativeAllowed: negativeAllowed).isEmpty }, "seed \(seed) step \(step): \(totals)")
             #expect(totals.first.map { ($0.balance, $0.debt) } ?? (0, 0) == model, "seed \(seed) step \(step)")
-        }
-    }
-
-    static func buyWith(_ store: any Store, amount: Int64, transactionId: String, negativeAllowed: Bool, now: Date) async throws -> Purchase {
-        try await store.write { tx in
-            let claim = PurchaseClaim(tenantId: "a", userId: "u", target: .credits(type: "c"), environment: "Sandbox", transactionId: transactionId,
-                                      originalTransactionId: transactionId, productId: "pack", purchasedAt: now, proofHash: "h")
-            let product = CreditProduct(tenantId: "a", productId: "pack", creditType: "c", credits: amount, title: "Pack", currency: "EUR", createdAt: now, updatedAt: now)
-            let account = try tx.credits.account(tenantId: "a", userId: "u", creditType: "c", now: now, forUpdate: true)
-            let plan = CreditPurchaseRules.plan(claim, product: product, account: account, negativeAllowed: negativeAllowed, now: now)
-            try tx.save(plan, tenantId: "a", store: claim.store, emitsEvents: false, now: now)
-            return plan.purchase!
         }
     }
 }

@@ -233,8 +233,8 @@ struct StoreConformance {
     @Test("the outbox hands a message to one deliverer at a time, retries it after a failure, and keeps a subject's order", arguments: StoreBackend.available)
     func outbox(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            let events = [WebhookEvent(type: .bookingConfirmed, data: ["bookingId": "5", "status": "confirmed"]),
-                          WebhookEvent(type: .bookingRefunded, data: ["bookingId": "5", "status": "refunded"]),
+            let events = [WebhookEvent(type: .bookingConfirmed, data: ["bookingId": "5", "status": "confirmed"], subject: "booking:5"),
+                          WebhookEvent(type: .bookingRefunded, data: ["bookingId": "5", "status": "refunded"], subject: "booking:5"),
                           WebhookEvent(type: .replayDetected, data: ["reason": "x"])]
             try await store.write { try $0.outbox.enqueue(events, tenantId: "a", now: Self.now) }
             let lease = Self.now.addingTimeInterval(60)

@@ -60,7 +60,7 @@ public enum ClaimPolicy {
                                       detail: ["transactionId": claim.transactionId, "reason": reason], at: now)]
             var data = ["userId": claim.userId, "transactionId": original.transactionId, "environment": original.environment, "reason": reason]
             if let bookingId = claim.target.bookingId { data["bookingId"] = String(bookingId) }
-            plan.events = [WebhookEvent(type: .replayDetected, data: data)]
+            plan.events = [WebhookEvent(type: .replayDetected, data: data, subject: claim.target.bookingId.map(WebhookEvent.bookingSubject))]
             return plan
         case nil:
             guard let (code, message) = refusal(claim, revokedByApple: revokedByApple) else { return nil }

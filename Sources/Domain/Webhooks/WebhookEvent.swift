@@ -5,18 +5,17 @@ import Foundation
 public struct WebhookEvent: Hashable, Sendable {
     public var type: WebhookEventType
     public var data: [String: String]
+    /// What the event is about, when its events must arrive in order (`booking:<id>`,
+    /// `credits:<type>:<user>`); nil for events that need no order.
+    public var subject: String?
 
-    public init(type: WebhookEventType, data: [String: String]) {
+    public init(type: WebhookEventType, data: [String: String], subject: String? = nil) {
         self.type = type
         self.data = data
+        self.subject = subject
     }
 
-    /// What the event is about, when its events must arrive in order (`booking:<id>`).
-    public var subject: String? {
-        if let booking = data["bookingId"] { return "booking:\(booking)" }
-        if type == .creditsChanged, let user = data["userId"], let creditType = data["creditType"] { return "credits:\(creditType):\(user)" }
-        return nil
-    }
+    public static func bookingSubject(_ id: Int64) -> String { "booking:\(id)" }
 
     static func booking(_ type: WebhookEventType, _ booking: Booking, purchase: Purchase?) -> WebhookEvent {
         var data = ["bookingId": String(booking.id), "userId": booking.userId, "status": booking.status.rawValue, "resourceId": booking.resourceId]
@@ -26,7 +25,7 @@ public struct WebhookEvent: Hashable, Sendable {
             data["transactionId"] = purchase.transactionId
             data["productId"] = purchase.productId
         }
-        return WebhookEvent(type: type, data: data)
+        return WebhookEvent(type: type, data: data, subject: bookingSubject(booking.id))
     }
 }
 
