@@ -38,14 +38,33 @@ public struct VerifyReceiptClient: Sendable {
             enum CodingKeys: String, CodingKey { case bundleId = "bundle_id", inApp = "in_app" }
         }
 
+        /// One element of `pending_renewal_info` (Apple writes its numbers as strings).
+        public struct PendingRenewal: Decodable, Sendable {
+            public var originalTransactionId: String?
+            public var autoRenewProductId: String?
+            public var autoRenewStatus: String?
+            public var isInBillingRetryPeriod: String?
+            public var gracePeriodExpiresDateMs: String?
+            public var expirationIntent: String?
+
+            enum CodingKeys: String, CodingKey {
+                case originalTransactionId = "original_transaction_id", autoRenewProductId = "auto_renew_product_id", autoRenewStatus = "auto_renew_status"
+                case isInBillingRetryPeriod = "is_in_billing_retry_period", gracePeriodExpiresDateMs = "grace_period_expires_date_ms"
+                case expirationIntent = "expiration_intent"
+            }
+        }
+
         public var status: Int
         public var environment: String?
         public var receipt: Receipt?
         public var latestReceiptInfo: [Entry]?
+        public var pendingRenewalInfo: [PendingRenewal]?
+        /// Apple's answer as it came (FT Chinese's clients receive it as is).
+        public var raw: Data = Data()
 
         enum CodingKeys: String, CodingKey {
             case status, environment, receipt
-            case latestReceiptInfo = "latest_receipt_info"
+            case latestReceiptInfo = "latest_receipt_info", pendingRenewalInfo = "pending_renewal_info"
         }
     }
 
@@ -105,7 +124,11 @@ public struct VerifyReceiptClient: Sendable {
         guard (200..<300).contains(reply.status) else {
             throw AppStoreAPIError(.unavailable, "verifyReceipt answered HTTP \(reply.status)", retryable: reply.status >= 500, appleCode: nil)
         }
-        do { return try JSONDecoder().decode(Response.self, from: reply.body) } catch {
+        do {
+            var response = try JSONDecoder().decode(Response.self, from: reply.body)
+            response.raw = reply.body
+            return response
+        } catch {
             throw AppStoreAPIError(.invalidResponse, "verifyReceipt's answer is not the documented JSON")
         }
     }

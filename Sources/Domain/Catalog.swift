@@ -62,6 +62,8 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var webhook: Webhook?
     /// The credit types it sells and how its ledger behaves (tenants with credit products).
     public var credits: CreditSettings?
+    /// How its auto-renewable subscriptions are served (tenants with subscription products).
+    public var subscriptions: SubscriptionSettings?
 
     /// Per-tenant limits that keep one caller from taking inventory or CPU from everyone else.
     public struct Limits: Codable, Hashable, Sendable {
@@ -172,6 +174,7 @@ public struct Tenant: Codable, Hashable, Sendable {
         }
         try webhook?.validate(tenant: id)
         try credits?.validate(tenant: id)
+        try subscriptions?.validate(tenant: id)
         for product in products {
             try product.validate(tenant: self)
         }
@@ -253,13 +256,30 @@ public struct UserAuth: Codable, Hashable, Sendable {
     public var secretEnv: String?
     /// ES256/RS256: a PEM public key file, relative to the catalog.
     public var publicKeyFile: String?
+    /// RS256: a JSON Web Key Set URL (Firebase: https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com),
+    /// fetched at start, cached, and fetched again when a token names an unknown `kid`.
+    public var jwksURL: String?
+
+    public init(algorithm: String, issuer: String, audience: String? = nil, secretEnv: String? = nil, publicKeyFile: String? = nil, jwksURL: String? = nil) {
+        self.algorithm = algorithm
+        self.issuer = issuer
+        self.audience = audience
+        self.secretEnv = secretEnv
+        self.publicKeyFile = publicKeyFile
+        self.jwksURL = jwksURL
+    }
 
     func validate(tenant: String) throws {
         switch algorithm {
         case "HS256":
             guard let secretEnv, !secretEnv.isEmpty else { throw CatalogError("tenant \(tenant): HS256 needs auth.secretEnv") }
+        case "RS256" where jwksURL != nil:
+            guard let url = URL(string: jwksURL ?? ""), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
+                throw CatalogError("tenant \(tenant): auth.jwksURL must be an http(s) URL")
+            }
+            guard publicKeyFile == nil else { throw CatalogError("tenant \(tenant): auth takes publicKeyFile or jwksURL, not both") }
         case "ES256", "RS256":
-            guard let publicKeyFile, !publicKeyFile.isEmpty else { throw CatalogError("tenant \(tenant): \(algorithm) needs auth.publicKeyFile") }
+            guard let publicKeyFile, !publicKeyFile.isEmpty else { throw CatalogError("tenant \(tenant): \(algorithm) needs auth.publicKeyFile (or, for RS256, auth.jwksURL)") }
         default:
             throw CatalogError("tenant \(tenant): auth.algorithm must be HS256, ES256 or RS256")
         }
@@ -283,8 +303,11 @@ public struct Product: Codable, Hashable, Sendable {
     public var credits: Int?
     /// For `credits`: the credit type it grants (default: the tenant's only type).
     public var creditType: String?
-    /// For `subscription`: the entitlement it grants.
+    /// For `subscription`: the entitlement it grants (default `premium`), and its tier and billing
+    /// cycle as the app names them (`standard`/`premium`, `month`/`year`).
     public var entitlement: String?
+    public var tier: String?
+    public var cycle: String?
     /// What the purchase screen shows: a description, a price in minor units of the tenant's
     /// currency, the order (ascending) and whether it is offered. Seeds only: operators edit credit
     /// products at run time and the stored product wins.
@@ -294,7 +317,9 @@ public struct Product: Codable, Hashable, Sendable {
     public var active: Bool?
 
     public init(id: String, kind: ProductKind, type: String, title: String, credits: Int? = nil, creditType: String? = nil, entitlement: String? = nil,
-                description: String? = nil, priceMinor: Int64? = nil, displayOrder: Int? = nil, active: Bool? = nil) {
+                description: String? = nil, priceMinor: Int64? = nil, displayOrder: Int? = nil, active: Bool? = nil, tier: String? = nil, cycle: String? = nil) {
+        self.tier = tier
+        self.cycle = cycle
         self.id = id
         self.kind = kind
         self.type = type
@@ -308,7 +333,16 @@ public struct Product: Codable, Hashable, Sendable {
         self.active = active
     }
 
+    /// For a subscription product: what a subscription record says of it.
+    public var subscriptionInfo: SubscriptionProductInfo? {
+        guard kind == .subscription else { return nil }
+        return SubscriptionProductInfo(entitlement: entitlement ?? "premium", tier: tier, cycle: cycle)
+    }
+
     func validate(tenant: Tenant) throws {
+        if kind == .subscription, type != "Auto-Renewable Subscription" {
+            throw CatalogError("tenant \(tenant.id): product \(id) is a subscription; its type must be Auto-Renewable Subscription")
+        }
         guard kind == .credits else { return }
         guard let settings = tenant.credits else { throw CatalogError("tenant \(tenant.id): product \(id) sells credits but the tenant has no credits settings") }
         guard let credits, (1...1_000_000).contains(credits) else { throw CatalogError("tenant \(tenant.id): product \(id) needs credits 1...1000000") }

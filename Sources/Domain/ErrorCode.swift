@@ -62,6 +62,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unknownCreditType = ErrorCode("unknown_credit_type")
     public static let unknownProduct = ErrorCode("unknown_product")
     public static let productNotSupported = ErrorCode("product_not_supported")
+    public static let linkedToOtherAccount = ErrorCode("linked_to_other_account")
+    public static let linkedToOtherIAP = ErrorCode("linked_to_other_iap")
+    public static let hasValidNonIAP = ErrorCode("has_valid_non_iap")
+    public static let invalid = ErrorCode("invalid")
+    public static let subscriptionNotFound = ErrorCode("subscription_not_found")
+    public static let refreshUnavailable = ErrorCode("refresh_unavailable")
 
     /// Every code above.
     public static let all: [ErrorCode] = [
@@ -119,5 +125,11 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .unknownCreditType,
         .unknownProduct,
         .productNotSupported,
+        .linkedToOtherAccount,
+        .linkedToOtherIAP,
+        .hasValidNonIAP,
+        .invalid,
+        .subscriptionNotFound,
+        .refreshUnavailable,
     ]
 }

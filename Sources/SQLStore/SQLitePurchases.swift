@@ -8,7 +8,7 @@ struct SQLitePurchases: PurchaseRepository {
 
     static let columns = """
         id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, \
-        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credit_type, credits
+        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credit_type, credits, subscription
         """
 
     static func decode(_ row: Row) throws -> Purchase {
@@ -18,7 +18,7 @@ struct SQLitePurchases: PurchaseRepository {
             productId: row["product_id"], status: try row.value(PurchaseStatus.self, "status"), outcomeCode: row["outcome_code"],
             purchasedAt: row.date("purchased_at"), createdAt: row.date("created_at"),
             priceMilliunits: row["price_milliunits"], currency: row["currency"], quantity: row["quantity"],
-            creditType: row["credit_type"], credits: row["credits"]
+            creditType: row["credit_type"], credits: row["credits"], subscription: row["subscription"]
         )
     }
 
@@ -30,10 +30,10 @@ struct SQLitePurchases: PurchaseRepository {
 
     func insert(_ p: Purchase, proofHash: String) throws {
         try db.run("""
-            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [p.id, p.tenantId, p.userId, p.bookingId, p.store, p.environment, p.transactionId, p.originalTransactionId, p.productId,
                   p.status.rawValue, p.outcomeCode, p.purchasedAt.epochMilliseconds, p.createdAt.epochMilliseconds,
-                  p.priceMilliunits, p.currency, p.quantity, p.creditType, p.credits, proofHash])
+                  p.priceMilliunits, p.currency, p.quantity, p.creditType, p.credits, p.subscription, proofHash])
     }
 
     func update(_ p: Purchase) throws {

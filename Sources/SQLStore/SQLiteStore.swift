@@ -78,6 +78,7 @@ struct SQLiteSession: StoreSession {
     var keys: any APIKeyRepository { SQLiteKeys(db: db) }
     var receiptChecks: any ReceiptCheckRepository { SQLiteReceiptChecks(db: db) }
     var credits: any CreditRepository { SQLiteCredits(db: db) }
+    var subscriptions: any SubscriptionRepository { SQLiteSubscriptions(db: db) }
 }
 
 /// A storage failure that is not a business-rule refusal.

@@ -48,7 +48,8 @@ public struct PurchaseProver: Sendable {
             transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
             productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
             revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken, proofHash: proofHash,
-            kind: .jws, priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity
+            kind: .jws, priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity,
+            subscription: SubscriptionFactsReading.facts(transaction: transaction, renewal: nil, signedAt: Date(), source: "jws")
         )
     }
 
@@ -88,7 +89,9 @@ public struct PurchaseProver: Sendable {
         return ProvenTransaction(
             transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, productId: entryProduct,
             environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
-            appAccountToken: nil, proofHash: verified.sha256, kind: .receipt, quantity: entry.quantity
+            appAccountToken: nil, proofHash: verified.sha256, kind: .receipt, quantity: entry.quantity,
+            subscription: SubscriptionFactsReading.facts(receipt: verified.receipt, environment: environment, signedAt: verified.receipt.creationDate?.date ?? Date(),
+                                                         source: "receipt").first { $0.originalTransactionId == (entry.originalTransactionId ?? id) }
         )
     }
 
@@ -130,7 +133,8 @@ public struct PurchaseProver: Sendable {
             productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
             revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken,
             proofHash: SHA256.hash(data: verified.rawPayload).hexString, kind: .lookup,
-            priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity
+            priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity,
+            subscription: SubscriptionFactsReading.facts(transaction: transaction, renewal: nil, signedAt: Date(), source: "server_api")
         )
     }
 }

@@ -45,6 +45,8 @@ public struct ReceiveNotification: Sendable {
         )
         let now = clock.now()
         let emitsEvents = runtime.webhook != nil
+        let subscriptionFacts = Self.subscriptionFacts(incoming, verified: verified, tenant: runtime.tenant)
+        let tenant = runtime.tenant
         let resources = runtime.tenant.resources
         let negativeAllowed = runtime.tenant.credits?.negativeAllowed ?? false
         let result: Result
@@ -57,6 +59,11 @@ public struct ReceiveNotification: Sendable {
                 let purchase = try incoming.transactionId.flatMap {
                     try tx.purchases.purchase(store: store, environment: incoming.environment, transactionId: $0, forUpdate: true)
                 }.flatMap { $0.tenantId == incoming.tenantId ? $0 : nil }
+                if let facts = subscriptionFacts {
+                    let plan = try Self.subscriptionPlan(tx, incoming, facts: facts, purchase: purchase, tenant: tenant, emitsEvents: emitsEvents, now: now)
+                    try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
+                    return Result(outcome: plan.effect.outcome, duplicate: false)
+                }
                 let booking = try purchase?.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: incoming.tenantId, forUpdate: true) }
                 var slotFree = false
                 if NotificationRules.needsOccupancy(incoming), let booking, let resource = resources.first(where: { $0.id == booking.resourceId }) {
@@ -86,6 +93,50 @@ public struct ReceiveNotification: Sendable {
             await answerConsumptionRequest(incoming, runtime: runtime)
         }
         return result
+    }
+
+    /// The subscription facts of a notification about an auto-renewable subscription (its
+    /// transaction is a subscription period, or it carries renewal info); nil for everything else.
+    static func subscriptionFacts(_ incoming: IncomingNotification, verified: VerifiedNotification, tenant: Tenant) -> SubscriptionFacts? {
+        guard NotificationType.subscriptionTypes.contains(incoming.type) else { return nil }
+        let transaction = verified.transaction?.payload
+        if let product = transaction?.productId, let known = tenant.product(id: product), known.kind != .subscription { return nil }
+        guard transaction?.expiresDate != nil || verified.renewalInfo != nil else { return nil }
+        var facts = SubscriptionFactsReading.facts(transaction: transaction, renewal: verified.renewalInfo?.payload, signedAt: incoming.signedAt,
+                                                   source: "notification:\(incoming.type.rawValue)", notificationType: incoming.type, subtype: incoming.subtype)
+        // The notification's own signed date orders it against everything else Berth applied.
+        facts?.signedAt = incoming.signedAt
+        return facts
+    }
+
+    /// Applies a subscription notification: the record (created without an owner when nobody has
+    /// claimed it yet, so that its user finds it up to date), and the purchase row of a refunded period.
+    static func subscriptionPlan(_ tx: any StoreSession, _ incoming: IncomingNotification, facts: SubscriptionFacts, purchase: Purchase?, tenant: Tenant,
+                                 emitsEvents: Bool, now: Date) throws -> NotificationPlan {
+        let outcome: String
+        switch try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "notification:\(incoming.type.rawValue)", actor: .apple,
+                                            emitsEvents: emitsEvents, now: now) {
+        case .applied(let subscription, let stale):
+            outcome = stale ? "subscription_stale" : "subscription_\(subscription.state(at: now).rawValue)"
+        case .nothing, .ownedByOther:
+            outcome = "subscription_unknown"
+        }
+        var plan = NotificationPlan(effect: .recordOnly(outcome))
+        if var purchase {
+            switch incoming.type {
+            case .refund where purchase.status == .applied, .revoke where purchase.status == .applied:
+                purchase.status = .refunded
+                plan.purchase = purchase
+            case .refundReversed where purchase.status == .refunded:
+                purchase.status = .applied
+                plan.purchase = purchase
+            default:
+                break
+            }
+        }
+        plan.audit = AuditRecord(tenantId: incoming.tenantId, actor: .apple, action: .notification(incoming.type), bookingId: nil, purchaseId: purchase?.id,
+                                 detail: ["uuid": incoming.uuid, "outcome": outcome, "originalTransactionId": facts.originalTransactionId], at: now)
+        return plan
     }
 
     /// Sends Apple what Berth knows of the consumable (delivered, consumed) when the tenant opted in.

@@ -21,6 +21,10 @@ public struct TenantRuntime: Sendable {
     /// Nil when the token key is not configured (for example the secret variable is unset):
     /// user tokens are then refused while API keys keep working.
     public let userKeys: JWTKeyCollection?
+    /// RS256 user tokens verified with keys from a JWKS URL (Firebase); nil for other tenants.
+    public let jwks: JWKSKeys?
+    /// Apple's legacy verifyReceipt, when the tenant configured its shared secret.
+    public let verifyReceiptClient: VerifyReceiptClient?
 
     public var id: String { tenant.id }
 
@@ -50,7 +54,26 @@ public struct TenantRuntime: Sendable {
             environments: Set(tenant.apple.environments.map(AppStoreEnvironment.init(rawValue:))),
             allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
         )
-        userKeys = try await Self.userKeys(for: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger)
+        if let url = tenant.auth.jwksURL {
+            jwks = JWKSKeys(url: url, logger: logger)
+            userKeys = nil
+        } else {
+            jwks = nil
+            userKeys = try await Self.userKeys(for: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger)
+        }
+        if let settings = tenant.subscriptions?.verifyReceipt {
+            if let secret = environment[settings.sharedSecretEnv], !secret.isEmpty {
+                var endpoints = VerifyReceiptClient.Endpoints()
+                if let production = settings.productionURL { endpoints.production = production }
+                if let sandbox = settings.sandboxURL { endpoints.sandbox = sandbox }
+                verifyReceiptClient = VerifyReceiptClient(endpoints: endpoints, sharedSecret: secret, retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(5)))
+            } else {
+                logger.warning("tenant \(tenant.id): \(settings.sharedSecretEnv) is unset; receipts are verified offline only")
+                verifyReceiptClient = nil
+            }
+        } else {
+            verifyReceiptClient = nil
+        }
         serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
         if let configuration = tenant.webhook {
             // Fail fast: starting without the secret would queue events nobody can sign.

@@ -32,6 +32,9 @@ public struct VerifyPurchase: Sendable {
         public var booking: Booking?
         /// For a credits purchase: the account's balance after the claim.
         public var credits: CreditSummary?
+        /// For a subscription: the record after the claim, and whether the account uses it.
+        public var subscription: Subscription?
+        public var inUse: Bool = false
     }
 
     let store: any Store
@@ -62,7 +65,9 @@ public struct VerifyPurchase: Sendable {
             throw error
         }
         let now = clock.now()
-        let claim = PurchaseClaim(proven, tenantId: runtime.id, userId: command.userId, target: target, now: now)
+        var claimTarget = target
+        if case .subscription = target { claimTarget = .subscription(originalTransactionId: proven.originalTransactionId) }
+        let claim = PurchaseClaim(proven, tenantId: runtime.id, userId: command.userId, target: claimTarget, now: now)
         let emitsEvents = runtime.webhook != nil
         let policy = runtime.purchasePolicy
         let tenant = runtime.tenant
@@ -110,6 +115,42 @@ public struct VerifyPurchase: Sendable {
                     ?? CreditPurchaseRules.plan(claim, product: product, account: account, negativeAllowed: settings.negativeAllowed, now: now)
                 try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.outcome, booking: nil, credits: (plan.credits?.account ?? account).summary)
+            case .subscription(let originalTransactionId):
+                try PurchaseChecks.claimedProduct(proven, claimedProductId: claimedProductId)
+                try PurchaseChecks.claimedTransaction(proven, claimedTransactionId: claimedTransactionId)
+                try PurchaseChecks.buyer(proven, userId: claim.userId, policy: policy)
+                guard let facts = proven.subscription else {
+                    throw DomainError(.unprocessable, .productNotSupported, "the transaction is not a period of an auto-renewable subscription", field: "productId")
+                }
+                let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
+                if let existing, existing.tenantId != claim.tenantId || !existing.subscription {
+                    // Another app's transaction, or one that paid for something else: a replay.
+                    let plan = ClaimPolicy.plan(claim, existing: existing, revokedByApple: false, now: now) ?? PurchasePlan(outcome: .replay(reason: "transaction already used"))
+                    try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
+                    return Result(outcome: plan.outcome)
+                }
+                let revoked = try existing == nil
+                    && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
+                if existing == nil, let plan = ClaimPolicy.plan(claim, existing: nil, revokedByApple: revoked, now: now) {
+                    try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
+                    return Result(outcome: plan.outcome)
+                }
+                // Ownership is the subscription's (it moves with link and unlink), not the first claimant's.
+                switch try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: claim.userId, source: "verify_purchase", actor: .user(claim.userId),
+                                                    emitsEvents: emitsEvents, now: now) {
+                case .ownedByOther:
+                    return Result(outcome: .refused(code: .linkedToOtherAccount, message: "this Apple subscription belongs to another account"))
+                case .nothing:
+                    throw DomainError(.unprocessable, .productNotSupported, "the transaction is not a period of an auto-renewable subscription", field: "productId")
+                case .applied(let subscription, _):
+                    let inUse = try tx.subscriptions.membership(tenantId: claim.tenantId, userId: claim.userId)?.originalTransactionId == originalTransactionId
+                    if let existing {
+                        return Result(outcome: .repeated(existing), subscription: subscription, inUse: inUse)
+                    }
+                    let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
+                    try tx.purchases.insert(purchase, proofHash: claim.proofHash)
+                    return Result(outcome: .applied(purchase), subscription: subscription, inUse: inUse)
+                }
             }
         }
         log(result.outcome, proofHash: proven.proofHash, transactionId: proven.transactionId, target: target)
@@ -124,20 +165,22 @@ public struct VerifyPurchase: Sendable {
         case .booking(let id):
             let owned = try await store.read { try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false)?.userId == userId }
             guard owned else { throw DomainError.bookingNotFound(id) }
-        case .credits, nil:
+        case .credits, .subscription, nil:
             break
         }
     }
 
-    /// The target of a claim that names no booking: the credit type of a credit product. A booking
-    /// product needs its booking; subscriptions are not applied yet. Read beside the writer, before
+    /// The target of a claim that names no booking: the credit type of a credit product, or a
+    /// subscription. A booking product needs its booking. Read beside the writer, before
     /// proving, so that an unknown product costs no verification (nor an App Store lookup).
     private func creditTarget(_ command: Command) async throws -> PurchaseTarget {
         let tenant = command.runtime.tenant, productId = command.productId
         if let product = tenant.product(id: productId), product.kind != .credits {
             switch product.kind {
             case .booking: throw DomainError(.invalidInput, .missingField, "\(productId) pays for a booking: send bookingId", field: "bookingId")
-            default: throw DomainError(.unprocessable, .productNotSupported, "\(productId) is a \(product.kind.rawValue) product; Berth does not apply those yet", field: "productId")
+            // The originalTransactionId comes from the proof.
+            case .subscription: return .subscription(originalTransactionId: "")
+            case .credits: break
             }
         }
         guard tenant.credits != nil else {

@@ -21,4 +21,5 @@ public protocol StoreSession {
     var keys: any APIKeyRepository { get }
     var receiptChecks: any ReceiptCheckRepository { get }
     var credits: any CreditRepository { get }
+    var subscriptions: any SubscriptionRepository { get }
 }

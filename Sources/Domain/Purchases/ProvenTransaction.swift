@@ -17,6 +17,8 @@ public struct ProvenTransaction: Hashable, Sendable {
     public var priceMilliunits: Int64?
     public var currency: String?
     public var quantity: Int?
+    /// For an auto-renewable subscription: what the proof says of it (its latest period).
+    public var subscription: SubscriptionFacts?
 
     /// The form of a proof. Signed transactions (JWS and Apple's lookup answer) carry an
     /// appAccountToken field; legacy receipts have none.
@@ -28,7 +30,8 @@ public struct ProvenTransaction: Hashable, Sendable {
 
     public init(transactionId: String, originalTransactionId: String, productId: String, environment: String, purchasedAt: Date?,
                 revoked: Bool, appAccountToken: String?, proofHash: String, kind: Kind = .jws,
-                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil) {
+                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, subscription: SubscriptionFacts? = nil) {
+        self.subscription = subscription
         self.kind = kind
         self.priceMilliunits = priceMilliunits
         self.currency = currency

@@ -91,13 +91,16 @@ public struct Purchase: Codable, Hashable, Sendable {
     /// For a credits purchase: the credit type and how many credits it granted.
     public var creditType: String?
     public var credits: Int64?
+    /// Whether it paid for an auto-renewable subscription (its originalTransactionId names it).
+    public var subscription: Bool
 
     public init(
         id: Int64, tenantId: String, userId: String, bookingId: Int64?, store: String, environment: String,
         transactionId: String, originalTransactionId: String, productId: String, status: PurchaseStatus,
         outcomeCode: String?, purchasedAt: Date, createdAt: Date,
-        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, creditType: String? = nil, credits: Int64? = nil
+        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, creditType: String? = nil, credits: Int64? = nil, subscription: Bool = false
     ) {
+        self.subscription = subscription
         self.creditType = creditType
         self.credits = credits
         self.priceMilliunits = priceMilliunits
@@ -123,6 +126,7 @@ extension Purchase {
     /// What the purchase paid for (nil for a purchase recorded without a target).
     public var target: PurchaseTarget? {
         if let bookingId { return .booking(id: bookingId) }
+        if subscription { return .subscription(originalTransactionId: originalTransactionId) }
         return creditType.map { .credits(type: $0) }
     }
 
@@ -132,7 +136,8 @@ extension Purchase {
             id: id, tenantId: claim.tenantId, userId: claim.userId, bookingId: claim.target.bookingId, store: claim.store,
             environment: claim.environment, transactionId: claim.transactionId, originalTransactionId: claim.originalTransactionId,
             productId: claim.productId, status: status, outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now,
-            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity, creditType: claim.target.creditType
+            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity, creditType: claim.target.creditType,
+            subscription: { if case .subscription = claim.target { true } else { false } }()
         )
     }
 }

@@ -5,17 +5,19 @@ public enum PurchaseTarget: Hashable, Sendable, CustomStringConvertible {
     case booking(id: Int64)
     /// Credits of a type, added to the user's ledger.
     case credits(type: String)
+    /// An auto-renewable subscription (by its originalTransactionId), attached to the user.
+    case subscription(originalTransactionId: String)
 
     public var bookingId: Int64? {
         switch self {
         case .booking(let id): id
-        case .credits: nil
+        case .credits, .subscription: nil
         }
     }
 
     public var creditType: String? {
         switch self {
-        case .booking: nil
+        case .booking, .subscription: nil
         case .credits(let type): type
         }
     }
@@ -24,6 +26,7 @@ public enum PurchaseTarget: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .booking(let id): "booking \(id)"
         case .credits(let type): "\(type) credits"
+        case .subscription(let id): "subscription \(id)"
         }
     }
 }

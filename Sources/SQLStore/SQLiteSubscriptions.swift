@@ -1,0 +1,135 @@
+import Domain
+import Foundation
+import GRDB
+
+/// Subscriptions, memberships, cheat attempts, unlink archives and kept receipts on SQLite.
+struct SQLiteSubscriptions: SubscriptionRepository {
+    let db: Database
+
+    static let columns = """
+        tenant_id, original_transaction_id, environment, product_id, entitlement, tier, cycle, latest_transaction_id, purchased_at, expires_at, \
+        original_purchased_at, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_at, expiration_intent, price_increase_status, \
+        revoked_at, upgraded, ended, user_id, signed_at, created_at, updated_at
+        """
+
+    static func decode(_ row: Row) -> Subscription {
+        Subscription(
+            tenantId: row["tenant_id"], originalTransactionId: row["original_transaction_id"], environment: row["environment"], productId: row["product_id"],
+            entitlement: row["entitlement"], tier: row["tier"], cycle: row["cycle"], latestTransactionId: row["latest_transaction_id"],
+            purchasedAt: row.date("purchased_at"), expiresAt: row.optionalDate("expires_at"), originalPurchasedAt: row.optionalDate("original_purchased_at"),
+            autoRenew: row["auto_renew"], autoRenewProductId: row["auto_renew_product_id"], inBillingRetry: row["in_billing_retry"],
+            gracePeriodExpiresAt: row.optionalDate("grace_period_expires_at"), expirationIntent: row["expiration_intent"],
+            priceIncreaseStatus: row["price_increase_status"], revokedAt: row.optionalDate("revoked_at"), upgraded: row["upgraded"], ended: row["ended"],
+            userId: row["user_id"], signedAt: row.date("signed_at"), createdAt: row.date("created_at"), updatedAt: row.date("updated_at")
+        )
+    }
+
+    func subscription(tenantId: String, originalTransactionId: String, forUpdate: Bool) throws -> Subscription? {
+        // SQLite: the unit of work's BEGIN IMMEDIATE already holds the write lock.
+        try db.row("SELECT \(Self.columns) FROM subscriptions WHERE tenant_id = ? AND original_transaction_id = ?", [tenantId, originalTransactionId])
+            .map(Self.decode)
+    }
+
+    func save(_ s: Subscription) throws {
+        try db.run("""
+            INSERT INTO subscriptions (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, original_transaction_id) DO UPDATE SET
+                environment = excluded.environment, product_id = excluded.product_id, entitlement = excluded.entitlement, tier = excluded.tier,
+                cycle = excluded.cycle, latest_transaction_id = excluded.latest_transaction_id, purchased_at = excluded.purchased_at,
+                expires_at = excluded.expires_at, original_purchased_at = excluded.original_purchased_at, auto_renew = excluded.auto_renew,
+                auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
+                grace_period_expires_at = excluded.grace_period_expires_at, expiration_intent = excluded.expiration_intent,
+                price_increase_status = excluded.price_increase_status, revoked_at = excluded.revoked_at, upgraded = excluded.upgraded,
+                ended = excluded.ended, user_id = excluded.user_id, signed_at = excluded.signed_at, updated_at = excluded.updated_at
+            """, [s.tenantId, s.originalTransactionId, s.environment, s.productId, s.entitlement, s.tier, s.cycle, s.latestTransactionId,
+                  s.purchasedAt.epochMilliseconds, s.expiresAt?.epochMilliseconds, s.originalPurchasedAt?.epochMilliseconds, s.autoRenew,
+                  s.autoRenewProductId, s.inBillingRetry, s.gracePeriodExpiresAt?.epochMilliseconds, s.expirationIntent, s.priceIncreaseStatus,
+                  s.revokedAt?.epochMilliseconds, s.upgraded, s.ended, s.userId, s.signedAt.epochMilliseconds, s.createdAt.epochMilliseconds,
+                  s.updatedAt.epochMilliseconds])
+    }
+
+    func owned(tenantId: String, userId: String, page: Page) throws -> (items: [Subscription], total: Int) {
+        try subscriptions(tenantId: tenantId, userId: userId, page: page)
+    }
+
+    func subscriptions(tenantId: String, userId: String?, page: Page) throws -> (items: [Subscription], total: Int) {
+        let filter = userId == nil ? "tenant_id = ?" : "tenant_id = ? AND user_id = ?"
+        let arguments: StatementArguments = userId.map { [tenantId, $0] } ?? [tenantId]
+        let total = try db.count("SELECT COUNT(*) FROM subscriptions WHERE \(filter)", arguments)
+        let rows = try db.rows("""
+            SELECT \(Self.columns) FROM subscriptions WHERE \(filter) ORDER BY purchased_at DESC, original_transaction_id DESC LIMIT ? OFFSET ?
+            """, arguments + [page.limit, page.offset])
+        return (rows.map(Self.decode), total)
+    }
+
+    static let membershipColumns = "tenant_id, user_id, original_transaction_id, pay_method, tier, cycle, expires_at, auto_renew, updated_at"
+
+    static func decodeMembership(_ row: Row) -> Membership {
+        Membership(tenantId: row["tenant_id"], userId: row["user_id"], originalTransactionId: row["original_transaction_id"], payMethod: row["pay_method"],
+                   tier: row["tier"], cycle: row["cycle"], expiresAt: row.optionalDate("expires_at"), autoRenew: row["auto_renew"],
+                   updatedAt: row.date("updated_at"))
+    }
+
+    func membership(tenantId: String, userId: String) throws -> Membership? {
+        try db.row("SELECT \(Self.membershipColumns) FROM memberships WHERE tenant_id = ? AND user_id = ?", [tenantId, userId]).map(Self.decodeMembership)
+    }
+
+    func membership(tenantId: String, originalTransactionId: String) throws -> Membership? {
+        try db.row("SELECT \(Self.membershipColumns) FROM memberships WHERE tenant_id = ? AND original_transaction_id = ?", [tenantId, originalTransactionId])
+            .map(Self.decodeMembership)
+    }
+
+    func save(_ m: Membership) throws {
+        try db.run("""
+            INSERT INTO memberships (\(Self.membershipColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, user_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id, pay_method = excluded.pay_method,
+                tier = excluded.tier, cycle = excluded.cycle, expires_at = excluded.expires_at, auto_renew = excluded.auto_renew, updated_at = excluded.updated_at
+            """, [m.tenantId, m.userId, m.originalTransactionId, m.payMethod, m.tier, m.cycle, m.expiresAt?.epochMilliseconds, m.autoRenew,
+                  m.updatedAt.epochMilliseconds])
+    }
+
+    func deleteMembership(tenantId: String, userId: String) throws {
+        try db.run("DELETE FROM memberships WHERE tenant_id = ? AND user_id = ?", [tenantId, userId])
+    }
+
+    func insert(_ c: SubscriptionCheat) throws {
+        try db.run("""
+            INSERT INTO subscription_cheats (id, tenant_id, user_id, original_transaction_id, owner_user_id, source, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [c.id, c.tenantId, c.userId, c.originalTransactionId, c.ownerUserId, c.source, c.at.epochMilliseconds])
+    }
+
+    func cheats(tenantId: String, page: Page) throws -> (items: [SubscriptionCheat], total: Int) {
+        try db.page(table: "subscription_cheats", columns: "id, tenant_id, user_id, original_transaction_id, owner_user_id, source, at",
+                    whereClause: "tenant_id = ?", arguments: [tenantId], order: "at", page: page) { row in
+            SubscriptionCheat(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], originalTransactionId: row["original_transaction_id"],
+                              ownerUserId: row["owner_user_id"], source: row["source"], at: row.date("at"))
+        }
+    }
+
+    func insert(_ a: UnlinkArchive) throws {
+        try db.run("""
+            INSERT INTO subscription_unlinks (id, tenant_id, user_id, original_transaction_id, actor, membership_snapshot, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [a.id, a.tenantId, a.userId, a.originalTransactionId, a.actor, a.membershipSnapshot, a.at.epochMilliseconds])
+    }
+
+    func unlinks(tenantId: String, page: Page) throws -> (items: [UnlinkArchive], total: Int) {
+        try db.page(table: "subscription_unlinks", columns: "id, tenant_id, user_id, original_transaction_id, actor, membership_snapshot, at",
+                    whereClause: "tenant_id = ?", arguments: [tenantId], order: "at", page: page) { row in
+            UnlinkArchive(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], originalTransactionId: row["original_transaction_id"],
+                          actor: row["actor"], membershipSnapshot: row["membership_snapshot"], at: row.date("at"))
+        }
+    }
+
+    func saveReceipt(tenantId: String, originalTransactionId: String, environment: String, receipt: String, at: Date) throws {
+        try db.run("""
+            INSERT INTO subscription_receipts (tenant_id, original_transaction_id, environment, receipt, updated_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, original_transaction_id) DO UPDATE SET environment = excluded.environment, receipt = excluded.receipt,
+                updated_at = excluded.updated_at
+            """, [tenantId, originalTransactionId, environment, receipt, at.epochMilliseconds])
+    }
+
+    func receipt(tenantId: String, originalTransactionId: String) throws -> String? {
+        try db.row("SELECT receipt FROM subscription_receipts WHERE tenant_id = ? AND original_transaction_id = ?", [tenantId, originalTransactionId])
+            .map { $0["receipt"] }
+    }
+}

@@ -1,0 +1,81 @@
+import AppleSignedData
+import AppStoreAPI
+import Domain
+import Foundation
+
+/// Reading ``SubscriptionFacts`` out of Apple's verified data, whatever the source.
+public enum SubscriptionFactsReading {
+    /// A StoreKit 2 transaction (from the app, the App Store Server API or a notification), with its
+    /// renewal info when the source carries one. Nil for transactions that are not subscription periods.
+    public static func facts(transaction: TransactionPayload?, renewal: RenewalInfoPayload?, signedAt fallback: Date, source: String,
+                             notificationType: Domain.NotificationType? = nil, subtype: String? = nil) -> SubscriptionFacts? {
+        let periodFacts = transaction.flatMap(period(from:))
+        guard let otid = transaction?.originalTransactionId ?? renewal?.originalTransactionId else { return nil }
+        guard periodFacts != nil || renewal != nil else { return nil }
+        let environment = transaction?.environment?.rawValue ?? renewal?.environment?.rawValue ?? "Production"
+        let signed = [transaction?.signedDate?.date, renewal?.signedDate?.date].compactMap { $0 }.max() ?? fallback
+        return SubscriptionFacts(originalTransactionId: otid, environment: environment, signedAt: signed, transaction: periodFacts,
+                                 renewal: renewal.map(renewalFacts(from:)), source: source, notificationType: notificationType, notificationSubtype: subtype)
+    }
+
+    static func period(from t: TransactionPayload) -> SubscriptionFacts.TransactionFacts? {
+        guard let id = t.transactionId, let product = t.productId, let expires = t.expiresDate else { return nil }
+        return SubscriptionFacts.TransactionFacts(
+            transactionId: id, productId: product, purchasedAt: t.purchaseDate?.date ?? expires.date, expiresAt: expires.date,
+            originalPurchasedAt: t.originalPurchaseDate?.date, revokedAt: t.revocationDate?.date, upgraded: t.isUpgraded ?? false
+        )
+    }
+
+    static func renewalFacts(from r: RenewalInfoPayload) -> SubscriptionFacts.RenewalFacts {
+        SubscriptionFacts.RenewalFacts(
+            autoRenew: r.autoRenewStatus.map { $0 == .on }, autoRenewProductId: r.autoRenewProductId, inBillingRetry: r.isInBillingRetryPeriod,
+            gracePeriodExpiresAt: r.gracePeriodExpiresDate?.date, expirationIntent: r.expirationIntent?.rawValue, priceIncreaseStatus: r.priceIncreaseStatus?.rawValue
+        )
+    }
+
+    /// The subscriptions a receipt shows: per originalTransactionId, its latest period (receipts carry no renewal info).
+    public static func facts(receipt: AppReceipt, environment: String, signedAt: Date, source: String) -> [SubscriptionFacts] {
+        var latest: [String: AppReceipt.InAppPurchase] = [:]
+        for entry in receipt.inAppPurchases where entry.subscriptionExpirationDate != nil && entry.transactionId != nil && entry.productId != nil {
+            let otid = entry.originalTransactionId ?? entry.transactionId!
+            if let known = latest[otid], (known.subscriptionExpirationDate?.date ?? .distantPast) >= (entry.subscriptionExpirationDate?.date ?? .distantPast) { continue }
+            latest[otid] = entry
+        }
+        return latest.sorted { $0.key < $1.key }.map { otid, entry in
+            SubscriptionFacts(
+                originalTransactionId: otid, environment: environment, signedAt: signedAt,
+                transaction: .init(transactionId: entry.transactionId!, productId: entry.productId!, purchasedAt: entry.purchaseDate?.date ?? signedAt,
+                                   expiresAt: entry.subscriptionExpirationDate?.date, originalPurchasedAt: entry.originalPurchaseDate?.date,
+                                   revokedAt: entry.cancellationDate?.date),
+                renewal: nil, source: source
+            )
+        }
+    }
+
+    /// What Apple's verifyReceipt answered: per originalTransactionId, the latest period from
+    /// latest_receipt_info and the renewal info from pending_renewal_info.
+    public static func facts(verifyReceipt response: VerifyReceiptClient.Response, signedAt: Date) -> [SubscriptionFacts] {
+        let environment = response.environment?.lowercased() == "sandbox" ? "Sandbox" : "Production"
+        func date(_ ms: String?) -> Date? { ms.flatMap(Int64.init).map(Date.init(epochMilliseconds:)) }
+        var latest: [String: VerifyReceiptClient.Response.Entry] = [:]
+        for entry in (response.latestReceiptInfo ?? response.receipt?.inApp ?? []) where entry.expiresDateMs != nil && entry.transactionId != nil && entry.productId != nil {
+            let otid = entry.originalTransactionId ?? entry.transactionId!
+            if let known = latest[otid], (date(known.expiresDateMs) ?? .distantPast) >= (date(entry.expiresDateMs) ?? .distantPast) { continue }
+            latest[otid] = entry
+        }
+        let renewals = Dictionary((response.pendingRenewalInfo ?? []).compactMap { r in r.originalTransactionId.map { ($0, r) } }, uniquingKeysWith: { a, _ in a })
+        return latest.sorted { $0.key < $1.key }.map { otid, entry in
+            let renewal = renewals[otid].map { r in
+                SubscriptionFacts.RenewalFacts(autoRenew: r.autoRenewStatus.map { $0 == "1" }, autoRenewProductId: r.autoRenewProductId,
+                                               inBillingRetry: r.isInBillingRetryPeriod.map { $0 == "1" }, gracePeriodExpiresAt: date(r.gracePeriodExpiresDateMs),
+                                               expirationIntent: r.expirationIntent.flatMap(Int.init))
+            }
+            return SubscriptionFacts(
+                originalTransactionId: otid, environment: environment, signedAt: signedAt,
+                transaction: .init(transactionId: entry.transactionId!, productId: entry.productId!, purchasedAt: date(entry.purchaseDateMs) ?? signedAt,
+                                   expiresAt: date(entry.expiresDateMs), revokedAt: date(entry.cancellationDateMs)),
+                renewal: renewal, source: "verify_receipt"
+            )
+        }
+    }
+}
