@@ -94,8 +94,21 @@ export type ErrorCode =
   | "booking_not_payable"
   /** 422: the product is not a credit product of the app (verify-purchase without bookingId) */
   | "unknown_product"
-  /** 422: the product's kind is not applied yet (subscriptions) */
+  /** 422: the transaction is not what the product says (a subscription product proven by a transaction that is no subscription period) */
   | "product_not_supported"
+  // subscriptions
+  /** 409 (verify-purchase, verify-receipt) or 422 (link): the Apple subscription belongs to another account; recorded as a cheat attempt */
+  | "linked_to_other_account"
+  /** 422 (link): the account already uses another Apple subscription; send force to switch */
+  | "linked_to_other_iap"
+  /** 422 (link): the account has an unexpired membership paid outside the App Store */
+  | "has_valid_non_iap"
+  /** 422 (unlink): the subscription is not linked to this account */
+  | "invalid"
+  /** 404: no subscription with this originalTransactionId (or not this account's) */
+  | "subscription_not_found"
+  /** 422 (refresh): the app has no App Store Server API key and keeps no receipts */
+  | "refresh_unavailable"
   // credits
   /** 404: the app sells no credits */
   | "credits_not_offered"

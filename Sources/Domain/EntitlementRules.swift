@@ -20,6 +20,13 @@ public struct Entitlement: Hashable, Sendable {
     public var productId: String?
     public var expiresAt: Date?
     public var message: String
+
+    public init(isPremium: Bool, productId: String?, expiresAt: Date?, message: String) {
+        self.isPremium = isPremium
+        self.productId = productId
+        self.expiresAt = expiresAt
+        self.message = message
+    }
 }
 
 public enum EntitlementRules {

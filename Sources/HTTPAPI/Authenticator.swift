@@ -27,6 +27,11 @@ private struct IssuerOnly: Decodable {
     var iss: String
 }
 
+/// The key id of a token's header (JWKS tenants pick the key by it).
+private struct KeyIdOnly: Decodable {
+    var kid: String?
+}
+
 /// Resolves `Authorization: Bearer …` into an ``Identity``: an API key (`berth_…`) or a tenant
 /// user's JWT (the tenant is chosen by the token's issuer). Routes then demand what they need.
 struct Authenticator: RouterMiddleware {
@@ -39,11 +44,17 @@ struct Authenticator: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         if let header = request.headers[.authorization] {
-            guard header.lowercased().hasPrefix("bearer ") else {
-                throw APIError.unauthenticated("Authorization must be 'Bearer <token>'")
+            do {
+                guard header.lowercased().hasPrefix("bearer ") else {
+                    throw APIError.unauthenticated("Authorization must be 'Bearer <token>'")
+                }
+                let token = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
+                context.identity = try await identify(token: token, request: request)
+            } catch let error as APIError {
+                // Existing clients read their own error shapes, 401s included.
+                if let response = try CompatibilityShapes.refusal(error, path: request.uri.path, tenants: tenants) { return response }
+                throw error
             }
-            let token = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
-            context.identity = try await identify(token: token, request: request)
         }
         return try await next(request, context)
     }
@@ -81,7 +92,14 @@ struct Authenticator: RouterMiddleware {
         guard let tenant = tenants.tenant(issuer: issuer) else {
             throw APIError.unauthenticated("no tenant accepts tokens from issuer \(issuer)")
         }
-        guard let userKeys = tenant.userKeys else {
+        let keys: JWTKeyCollection?
+        if let jwks = tenant.jwks {
+            let kid = Base64URL.decode(parts[0]).flatMap { try? JSONDecoder().decode(KeyIdOnly.self, from: $0) }?.kid
+            keys = await jwks.keys(for: kid)
+        } else {
+            keys = tenant.userKeys
+        }
+        guard let userKeys = keys else {
             throw APIError.unauthenticated("user tokens are not configured for this app; use an API key")
         }
         let claims: UserClaims

@@ -27,10 +27,12 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     CreditRoutes(accounts: services.creditAccounts, clock: services.clock).register(on: router)
     AdminCreditRoutes(operations: services.creditOperations, store: services.store, rateLimiter: services.rateLimiter).register(on: router)
     BookingRoutes(services: services).register(on: router)
-    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, rateLimiter: services.rateLimiter).register(on: router)
+    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, rateLimiter: services.rateLimiter, clock: services.clock).register(on: router)
     VerifyReceiptRoutes(services: services).register(on: router)
     AppleNotificationRoutes(receiveNotification: services.receiveNotification, tenants: services.tenants, rateLimiter: services.rateLimiter).register(on: router)
     AdminRoutes(services: services).register(on: router)
+    SubscriptionRoutes(services: services).register(on: router)
+    FTCRoutes(services: services).register(on: router)
     return router
 }
 

@@ -287,7 +287,7 @@ struct VerifyReceiptResponse: Codable {
     var success: Bool
     var isPremium: Bool
     var productId: String?
-    var expirationDate: APITime?
+    var expirationDate: SecondsTime?
     /// `production` or `sandbox`.
     var environment: String?
     var message: String

@@ -103,3 +103,24 @@ struct APITime: Codable, Hashable, Sendable {
         return String(whole.dropLast()) + String(format: ".%03dZ", fraction)
     }
 }
+
+/// A date-time in whole seconds (`2026-10-14T12:00:00Z`): the compatibility shapes' format, which
+/// Swift's default `.iso8601` decoding strategy reads (it refuses fractional seconds).
+struct SecondsTime: Codable, Hashable, Sendable {
+    var date: Date
+
+    init(_ date: Date) { self.date = date }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let date = APITime.parse(try container.decode(String.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be an ISO 8601 date-time such as 2026-07-01T09:00:00Z")
+        }
+        self.date = date
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(BerthJSON.secondsTimestamp(date))
+    }
+}

@@ -7,6 +7,7 @@ import UseCases
 struct VerifyPurchaseRoutes {
     let verifyPurchase: VerifyPurchase
     let rateLimiter: RateLimiter
+    let clock: any BerthClock
 
     func register(on router: Router<BerthRequestContext>) {
         router.post("/api/verify-purchase") { request, context in try await verify(request, context) }
@@ -30,6 +31,10 @@ struct VerifyPurchaseRoutes {
                                                     proof: proof, target: body.bookingId.map { .booking(id: $0.value) }))
         switch result.outcome {
         case .applied(let purchase), .repeated(let purchase):
+            if let subscription = result.subscription {
+                return try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: result.inUse, now: clock.now()),
+                                                                            purchase: PurchaseDTO(purchase)))
+            }
             if let creditType = purchase.creditType, let credits = result.credits {
                 return try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: creditType, creditsAdded: purchase.credits ?? 0,
                                                                       newBalance: credits.balance, purchase: PurchaseDTO(purchase)))
@@ -40,6 +45,8 @@ struct VerifyPurchaseRoutes {
             throw APIError(.conflict, .transactionAlreadyUsed, reason, field: "jwsRepresentation")
         case .needsRefund(_, let code, let message):
             throw APIError(.conflict, code, message, field: body.bookingId == nil ? "productId" : "bookingId")
+        case .refused(.linkedToOtherAccount, let message):
+            throw APIError(.conflict, .linkedToOtherAccount, message, field: "transactionId")
         case .refused(let code, let message):
             throw APIError(.unprocessableContent, code, message, field: "transactionId")
         }

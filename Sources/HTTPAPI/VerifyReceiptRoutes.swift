@@ -43,7 +43,7 @@ struct VerifyReceiptRoutes {
         let answer = try await services.verifyReceipt(receiptData: body.receiptData, bundleId: body.bundleId, userId: userId, runtime: runtime)
         let entitlement = answer.entitlement
         return try JSONCoding.response(VerifyReceiptResponse(
-            success: true, isPremium: entitlement.isPremium, productId: entitlement.productId, expirationDate: entitlement.expiresAt.map(APITime.init),
+            success: true, isPremium: entitlement.isPremium, productId: entitlement.productId, expirationDate: entitlement.expiresAt.map(SecondsTime.init),
             environment: answer.environment.map { $0 == .production ? "production" : "sandbox" }, message: entitlement.message
         ))
     }

@@ -1,0 +1,248 @@
+import AppleSignedData
+import Domain
+import Foundation
+import Hummingbird
+import UseCases
+import HTTPTypes
+import Logging
+
+/// FT Chinese's Apple IAP API (seed 003), served as its existing clients expect it, for tenants that
+/// list `subscriptions.ftcRoutes`: under each prefix (one per environment), the seed's paths, bodies,
+/// `X-Ftc-Id` header and error convention (`{message}`, plus `error: {field, code}` on 422), mapped
+/// onto the same use cases as Berth's own routes. Callers use the tenant's server (or admin) key.
+struct FTCRoutes {
+    let services: BerthServices
+
+    struct Base: Sendable {
+        var runtime: TenantRuntime
+        var environment: String
+    }
+
+    func register(on router: Router<BerthRequestContext>) {
+        for runtime in services.tenants.tenants.values.sorted(by: { $0.id < $1.id }) {
+            for routes in runtime.tenant.subscriptions?.ftcRoutes ?? [] {
+                let base = Base(runtime: runtime, environment: routes.environment)
+                let p = routes.prefix
+                router.post("\(p)/apple/verify-receipt") { request, context in try await handle(base, context) { try await verifyReceipt(base, request, context) } }
+                router.post("\(p)/apple/subs") { request, context in try await handle(base, context) { try await verifySubscription(base, request, context) } }
+                router.get("\(p)/apple/subs") { request, context in try await handle(base, context) { try await list(base, request, context) } }
+                router.get("\(p)/apple/subs/{id}") { request, context in try await handle(base, context) { try await load(base, context) } }
+                router.patch("\(p)/apple/subs/{id}") { request, context in try await handle(base, context) { try await refresh(base, context) } }
+                router.get("\(p)/apple/receipt/{id}") { request, context in try await handle(base, context) { try await receipt(base, context) } }
+                router.post("\(p)/apple/link") { request, context in try await handle(base, context) { try await link(base, request, context) } }
+                router.post("\(p)/apple/unlink") { request, context in try await handle(base, context) { try await unlink(base, request, context) } }
+                router.post("\(p)/webhook/apple") { request, context in
+                    do { return try await notification(base, request, context) } catch { return try FTCShape.refusal(error, logger: context.logger) }
+                }
+            }
+        }
+    }
+
+    /// Every FTC route but the webhook needs the tenant's server or admin key; refusals take FTC's shape.
+    private func handle(_ base: Base, _ context: BerthRequestContext, _ body: () async throws -> Response) async throws -> Response {
+        do {
+            switch context.identity {
+            case .server(let tenant, _), .admin(let tenant, _):
+                guard tenant.id == base.runtime.id else { throw APIError.forbidden("this key belongs to another app") }
+            case .user:
+                throw APIError.forbidden("these routes take the app's access token (a server key), not a user's")
+            case nil:
+                throw APIError.unauthenticated("send Authorization: Bearer <access token>")
+            }
+            try services.rateLimiter.check(context, scope: .verification)
+            return try await body()
+        } catch {
+            return try FTCShape.refusal(error, logger: context.logger)
+        }
+    }
+
+    private var subscriptions: Subscriptions { Subscriptions(store: services.store, clock: services.clock, logger: services.logger) }
+
+    private func actor(_ context: BerthRequestContext) -> Actor {
+        switch context.identity {
+        case .server(_, let id): .server(keyId: id)
+        case .admin(_, let id): .admin(keyId: id)
+        default: .system
+        }
+    }
+
+    struct ReceiptBody: Decodable { var receiptData: String? }
+    struct LinkBody: Decodable { var ftcId: String?; var originalTxId: String?; var force: Bool? }
+
+    private func receiptData(_ request: Request) async throws -> String {
+        let body = try await JSONCoding.decode(ReceiptBody.self, from: request)
+        guard let data = body.receiptData, !data.isEmpty else { throw FTCShape.missing("receiptData") }
+        return data
+    }
+
+    private func applyReceipt(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Subscriptions.ReceiptResult {
+        let data = try await receiptData(request)
+        do {
+            return try await subscriptions.applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
+                                                        environment: base.environment)
+        } catch let error as DomainError where error.kind != .unavailable && error.kind != .invalidInput {
+            throw FTCShape.Refusal(status: .unprocessableContent, message: error.message, field: "verification", code: "invalid")
+        }
+    }
+
+    /// `POST /apple/verify-receipt`: Apple's verifyReceipt answer as it came, or (verified offline)
+    /// the same shape built from the receipt.
+    func verifyReceipt(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let result = try await applyReceipt(base, request, context)
+        if let raw = result.appleResponse { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(bytes: raw))) }
+        return try JSONCoding.response(FTCAppleReceiptResponse(result))
+    }
+
+    /// `POST /apple/subs`: the condensed subscription of the receipt.
+    func verifySubscription(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let result = try await applyReceipt(base, request, context)
+        let all = result.subscriptions + result.ownedByOthers
+        guard let latest = all.max(by: { ($0.expiresAt ?? .distantPast) < ($1.expiresAt ?? .distantPast) }) else {
+            throw FTCShape.Refusal(status: .unprocessableContent, message: "the receipt holds no subscription", field: "verification", code: "invalid")
+        }
+        return try JSONCoding.response(FTCSubscription(latest, inUse: nil))
+    }
+
+    func list(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        guard let ftcId = request.headers[.xFtcId]?.trimmingCharacters(in: .whitespaces), !ftcId.isEmpty else { throw FTCShape.missing("X-Ftc-Id") }
+        let query = request.uri.queryParameters
+        let page = max(1, query["page"].flatMap { Int(String($0)) } ?? 1)
+        let perPage = min(max(1, query["per_page"].flatMap { Int(String($0)) } ?? 20), Page.maximumLimit)
+        let (items, total) = try await subscriptions.list(runtime: base.runtime, userId: ftcId, page: Page(limit: perPage, offset: (page - 1) * perPage))
+        return try JSONCoding.response(FTCSubscriptionList(total: total, page: page, limit: perPage, data: items.map { FTCSubscription($0.subscription, inUse: $0.inUse) }))
+    }
+
+    func load(_ base: Base, _ context: BerthRequestContext) async throws -> Response {
+        let listed = try await subscriptions.subscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil)
+        return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
+    }
+
+    func refresh(_ base: Base, _ context: BerthRequestContext) async throws -> Response {
+        let listed = try await subscriptions.refresh(runtime: base.runtime, originalTransactionId: try id(context), userId: nil, actor: actor(context))
+        return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
+    }
+
+    func receipt(_ base: Base, _ context: BerthRequestContext) async throws -> Response {
+        let (listed, receipt) = try await subscriptions.receipt(runtime: base.runtime, originalTransactionId: try id(context))
+        guard let receipt else { throw FTCShape.Refusal(status: .notFound, message: "no receipt is kept for this subscription") }
+        var body = FTCSubscription(listed.subscription, inUse: nil)
+        body.receipt = receipt
+        return try JSONCoding.response(body)
+    }
+
+    private func linkBody(_ request: Request) async throws -> (String, String, Bool) {
+        let body = try await JSONCoding.decode(LinkBody.self, from: request)
+        guard let ftcId = body.ftcId, !ftcId.isEmpty else { throw FTCShape.missing("ftcId") }
+        guard let otid = body.originalTxId, !otid.isEmpty else { throw FTCShape.missing("originalTxId") }
+        return (ftcId, otid, body.force ?? false)
+    }
+
+    func link(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (ftcId, otid, force) = try await linkBody(request)
+        let membership = try await subscriptions.link(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, force: force, actor: actor(context))
+        return try JSONCoding.response(FTCMembership(membership))
+    }
+
+    func unlink(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (ftcId, otid, _) = try await linkBody(request)
+        try await subscriptions.unlink(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, actor: actor(context))
+        return Response(status: .noContent)
+    }
+
+    func notification(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        try services.rateLimiter.checkNotification(tenant: base.runtime.tenant, clientAddress: context.clientAddress)
+        let body = try await JSONCoding.decode(NotificationRequestBody.self, from: request)
+        let result = try await services.receiveNotification(signedPayload: body.signedPayload, runtime: base.runtime)
+        return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
+    }
+
+    private func id(_ context: BerthRequestContext) throws -> String {
+        guard let id = context.parameters.get("id"), !id.isEmpty, id.count <= 64 else { throw FTCShape.Refusal(status: .notFound, message: "Not Found") }
+        return id
+    }
+}
+
+extension HTTPField.Name {
+    static let xFtcId = Self("X-Ftc-Id")!
+}
+
+/// FT Chinese's error convention: `{message}` always, `error: {field, code}` only on 422; 400 for a
+/// body that cannot be parsed, 404 for what does not exist.
+enum FTCShape {
+    struct Refusal: Error {
+        var status: HTTPResponse.Status
+        var message: String
+        var field: String?
+        var code: String?
+    }
+
+    struct Body: Encodable {
+        struct Detail: Encodable { var field: String; var code: String }
+        var message: String
+        var error: Detail?
+    }
+
+    static func missing(_ field: String) -> Refusal {
+        Refusal(status: .unprocessableContent, message: "Missing required field", field: field, code: "missing_field")
+    }
+
+    /// Berth's field names and codes, as FT Chinese's clients know them.
+    static func ftcField(_ field: String?) -> String {
+        switch field {
+        case "userId", "X-User-Id": "ftcId"
+        case "originalTransactionId": "originalTxId"
+        case "receipt", "receiptData": "receiptData"
+        case let other?: other
+        case nil: "request"
+        }
+    }
+
+    static func ftcCode(_ code: ErrorCode) -> String {
+        switch code {
+        case .linkedToOtherAccount: "linked_to_other_ftc"
+        case .missingField: "missing_field"
+        case .linkedToOtherIAP, .hasValidNonIAP: code.rawValue
+        default: "invalid"
+        }
+    }
+
+    static func refusal(_ error: any Error, logger: Logger) throws -> Response {
+        let refusal: Refusal
+        switch error {
+        case let r as Refusal:
+            refusal = r
+        case let e as DomainError:
+            refusal = from(APIError(e))
+        case let e as APIError:
+            refusal = from(e)
+        default:
+            logger.error("FTC route failed: \(String(reflecting: error))")
+            refusal = Refusal(status: .serviceUnavailable, message: "temporary server error; retry later")
+        }
+        let detail = refusal.status == .unprocessableContent ? Body.Detail(field: refusal.field ?? "request", code: refusal.code ?? "invalid") : nil
+        return try JSONCoding.response(Body(message: refusal.message, error: detail), status: refusal.status)
+    }
+
+    static func from(_ e: APIError) -> Refusal {
+        // Bodies that cannot be parsed are 400; everything that is well-formed but refused is 422.
+        if e.status == .badRequest, e.code == .invalidJson || e.code == .bodyTooLarge { return Refusal(status: .badRequest, message: e.message) }
+        if e.status == .badRequest || e.status == .conflict || e.status == .unprocessableContent {
+            return Refusal(status: .unprocessableContent, message: e.message, field: ftcField(e.field), code: ftcCode(e.code))
+        }
+        return Refusal(status: e.status, message: e.message)
+    }
+}
+
+/// Where an authentication failure must answer in a client's own shape (the Authenticator runs
+/// before the routes).
+enum CompatibilityShapes {
+    static func refusal(_ error: APIError, path: String, tenants: TenantRegistry) throws -> Response? {
+        if path == "/api/verify-receipt" { return try VerifyReceiptRoutes.refusal(error) }
+        for runtime in tenants.tenants.values {
+            for routes in runtime.tenant.subscriptions?.ftcRoutes ?? [] where path.hasPrefix(routes.prefix + "/") {
+                return try FTCShape.refusal(error, logger: Logger(label: "berth"))
+            }
+        }
+        return nil
+    }
+}
