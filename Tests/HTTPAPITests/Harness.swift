@@ -49,7 +49,8 @@ struct Harness {
     ///   (its port and the PEM of the API key it accepts).
     static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil,
                      logger customLogger: Logger? = nil, webhookURL: String? = nil, otherWebhookURL: String? = nil,
-                     webhookTenants: [String] = ["seaboo-test"]) async throws -> Harness {
+                     webhookTenants: [String] = ["seaboo-test"], customize: ((inout Catalog) -> Void)? = nil,
+                     environment extraEnvironment: [String: String] = [:]) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -61,8 +62,9 @@ struct Harness {
                 with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\",")
             precondition(catalogText.contains("users.pem"), "the catalog's test tenant changed shape")
         }
-        if webhookURL != nil || otherWebhookURL != nil {
+        if webhookURL != nil || otherWebhookURL != nil || customize != nil {
             var catalog = try JSONDecoder().decode(Catalog.self, from: Data(catalogText.utf8))
+            customize?(&catalog)
             // Receivers in tests listen on loopback over plain http: allowed only by this explicit setting.
             for index in catalog.tenants.indices where webhookTenants.contains(catalog.tenants[index].id) {
                 if let webhookURL { catalog.tenants[index].webhook = Tenant.Webhook(url: webhookURL, secretEnv: "SEABOO_TEST_WEBHOOK_SECRET", allowLoopbackHTTP: true) }
@@ -92,7 +94,8 @@ struct Harness {
             databasePath: directory.appendingPathComponent("berth.sqlite").path,
             migrationsURL: repository.appendingPathComponent("migrations"),
             environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret, "SEABOO_WEBHOOK_SECRET": webhookSecret,
-                          "AISTYLIST_TEST_JWT_SECRET": jwtSecret, "ZORYA_TEST_JWT_SECRET": jwtSecret]
+                          "AISTYLIST_TEST_JWT_SECRET": jwtSecret, "ZORYA_TEST_JWT_SECRET": jwtSecret, "FTCHINESE_TEST_JWT_SECRET": jwtSecret,
+                          "BRAINDUMPSTER_TEST_JWT_SECRET": jwtSecret].merging(extraEnvironment) { $1 }
         )
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }
