@@ -80,7 +80,7 @@ struct FTCRoutes {
         do {
             return try await subscriptions.applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
                                                         environment: base.environment)
-        } catch let error as DomainError where error.kind != .unavailable && error.kind != .invalidInput {
+        } catch let error as DomainError where error.kind != .unavailable {
             throw FTCShape.Refusal(status: .unprocessableContent, message: error.message, field: "verification", code: "invalid")
         }
     }

@@ -168,3 +168,163 @@ struct SubscriptionsTests {
         }
     }
 }
+
+extension SubscriptionsTests {
+    /// A base64 Sandbox receipt holding the periods of one subscription.
+    static func receipt(_ harness: Harness, bundle: String = ftcBundle, product: String = monthly, original: String, periods: [(String, Date, Date)]) throws -> String {
+        var receipt = AppReceipt.testReceipt(bundleId: bundle, productId: product, transactionId: original, created: harness.clock.now())
+        receipt.inAppPurchases = periods.map { id, start, end in
+            var entry = AppReceipt.InAppPurchase()
+            entry.quantity = 1
+            entry.productId = product
+            entry.transactionId = id
+            entry.originalTransactionId = original
+            entry.purchaseDate = AppleTimestamp(millisecondsSince1970: Int64(start.timeIntervalSince1970.rounded(.down)) * 1000)
+            entry.originalPurchaseDate = entry.purchaseDate
+            entry.subscriptionExpirationDate = AppleTimestamp(millisecondsSince1970: Int64(end.timeIntervalSince1970.rounded(.down)) * 1000)
+            return entry
+        }
+        return Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString()
+    }
+
+    static func ftcCall(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ path: String, key: String?, ftcId: String? = nil, json: Any? = nil,
+                        raw: String? = nil) async throws -> Reply {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        if let ftcId { headers[HTTPField.Name("X-Ftc-Id")!] = ftcId }
+        var body: ByteBuffer?
+        if let json { body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)) }
+        if let raw { body = ByteBuffer(string: raw) }
+        return try await client.execute(uri: "/ftc-test/api/sandbox" + path, method: method, headers: headers, body: body) { response in
+            Reply(status: response.status, data: Data(response.body.readableBytesView))
+        }
+    }
+
+    static func ftcError(_ reply: Reply) -> (field: String?, code: String?) {
+        let error = reply.json["error"] as? [String: Any]
+        return (error?["field"] as? String, error?["code"] as? String)
+    }
+
+    @Test("FT Chinese's routes answer with its shapes and codes: subs, link (policy, cheat), list with inUse, receipt, refresh, unlink with an archive")
+    func ftcRoutes() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.ftc, .server), admin = try await harness.apiKey(Self.ftc, .admin)
+        try await harness.app().test(.router) { client in
+            let now = harness.clock.now()
+            let otid = "2000000300000001"
+            let receipt = try Self.receipt(harness, original: otid, periods: [(otid, now.addingTimeInterval(-40 * Self.day), now.addingTimeInterval(-10 * Self.day)),
+                                                                             ("2000000300000002", now.addingTimeInterval(-10 * Self.day), now.addingTimeInterval(20 * Self.day))])
+            let subs = try await Self.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": receipt])
+            #expect(subs.status == .ok, "\(subs.json)")
+            #expect(subs.json["originalTransactionId"] as? String == otid && subs.json["lastTransactionId"] as? String == "2000000300000002")
+            #expect(subs.json["tier"] as? String == "standard" && subs.json["cycle"] as? String == "month" && subs.json["ftcUserId"] as? String == "")
+            #expect(subs.json["environment"] as? String == "Sandbox")
+            let expires = try #require(subs.json["expiresDateUtc"] as? String)
+            #expect(!expires.contains("."), "whole seconds, as FT Chinese writes them: \(expires)")
+
+            let verified = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: ["receiptData": receipt])
+            #expect(verified.status == .ok && verified.json["status"] as? Int == 0)
+            #expect((verified.json["latest_receipt_info"] as? [[String: Any]])?.first?["transaction_id"] as? String == "2000000300000002")
+
+            // Errors: 400 unparsable (message only), 422 missing_field with the field, 401 and 404 with a message.
+            let unparsable = try await Self.ftcCall(client, .post, "/apple/link", key: key, raw: "{not json")
+            #expect(unparsable.status == .badRequest && unparsable.json["message"] is String && unparsable.json["error"] == nil)
+            let missing = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["originalTxId": otid])
+            #expect(missing.status == .unprocessableContent && Self.ftcError(missing) == ("ftcId", "missing_field"), "\(missing.json)")
+            #expect(missing.json["message"] as? String == "Missing required field")
+            let missingReceipt = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: [:] as [String: String])
+            #expect(Self.ftcError(missingReceipt) == ("receiptData", "missing_field"))
+            let bad = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: ["receiptData": "bm90IGEgcmVjZWlwdA=="])
+            #expect(bad.status == .unprocessableContent && Self.ftcError(bad) == ("verification", "invalid"), "\(bad.json)")
+            let anonymous = try await Self.ftcCall(client, .get, "/apple/subs/\(otid)", key: nil)
+            #expect(anonymous.status == .unauthorized && anonymous.json["message"] is String && anonymous.json["error"] == nil)
+            let badKey = try await Self.ftcCall(client, .get, "/apple/subs/\(otid)", key: "berth_nope")
+            #expect(badKey.status == .unauthorized && badKey.json["message"] is String && badKey.json["success"] == nil, "\(badKey.json)")
+            let unknown = try await Self.ftcCall(client, .get, "/apple/subs/999", key: key)
+            #expect(unknown.status == .notFound && unknown.json["message"] is String)
+            #expect(try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": "999"]).status == .notFound)
+
+            let linked = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": otid])
+            #expect(linked.status == .ok, "\(linked.json)")
+            #expect(linked.json["ftcId"] as? String == "f1" && linked.json["payMethod"] as? String == "apple" && linked.json["appleSubsId"] as? String == otid)
+            #expect((linked.json["expireDate"] as? String)?.count == 10 && linked.json.keys.contains("stripeSubsId"))
+            #expect(try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .ok, "linking again syncs")
+
+            let cheat = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": otid])
+            #expect(cheat.status == .unprocessableContent && Self.ftcError(cheat) == ("originalTxId", "linked_to_other_ftc"), "\(cheat.json)")
+            let cheats = try await client.call(.get, "/api/admin/subscriptions/cheats", auth: admin)
+            #expect((cheats.json["items"] as? [[String: Any]])?.first?["userId"] as? String == "f2")
+
+            let list = try await Self.ftcCall(client, .get, "/apple/subs?page=1&per_page=10", key: key, ftcId: "f1")
+            #expect(list.json["total"] as? Int == 1 && list.json["page"] as? Int == 1 && list.json["limit"] as? Int == 10)
+            let row = try #require((list.json["data"] as? [[String: Any]])?.first)
+            #expect(row["inUse"] as? Bool == true && row["ftcUserId"] as? String == "f1")
+            #expect(Self.ftcError(try await Self.ftcCall(client, .get, "/apple/subs", key: key)) == ("X-Ftc-Id", "missing_field"))
+
+            let kept = try await Self.ftcCall(client, .get, "/apple/receipt/\(otid)", key: key)
+            #expect(kept.json["receipt"] as? String == receipt, "the tenant keeps receipts")
+            let refreshed = try await Self.ftcCall(client, .patch, "/apple/subs/\(otid)", key: key)
+            #expect(refreshed.status == .ok && refreshed.json["ftcUserId"] as? String == "f1", "\(refreshed.json)")
+
+            let wrongAccount = try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f2", "originalTxId": otid])
+            #expect(wrongAccount.status == .unprocessableContent && Self.ftcError(wrongAccount) == ("ftcId", "invalid"))
+            #expect(try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .noContent)
+            let unlinks = try await client.call(.get, "/api/admin/subscriptions/unlinks", auth: admin)
+            let archive = try #require((unlinks.json["items"] as? [[String: Any]])?.first)
+            #expect(archive["userId"] as? String == "f1" && (archive["membershipSnapshot"] as? String)?.contains(otid) == true)
+            #expect(try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": otid]).status == .ok,
+                    "after the unlink another account may link it")
+
+            // The Production base of the same tenant refuses a Sandbox receipt.
+            let production = try await client.execute(uri: "/ftc-test/api/v1/apple/subs", method: .post,
+                                                      headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+                                                      body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: ["receiptData": receipt]))) { response in
+                Reply(status: response.status, data: Data(response.body.readableBytesView))
+            }
+            #expect(production.status == .unprocessableContent && Self.ftcError(production) == ("verification", "invalid"))
+        }
+    }
+
+    @Test("Berth's own link routes: a membership paid elsewhere blocks the link (has_valid_non_iap) until it expires; force switches subscriptions")
+    func linkWithMemberships() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.ftc, .server)
+        try await harness.app().test(.router) { client in
+            let now = harness.clock.now()
+            for (user, otid) in [("dee", "2000000400000001"), ("dee", "2000000400000002")] {
+                // The second subscription: bought by an account that already uses the first.
+                let reply = try await Self.claim(client, harness, key: key, user: user, Self.period(harness, transaction: otid, original: otid, start: now))
+                #expect(reply.status == .ok)
+            }
+            let list = try await client.call(.get, "/api/subscriptions?page=1&per_page=5", auth: key, user: "dee")
+            #expect(list.json["total"] as? Int == 2)
+            #expect(((list.json["data"] as? [[String: Any]]) ?? []).filter { $0["inUse"] as? Bool == true }.count == 1)
+            let second = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "dee", json: ["originalTransactionId": "2000000400000002"])
+            #expect(second.status == .unprocessableContent && second.errorCode == "linked_to_other_iap")
+            let forced = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "dee", json: ["originalTransactionId": "2000000400000002", "force": true])
+            #expect(forced.status == .ok && forced.json["originalTransactionId"] as? String == "2000000400000002", "\(forced.json)")
+
+            // Eve pays elsewhere (recorded by the app's backend) until later than the subscription would run.
+            let recorded = try await client.call(.put, "/api/admin/memberships/eve", auth: key,
+                                                 json: ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"])
+            #expect(recorded.status == .ok, "\(recorded.json)")
+            let otid = "2000000400000003"
+            #expect(try await Self.claim(client, harness, key: key, user: "eve", Self.period(harness, transaction: otid, original: otid, start: now)).status == .ok)
+            let refused = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "eve", json: ["originalTransactionId": otid])
+            #expect(refused.status == .unprocessableContent && refused.errorCode == "has_valid_non_iap", "\(refused.json)")
+            #expect(try await Self.entitlements(client, key: key, user: "eve")["isPremium"] as? Bool == true)
+            let expired = try await client.call(.put, "/api/admin/memberships/eve", auth: key, json: ["payMethod": "alipay", "expiresAt": "2000-01-01T00:00:00Z"])
+            #expect(expired.status == .ok)
+            let linked = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "eve", json: ["originalTransactionId": otid])
+            #expect(linked.status == .ok && linked.json["payMethod"] as? String == "apple")
+            #expect(try await client.call(.put, "/api/admin/memberships/eve", auth: key, json: ["expiresAt": "2099-01-01T00:00:00Z"]).errorCode == "linked_to_other_iap",
+                    "an account using an Apple subscription keeps it until it is unlinked")
+            #expect(try await client.call(.put, "/api/admin/memberships/eve", auth: key, user: "eve", json: ["expiresAt": "2099-01-01T00:00:00Z"]).status == .forbidden)
+            #expect(try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "dee", json: ["originalTransactionId": otid]).errorCode == "invalid")
+            #expect(try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "eve", json: ["originalTransactionId": otid]).status == .noContent)
+            #expect(try await client.call(.get, "/api/subscriptions/\(otid)", auth: key, user: "eve").status == .notFound, "no longer hers")
+        }
+    }
+}
