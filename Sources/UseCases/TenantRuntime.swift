@@ -66,7 +66,7 @@ public struct TenantRuntime: Sendable {
                 var endpoints = VerifyReceiptClient.Endpoints()
                 if let production = settings.productionURL { endpoints.production = production }
                 if let sandbox = settings.sandboxURL { endpoints.sandbox = sandbox }
-                verifyReceiptClient = VerifyReceiptClient(endpoints: endpoints, sharedSecret: secret, retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(5)))
+                verifyReceiptClient = VerifyReceiptClient(endpoints: endpoints, sharedSecret: secret, retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(3)))
             } else {
                 logger.warning("tenant \(tenant.id): \(settings.sharedSecretEnv) is unset; receipts are verified offline only")
                 verifyReceiptClient = nil

@@ -44,11 +44,18 @@ struct BraindumpsterTests {
 
     @Test("verify-receipt stores the subscription for the user and answers from it, in the client's shape, until it expires; another account's is 409; Apple unreachable falls back offline")
     func verifyReceipt() async throws {
+        // Apple's verifyReceipt is down (503 on every call): Berth answers from the offline result.
+        let down = Router()
+        let calls = Atomic<Int>(0)
+        down.post("/verifyReceipt") { _, _ in
+            calls.add(1, ordering: .relaxed)
+            return Response(status: .serviceUnavailable)
+        }
+        try await Application(router: down).test(.live) { apple in
+        let url = "http://127.0.0.1:\(apple.port!)/verifyReceipt"
         let harness = try await Harness.make(customize: { catalog in
             let index = catalog.tenants.firstIndex { $0.id == SubscriptionsTests.brain }!
-            // Apple's verifyReceipt cannot be reached (nothing listens on port 9): Berth answers from the offline result.
-            catalog.tenants[index].subscriptions = SubscriptionSettings(verifyReceipt: .init(sharedSecretEnv: "BRAIN_SECRET", productionURL: "http://127.0.0.1:9/verifyReceipt",
-                                                                                            sandboxURL: "http://127.0.0.1:9/verifyReceipt"))
+            catalog.tenants[index].subscriptions = SubscriptionSettings(verifyReceipt: .init(sharedSecretEnv: "BRAIN_SECRET", productionURL: url, sandboxURL: url))
         }, environment: ["BRAIN_SECRET": "shared-secret"])
         defer { harness.close() }
         let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
@@ -83,6 +90,8 @@ struct BraindumpsterTests {
             let garbageBody = try Self.decodeAsClient(garbage)
             #expect((400..<500).contains(Int(garbage.status.code)) && garbageBody.success == false)
         }
+        }
+        #expect(calls.load(ordering: .relaxed) >= 3, "Berth asked Apple before falling back")
     }
 
     /// A local JWKS publisher whose key set can change (key rotation).
