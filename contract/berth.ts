@@ -509,7 +509,8 @@ export interface VerifyReceiptResponse {
   success: boolean;
   isPremium: boolean;
   productId?: string;
-  expirationDate?: ISODateTime;
+  /** Whole seconds ("2026-10-14T12:00:00Z"): Swift's default .iso8601 decoding reads it. From the subscription Berth stores for the user. */
+  expirationDate?: string;
   environment?: "production" | "sandbox";
   message: string;
   error?: ErrorResponse["error"];
@@ -644,3 +645,150 @@ export interface AuditEntry {
 export type PurchaseListResponse = ListResponse<Purchase>;
 export type ReplayListResponse = ListResponse<ReplayAttempt>;
 export type AuditListResponse = ListResponse<AuditEntry>;
+
+// ---- subscriptions (issue 11)
+
+/** Where a subscription stands at the time of the answer (expiry and grace follow the server's clock). */
+export type SubscriptionState = "active" | "grace_period" | "billing_retry" | "expired" | "revoked" | "upgraded";
+
+/** An auto-renewable subscription, keyed by Apple's originalTransactionId. */
+export interface Subscription {
+  originalTransactionId: string;
+  productId: string;
+  entitlement: string;
+  tier?: string;
+  cycle?: string;
+  environment: "Production" | "Sandbox";
+  state: SubscriptionState;
+  latestTransactionId: string;
+  purchasedAt: string;
+  expiresAt?: string;
+  gracePeriodExpiresAt?: string;
+  /** Absent until a source (renewal info, a notification, verifyReceipt) says. */
+  autoRenew?: boolean;
+  autoRenewProductId?: string;
+  revokedAt?: string;
+  /** Whether the account uses it as its membership (an account may own several). */
+  inUse: boolean;
+  userId?: string;
+  updatedAt: string;
+}
+
+/** POST /api/verify-purchase with a subscription product (JWS, receipt or transaction id): 200; 409 linked_to_other_account when another account owns it. */
+export interface SubscriptionPurchaseResponse {
+  subscription: Subscription;
+  purchase: Purchase;
+}
+
+/** GET /api/entitlements */
+export interface EntitlementsResponse {
+  /** An owned subscription is active or in its grace period, or a membership paid elsewhere has not expired. */
+  isPremium: boolean;
+  entitlements: {
+    entitlement: string;
+    productId: string;
+    /** Until when it grants access (the grace period's end while in grace). */
+    expiresAt?: string;
+    state: SubscriptionState;
+    autoRenew?: boolean;
+    environment: "Production" | "Sandbox";
+    originalTransactionId: string;
+    inUse: boolean;
+  }[];
+  membership?: MembershipDTO;
+}
+
+/** GET /api/subscriptions?page=&per_page= (page from 1, per_page 1…200, default 20) */
+export interface SubscriptionPage {
+  total: number;
+  page: number;
+  limit: number;
+  data: Subscription[];
+}
+
+/** POST /api/subscriptions/link → MembershipDTO; 422 linked_to_other_account | linked_to_other_iap | has_valid_non_iap; 404 subscription_not_found */
+export interface LinkRequest {
+  originalTransactionId: string;
+  /** Switch the account from the Apple subscription it uses to this one. */
+  force?: boolean;
+}
+
+/** POST /api/subscriptions/unlink → 204; 422 invalid when it is not this account's */
+export interface UnlinkRequest {
+  originalTransactionId: string;
+}
+
+/** PUT /api/admin/memberships/{userId} (server or admin key): a membership paid outside the App Store. 409 linked_to_other_iap while the account uses an Apple subscription. */
+export interface MembershipRequest {
+  /** "alipay", "wechat", "stripe", …; omit when unknown (then a subscription that expires later may replace it). */
+  payMethod?: string;
+  tier?: string;
+  cycle?: string;
+  expiresAt: string;
+  autoRenew?: boolean;
+}
+
+export interface MembershipDTO {
+  userId: string;
+  /** Absent for a membership paid elsewhere. */
+  originalTransactionId?: string;
+  payMethod?: string;
+  tier?: string;
+  cycle?: string;
+  expiresAt?: string;
+  autoRenew: boolean;
+  updatedAt: string;
+}
+
+// ---- FT Chinese's API (seed 003), served under a tenant prefix such as /ftc/api/sandbox
+
+/** apple.Subscription: POST /apple/subs, GET|PATCH /apple/subs/{id}, GET /apple/receipt/{id} (with receipt), rows of GET /apple/subs (with inUse). Dates in whole seconds. */
+export interface FTCSubscription {
+  environment: "Production" | "Sandbox";
+  originalTransactionId: string;
+  lastTransactionId: string;
+  productId: string;
+  purchaseDateUtc: string;
+  expiresDateUtc?: string;
+  tier?: string;
+  cycle?: string;
+  autoRenewal: boolean;
+  createdUtc: string;
+  updatedUtc: string;
+  /** "" when no account is linked. */
+  ftcUserId: string;
+  inUse?: boolean;
+  receipt?: string;
+}
+
+/** GET /apple/subs?page=&per_page= with X-Ftc-Id */
+export interface FTCSubscriptionList {
+  total: number;
+  page: number;
+  limit: number;
+  data: FTCSubscription[];
+}
+
+/** POST /apple/link → 200 (POST /apple/unlink → 204) */
+export interface FTCMembership {
+  ftcId: string;
+  unionId: string | null;
+  tier: string | null;
+  cycle: string | null;
+  /** "2019-11-22" */
+  expireDate: string | null;
+  payMethod: string | null;
+  ftcPlanId: string | null;
+  stripeSubsId: string | null;
+  autoRenew: boolean;
+  status: string | null;
+  appleSubsId: string | null;
+  b2bLicenceId: string | null;
+}
+
+/** Every FT Chinese refusal: 400 (unparsable body), 401, 404, 422 (with error), 429, 503. */
+export interface FTCError {
+  message: string;
+  /** Only on 422: code missing_field | invalid | linked_to_other_ftc | linked_to_other_iap | has_valid_non_iap. */
+  error?: { field: string; code: string };
+}

@@ -121,8 +121,49 @@ struct ContractTests {
             record("NotificationAck", "NotificationAck", try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification]))
             record("NotificationListResponse", "NotificationListResponse", try await client.call(.get, "/api/admin/notifications", auth: admin))
             try await recordCredits(client, harness, recorder)
+            try await recordSubscriptions(client, harness, recorder)
         }
         return recorder.all
+    }
+
+    /// The subscriptions part: FT Chinese's test tenant (Berth's routes and its own), Braindumpster's.
+    func recordSubscriptions(_ client: some TestClientProtocol, _ harness: Harness, _ recorder: Recorder) async throws {
+        let record = recorder.record, recordRequest = recorder.recordRequest
+        let key = try await harness.apiKey(SubscriptionsTests.ftc, .server)
+        let now = harness.clock.now()
+        let otid = "2000000700000001"
+        let period = SubscriptionsTests.period(harness, transaction: otid, original: otid, start: now.addingTimeInterval(-60))
+        let buy: [String: Any] = ["productId": SubscriptionsTests.monthly, "jwsRepresentation": try harness.ca.signTransaction(period)]
+        try recordRequest("VerifyPurchaseRequest.subscription", "VerifyPurchaseRequest", buy)
+        record("SubscriptionPurchaseResponse", "SubscriptionPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "mei", json: buy))
+        record("ErrorResponse.linked_to_other_account", "ErrorResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "lin", json: buy))
+        record("EntitlementsResponse", "EntitlementsResponse", try await client.call(.get, "/api/entitlements", auth: key, user: "mei"))
+        record("SubscriptionPage", "SubscriptionPage", try await client.call(.get, "/api/subscriptions?page=1&per_page=20", auth: key, user: "mei"))
+        let membership: [String: Any] = ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"]
+        try recordRequest("MembershipRequest", "MembershipRequest", membership)
+        record("MembershipDTO", "MembershipDTO", try await client.call(.put, "/api/admin/memberships/kai", auth: key, json: membership))
+        let kais = "2000000700000004"
+        _ = try await SubscriptionsTests.claim(client, harness, key: key, user: "kai", SubscriptionsTests.period(harness, transaction: kais, original: kais, start: now))
+        let link: [String: Any] = ["originalTransactionId": kais, "force": false]
+        try recordRequest("LinkRequest", "LinkRequest", link)
+        record("ErrorResponse.has_valid_non_iap", "ErrorResponse", try await client.call(.post, "/api/subscriptions/link", auth: key, user: "kai", json: link))
+
+        let other = "2000000700000002"
+        let receipt = try SubscriptionsTests.receipt(harness, original: other, periods: [(other, now.addingTimeInterval(-60), now.addingTimeInterval(30 * 86_400))])
+        record("FTCSubscription", "FTCSubscription", try await SubscriptionsTests.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": receipt]))
+        record("FTCMembership", "FTCMembership", try await SubscriptionsTests.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f-1", "originalTxId": other]))
+        record("FTCError.linked_to_other_ftc", "FTCError", try await SubscriptionsTests.ftcCall(client, .post, "/apple/link", key: key,
+                                                                                                json: ["ftcId": "f-2", "originalTxId": other]))
+        record("FTCError.missing_field", "FTCError", try await SubscriptionsTests.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f-1"]))
+        record("FTCError.not_found", "FTCError", try await SubscriptionsTests.ftcCall(client, .get, "/apple/subs/404", key: key))
+        record("FTCSubscriptionList", "FTCSubscriptionList", try await SubscriptionsTests.ftcCall(client, .get, "/apple/subs?page=1&per_page=10", key: key, ftcId: "f-1"))
+
+        let brainKey = try await harness.apiKey(SubscriptionsTests.brain, .server)
+        let brainReceipt = try BraindumpsterTests.receipt(harness, original: "2000000700000003", start: now.addingTimeInterval(-60), days: 365)
+        record("VerifyReceiptResponse.subscription", "VerifyReceiptResponse",
+               try await BraindumpsterTests.verify(client, auth: brainKey, user: "firebase-uid-9", receipt: brainReceipt))
+        record("VerifyReceiptResponse.unauthenticated", "VerifyReceiptResponse",
+               try await BraindumpsterTests.verify(client, auth: "berth_revoked", receipt: brainReceipt))
     }
 
     /// The credits part of the session, on the AI stylist's test tenant.
@@ -162,7 +203,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 44)
+        #expect(exchanges.count == 61)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -185,7 +226,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 44)
+        #expect(files.count == 61)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")
