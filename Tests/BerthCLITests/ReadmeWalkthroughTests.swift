@@ -33,6 +33,15 @@ struct ReadmeWalkthroughTests {
         #expect(text.contains("True 1"), "\(text)")
     }
 
+    @Test("the subscriptions walk-through runs verbatim: buy, renew, grace by the clock, billing retry, expire, refund, a second account's link refused")
+    func subscriptionsWalkthroughRunsVerbatim() throws {
+        let text = try Self.run(try Self.walkthrough("## Selling subscriptions"))
+        #expect(text.contains("active standard month True\nsubscription_active\nsubscription_grace_period\n['grace_period'] True\n['billing_retry'] False\nsubscription_expired\n"), "\(text)")
+        #expect(text.contains("['active'] True\nsubscription_revoked\n['revoked'] False\n"), "\(text)")
+        #expect(text.contains("\"code\":\"linked_to_other_account\""), "\(text)")
+        #expect(text.contains("} 422"), "\(text)")
+    }
+
     /// Runs a README script in a fresh copy of the catalog and migrations, as a reader would; returns its output.
     static func run(_ script: String) throws -> String {
         let directory = try BerthProcess.temporaryDirectory()
