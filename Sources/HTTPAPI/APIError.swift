@@ -73,6 +73,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return error.response()
         } catch let error as DomainError {
             return APIError(error).response()
+        } catch let error as StoreUnavailable {
+            context.logger.warning("store unavailable: \(error.description)")
+            var response = APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable; nothing was applied, try again").response()
+            response.headers[.retryAfter] = String(error.retryAfter)
+            return response
         } catch let error as HTTPError {
             let code: ErrorCode = switch error.status {
             case .notFound: .notFound

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import Domain
-import GRDB
 
 /// Applies the numbered SQL files of `migrations/` in order, once each, recording a SHA-256 checksum.
 /// Refuses to go on when a file that was already applied has changed since.
@@ -34,33 +33,33 @@ public struct Migrator: Sendable {
     }
 
     /// Applies pending migrations; returns the versions applied now. The whole run is one
-    /// `BEGIN IMMEDIATE` transaction, so instances starting together on one file take turns: the
-    /// second finds the first one's migrations applied.
+    /// transaction that first takes the migration lock (SQLite's write lock with `BEGIN IMMEDIATE`,
+    /// a PostgreSQL advisory lock), so instances starting together take turns: the second finds the
+    /// first one's migrations applied. DDL is transactional on both backends: a failing migration
+    /// leaves nothing behind.
     @discardableResult
-    public func apply(to store: SQLiteStore, now: Date) async throws -> [String] {
+    public func apply(to store: some MigratableStore, now: Date) async throws -> [String] {
         let migrations = self.migrations
-        return try await store.withConnection { db in
+        return try await store.migrationUnit { db in
+            try db.lock("berth:migrations")
             var appliedNow: [String] = []
-            try db.inTransaction(.immediate) {
-                try db.execute(sql: "CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)")
-                let rows = try Row.fetchAll(db, sql: "SELECT version, checksum FROM schema_migrations")
-                let known = Dictionary(rows.map { ($0["version"] as String, $0["checksum"] as String) }, uniquingKeysWith: { first, _ in first })
-                for version in known.keys.sorted() where !migrations.contains(where: { $0.version == version }) {
-                    throw StoreError("the database has migration \(version), which is not in the migrations directory")
-                }
-                for migration in migrations {
-                    if let checksum = known[migration.version] {
-                        guard checksum == migration.checksum else {
-                            throw StoreError("migration \(migration.version) changed after it was applied (checksum \(checksum.prefix(12)) → \(migration.checksum.prefix(12))); migrations are append-only: add a new file instead")
-                        }
-                        continue
+            try db.run("CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)", [])
+            let rows = try db.rows("SELECT version, checksum FROM schema_migrations", [])
+            let known = Dictionary(rows.map { ($0["version"] as String, $0["checksum"] as String) }, uniquingKeysWith: { first, _ in first })
+            for version in known.keys.sorted() where !migrations.contains(where: { $0.version == version }) {
+                throw StoreError("the database has migration \(version), which is not in the migrations directory")
+            }
+            for migration in migrations {
+                if let checksum = known[migration.version] {
+                    guard checksum == migration.checksum else {
+                        throw StoreError("migration \(migration.version) changed after it was applied (checksum \(checksum.prefix(12)) → \(migration.checksum.prefix(12))); migrations are append-only: add a new file instead")
                     }
-                    for statement in Self.statements(in: migration.sql) { try db.execute(sql: statement) }
-                    try db.execute(sql: "INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (?, ?, ?)",
-                                   arguments: [migration.version, migration.checksum, now.epochMilliseconds])
-                    appliedNow.append(migration.version)
+                    continue
                 }
-                return .commit
+                for statement in Self.statements(in: db.dialect.migration(migration.sql)) { try db.run(statement, []) }
+                try db.run("INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (?, ?, ?)",
+                           [migration.version, migration.checksum, now.epochMilliseconds])
+                appliedNow.append(migration.version)
             }
             return appliedNow
         }

@@ -8,7 +8,7 @@ import GRDB
 ///
 /// `synchronous=NORMAL` under WAL keeps every committed transaction across a process crash
 /// (kill -9); only an operating-system crash or power loss may drop the last commits.
-public final class SQLiteStore: Store {
+public final class SQLiteStore: MigratableStore {
     let pool: DatabasePool
     private let group: GroupCommit
     public let path: String
@@ -53,11 +53,24 @@ public final class SQLiteStore: Store {
     /// Units of work queued together share one transaction (``GroupCommit``), each in its own
     /// savepoint: one that throws is rolled back alone; each caller is answered after the COMMIT.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
-        try await group.submit { db in try body(SQLiteSession(db: db)) }
+        try await group.submit { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
-        try await pool.read { db in try body(SQLiteSession(db: db)) }
+        try await pool.read { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction (migrations).
+    public func migrationUnit<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await pool.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                result = try body(GRDBExecutor(db: db))
+                return .commit
+            }
+            guard let result else { throw StoreError("the migration returned nothing") }
+            return result
+        }
     }
 
     /// Runs raw SQL outside the repositories (migrations, pragmas, tests).
@@ -66,65 +79,23 @@ public final class SQLiteStore: Store {
     }
 }
 
-/// The repositories of one SQLite unit of work.
-struct SQLiteSession: StoreSession {
-    let db: Database
+/// The repositories of one unit of work, over either backend's connection.
+struct SQLSession: StoreSession {
+    let db: any SQLExecutor
 
-    var purchases: any PurchaseRepository { SQLitePurchases(db: db) }
-    var bookings: any BookingRepository { SQLiteBookings(db: db) }
-    var notifications: any NotificationRepository { SQLiteNotifications(db: db) }
-    var outbox: any OutboxRepository { SQLiteOutbox(db: db) }
-    var audit: any AuditRepository { SQLiteAudit(db: db) }
-    var keys: any APIKeyRepository { SQLiteKeys(db: db) }
-    var receiptChecks: any ReceiptCheckRepository { SQLiteReceiptChecks(db: db) }
-    var credits: any CreditRepository { SQLiteCredits(db: db) }
-    var subscriptions: any SubscriptionRepository { SQLiteSubscriptions(db: db) }
+    var purchases: any PurchaseRepository { SQLPurchases(db: db) }
+    var bookings: any BookingRepository { SQLBookings(db: db) }
+    var notifications: any NotificationRepository { SQLNotifications(db: db) }
+    var outbox: any OutboxRepository { SQLOutbox(db: db) }
+    var audit: any AuditRepository { SQLAudit(db: db) }
+    var keys: any APIKeyRepository { SQLKeys(db: db) }
+    var receiptChecks: any ReceiptCheckRepository { SQLReceiptChecks(db: db) }
+    var credits: any CreditRepository { SQLCredits(db: db) }
+    var subscriptions: any SubscriptionRepository { SQLSubscriptions(db: db) }
 }
 
 /// A storage failure that is not a business-rule refusal.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     public var description: String
     public init(_ description: String) { self.description = description }
-}
-
-extension Database {
-    /// Runs a statement through the connection's statement cache.
-    func run(_ sql: String, _ arguments: StatementArguments = []) throws {
-        try cachedStatement(sql: sql).execute(arguments: arguments)
-    }
-
-    func row(_ sql: String, _ arguments: StatementArguments = []) throws -> Row? {
-        try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
-    }
-
-    func rows(_ sql: String, _ arguments: StatementArguments = []) throws -> [Row] {
-        try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
-    }
-
-    func count(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
-        try Int.fetchOne(cachedStatement(sql: sql), arguments: arguments) ?? 0
-    }
-
-    /// The one paged listing: total of `whereClause`, then a newest-first page of it.
-    func page<T>(
-        table: String, columns: String, whereClause: String, arguments: StatementArguments, order: String, page: Page,
-        decode: (Row) throws -> T
-    ) throws -> (items: [T], total: Int) {
-        let total = try count("SELECT COUNT(*) FROM \(table) WHERE \(whereClause)", arguments)
-        let rows = try self.rows(
-            "SELECT \(columns) FROM \(table) WHERE \(whereClause) ORDER BY \(order) DESC, id DESC LIMIT ? OFFSET ?",
-            arguments + [page.limit, page.offset]
-        )
-        return (try rows.map(decode), total)
-    }
-}
-
-extension Row {
-    func date(_ column: String) -> Date { Date(epochMilliseconds: self[column] as Int64) }
-    func optionalDate(_ column: String) -> Date? { (self[column] as Int64?).map(Date.init(epochMilliseconds:)) }
-    func value<T: RawRepresentable>(_ type: T.Type, _ column: String) throws -> T where T.RawValue == String {
-        let raw: String = self[column]
-        guard let value = T(rawValue: raw) else { throw StoreError("unexpected \(column) \(raw) in the database") }
-        return value
-    }
 }

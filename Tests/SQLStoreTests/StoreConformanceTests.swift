@@ -14,34 +14,49 @@ struct StoreConformance {
         .deletingLastPathComponent().appendingPathComponent("migrations")
     static let now = Date(epochMilliseconds: 1_900_000_000_000)
 
-    /// A backend under test: opens a fresh, migrated store with tenants `a` and `b`.
+    /// A backend under test: runs a body on a fresh, migrated store with tenants `a` and `b`, and
+    /// closes (and on PostgreSQL drops) it afterwards, whatever happens.
     struct StoreBackend: Sendable, CustomTestStringConvertible {
         var name: String
-        var open: @Sendable () async throws -> (store: any Store, close: @Sendable () throws -> Void)
+        var scope: @Sendable (_ body: (any Store) async throws -> Void) async throws -> Void
         var testDescription: String { name }
 
-        static let sqlite = StoreBackend(name: "SQLite") {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-conformance-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let store = try SQLiteStore.open(path: directory.appendingPathComponent("store.sqlite").path)
+        static func prepare(_ store: some MigratableStore) async throws {
             try await Migrator(directory: StoreConformance.migrations).apply(to: store, now: StoreConformance.now)
             try await store.write { try $0.keys.syncTenants([(id: "a", name: "A"), (id: "b", name: "B")], now: StoreConformance.now) }
-            return (store, { try store.close(); try? FileManager.default.removeItem(at: directory) })
         }
 
-        static let available: [StoreBackend] = [.sqlite]
+        static let sqlite = StoreBackend(name: "SQLite") { body in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-conformance-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let store = try SQLiteStore.open(path: directory.appendingPathComponent("store.sqlite").path)
+            do {
+                try await prepare(store)
+                try await body(store)
+            } catch {
+                try? store.close()
+                throw error
+            }
+            try store.close()
+        }
+
+        /// PostgreSQL, when the test command started one (`BERTH_TEST_POSTGRES_URL`): each test gets a database of its own.
+        static let postgres: StoreBackend? = TestPostgres.url.map { _ in
+            StoreBackend(name: "PostgreSQL") { body in
+                try await TestPostgres.withDatabase { store in
+                    try await prepare(store)
+                    try await body(store)
+                }
+            }
+        }
+
+        static let available: [StoreBackend] = [.sqlite] + (postgres.map { [$0] } ?? [])
     }
 
     /// Runs `body` on a fresh store of `backend` and closes it afterwards, whatever happens.
     func withStore(_ backend: StoreBackend, _ body: (any Store) async throws -> Void) async throws {
-        let (store, close) = try await backend.open()
-        do {
-            try await body(store)
-        } catch {
-            try? close()
-            throw error
-        }
-        try close()
+        try await backend.scope(body)
     }
 
     static let rental = Resource(id: "boat", kind: .rental, name: "Boat", pricePerDayMinor: 5000, units: 2)

@@ -23,3 +23,15 @@ public protocol StoreSession {
     var credits: any CreditRepository { get }
     var subscriptions: any SubscriptionRepository { get }
 }
+
+/// The database cannot take a unit of work now (unreachable, out of connections, or it kept failing
+/// transiently): nothing was written, and the client may try again after `retryAfter` seconds.
+public struct StoreUnavailable: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public var retryAfter: Int
+
+    public init(_ description: String, retryAfter: Int) {
+        self.description = description
+        self.retryAfter = retryAfter
+    }
+}

@@ -1,10 +1,9 @@
 import Domain
 import Foundation
-import GRDB
 
-/// App Store Server Notifications on SQLite.
-struct SQLiteNotifications: NotificationRepository {
-    let db: Database
+/// App Store Server Notifications (SQLite and PostgreSQL).
+struct SQLNotifications: NotificationRepository {
+    let db: any SQLExecutor
 
     func outcome(tenantId: String, uuid: String) throws -> String? {
         try db.row("SELECT outcome FROM apple_notifications WHERE tenant_id = ? AND notification_uuid = ?", [tenantId, uuid]).map { $0["outcome"] }

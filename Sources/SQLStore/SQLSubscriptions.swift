@@ -1,10 +1,9 @@
 import Domain
 import Foundation
-import GRDB
 
-/// Subscriptions, memberships, cheat attempts, unlink archives and kept receipts on SQLite.
-struct SQLiteSubscriptions: SubscriptionRepository {
-    let db: Database
+/// Subscriptions, memberships, cheat attempts, unlink archives and kept receipts (SQLite and PostgreSQL).
+struct SQLSubscriptions: SubscriptionRepository {
+    let db: any SQLExecutor
 
     static let columns = """
         tenant_id, original_transaction_id, environment, product_id, entitlement, tier, cycle, latest_transaction_id, purchased_at, expires_at, \
@@ -12,7 +11,7 @@ struct SQLiteSubscriptions: SubscriptionRepository {
         revoked_at, upgraded, ended, user_id, signed_at, created_at, updated_at
         """
 
-    static func decode(_ row: Row) -> Subscription {
+    static func decode(_ row: SQLRow) -> Subscription {
         Subscription(
             tenantId: row["tenant_id"], originalTransactionId: row["original_transaction_id"], environment: row["environment"], productId: row["product_id"],
             entitlement: row["entitlement"], tier: row["tier"], cycle: row["cycle"], latestTransactionId: row["latest_transaction_id"],
@@ -25,8 +24,9 @@ struct SQLiteSubscriptions: SubscriptionRepository {
     }
 
     func subscription(tenantId: String, originalTransactionId: String, forUpdate: Bool) throws -> Subscription? {
-        // SQLite: the unit of work's BEGIN IMMEDIATE already holds the write lock.
-        try db.row("SELECT \(Self.columns) FROM subscriptions WHERE tenant_id = ? AND original_transaction_id = ?", [tenantId, originalTransactionId])
+        // Changes to one subscription take turns from here to their commit, whether its row exists yet or not.
+        if forUpdate { try db.lock("subscription:\(tenantId):\(originalTransactionId)") }
+        return try db.row("SELECT \(Self.columns) FROM subscriptions WHERE tenant_id = ? AND original_transaction_id = ?", [tenantId, originalTransactionId])
             .map(Self.decode)
     }
 
@@ -54,7 +54,7 @@ struct SQLiteSubscriptions: SubscriptionRepository {
 
     func subscriptions(tenantId: String, userId: String?, page: Page) throws -> (items: [Subscription], total: Int) {
         let filter = userId == nil ? "tenant_id = ?" : "tenant_id = ? AND user_id = ?"
-        let arguments: StatementArguments = userId.map { [tenantId, $0] } ?? [tenantId]
+        let arguments: SQLArguments = userId.map { [tenantId, $0] } ?? [tenantId]
         let total = try db.count("SELECT COUNT(*) FROM subscriptions WHERE \(filter)", arguments)
         let rows = try db.rows("""
             SELECT \(Self.columns) FROM subscriptions WHERE \(filter) ORDER BY purchased_at DESC, original_transaction_id DESC LIMIT ? OFFSET ?
@@ -64,7 +64,7 @@ struct SQLiteSubscriptions: SubscriptionRepository {
 
     static let membershipColumns = "tenant_id, user_id, original_transaction_id, pay_method, tier, cycle, expires_at, auto_renew, updated_at"
 
-    static func decodeMembership(_ row: Row) -> Membership {
+    static func decodeMembership(_ row: SQLRow) -> Membership {
         Membership(tenantId: row["tenant_id"], userId: row["user_id"], originalTransactionId: row["original_transaction_id"], payMethod: row["pay_method"],
                    tier: row["tier"], cycle: row["cycle"], expiresAt: row.optionalDate("expires_at"), autoRenew: row["auto_renew"],
                    updatedAt: row.date("updated_at"))

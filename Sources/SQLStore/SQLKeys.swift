@@ -1,10 +1,9 @@
 import Domain
 import Foundation
-import GRDB
 
-/// Tenants and API keys on SQLite.
-struct SQLiteKeys: APIKeyRepository {
-    let db: Database
+/// Tenants and API keys (SQLite and PostgreSQL).
+struct SQLKeys: APIKeyRepository {
+    let db: any SQLExecutor
 
     func syncTenants(_ tenants: [(id: String, name: String)], now: Date) throws {
         for tenant in tenants {
@@ -30,9 +29,9 @@ struct SQLiteKeys: APIKeyRepository {
     }
 }
 
-/// Receipt checks on SQLite.
-struct SQLiteReceiptChecks: ReceiptCheckRepository {
-    let db: Database
+/// Receipt checks (SQLite and PostgreSQL).
+struct SQLReceiptChecks: ReceiptCheckRepository {
+    let db: any SQLExecutor
 
     func record(_ c: ReceiptCheck) throws {
         try db.run("""

@@ -1,10 +1,9 @@
 import Domain
 import Foundation
-import GRDB
 
-/// The audit log on SQLite.
-struct SQLiteAudit: AuditRepository {
-    let db: Database
+/// The audit log (SQLite and PostgreSQL).
+struct SQLAudit: AuditRepository {
+    let db: any SQLExecutor
 
     func append(_ r: AuditRecord) throws {
         let detail = String(decoding: try BerthJSON.shared.encode(r.detail), as: UTF8.self)

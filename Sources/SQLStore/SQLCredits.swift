@@ -1,16 +1,15 @@
 import Domain
 import Foundation
-import GRDB
 
-/// Credit products, balances, ledger, lots, reservations and bonuses on SQLite.
-struct SQLiteCredits: CreditRepository {
-    let db: Database
+/// Credit products, balances, ledger, lots, reservations and bonuses (SQLite and PostgreSQL).
+struct SQLCredits: CreditRepository {
+    let db: any SQLExecutor
 
     // MARK: Products
 
     static let productColumns = "tenant_id, product_id, credit_type, credits, title, description, price_minor, currency, display_order, active, created_at, updated_at"
 
-    static func product(_ row: Row) -> CreditProduct {
+    static func product(_ row: SQLRow) -> CreditProduct {
         CreditProduct(tenantId: row["tenant_id"], productId: row["product_id"], creditType: row["credit_type"], credits: row["credits"], title: row["title"],
                       description: row["description"], priceMinor: row["price_minor"], currency: row["currency"], displayOrder: row["display_order"],
                       active: (row["active"] as Int) == 1, createdAt: row.date("created_at"), updatedAt: row.date("updated_at"))
@@ -41,11 +40,11 @@ struct SQLiteCredits: CreditRepository {
     func seed(_ products: [CreditProduct]) throws -> Int {
         var added = 0
         for p in products {
-            try db.run("""
+            added += try db.run("""
                 INSERT INTO credit_products (\(Self.productColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """, [p.tenantId, p.productId, p.creditType, p.credits, p.title, p.description, p.priceMinor, p.currency, p.displayOrder, p.active ? 1 : 0,
                       p.createdAt.epochMilliseconds, p.updatedAt.epochMilliseconds])
-            added += db.changesCount
+            
         }
         return added
     }
@@ -53,7 +52,9 @@ struct SQLiteCredits: CreditRepository {
     // MARK: Accounts
 
     func account(tenantId: String, userId: String, creditType: String, now: Date, forUpdate: Bool) throws -> CreditAccount {
-        // SQLite: the unit of work's BEGIN IMMEDIATE already holds the database's write lock.
+        // Decisions on one account take turns from here to their commit (no overspending when several
+        // instances reserve at once); the balance row may not exist yet, so the lock is named, not a row's.
+        if forUpdate { try db.lock("credits:\(tenantId):\(userId):\(creditType)") }
         let row = try db.row("SELECT balance, debt, entries FROM credit_balances WHERE tenant_id = ? AND user_id = ? AND credit_type = ?",
                              [tenantId, userId, creditType])
         let balance = CreditBalance(tenantId: tenantId, userId: userId, creditType: creditType, balance: row?["balance"] ?? 0, debt: row?["debt"] ?? 0,
@@ -66,10 +67,10 @@ struct SQLiteCredits: CreditRepository {
     }
 
     private func held(tenantId: String, userId: String, creditType: String, now: Date) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT COALESCE(SUM(amount), 0) FROM credit_reservations
+        try db.row("""
+            SELECT COALESCE(SUM(amount), 0) AS held FROM credit_reservations
             WHERE tenant_id = ? AND user_id = ? AND credit_type = ? AND status = 'held' AND expires_at > ?
-            """), arguments: [tenantId, userId, creditType, now.epochMilliseconds]) ?? 0
+            """, [tenantId, userId, creditType, now.epochMilliseconds])?["held"] ?? 0
     }
 
     func summaries(tenantId: String, userId: String, now: Date) throws -> [CreditSummary] {
@@ -95,7 +96,7 @@ struct SQLiteCredits: CreditRepository {
         reservation_id, profile_id, reference, created_at
         """
 
-    static func entry(_ row: Row) throws -> LedgerEntry {
+    static func entry(_ row: SQLRow) throws -> LedgerEntry {
         LedgerEntry(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], creditType: row["credit_type"], sequence: row["sequence"],
                     type: try row.value(LedgerEntryType.self, "type"), amount: row["amount"], debtChange: row["debt_change"], balanceAfter: row["balance_after"],
                     status: try row.value(LedgerEntryStatus.self, "status"), actor: row["actor"], reason: row["reason"], productId: row["product_id"],
@@ -125,7 +126,7 @@ struct SQLiteCredits: CreditRepository {
 
     static let lotColumns = "id, tenant_id, user_id, credit_type, entry_id, purchase_id, amount, remaining, granted_at, consumed_at, refunded_at"
 
-    static func lot(_ row: Row) -> CreditLot {
+    static func lot(_ row: SQLRow) -> CreditLot {
         CreditLot(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], creditType: row["credit_type"], entryId: row["entry_id"],
                   purchaseId: row["purchase_id"], amount: row["amount"], remaining: row["remaining"], grantedAt: row.date("granted_at"),
                   consumedAt: row.optionalDate("consumed_at"), refundedAt: row.optionalDate("refunded_at"))
@@ -149,7 +150,7 @@ struct SQLiteCredits: CreditRepository {
 
     func lots(tenantId: String, userId: String, creditType: String?) throws -> [(lot: CreditLot, uses: [CreditLotUse])] {
         let typeClause = creditType == nil ? "" : " AND credit_type = ?"
-        var arguments: StatementArguments = [tenantId, userId]
+        var arguments: SQLArguments = [tenantId, userId]
         if let creditType { arguments += [creditType] }
         let lots = try db.rows("SELECT \(Self.lotColumns) FROM credit_lots WHERE tenant_id = ? AND user_id = ?\(typeClause) ORDER BY granted_at, id",
                                arguments).map(Self.lot)
@@ -168,8 +169,7 @@ struct SQLiteCredits: CreditRepository {
 
     func claimBonus(tenantId: String, userId: String, now: Date) throws -> Bool {
         try db.run("INSERT INTO credit_bonuses (tenant_id, user_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                   [tenantId, userId, now.epochMilliseconds])
-        return db.changesCount == 1
+                   [tenantId, userId, now.epochMilliseconds]) == 1
     }
 
     func hasBonus(tenantId: String, userId: String) throws -> Bool {
@@ -180,14 +180,15 @@ struct SQLiteCredits: CreditRepository {
 
     static let reservationColumns = "id, tenant_id, user_id, credit_type, amount, status, reference, profile_id, created_at, expires_at, settled_at, entry_id"
 
-    static func reservation(_ row: Row) throws -> CreditReservation {
+    static func reservation(_ row: SQLRow) throws -> CreditReservation {
         CreditReservation(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], creditType: row["credit_type"], amount: row["amount"],
                           status: try row.value(ReservationStatus.self, "status"), reference: row["reference"], profileId: row["profile_id"],
                           createdAt: row.date("created_at"), expiresAt: row.date("expires_at"), settledAt: row.optionalDate("settled_at"), entryId: row["entry_id"])
     }
 
     func reservation(id: Int64, tenantId: String, forUpdate: Bool) throws -> CreditReservation? {
-        try db.row("SELECT \(Self.reservationColumns) FROM credit_reservations WHERE id = ? AND tenant_id = ?", [id, tenantId]).map(Self.reservation)
+        try db.row("SELECT \(Self.reservationColumns) FROM credit_reservations WHERE id = ? AND tenant_id = ?\(forUpdate ? db.dialect.forUpdate : "")",
+                   [id, tenantId]).map(Self.reservation)
     }
 
     func reservation(reference: String, tenantId: String, userId: String) throws -> CreditReservation? {
@@ -210,9 +211,9 @@ struct SQLiteCredits: CreditRepository {
 
     // MARK: Listings
 
-    private func whereClause(tenantId: String, filter: LedgerFilter) -> (String, StatementArguments) {
+    private func whereClause(tenantId: String, filter: LedgerFilter) -> (String, SQLArguments) {
         var clauses = ["tenant_id = ?"]
-        var arguments: StatementArguments = [tenantId]
+        var arguments: SQLArguments = [tenantId]
         if let v = filter.userId { clauses.append("user_id = ?"); arguments += [v] }
         if let v = filter.productId { clauses.append("product_id = ?"); arguments += [v] }
         if let v = filter.creditType { clauses.append("credit_type = ?"); arguments += [v] }

@@ -1,10 +1,9 @@
 import Domain
 import Foundation
-import GRDB
 
-/// Bookings and slot occupancy on SQLite.
-struct SQLiteBookings: BookingRepository {
-    let db: Database
+/// Bookings and slot occupancy (SQLite and PostgreSQL).
+struct SQLBookings: BookingRepository {
+    let db: any SQLExecutor
 
     static let columns = """
         id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, \
@@ -12,7 +11,7 @@ struct SQLiteBookings: BookingRepository {
         required_quantity, environment, created_via
         """
 
-    static func decode(_ row: Row) throws -> Booking {
+    static func decode(_ row: SQLRow) throws -> Booking {
         Booking(
             id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], resourceId: row["resource_id"],
             resourceKind: try row.value(Resource.Kind.self, "resource_kind"), start: row.date("starts_at"), end: row.date("ends_at"),
@@ -24,8 +23,8 @@ struct SQLiteBookings: BookingRepository {
     }
 
     func booking(id: Int64, tenantId: String, forUpdate: Bool) throws -> Booking? {
-        // SQLite: the unit of work's BEGIN IMMEDIATE already holds the database's write lock.
-        try db.row("SELECT \(Self.columns) FROM bookings WHERE id = ? AND tenant_id = ?", [id, tenantId]).map(Self.decode)
+        try db.row("SELECT \(Self.columns) FROM bookings WHERE id = ? AND tenant_id = ?\(forUpdate ? db.dialect.forUpdate : "")", [id, tenantId])
+            .map(Self.decode)
     }
 
     func insert(_ b: Booking, createdVia: String, now: Date) throws {
@@ -58,7 +57,7 @@ struct SQLiteBookings: BookingRepository {
     private func count(tenantId: String, resourceId: String, start: Int64, end: Int64, seats: Int, by sign: Int) throws {
         try db.run("""
             INSERT INTO slot_occupancy (tenant_id, resource_id, starts_at, ends_at, bookings, seats) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (tenant_id, resource_id, starts_at, ends_at) DO UPDATE SET bookings = bookings + excluded.bookings, seats = seats + excluded.seats
+            ON CONFLICT (tenant_id, resource_id, starts_at, ends_at) DO UPDATE SET bookings = slot_occupancy.bookings + excluded.bookings, seats = slot_occupancy.seats + excluded.seats
             """, [tenantId, resourceId, start, end, sign, sign * seats])
         if sign < 0 {
             try db.run("DELETE FROM slot_occupancy WHERE tenant_id = ? AND resource_id = ? AND starts_at = ? AND ends_at = ? AND bookings <= 0",
@@ -68,6 +67,9 @@ struct SQLiteBookings: BookingRepository {
 
     func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date) throws -> Occupancy {
         let stamp = now.epochMilliseconds
+        // Admissions to one resource take turns from here to their commit (no overbooking when
+        // several instances admit at once).
+        try db.lock("occupancy:\(tenantId):\(resourceId)")
         // Release the holds of this resource that expired by now (each is released once).
         let expired = try db.rows("""
             SELECT id, starts_at, ends_at, seats FROM bookings
@@ -92,20 +94,22 @@ struct SQLiteBookings: BookingRepository {
     }
 
     func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int {
-        try db.count("""
-            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND user_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?)
+        try db.lock("holds:\(tenantId):user:\(userId)")
+        return try db.count("""
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND user_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
             """, [tenantId, userId, now.epochMilliseconds, limit])
     }
 
     func activeHolds(tenantId: String, createdVia: String, now: Date, upTo limit: Int) throws -> Int {
-        try db.count("""
-            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND created_via = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?)
+        try db.lock("holds:\(tenantId):via:\(createdVia)")
+        return try db.count("""
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND created_via = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
             """, [tenantId, createdVia, now.epochMilliseconds, limit])
     }
 
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int) {
         var clause = "tenant_id = ?"
-        var arguments: StatementArguments = [tenantId]
+        var arguments: SQLArguments = [tenantId]
         if let status = filter.status { clause += " AND status = ?"; arguments += [status.rawValue] }
         if let resource = filter.resourceId { clause += " AND resource_id = ?"; arguments += [resource] }
         if let user = filter.userId { clause += " AND user_id = ?"; arguments += [user] }

@@ -1,17 +1,16 @@
 import Domain
 import Foundation
-import GRDB
 
-/// Purchases, replays, revoked and unclaimed transactions on SQLite.
-struct SQLitePurchases: PurchaseRepository {
-    let db: Database
+/// Purchases, replays, revoked and unclaimed transactions (SQLite and PostgreSQL).
+struct SQLPurchases: PurchaseRepository {
+    let db: any SQLExecutor
 
     static let columns = """
         id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, \
         status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credit_type, credits, subscription
         """
 
-    static func decode(_ row: Row) throws -> Purchase {
+    static func decode(_ row: SQLRow) throws -> Purchase {
         Purchase(
             id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], bookingId: row["booking_id"], store: row["store"],
             environment: row["environment"], transactionId: row["transaction_id"], originalTransactionId: row["original_transaction_id"],
@@ -23,8 +22,9 @@ struct SQLitePurchases: PurchaseRepository {
     }
 
     func purchase(store: String, environment: String, transactionId: String, forUpdate: Bool) throws -> Purchase? {
-        // SQLite: the unit of work's BEGIN IMMEDIATE already holds the database's write lock.
-        try db.row("SELECT \(Self.columns) FROM purchases WHERE store = ? AND environment = ? AND transaction_id = ?",
+        // Claims of one transaction take turns from here to their commit, whether its row exists yet or not.
+        if forUpdate { try db.lock("purchase:\(store):\(environment):\(transactionId)") }
+        return try db.row("SELECT \(Self.columns) FROM purchases WHERE store = ? AND environment = ? AND transaction_id = ?",
                    [store, environment, transactionId]).map(Self.decode)
     }
 

@@ -1,10 +1,9 @@
 import Domain
 import Foundation
-import GRDB
 
-/// The webhook outbox on SQLite.
-struct SQLiteOutbox: OutboxRepository {
-    let db: Database
+/// The webhook outbox (SQLite and PostgreSQL).
+struct SQLOutbox: OutboxRepository {
+    let db: any SQLExecutor
 
     func enqueue(_ events: [WebhookEvent], tenantId: String, now: Date) throws {
         for event in events {
@@ -12,9 +11,11 @@ struct SQLiteOutbox: OutboxRepository {
             let subject = event.subject
             var sequence: Int64 = 0
             if let subject {
-                sequence = try Int64.fetchOne(db.cachedStatement(sql: """
-                    SELECT COALESCE(MAX(sequence), 0) + 1 FROM webhook_outbox WHERE tenant_id = ? AND subject = ?
-                    """), arguments: [tenantId, subject]) ?? 1
+                // One subject's events are numbered in turn, whichever instance enqueues them.
+                try db.lock("outbox:\(tenantId):\(subject)")
+                sequence = try db.row("""
+                    SELECT COALESCE(MAX(sequence), 0) + 1 AS next FROM webhook_outbox WHERE tenant_id = ? AND subject = ?
+                    """, [tenantId, subject])?["next"] ?? 1
             }
             let payload = try WebhookEnvelope(outboxId: id, event: event, tenantId: tenantId, at: now, sequence: subject == nil ? nil : sequence).json()
             try db.run("""
@@ -26,8 +27,9 @@ struct SQLiteOutbox: OutboxRepository {
 
     func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [OutboxMessage] {
         let stamp = now.epochMilliseconds
-        // Select, then lease what was selected, in the unit of work's write transaction (no other
-        // writer can claim in between on SQLite; a server backend adds FOR UPDATE SKIP LOCKED).
+        // Select, then lease what was selected, in the unit of work's write transaction: no other
+        // writer can claim in between on SQLite; on PostgreSQL the selected rows are locked and other
+        // instances claiming at the same time skip them (FOR UPDATE SKIP LOCKED).
         let rows = try db.rows("""
             SELECT o.id, o.tenant_id, o.event_type, o.payload, o.attempts, o.subject, o.sequence FROM webhook_outbox o
             WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?)
@@ -35,7 +37,7 @@ struct SQLiteOutbox: OutboxRepository {
                 SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = o.tenant_id AND earlier.subject = o.subject
                 AND earlier.status = 'pending' AND earlier.sequence < o.sequence
                 AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
-            ORDER BY o.created_at, o.sequence LIMIT ?
+            ORDER BY o.created_at, o.sequence LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE OF o SKIP LOCKED" : "")
             """, [stamp, stamp, stamp, stamp, limit])
         let messages = rows.map { row in
             OutboxMessage(id: row["id"], tenantId: row["tenant_id"], eventType: row["event_type"], payload: row["payload"], attempts: row["attempts"],

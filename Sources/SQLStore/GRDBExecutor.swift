@@ -1,0 +1,47 @@
+import Foundation
+import GRDB
+
+/// The SQLite side of ``SQLExecutor``: statements go through the connection's statement cache.
+struct GRDBExecutor: SQLExecutor {
+    let db: Database
+
+    var dialect: SQLDialect { .sqlite }
+
+    @discardableResult
+    func run(_ sql: String, _ arguments: SQLArguments) throws -> Int {
+        try db.cachedStatement(sql: sql).execute(arguments: Self.arguments(arguments))
+        return db.changesCount
+    }
+
+    func rows(_ sql: String, _ arguments: SQLArguments) throws -> [SQLRow] {
+        let statement = try db.cachedStatement(sql: sql)
+        let columns = statement.columnNames
+        return try Row.fetchAll(statement, arguments: Self.arguments(arguments)).map { row in
+            SQLRow(columns: columns, values: row.databaseValues.map(Self.value))
+        }
+    }
+
+    /// The unit of work runs inside `BEGIN IMMEDIATE`: it already holds SQLite's only write lock.
+    func lock(_ key: String) throws {}
+
+    static func arguments(_ arguments: SQLArguments) -> StatementArguments {
+        StatementArguments(arguments.map { argument -> DatabaseValue in
+            switch argument?.sqlValue ?? .null {
+            case .null: return .null
+            case .integer(let value): return value.databaseValue
+            case .real(let value): return value.databaseValue
+            case .text(let value): return value.databaseValue
+            }
+        })
+    }
+
+    static func value(_ value: DatabaseValue) -> SQLValue {
+        switch value.storage {
+        case .null: return .null
+        case .int64(let value): return .integer(value)
+        case .double(let value): return .real(value)
+        case .string(let value): return .text(value)
+        case .blob(let data): return .text(String(decoding: data, as: UTF8.self))
+        }
+    }
+}

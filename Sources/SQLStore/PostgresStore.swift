@@ -1,0 +1,311 @@
+import Domain
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// Berth's store on PostgreSQL: several instances on one database act as one service.
+///
+/// The repositories are the same as on SQLite (``SQLExecutor``); a unit of work is still a
+/// synchronous closure, so it runs on a thread of the store's own pool, holding one pooled
+/// connection of postgres-nio's `PostgresClient` from `BEGIN` to `COMMIT` (READ COMMITTED). The
+/// loads a decision depends on lock what they read (`SELECT … FOR UPDATE`, or a transaction-scoped
+/// advisory lock named after the account, resource, subscription or transaction when the row may
+/// not exist yet), so decisions of different instances take turns exactly where they must.
+///
+/// Transient failures (a lost connection, a serialization failure or deadlock, a unique index
+/// losing a race) roll the unit of work back and run it again, up to `attempts` times; after that,
+/// or when no connection frees up within `acquireTimeout`, it fails with ``StoreUnavailable``
+/// (HTTP 503 with Retry-After): never a partial write.
+///
+/// The client is a `Service`: `berth serve` runs it in the application's service group;
+/// commands and tests run it around their work with ``withRunning(_:)``.
+public final class PostgresStore: Store, Service {
+    public let settings: PostgresSettings
+    let client: PostgresClient
+    private let threads: NIOThreadPool
+    private let placeholders = NumberedStatements()
+    private let logger: Logger
+
+    public init(settings: PostgresSettings, logger: Logger) throws {
+        var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+        tlsConfiguration.minimumTLSVersion = .tlsv12
+        let tls: PostgresClient.Configuration.TLS = switch settings.tls {
+        case .disable: .disable
+        case .prefer: .prefer(tlsConfiguration)
+        case .require: .require(tlsConfiguration)
+        }
+        var configuration = PostgresClient.Configuration(host: settings.host, port: settings.port, username: settings.username,
+                                                         password: settings.password, database: settings.database, tls: tls)
+        configuration.options.maximumConnections = settings.poolSize
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = .milliseconds(Int64(settings.connectTimeout * 1000))
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", String(Int(settings.statementTimeout * 1000))),
+            ("application_name", "berth"),
+        ]
+        var clientLogger = logger
+        clientLogger.logLevel = max(logger.logLevel, .notice)
+        self.settings = settings
+        self.logger = logger
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: clientLogger)
+        self.threads = NIOThreadPool(numberOfThreads: settings.poolSize)
+        threads.start()
+    }
+
+    /// Runs the connection pool until the service group (or the task) is cancelled.
+    public func run() async throws {
+        await client.run()
+    }
+
+    /// Runs the connection pool around `body` (commands, migrations before serving, tests).
+    public func withRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.client.run() }
+            do {
+                let result = try await body()
+                group.cancelAll()
+                return result
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+        }
+    }
+
+    /// Stops the store's threads (after the client has stopped running).
+    public func close() throws {
+        try threads.syncShutdownGracefully()
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        try await unitOfWork(readOnly: false) { db in try body(SQLSession(db: db)) }
+    }
+
+    /// Reads one consistent snapshot (REPEATABLE READ, READ ONLY): a listing's total and its page agree.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        try await unitOfWork(readOnly: true) { db in try body(SQLSession(db: db)) }
+    }
+
+    /// Runs `body` as one transaction on one connection, retried as a whole on transient failures.
+    func unitOfWork<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await once(readOnly: readOnly, body)
+            } catch let error as StoreUnavailable {
+                throw error
+            } catch where Self.isTransient(error) {
+                guard attempt < settings.attempts else {
+                    logger.warning("unit of work failed \(attempt) times on a transient error, giving up: \(Self.describe(error))")
+                    throw StoreUnavailable("the database did not complete the request after \(attempt) attempts", retryAfter: 1)
+                }
+                logger.notice("unit of work retried after a transient error (attempt \(attempt)): \(Self.describe(error))")
+                // Back off a little, with jitter, so that the transactions that collided do not collide again.
+                let base = 10 << min(attempt, 5)
+                try await Task.sleep(for: .milliseconds(Int.random(in: base / 2...base)))
+                attempt += 1
+            }
+        }
+    }
+
+    /// One attempt: waits at most `acquireTimeout` for a connection, then runs the transaction on a store thread.
+    private func once<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        // 0 waiting for a connection, 1 running, 2 gave up waiting: exactly one of the two sides wins.
+        let state = AcquireState()
+        let timeout = settings.acquireTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await self.client.withConnection { connection in
+                    guard state.value.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged else {
+                        throw StoreUnavailable("no database connection within \(timeout) s", retryAfter: 1)
+                    }
+                    let executor = PostgresExecutor(connection: connection, placeholders: self.placeholders)
+                    return try await self.threads.runIfActive { try executor.transaction(readOnly: readOnly, body) }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                guard state.value.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged else { return nil }
+                throw StoreUnavailable("no database connection within \(timeout) s", retryAfter: 1)
+            }
+            while let result = try await group.next() {
+                if let result {
+                    group.cancelAll()
+                    return result
+                }
+            }
+            throw StoreUnavailable("the unit of work ended without a result", retryAfter: 1)
+        }
+    }
+
+    /// Whether running the unit of work again may succeed: lost connections, serialization failures,
+    /// deadlocks, a unique index that another instance won a race on, lock and statement timeouts,
+    /// the server shutting down or refusing connections.
+    static func isTransient(_ error: any Error) -> Bool {
+        if let error = error as? PSQLError {
+            switch error.code {
+            case .server:
+                guard let state = error.serverInfo?[.sqlState] else { return false }
+                return ["40001", "40P01", "23505", "55P03", "57014", "57P01", "57P02", "57P03", "53300"].contains(state) || state.hasPrefix("08")
+            case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+                return true
+            default:
+                return false
+            }
+        }
+        return error is ChannelError || error is IOError || error is NIOConnectionError || error is CancellationError
+    }
+
+    /// A log line for an error without the statement's arguments (they may hold receipts).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            let state = error.serverInfo?[.sqlState] ?? "-"
+            let message = error.serverInfo?[.message] ?? ""
+            return "PSQLError \(error.code) \(state) \(message)"
+        }
+        return String(describing: type(of: error))
+    }
+}
+
+/// The PostgreSQL side of ``SQLExecutor``: one leased connection, used from one store thread at a
+/// time; every statement blocks that thread (never an event loop) until PostgreSQL answers.
+final class PostgresExecutor: SQLExecutor, Sendable {
+    let connection: PostgresConnection
+    let placeholders: NumberedStatements
+
+    init(connection: PostgresConnection, placeholders: NumberedStatements) {
+        self.connection = connection
+        self.placeholders = placeholders
+    }
+
+    var dialect: SQLDialect { .postgres }
+
+    func transaction<T>(readOnly: Bool, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try run(readOnly ? "START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN", [])
+        do {
+            let result = try body(self)
+            try run("COMMIT", [])
+            return result
+        } catch {
+            // A lost connection rolls back by itself; the pool discards it.
+            _ = try? run("ROLLBACK", [])
+            throw error
+        }
+    }
+
+    @discardableResult
+    func run(_ sql: String, _ arguments: SQLArguments) throws -> Int {
+        try query(sql, arguments).metadata.rows ?? 0
+    }
+
+    func rows(_ sql: String, _ arguments: SQLArguments) throws -> [SQLRow] {
+        let result = try query(sql, arguments)
+        guard let first = result.rows.first else { return [] }
+        let columns = first.map(\.columnName)
+        return try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) }
+    }
+
+    /// A transaction-scoped advisory lock on the key's 64-bit hash (released at COMMIT or ROLLBACK).
+    func lock(_ key: String) throws {
+        try run("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key])
+    }
+
+    private func query(_ sql: String, _ arguments: SQLArguments) throws -> PostgresQueryResult {
+        try connection.query(placeholders.statement(sql), arguments.map(Self.bind)).wait()
+    }
+
+    static func bind(_ argument: (any SQLBindable)?) -> PostgresData {
+        switch argument?.sqlValue ?? .null {
+        case .null: return .null
+        case .integer(let value): return PostgresData(int64: value)
+        case .real(let value): return PostgresData(double: value)
+        case .text(let value): return PostgresData(string: value)
+        }
+    }
+
+    static func value(_ cell: PostgresCell) throws -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8, .oid:
+            return .integer(try cell.decode(Int64.self))
+        case .bool:
+            return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .float4, .float8:
+            return .real(try cell.decode(Double.self))
+        case .numeric:
+            // SUM over BIGINT is NUMERIC in PostgreSQL: whole numbers come back as integers.
+            let text = PostgresData(type: .numeric, formatCode: cell.format, value: cell.bytes).numeric?.string ?? ""
+            if let integer = Int64(text) { return .integer(integer) }
+            return .real(Double(text) ?? 0)
+        case .void:
+            return .null
+        default:
+            return .text(try cell.decode(String.self))
+        }
+    }
+}
+
+extension PostgresStore: MigratableStore {
+    public func migrationUnit<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await unitOfWork(readOnly: false, body)
+    }
+}
+
+/// The repositories' statements with PostgreSQL's numbered placeholders, rewritten once each.
+final class NumberedStatements: Sendable {
+    private let cache = Mutex<[String: String]>([:])
+
+    func statement(_ sql: String) -> String {
+        cache.withLock { cache in
+            if let statement = cache[sql] { return statement }
+            let statement = SQLDialect.numberedPlaceholders(sql)
+            // Listings build their WHERE clauses from filters: the number of distinct statements is bounded, but stay safe.
+            if cache.count < 10_000 { cache[sql] = statement }
+            return statement
+        }
+    }
+}
+
+/// Who won between a unit of work's connection and its acquire timeout.
+private final class AcquireState: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+extension PostgresStore {
+    /// Creates a database on the server of `settings` (connecting to its `database`, usually
+    /// `postgres`). Names are limited to lowercase letters, digits and underscores.
+    public static func createDatabase(_ name: String, settings: PostgresSettings, logger: Logger) async throws {
+        try await administer("CREATE DATABASE \(try quoted(name))", settings: settings, logger: logger)
+    }
+
+    /// Drops a database, disconnecting whoever is still connected to it.
+    public static func dropDatabase(_ name: String, settings: PostgresSettings, logger: Logger) async throws {
+        try await administer("DROP DATABASE IF EXISTS \(try quoted(name)) WITH (FORCE)", settings: settings, logger: logger)
+    }
+
+    private static func quoted(_ name: String) throws -> String {
+        guard !name.isEmpty, name.count <= 63, name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
+            throw StoreError("database names are 1-63 lowercase letters, digits and underscores")
+        }
+        return "\"\(name)\""
+    }
+
+    /// Runs one statement outside any transaction (CREATE/DROP DATABASE cannot run inside one).
+    private static func administer(_ sql: String, settings: PostgresSettings, logger: Logger) async throws {
+        let configuration = PostgresConnection.Configuration(host: settings.host, port: settings.port, username: settings.username,
+                                                             password: settings.password, database: settings.database, tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+}
