@@ -10,13 +10,17 @@ import UseCases
 /// `berth migrate`, `berth keys` and the tests; configuration errors surface here, at start.
 public struct BerthSetup: Sendable {
     public var catalogURL: URL
+    /// The SQLite file (the embedded default), unless `postgres` is set.
     public var databasePath: String
+    /// PostgreSQL, when the database URL is `postgres://…`.
+    public var postgres: PostgresSettings?
     public var migrationsURL: URL
     public var environment: [String: String]
 
-    public init(catalogURL: URL, databasePath: String, migrationsURL: URL, environment: [String: String]) {
+    public init(catalogURL: URL, databasePath: String, postgres: PostgresSettings? = nil, migrationsURL: URL, environment: [String: String]) {
         self.catalogURL = catalogURL
         self.databasePath = databasePath
+        self.postgres = postgres
         self.migrationsURL = migrationsURL
         self.environment = environment
     }
@@ -33,22 +37,34 @@ public struct BerthSetup: Sendable {
     /// The catalog and a migrated store whose tenants match it.
     public func prepareStore(logger: Logger, now: Date) async throws -> (Catalog, SQLiteStore) {
         let catalog = try loadCatalog()
-        let migrator = try Migrator(directory: migrationsURL)
         let store = try SQLiteStore.open(path: databasePath)
         do {
-            let applied = try await migrator.apply(to: store, now: now)
-            if !applied.isEmpty { logger.info("applied migrations: \(applied.joined(separator: ", "))") }
-            let tenants = catalog.tenants.map { (id: $0.id, name: $0.name) }
-            try await store.write { tx in try tx.keys.syncTenants(tenants, now: now) }
-            // products.json seeds the credit products; once stored, operators' edits win.
-            let seeds = catalog.tenants.flatMap { tenant in tenant.products.compactMap { CreditProduct($0, tenant: tenant, now: now) } }
-            let added = try await store.write { tx in try tx.credits.seed(seeds) }
-            if added > 0 { logger.info("added \(added) credit product(s) from the catalog") }
+            try await prepare(store, catalog: catalog, logger: logger, now: now)
             return (catalog, store)
         } catch {
             try? store.close()
             throw error
         }
+    }
+
+    /// Brings an open store up to date with the code and the catalog: pending migrations (under the
+    /// migration lock, so instances starting together take turns), the catalog's tenants, and the
+    /// credit products the catalog adds. Safe to run on every start of every instance.
+    public func prepare(_ store: some MigratableStore, catalog: Catalog, logger: Logger, now: Date) async throws {
+        let migrator = try Migrator(directory: migrationsURL)
+        let applied = try await migrator.apply(to: store, now: now)
+        if !applied.isEmpty { logger.info("applied migrations: \(applied.joined(separator: ", "))") }
+        let tenants = catalog.tenants.map { (id: $0.id, name: $0.name) }
+        try await store.write { tx in try tx.keys.syncTenants(tenants, now: now) }
+        // products.json seeds the credit products; once stored, operators' edits win.
+        let seeds = catalog.tenants.flatMap { tenant in tenant.products.compactMap { CreditProduct($0, tenant: tenant, now: now) } }
+        let added = try await store.write { tx in try tx.credits.seed(seeds) }
+        if added > 0 { logger.info("added \(added) credit product(s) from the catalog") }
+    }
+
+    /// Where the data lives, as logs show it (never a password).
+    public var databaseDescription: String {
+        postgres?.redacted ?? "sqlite:\(databasePath)"
     }
 
     /// Everything `buildApplication` needs, over an open store. Throws when a tenant names a secret

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import UseCases
 
 /// Where the server listens.
@@ -37,15 +38,18 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
 }
 
 /// The application: the router, the server configuration, the webhook HTTP client and the delivery
-/// service (shut down in reverse order: the deliverer stops before its client).
-public func buildApplication(services: BerthServices, server: ServerConfiguration) -> some ApplicationProtocol {
+/// service (shut down in reverse order: the deliverer stops before its client). `storeService` is
+/// the store's own service when it has one (PostgreSQL's connection pool): it starts first and
+/// stops last; `beforeServerStarts` runs once it runs, before the server listens (migrations).
+public func buildApplication(services: BerthServices, server: ServerConfiguration, storeService: (any Service)? = nil,
+                             beforeServerStarts: (@Sendable () async throws -> Void)? = nil) -> some ApplicationProtocol {
     let client = WebhookHTTPClient()
-    return Application(
+    var application = Application(
         router: buildRouter(services: services),
         // Idle connections are closed after 60 s (slow clients cannot hold connections forever).
         server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
-        services: [client, webhookDeliverer(services: services, client: client)],
+        services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)],
         onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in
             guard let portFile, let port = channel.localAddress?.port else { return }
             do {
@@ -56,6 +60,8 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
         },
         logger: services.logger
     )
+    if let beforeServerStarts { application.beforeServerStarts(perform: beforeServerStarts) }
+    return application
 }
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.

@@ -29,6 +29,13 @@ struct HealthResponse: Codable {
     var status = "ok"
 }
 
+struct ReadinessResponse: Codable {
+    /// `ready`, or `unavailable` (HTTP 503).
+    var status: String
+    /// `reachable` or `unreachable`.
+    var database: String
+}
+
 struct ProductDTO: Codable {
     var id: String
     var kind: String

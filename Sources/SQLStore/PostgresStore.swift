@@ -92,23 +92,36 @@ public final class PostgresStore: Store, Service {
     }
 
     /// Runs `body` as one transaction on one connection, retried as a whole on transient failures.
+    /// A unique index refusing a row is retried once: when another instance won a race to insert
+    /// it, the second run sees the winner's row and decides accordingly; when it fails again, the
+    /// violation is the unit of work's own and surfaces as it is.
     func unitOfWork<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
         var attempt = 1
+        var retriedUnique = false
         while true {
             do {
                 return try await once(readOnly: readOnly, body)
             } catch let error as StoreUnavailable {
                 throw error
-            } catch where Self.isTransient(error) {
-                guard attempt < settings.attempts else {
-                    logger.warning("unit of work failed \(attempt) times on a transient error, giving up: \(Self.describe(error))")
-                    throw StoreUnavailable("the database did not complete the request after \(attempt) attempts", retryAfter: 1)
+            } catch {
+                let failure = Self.classify(error)
+                switch failure {
+                case .permanent:
+                    throw error
+                case .uniqueViolation where retriedUnique:
+                    throw error
+                case .uniqueViolation, .transient:
+                    guard attempt < settings.attempts else {
+                        logger.warning("unit of work failed \(attempt) times on a transient error, giving up: \(Self.describe(error))")
+                        throw StoreUnavailable("the database did not complete the request after \(attempt) attempts", retryAfter: 1)
+                    }
+                    if failure == .uniqueViolation { retriedUnique = true }
+                    logger.notice("unit of work retried after a transient error (attempt \(attempt)): \(Self.describe(error))")
+                    // Back off a little, with jitter, so that the transactions that collided do not collide again.
+                    let base = 10 << min(attempt, 5)
+                    try await Task.sleep(for: .milliseconds(Int.random(in: base / 2...base)))
+                    attempt += 1
                 }
-                logger.notice("unit of work retried after a transient error (attempt \(attempt)): \(Self.describe(error))")
-                // Back off a little, with jitter, so that the transactions that collided do not collide again.
-                let base = 10 << min(attempt, 5)
-                try await Task.sleep(for: .milliseconds(Int.random(in: base / 2...base)))
-                attempt += 1
             }
         }
     }
@@ -143,22 +156,38 @@ public final class PostgresStore: Store, Service {
         }
     }
 
+    enum Failure: Equatable {
+        case transient, uniqueViolation, permanent
+    }
+
     /// Whether running the unit of work again may succeed: lost connections, serialization failures,
-    /// deadlocks, a unique index that another instance won a race on, lock and statement timeouts,
-    /// the server shutting down or refusing connections.
-    static func isTransient(_ error: any Error) -> Bool {
-        if let error = error as? PSQLError {
-            switch error.code {
-            case .server:
-                guard let state = error.serverInfo?[.sqlState] else { return false }
-                return ["40001", "40P01", "23505", "55P03", "57014", "57P01", "57P02", "57P03", "53300"].contains(state) || state.hasPrefix("08")
-            case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
-                return true
-            default:
-                return false
-            }
+    /// deadlocks, lock and statement timeouts, the server shutting down or refusing connections; a
+    /// unique index that another instance may have won a race on.
+    static func classify(_ error: any Error) -> Failure {
+        func server(_ state: String?) -> Failure {
+            guard let state else { return .permanent }
+            if state == "23505" { return .uniqueViolation }
+            let transient = ["40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03", "53300"].contains(state) || state.hasPrefix("08")
+            return transient ? .transient : .permanent
         }
-        return error is ChannelError || error is IOError || error is NIOConnectionError || error is CancellationError
+        switch error {
+        case let error as PostgresError:
+            switch error {
+            case .server(let message): return server(message.fields[.sqlState])
+            case .connectionClosed: return .transient
+            case .protocol(let message): return message.contains("connection close") ? .transient : .permanent
+            }
+        case let error as PSQLError:
+            switch error.code {
+            case .server: return server(error.serverInfo?[.sqlState])
+            case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed: return .transient
+            default: return .permanent
+            }
+        case is ChannelError, is IOError, is NIOConnectionError:
+            return .transient
+        default:
+            return .permanent
+        }
     }
 
     /// A log line for an error without the statement's arguments (they may hold receipts).
@@ -167,6 +196,9 @@ public final class PostgresStore: Store, Service {
             let state = error.serverInfo?[.sqlState] ?? "-"
             let message = error.serverInfo?[.message] ?? ""
             return "PSQLError \(error.code) \(state) \(message)"
+        }
+        if case .server(let message) = error as? PostgresError {
+            return "PostgreSQL \(message.fields[.sqlState] ?? "-") \(message.fields[.message] ?? "")"
         }
         return String(describing: type(of: error))
     }

@@ -10,7 +10,7 @@ import BerthApp
 
 /// Options shared by the commands that open the database.
 struct StorageOptions: ParsableArguments {
-    @Option(help: "Database URL, sqlite:PATH (env BERTH_DATABASE; default sqlite:./berth.sqlite).")
+    @Option(help: "Database URL: sqlite:PATH, or postgres://USER@HOST:PORT/DATABASE[?sslmode=…&pool_size=…] with the password in BERTH_DATABASE_PASSWORD (env BERTH_DATABASE; default sqlite:./berth.sqlite).")
     var database: String?
 
     @Option(help: "Catalog of tenants and products (env BERTH_CATALOG; default ./products.json).")
@@ -22,9 +22,11 @@ struct StorageOptions: ParsableArguments {
     func setup() throws -> BerthSetup {
         let environment = ProcessInfo.processInfo.environment
         let databaseURL = database ?? environment["BERTH_DATABASE"] ?? "sqlite:./berth.sqlite"
+        let isPostgres = databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://")
         return BerthSetup(
             catalogURL: URL(fileURLWithPath: catalog ?? environment["BERTH_CATALOG"] ?? "./products.json").standardizedFileURL,
-            databasePath: try SQLiteStore.path(fromURL: databaseURL),
+            databasePath: isPostgres ? "" : try SQLiteStore.path(fromURL: databaseURL),
+            postgres: isPostgres ? try PostgresSettings(url: databaseURL, environment: environment) : nil,
             migrationsURL: URL(fileURLWithPath: migrations ?? environment["BERTH_MIGRATIONS"] ?? "./migrations", isDirectory: true),
             environment: environment
         )
@@ -51,6 +53,28 @@ struct ServeCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let logger = makeLogger("berth")
         let setup = try storage.setup()
+        let server = ServerConfiguration(
+            host: host ?? environment["BERTH_HOST"] ?? "127.0.0.1",
+            port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080,
+            portFile: portFile
+        )
+        if let postgres = setup.postgres {
+            // The connection pool is a service of the application; migrations run once it runs, before the server listens.
+            let catalog = try setup.loadCatalog()
+            let store = try PostgresStore(settings: postgres, logger: logger)
+            do {
+                let services = try await setup.services(catalog: catalog, store: store, logger: logger)
+                logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)")
+                try await buildApplication(services: services, server: server, storeService: store, beforeServerStarts: {
+                    try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
+                }).runService()
+            } catch {
+                try? store.close()
+                throw error
+            }
+            try store.close()
+            return
+        }
         let (catalog, store) = try await setup.prepareStore(logger: logger, now: Date())
         let services: BerthServices
         do {
@@ -59,12 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
             try? store.close()
             throw error
         }
-        let server = ServerConfiguration(
-            host: host ?? environment["BERTH_HOST"] ?? "127.0.0.1",
-            port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080,
-            portFile: portFile
-        )
-        logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databasePath)")
+        logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)")
         do {
             try await buildApplication(services: services, server: server).runService()
         } catch {
@@ -75,6 +94,35 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
+/// Runs `body` on the prepared store of `setup` (migrated, tenants synced), whichever backend it
+/// names, and closes the store afterwards.
+func withPreparedStore<T: Sendable>(_ setup: BerthSetup, logger: Logger, _ body: (Catalog, any Store) async throws -> T) async throws -> T {
+    if let postgres = setup.postgres {
+        let catalog = try setup.loadCatalog()
+        let store = try PostgresStore(settings: postgres, logger: logger)
+        do {
+            let result = try await store.withRunning {
+                try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
+                return try await body(catalog, store)
+            }
+            try store.close()
+            return result
+        } catch {
+            try? store.close()
+            throw error
+        }
+    }
+    let (catalog, store) = try await setup.prepareStore(logger: logger, now: Date())
+    do {
+        let result = try await body(catalog, store)
+        try store.close()
+        return result
+    } catch {
+        try? store.close()
+        throw error
+    }
+}
+
 /// `berth migrate`.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply pending migrations and sync the catalog's tenants, then exit.")
@@ -82,8 +130,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() async throws {
-        let (_, store) = try await storage.setup().prepareStore(logger: makeLogger("berth.migrate"), now: Date())
-        try store.close()
+        try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.migrate")) { _, _ in }
         print("database is up to date")
     }
 }
@@ -101,19 +148,15 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let role = APIKeyRole(rawValue: role) else { throw ValidationError("--role must be server or admin") }
-            let (catalog, store) = try await storage.setup().prepareStore(logger: makeLogger("berth.keys"), now: Date())
-            guard catalog.tenant(id: tenant) != nil else {
-                try? store.close()
-                throw ValidationError("no tenant \(tenant) in the catalog (tenants: \(catalog.tenants.map(\.id).joined(separator: ", ")))")
-            }
-            let key = APIKeys.generate(tenantId: tenant)
-            do {
+            let tenant = self.tenant
+            let key = try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.keys")) { catalog, store in
+                guard catalog.tenant(id: tenant) != nil else {
+                    throw ValidationError("no tenant \(tenant) in the catalog (tenants: \(catalog.tenants.map(\.id).joined(separator: ", ")))")
+                }
+                let key = APIKeys.generate(tenantId: tenant)
                 _ = try await CreateAPIKey(store: store)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: Date())
-            } catch {
-                try? store.close()
-                throw error
+                return key
             }
-            try store.close()
             print(key)
         }
     }
