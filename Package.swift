@@ -180,7 +180,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BerthCLITests",
-            dependencies: ["berth", "TestKit", "AppleSignedData", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["berth", "TestKit", "AppleSignedData", "SQLStore", .product(name: "Logging", package: "swift-log"), .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -10,12 +10,25 @@ final class ServerProcess: Sendable {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     let directory: URL
+    /// Distinguishes instances sharing one folder (their port files).
+    let name: String
+    /// Set when this instance shares another's folder (and catalog, CA and database): it leaves the folder to its owner.
+    private let ownsDirectory: Bool
     /// The port the running server bound (the system chooses one at each start).
     var port: Int { boundPort.withLock { $0 } }
     private let boundPort = Mutex(0)
     private let process = Mutex<Process?>(nil)
 
+    /// A second instance in `other`'s folder: same catalog, test CA and database settings.
+    init(sharing other: ServerProcess, name: String) {
+        directory = other.directory
+        self.name = name
+        ownsDirectory = false
+    }
+
     init() throws {
+        name = "berth"
+        ownsDirectory = true
         directory = try BerthProcess.temporaryDirectory()
         try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("products.json"), to: directory.appendingPathComponent("products.json"))
         try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("migrations"), to: directory.appendingPathComponent("migrations"))
@@ -32,7 +45,7 @@ final class ServerProcess: Sendable {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         process.executableURL = try BerthProcess.executable
-        let portFile = directory.appendingPathComponent("berth.port")
+        let portFile = directory.appendingPathComponent("\(name).port")
         try? FileManager.default.removeItem(at: portFile)
         process.arguments = ["serve", "--port", "0", "--port-file", portFile.path]
         process.currentDirectoryURL = directory
@@ -72,7 +85,7 @@ final class ServerProcess: Sendable {
 
     func cleanUp() {
         kill9()
-        try? FileManager.default.removeItem(at: directory)
+        if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
     struct HTTPReply: Sendable {

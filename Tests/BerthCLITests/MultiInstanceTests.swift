@@ -1,0 +1,127 @@
+import Foundation
+import Logging
+import SQLStore
+import Testing
+
+/// Two `berth serve` processes on one PostgreSQL database act as one service. Runs when the test
+/// command started a PostgreSQL (`BERTH_TEST_POSTGRES_URL`, see scripts/test).
+@Suite("two instances on one PostgreSQL", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["BERTH_TEST_POSTGRES_URL"] != nil, "BERTH_TEST_POSTGRES_URL is not set: SKIPPED (run scripts/test)"))
+struct MultiInstanceTests {
+    /// Two instances sharing a folder (catalog, test CA) and a new database, with a server and an admin key of `tenant`.
+    struct Pair {
+        var a: ServerProcess
+        var b: ServerProcess
+        var key: String
+        var admin: String
+        var instances: [ServerProcess] { [a, b] }
+    }
+
+    static func withPair(tenant: String, _ body: (Pair) async throws -> Void) async throws {
+        let server = try PostgresSettings(url: try #require(ProcessInfo.processInfo.environment["BERTH_TEST_POSTGRES_URL"]), environment: [:])
+        let logger = Logger(label: "berth.test")
+        let name = "berth_pair_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await PostgresStore.createDatabase(name, settings: server, logger: logger)
+        let url = "postgres://\(server.username)@\(server.host):\(server.port)/\(name)?sslmode=disable&pool_size=8"
+        let a = try ServerProcess()
+        let b = ServerProcess(sharing: a, name: "second")
+        defer {
+            b.cleanUp()
+            a.cleanUp()
+        }
+        let key = try a.berth(["keys", "create", "--tenant", tenant, "--role", "server", "--database", url]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try a.berth(["keys", "create", "--tenant", tenant, "--role", "admin", "--database", url]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(key.hasPrefix("berth_") && admin.hasPrefix("berth_"), "keys create failed")
+        // Both start at once: the migration lock lets one migrate while the other waits.
+        async let startA: Void = a.start(environment: ["BERTH_DATABASE": url])
+        async let startB: Void = b.start(environment: ["BERTH_DATABASE": url])
+        _ = try await (startA, startB)
+        do {
+            try await body(Pair(a: a, b: b, key: key, admin: admin))
+        } catch {
+            b.cleanUp()
+            a.cleanUp()
+            try? await PostgresStore.dropDatabase(name, settings: server, logger: logger)
+            throw error
+        }
+        b.cleanUp()
+        a.cleanUp()
+        try await PostgresStore.dropDatabase(name, settings: server, logger: logger)
+    }
+
+    @Test("one transaction claimed on both instances at once makes one purchase: its buyer gets 200 each time, other users 409")
+    func oneTransactionTwoInstances() async throws {
+        try await Self.withPair(tenant: "seaboo-test") { pair in
+            let start = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 / 86_400).rounded(.down) + 3) * 86_400 + 9 * 3600)
+            let created = try await pair.a.request("POST", "/api/bookings", headers: ["Authorization": "Bearer \(pair.key)", "X-User-Id": "buyer"],
+                                                   body: ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)])
+            try #require(created.status == 201, "\(String(decoding: created.data, as: UTF8.self))")
+            let booking = try #require((created.json["booking"] as? [String: Any])?["id"] as? Int)
+            let jws = try pair.a.berth(["testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic"])
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let body = try JSONSerialization.data(withJSONObject: ["bookingId": booking, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+
+            // 16 calls, alternating instances: 8 by the buyer, 8 by other users replaying the same transaction.
+            let statuses = try await withThrowingTaskGroup(of: (String, Int).self) { group in
+                for index in 0..<16 {
+                    let instance = pair.instances[index % 2]
+                    let user = index % 4 < 2 ? "buyer" : "thief\(index)"
+                    group.addTask {
+                        let reply = try await instance.request("POST", "/api/verify-purchase", headers: ["Authorization": "Bearer \(pair.key)", "X-User-Id": user], data: body)
+                        return (user, reply.status)
+                    }
+                }
+                var statuses: [(String, Int)] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            let buyer = statuses.filter { $0.0 == "buyer" }.map(\.1)
+            let thieves = statuses.filter { $0.0 != "buyer" }.map(\.1)
+            #expect(buyer == Array(repeating: 200, count: 8), "the buyer's answers: \(buyer)")
+            #expect(thieves.allSatisfy { $0 == 409 || $0 == 404 }, "other users' answers: \(thieves)")
+
+            for instance in pair.instances {
+                let purchases = try await instance.request("GET", "/api/admin/purchases", headers: ["Authorization": "Bearer \(pair.admin)"])
+                #expect(purchases.json["total"] as? Int == 1, "purchases seen by \(instance.name): \(purchases.json["total"] ?? "none")")
+            }
+            let replays = try await pair.b.request("GET", "/api/admin/replays?limit=200", headers: ["Authorization": "Bearer \(pair.admin)"])
+            #expect(replays.json["total"] as? Int == thieves.filter { $0 == 409 }.count)
+        }
+    }
+
+    @Test("20 reservations of 1 credit split over two instances against a balance of 5 hold exactly 5")
+    func reservationsTwoInstances() async throws {
+        try await Self.withPair(tenant: "aistylist-test") { pair in
+            let user = ["Authorization": "Bearer \(pair.key)", "X-User-Id": "painter"]
+            // The first call grants the signup bonus; an adjustment brings the balance to exactly 5.
+            let before = try await pair.a.request("GET", "/api/credits", headers: user)
+            try #require(before.status == 200, "\(String(decoding: before.data, as: UTF8.self))")
+            let balance = try #require(((before.json["credits"] as? [[String: Any]])?.first?["balance"] as? Int) ?? 0 as Int?)
+            if balance != 5 {
+                let adjusted = try await pair.b.request("POST", "/api/admin/credits/adjustments", headers: ["Authorization": "Bearer \(pair.admin)"],
+                                                        body: ["userId": "painter", "amount": 5 - balance, "reason": "test balance"])
+                try #require(adjusted.status == 201 || adjusted.status == 200, "\(String(decoding: adjusted.data, as: UTF8.self))")
+            }
+
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<20 {
+                    let instance = pair.instances[index % 2]
+                    group.addTask {
+                        try await instance.request("POST", "/api/credits/reservations", headers: user, body: ["amount": 1, "reference": "job-\(index)"]).status
+                    }
+                }
+                var statuses: [Int] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(statuses.filter { $0 == 201 }.count == 5, "answers: \(statuses.sorted())")
+            #expect(statuses.filter { $0 != 201 }.allSatisfy { (400..<500).contains($0) }, "refusals are 4xx: \(statuses.sorted())")
+            let after = try await pair.b.request("GET", "/api/credits", headers: user)
+            let account = try #require((after.json["credits"] as? [[String: Any]])?.first)
+            #expect(account["balance"] as? Int == 5)
+            #expect(account["held"] as? Int == 5)
+            let check = try await pair.a.request("GET", "/api/admin/credits/check", headers: ["Authorization": "Bearer \(pair.admin)"])
+            #expect(check.status == 200, "\(String(decoding: check.data, as: UTF8.self))")
+        }
+    }
+}
