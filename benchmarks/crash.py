@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Crash test of Berth on PostgreSQL with two instances (run through benchmarks/crash.sh).
+
+Phase 1 drives a bounded burst of verify-purchase calls (bookings and credit packs, each with its
+own TestKit-signed transaction) over two `berth serve` instances on one PostgreSQL, and kills one
+instance with SIGKILL several times mid-burst (each comes back a moment later). Phase 2 drives
+another burst and restarts PostgreSQL itself (immediate shutdown) in the middle. A call that fails
+on one instance is tried once on the other, as a load balancer would. Then every call that was
+never acknowledged is sent once more (a client's retry).
+
+Afterwards it reads the database and prints attempted, acknowledged, present, duplicated and lost;
+it exits non-zero unless every acknowledged purchase is present and applied (booking confirmed by
+it, or exactly one credit grant for it) and none is applied twice.
+
+Talks to 127.0.0.1 only; every phase is bounded in count and time.
+"""
+import base64
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+BERTH = os.environ["BERTH"]
+WORK = os.environ["WORK"]
+DB_URL = os.environ["DB_URL"]          # postgres://… of the database under test
+PSQL_URL = os.environ["PSQL_URL"]      # the same database, as psql takes it
+PG_DIR = os.environ["PG_DIR"]
+REPO = os.environ["REPO"]
+BOOKINGS = int(os.environ.get("BOOKINGS", "60"))
+CREDITS = int(os.environ.get("CREDITS", "60"))
+KILLS = int(os.environ.get("KILLS", "5"))
+RATE = float(os.environ.get("RATE", "40"))          # calls started per second
+CONCURRENCY = int(os.environ.get("CONCURRENCY", "8"))
+DEADLINE = time.time() + float(os.environ.get("TIME_LIMIT", "600"))
+
+
+def log(message):
+    print(f"crash: {message}", flush=True)
+
+
+def berth(*arguments, env=None):
+    result = subprocess.run([BERTH, *arguments], cwd=WORK, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120)
+    if result.returncode != 0:
+        raise SystemExit(f"berth {' '.join(arguments[:3])} failed: {result.stderr.strip()}")
+    return result.stdout.strip()
+
+
+def psql(sql):
+    result = subprocess.run(["psql", "-At", "-X", "-q", PSQL_URL, "-c", sql], capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise SystemExit(f"psql failed: {result.stderr.strip()}")
+    return [line.split("|") for line in result.stdout.splitlines() if line]
+
+
+class Instance:
+    def __init__(self, name):
+        self.name = name
+        self.process = None
+        self.port = None
+        self.lock = threading.Lock()
+
+    def start(self):
+        port_file = os.path.join(WORK, f"{self.name}.port")
+        if os.path.exists(port_file):
+            os.remove(port_file)
+        log_file = open(os.path.join(WORK, f"{self.name}.log"), "a")
+        process = subprocess.Popen([BERTH, "serve", "--port", "0", "--port-file", port_file], cwd=WORK, stdout=log_file, stderr=log_file,
+                                   env={**os.environ, "BERTH_DATABASE": DB_URL, "BERTH_LOG_LEVEL": "notice"})
+        for _ in range(300):
+            if os.path.exists(port_file):
+                port = int(open(port_file).read().strip() or 0)
+                if port and get(port, "/healthz")[0] == 200:
+                    with self.lock:
+                        self.process, self.port = process, port
+                    return
+            time.sleep(0.1)
+        raise SystemExit(f"{self.name} did not start")
+
+    def kill9(self):
+        with self.lock:
+            process, self.process, self.port = self.process, None, None
+        if process:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+
+    def current_port(self):
+        with self.lock:
+            return self.port
+
+
+def request(port, method, path, headers, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method, headers={**headers, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+    except (OSError, ValueError):
+        return None, None
+
+
+def get(port, path, headers=None):
+    return request(port, "GET", path, headers or {})
+
+
+def transaction_id(jws):
+    payload = jws.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["transactionId"]
+
+
+def prepare(instances, seaboo_key, prefix):
+    """Bookings (one user each) and credit-pack purchases (one user each), each with its signed transaction."""
+    calls = []
+    day0 = int(time.time() // 86400) + 2
+    for index in range(BOOKINGS):
+        user = f"{prefix}-sailor{index}"
+        start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((day0 + index) * 86400 + 8 * 3600 + (hash(prefix) % 4) * 3600))
+        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((day0 + index) * 86400 + 9 * 3600 + (hash(prefix) % 4) * 3600))
+        status, body = request(instances[0].current_port(), "POST", "/api/bookings", {"Authorization": f"Bearer {seaboo_key}", "X-User-Id": user},
+                               {"resourceId": "gozzo-5m", "start": start, "end": end})
+        if status != 201:
+            raise SystemExit(f"booking {index} not created: {status} {body}")
+        calls.append({"kind": "booking", "user": user, "booking": body["booking"]["id"], "product": "it.seaboo.rental.basic",
+                      "bundle": "it.seaboo.app"})
+    for index in range(CREDITS):
+        calls.append({"kind": "credits", "user": f"{prefix}-painter{index}", "product": "com.aiimagestylist.credits.starter",
+                      "bundle": "com.aiimagestylist.app"})
+
+    def sign(call):
+        txid = str(random.randrange(10**15, 10**16))
+        call["jws"] = berth("testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", call["bundle"], "--product", call["product"],
+                            "--transaction-id", txid)
+        call["transaction"] = transaction_id(call["jws"])
+        return call
+
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(sign, calls))
+
+
+def send(call, instances, keys, first):
+    headers = {"Authorization": f"Bearer {keys[call['kind']]}", "X-User-Id": call["user"]}
+    body = {"productId": call["product"], "jwsRepresentation": call["jws"]}
+    if call["kind"] == "booking":
+        body["bookingId"] = call["booking"]
+    for instance in (instances[first], instances[1 - first]):
+        port = instance.current_port()
+        if port is None:
+            continue
+        status, answer = request(port, "POST", "/api/verify-purchase", headers, body)
+        call.setdefault("statuses", []).append(status)
+        if status == 200:
+            call["acknowledged"] = True
+            return
+        if status is not None and status not in (500, 502, 503):
+            return  # a refusal: trying elsewhere would not change it
+
+
+def burst(calls, instances, keys, disrupt):
+    """Sends every call at RATE per second over both instances while `disrupt` runs beside it."""
+    done = [0]
+    lock = threading.Lock()
+
+    def one(index_call):
+        index, call = index_call
+        send(call, instances, keys, index % 2)
+        with lock:
+            done[0] += 1
+
+    stop = threading.Event()
+    disruptor = threading.Thread(target=disrupt, args=(lambda: done[0], len(calls), stop))
+    disruptor.start()
+    with ThreadPoolExecutor(CONCURRENCY) as pool:
+        futures = []
+        for index_call in enumerate(calls):
+            if time.time() > DEADLINE:
+                break
+            futures.append(pool.submit(one, index_call))
+            time.sleep(1 / RATE)
+        for future in futures:
+            future.result()
+    stop.set()
+    disruptor.join()
+
+
+def main():
+    seaboo_key = berth("keys", "create", "--tenant", "seaboo-test", "--role", "server", "--database", DB_URL)
+    credits_key = berth("keys", "create", "--tenant", "aistylist-test", "--role", "server", "--database", DB_URL)
+    keys = {"booking": seaboo_key, "credits": credits_key}
+    instances = [Instance("a"), Instance("b")]
+    for instance in instances:
+        instance.start()
+
+    # Phase 1: kill -9 one instance at a time, KILLS times, spread over the burst.
+    calls1 = prepare(instances, seaboo_key, "k")
+    kills = [0]
+
+    def killer(progress, total, stop):
+        for number in range(KILLS):
+            target = (number + 1) * total // (KILLS + 2)
+            while progress() < target and not stop.is_set():
+                time.sleep(0.005)
+            victim = instances[number % 2]
+            victim.kill9()
+            kills[0] += 1
+            log(f"kill -9 {victim.name} after {progress()} of {total} calls")
+            time.sleep(0.2)
+            victim.start()
+
+    log(f"phase 1: {len(calls1)} calls, {KILLS} kills")
+    burst(calls1, instances, keys, killer)
+
+    # Phase 2: restart PostgreSQL (immediate shutdown) in the middle of a burst.
+    calls2 = prepare(instances, seaboo_key, "r")
+    restarts = [0]
+
+    def restarter(progress, total, stop):
+        while progress() < total // 3 and not stop.is_set():
+            time.sleep(0.005)
+        log(f"restarting PostgreSQL (immediate) after {progress()} of {total} calls")
+        subprocess.run([os.path.join(REPO, "scripts/postgres-temp"), "restart", PG_DIR], check=True, timeout=120)
+        restarts[0] += 1
+        log(f"PostgreSQL is back after {progress()} of {total} calls")
+
+    log(f"phase 2: {len(calls2)} calls, a database restart")
+    burst(calls2, instances, keys, restarter)
+
+    calls = calls1 + calls2
+    acknowledged_first = sum(1 for call in calls if call.get("acknowledged"))
+    # Clients retry what was never acknowledged: a retry applies it now or answers the earlier success.
+    for index, call in enumerate(calls):
+        if not call.get("acknowledged"):
+            send(call, instances, keys, index % 2)
+    for instance in instances:
+        instance.kill9()
+
+    # What the database holds.
+    txids = [call["transaction"] for call in calls]
+    quoted = ",".join(f"'{t}'" for t in txids)
+    rows = psql(f"SELECT transaction_id, COUNT(*) FROM purchases WHERE transaction_id IN ({quoted}) GROUP BY transaction_id")
+    purchases = {tx: int(count) for tx, count in rows}
+    confirmed = {int(b): p for b, p in psql("SELECT b.id, p.transaction_id FROM bookings b JOIN purchases p ON p.id = b.purchase_id WHERE b.status = 'confirmed'")}
+    grants = {}
+    for tx, count in psql(f"""SELECT p.transaction_id, COUNT(l.id) FROM purchases p LEFT JOIN credit_ledger l ON l.purchase_id = p.id AND l.type = 'purchase'
+                              WHERE p.transaction_id IN ({quoted}) GROUP BY p.transaction_id"""):
+        grants[tx] = int(count)
+    balances_ok = psql("""SELECT COUNT(*) FROM credit_balances b WHERE b.balance <> (SELECT COALESCE(SUM(l.amount), 0) FROM credit_ledger l
+                          WHERE l.tenant_id = b.tenant_id AND l.user_id = b.user_id AND l.credit_type = b.credit_type)""")[0][0] == "0"
+
+    attempted = len(calls)
+    acknowledged = [call for call in calls if call.get("acknowledged")]
+    present = duplicated = lost = 0
+    for call in acknowledged:
+        tx = call["transaction"]
+        applied = purchases.get(tx, 0) == 1 and (confirmed.get(call["booking"]) == tx if call["kind"] == "booking" else grants.get(tx) == 1)
+        if purchases.get(tx, 0) >= 1:
+            present += 1
+        if not applied:
+            lost += 1
+            log(f"LOST: {call['kind']} transaction {tx} acknowledged ({call.get('statuses')}) but not applied")
+    for call in calls:
+        tx = call["transaction"]
+        if purchases.get(tx, 0) > 1 or grants.get(tx, 0) > 1:
+            duplicated += 1
+            log(f"DUPLICATED: {call['kind']} transaction {tx}")
+    print(json.dumps({"attempted": attempted, "acknowledged_before_retry": acknowledged_first, "acknowledged": len(acknowledged),
+                      "present": present, "duplicated": duplicated, "lost": lost, "instance_kills": kills[0], "database_restarts": restarts[0],
+                      "balances_match_ledger": balances_ok}))
+    failed = lost > 0 or duplicated > 0 or present != len(acknowledged) or not balances_ok or kills[0] < KILLS or restarts[0] < 1
+    if failed:
+        log("FAILED")
+        sys.exit(1)
+    log("ok: every acknowledged purchase is present and applied once")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Crash test on PostgreSQL with two instances (see benchmarks/crash.py for what it does and checks).
+# Starts its own throwaway PostgreSQL on 127.0.0.1 and stops it at the end; bounded and self-stopping.
+#
+#   benchmarks/crash.sh                                  # BOOKINGS=60 CREDITS=60 KILLS=5 (what CI runs)
+#   BOOKINGS=500 CREDITS=500 KILLS=10 RATE=100 benchmarks/crash.sh   # the full run (README)
+#   BERTH=.build/release/berth benchmarks/crash.sh       # another build (default: the debug build)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+export REPO=$repo
+export BERTH=${BERTH:-$repo/.build/debug/berth}
+[ -x "$BERTH" ] || swift build --product berth >/dev/null
+export WORK=$(mktemp -d /tmp/berth-crash.XXXXXX)
+export PG_DIR=$WORK/pg
+cleanup() {
+    pkill -9 -f "$WORK" 2>/dev/null || true
+    "$repo/scripts/postgres-temp" stop "$PG_DIR" >/dev/null 2>&1 || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+server=$("$repo/scripts/postgres-temp" start "$PG_DIR")
+port=$(cat "$PG_DIR/port")
+psql -X -q "postgres://berth@127.0.0.1:$port/postgres" -c "CREATE DATABASE crash" >/dev/null
+export DB_URL="postgres://berth@127.0.0.1:$port/crash?sslmode=disable&pool_size=8&acquire_timeout=3"
+export PSQL_URL="postgres://berth@127.0.0.1:$port/crash"
+cp -r products.json migrations "$WORK/"
+(cd "$WORK" && "$BERTH" testkit init berth-ca >/dev/null)
+python3 "$repo/benchmarks/crash.py"
