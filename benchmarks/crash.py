@@ -270,7 +270,8 @@ def main():
         if purchases.get(tx, 0) > 1 or grants.get(tx, 0) > 1:
             duplicated += 1
             log(f"DUPLICATED: {call['kind']} transaction {tx}")
-    print(json.dumps({"attempted": attempted, "acknowledged_before_retry": acknowledged_first, "acknowledged": len(acknowledged),
+    interrupted = sum(1 for call in calls if None in call.get("statuses", []))
+    print(json.dumps({"attempted": attempted, "interrupted_in_flight": interrupted, "acknowledged_before_retry": acknowledged_first, "acknowledged": len(acknowledged),
                       "present": present, "duplicated": duplicated, "lost": lost, "instance_kills": kills[0], "database_restarts": restarts[0],
                       "balances_match_ledger": balances_ok}))
     failed = lost > 0 or duplicated > 0 or present != len(acknowledged) or not balances_ok or kills[0] < KILLS or restarts[0] < 1

@@ -13,6 +13,7 @@ export BERTH=${BERTH:-$repo/.build/debug/berth}
 [ -x "$BERTH" ] || swift build --product berth >/dev/null
 export WORK=$(mktemp -d /tmp/berth-crash.XXXXXX)
 export PG_DIR=$WORK/pg
+chmod 755 "$WORK"   # the PostgreSQL server runs as the postgres user when we are root
 cleanup() {
     pkill -9 -f "$WORK" 2>/dev/null || true
     "$repo/scripts/postgres-temp" stop "$PG_DIR" >/dev/null 2>&1 || true
