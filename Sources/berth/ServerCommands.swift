@@ -161,3 +161,42 @@ struct KeysCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `berth copy-database`: moves a SQLite deployment to PostgreSQL.
+struct CopyDatabaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "copy-database",
+        abstract: "Copy every row of a SQLite database into a new PostgreSQL database (stop the service first).",
+        discussion: "Both are migrated to the current version first. The target must hold no data yet; the row counts of every table are compared at the end."
+    )
+
+    @Option(help: "The SQLite database, sqlite:PATH.") var from: String
+    @Option(help: "The PostgreSQL database, postgres://USER@HOST:PORT/DATABASE (password in BERTH_DATABASE_PASSWORD).") var to: String
+    @Option(help: "Directory of numbered SQL migrations (env BERTH_MIGRATIONS; default ./migrations).") var migrations: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let logger = makeLogger("berth.copy")
+        let migrator = try Migrator(directory: URL(fileURLWithPath: migrations ?? environment["BERTH_MIGRATIONS"] ?? "./migrations", isDirectory: true))
+        let sourcePath = try SQLiteStore.path(fromURL: from)
+        guard FileManager.default.fileExists(atPath: sourcePath) else { throw ValidationError("no SQLite database at \(sourcePath)") }
+        let source = try SQLiteStore.open(path: sourcePath)
+        let target = try PostgresStore(settings: try PostgresSettings(url: to, environment: environment), logger: logger)
+        do {
+            try await target.withRunning {
+                try await migrator.apply(to: source, now: Date())
+                try await migrator.apply(to: target, now: Date())
+                let counts = try await DatabaseCopy().copy(from: source, to: target) { count in
+                    print("\(count.table): \(count.rows) row(s)")
+                }
+                print("copied \(counts.reduce(0) { $0 + $1.rows }) rows of \(counts.count) tables into \(target.settings.redacted); row counts match")
+            }
+        } catch {
+            try? source.close()
+            try? target.close()
+            throw error
+        }
+        try source.close()
+        try target.close()
+    }
+}
