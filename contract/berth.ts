@@ -147,6 +147,12 @@ export interface HealthResponse {
   status: "ok";
 }
 
+/** GET /readyz: 200 when the database answers, 503 (with Retry-After) when it does not. */
+export interface ReadinessResponse {
+  status: "ready" | "unavailable";
+  database: "reachable" | "unreachable";
+}
+
 export type ProductKind = "booking" | "credits" | "subscription";
 
 export interface Product {

@@ -125,3 +125,62 @@ struct MultiInstanceTests {
         }
     }
 }
+
+/// An instance whose PostgreSQL goes away: readiness fails, requests get 503 with Retry-After
+/// (never a 500, nothing half-written), and both recover when the database is back. Uses a
+/// PostgreSQL server of its own (scripts/postgres-temp), so that stopping it disturbs no other test.
+@Suite("an instance whose database goes away", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["BERTH_TEST_POSTGRES_URL"] != nil, "BERTH_TEST_POSTGRES_URL is not set: SKIPPED (run scripts/test)"))
+struct DatabaseOutageTests {
+    static func script(_ arguments: [String]) throws -> String {
+        // system(3), which waits for the script itself: the server it starts lives on with inherited
+        // descriptors, and Foundation's Process did not see the script end while it did.
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-temp-\(UUID().uuidString).out")
+        defer { try? FileManager.default.removeItem(at: outputFile) }
+        let script = ServerProcess.repository.appendingPathComponent("scripts/postgres-temp").path
+        let command = ([script] + arguments).map { "'\($0)'" }.joined(separator: " ") + " > '\(outputFile.path)' < /dev/null"
+        let status = system(command)
+        try #require(status == 0, "postgres-temp \(arguments.first ?? "") failed (\(status))")
+        return try String(contentsOf: outputFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("readiness 503 and requests 503 + Retry-After while PostgreSQL is down; both recover when it is back")
+    func outage() async throws {
+        let pg = FileManager.default.temporaryDirectory.appendingPathComponent("berth-outage-\(UUID().uuidString)")
+        let url = try Self.script(["start", pg.path])
+        defer { _ = try? Self.script(["stop", pg.path]) }
+        let database = url + "&acquire_timeout=1&attempts=2"
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server", "--database", database]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try await server.start(environment: ["BERTH_DATABASE": database])
+        let headers = ["Authorization": "Bearer \(key)", "X-User-Id": "sailor"]
+        let start = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 / 86_400).rounded(.down) + 4) * 86_400 + 10 * 3600)
+        let booking: [String: Any] = ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)]
+        #expect(try await server.request("GET", "/readyz", headers: [:]).status == 200)
+
+        _ = try Self.script(["pause", pg.path])
+        let notReady = try await server.request("GET", "/readyz", headers: [:])
+        #expect(notReady.status == 503)
+        #expect(notReady.json["database"] as? String == "unreachable")
+        let refused = try await server.request("POST", "/api/bookings", headers: headers, body: booking)
+        #expect(refused.status == 503, "\(String(decoding: refused.data, as: UTF8.self))")
+        #expect((refused.json["error"] as? [String: Any])?["code"] as? String == "temporarily_unavailable")
+        #expect(refused.headers["retry-after"] == "1")
+        #expect(notReady.headers["retry-after"] == "1")
+        #expect(try await server.request("GET", "/healthz", headers: [:]).status == 200, "the process itself stays alive")
+
+        _ = try Self.script(["resume", pg.path])
+        var ready = 0
+        for _ in 0..<50 where ready != 200 {
+            ready = try await server.request("GET", "/readyz", headers: [:]).status
+            if ready != 200 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(ready == 200, "ready again once the database is back")
+        let created = try await server.request("POST", "/api/bookings", headers: headers, body: booking)
+        #expect(created.status == 201, "\(String(decoding: created.data, as: UTF8.self))")
+        let mine = try await server.request("GET", "/api/bookings", headers: headers)
+        #expect(mine.json["total"] as? Int == 1, "the refused request wrote nothing, the later one wrote one booking")
+    }
+}

@@ -91,6 +91,7 @@ final class ServerProcess: Sendable {
     struct HTTPReply: Sendable {
         var status: Int
         var data: Data
+        var headers: [String: String] = [:]
         var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:] }
     }
 
@@ -108,6 +109,9 @@ final class ServerProcess: Sendable {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         let (data, response) = try await URLSession.shared.data(for: request)
-        return HTTPReply(status: (response as? HTTPURLResponse)?.statusCode ?? 0, data: data)
+        let http = response as? HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (name, value) in http?.allHeaderFields ?? [:] { headers[String(describing: name).lowercased()] = String(describing: value) }
+        return HTTPReply(status: http?.statusCode ?? 0, data: data, headers: headers)
     }
 }
