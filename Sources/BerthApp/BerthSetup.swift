@@ -71,6 +71,9 @@ public struct BerthSetup: Sendable {
     /// that is not set (webhooks), so that nothing is queued that could never be sent.
     public func services(catalog: Catalog, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) async throws -> BerthServices {
         let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, logger: logger)
-        return BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
+        var services = BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
+        services.expectedMigrations = Set(try Migrator(directory: migrationsURL).migrations.map(\.version))
+        services.metricsToken = environment["BERTH_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        return services
     }
 }

@@ -3,6 +3,7 @@ import AppStoreAPI
 import Domain
 import Foundation
 import Hummingbird
+import NIOCore
 import UseCases
 
 /// `/api/admin/…`: the tenant's booking administration (admin API key).
@@ -47,14 +48,24 @@ struct AdminRoutes {
             }
             return try JSONCoding.response(ResendResponse(queued: true))
         }
-        listing("/api/admin/purchases", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.purchases(tenantId: tenantId, page: page) } },
-                as: PurchaseDTO.init)
+        router.get("/api/admin/purchases") { request, context in try await purchases(request, context) }
         listing("/api/admin/replays", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.replays(tenantId: tenantId, page: page) } },
                 as: ReplayDTO.init)
         listing("/api/admin/notifications", on: router,
                 fetch: { tenantId, page in try await store.read { try $0.notifications.notifications(tenantId: tenantId, page: page) } }, as: NotificationDTO.init)
-        listing("/api/admin/audit", on: router, fetch: { tenantId, page in try await store.read { try $0.audit.audit(tenantId: tenantId, page: page) } },
-                as: AuditDTO.init)
+        router.get("/api/admin/audit") { request, context in
+            let (tenant, _) = try context.requireAdmin()
+            try services.rateLimiter.check(context, scope: .admin)
+            let page = try Paging.page(request)
+            var bookingId: Int64?
+            if let text = request.uri.queryParameters["bookingId"] {
+                guard let id = Int64(text), id > 0 else { throw APIError(.badRequest, .invalidQuery, "bookingId must be a positive integer", field: "bookingId") }
+                bookingId = id
+            }
+            let tenantId = tenant.id, booking = bookingId
+            let result = try await store.read { try $0.audit.audit(tenantId: tenantId, bookingId: booking, page: page) }
+            return try JSONCoding.response(ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        }
     }
 
     /// A paginated, newest-first admin listing of one kind of record.
@@ -70,6 +81,40 @@ struct AdminRoutes {
             let result = try await fetch(tenant.id, page)
             return try JSONCoding.response(ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset))
         }
+    }
+
+    /// `GET /api/admin/purchases`: filters userId, productId, status, environment, from, to; CSV
+    /// with `format=csv` or `Accept: text/csv` (oldest first, up to 100,000 rows).
+    func purchases(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let (tenant, _) = try context.requireAdmin()
+        try services.rateLimiter.check(context, scope: .admin)
+        let query = request.uri.queryParameters
+        var filter = PurchaseFilter()
+        filter.userId = query["userId"].map(String.init)
+        filter.productId = query["productId"].map(String.init)
+        if let text = query["status"] {
+            guard let status = PurchaseStatus(rawValue: String(text)) else {
+                throw APIError(.badRequest, .invalidQuery, "status must be one of applied, needs_refund, refunded", field: "status")
+            }
+            filter.status = status
+        }
+        if let text = query["environment"] {
+            guard text == "Production" || text == "Sandbox" else {
+                throw APIError(.badRequest, .invalidQuery, "environment must be Production or Sandbox", field: "environment")
+            }
+            filter.environment = String(text)
+        }
+        filter.from = try Paging.time(request, "from")
+        filter.to = try Paging.time(request, "to")
+        let tenantId = tenant.id, purchaseFilter = filter
+        if AdminCreditRoutes.wantsCSV(request) {
+            let rows = try await services.store.read { try $0.purchases.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit) }
+            return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-purchases.csv\""],
+                            body: .init(byteBuffer: ByteBuffer(string: PurchaseCSV.render(rows))))
+        }
+        let page = try Paging.page(request)
+        let result = try await services.store.read { try $0.purchases.purchases(tenantId: tenantId, filter: purchaseFilter, page: page) }
+        return try JSONCoding.response(ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
     func bookings(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
@@ -114,5 +159,25 @@ struct AdminRoutes {
         }
         let booking = try await services.adminTransition(id, to: .cancelled, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
+    }
+}
+
+/// Purchases as CSV (RFC 4180), like the ledger's export: a header row, oldest first, amounts in
+/// Apple's milliunits, text cells that a spreadsheet would run as a formula prefixed with `'`.
+enum PurchaseCSV {
+    static let header = ["id", "createdAt", "purchasedAt", "userId", "productId", "status", "outcomeCode", "environment", "transactionId",
+                         "originalTransactionId", "bookingId", "creditType", "credits", "subscription", "priceMilliunits", "currency", "quantity"]
+
+    static func render(_ purchases: [Purchase]) -> String {
+        var lines = [header.joined(separator: ",")]
+        let text = LedgerCSV.text
+        for p in purchases {
+            let number: (Int64?) -> String = { $0.map(String.init) ?? "" }
+            lines.append([String(p.id), APITime.format(p.createdAt), APITime.format(p.purchasedAt), text(p.userId), text(p.productId), p.status.rawValue,
+                          text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
+                          text(p.creditType), number(p.credits), p.subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
+                          p.quantity.map(String.init) ?? ""].joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
     }
 }

@@ -43,7 +43,11 @@ struct Authenticator: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        if let header = request.headers[.authorization] {
+        // /metrics checks its own token (BERTH_METRICS_TOKEN), which is not a Berth credential.
+        // A validator URL of cordova-plugin-purchase can carry no header: it names the key in ?key=.
+        let header = request.headers[.authorization]
+            ?? (request.uri.path.hasPrefix(CordovaValidatorRoutes.pathPrefix) ? request.uri.queryParameters["key"].map { "Bearer \($0)" } : nil)
+        if let header, request.uri.path != "/metrics" {
             do {
                 guard header.lowercased().hasPrefix("bearer ") else {
                     throw APIError.unauthenticated("Authorization must be 'Bearer <token>'")

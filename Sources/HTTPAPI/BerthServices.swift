@@ -10,13 +10,21 @@ public struct BerthServices: Sendable {
     public var clock: any BerthClock
     public var logger: Logger
     let rateLimiter: RateLimiter
+    /// This instance's metrics (`GET /metrics`).
+    public let metrics: BerthMetrics
+    /// When set, `GET /metrics` asks for `Authorization: Bearer <token>`.
+    public var metricsToken: String?
+    /// The migrations the code expects: `/readyz` fails while one of them is not applied.
+    public var expectedMigrations: Set<String> = []
 
     public init(tenants: TenantRegistry, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) {
+        let metrics = BerthMetrics()
         self.tenants = tenants
-        self.store = store
+        self.store = MeasuredStore(store: store, metrics: metrics)
         self.clock = clock
         self.logger = logger
         self.rateLimiter = RateLimiter(clock: clock)
+        self.metrics = metrics
     }
 
     var verifyPurchase: VerifyPurchase { VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), clock: clock, logger: logger) }

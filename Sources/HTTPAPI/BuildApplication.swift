@@ -22,8 +22,15 @@ public struct ServerConfiguration: Sendable {
 /// Assembles the whole HTTP application. `berth serve` and the tests both call this.
 public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> {
     let router = Router(context: BerthRequestContext.self)
+    let routes = RouteTable()
+    router.middlewares.add(RequestIdentifier())
+    router.middlewares.add(MetricsMiddleware(metrics: services.metrics))
     router.middlewares.add(ErrorMiddleware())
+    router.middlewares.add(MethodGuard(routes: routes))
     router.middlewares.add(Authenticator(tenants: services.tenants, store: services.store, keyCache: APIKeyCache()))
+    OperationsRoutes(store: services.store, metrics: services.metrics, metricsToken: services.metricsToken,
+                     expectedMigrations: services.expectedMigrations).register(on: router)
+    WebRoutes(assets: WebAssets.shared).register(on: router)
     CatalogRoutes(tenants: services.tenants, store: services.store).register(on: router)
     CreditRoutes(accounts: services.creditAccounts, clock: services.clock).register(on: router)
     AdminCreditRoutes(operations: services.creditOperations, store: services.store, rateLimiter: services.rateLimiter).register(on: router)
@@ -34,6 +41,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     AdminRoutes(services: services).register(on: router)
     SubscriptionRoutes(services: services).register(on: router)
     FTCRoutes(services: services).register(on: router)
+    CordovaValidatorRoutes(services: services).register(on: router)
+    routes.load(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router
 }
 

@@ -2,25 +2,12 @@ import Domain
 import Hummingbird
 import UseCases
 
-/// `GET /healthz` (the process answers), `GET /readyz` (and its database does), `GET /api/products`, `GET /api/resources`.
+/// `GET /api/products`, `GET /api/resources`.
 struct CatalogRoutes {
     let tenants: TenantRegistry
     let store: any Store
 
     func register(on router: Router<BerthRequestContext>) {
-        router.get("/healthz") { _, _ in try JSONCoding.response(HealthResponse()) }
-        // Readiness: the database answers (a load balancer stops sending traffic while it does not).
-        router.get("/readyz") { [store] _, context in
-            do {
-                _ = try await store.read { tx in try tx.keys.key(hash: "readiness") }
-                return try JSONCoding.response(ReadinessResponse(status: "ready", database: "reachable"))
-            } catch {
-                context.logger.warning("not ready: the database does not answer: \(String(describing: type(of: error)))")
-                var response = try JSONCoding.response(ReadinessResponse(status: "unavailable", database: "unreachable"), status: .serviceUnavailable)
-                response.headers[.retryAfter] = "1"
-                return response
-            }
-        }
         router.get("/api/products") { request, context in
             let runtime: TenantRuntime
             if context.identity == nil, let id = request.uri.queryParameters["tenant"] {

@@ -34,6 +34,9 @@ struct ReadinessResponse: Codable {
     var status: String
     /// `reachable` or `unreachable`.
     var database: String
+    /// `applied`, or `pending` while a migration the code expects is not applied (omitted while the
+    /// database is unreachable).
+    var migrations: String?
 }
 
 struct ProductDTO: Codable {

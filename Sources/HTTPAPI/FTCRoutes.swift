@@ -238,6 +238,7 @@ enum FTCShape {
 enum CompatibilityShapes {
     static func refusal(_ error: APIError, path: String, tenants: TenantRegistry) throws -> Response? {
         if path == "/api/verify-receipt" { return try VerifyReceiptRoutes.refusal(error) }
+        if path.hasPrefix(CordovaValidatorRoutes.pathPrefix) { return try CordovaValidatorRoutes.refusal(error) }
         for runtime in tenants.tenants.values {
             for routes in runtime.tenant.subscriptions?.ftcRoutes ?? [] where path.hasPrefix(routes.prefix + "/") {
                 return try FTCShape.refusal(error, logger: Logger(label: "berth"))

@@ -12,9 +12,14 @@ struct SQLAudit: AuditRepository {
             """, [RecordID.next(), r.tenantId, r.actor.rawValue, r.action.rawValue, r.bookingId, r.purchaseId, detail, r.at.epochMilliseconds])
     }
 
-    func audit(tenantId: String, page: Page) throws -> (items: [AuditEntry], total: Int) {
-        try db.page(table: "audit_log", columns: "id, tenant_id, actor, action, booking_id, purchase_id, detail, at", whereClause: "tenant_id = ?",
-                    arguments: [tenantId], order: "at", page: page) { row in
+    func audit(tenantId: String, bookingId: Int64?, page: Page) throws -> (items: [AuditEntry], total: Int) {
+        var whereClause = "tenant_id = ?", arguments: SQLArguments = [tenantId]
+        if let bookingId {
+            whereClause += " AND booking_id = ?"
+            arguments.append(bookingId)
+        }
+        return try db.page(table: "audit_log", columns: "id, tenant_id, actor, action, booking_id, purchase_id, detail, at", whereClause: whereClause,
+                           arguments: arguments, order: "at", page: page) { row in
             AuditEntry(id: row["id"], tenantId: row["tenant_id"], actor: row["actor"], action: row["action"], bookingId: row["booking_id"],
                        purchaseId: row["purchase_id"], detail: row["detail"], at: row.date("at"))
         }

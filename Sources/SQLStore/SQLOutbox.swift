@@ -73,6 +73,10 @@ struct SQLOutbox: OutboxRepository {
         try db.run("UPDATE webhook_outbox SET status = 'skipped', lease_owner = NULL, leased_until = NULL WHERE id = ?", [message.id])
     }
 
+    func pendingCount() throws -> Int {
+        try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE status = 'pending'", [])
+    }
+
     func deliveries(tenantId: String, page: Page) throws -> (items: [WebhookDelivery], total: Int) {
         try db.page(table: "webhook_deliveries", columns: "id, outbox_id, event_type, attempt, status_code, error, at", whereClause: "tenant_id = ?",
                     arguments: [tenantId], order: "at", page: page) { row in

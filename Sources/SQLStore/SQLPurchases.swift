@@ -73,9 +73,31 @@ struct SQLPurchases: PurchaseRepository {
                   notificationUUID, t.purchasedAt.epochMilliseconds, t.receivedAt.epochMilliseconds])
     }
 
-    func purchases(tenantId: String, page: Page) throws -> (items: [Purchase], total: Int) {
-        try db.page(table: "purchases", columns: Self.columns, whereClause: "tenant_id = ?", arguments: [tenantId], order: "created_at", page: page,
-                    decode: Self.decode)
+    func purchases(tenantId: String, filter: PurchaseFilter, page: Page) throws -> (items: [Purchase], total: Int) {
+        let (whereClause, arguments) = Self.conditions(tenantId: tenantId, filter: filter)
+        return try db.page(table: "purchases", columns: Self.columns, whereClause: whereClause, arguments: arguments, order: "created_at", page: page,
+                           decode: Self.decode)
+    }
+
+    func exportPurchases(tenantId: String, filter: PurchaseFilter, limit: Int) throws -> [Purchase] {
+        let (whereClause, arguments) = Self.conditions(tenantId: tenantId, filter: filter)
+        return try db.rows("SELECT \(Self.columns) FROM purchases WHERE \(whereClause) ORDER BY created_at, id LIMIT ?", arguments + [limit]).map(Self.decode)
+    }
+
+    private static func conditions(tenantId: String, filter: PurchaseFilter) -> (String, SQLArguments) {
+        var clauses = ["tenant_id = ?"], arguments: SQLArguments = [tenantId]
+        func add(_ clause: String, _ value: (any SQLBindable)?) {
+            guard let value else { return }
+            clauses.append(clause)
+            arguments.append(value)
+        }
+        add("user_id = ?", filter.userId)
+        add("product_id = ?", filter.productId)
+        add("status = ?", filter.status?.rawValue)
+        add("environment = ?", filter.environment)
+        add("created_at >= ?", filter.from?.epochMilliseconds)
+        add("created_at < ?", filter.to?.epochMilliseconds)
+        return (clauses.joined(separator: " AND "), arguments)
     }
 
     func replays(tenantId: String, page: Page) throws -> (items: [ReplayAttempt], total: Int) {

@@ -92,6 +92,22 @@ struct SQLSession: StoreSession {
     var receiptChecks: any ReceiptCheckRepository { SQLReceiptChecks(db: db) }
     var credits: any CreditRepository { SQLCredits(db: db) }
     var subscriptions: any SubscriptionRepository { SQLSubscriptions(db: db) }
+    var schema: any SchemaRepository { SQLSchema(db: db) }
+}
+
+/// Which migrations are applied (none when the bookkeeping table does not exist yet).
+struct SQLSchema: SchemaRepository {
+    let db: any SQLExecutor
+
+    func appliedMigrations() throws -> Set<String> {
+        do {
+            return Set(try db.rows("SELECT version FROM schema_migrations", []).map { $0["version"] as String })
+        } catch {
+            // A database that was never migrated has no bookkeeping table: nothing is applied.
+            if "\(error)".contains("schema_migrations") { return [] }
+            throw error
+        }
+    }
 }
 
 /// A storage failure that is not a business-rule refusal.

@@ -24,7 +24,7 @@ public struct PurchaseProver: Sendable {
         self.logger = logger
     }
 
-    public func prove(_ proof: PurchaseProof, productId: String, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+    public func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         switch proof {
         case .jws(let jws): try await provenByJWS(jws, runtime: runtime)
         case .receipt(let base64, let transactionId): try await provenByReceipt(base64, transactionId: transactionId, productId: productId, runtime: runtime)
@@ -55,7 +55,7 @@ public struct PurchaseProver: Sendable {
 
     /// A base64 app receipt, verified offline; `transactionId` picks its entry, else the newest entry
     /// of the product the app says it bought.
-    private func provenByReceipt(_ base64: String, transactionId: String?, productId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+    private func provenByReceipt(_ base64: String, transactionId: String?, productId: String?, runtime: TenantRuntime) async throws -> ProvenTransaction {
         let verified: VerifiedReceipt
         do {
             verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
@@ -73,8 +73,11 @@ public struct PurchaseProver: Sendable {
             entry = match
         } else {
             let never = AppleTimestamp(millisecondsSince1970: 0)
-            guard let newest = entries.filter({ $0.productId == productId }).max(by: { ($0.purchaseDate ?? never) < ($1.purchaseDate ?? never) }) else {
-                throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase of \(productId)", field: "receipt")
+            // Without a product either, the newest purchase of any product.
+            guard let newest = entries.filter({ productId == nil || $0.productId == productId })
+                .max(by: { ($0.purchaseDate ?? never) < ($1.purchaseDate ?? never) })
+            else {
+                throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase\(productId.map { " of \($0)" } ?? "")", field: "receipt")
             }
             entry = newest
         }

@@ -8,7 +8,9 @@ public struct VerifyPurchase: Sendable {
     public struct Command: Sendable {
         public var runtime: TenantRuntime
         public var userId: String
-        public var productId: String
+        /// The product the app says it bought; nil lets the proof name it (validators whose
+        /// clients send only a receipt or a signed transaction).
+        public var productId: String?
         /// The transaction id the app claims (checked against the proof).
         public var transactionId: String?
         public var proof: PurchaseProof
@@ -16,7 +18,7 @@ public struct VerifyPurchase: Sendable {
         /// (a credit pack: its credit type).
         public var target: PurchaseTarget?
 
-        public init(runtime: TenantRuntime, userId: String, productId: String, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget?) {
+        public init(runtime: TenantRuntime, userId: String, productId: String?, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget?) {
             self.runtime = runtime
             self.userId = userId
             self.productId = productId
@@ -51,18 +53,33 @@ public struct VerifyPurchase: Sendable {
 
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
+        var command = command
+        var provenFirst: ProvenTransaction?
+        if command.productId == nil {
+            // Without a claimed product, the proof names it (and the checks below compare it with itself).
+            do {
+                provenFirst = try await prover.prove(command.proof, productId: nil, userId: command.userId, runtime: runtime)
+            } catch {
+                try await checkTarget(command)
+                throw error
+            }
+            command.productId = provenFirst?.productId
+        }
         let target: PurchaseTarget
         if let named = command.target { target = named } else { target = try await creditTarget(command) }
-        var command = command
         command.target = target
         let proven: ProvenTransaction
-        do {
-            proven = try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime)
-        } catch {
-            // A caller without the target learns nothing about proofs: not found comes first. (On
-            // success, ownership is checked inside the write, under the target's lock.)
-            try await checkTarget(command)
-            throw error
+        if let provenFirst {
+            proven = provenFirst
+        } else {
+            do {
+                proven = try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime)
+            } catch {
+                // A caller without the target learns nothing about proofs: not found comes first. (On
+                // success, ownership is checked inside the write, under the target's lock.)
+                try await checkTarget(command)
+                throw error
+            }
         }
         let now = clock.now()
         var claimTarget = target
@@ -71,7 +88,7 @@ public struct VerifyPurchase: Sendable {
         let emitsEvents = runtime.webhook != nil
         let policy = runtime.purchasePolicy
         let tenant = runtime.tenant
-        let claimedProductId = command.productId, claimedTransactionId = command.transactionId
+        let claimedProductId = command.productId ?? proven.productId, claimedTransactionId = command.transactionId
 
         let result = try await store.write { tx in
             switch claim.target {
@@ -174,7 +191,7 @@ public struct VerifyPurchase: Sendable {
     /// subscription. A booking product needs its booking. Read beside the writer, before
     /// proving, so that an unknown product costs no verification (nor an App Store lookup).
     private func creditTarget(_ command: Command) async throws -> PurchaseTarget {
-        let tenant = command.runtime.tenant, productId = command.productId
+        let tenant = command.runtime.tenant, productId = command.productId ?? ""
         if let product = tenant.product(id: productId), product.kind != .credits {
             switch product.kind {
             case .booking: throw DomainError(.invalidInput, .missingField, "\(productId) pays for a booking: send bookingId", field: "bookingId")

@@ -15,6 +15,8 @@ public protocol OutboxRepository {
     func release(_ message: OutboxMessage) throws
     /// Marks a message as not deliverable (its tenant has no webhook any more).
     func skip(_ message: OutboxMessage) throws
+    /// Messages waiting to be delivered (the webhook queue's depth).
+    func pendingCount() throws -> Int
     func deliveries(tenantId: String, page: Page) throws -> (items: [WebhookDelivery], total: Int)
     /// Queues the message of a delivery again; false when the delivery is not the tenant's.
     func resend(deliveryId: Int64, tenantId: String, now: Date) throws -> Bool

@@ -18,7 +18,36 @@ public protocol PurchaseRepository {
     /// Keeps a transaction Apple reported before any user claimed it (once per transaction).
     func keepUnclaimed(_ transaction: UnclaimedTransaction, tenantId: String, store: String, notificationUUID: String) throws
 
-    func purchases(tenantId: String, page: Page) throws -> (items: [Purchase], total: Int)
+    /// The tenant's purchases matching `filter`, newest first.
+    func purchases(tenantId: String, filter: PurchaseFilter, page: Page) throws -> (items: [Purchase], total: Int)
+    /// Every purchase matching `filter`, oldest first, up to `limit` (the CSV export).
+    func exportPurchases(tenantId: String, filter: PurchaseFilter, limit: Int) throws -> [Purchase]
     func replays(tenantId: String, page: Page) throws -> (items: [ReplayAttempt], total: Int)
     func unclaimed(tenantId: String, page: Page) throws -> (items: [UnclaimedTransaction], total: Int)
+}
+
+/// Filters of the operators' purchase listing and its CSV export (all optional, combined with AND;
+/// `from` inclusive and `to` exclusive, on the time Berth recorded the purchase).
+public struct PurchaseFilter: Hashable, Sendable {
+    public var userId: String?
+    public var productId: String?
+    public var status: PurchaseStatus?
+    public var environment: String?
+    public var from: Date?
+    public var to: Date?
+
+    public init(userId: String? = nil, productId: String? = nil, status: PurchaseStatus? = nil, environment: String? = nil, from: Date? = nil, to: Date? = nil) {
+        self.userId = userId
+        self.productId = productId
+        self.status = status
+        self.environment = environment
+        self.from = from
+        self.to = to
+    }
+}
+
+extension PurchaseRepository {
+    public func purchases(tenantId: String, page: Page) throws -> (items: [Purchase], total: Int) {
+        try purchases(tenantId: tenantId, filter: PurchaseFilter(), page: page)
+    }
 }

@@ -22,6 +22,13 @@ public protocol StoreSession {
     var receiptChecks: any ReceiptCheckRepository { get }
     var credits: any CreditRepository { get }
     var subscriptions: any SubscriptionRepository { get }
+    var schema: any SchemaRepository { get }
+}
+
+/// The schema's own bookkeeping (readiness checks that the code's migrations are applied).
+public protocol SchemaRepository {
+    /// The versions of the migrations applied to this database.
+    func appliedMigrations() throws -> Set<String>
 }
 
 /// The database cannot take a unit of work now (unreachable, out of connections, or it kept failing

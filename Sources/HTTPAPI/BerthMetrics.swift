@@ -1,0 +1,108 @@
+import CoreMetrics
+import Dispatch
+import Domain
+import Foundation
+import Hummingbird
+import NIOCore
+import Prometheus
+
+/// Berth's metrics: swift-metrics handlers made by a Prometheus factory over this instance's own
+/// registry (no global state, so every application, and every test, counts its own), rendered
+/// by `GET /metrics` in Prometheus' text format.
+public final class BerthMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                                                   .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                                                   .seconds(2), .seconds(5)]
+        self.factory = factory
+    }
+
+    func count(_ name: String, _ labels: [(String, String)] = [], by amount: Int64 = 1) {
+        factory.makeCounter(label: name, dimensions: labels).increment(by: amount)
+    }
+
+    func time(_ name: String, _ labels: [(String, String)] = [], nanoseconds: UInt64) {
+        factory.makeTimer(label: name, dimensions: labels).recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    func gauge(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
+        factory.makeRecorder(label: name, dimensions: labels, aggregate: false).record(value)
+    }
+
+    /// The text exposition format.
+    public func render() -> String {
+        var bytes: [UInt8] = []
+        registry.emit(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: What Berth counts
+
+    /// A verification (`verify-purchase` or the validator), by outcome: `applied`, `repeated` or
+    /// the error code; for a purchase outcome, also by kind (booking, credits, subscription).
+    func verification(outcome: String, kind: String?) {
+        count("berth_verifications_total", [("outcome", outcome)])
+        guard let kind else { return }
+        let result = switch outcome {
+        case "applied": "applied"
+        case "repeated": "repeated"
+        default: "refused"
+        }
+        count("berth_purchases_total", [("kind", kind), ("result", result)])
+        if outcome == ErrorCode.transactionAlreadyUsed.rawValue { count("berth_replays_total") }
+    }
+
+    func notification(type: String, outcome: String) {
+        count("berth_notifications_total", [("type", type), ("outcome", outcome)])
+    }
+
+    func webhookAttempt(delivered: Bool) {
+        count("berth_webhook_attempts_total", [("result", delivered ? "delivered" : "failed")])
+    }
+}
+
+/// Requests by route pattern, method and status, with their latency. Outside the error
+/// middleware, so refusals count with the status the client saw.
+struct MetricsMiddleware: RouterMiddleware {
+    typealias Context = BerthRequestContext
+    let metrics: BerthMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let response = try await next(request, context)
+        // Unmatched paths share one label, so that scanners cannot grow the series without bound.
+        let route = context.endpointPath ?? "unmatched"
+        let method = request.method.rawValue.count <= 10 ? request.method.rawValue : "other"
+        metrics.count("berth_http_requests_total", [("route", route), ("method", method), ("status", String(response.status.code))])
+        metrics.time("berth_http_request_duration_seconds", [("route", route), ("method", method)],
+                     nanoseconds: DispatchTime.now().uptimeNanoseconds - start)
+        return response
+    }
+}
+
+/// A store that times its units of work (`berth_store_transaction_duration_seconds{kind}`).
+struct MeasuredStore: Store {
+    let store: any Store
+    let metrics: BerthMetrics
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        try await measured("read") { try await store.read(body) }
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        try await measured("write") { try await store.write(body) }
+    }
+
+    private func measured<T>(_ kind: String, _ body: () async throws -> T) async throws -> T {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer {
+            metrics.time("berth_store_transaction_duration_seconds", [("kind", kind)], nanoseconds: DispatchTime.now().uptimeNanoseconds - start)
+        }
+        return try await body()
+    }
+}

@@ -1,0 +1,330 @@
+import Domain
+import Foundation
+import Hummingbird
+import NIOCore
+import UseCases
+
+/// `POST /api/validator/{tenant}`: the receipt validator protocol of cordova-plugin-purchase (and
+/// its Capacitor build), so that hybrid apps set `store.validator` to Berth and nothing else.
+///
+/// The plugin sends `{id, type, transaction: {type: "ios-appstore", id, appStoreReceipt} |
+/// {type: "apple-sk2", id: productId, jwsRepresentation}, additionalData: {applicationUsername}}`
+/// and reads `{ok: true, data: {id, latest_receipt, transaction, collection}}` or `{ok: false,
+/// code, status, message}`, always with HTTP 200. The purchase goes through the same pipeline as
+/// `/api/verify-purchase` (exactly once, replays refused, credits, subscriptions, bookings).
+///
+/// The tenant's server key authenticates: `Authorization: Bearer berth_…` (a validator target
+/// with headers) or `?key=berth_…` (a validator URL string). `applicationUsername` is the user;
+/// a booking is named by `additionalData.bookingId` or `?bookingId=` in the URL.
+struct CordovaValidatorRoutes {
+    let services: BerthServices
+    static let pathPrefix = "/api/validator/"
+    /// App receipts of long-time subscribers are large; the plugin also sends its product list.
+    static let bodyLimit = 1024 * 1024
+
+    func register(on router: Router<BerthRequestContext>) {
+        router.post("/api/validator/{tenant}") { request, context in
+            do {
+                return try await validate(request, context)
+            } catch let error as APIError {
+                return try Self.refusal(error)
+            } catch let error as DomainError {
+                return try Self.refusal(APIError(error))
+            } catch let error as StoreUnavailable {
+                return try Self.refusal(APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable: \(error.description); try again"))
+            }
+        }
+    }
+
+    private func validate(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        let tenantId = context.parameters.get("tenant") ?? ""
+        guard let identity = context.identity else {
+            throw APIError.unauthenticated("send the app's server key: Authorization: Bearer berth_… or ?key=berth_… in the validator URL")
+        }
+        guard identity.tenant.id == tenantId else {
+            throw APIError(.forbidden, .forbidden, "this key belongs to another app than \(tenantId)")
+        }
+        let runtime: TenantRuntime
+        switch identity {
+        case .server(let tenant, _), .user(let tenant, _, _): runtime = tenant
+        case .admin: throw APIError(.forbidden, .forbidden, "the validator takes the app's server key, not an admin key")
+        }
+        try services.rateLimiter.check(context, scope: .verification)
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: Self.bodyLimit)
+        } catch {
+            throw APIError(.contentTooLarge, .bodyTooLarge, "validator requests are limited to 1 MiB")
+        }
+        let body: ValidatorRequest
+        do {
+            body = try JSONDecoder().decode(ValidatorRequest.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw APIError(.badRequest, .invalidJson, "the body is not a cordova-plugin-purchase validator request")
+        }
+        guard let transaction = body.transaction else { throw APIError(.badRequest, .missingField, "transaction is required", field: "transaction") }
+
+        // The user: the plugin's applicationUsername, else a server key's X-User-Id.
+        let userId: String
+        if let name = body.additionalData?.applicationUsername?.value.trimmingCharacters(in: .whitespaces), !name.isEmpty {
+            guard name.count <= 200 else { throw APIError(.badRequest, .invalidUserId, "applicationUsername is limited to 200 characters", field: "applicationUsername") }
+            userId = name
+        } else if case .user(_, let user, _) = identity {
+            userId = user
+        } else {
+            throw APIError(.badRequest, .missingUser, "set store.applicationUsername (or X-User-Id): Berth applies purchases to a user", field: "applicationUsername")
+        }
+
+        let proof: PurchaseProof
+        var claimedProduct: String?
+        var claimedTransaction: String?
+        switch transaction.type {
+        case "apple-sk2":
+            guard let jws = transaction.jwsRepresentation, !jws.isEmpty else {
+                throw APIError(.badRequest, .missingField, "apple-sk2 transactions carry jwsRepresentation", field: "jwsRepresentation")
+            }
+            proof = .jws(jws)
+            // The plugin puts the product id in transaction.id for StoreKit 2.
+            claimedProduct = transaction.id.flatMap { $0.isEmpty ? nil : $0 }
+        case "ios-appstore":
+            guard let receipt = transaction.appStoreReceipt, !receipt.isEmpty else {
+                throw APIError(.badRequest, .missingField, "ios-appstore transactions carry appStoreReceipt", field: "appStoreReceipt")
+            }
+            // transaction.id is the transaction to apply; the bundle id (or nothing) means the
+            // application receipt itself: its newest purchase.
+            if let id = transaction.id, !id.isEmpty, id != runtime.tenant.apple.bundleId { claimedTransaction = id }
+            proof = .receipt(receipt, transactionId: claimedTransaction)
+        default:
+            throw APIError(.badRequest, .invalidField, "Berth validates App Store transactions (ios-appstore, apple-sk2), not \(transaction.type)", field: "transaction.type")
+        }
+        let bookingId = body.additionalData?.bookingId?.value ?? request.uri.queryParameters["bookingId"].flatMap { Int64(String($0)) }
+
+        let result: VerifyPurchase.Result
+        do {
+            result = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: claimedProduct, transactionId: claimedTransaction,
+                                                             proof: proof, target: bookingId.map { .booking(id: $0) }))
+        } catch {
+            services.metrics.verification(outcome: Self.code(of: error), kind: nil)
+            throw error
+        }
+        let purchase: Purchase
+        switch result.outcome {
+        case .applied(let applied):
+            services.metrics.verification(outcome: "applied", kind: Self.kind(applied))
+            purchase = applied
+        case .repeated(let repeated):
+            services.metrics.verification(outcome: "repeated", kind: Self.kind(repeated))
+            purchase = repeated
+        case .replay(let reason):
+            services.metrics.verification(outcome: ErrorCode.transactionAlreadyUsed.rawValue, kind: "unknown")
+            throw APIError(.conflict, .transactionAlreadyUsed, reason)
+        case .needsRefund(_, let code, let message):
+            services.metrics.verification(outcome: code.rawValue, kind: bookingId == nil ? "credits" : "booking")
+            throw APIError(.conflict, code, message)
+        case .refused(let code, let message):
+            services.metrics.verification(outcome: code.rawValue, kind: nil)
+            throw APIError(code == .linkedToOtherAccount ? .conflict : .unprocessableContent, code, message)
+        }
+        let now = services.clock.now()
+        let entry = ValidatorPurchase(purchase, subscription: result.subscription, now: now)
+        let native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId, purchase: purchase, subscription: result.subscription)
+        let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native,
+                                            collection: [entry])
+        return try JSONCoding.response(ValidatorSuccess(data: data))
+    }
+
+    static func kind(_ purchase: Purchase) -> String {
+        purchase.subscription ? "subscription" : purchase.creditType != nil ? "credits" : "booking"
+    }
+
+    static func code(of error: any Error) -> String {
+        switch error {
+        case let error as APIError: error.code.rawValue
+        case let error as DomainError: error.code.rawValue
+        case is StoreUnavailable: ErrorCode.temporarilyUnavailable.rawValue
+        default: ErrorCode.internalError.rawValue
+        }
+    }
+
+    /// `{ok: false, code, status, message}` with HTTP 200, as the plugin reads refusals. `status`
+    /// is the HTTP status Berth's own API would answer; `code` is the plugin's error code.
+    static func refusal(_ error: APIError) throws -> Response {
+        let code: Int = switch error.code {
+        case .unauthenticated, .forbidden: CordovaErrorCode.clientInvalid
+        case .temporarilyUnavailable, .rateLimited: CordovaErrorCode.communication
+        case .unknownProduct, .productNotSupported, .productMismatch: CordovaErrorCode.invalidProductId
+        case .transactionAlreadyUsed, .linkedToOtherAccount, .transactionRevoked: CordovaErrorCode.paymentInvalid
+        case .missingField, .invalidJson, .bodyTooLarge, .missingUser, .invalidUserId, .invalidField: CordovaErrorCode.missingToken
+        default: CordovaErrorCode.verificationFailed
+        }
+        var response = try JSONCoding.response(ValidatorFailure(code: code, status: Int(error.status.code), message: error.message,
+                                                                error: .init(code: error.code.rawValue, field: error.field)))
+        if error.status == .serviceUnavailable || error.code == .rateLimited { response.headers[.retryAfter] = error.headers[.retryAfter] ?? "1" }
+        return response
+    }
+}
+
+/// The plugin's error codes (`CdvPurchase.ErrorCode`, base 6777000).
+enum CordovaErrorCode {
+    static let clientInvalid = 6_777_005
+    static let paymentInvalid = 6_777_007
+    static let unknown = 6_777_010
+    static let invalidProductId = 6_777_012
+    static let communication = 6_777_014
+    static let missingToken = 6_777_016
+    static let verificationFailed = 6_777_017
+}
+
+/// What the plugin posts (the fields Berth reads; the rest, products, device, offers, is ignored).
+struct ValidatorRequest: Decodable {
+    struct Transaction: Decodable {
+        var type: String
+        var id: String?
+        var appStoreReceipt: String?
+        var jwsRepresentation: String?
+    }
+
+    struct AdditionalData: Decodable {
+        var applicationUsername: LooseString?
+        var bookingId: LooseInt?
+    }
+
+    var id: String?
+    var type: String?
+    var transaction: Transaction?
+    var additionalData: AdditionalData?
+}
+
+/// A string the plugin may send as a number (`applicationUsername: string | number`).
+struct LooseString: Decodable {
+    var value: String
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) { value = text; return }
+        if let number = try? container.decode(Int64.self) { value = String(number); return }
+        throw DecodingError.typeMismatch(String.self, .init(codingPath: decoder.codingPath, debugDescription: "a string or an integer"))
+    }
+}
+
+/// An integer sent as a number or a string of digits.
+struct LooseInt: Decodable {
+    var value: Int64
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int64.self) { value = number; return }
+        if let text = try? container.decode(String.self), let number = Int64(text) { value = number; return }
+        throw DecodingError.typeMismatch(Int64.self, .init(codingPath: decoder.codingPath, debugDescription: "an integer"))
+    }
+}
+
+struct ValidatorSuccess: Encodable {
+    struct Payload: Encodable {
+        var id: String
+        var latestReceipt: Bool
+        var transaction: NativeTransaction
+        var collection: [ValidatorPurchase]
+
+        enum CodingKeys: String, CodingKey {
+            case id, transaction, collection
+            case latestReceipt = "latest_receipt"
+        }
+    }
+
+    var ok = true
+    var data: Payload
+}
+
+struct ValidatorFailure: Encodable {
+    struct Detail: Encodable {
+        var code: String
+        var field: String?
+    }
+
+    struct Payload: Encodable {
+        var latestReceipt = true
+        enum CodingKeys: String, CodingKey { case latestReceipt = "latest_receipt" }
+    }
+
+    var ok = false
+    var code: Int
+    var status: Int
+    var message: String
+    /// Berth's own error code and field, for the app's logs.
+    var error: Detail
+    var data = Payload()
+}
+
+/// The transaction as Apple's receipt fields name it (`data.transaction`, type first).
+struct NativeTransaction: Encodable {
+    var type: String
+    var bundleId: String?
+    var transactionId: String
+    var originalTransactionId: String
+    var productId: String
+    var purchaseDateMs: String
+    var expiresDateMs: String?
+    var environment: String
+    var quantity: Int?
+
+    init(type: String, bundleId: String?, purchase: Purchase, subscription: Subscription?) {
+        self.type = type
+        self.bundleId = bundleId
+        transactionId = purchase.transactionId
+        originalTransactionId = purchase.originalTransactionId
+        productId = purchase.productId
+        purchaseDateMs = String(Int64(purchase.purchasedAt.timeIntervalSince1970 * 1000))
+        expiresDateMs = subscription?.expiresAt.map { String(Int64($0.timeIntervalSince1970 * 1000)) }
+        environment = purchase.environment
+        quantity = purchase.quantity
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, environment, quantity
+        case bundleId = "bundle_id"
+        case transactionId = "transaction_id"
+        case originalTransactionId = "original_transaction_id"
+        case productId = "product_id"
+        case purchaseDateMs = "purchase_date_ms"
+        case expiresDateMs = "expires_date_ms"
+    }
+}
+
+/// One entry of `collection` (the plugin's `VerifiedPurchase`): dates in milliseconds since 1970.
+struct ValidatorPurchase: Encodable {
+    var id: String
+    var platform = "ios-appstore"
+    var transactionId: String
+    var purchaseDate: Int64
+    var expiryDate: Int64?
+    var isExpired: Bool?
+    var renewalIntent: String?
+    var isBillingRetryPeriod: Bool?
+    var cancelationReason: String?
+
+    init(_ purchase: Purchase, subscription: Subscription?, now: Date) {
+        id = purchase.productId
+        transactionId = purchase.transactionId
+        purchaseDate = Int64(purchase.purchasedAt.timeIntervalSince1970 * 1000)
+        if purchase.status == .refunded { cancelationReason = "Customer" }
+        guard let subscription else { return }
+        let state = subscription.state(at: now)
+        expiryDate = subscription.expiresAt.map { Int64($0.timeIntervalSince1970 * 1000) }
+        isExpired = !state.entitles
+        renewalIntent = subscription.autoRenew.map { $0 ? "Renew" : "Lapse" }
+        isBillingRetryPeriod = subscription.inBillingRetry
+        if state == .revoked {
+            cancelationReason = "Customer"
+        } else if state == .expired || state == .upgraded {
+            cancelationReason = switch subscription.expirationIntent {
+            case 1: "Customer"
+            case 2: "System.BillingError"
+            case 3: "Customer.PriceIncrease"
+            case 4: "System.ProductUnavailable"
+            default: state == .upgraded ? "System.Replaced" : "Unknown"
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Domain
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Synchronization
+
+/// The routes the router holds, by path pattern, so that a known path called with a method it
+/// does not serve answers 405 with `Allow` (not 404). Filled once the routes are registered.
+final class RouteTable: Sendable {
+    private struct Pattern: Sendable {
+        let segments: [Substring?]  // nil: a `{parameter}`
+        let methods: [String]
+    }
+
+    private let patterns = Mutex<[Pattern]>([])
+
+    func load(_ routes: [(path: String, method: String)]) {
+        var byPath: [String: [String]] = [:]
+        for route in routes { byPath[route.path, default: []].append(route.method) }
+        patterns.withLock {
+            $0 = byPath.map { path, methods in
+                Pattern(segments: path.split(separator: "/").map { $0.hasPrefix("{") || $0.hasPrefix(":") ? nil : $0 },
+                        methods: methods.sorted())
+            }
+        }
+    }
+
+    /// The methods served at `path` (empty when no route matches it).
+    func methods(at path: String) -> [String] {
+        let parts = path.split(separator: "/")
+        return patterns.withLock { patterns in
+            var found: Set<String> = []
+            for pattern in patterns where pattern.segments.count == parts.count {
+                if zip(pattern.segments, parts).allSatisfy({ $0.0 == nil || $0.0 == $0.1 }) { found.formUnion(pattern.methods) }
+            }
+            return found.sorted()
+        }
+    }
+}
+
+/// 405 + `Allow` for a known path called with another method, before authentication.
+struct MethodGuard: RouterMiddleware {
+    typealias Context = BerthRequestContext
+    let routes: RouteTable
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let allowed = routes.methods(at: request.uri.path)
+        if !allowed.isEmpty, !allowed.contains(request.method.rawValue), !(request.method == .head && allowed.contains("GET")) {
+            var response = APIError(.methodNotAllowed, .methodNotAllowed, "\(request.method.rawValue) is not served here; use \(allowed.joined(separator: ", "))").response()
+            response.headers[.allow] = allowed.joined(separator: ", ")
+            return response
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Every request gets an id: the caller's `X-Request-Id` when it is a plain token (up to 64
+/// letters, digits, `-`, `_`, `.`), else a new one. It is in every log line of the request
+/// (`request_id`) and echoed in the response's `X-Request-Id`, errors included.
+struct RequestIdentifier: RouterMiddleware {
+    typealias Context = BerthRequestContext
+    static let header = HTTPField.Name("X-Request-Id")!
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let id = request.headers[Self.header].flatMap(Self.acceptable) ?? UUID().uuidString.lowercased()
+        var context = context
+        context.logger[metadataKey: "request_id"] = .string(id)
+        var response = try await next(request, context)
+        response.headers[Self.header] = id
+        return response
+    }
+
+    static func acceptable(_ value: String) -> String? {
+        guard (1...64).contains(value.count),
+              value.unicodeScalars.allSatisfy({ ($0.isASCII && (CharacterSet.alphanumerics.contains($0))) || "-_.".unicodeScalars.contains($0) })
+        else { return nil }
+        return value
+    }
+}

@@ -1,0 +1,352 @@
+// Berth admin: a static page over the JSON API. Every action is an API call with the admin key
+// (Authorization: Bearer), so it is checked and audited exactly like any other client's. The key
+// lives in sessionStorage (this tab only) and never in a URL. Text is set with textContent only.
+"use strict";
+
+const KEY = "berth.adminKey";
+const PAGE = 50;
+const $ = (selector) => document.querySelector(selector);
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name === "text") node.textContent = value;
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+class APIFailure extends Error {
+  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+}
+
+async function api(method, path, body, accept = "application/json") {
+  const headers = { Authorization: "Bearer " + sessionStorage.getItem(KEY), Accept: accept };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!response.ok) {
+    let code = "http_" + response.status, message = response.statusText;
+    try {
+      const error = (await response.json()).error;
+      if (error) { code = error.code; message = error.message; }
+    } catch (_) { /* not JSON */ }
+    if (response.status === 401) signOut("The key was refused: " + message);
+    throw new APIFailure(response.status, code, message);
+  }
+  return accept === "text/csv" ? response.text() : response.json();
+}
+
+function say(text, kind = "ok") {
+  const message = $("#message");
+  message.textContent = text;
+  message.className = kind;
+}
+
+function failed(error) {
+  say(error instanceof APIFailure ? `Refused: ${error.message} (${error.code})` : `Failed: ${error.message}`, "error");
+}
+
+// Dates: the API takes ISO 8601 UTC; a day filter covers that whole UTC day.
+const dayStart = (day) => day + "T00:00:00Z";
+function nextDay(day) {
+  const date = new Date(day + "T00:00:00Z");
+  date.setUTCDate(date.getUTCDate() + 1);
+  return date.toISOString().slice(0, 10) + "T00:00:00Z";
+}
+const when = (iso) => (iso ? iso.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, "Z") : "");
+const money = (minor, currency) => (minor === undefined ? "" : (minor / 100).toFixed(2) + " " + (currency || ""));
+
+function statusCell(value) { return el("span", { class: "status-" + value, text: value }); }
+
+// Each view: where it reads, its filters, its columns, its row actions.
+const views = {
+  bookings: {
+    title: "Bookings", path: "/api/admin/bookings",
+    filters: [
+      { name: "day", label: "Day (UTC)", type: "date" },
+      { name: "resourceId", label: "Resource", type: "select", options: async () => (await api("GET", "/api/resources")).resources.map((r) => [r.id, r.name]) },
+      { name: "status", label: "Status", type: "select", options: ["pending", "confirmed", "cancelled", "expired"] },
+      { name: "userId", label: "User" },
+    ],
+    columns: [["id", "#"], ["resourceId", "Resource"], ["start", "Start", when], ["end", "End", when], ["seats", "Seats"], ["userId", "User"],
+      ["price", "Price", (v, b) => money(v, b.currency)], ["status", "Status", statusCell], ["statusReason", "Reason"], ["purchaseId", "Purchase"]],
+    actions: (booking) => [
+      booking.status === "pending" ? el("button", { text: "Confirm", onclick: () => askReason(booking, "confirm") }) : null,
+      booking.status === "pending" || booking.status === "confirmed" ? el("button", { class: "danger", text: "Cancel", onclick: () => askReason(booking, "cancel") }) : null,
+      el("button", { class: "secondary", text: "Audit", onclick: () => showAudit(booking) }),
+    ],
+  },
+  purchases: {
+    title: "Purchases", path: "/api/admin/purchases", csv: "purchases",
+    filters: [
+      { name: "userId", label: "User" }, { name: "productId", label: "Product" },
+      { name: "status", label: "Status", type: "select", options: ["applied", "needs_refund", "refunded"] },
+      { name: "environment", label: "Environment", type: "select", options: ["Production", "Sandbox"] },
+      { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
+    ],
+    columns: [["id", "#"], ["createdAt", "Recorded", when], ["userId", "User"], ["productId", "Product"], ["status", "Status", statusCell],
+      ["outcomeCode", "Outcome"], ["environment", "Env"], ["transactionId", "Transaction"], ["bookingId", "Booking"], ["credits", "Credits"],
+      ["priceMilliunits", "Price", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || ""))]],
+  },
+  ledger: {
+    title: "Credit ledger", path: "/api/admin/credits/ledger", csv: "ledger",
+    filters: [
+      { name: "userId", label: "User" }, { name: "productId", label: "Product" }, { name: "creditType", label: "Credit type" },
+      { name: "type", label: "Type", type: "select", options: ["purchase", "bonus", "usage", "refund", "refund_reversal", "adjustment", "debt_settlement"] },
+      { name: "status", label: "Status", type: "select", options: ["completed", "refunded"] },
+      { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
+    ],
+    columns: [["id", "#"], ["createdAt", "At", when], ["userId", "User"], ["creditType", "Credit type"], ["type", "Type"], ["amount", "Amount"],
+      ["balanceAfter", "Balance"], ["status", "Status", statusCell], ["actor", "Actor"], ["reason", "Reason"], ["productId", "Product"]],
+  },
+  products: { title: "Credit products", custom: renderProducts },
+  subscriptions: {
+    title: "Subscriptions", path: "/api/admin/subscriptions",
+    filters: [{ name: "userId", label: "User" }],
+    columns: [["originalTransactionId", "Original transaction"], ["productId", "Product"], ["userId", "User"], ["state", "State", statusCell],
+      ["environment", "Env"], ["expiresAt", "Expires", when], ["autoRenew", "Auto-renew", (v) => (v === undefined ? "" : v ? "on" : "off")], ["updatedAt", "Updated", when]],
+  },
+  cheats: {
+    title: "Subscription cheats", path: "/api/admin/subscriptions/cheats", filters: [],
+    columns: null,
+  },
+  notifications: {
+    title: "Apple notifications", path: "/api/admin/notifications", filters: [], columns: null,
+  },
+  webhooks: {
+    title: "Webhook deliveries", path: "/api/admin/webhooks/deliveries", filters: [],
+    columns: [["id", "#"], ["eventId", "Event"], ["eventType", "Type"], ["attempt", "Attempt"], ["statusCode", "Status"], ["error", "Error"], ["at", "At", when]],
+    actions: (delivery) => [el("button", { class: "secondary", text: "Re-send", onclick: () => resend(delivery) })],
+  },
+  replays: {
+    title: "Refused replays", path: "/api/admin/replays", filters: [],
+    columns: [["id", "#"], ["at", "At", when], ["userId", "User"], ["transactionId", "Transaction"], ["existingPurchaseId", "Purchase"], ["bookingId", "Booking"], ["reason", "Reason"]],
+  },
+  audit: {
+    title: "Audit trail", path: "/api/admin/audit", filters: [{ name: "bookingId", label: "Booking #" }],
+    columns: [["id", "#"], ["at", "At", when], ["actor", "Actor"], ["action", "Action"], ["bookingId", "Booking"], ["purchaseId", "Purchase"], ["detail", "Detail"]],
+  },
+};
+
+let current = { name: null, offset: 0, query: {} };
+
+function queryString(view, values, offset, extra = {}) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) {
+    if (!value) continue;
+    if (name === "day") { query.set("from", dayStart(value)); query.set("to", nextDay(value)); }
+    else if (view.filters.find((f) => f.name === name && f.type === "date")) query.set(name, name === "to" ? nextDay(value) : dayStart(value));
+    else query.set(name, value);
+  }
+  for (const [name, value] of Object.entries(extra)) query.set(name, value);
+  return query.toString();
+}
+
+async function show(name, query = {}) {
+  const view = views[name];
+  current = { name, offset: 0, query };
+  for (const button of document.querySelectorAll("#tabs button")) button.classList.toggle("active", button.dataset.view === name);
+  const main = $("#view");
+  main.replaceChildren(el("h2", { text: view.title }));
+  say("");
+  if (view.custom) return view.custom(main);
+  const form = el("form", { class: "filters", id: "filters" });
+  for (const filter of view.filters) {
+    let input;
+    if (filter.type === "select") {
+      input = el("select", { name: filter.name, id: "filter-" + filter.name }, el("option", { value: "", text: "any" }));
+      const options = typeof filter.options === "function" ? await filter.options().catch(() => []) : filter.options.map((o) => [o, o]);
+      for (const [value, label] of options) input.append(el("option", { value, text: label }));
+    } else {
+      input = el("input", { name: filter.name, id: "filter-" + filter.name, type: filter.type || "text", size: 14 });
+    }
+    if (query[filter.name]) input.value = query[filter.name];
+    form.append(el("label", {}, filter.label, input));
+  }
+  form.append(el("button", { type: "submit", text: "Show" }));
+  if (view.csv) form.append(el("button", { type: "button", class: "secondary", id: "export-csv", text: "Export CSV", onclick: () => exportCSV(view, form) }));
+  form.addEventListener("submit", (event) => { event.preventDefault(); current.offset = 0; current.query = values(form); load(view); });
+  main.append(form, el("div", { id: "detail" }), el("div", { class: "table-wrap" }, el("table", { id: "rows" })), el("div", { class: "pager", id: "pager" }));
+  current.query = values(form);
+  await load(view);
+}
+
+function values(form) {
+  return Object.fromEntries([...new FormData(form).entries()].map(([k, v]) => [k, String(v).trim()]));
+}
+
+async function load(view) {
+  const table = $("#rows"), pager = $("#pager");
+  try {
+    const page = await api("GET", view.path + "?" + queryString(view, current.query, current.offset, { limit: PAGE, offset: current.offset }));
+    const items = page.items || [];
+    const columns = view.columns || (items[0] ? Object.keys(items[0]).map((k) => [k, k]) : []);
+    table.replaceChildren(el("tr", {}, ...columns.map(([, label]) => el("th", { text: label })), view.actions ? el("th", { text: "" }) : null));
+    for (const item of items) {
+      const row = el("tr", { "data-id": item.id ?? item.originalTransactionId });
+      for (const [key, , format] of columns) {
+        const value = format ? format(item[key], item) : item[key];
+        row.append(el("td", { class: key === "detail" || key === "reason" || key === "error" ? "wrap" : null }, value instanceof Node ? value : String(value ?? "")));
+      }
+      if (view.actions) row.append(el("td", {}, el("div", { class: "actions" }, ...view.actions(item))));
+      table.append(row);
+    }
+    if (items.length === 0) table.append(el("tr", {}, el("td", { colspan: columns.length + 1, text: "Nothing here yet." })));
+    const last = Math.min(current.offset + items.length, page.total);
+    pager.replaceChildren(el("span", { text: `${page.total ? current.offset + 1 : 0}–${last} of ${page.total}` }),
+      current.offset > 0 ? el("button", { class: "secondary", text: "Previous", onclick: () => { current.offset = Math.max(0, current.offset - PAGE); load(view); } }) : null,
+      last < page.total ? el("button", { class: "secondary", text: "Next", onclick: () => { current.offset += PAGE; load(view); } }) : null);
+  } catch (error) {
+    table.replaceChildren();
+    pager.replaceChildren();
+    failed(error);
+  }
+}
+
+async function exportCSV(view, form) {
+  try {
+    const text = await api("GET", view.path + "?" + queryString(view, values(form), 0, { format: "csv" }), undefined, "text/csv");
+    const url = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+    const link = el("a", { href: url, download: `berth-${view.csv}.csv` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    say(`Exported ${Math.max(0, text.trim().split("\n").length - 1)} rows to berth-${view.csv}.csv.`);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+// Confirm needs a reason (it overrides payment); cancel takes an optional one.
+function askReason(booking, action) {
+  const detail = $("#detail");
+  const reason = el("input", { id: "reason", name: "reason", size: 40, required: action === "confirm", placeholder: action === "confirm" ? "why (required)" : "why (optional)" });
+  const form = el("form", { class: "panel", id: "action-form" },
+    el("strong", { text: `${action === "confirm" ? "Confirm" : "Cancel"} booking #${booking.id} (${booking.resourceId}, ${when(booking.start)})` }),
+    el("label", {}, "Reason", reason),
+    el("button", { type: "submit", id: "action-submit", class: action === "cancel" ? "danger" : null, text: action === "confirm" ? "Confirm booking" : "Cancel booking" }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = reason.value.trim();
+    try {
+      const result = await api("POST", `/api/admin/bookings/${booking.id}/${action}`, action === "confirm" || text ? { reason: text } : undefined);
+      detail.replaceChildren();
+      say(`Booking #${booking.id} is ${result.booking.status}.`);
+      await load(views.bookings);
+    } catch (error) {
+      failed(error);
+    }
+  });
+  detail.replaceChildren(form);
+  reason.focus();
+}
+
+async function showAudit(booking) {
+  const detail = $("#detail");
+  try {
+    const page = await api("GET", `/api/admin/audit?bookingId=${booking.id}&limit=100`);
+    const table = el("table", {}, el("tr", {}, el("th", { text: "At" }), el("th", { text: "Actor" }), el("th", { text: "Action" }), el("th", { text: "Detail" })));
+    for (const entry of page.items) table.append(el("tr", {}, el("td", { text: when(entry.at) }), el("td", { text: entry.actor }), el("td", { text: entry.action }), el("td", { class: "wrap", text: entry.detail || "" })));
+    detail.replaceChildren(el("div", { class: "panel", id: "audit-panel" }, el("strong", { text: `Audit trail of booking #${booking.id}` }),
+      el("div", { class: "table-wrap" }, table), el("button", { class: "secondary", text: "Close", onclick: () => detail.replaceChildren() })));
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function resend(delivery) {
+  try {
+    await api("POST", `/api/admin/webhooks/deliveries/${delivery.id}/resend`);
+    say(`Event ${delivery.eventId} (${delivery.eventType}) is queued again.`);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function renderProducts(main) {
+  const field = (name, label, type = "text", size = 10) => el("label", {}, label, el("input", { name, id: "product-" + name, type, size }));
+  const form = el("form", { id: "product-form" }, field("productId", "Product id", "text", 28), field("creditType", "Credit type"), field("credits", "Credits", "number", 6),
+    field("title", "Title", "text", 20), field("priceMinor", "Price (minor units)", "number", 8), field("displayOrder", "Order", "number", 4),
+    el("label", {}, "Active", el("select", { name: "active", id: "product-active" }, el("option", { value: "true", text: "yes" }), el("option", { value: "false", text: "no" }))),
+    el("button", { type: "submit", id: "product-save", text: "Create" }),
+    el("button", { type: "button", class: "secondary", text: "New", onclick: () => { form.reset(); form.dataset.editing = ""; form.elements.productId.disabled = false; $("#product-save").textContent = "Create"; } }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const v = values(form), editing = form.dataset.editing;
+    const body = { title: v.title || undefined, creditType: v.creditType || undefined, credits: v.credits ? Number(v.credits) : undefined,
+      priceMinor: v.priceMinor ? Number(v.priceMinor) : undefined, displayOrder: v.displayOrder ? Number(v.displayOrder) : undefined, active: v.active === "true" };
+    try {
+      if (editing) await api("PATCH", "/api/admin/credit-products/" + encodeURIComponent(editing), body);
+      else await api("POST", "/api/admin/credit-products", { productId: v.productId, ...body });
+      say(`Saved ${editing || v.productId}.`);
+      await renderProducts(main);
+    } catch (error) {
+      failed(error);
+    }
+  });
+  const table = el("table", { id: "rows" });
+  main.replaceChildren(el("h2", { text: "Credit products" }), el("div", { class: "panel" }, form), el("div", { class: "table-wrap" }, table));
+  try {
+    const { products } = await api("GET", "/api/admin/credit-products");
+    table.append(el("tr", {}, ...["Order", "Product", "Title", "Credit type", "Credits", "Price", "Active", ""].map((t) => el("th", { text: t }))));
+    for (const p of products) {
+      table.append(el("tr", { "data-id": p.id }, el("td", { text: String(p.displayOrder ?? "") }), el("td", { text: p.id }), el("td", { text: p.title }),
+        el("td", { text: p.creditType || "" }), el("td", { text: String(p.credits ?? "") }), el("td", { text: money(p.price, p.currency) }),
+        el("td", { text: p.active === false ? "no" : "yes" }),
+        el("td", {}, el("div", { class: "actions" },
+          el("button", { class: "secondary", text: "Edit", onclick: () => {
+            form.dataset.editing = p.id;
+            for (const [name, value] of Object.entries({ productId: p.id, creditType: p.creditType, credits: p.credits, title: p.title, priceMinor: p.price, displayOrder: p.displayOrder, active: String(p.active !== false) })) {
+              form.elements[name].value = value ?? "";
+            }
+            form.elements.productId.disabled = true;
+            $("#product-save").textContent = "Save " + p.id;
+          } }),
+          el("button", { class: p.active === false ? null : "danger", text: p.active === false ? "Enable" : "Disable", onclick: async () => {
+            try { await api("PATCH", "/api/admin/credit-products/" + encodeURIComponent(p.id), { active: p.active === false }); await renderProducts(main); say(`${p.id} is ${p.active === false ? "enabled" : "disabled"}.`); }
+            catch (error) { failed(error); }
+          } })))));
+    }
+  } catch (error) {
+    failed(error);
+  }
+}
+
+function signOut(reason) {
+  sessionStorage.removeItem(KEY);
+  $("#app").hidden = true;
+  $("#signin").hidden = false;
+  $("#signin-error").textContent = reason || "";
+}
+
+async function signIn(key) {
+  sessionStorage.setItem(KEY, key);
+  try {
+    await api("GET", "/api/admin/bookings?limit=1");
+  } catch (error) {
+    signOut(error instanceof APIFailure ? `Sign-in refused: ${error.message} (${error.code})` : `Sign-in failed: ${error.message}`);
+    return;
+  }
+  $("#signin").hidden = true;
+  $("#app").hidden = false;
+  $("#signin-error").textContent = "";
+  await show("bookings");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#signin-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("#key");
+    const key = input.value.trim();
+    input.value = "";
+    signIn(key);
+  });
+  $("#signout").addEventListener("click", () => signOut("Signed out."));
+  for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => show(button.dataset.view));
+  if (sessionStorage.getItem(KEY)) signIn(sessionStorage.getItem(KEY));
+});
