@@ -68,14 +68,14 @@ const views = {
     filters: [
       { name: "day", label: "Day (UTC)", type: "date" },
       { name: "resourceId", label: "Resource", type: "select", options: async () => (await api("GET", "/api/resources")).resources.map((r) => [r.id, r.name]) },
-      { name: "status", label: "Status", type: "select", options: ["pending", "confirmed", "cancelled", "expired"] },
+      { name: "status", label: "Status", type: "select", options: ["pending_payment", "confirmed", "cancelled", "refunded", "payment_needs_refund"] },
       { name: "userId", label: "User" },
     ],
     columns: [["id", "#"], ["resourceId", "Resource"], ["start", "Start", when], ["end", "End", when], ["seats", "Seats"], ["userId", "User"],
       ["price", "Price", (v, b) => money(v, b.currency)], ["status", "Status", statusCell], ["statusReason", "Reason"], ["purchaseId", "Purchase"]],
     actions: (booking) => [
-      booking.status === "pending" ? el("button", { text: "Confirm", onclick: () => askReason(booking, "confirm") }) : null,
-      booking.status === "pending" || booking.status === "confirmed" ? el("button", { class: "danger", text: "Cancel", onclick: () => askReason(booking, "cancel") }) : null,
+      booking.status === "pending_payment" || booking.status === "payment_needs_refund" ? el("button", { text: "Confirm", onclick: () => askReason(booking, "confirm") }) : null,
+      booking.status !== "cancelled" && booking.status !== "refunded" ? el("button", { class: "danger", text: "Cancel", onclick: () => askReason(booking, "cancel") }) : null,
       el("button", { class: "secondary", text: "Audit", onclick: () => showAudit(booking) }),
     ],
   },
@@ -196,9 +196,9 @@ async function load(view) {
     }
     if (items.length === 0) table.append(el("tr", {}, el("td", { colspan: columns.length + 1, text: "Nothing here yet." })));
     const last = Math.min(current.offset + items.length, page.total);
-    pager.replaceChildren(el("span", { text: `${page.total ? current.offset + 1 : 0}–${last} of ${page.total}` }),
+    pager.replaceChildren(...[el("span", { text: `${page.total ? current.offset + 1 : 0}–${last} of ${page.total}` }),
       current.offset > 0 ? el("button", { class: "secondary", text: "Previous", onclick: () => { current.offset = Math.max(0, current.offset - PAGE); load(view); } }) : null,
-      last < page.total ? el("button", { class: "secondary", text: "Next", onclick: () => { current.offset += PAGE; load(view); } }) : null);
+      last < page.total ? el("button", { class: "secondary", text: "Next", onclick: () => { current.offset += PAGE; load(view); } }) : null].filter(Boolean));
   } catch (error) {
     table.replaceChildren();
     pager.replaceChildren();

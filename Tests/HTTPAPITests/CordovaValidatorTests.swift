@@ -1,0 +1,155 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TestKit
+
+/// `POST /api/validator/{tenant}` with the bodies cordova-plugin-purchase (and its Capacitor build)
+/// sends: `apple-sk2` (jwsRepresentation, transaction.id = product id) and `ios-appstore`
+/// (appStoreReceipt, transaction.id = transaction id), always answered with HTTP 200.
+@Suite("cordova-plugin-purchase validator")
+struct CordovaValidatorTests {
+    static let tenant = CreditsTests.stylist
+    static let bundle = CreditsTests.stylistBundle
+
+    /// The body the plugin builds for a StoreKit 2 transaction (trimmed of device details it adds).
+    static func sk2Body(jws: String, product: String, user: Any?) -> [String: Any] {
+        var body: [String: Any] = [
+            "id": bundle, "type": "application",
+            "products": [["type": "consumable", "id": product, "offers": [] as [Any]]],
+            "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
+            "device": ["plugin": "cordova-plugin-purchase/13.12.1", "platform": "ios"],
+        ]
+        if let user { body["additionalData"] = ["applicationUsername": user] }
+        return body
+    }
+
+    static func ok(_ reply: Reply) -> Bool { reply.json["ok"] as? Bool == true }
+    static func data(_ reply: Reply) -> [String: Any] { reply.json["data"] as? [String: Any] ?? [:] }
+    static func collection(_ reply: Reply) -> [[String: Any]] { data(reply)["collection"] as? [[String: Any]] ?? [] }
+
+    @Test("a StoreKit 2 purchase validates once: ok with the purchase in collection; the same again is ok and adds nothing; another user is refused")
+    func storeKit2() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .server)
+        try await harness.app().test(.router) { client in
+            let jws = try harness.purchase(CreditsTests.popular, transactionId: "3100000000000001", bundleId: Self.bundle)
+            let first = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            #expect(first.status == .ok)
+            #expect(Self.ok(first), "\(first.json)")
+            #expect(Self.data(first)["id"] as? String == Self.bundle)
+            #expect(Self.data(first)["latest_receipt"] as? Bool == true)
+            let transaction = Self.data(first)["transaction"] as? [String: Any] ?? [:]
+            #expect(transaction["type"] as? String == "apple-sk2")
+            #expect(transaction["transaction_id"] as? String == "3100000000000001")
+            let entry = Self.collection(first).first ?? [:]
+            #expect(entry["id"] as? String == CreditsTests.popular)
+            #expect(entry["transactionId"] as? String == "3100000000000001")
+            #expect((entry["purchaseDate"] as? Int ?? 0) > 1_600_000_000_000, "milliseconds since 1970")
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52, "50 credits + the signup bonus of 2")
+
+            let again = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            #expect(Self.ok(again))
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52, "applied once")
+            #expect(try await harness.count("purchases") == 1)
+
+            // applicationUsername may be a number; another user replaying the transaction is refused.
+            let stolen = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: 42))
+            #expect(stolen.status == .ok, "the plugin reads refusals from HTTP 200 bodies")
+            #expect(stolen.json["ok"] as? Bool == false)
+            #expect(stolen.json["code"] as? Int == 6_777_007, "PAYMENT_INVALID")
+            #expect(stolen.json["status"] as? Int == 409)
+            #expect((stolen.json["error"] as? [String: Any])?["code"] as? String == "transaction_already_used")
+            #expect(try await harness.count("replay_attempts") == 1)
+        }
+    }
+
+    @Test("a tampered signed transaction, a wrong key, another app's key and a missing user: HTTP 200 with ok false and the plugin's codes; nothing applied")
+    func refusals() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .server)
+        let otherKey = try await harness.apiKey("zorya-test", .server)
+        try await harness.app().test(.router) { client in
+            let jws = try harness.purchase(CreditsTests.popular, transactionId: "3100000000000002", bundleId: Self.bundle)
+            var parts = jws.split(separator: ".").map(String.init)
+            // Flip the payload: the quantity, say, as a cheater would.
+            var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+            let payload = Data(base64Encoded: text) ?? Data()
+            var object = try JSONSerialization.jsonObject(with: payload) as? [String: Any] ?? [:]
+            object["quantity"] = 100
+            parts[1] = try JSONSerialization.data(withJSONObject: object).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let tampered = parts.joined(separator: ".")
+            let refused = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key,
+                                                json: Self.sk2Body(jws: tampered, product: CreditsTests.popular, user: "ana"))
+            #expect(refused.status == .ok)
+            #expect(refused.json["ok"] as? Bool == false, "\(refused.json)")
+            #expect(refused.json["code"] as? Int == 6_777_017, "VERIFICATION_FAILED")
+            #expect(refused.json["status"] as? Int == 422)
+            #expect((refused.json["message"] as? String)?.isEmpty == false)
+
+            let wrongKey = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: "berth_nope",
+                                                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            #expect(wrongKey.status == .ok)
+            #expect(wrongKey.json["ok"] as? Bool == false)
+            #expect(wrongKey.json["code"] as? Int == 6_777_005, "CLIENT_INVALID")
+            #expect(wrongKey.json["status"] as? Int == 401)
+
+            let otherApp = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: otherKey,
+                                                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            #expect(otherApp.json["ok"] as? Bool == false)
+            #expect(otherApp.json["status"] as? Int == 403)
+
+            let noUser = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: nil))
+            #expect(noUser.json["ok"] as? Bool == false)
+            #expect((noUser.json["error"] as? [String: Any])?["code"] as? String == "missing_user")
+
+            let noKey = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: nil, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            #expect(noKey.status == .ok)
+            #expect(noKey.json["code"] as? Int == 6_777_005)
+
+            let notJSON = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, raw: "{not json")
+            #expect(notJSON.status == .ok)
+            #expect(notJSON.json["ok"] as? Bool == false)
+            #expect(try await harness.count("purchases") == 0, "nothing was applied")
+        }
+    }
+
+    @Test("an app receipt (ios-appstore) with the key in the URL, as a validator URL string carries it")
+    func appReceipt() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .server)
+        try await harness.app().test(.router) { client in
+            let receipt = try harness.receipt(CreditsTests.starter, transactionId: "3100000000000003", bundleId: Self.bundle)
+            let body: [String: Any] = [
+                "id": Self.bundle, "type": "application",
+                "transaction": ["type": "ios-appstore", "id": "3100000000000003", "appStoreReceipt": receipt],
+                "additionalData": ["applicationUsername": "ana"],
+            ]
+            let reply = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: body)
+            #expect(reply.status == .ok)
+            #expect(Self.ok(reply), "\(reply.json)")
+            #expect((Self.data(reply)["transaction"] as? [String: Any])?["type"] as? String == "ios-appstore")
+            #expect(Self.collection(reply).first?["id"] as? String == CreditsTests.starter, "the product comes from the receipt")
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 12)
+
+            // The application receipt itself (transaction.id = the bundle id): its newest purchase, already applied.
+            var application = body
+            application["transaction"] = ["type": "ios-appstore", "id": Self.bundle, "appStoreReceipt": receipt]
+            let again = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: application)
+            #expect(Self.ok(again), "\(again.json)")
+            #expect(try await harness.count("purchases") == 1)
+
+            let android: [String: Any] = ["id": "x", "transaction": ["type": "android-playstore", "id": "GPA.1", "purchaseToken": "t"],
+                                          "additionalData": ["applicationUsername": "ana"]]
+            let unsupported = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: android)
+            #expect(unsupported.json["ok"] as? Bool == false)
+            #expect((unsupported.json["message"] as? String)?.contains("android-playstore") == true)
+        }
+    }
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The admin web page in a real headless Chromium (Debian's chromium + chromium-driver, selenium).
+
+Starts the built `berth serve` on a free loopback port with its own SQLite file, makes keys and
+bookings through the real CLI and API, then drives the page: the sign-in page at /, a refused
+key, sign in, confirm a pending booking, a refused action's message, CSV export. Saves
+screenshots of the main views to docs/screenshots/. Exits non-zero on the first failed check;
+bounded in time (every wait has a timeout, the server is killed at the end).
+
+Usage: Tests/browser/admin_test.py [path to berth binary]
+"""
+import datetime
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BERTH = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "berth"))
+SHOTS = os.path.join(ROOT, "docs", "screenshots")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(url, method="GET", key=None, body=None, user=None):
+    request = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode())
+    if key:
+        request.add_header("Authorization", "Bearer " + key)
+    if user:
+        request.add_header("X-User-Id", user)
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+    print("  ok:", what)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="berth-browser-")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, BERTH_DATABASE=f"sqlite:{work}/berth.sqlite", BERTH_CATALOG=os.path.join(ROOT, "products.json"),
+               BERTH_MIGRATIONS=os.path.join(ROOT, "migrations"))
+    keys = lambda role: subprocess.run([BERTH, "keys", "create", "--tenant", "seaboo-test", "--role", role], env=env, check=True,
+                                       capture_output=True, text=True, timeout=60).stdout.strip()
+    subprocess.run([BERTH, "migrate"], env=env, check=True, capture_output=True, timeout=60)
+    admin, server = keys("admin"), keys("server")
+    log = open(os.path.join(work, "berth.log"), "w")
+    process = subprocess.Popen([BERTH, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    driver = None
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                if call(url + "/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise AssertionError("berth serve did not answer within 30 s")
+            time.sleep(0.2)
+
+        day = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=7)).date()
+        bookings = []
+        for offset, user in enumerate(["alice", "bob"]):
+            d = day + datetime.timedelta(days=offset)
+            status, body = call(url + "/api/bookings", "POST", server, {"resourceId": "gozzo-5m", "start": f"{d}T08:00:00Z", "end": f"{d}T18:00:00Z"}, user)
+            check(status == 201 or status == 200, f"booking for {user} created ({status})")
+            bookings.append(body["booking"])
+
+        options = webdriver.ChromeOptions()
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900", "--disable-gpu"]:
+            options.add_argument(argument)
+        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+        downloads = os.path.join(work, "downloads")
+        os.makedirs(downloads)
+        options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
+        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+        driver.set_page_load_timeout(20)
+        wait = WebDriverWait(driver, 15)
+
+        print("sign-in page")
+        driver.get(url + "/")
+        check(driver.current_url.rstrip("/").endswith("/admin"), "/ leads to /admin")
+        wait.until(EC.visibility_of_element_located((By.ID, "key")))
+        os.makedirs(SHOTS, exist_ok=True)
+        driver.save_screenshot(os.path.join(SHOTS, "sign-in.png"))
+
+        driver.find_element(By.ID, "key").send_keys("berth_not_a_key")
+        driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
+        error = wait.until(lambda d: d.find_element(By.ID, "signin-error").text or None)
+        check("refused" in error.lower(), f"a wrong key is refused with a message: {error!r}")
+        check("berth_not_a_key" not in driver.current_url, "the key is never in the URL")
+
+        print("sign in, bookings")
+        driver.find_element(By.ID, "key").send_keys(admin)
+        driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
+        wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{bookings[0]["id"]}"]')))
+        check(admin not in driver.current_url, "signed in; the key is not in the URL")
+        pager = wait.until(lambda d: d.find_element(By.ID, "pager").text)
+        check(pager.startswith("1–2 of 2") and "null" not in pager, f"the pager counts the bookings: {pager!r}")
+        check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") == admin, "the key is kept in session storage")
+        driver.save_screenshot(os.path.join(SHOTS, "bookings.png"))
+
+        print("confirm a pending booking")
+        first = bookings[0]["id"]
+        driver.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{first}"] button').click()  # Confirm
+        wait.until(EC.visibility_of_element_located((By.ID, "reason"))).send_keys("paid at the harbour office")
+        driver.find_element(By.ID, "action-submit").click()
+        message = wait.until(lambda d: "confirmed" in d.find_element(By.ID, "message").text and d.find_element(By.ID, "message").text)
+        check(f"#{first}" in message, f"the page says so: {message!r}")
+        status, body = call(url + "/api/admin/audit?bookingId=%d" % first, key=admin)
+        check(status == 200 and any(e["action"] == "booking.manual_confirm" for e in body["items"]),
+              f"the audit trail has the admin's confirmation ({[e['action'] for e in body['items']]})")
+        status, body = call(url + "/api/admin/bookings?status=confirmed", key=admin)
+        check([b["id"] for b in body["items"]] == [first], "the API shows the booking confirmed")
+
+        print("a refused action shows its message")
+        second = bookings[1]["id"]
+        status, _ = call(url + f"/api/admin/bookings/{second}/cancel", "POST", admin, {"reason": "another admin cancelled it"})
+        check(status == 200, "meanwhile, another admin cancels the second booking through the API")
+        driver.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{second}"] button').click()  # stale row: Confirm
+        wait.until(EC.visibility_of_element_located((By.ID, "reason"))).send_keys("customer called")
+        driver.find_element(By.ID, "action-submit").click()
+        message = wait.until(lambda d: d.find_element(By.ID, "message").text.startswith("Refused") and d.find_element(By.ID, "message").text)
+        check("invalid_transition" in message or "cancelled" in message, f"the refusal is shown: {message!r}")
+        check(driver.find_element(By.ID, "message").get_attribute("class") == "error", "as an error")
+        status, body = call(url + f"/api/admin/bookings?status=cancelled", key=admin)
+        check([b["id"] for b in body["items"]] == [second], "and nothing changed: the booking is still cancelled")
+
+        print("audit trail of a booking")
+        driver.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{first}"] button.secondary').click()
+        panel = wait.until(EC.visibility_of_element_located((By.ID, "audit-panel")))
+        check("paid at the harbour office" in panel.text, "the booking's audit trail shows the reason")
+
+        print("purchases: filters and CSV export")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="purchases"]').click()
+        wait.until(EC.visibility_of_element_located((By.ID, "export-csv")))
+        driver.find_element(By.ID, "filter-userId").send_keys("alice")
+        driver.find_element(By.ID, "export-csv").click()
+        path = os.path.join(downloads, "berth-purchases.csv")
+        deadline = time.time() + 15
+        while not os.path.exists(path) and time.time() < deadline:
+            time.sleep(0.2)
+        check(os.path.exists(path), "the CSV was downloaded")
+        with open(path, newline="") as f:
+            header = f.readline().strip()
+        check(header.startswith("id,createdAt,purchasedAt,userId,productId,status"), f"it has the purchase columns: {header[:60]}…")
+        driver.save_screenshot(os.path.join(SHOTS, "purchases.png"))
+
+        print("other views load without errors")
+        for view in ["webhooks", "replays", "audit", "notifications"]:
+            driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-view="{view}"]').click()
+            wait.until(lambda d: d.find_element(By.ID, "pager").text or d.find_element(By.ID, "message").text)
+            check(not driver.find_element(By.ID, "message").text.startswith(("Refused", "Failed")), f"{view} loads")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="audit"]').click()
+        wait.until(lambda d: d.find_element(By.ID, "pager").text)
+        driver.save_screenshot(os.path.join(SHOTS, "audit.png"))
+
+        print("narrow screen (phone)")
+        driver.set_window_size(400, 860)
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
+        wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{first}"]')))
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        check(width <= 420, f"the page fits a phone's width (the table scrolls inside its frame): {width}px")
+        driver.save_screenshot(os.path.join(SHOTS, "bookings-phone.png"))
+
+        print("sign out")
+        driver.find_element(By.ID, "signout").click()
+        check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") is None, "the key is forgotten")
+        print("browser test: all checks passed")
+    finally:
+        if driver:
+            driver.quit()
+        process.kill()
+        process.wait(timeout=10)
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
