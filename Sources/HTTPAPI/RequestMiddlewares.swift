@@ -30,9 +30,14 @@ final class RouteTable: Sendable {
     func methods(at path: String) -> [String] {
         let parts = path.split(separator: "/")
         return patterns.withLock { patterns in
-            var found: Set<String> = []
+            // As the router does: the pattern with the most literal segments wins
+            // (`/api/subscriptions/link` over `/api/subscriptions/{id}`).
+            var found: Set<String> = [], best = -1
             for pattern in patterns where pattern.segments.count == parts.count {
-                if zip(pattern.segments, parts).allSatisfy({ $0.0 == nil || $0.0 == $0.1 }) { found.formUnion(pattern.methods) }
+                guard zip(pattern.segments, parts).allSatisfy({ $0.0 == nil || $0.0 == $0.1 }) else { continue }
+                let literal = pattern.segments.count { $0 != nil }
+                if literal > best { best = literal; found = [] }
+                if literal == best { found.formUnion(pattern.methods) }
             }
             return found.sorted()
         }
