@@ -13,6 +13,7 @@ struct AppleNotificationRoutes {
     let receiveNotification: ReceiveNotification
     let tenants: TenantRegistry
     let rateLimiter: RateLimiter
+    var metrics: BerthMetrics?
 
     func register(on router: Router<BerthRequestContext>) {
         router.post("/api/apple/notifications/{tenant}") { request, context in try await receive(request, context) }
@@ -25,7 +26,14 @@ struct AppleNotificationRoutes {
         // Unauthenticated: limited per tenant and client address before any body is read or verified.
         try rateLimiter.checkNotification(tenant: runtime.tenant, clientAddress: context.clientAddress)
         let body = try await JSONCoding.decode(NotificationRequestBody.self, from: request)
-        let result = try await receiveNotification(signedPayload: body.signedPayload, runtime: runtime)
+        let result: ReceiveNotification.Result
+        do {
+            result = try await receiveNotification(signedPayload: body.signedPayload, runtime: runtime)
+        } catch {
+            metrics?.notification(type: "unverified", outcome: CordovaValidatorRoutes.code(of: error))
+            throw error
+        }
+        metrics?.notification(type: result.type, outcome: result.duplicate ? "duplicate" : result.outcome)
         return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
     }
 }

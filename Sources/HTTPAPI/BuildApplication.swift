@@ -35,9 +35,11 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     CreditRoutes(accounts: services.creditAccounts, clock: services.clock).register(on: router)
     AdminCreditRoutes(operations: services.creditOperations, store: services.store, rateLimiter: services.rateLimiter).register(on: router)
     BookingRoutes(services: services).register(on: router)
-    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, rateLimiter: services.rateLimiter, clock: services.clock).register(on: router)
+    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, rateLimiter: services.rateLimiter, clock: services.clock,
+                         metrics: services.metrics).register(on: router)
     VerifyReceiptRoutes(services: services).register(on: router)
-    AppleNotificationRoutes(receiveNotification: services.receiveNotification, tenants: services.tenants, rateLimiter: services.rateLimiter).register(on: router)
+    AppleNotificationRoutes(receiveNotification: services.receiveNotification, tenants: services.tenants, rateLimiter: services.rateLimiter,
+                            metrics: services.metrics).register(on: router)
     AdminRoutes(services: services).register(on: router)
     SubscriptionRoutes(services: services).register(on: router)
     FTCRoutes(services: services).register(on: router)
@@ -75,5 +77,6 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.
 public func webhookDeliverer(services: BerthServices, client: WebhookHTTPClient) -> WebhookDeliverer {
-    WebhookDeliverer(store: services.store, tenants: services.tenants, client: client, clock: services.clock, logger: services.logger)
+    WebhookDeliverer(store: services.store, tenants: services.tenants, client: client, clock: services.clock, logger: services.logger,
+                     metrics: services.metrics)
 }

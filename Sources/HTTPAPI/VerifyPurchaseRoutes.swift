@@ -13,7 +13,21 @@ struct VerifyPurchaseRoutes {
         router.post("/api/verify-purchase") { request, context in try await verify(request, context) }
     }
 
+    var metrics: BerthMetrics?
+
     func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        do {
+            let (response, kind, outcome) = try await verified(request, context)
+            metrics?.verification(outcome: outcome, kind: kind)
+            return response
+        } catch {
+            let code = CordovaValidatorRoutes.code(of: error)
+            metrics?.verification(outcome: code, kind: code == ErrorCode.transactionAlreadyUsed.rawValue ? "unknown" : nil)
+            throw error
+        }
+    }
+
+    private func verified(_ request: Request, _ context: BerthRequestContext) async throws -> (Response, String, String) {
         let (runtime, userId, _) = try context.requireUser()
         try rateLimiter.check(context, scope: .verification)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
@@ -31,16 +45,18 @@ struct VerifyPurchaseRoutes {
                                                     proof: proof, target: body.bookingId.map { .booking(id: $0.value) }))
         switch result.outcome {
         case .applied(let purchase), .repeated(let purchase):
+            let kind = CordovaValidatorRoutes.kind(purchase)
+            let outcome = if case .applied = result.outcome { "applied" } else { "repeated" }
             if let subscription = result.subscription {
-                return try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: result.inUse, now: clock.now()),
-                                                                            purchase: PurchaseDTO(purchase)))
+                return (try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: result.inUse, now: clock.now()),
+                                                                             purchase: PurchaseDTO(purchase))), kind, outcome)
             }
             if let creditType = purchase.creditType, let credits = result.credits {
-                return try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: creditType, creditsAdded: purchase.credits ?? 0,
-                                                                      newBalance: credits.balance, purchase: PurchaseDTO(purchase)))
+                return (try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: creditType, creditsAdded: purchase.credits ?? 0,
+                                                                       newBalance: credits.balance, purchase: PurchaseDTO(purchase))), kind, outcome)
             }
             guard let booking = result.booking else { throw APIError(.internalServerError, .internalError, "the purchase was applied but its booking was not found") }
-            return try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase)))
+            return (try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase))), kind, outcome)
         case .replay(let reason):
             throw APIError(.conflict, .transactionAlreadyUsed, reason, field: "jwsRepresentation")
         case .needsRefund(_, let code, let message):

@@ -28,8 +28,11 @@ public struct WebhookDeliverer: Service {
     /// How long a claimed message stays this deliverer's; a deliverer that dies releases it by expiry.
     let lease: TimeInterval = 120
 
+    let metrics: BerthMetrics?
+
     public init(store: any Store, tenants: TenantRegistry, client: WebhookHTTPClient, clock: any BerthClock, logger: Logger,
-                interval: Duration = .milliseconds(500), concurrency: Int = 16) {
+                metrics: BerthMetrics? = nil, interval: Duration = .milliseconds(500), concurrency: Int = 16) {
+        self.metrics = metrics
         self.store = store
         self.tenants = tenants
         self.client = client
@@ -88,6 +91,7 @@ public struct WebhookDeliverer: Service {
             let sentAt = clock.now()
             let outcome = await client.post(message.payload, headers: Self.headers(for: message, secret: webhook.secret, at: sentAt), to: webhook.configuration)
             let delivered = outcome.failure == nil
+            metrics?.webhookAttempt(delivered: delivered)
             if !delivered, let subject = message.subject { held.insert(subject) }
             let backoff = min(5 * pow(2, Double(message.attempts)), 3600)
             let now = clock.now()

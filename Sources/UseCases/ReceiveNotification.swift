@@ -11,6 +11,8 @@ public struct ReceiveNotification: Sendable {
     public struct Result: Sendable {
         public var outcome: String
         public var duplicate: Bool
+        /// Apple's notificationType (for metrics).
+        public var type: String = ""
     }
 
     let store: any Store
@@ -53,7 +55,7 @@ public struct ReceiveNotification: Sendable {
         do {
             result = try await store.write { tx in
                 if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: incoming.uuid) {
-                    return Result(outcome: seen, duplicate: true)
+                    return Result(outcome: seen, duplicate: true, type: type)
                 }
                 let store = "app_store"
                 let purchase = try incoming.transactionId.flatMap {
@@ -62,7 +64,7 @@ public struct ReceiveNotification: Sendable {
                 if let facts = subscriptionFacts {
                     let plan = try Self.subscriptionPlan(tx, incoming, facts: facts, purchase: purchase, tenant: tenant, emitsEvents: emitsEvents, now: now)
                     try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
-                    return Result(outcome: plan.effect.outcome, duplicate: false)
+                    return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
                 }
                 let booking = try purchase?.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: incoming.tenantId, forUpdate: true) }
                 var slotFree = false
@@ -79,7 +81,7 @@ public struct ReceiveNotification: Sendable {
                 }
                 let plan = NotificationRules.plan(incoming, purchase: purchase, booking: booking, slotStillFree: slotFree, credits: credits, now: now)
                 try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
-                return Result(outcome: plan.effect.outcome, duplicate: false)
+                return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
             }
         } catch let error as DomainError {
             throw error

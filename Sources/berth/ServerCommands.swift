@@ -34,6 +34,7 @@ struct StorageOptions: ParsableArguments {
 }
 
 func makeLogger(_ label: String) -> Logger {
+    _ = logFormatChosen
     var logger = Logger(label: label)
     let level = ProcessInfo.processInfo.environment["BERTH_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
     logger.logLevel = level

@@ -1,0 +1,70 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// What operators see: metrics, readiness with migrations, request ids, 405s, the served pages.
+@Suite("Operators: metrics, readiness, request ids, 405, pages")
+struct OperationsTests {
+    @Test("a purchase and a replay show in /metrics by outcome and kind; requests by route and status")
+    func metrics() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(CreditsTests.stylist, .server)
+        try await harness.app().test(.router) { client in
+            let bought = try await CreditsTests.buy(client, harness, key: key, user: "ana", product: CreditsTests.popular, transactionId: "3200000000000001")
+            #expect(bought.status == .ok)
+            let replay = try await CreditsTests.buy(client, harness, key: key, user: "bob", product: CreditsTests.popular, transactionId: "3200000000000001")
+            #expect(replay.status == .conflict)
+            let reply = try await client.call(.get, "/metrics", auth: nil)
+            let text = String(decoding: reply.data, as: UTF8.self)
+            #expect(reply.status == .ok)
+            #expect(text.contains(#"berth_verifications_total{outcome="applied"} 1"#), "\(text)")
+            #expect(text.contains(#"berth_purchases_total{kind="credits",result="applied"} 1"#))
+            #expect(text.contains(#"berth_verifications_total{outcome="transaction_already_used"} 1"#))
+            #expect(text.contains("berth_replays_total 1"))
+            #expect(text.contains(#"berth_http_requests_total{route="/api/verify-purchase",method="POST",status="409"} 1"#))
+            #expect(text.contains("berth_store_transaction_duration_seconds_bucket"))
+            #expect(text.contains("berth_webhook_queue_depth"))
+        }
+    }
+
+    @Test("readiness names migrations; a request id is echoed (the caller's when plain); wrong methods get 405 with Allow; the pages are served")
+    func readinessIdsMethodsPages() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let ready = try await client.call(.get, "/readyz", auth: nil)
+            #expect(ready.status == .ok)
+            #expect(ready.json["migrations"] as? String == "applied")
+
+            let given = try await client.execute(uri: "/healthz", method: .get, headers: [HTTPField.Name("X-Request-Id")!: "abc-123"])
+            #expect(given.headers[HTTPField.Name("X-Request-Id")!] == "abc-123")
+            let hostile = try await client.execute(uri: "/healthz", method: .get, headers: [HTTPField.Name("X-Request-Id")!: "a b\"<x>"])
+            let generated = hostile.headers[HTTPField.Name("X-Request-Id")!] ?? ""
+            #expect(generated.count == 36 && generated != "a b\"<x>", "a new id replaces one that is not a plain token")
+
+            let wrong = try await client.execute(uri: "/api/verify-purchase", method: .get)
+            #expect(wrong.status == .methodNotAllowed)
+            #expect(wrong.headers[.allow] == "POST")
+            let specific = try await client.execute(uri: "/api/subscriptions/link", method: .get)
+            #expect(specific.status == .methodNotAllowed)
+            #expect(specific.headers[.allow] == "POST", "the literal route wins over /api/subscriptions/{id}")
+            let missing = try await client.execute(uri: "/api/nothing-here", method: .get)
+            #expect(missing.status == .notFound)
+
+            let root = try await client.execute(uri: "/", method: .get)
+            #expect(root.status == .found)
+            #expect(root.headers[.location] == "/admin")
+            let page = try await client.execute(uri: "/admin", method: .get)
+            #expect(String(buffer: page.body).contains("Admin API key"))
+            #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+            let yaml = try await client.execute(uri: "/openapi.yaml", method: .get)
+            let contract = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../contract/openapi.yaml"), encoding: .utf8)
+            #expect(String(buffer: yaml.body) == contract, "the served document is the contract")
+            let docs = try await client.execute(uri: "/docs", method: .get)
+            #expect(String(buffer: docs.body).contains("/api/verify-purchase"))
+        }
+    }
+}
