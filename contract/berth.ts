@@ -151,6 +151,8 @@ export interface HealthResponse {
 export interface ReadinessResponse {
   status: "ready" | "unavailable";
   database: "reachable" | "unreachable";
+  /** omitted while the database is unreachable */
+  migrations?: "applied" | "pending";
 }
 
 export type ProductKind = "booking" | "credits" | "subscription";
