@@ -334,4 +334,41 @@ struct StoreConformance {
             #expect(audit.total == 1 && audit.items.allSatisfy { $0.tenantId == "b" })
         }
     }
+
+    @Test("operators' reads: purchases by filter and their export oldest first, one booking's audit, the webhook queue's depth, applied migrations",
+          arguments: StoreBackend.available)
+    func operatorsReads(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let start = Self.now.addingTimeInterval(5 * 86_400)
+            var bookings: [Booking] = []
+            for index in 0..<3 {
+                let resource = Resource(id: "r\(index)", kind: .rental, name: "R", pricePerDayMinor: 1)
+                let booking = try await Self.admit(store, user: index == 2 ? "bo" : "al", quote: Self.quote(resource, start: start))
+                bookings.append(booking)
+                _ = try await Self.claim(store, booking: booking, user: booking.userId, transactionId: "20000000000001\(index)",
+                                         now: Self.now.addingTimeInterval(Double(index) * 60))
+            }
+            _ = try await Self.admit(store, tenant: "b", user: "al", quote: Self.quote(Self.rental, start: start))
+            let byUser = try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(userId: "al"), page: Page()) }
+            #expect(byUser.total == 2)
+            #expect(byUser.items.map(\.transactionId) == ["200000000000011", "200000000000010"], "newest first")
+            let window = PurchaseFilter(environment: "Sandbox", from: Self.now.addingTimeInterval(30), to: Self.now.addingTimeInterval(150))
+            #expect(try await store.read { try $0.purchases.purchases(tenantId: "a", filter: window, page: Page()) }.items.map(\.userId) == ["al", "bo"].reversed())
+            #expect(try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(status: .refunded), page: Page()) }.total == 0)
+            #expect(try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(environment: "Production"), page: Page()) }.total == 0)
+            let export = try await store.read { try $0.purchases.exportPurchases(tenantId: "a", filter: PurchaseFilter(), limit: 2) }
+            #expect(export.map(\.transactionId) == ["200000000000010", "200000000000011"], "oldest first, up to the limit")
+            #expect(try await store.read { try $0.purchases.exportPurchases(tenantId: "b", filter: PurchaseFilter(), limit: 10) }.isEmpty)
+
+            let firstId = bookings[0].id
+            let trail = try await store.read { try $0.audit.audit(tenantId: "a", bookingId: firstId, page: Page()) }
+            #expect(trail.total >= 2 && trail.items.allSatisfy { $0.bookingId == firstId }, "created and paid, this booking's only")
+            #expect(try await store.read { try $0.audit.audit(tenantId: "b", bookingId: firstId, page: Page()) }.total == 0)
+
+            let pending = try await store.read { try $0.outbox.pendingCount() }
+            #expect(pending == 3, "one booking.confirmed event per paid booking waits for delivery")
+            let applied = try await store.read { try $0.schema.appliedMigrations() }
+            #expect(applied.contains("001") || applied.contains { $0.hasPrefix("001") }, "\(applied)")
+        }
+    }
 }
