@@ -30,7 +30,7 @@ struct AppleNotificationRoutes {
         do {
             result = try await receiveNotification(signedPayload: body.signedPayload, runtime: runtime)
         } catch {
-            metrics?.notification(type: "unverified", outcome: CordovaValidatorRoutes.code(of: error))
+            metrics?.notification(type: "unverified", outcome: BerthMetrics.errorCode(error))
             throw error
         }
         metrics?.notification(type: result.type, outcome: result.duplicate ? "duplicate" : result.outcome)

@@ -43,18 +43,41 @@ public final class BerthMetrics: Sendable {
 
     // MARK: What Berth counts
 
-    /// A verification (`verify-purchase` or the validator), by outcome: `applied`, `repeated` or
-    /// the error code; for a purchase outcome, also by kind (booking, credits, subscription).
-    func verification(outcome: String, kind: String?) {
-        count("berth_verifications_total", [("outcome", outcome)])
-        guard let kind else { return }
-        let result = switch outcome {
-        case "applied": "applied"
-        case "repeated": "repeated"
-        default: "refused"
+    /// A claim's outcome (`verify-purchase` or the validator): `berth_verifications_total{outcome}`
+    /// (`applied`, `repeated` or the refusal's code) and, where a purchase is known,
+    /// `berth_purchases_total{kind,result}`; replays also count in `berth_replays_total`.
+    func verification(_ outcome: PurchaseOutcome) {
+        switch outcome {
+        case .applied(let purchase): verification("applied", purchase: purchase, result: "applied")
+        case .repeated(let purchase): verification("repeated", purchase: purchase, result: "repeated")
+        case .needsRefund(let purchase, let code, _): verification(code.rawValue, purchase: purchase, result: "refused")
+        case .replay:
+            verification(ErrorCode.transactionAlreadyUsed.rawValue, purchase: nil, result: "refused")
+            count("berth_replays_total")
+        case .refused(let code, _): verification(code.rawValue, purchase: nil, result: "refused")
         }
+    }
+
+    /// A verification that ended in an error before any claim (a proof refused, a product unknown…).
+    func verificationFailed(_ error: any Error) {
+        count("berth_verifications_total", [("outcome", Self.errorCode(error))])
+    }
+
+    private func verification(_ outcome: String, purchase: Purchase?, result: String) {
+        count("berth_verifications_total", [("outcome", outcome)])
+        guard let purchase else { return }
+        let kind = purchase.subscription ? "subscription" : purchase.creditType != nil ? "credits" : "booking"
         count("berth_purchases_total", [("kind", kind), ("result", result)])
-        if outcome == ErrorCode.transactionAlreadyUsed.rawValue { count("berth_replays_total") }
+    }
+
+    /// The stable code of an error, as metrics label it.
+    static func errorCode(_ error: any Error) -> String {
+        switch error {
+        case let error as APIError: error.code.rawValue
+        case let error as DomainError: error.code.rawValue
+        case is StoreUnavailable: ErrorCode.temporarilyUnavailable.rawValue
+        default: ErrorCode.internalError.rawValue
+        }
     }
 
     func notification(type: String, outcome: String) {

@@ -105,46 +105,18 @@ struct CordovaValidatorRoutes {
             result = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: claimedProduct, transactionId: claimedTransaction,
                                                              proof: proof, target: bookingId.map { .booking(id: $0) }))
         } catch {
-            services.metrics.verification(outcome: Self.code(of: error), kind: nil)
+            services.metrics.verificationFailed(error)
             throw error
         }
-        let purchase: Purchase
-        switch result.outcome {
-        case .applied(let applied):
-            services.metrics.verification(outcome: "applied", kind: Self.kind(applied))
-            purchase = applied
-        case .repeated(let repeated):
-            services.metrics.verification(outcome: "repeated", kind: Self.kind(repeated))
-            purchase = repeated
-        case .replay(let reason):
-            services.metrics.verification(outcome: ErrorCode.transactionAlreadyUsed.rawValue, kind: "unknown")
-            throw APIError(.conflict, .transactionAlreadyUsed, reason)
-        case .needsRefund(_, let code, let message):
-            services.metrics.verification(outcome: code.rawValue, kind: bookingId == nil ? "credits" : "booking")
-            throw APIError(.conflict, code, message)
-        case .refused(let code, let message):
-            services.metrics.verification(outcome: code.rawValue, kind: nil)
-            throw APIError(code == .linkedToOtherAccount ? .conflict : .unprocessableContent, code, message)
-        }
+        services.metrics.verification(result.outcome)
+        if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil) { throw refusal }
+        guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
         let now = services.clock.now()
         let entry = ValidatorPurchase(purchase, subscription: result.subscription, now: now)
         let native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId, purchase: purchase, subscription: result.subscription)
         let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native,
                                             collection: [entry])
         return try JSONCoding.response(ValidatorSuccess(data: data))
-    }
-
-    static func kind(_ purchase: Purchase) -> String {
-        purchase.subscription ? "subscription" : purchase.creditType != nil ? "credits" : "booking"
-    }
-
-    static func code(of error: any Error) -> String {
-        switch error {
-        case let error as APIError: error.code.rawValue
-        case let error as DomainError: error.code.rawValue
-        case is StoreUnavailable: ErrorCode.temporarilyUnavailable.rawValue
-        default: ErrorCode.internalError.rawValue
-        }
     }
 
     /// `{ok: false, code, status, message}` with HTTP 200, as the plugin reads refusals. `status`

@@ -16,18 +16,6 @@ struct VerifyPurchaseRoutes {
     var metrics: BerthMetrics?
 
     func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        do {
-            let (response, kind, outcome) = try await verified(request, context)
-            metrics?.verification(outcome: outcome, kind: kind)
-            return response
-        } catch {
-            let code = CordovaValidatorRoutes.code(of: error)
-            metrics?.verification(outcome: code, kind: code == ErrorCode.transactionAlreadyUsed.rawValue ? "unknown" : nil)
-            throw error
-        }
-    }
-
-    private func verified(_ request: Request, _ context: BerthRequestContext) async throws -> (Response, String, String) {
         let (runtime, userId, _) = try context.requireUser()
         try rateLimiter.check(context, scope: .verification)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
@@ -41,30 +29,53 @@ struct VerifyPurchaseRoutes {
         } else {
             throw APIError(.badRequest, .missingField, "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt) or transactionId", field: "jwsRepresentation")
         }
-        let result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: body.productId, transactionId: body.transactionId,
+        let result: VerifyPurchase.Result
+        do {
+            result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: body.productId, transactionId: body.transactionId,
                                                     proof: proof, target: body.bookingId.map { .booking(id: $0.value) }))
-        switch result.outcome {
-        case .applied(let purchase), .repeated(let purchase):
-            let kind = CordovaValidatorRoutes.kind(purchase)
-            let outcome = if case .applied = result.outcome { "applied" } else { "repeated" }
-            if let subscription = result.subscription {
-                return (try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: result.inUse, now: clock.now()),
-                                                                             purchase: PurchaseDTO(purchase))), kind, outcome)
-            }
-            if let creditType = purchase.creditType, let credits = result.credits {
-                return (try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: creditType, creditsAdded: purchase.credits ?? 0,
-                                                                       newBalance: credits.balance, purchase: PurchaseDTO(purchase))), kind, outcome)
-            }
-            guard let booking = result.booking else { throw APIError(.internalServerError, .internalError, "the purchase was applied but its booking was not found") }
-            return (try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase))), kind, outcome)
+        } catch {
+            metrics?.verificationFailed(error)
+            throw error
+        }
+        metrics?.verification(result.outcome)
+        if let refusal = Self.refusal(result.outcome, namesBooking: body.bookingId != nil) { throw refusal }
+        guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
+        if let subscription = result.subscription {
+            return try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: result.inUse, now: clock.now()),
+                                                                        purchase: PurchaseDTO(purchase)))
+        }
+        if let creditType = purchase.creditType, let credits = result.credits {
+            return try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: creditType, creditsAdded: purchase.credits ?? 0,
+                                                                  newBalance: credits.balance, purchase: PurchaseDTO(purchase)))
+        }
+        guard let booking = result.booking else { throw APIError(.internalServerError, .internalError, "the purchase was applied but its booking was not found") }
+        return try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase)))
+    }
+
+    /// The API's refusal for an outcome that is not a purchase applied (or repeated): the one
+    /// mapping `/api/verify-purchase` and the cordova validator share.
+    static func refusal(_ outcome: PurchaseOutcome, namesBooking: Bool) -> APIError? {
+        switch outcome {
+        case .applied, .repeated:
+            nil
         case .replay(let reason):
-            throw APIError(.conflict, .transactionAlreadyUsed, reason, field: "jwsRepresentation")
+            APIError(.conflict, .transactionAlreadyUsed, reason, field: "jwsRepresentation")
         case .needsRefund(_, let code, let message):
-            throw APIError(.conflict, code, message, field: body.bookingId == nil ? "productId" : "bookingId")
+            APIError(.conflict, code, message, field: namesBooking ? "bookingId" : "productId")
         case .refused(.linkedToOtherAccount, let message):
-            throw APIError(.conflict, .linkedToOtherAccount, message, field: "transactionId")
+            APIError(.conflict, .linkedToOtherAccount, message, field: "transactionId")
         case .refused(let code, let message):
-            throw APIError(.unprocessableContent, code, message, field: "transactionId")
+            APIError(.unprocessableContent, code, message, field: "transactionId")
+        }
+    }
+}
+
+extension PurchaseOutcome {
+    /// The purchase of an applied or repeated claim.
+    var purchase: Purchase? {
+        switch self {
+        case .applied(let purchase), .repeated(let purchase): purchase
+        case .replay, .needsRefund, .refused: nil
         }
     }
 }
