@@ -63,6 +63,7 @@ export type ErrorCode =
   // verify-purchase
   | "product_mismatch"
   | "transaction_not_in_receipt"
+  | "receipt_without_purchases"
   | "transaction_lookup_unavailable"
   | "transaction_not_found"
   | "rate_limited"
@@ -523,6 +524,88 @@ export interface VerifyReceiptResponse {
   message: string;
   error?: ErrorResponse["error"];
 }
+
+// ---------------------------------------------------------------- cordova-plugin-purchase validator
+
+/**
+ * What cordova-plugin-purchase (and capacitor-plugin-cdv-purchase) POSTs to
+ * `/api/validator/{tenant}` (`?key=<server key>` or `Authorization: Bearer`). Other fields it sends
+ * (products, device, offers) are ignored.
+ */
+export interface ValidatorRequest {
+  /** the product or application id */
+  id?: string;
+  type?: string;
+  transaction: {
+    type: "ios-appstore" | "apple-sk2";
+    /** apple-sk2: the product id; ios-appstore: the transaction id, or the bundle id for the receipt's newest purchase */
+    id?: string;
+    /** ios-appstore: the base64 app receipt */
+    appStoreReceipt?: string;
+    /** apple-sk2: the signed transaction */
+    jwsRepresentation?: string;
+  };
+  additionalData?: {
+    /** the user the purchase is applied to (store.applicationUsername) */
+    applicationUsername?: string | number;
+    /** the booking paid for (also ?bookingId= in the URL) */
+    bookingId?: number | string;
+  };
+  /** sent by the plugin, ignored */
+  products?: unknown[];
+  /** sent by the plugin, ignored */
+  device?: Record<string, unknown>;
+}
+
+/** One entry of `collection` (the plugin's VerifiedPurchase); dates in milliseconds since 1970. */
+export interface ValidatorPurchase {
+  /** the product id */
+  id: string;
+  platform: "ios-appstore";
+  transactionId: string;
+  purchaseDate: number;
+  expiryDate?: number;
+  isExpired?: boolean;
+  renewalIntent?: "Renew" | "Lapse";
+  isBillingRetryPeriod?: boolean;
+  cancelationReason?: "Customer" | "System.BillingError" | "Customer.PriceIncrease" | "System.ProductUnavailable" | "System.Replaced" | "Unknown";
+}
+
+/**
+ * Always HTTP 200. `ok: true`: the purchase is applied (exactly once; the same again answers the
+ * same), or the application receipt holds no purchase yet (`collection` empty). `ok: false`: `code`
+ * is the plugin's ErrorCode (6777005 client invalid, 6777007 payment invalid, 6777012 invalid
+ * product, 6777014 communication: retry, 6777016 missing data, 6777017 verification failed),
+ * `status` the HTTP status Berth's own API would answer, `error` Berth's code.
+ */
+export type ValidatorResponse =
+  | {
+      ok: true;
+      data: {
+        id: string;
+        latest_receipt: true;
+        transaction: {
+          type: "ios-appstore" | "apple-sk2";
+          bundle_id?: string;
+          transaction_id?: string;
+          original_transaction_id?: string;
+          product_id?: string;
+          purchase_date_ms?: string;
+          expires_date_ms?: string;
+          environment?: "Production" | "Sandbox";
+          quantity?: number;
+        };
+        collection: ValidatorPurchase[];
+      };
+    }
+  | {
+      ok: false;
+      code: 6777005 | 6777007 | 6777012 | 6777014 | 6777016 | 6777017;
+      status: number;
+      message: string;
+      error: { code: ErrorCode; field?: string };
+      data: { latest_receipt: true };
+    };
 
 // ---------------------------------------------------------------- App Store Server Notifications
 

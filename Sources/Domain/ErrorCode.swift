@@ -48,6 +48,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let transactionLookupUnavailable = ErrorCode("transaction_lookup_unavailable")
     public static let transactionMismatch = ErrorCode("transaction_mismatch")
     public static let transactionNotInReceipt = ErrorCode("transaction_not_in_receipt")
+    public static let receiptWithoutPurchases = ErrorCode("receipt_without_purchases")
     public static let transactionRevoked = ErrorCode("transaction_revoked")
     public static let unauthenticated = ErrorCode("unauthenticated")
     public static let wrongBundle = ErrorCode("wrong_bundle")
@@ -111,6 +112,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .transactionLookupUnavailable,
         .transactionMismatch,
         .transactionNotInReceipt,
+        .receiptWithoutPurchases,
         .transactionRevoked,
         .unauthenticated,
         .wrongBundle,

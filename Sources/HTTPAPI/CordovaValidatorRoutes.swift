@@ -104,6 +104,14 @@ struct CordovaValidatorRoutes {
         do {
             result = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: claimedProduct, transactionId: claimedTransaction,
                                                              proof: proof, target: bookingId.map { .booking(id: $0) }))
+        } catch let error as DomainError where error.code == .receiptWithoutPurchases && claimedTransaction == nil {
+            // The plugin validates the application receipt at launch, before anything was bought:
+            // a genuine receipt with no purchase is valid, with nothing in it.
+            services.metrics.verificationFailed(error)
+            let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true,
+                                                transaction: NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId),
+                                                collection: [])
+            return try JSONCoding.response(ValidatorSuccess(data: data))
         } catch {
             services.metrics.verificationFailed(error)
             throw error
@@ -233,13 +241,19 @@ struct ValidatorFailure: Encodable {
 struct NativeTransaction: Encodable {
     var type: String
     var bundleId: String?
-    var transactionId: String
-    var originalTransactionId: String
-    var productId: String
-    var purchaseDateMs: String
+    var transactionId: String?
+    var originalTransactionId: String?
+    var productId: String?
+    var purchaseDateMs: String?
     var expiresDateMs: String?
-    var environment: String
+    var environment: String?
     var quantity: Int?
+
+    /// An application receipt with no purchase in it.
+    init(type: String, bundleId: String?) {
+        self.type = type
+        self.bundleId = bundleId
+    }
 
     init(type: String, bundleId: String?, purchase: Purchase, subscription: Subscription?) {
         self.type = type

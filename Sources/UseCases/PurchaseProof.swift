@@ -77,7 +77,11 @@ public struct PurchaseProver: Sendable {
             guard let newest = entries.filter({ productId == nil || $0.productId == productId })
                 .max(by: { ($0.purchaseDate ?? never) < ($1.purchaseDate ?? never) })
             else {
-                throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase\(productId.map { " of \($0)" } ?? "")", field: "receipt")
+                if let productId {
+                    throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase of \(productId)", field: "receipt")
+                }
+                // A genuine receipt of an app that has sold nothing to this device yet.
+                throw DomainError(.unprocessable, .receiptWithoutPurchases, "the receipt holds no in-app purchase", field: "receipt")
             }
             entry = newest
         }

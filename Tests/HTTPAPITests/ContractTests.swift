@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import Testing
+import TestKit
 import Yams
 
 /// The contract next to the service (contract/openapi.yaml, contract/examples) holds for the
@@ -122,6 +123,7 @@ struct ContractTests {
             record("NotificationListResponse", "NotificationListResponse", try await client.call(.get, "/api/admin/notifications", auth: admin))
             try await recordCredits(client, harness, recorder)
             try await recordSubscriptions(client, harness, recorder)
+            try await recordValidator(client, harness, recorder)
         }
         return recorder.all
     }
@@ -166,6 +168,28 @@ struct ContractTests {
                try await BraindumpsterTests.verify(client, auth: "berth_revoked", receipt: brainReceipt))
     }
 
+    /// cordova-plugin-purchase's validator on the AI stylist's test tenant: a StoreKit 2 purchase,
+    /// the launch-time application receipt with nothing bought yet, and a replay by another user.
+    func recordValidator(_ client: some TestClientProtocol, _ harness: Harness, _ recorder: Recorder) async throws {
+        let record = recorder.record, recordRequest = recorder.recordRequest
+        let tenant = CordovaValidatorTests.tenant, bundle = CordovaValidatorTests.bundle
+        let key = try await harness.apiKey(tenant, .server)
+        let jws = try harness.purchase(CreditsTests.starter, transactionId: "3000000000009101", bundleId: bundle)
+        let purchase = CordovaValidatorTests.sk2Body(jws: jws, product: CreditsTests.starter, user: "ana")
+        try recordRequest("ValidatorRequest", "ValidatorRequest", purchase)
+        record("ValidatorResponse.ok", "ValidatorResponse", try await client.call(.post, "/api/validator/\(tenant)", auth: key, json: purchase))
+        record("ValidatorResponse.refused", "ValidatorResponse",
+               try await client.call(.post, "/api/validator/\(tenant)", auth: key, json: CordovaValidatorTests.sk2Body(jws: jws, product: CreditsTests.starter, user: "bo")))
+        var empty = AppReceipt.testReceipt(bundleId: bundle, productId: "none", created: harness.clock.now())
+        empty.inAppPurchases = []
+        let launch: [String: Any] = [
+            "id": bundle, "type": "application",
+            "transaction": ["type": "ios-appstore", "id": bundle, "appStoreReceipt": Data(try harness.receiptCA.signReceipt(empty)).base64EncodedString()],
+            "additionalData": ["applicationUsername": "ana"],
+        ]
+        record("ValidatorResponse.empty", "ValidatorResponse", try await client.call(.post, "/api/validator/\(tenant)?key=\(key)", auth: nil, json: launch))
+    }
+
     /// The credits part of the session, on the AI stylist's test tenant.
     func recordCredits(_ client: some TestClientProtocol, _ harness: Harness, _ recorder: Recorder) async throws {
         let record = recorder.record, recordRequest = recorder.recordRequest
@@ -203,7 +227,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 61)
+        #expect(exchanges.count == 65)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -226,7 +250,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 61)
+        #expect(files.count == 65)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

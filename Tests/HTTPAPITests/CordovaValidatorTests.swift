@@ -1,3 +1,4 @@
+import AppleSignedData
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -150,6 +151,42 @@ struct CordovaValidatorTests {
             let unsupported = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: android)
             #expect(unsupported.json["ok"] as? Bool == false)
             #expect((unsupported.json["message"] as? String)?.contains("android-playstore") == true)
+        }
+    }
+
+    @Test("the application receipt at launch, before anything was bought: ok with an empty collection; a tampered one is refused")
+    func emptyAppReceipt() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .server)
+        try await harness.app().test(.router) { client in
+            var empty = AppReceipt.testReceipt(bundleId: Self.bundle, productId: "unused", created: harness.clock.now())
+            empty.inAppPurchases = []
+            let signed = try harness.receiptCA.signReceipt(empty)
+            let body: [String: Any] = [
+                "id": Self.bundle, "type": "application",
+                "transaction": ["type": "ios-appstore", "id": Self.bundle, "appStoreReceipt": Data(signed).base64EncodedString()],
+                "additionalData": ["applicationUsername": "ana"],
+            ]
+            let reply = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: body)
+            #expect(reply.status == .ok)
+            #expect(Self.ok(reply), "\(reply.json)")
+            #expect(Self.collection(reply).isEmpty)
+            #expect(Self.data(reply)["id"] as? String == Self.bundle)
+            let transaction = Self.data(reply)["transaction"] as? [String: Any]
+            #expect(transaction?["type"] as? String == "ios-appstore")
+            #expect(transaction?["bundle_id"] as? String == Self.bundle)
+            #expect(try await harness.count("purchases") == 0)
+
+            // The same receipt with one byte of its signed content changed does not verify.
+            var tampered = signed
+            tampered[tampered.count / 2] ^= 0x01
+            var forged = body
+            forged["transaction"] = ["type": "ios-appstore", "id": Self.bundle, "appStoreReceipt": Data(tampered).base64EncodedString()]
+            let refused = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: forged)
+            #expect(refused.status == .ok)
+            #expect(refused.json["ok"] as? Bool == false, "\(refused.json)")
+            #expect(refused.json["code"] as? Int == 6_777_017)
         }
     }
 }
