@@ -19,8 +19,11 @@ struct ReceiptRejectionTests {
         expectations = try AppExpectations(bundleId: "it.seaboo.app", appAppleId: nil, environment: .sandbox)
     }
 
+    static let created = Date()
+
     func receipt(_ type: String = "ProductionSandbox", bundle: String = "it.seaboo.app") -> AppReceipt {
-        .testReceipt(bundleId: bundle, productId: "it.seaboo.rental.basic", transactionId: "2000000000000777", receiptType: type)
+        // A fixed creation time: receipts carry whole seconds, and tests compare two receipt() calls.
+        .testReceipt(bundleId: bundle, productId: "it.seaboo.rental.basic", transactionId: "2000000000000777", receiptType: type, created: Self.created)
     }
 
     @Test("a TestKit receipt round-trips through the verifier, SHA-1 and SHA-256", arguments: [TestReceiptCA.Digest.sha1, .sha256])

@@ -20,6 +20,10 @@ enum TestPostgres {
         var settings = server
         settings.database = name
         settings.poolSize = poolSize
+        // Tests share two cores with a compiler and a PostgreSQL server: waiting for a connection
+        // is not what they test, so they wait longer than a service would.
+        settings.acquireTimeout = 60
+        settings.connectTimeout = 60
         let store = try PostgresStore(settings: settings, logger: logger)
         do {
             try await store.withRunning { try await body(store) }
