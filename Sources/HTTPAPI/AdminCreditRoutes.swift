@@ -24,7 +24,7 @@ struct AdminCreditRoutes {
         router.post("/api/admin/credit-products") { request, context in
             let (runtime, keyId) = try admin(context)
             let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
-            guard let productId = body.productId?.trimmingCharacters(in: .whitespaces), !productId.isEmpty else {
+            guard let productId = body.productId.map(Text.trimmed), !productId.isEmpty else {
                 throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
             }
             let product = try await operations.create(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
@@ -44,7 +44,7 @@ struct AdminCreditRoutes {
             let (runtime, _) = try admin(context)
             let filter = try LedgerQuery.filter(request, settings: try CreditAccounts.settings(runtime), forAdmin: true)
             let tenantId = runtime.id
-            if Self.wantsCSV(request) {
+            if try Self.wantsCSV(request) {
                 let entries = try await store.read { try $0.credits.export(tenantId: tenantId, filter: filter, limit: Self.exportLimit) }
                 return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8",
                                                        .contentDisposition: "attachment; filename=\"\(tenantId)-ledger.csv\""],
@@ -73,10 +73,10 @@ struct AdminCreditRoutes {
         router.post("/api/admin/credits/adjustments") { request, context in
             let (runtime, keyId) = try admin(context)
             let body = try await JSONCoding.decode(AdjustmentRequest.self, from: request)
-            let userId = body.userId.trimmingCharacters(in: .whitespaces)
-            guard !userId.isEmpty, userId.count <= 200 else { throw APIError(.badRequest, .invalidField, "userId must be 1-200 characters", field: "userId") }
-            let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !reason.isEmpty, reason.count <= 500 else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason (up to 500 characters)", field: "reason") }
+            let userId = Text.trimmed(body.userId)
+            guard !userId.isEmpty, Text.length(userId) <= 200 else { throw APIError(.badRequest, .invalidField, "userId must be 1-200 characters", field: "userId") }
+            let reason = Text.trimmed(body.reason)
+            guard !reason.isEmpty, Text.length(reason) <= 500 else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason (up to 500 characters)", field: "reason") }
             let result = try await operations.adjust(runtime, userId: userId, creditType: body.creditType, amount: body.amount, reason: reason,
                                                      actor: .admin(keyId: keyId))
             return try JSONCoding.response(AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)), status: .created)
@@ -89,8 +89,13 @@ struct AdminCreditRoutes {
         return (runtime, keyId)
     }
 
-    static func wantsCSV(_ request: Request) -> Bool {
-        request.uri.queryParameters["format"] == "csv" || (request.headers[.accept]?.contains("text/csv") ?? false)
+    /// `?format=csv` (or `json`, the default), or `Accept: text/csv`. Any other format is refused.
+    static func wantsCSV(_ request: Request) throws -> Bool {
+        let formats = request.uri.queryParameters.getAll("format")
+        guard formats.count <= 1, formats.allSatisfy({ $0 == "csv" || $0 == "json" }) else {
+            throw APIError(.badRequest, .invalidQuery, "format must be json or csv", field: "format")
+        }
+        return formats.first == "csv" || (formats.isEmpty && request.headers[.accept]?.contains("text/csv") == true)
     }
 }
 

@@ -107,7 +107,7 @@ struct AdminRoutes {
         filter.from = try Paging.time(request, "from")
         filter.to = try Paging.time(request, "to")
         let tenantId = tenant.id, purchaseFilter = filter
-        if AdminCreditRoutes.wantsCSV(request) {
+        if try AdminCreditRoutes.wantsCSV(request) {
             let rows = try await services.store.read { try $0.purchases.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit) }
             return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-purchases.csv\""],
                             body: .init(byteBuffer: ByteBuffer(string: PurchaseCSV.render(rows))))
@@ -143,7 +143,7 @@ struct AdminRoutes {
         try services.rateLimiter.check(context, scope: .admin)
         let id = try Paging.bookingId(context)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
-        let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "a manual confirmation needs a reason", field: "reason") }
         let booking = try await services.adminTransition(id, to: .confirmed, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))

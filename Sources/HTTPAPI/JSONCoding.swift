@@ -83,10 +83,62 @@ struct APITime: Codable, Hashable, Sendable {
         self.date = date
     }
 
-    /// Parses an ISO 8601 date-time with or without fractional seconds.
+    /// Parses an RFC 3339 date-time, exactly: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of 1 to 9
+    /// digits (kept to the millisecond), then `Z` or an offset `±HH:MM`. Anything else (a trailing
+    /// character, a missing zone, a 13th month, a 31st of April) is refused, as the OpenAPI pattern
+    /// `ISODateTime` says.
     static func parse(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let bytes = Array(text.utf8)
+        var index = 0
+        func digits(_ count: Int) -> Int? {
+            guard index + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + count] {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            index += count
+            return value
+        }
+        func expect(_ character: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == character else { return false }
+            index += 1
+            return true
+        }
+        guard let year = digits(4), expect(0x2D), let month = digits(2), expect(0x2D), let day = digits(2), expect(0x54),
+              let hour = digits(2), expect(0x3A), let minute = digits(2), expect(0x3A), let second = digits(2)
+        else { return nil }
+        var milliseconds = 0
+        if expect(0x2E) {
+            let start = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+            let count = index - start
+            guard (1...9).contains(count) else { return nil }
+            for (position, byte) in bytes[start..<min(start + 3, index)].enumerated() {
+                milliseconds += Int(byte - 0x30) * [100, 10, 1][position]
+            }
+        }
+        var offsetMinutes = 0
+        if !expect(0x5A) {
+            guard index < bytes.count, bytes[index] == 0x2B || bytes[index] == 0x2D else { return nil }
+            let sign = bytes[index] == 0x2D ? -1 : 1
+            index += 1
+            guard let offsetHours = digits(2), expect(0x3A), let offsetMinute = digits(2), offsetHours <= 23, offsetMinute <= 59 else { return nil }
+            offsetMinutes = sign * (offsetHours * 60 + offsetMinute)
+        }
+        guard index == bytes.count, (1...12).contains(month), hour <= 23, minute <= 59, second <= 60 else { return nil }  // 60: a leap second
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...monthDays).contains(day) else { return nil }
+        // Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's days_from_civil).
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
+        return Date(timeIntervalSince1970: TimeInterval(seconds) + TimeInterval(milliseconds) / 1000)
     }
 
     func encode(to encoder: any Encoder) throws {

@@ -143,8 +143,8 @@ struct SubscriptionRoutes {
     }
 
     static func text(_ value: String, field: String) throws -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.count <= 200 else { throw APIError(.badRequest, .invalidField, "\(field) must be 1 to 200 characters", field: field) }
+        let trimmed = Text.trimmed(value)
+        guard !trimmed.isEmpty, Text.length(trimmed) <= 200 else { throw APIError(.badRequest, .invalidField, "\(field) must be 1 to 200 characters", field: field) }
         return trimmed
     }
 }

@@ -46,13 +46,13 @@ public struct CreditProduct: Hashable, Sendable {
 
     /// Checks a product an operator wrote (amounts, names, lengths) against the tenant's credit types.
     public func validate(settings: CreditSettings) throws(DomainError) {
-        guard !productId.isEmpty, productId.count <= 200 else { throw .invalid("productId must be 1-200 characters", field: "productId", code: .invalidField) }
+        guard !productId.isEmpty, Text.length(productId) <= 200 else { throw .invalid("productId must be 1-200 characters", field: "productId", code: .invalidField) }
         guard settings.types.contains(creditType) else {
             throw .invalid("creditType must be one of \(settings.types.joined(separator: ", "))", field: "creditType", code: .unknownCreditType)
         }
         guard (1...1_000_000).contains(credits) else { throw .invalid("credits must be 1...1000000", field: "credits", code: .invalidField) }
-        guard !title.isEmpty, title.count <= 200 else { throw .invalid("title must be 1-200 characters", field: "title", code: .invalidField) }
-        guard (description?.count ?? 0) <= 2_000 else { throw .invalid("description is limited to 2000 characters", field: "description", code: .invalidField) }
+        guard !title.isEmpty, Text.length(title) <= 200 else { throw .invalid("title must be 1-200 characters", field: "title", code: .invalidField) }
+        guard Text.length(description ?? "") <= 2_000 else { throw .invalid("description is limited to 2000 characters", field: "description", code: .invalidField) }
         if let price = priceMinor, !(0...100_000_000).contains(price) {
             throw .invalid("priceMinor must be 0...100000000 (minor units)", field: "priceMinor", code: .invalidField)
         }
