@@ -2,8 +2,11 @@
 //
 // Conventions
 // - Money is an integer in minor units of `currency` (8000 + "EUR" = €80.00).
-// - Times are ISO 8601 UTC strings with milliseconds ("2026-07-01T09:00:00.000Z"); requests may
-//   omit the milliseconds.
+// - Times are ISO 8601 UTC strings with milliseconds ("2026-07-01T09:00:00.000Z"). Requests send
+//   RFC 3339 date-times: 0 to 9 fraction digits, then Z or an offset ("+02:00"); anything else
+//   (no zone, a trailing character, an impossible date) is refused with 400.
+// - Free text that must not be blank (reasons, ids) is trimmed of white space; lengths count
+//   Unicode code points, as JSON Schema's maxLength does.
 // - Ids of bookings and purchases are integers below 2^53 (safe JavaScript numbers).
 // - Optional fields are omitted when they have no value (never null).
 // - Every error has the shape `ErrorResponse`, with a stable `code`.

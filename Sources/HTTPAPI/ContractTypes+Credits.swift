@@ -135,7 +135,7 @@ struct CreditLotsResponse: Codable {
     var lots: [CreditLotDTO]
 }
 
-struct ReserveCreditsRequest: Codable {
+struct ReserveCreditsRequest: Codable, RefusesNull {
     var amount: Int64
     var creditType: String?
     var reference: String?
@@ -184,7 +184,8 @@ struct EligibilityResponse: Codable {
     var reason: String
 }
 
-struct CreditProductRequest: Decodable {
+struct CreditProductRequest: Decodable, RefusesNull {
+    static let nullable: Set<String> = ["description", "priceMinor"]
     var productId: String?
     var creditType: String?
     var credits: Int64?
@@ -216,7 +217,7 @@ struct CreditProductResponse: Codable {
     var product: ProductDTO
 }
 
-struct AdjustmentRequest: Codable {
+struct AdjustmentRequest: Codable, RefusesNull {
     var userId: String
     var creditType: String?
     var amount: Int64

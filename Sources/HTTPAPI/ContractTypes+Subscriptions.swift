@@ -78,12 +78,12 @@ struct SubscriptionPage: Codable {
     var data: [SubscriptionDTO]
 }
 
-struct LinkRequest: Codable {
+struct LinkRequest: Codable, RefusesNull {
     var originalTransactionId: String
     var force: Bool?
 }
 
-struct UnlinkRequest: Codable {
+struct UnlinkRequest: Codable, RefusesNull {
     var originalTransactionId: String
 }
 
@@ -112,7 +112,7 @@ struct MembershipDTO: Codable {
 }
 
 /// `PUT /api/admin/memberships/{userId}`: a membership paid outside the App Store.
-struct MembershipRequest: Codable {
+struct MembershipRequest: Codable, RefusesNull {
     /// `alipay`, `wechat`, `stripe`, …; omit when unknown (created by hand).
     var payMethod: String?
     var tier: String?

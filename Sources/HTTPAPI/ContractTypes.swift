@@ -112,7 +112,7 @@ struct ResourcesResponse: Codable {
     var resources: [ResourceDTO]
 }
 
-struct CreateBookingRequest: Codable {
+struct CreateBookingRequest: Codable, RefusesNull {
     var resourceId: String
     var start: APITime?
     var end: APITime?
@@ -209,7 +209,7 @@ struct PurchaseDTO: Codable {
     }
 }
 
-struct VerifyPurchaseRequest: Codable {
+struct VerifyPurchaseRequest: Codable, RefusesNull {
     /// The booking a booking product pays for; absent for a credit pack.
     var bookingId: BookingID?
     var productId: String
@@ -382,10 +382,10 @@ struct ResendResponse: Codable {
     var queued: Bool
 }
 
-struct AdminConfirmRequest: Codable {
+struct AdminConfirmRequest: Codable, RefusesNull {
     var reason: String
 }
 
-struct AdminCancelRequest: Codable {
+struct AdminCancelRequest: Codable, RefusesNull {
     var reason: String?
 }

@@ -3,6 +3,16 @@ import Foundation
 import Hummingbird
 import NIOCore
 
+/// A request body of Berth's own API: fields are omitted, never null, except `nullable` ones
+/// (where null means "clear it"). Compatibility bodies (other products' shapes) do not adopt it.
+protocol RefusesNull {
+    static var nullable: Set<String> { get }
+}
+
+extension RefusesNull {
+    static var nullable: Set<String> { [] }
+}
+
 /// Reading request bodies and writing JSON responses with the API's conventions.
 enum JSONCoding {
     static let bodyLimit = 64 * 1024
@@ -19,12 +29,25 @@ enum JSONCoding {
             throw APIError(.contentTooLarge, .bodyTooLarge, "request bodies are limited to 64 KiB")
         }
         guard buffer.readableBytes > 0 else { throw APIError(.badRequest, .invalidJson, "the request body is empty; send a JSON object") }
+        let data = Data(buffer.readableBytesView)
+        if let strict = T.self as? any RefusesNull.Type { try refuseNulls(data, allowed: strict.nullable) }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
             throw describe(error)
         } catch {
             throw APIError(.badRequest, .invalidJson, "the request body is not valid JSON")
+        }
+    }
+
+    /// Berth's own bodies omit what they do not send: a `null` is refused (400 invalid_field) unless
+    /// the field is one that null clears. Bodies without the token `null` skip the extra parse.
+    private static func refuseNulls(_ data: Data, allowed: Set<String>) throws {
+        guard data.range(of: Data("null".utf8)) != nil,
+              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
+        else { return }
+        if let field = object.filter({ $0.value is NSNull && !allowed.contains($0.key) }).keys.sorted().first {
+            throw APIError(.badRequest, .invalidField, "\(field) cannot be null: omit it instead", field: field)
         }
     }
 
