@@ -76,7 +76,8 @@ struct AdminCreditRoutes {
             let userId = Text.trimmed(body.userId)
             guard !userId.isEmpty, Text.length(userId) <= 200 else { throw APIError(.badRequest, .invalidField, "userId must be 1-200 characters", field: "userId") }
             let reason = Text.trimmed(body.reason)
-            guard !reason.isEmpty, Text.length(reason) <= 500 else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason (up to 500 characters)", field: "reason") }
+            guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason", field: "reason") }
+            guard Text.length(reason) <= 500 else { throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason") }
             let result = try await operations.adjust(runtime, userId: userId, creditType: body.creditType, amount: body.amount, reason: reason,
                                                      actor: .admin(keyId: keyId))
             return try JSONCoding.response(AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)), status: .created)

@@ -19,19 +19,21 @@ struct VerifyPurchaseRoutes {
         let (runtime, userId, _) = try context.requireUser()
         try rateLimiter.check(context, scope: .verification)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
+        // An empty transactionId (what a client sends when StoreKit gave none) names no transaction.
+        let transactionId = body.transactionId.flatMap { $0.isEmpty ? nil : $0 }
         let proof: PurchaseProof
         if let jws = body.jwsRepresentation, !jws.isEmpty {
             proof = .jws(jws)
         } else if let receipt = body.receipt, !receipt.isEmpty {
-            proof = .receipt(receipt, transactionId: body.transactionId)
-        } else if let transactionId = body.transactionId, !transactionId.isEmpty {
+            proof = .receipt(receipt, transactionId: transactionId)
+        } else if let transactionId {
             proof = .transactionId(transactionId)
         } else {
             throw APIError(.badRequest, .missingField, "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt) or transactionId", field: "jwsRepresentation")
         }
         let result: VerifyPurchase.Result
         do {
-            result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: body.productId, transactionId: body.transactionId,
+            result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: body.productId, transactionId: transactionId,
                                                     proof: proof, target: body.bookingId.map { .booking(id: $0.value) }))
         } catch {
             metrics?.verificationFailed(error)

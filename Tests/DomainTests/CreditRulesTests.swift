@@ -74,3 +74,17 @@ struct CreditRulesTests {
         #expect(event?.subject == "credits:c:u")
     }
 }
+
+@Suite("Text: how callers' free text is trimmed and measured")
+struct TextTests {
+    @Test("white space is Unicode's White_Space plus U+001C-U+001F; lengths are code points")
+    func trimAndLength() {
+        #expect(Text.trimmed("  a b\n") == "a b")
+        #expect(Text.trimmed("\u{1C}\u{2003}\u{3000}x\u{1F}\u{85}") == "x")
+        #expect(Text.trimmed(" \u{A0}\t\u{2028}") == "")
+        #expect(Text.trimmed("\u{200B}") == "\u{200B}", "a zero-width space is not white space")
+        #expect(Text.length("é") == 1 && Text.length("e\u{301}") == 2, "combining marks count as code points")
+        #expect(Text.length("\r\n") == 2 && "\r\n".count == 1)
+        #expect(Text.length("👍🏽") == 2)
+    }
+}

@@ -189,6 +189,47 @@ struct CreditsTests {
         }
     }
 
+    /// One refused request: its status, code and field, and nothing written.
+    static func refused(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, key: String, user: String? = nil,
+                        raw: String) async throws -> (HTTPResponse.Status, String?, String?) {
+        let reply = try await client.call(method, uri, auth: key, user: user, raw: raw)
+        return (reply.status, reply.errorCode, reply.errorField)
+    }
+
+    @Test("the API's own bodies refuse null where the field cannot be cleared, blank reasons and unknown export formats: 400 naming the field")
+    func strictInput() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let nullType = try await Self.refused(client, .post, "/api/credits/reservations", key: keys.stylist, user: "ana", raw: #"{"amount": 1, "creditType": null}"#)
+            #expect(nullType.0 == .badRequest && nullType.1 == "invalid_field" && nullType.2 == "creditType", "\(nullType)")
+            let nullTitle = try await Self.refused(client, .patch, "/api/admin/credit-products/\(Self.starter)", key: keys.stylistAdmin, raw: #"{"title": null}"#)
+            #expect(nullTitle.0 == .badRequest && nullTitle.2 == "title", "\(nullTitle)")
+            let nullBooking = try await Self.refused(client, .post, "/api/verify-purchase", key: keys.stylist, user: "ana",
+                                                     raw: #"{"productId": "\#(Self.starter)", "jwsRepresentation": "x", "bookingId": null}"#)
+            #expect(nullBooking.0 == .badRequest && nullBooking.2 == "bookingId", "\(nullBooking)")
+            // "null" inside a string is text, not a null.
+            let text = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
+                                              raw: #"{"userId": "ana", "amount": 1, "reason": "null pointer in the generator"}"#)
+            #expect(text.0 == .created, "\(text)")
+            // A reason of white space only (U+001C and U+2003 included) is blank; a too long one is named as invalid.
+            let blank = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
+                                               raw: #"{"userId": "ana", "amount": 1, "reason": " \u001c\u2003\n"}"#)
+            #expect(blank.0 == .badRequest && blank.1 == "missing_field" && blank.2 == "reason", "\(blank)")
+            let long = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
+                                              raw: #"{"userId": "ana", "amount": 1, "reason": "\#(String(repeating: "é", count: 501))"}"#)
+            #expect(long.0 == .badRequest && long.1 == "invalid_field" && long.2 == "reason", "\(long)")
+            #expect(try await harness.rows("SELECT id FROM credit_ledger WHERE type = 'adjustment'").count == 1, "only the valid adjustment")
+
+            for uri in ["/api/admin/credits/ledger?format=xml", "/api/admin/purchases?format=pdf", "/api/admin/purchases?format=csv&format=json"] {
+                let reply = try await client.call(.get, uri, auth: keys.stylistAdmin)
+                #expect(reply.status == .badRequest && reply.errorField == "format", "\(uri)")
+            }
+            #expect(try await client.call(.get, "/api/admin/purchases?format=json", auth: keys.stylistAdmin).status == .ok)
+        }
+    }
+
     @Test("20 concurrent reservations of 1 against a balance of 5 hold exactly 5")
     func concurrentReservations() async throws {
         let harness = try await Harness.make()
