@@ -3,8 +3,9 @@
 
 Starts the built `berth serve` on a free loopback port with its own SQLite file, makes keys and
 bookings through the real CLI and API, then drives the page: the sign-in page at /, a refused
-key, sign in, confirm a pending booking, a refused action's message, CSV export. Saves
-screenshots of the main views to docs/screenshots/. Exits non-zero on the first failed check;
+key, sign in, confirm a pending booking, a refused action's message, CSV export. Takes
+screenshots of the main views: into docs/screenshots/ with BERTH_WRITE_SCREENSHOTS=1 (to refresh
+the README's), else into a temporary folder. Exits non-zero on the first failed check;
 bounded in time (every wait has a timeout, the server is killed at the end).
 
 Usage: Tests/browser/admin_test.py [path to berth binary]
@@ -29,7 +30,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BERTH = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "berth"))
-SHOTS = os.path.join(ROOT, "docs", "screenshots")
+SHOTS = (os.path.join(ROOT, "docs", "screenshots") if os.environ.get("BERTH_WRITE_SCREENSHOTS") == "1"
+         else tempfile.mkdtemp(prefix="berth-screenshots-"))
 
 
 def free_port():
