@@ -451,18 +451,26 @@ export interface EligibilityResponse {
   reason: "eligible" | "unused_credit" | "product_inactive";
 }
 
-/** POST /api/admin/credit-products (productId, credits and title required) and PATCH /api/admin/credit-products/{productId}
- * (an absent field is left as it is; description or priceMinor null clears it) */
+/** POST /api/admin/credit-products: a new credit product (409 product_exists if the id is taken).
+ * productId and title: 1-200 characters; creditType: one of the app's (required if it has several). */
 export interface CreditProductRequest {
-  productId?: string;
+  productId: string;
   creditType?: string;
-  credits?: number;
-  title?: string;
+  /** 1...1000000 */
+  credits: number;
+  title: string;
+  /** up to 2000 characters */
   description?: string | null;
+  /** 0...100000000 minor units */
   priceMinor?: number | null;
+  /** within ±1000000 */
   displayOrder?: number;
   active?: boolean;
 }
+
+/** PATCH /api/admin/credit-products/{productId}: an absent field is left as it is; description or
+ * priceMinor null clears it; null elsewhere, or a productId, is refused with 400. */
+export type CreditProductPatch = Partial<Omit<CreditProductRequest, "productId">>;
 
 export interface CreditProductResponse {
   product: Product;
