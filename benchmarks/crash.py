@@ -116,14 +116,17 @@ def transaction_id(jws):
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["transactionId"]
 
 
-def prepare(instances, seaboo_key, prefix):
-    """Bookings (one user each) and credit-pack purchases (one user each), each with its signed transaction."""
+def prepare(instances, seaboo_key, prefix, hour):
+    """Bookings (one user each) and credit-pack purchases (one user each), each with its signed transaction.
+
+    Each phase books the same boat on the same days, so each phase takes its own hour: two phases must
+    never ask for overlapping slots (Python's str hash is salted per process, so it cannot pick them)."""
     calls = []
     day0 = int(time.time() // 86400) + 2
     for index in range(BOOKINGS):
         user = f"{prefix}-sailor{index}"
-        start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((day0 + index) * 86400 + 8 * 3600 + (hash(prefix) % 4) * 3600))
-        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((day0 + index) * 86400 + 9 * 3600 + (hash(prefix) % 4) * 3600))
+        start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((day0 + index) * 86400 + hour * 3600))
+        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((day0 + index) * 86400 + (hour + 1) * 3600))
         status, body = request(instances[0].current_port(), "POST", "/api/bookings", {"Authorization": f"Bearer {seaboo_key}", "X-User-Id": user},
                                {"resourceId": "gozzo-5m", "start": start, "end": end})
         if status != 201:
@@ -199,7 +202,7 @@ def main():
         instance.start()
 
     # Phase 1: kill -9 one instance at a time, KILLS times, spread over the burst.
-    calls1 = prepare(instances, seaboo_key, "k")
+    calls1 = prepare(instances, seaboo_key, "k", hour=8)
     kills = [0]
 
     def killer(progress, total, stop):
@@ -218,7 +221,7 @@ def main():
     burst(calls1, instances, keys, killer)
 
     # Phase 2: restart PostgreSQL (immediate shutdown) in the middle of a burst.
-    calls2 = prepare(instances, seaboo_key, "r")
+    calls2 = prepare(instances, seaboo_key, "r", hour=10)
     restarts = [0]
 
     def restarter(progress, total, stop):
