@@ -99,7 +99,10 @@ struct PKCS7SignedData {
         guard try Int(berEncoded: fields[0]) == 1 else { throw SignedDataError(.malformed, "SignerInfo version is not 1") }
         let sid = try children(fields[1], .sequence, "SignerInfo.sid")
         guard sid.count == 2 else { throw SignedDataError(.malformed, "the signer is not named by issuer and serial number") }
-        let issuer = try DistinguishedName(derEncoded: Array(sid[0].encodedBytes))
+        // Named by its node type so the compiler picks DERParseable's initializer, not the deprecated
+        // implicitly-tagged one it prefers for a byte array.
+        let parseName: (ASN1Node) throws -> DistinguishedName = DistinguishedName.init(derEncoded:)
+        let issuer = try parseName(sid[0])
         let serial = Certificate.SerialNumber(bytes: try ArraySlice<UInt8>(derEncoded: Array(sid[1].encodedBytes)))
         let digestAlgorithm = try algorithm(fields[2])
 

@@ -65,8 +65,6 @@ func preparePurchases(baseURL: String, creator: BookingCreator, caDirectory: Str
                           let booking = object["booking"] as? [String: Any], let id = booking["id"] as? Int,
                           let product = booking["requiredProductId"] as? String
                     else {
-                        FileHandle.standardError.write(Data("BerthBenchmarks: booking failed: \(String(decoding: data, as: UTF8.self))\n".utf8))
-                        exit(1)
                         throw NSError(domain: "BerthBenchmarks", code: 1, userInfo: [NSLocalizedDescriptionKey: "booking failed: \(String(decoding: data, as: UTF8.self))"])
                     }
                     let jws = try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: product))

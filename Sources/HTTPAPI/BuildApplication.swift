@@ -24,6 +24,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     let router = Router(context: BerthRequestContext.self)
     let routes = RouteTable()
     router.middlewares.add(RequestIdentifier())
+    router.middlewares.add(AccessLog())
     router.middlewares.add(MetricsMiddleware(metrics: services.metrics))
     router.middlewares.add(ErrorMiddleware())
     router.middlewares.add(MethodGuard(routes: routes))

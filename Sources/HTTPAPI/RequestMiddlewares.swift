@@ -83,3 +83,22 @@ struct RequestIdentifier: RouterMiddleware {
         return value
     }
 }
+
+/// One line per request at `debug` (`BERTH_LOG_LEVEL=debug`): method, path without its query
+/// (queries carry user ids), status, milliseconds, and the request id the logger already holds.
+/// At the default level it costs a level check: swift-log evaluates nothing it will not write.
+struct AccessLog: RouterMiddleware {
+    typealias Context = BerthRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let response = try await next(request, context)
+        context.logger.debug("request", metadata: [
+            "method": .string(request.method.rawValue),
+            "path": .string(request.uri.path),
+            "status": .stringConvertible(response.status.code),
+            "duration_ms": .string(String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)),
+        ])
+        return response
+    }
+}

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// `BERTH_LOG_FORMAT=json`: one JSON object per line on standard error (`time`, `level`, `label`,
-/// `message`, then the metadata, `request_id` among them), for log shippers.
+/// `message`, `error` when the call passed one, then the metadata, `request_id` among them), for log shippers.
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
@@ -13,14 +13,15 @@ struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         var object: [String: Any] = [:]
-        for (key, value) in metadata.merging(explicit ?? [:], uniquingKeysWith: { $1 }) { object[key] = Self.plain(value) }
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = Self.plain(value) }
         object["time"] = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!,
                                                      formatOptions: [.withInternetDateTime, .withFractionalSeconds])
-        object["level"] = level.rawValue
+        object["level"] = event.level.rawValue
         object["label"] = label
-        object["message"] = message.description
+        object["message"] = event.message.description
+        if let error = event.error { object["error"] = String(describing: error) }
         guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         data.append(0x0A)
         FileHandle.standardError.write(data)

@@ -40,8 +40,9 @@ final class ServerProcess: Sendable {
         try BerthProcess.run(arguments, in: directory)
     }
 
-    /// Starts the server and waits until /healthz answers (at most 20 s).
-    func start(environment extra: [String: String] = [:]) async throws {
+    /// Starts the server and waits until /healthz answers (at most 20 s). Its standard error goes
+    /// to `errorLog` when given (the logs), else nowhere.
+    func start(environment extra: [String: String] = [:], errorLog: URL? = nil) async throws {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         process.executableURL = try BerthProcess.executable
@@ -50,7 +51,12 @@ final class ServerProcess: Sendable {
         process.arguments = ["serve", "--port", "0", "--port-file", portFile.path]
         process.currentDirectoryURL = directory
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        if let errorLog {
+            try #require(FileManager.default.createFile(atPath: errorLog.path, contents: nil), "cannot create \(errorLog.path)")
+            process.standardError = try FileHandle(forWritingTo: errorLog)
+        } else {
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        }
         try process.run()
         self.process.withLock { $0 = process }
         for _ in 0..<200 {
