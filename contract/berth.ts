@@ -711,6 +711,25 @@ export interface ResendResponse {
 
 // ---------------------------------------------------------------- admin
 
+/** GET /api/admin/app: the app the admin key belongs to; the admin page shows only what it sells. */
+export interface AppResponse {
+  app: {
+    id: string;
+    name: string;
+    bundleId: string;
+    environments: ("Production" | "Sandbox")[];
+    currency: string;
+    /** empty until the catalog gives it booking rules, credit settings or a subscription product */
+    sells: ProductKind[];
+    /** present when it sells credits */
+    creditTypes?: string[];
+    /** an App Store Server API key is configured (bare transaction ids, test notifications, subscription refresh) */
+    appStoreServerAPI: boolean;
+    /** signed webhooks go to the app's backend */
+    webhook: boolean;
+  };
+}
+
 export interface AdminConfirmRequest {
   reason: string;
 }

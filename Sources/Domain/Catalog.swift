@@ -287,6 +287,18 @@ public struct UserAuth: Codable, Hashable, Sendable {
     }
 }
 
+extension Tenant {
+    /// What the app sells: bookings when it has booking rules, credits when it has credit
+    /// settings, subscriptions when a product is one. The admin page shows only these views.
+    public var sells: [ProductKind] {
+        var kinds: [ProductKind] = []
+        if bookingRules != nil { kinds.append(.booking) }
+        if credits != nil { kinds.append(.credits) }
+        if products.contains(where: { $0.kind == .subscription }) { kinds.append(.subscription) }
+        return kinds
+    }
+}
+
 /// What a product does when bought.
 public enum ProductKind: String, Codable, Hashable, Sendable {
     case booking, credits, subscription

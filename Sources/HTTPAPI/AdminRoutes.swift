@@ -6,11 +6,16 @@ import Hummingbird
 import NIOCore
 import UseCases
 
-/// `/api/admin/…`: the tenant's booking administration (admin API key).
+/// `/api/admin/…`: the app's own description and its booking administration (admin API key).
 struct AdminRoutes {
     let services: BerthServices
 
     func register(on router: Router<BerthRequestContext>) {
+        router.get("/api/admin/app") { _, context in
+            let (tenant, _) = try context.requireAdmin()
+            try services.rateLimiter.check(context, scope: .admin)
+            return try JSONCoding.response(AppResponse(app: AppDTO(tenant.tenant, appStoreServerAPI: tenant.serverAPI != nil, webhook: tenant.webhook != nil)))
+        }
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
         router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
@@ -69,7 +74,7 @@ struct AdminRoutes {
     }
 
     /// A paginated, newest-first admin listing of one kind of record.
-    private func listing<Item: Sendable, DTO: Codable>(
+    private func listing<Item: Sendable, DTO: Codable & Sendable>(
         _ path: RouterPath, on router: Router<BerthRequestContext>,
         fetch: @escaping @Sendable (String, Page) async throws -> (items: [Item], total: Int),
         as present: @escaping @Sendable (Item) -> DTO

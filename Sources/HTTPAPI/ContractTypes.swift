@@ -374,6 +374,39 @@ struct UnclaimedDTO: Codable {
     }
 }
 
+/// `GET /api/admin/app`: the app an admin key belongs to, as the admin page needs it.
+struct AppResponse: Codable {
+    var app: AppDTO
+}
+
+struct AppDTO: Codable {
+    var id: String
+    var name: String
+    var bundleId: String
+    var environments: [String]
+    var currency: String
+    /// `booking`, `credits`, `subscription`: what it sells (an empty list sells nothing yet).
+    var sells: [String]
+    /// The credit types, when it sells credits.
+    var creditTypes: [String]?
+    /// Whether an App Store Server API key is configured (bare transaction ids, test notifications, refreshes).
+    var appStoreServerAPI: Bool
+    /// Whether signed webhooks go to the app's backend.
+    var webhook: Bool
+
+    init(_ tenant: Tenant, appStoreServerAPI: Bool, webhook: Bool) {
+        id = tenant.id
+        name = tenant.name
+        bundleId = tenant.apple.bundleId
+        environments = tenant.apple.environments
+        currency = tenant.currency
+        sells = tenant.sells.map(\.rawValue)
+        creditTypes = tenant.credits?.types
+        self.appStoreServerAPI = appStoreServerAPI
+        self.webhook = webhook
+    }
+}
+
 struct TestNotificationResponse: Codable {
     var testNotificationToken: String
 }

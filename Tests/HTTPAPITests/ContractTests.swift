@@ -99,6 +99,7 @@ struct ContractTests {
             record("PurchaseListResponse", "PurchaseListResponse", try await client.call(.get, "/api/admin/purchases?limit=1", auth: admin))
             record("ReplayListResponse", "ReplayListResponse", try await client.call(.get, "/api/admin/replays?limit=1", auth: admin))
             record("AuditListResponse", "AuditListResponse", try await client.call(.get, "/api/admin/audit?limit=2", auth: admin))
+            record("AppResponse", "AppResponse", try await client.call(.get, "/api/admin/app", auth: admin))
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
 
             var entry = AppReceipt.InAppPurchase()
@@ -221,13 +222,14 @@ struct ContractTests {
         record("LedgerListResponse", "LedgerListResponse", try await client.call(.get, "/api/admin/credits/ledger?limit=2", auth: admin))
         record("CreditStatsResponse", "CreditStatsResponse", try await client.call(.get, "/api/admin/credits/stats", auth: admin))
         record("LedgerCheckResponse", "LedgerCheckResponse", try await client.call(.get, "/api/admin/credits/check", auth: admin))
+        record("AppResponse.credits", "AppResponse", try await client.call(.get, "/api/admin/app", auth: admin))
     }
 
     @Test("every real response and request validates against its OpenAPI schema and has its example's shape")
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 65)
+        #expect(exchanges.count == 67)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -250,7 +252,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 65)
+        #expect(files.count == 67)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

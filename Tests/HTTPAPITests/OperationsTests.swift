@@ -67,4 +67,28 @@ struct OperationsTests {
             #expect(String(buffer: docs.body).contains("/api/verify-purchase"))
         }
     }
+
+    @Test("GET /api/admin/app names the key's app and what it sells, one kind per seed app; only admin keys may read it")
+    func appDescription() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let expected: [(tenant: String, sells: [String], creditTypes: [String]?)] = [
+                ("seaboo-test", ["booking"], nil), ("aistylist-test", ["credits"], ["credits"]),
+                ("ftchinese-test", ["subscription"], nil), ("braindumpster-test", ["subscription"], nil),
+            ]
+            for app in expected {
+                let admin = try await harness.apiKey(app.tenant, .admin)
+                let reply = try await client.call(.get, "/api/admin/app", auth: admin)
+                #expect(reply.status == .ok)
+                let body = reply.json["app"] as? [String: Any] ?? [:]
+                #expect(body["id"] as? String == app.tenant)
+                #expect(body["sells"] as? [String] == app.sells, "\(app.tenant): \(body)")
+                #expect(body["creditTypes"] as? [String] == app.creditTypes, "\(app.tenant): \(body)")
+                #expect(body["environments"] as? [String] == ["Sandbox"])
+            }
+            #expect(try await client.call(.get, "/api/admin/app", auth: harness.serverKey).status == .forbidden)
+            #expect(try await client.call(.get, "/api/admin/app", auth: nil).status == .unauthorized)
+        }
+    }
 }

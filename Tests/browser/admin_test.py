@@ -55,6 +55,10 @@ def call(url, method="GET", key=None, body=None, user=None):
         return error.code, json.loads(error.read() or b"{}")
 
 
+def visible_tabs(driver):
+    return [b.get_attribute("data-view") for b in driver.find_elements(By.CSS_SELECTOR, "#tabs button") if b.is_displayed()]
+
+
 def check(condition, what):
     if not condition:
         raise AssertionError(what)
@@ -67,10 +71,11 @@ def main():
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, BERTH_DATABASE=f"sqlite:{work}/berth.sqlite", BERTH_CATALOG=os.path.join(ROOT, "products.json"),
                BERTH_MIGRATIONS=os.path.join(ROOT, "migrations"))
-    keys = lambda role: subprocess.run([BERTH, "keys", "create", "--tenant", "seaboo-test", "--role", role], env=env, check=True,
-                                       capture_output=True, text=True, timeout=60).stdout.strip()
+    keys = lambda role, tenant="seaboo-test": subprocess.run([BERTH, "keys", "create", "--tenant", tenant, "--role", role], env=env, check=True,
+                                                             capture_output=True, text=True, timeout=60).stdout.strip()
     subprocess.run([BERTH, "migrate"], env=env, check=True, capture_output=True, timeout=60)
     admin, server = keys("admin"), keys("server")
+    credits_admin = keys("admin", "aistylist-test")
     log = open(os.path.join(work, "berth.log"), "w")
     process = subprocess.Popen([BERTH, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
     driver = None
@@ -126,6 +131,9 @@ def main():
         pager = wait.until(lambda d: d.find_element(By.ID, "pager").text)
         check(pager.startswith("1–2 of 2") and "null" not in pager, f"the pager counts the bookings: {pager!r}")
         check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") == admin, "the key is kept in session storage")
+        check(driver.find_element(By.ID, "app-name").text.startswith("Seaboo"), "the header names the app")
+        check(visible_tabs(driver) == ["bookings", "purchases", "notifications", "webhooks", "replays", "audit"],
+              f"a booking app's admin sees no credit or subscription views: {visible_tabs(driver)}")
         driver.save_screenshot(os.path.join(SHOTS, "bookings.png"))
 
         print("confirm a pending booking")
@@ -194,6 +202,31 @@ def main():
         print("sign out")
         driver.find_element(By.ID, "signout").click()
         check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") is None, "the key is forgotten")
+
+        print("a credits app's admin")
+        for user, amount, reason in [("mai", 20, "launch promotion"), ("ana", 5, "generation failed after commit (ticket 4411)")]:
+            status, _ = call(url + "/api/admin/credits/adjustments", "POST", credits_admin, {"userId": user, "amount": amount, "reason": reason})
+            check(status == 201, f"an operator adjusts {user}'s balance through the API ({status})")
+        driver.set_window_size(1280, 900)
+        wait.until(EC.visibility_of_element_located((By.ID, "key"))).send_keys(credits_admin)
+        driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
+        wait.until(lambda d: d.find_element(By.ID, "app-name").text.startswith("AI Image Stylist"))
+        heading = driver.find_element(By.CSS_SELECTOR, "#view h2").text
+        check(heading == "Credit ledger", f"the first view is the credit ledger: {heading!r}")
+        wait.until(lambda d: d.find_element(By.ID, "pager").text or d.find_element(By.ID, "message").text)
+        check(visible_tabs(driver) == ["ledger", "products", "purchases", "notifications", "webhooks", "replays", "audit"],
+              f"no bookings or subscriptions views: {visible_tabs(driver)}")
+        types = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#filter-creditType option")]
+        check(types == ["", "credits"], f"the credit type filter offers the app's types: {types}")
+        ledger = driver.find_element(By.ID, "rows").text
+        check("ticket 4411" in ledger and "launch promotion" in ledger, "the ledger lists the adjustments with their reasons")
+        driver.save_screenshot(os.path.join(SHOTS, "ledger.png"))
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="products"]').click()
+        rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#view table tr") or None)
+        text = driver.find_element(By.ID, "view").text
+        check("com.aiimagestylist.credits.starter" in text and len(rows) > 1, "its credit products are listed")
+        check(not driver.find_element(By.ID, "message").text.startswith(("Refused", "Failed")), "without a refusal")
+        driver.find_element(By.ID, "signout").click()
         print("browser test: all checks passed")
     finally:
         if driver:

@@ -94,7 +94,8 @@ const views = {
   ledger: {
     title: "Credit ledger", path: "/api/admin/credits/ledger", csv: "ledger",
     filters: [
-      { name: "userId", label: "User" }, { name: "productId", label: "Product" }, { name: "creditType", label: "Credit type" },
+      { name: "userId", label: "User" }, { name: "productId", label: "Product" },
+      { name: "creditType", label: "Credit type", type: "select", options: async () => (app.creditTypes || []).map((t) => [t, t]) },
       { name: "type", label: "Type", type: "select", options: ["purchase", "bonus", "usage", "refund", "refund_reversal", "adjustment", "debt_settlement"] },
       { name: "status", label: "Status", type: "select", options: ["completed", "refunded"] },
       { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
@@ -132,6 +133,11 @@ const views = {
 };
 
 let current = { name: null, offset: 0, query: {} };
+
+// The app the key belongs to (GET /api/admin/app). A view listed here appears only when the app
+// sells that kind of product; the others apply to every app.
+let app = null;
+const needs = { bookings: "booking", ledger: "credits", products: "credits", subscriptions: "subscription", cheats: "subscription" };
 
 function queryString(view, values, offset, extra = {}) {
   const query = new URLSearchParams();
@@ -319,6 +325,7 @@ async function renderProducts(main) {
 
 function signOut(reason) {
   sessionStorage.removeItem(KEY);
+  app = null;
   $("#app").hidden = true;
   $("#signin").hidden = false;
   $("#signin-error").textContent = reason || "";
@@ -327,15 +334,22 @@ function signOut(reason) {
 async function signIn(key) {
   sessionStorage.setItem(KEY, key);
   try {
-    await api("GET", "/api/admin/bookings?limit=1");
+    app = (await api("GET", "/api/admin/app")).app;
   } catch (error) {
     signOut(error instanceof APIFailure ? `Sign-in refused: ${error.message} (${error.code})` : `Sign-in failed: ${error.message}`);
     return;
   }
+  $("#app-name").textContent = app.name;
+  let first = null;
+  for (const button of document.querySelectorAll("#tabs button")) {
+    const need = needs[button.dataset.view];
+    button.hidden = need !== undefined && !app.sells.includes(need);
+    if (!button.hidden && first === null) first = button.dataset.view;
+  }
   $("#signin").hidden = true;
   $("#app").hidden = false;
   $("#signin-error").textContent = "";
-  await show("bookings");
+  await show(first);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
