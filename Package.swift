@@ -37,7 +37,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
-            resources: [.copy("Resources/AppleRootCA-G3.pem"), .copy("Resources/AppleIncRootCertificate.pem")]
+            resources: [.embedInCode("Resources/AppleRootCA-G3.pem"), .embedInCode("Resources/AppleIncRootCertificate.pem")]
         ),
         .target(
             name: "TestKit",
@@ -126,7 +126,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            resources: [.copy("Resources/web"), .copy("Resources/openapi.yaml")]
+            // Embedded in the binary: `berth` runs from any folder without a resource bundle beside it.
+            resources: [.embedInCode("Resources/web/admin.html"), .embedInCode("Resources/web/admin.js"), .embedInCode("Resources/web/admin.css"),
+                        .embedInCode("Resources/openapi.yaml")]
         ),
         .executableTarget(
             name: "berth",

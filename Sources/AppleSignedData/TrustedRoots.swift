@@ -20,12 +20,12 @@ public struct TrustedRoots: Sendable {
 
     /// Apple Root CA - G3, the anchor of every StoreKit 2 signature, bundled with this library.
     public static var appleRootCAG3: Certificate {
-        get throws(SignedDataError) { try bundled("AppleRootCA-G3") }
+        get throws(SignedDataError) { try bundled(PackageResources.AppleRootCA_G3_pem, "AppleRootCA-G3.pem") }
     }
 
     /// Apple Inc. Root Certificate, the anchor of legacy PKCS#7 app receipts, bundled with this library.
     public static var appleIncRoot: Certificate {
-        get throws(SignedDataError) { try bundled("AppleIncRootCertificate") }
+        get throws(SignedDataError) { try bundled(PackageResources.AppleIncRootCertificate_pem, "AppleIncRootCertificate.pem") }
     }
 
     /// The default for JWS: Apple Root CA - G3 only.
@@ -71,12 +71,10 @@ public struct TrustedRoots: Sendable {
         }
     }
 
-    private static func bundled(_ name: String) throws(SignedDataError) -> Certificate {
-        guard let url = Bundle.module.url(forResource: name, withExtension: "pem") else {
-            throw SignedDataError(.invalidRoot, "bundled resource \(name).pem is missing")
-        }
-        guard let certificate = try load(contentsOf: url).first else {
-            throw SignedDataError(.invalidRoot, "bundled resource \(name).pem is empty")
+    /// A root compiled into the library (SwiftPM's embedInCode): no resource bundle to deploy.
+    private static func bundled(_ bytes: [UInt8], _ name: String) throws(SignedDataError) -> Certificate {
+        guard let certificate = try parse(Data(bytes), source: name).first else {
+            throw SignedDataError(.invalidRoot, "bundled resource \(name) is empty")
         }
         return certificate
     }

@@ -27,30 +27,28 @@ struct WebRoutes {
     }
 }
 
-/// The files behind ``WebRoutes``, read once from the module's resources.
+/// The files behind ``WebRoutes``, compiled into the binary (SwiftPM's embedInCode), so that
+/// `berth` serves them from wherever it is installed, with no resource bundle beside it.
 public struct WebAssets: Sendable {
     let files: [String: String]
     let openAPI: String
     let docs: String
 
-    public static let shared: WebAssets = {
-        do { return try WebAssets() } catch { fatalError("the web assets are missing from the build: \(error)") }
-    }()
+    /// Built once; the docs page is rendered from the embedded document (a malformed document
+    /// fails the test suite, and here falls back to a page saying so rather than stopping the server).
+    public static let shared = WebAssets()
 
-    init() throws {
-        var files: [String: String] = [:]
-        for name in ["admin.html", "admin.js", "admin.css"] {
-            guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "web") else {
-                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "web/\(name)"])
-            }
-            files[name] = try String(contentsOf: url, encoding: .utf8)
+    init() {
+        files = ["admin.html": String(decoding: PackageResources.admin_html, as: UTF8.self),
+                 "admin.js": String(decoding: PackageResources.admin_js, as: UTF8.self),
+                 "admin.css": String(decoding: PackageResources.admin_css, as: UTF8.self)]
+        openAPI = String(decoding: PackageResources.openapi_yaml, as: UTF8.self)
+        do {
+            docs = try APIDocsPage.render(openAPI)
+        } catch {
+            docs = "<!doctype html><title>Berth API</title><p>The API document could not be rendered: \(APIDocsPage.escape(String(describing: error))). "
+                + "It is served as it is at <a href=\"/openapi.yaml\">/openapi.yaml</a>.</p>\n"
         }
-        guard let contract = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "openapi.yaml"])
-        }
-        self.files = files
-        openAPI = try String(contentsOf: contract, encoding: .utf8)
-        docs = try APIDocsPage.render(openAPI)
     }
 
     /// What every page answers with: no framing by other sites, scripts and styles from this

@@ -19,9 +19,10 @@ struct BerthProcess {
         }
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil) throws -> Result {
+    /// Runs the build's `berth`, or another copy of it (`executable`).
+    static func run(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil, executable other: URL? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = try executable
+        process.executableURL = try other ?? executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe(), errors = Pipe(), input = Pipe()

@@ -40,12 +40,12 @@ final class ServerProcess: Sendable {
         try BerthProcess.run(arguments, in: directory)
     }
 
-    /// Starts the server and waits until /healthz answers (at most 20 s). Its standard error goes
-    /// to `errorLog` when given (the logs), else nowhere.
-    func start(environment extra: [String: String] = [:], errorLog: URL? = nil) async throws {
+    /// Starts the server (the build's `berth`, or `executable`) and waits until /healthz answers (at
+    /// most 20 s). Its standard error goes to `errorLog` when given (the logs), else nowhere.
+    func start(environment extra: [String: String] = [:], errorLog: URL? = nil, executable: URL? = nil) async throws {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-        process.executableURL = try BerthProcess.executable
+        process.executableURL = try executable ?? BerthProcess.executable
         let portFile = directory.appendingPathComponent("\(name).port")
         try? FileManager.default.removeItem(at: portFile)
         process.arguments = ["serve", "--port", "0", "--port-file", portFile.path]
