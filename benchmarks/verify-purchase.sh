@@ -14,6 +14,7 @@
 # count, and everything stops by itself.
 #
 #   benchmarks/verify-purchase.sh     # COUNT=100000 MEASURE=8 BATCH=60000 REPLAY_DURATION=5 CONNECTIONS=16 THREADS=2
+#   BERTH=/tmp/berth-before benchmarks/verify-purchase.sh   # another release binary
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 COUNT=${COUNT:-100000}
@@ -28,8 +29,13 @@ WARM=1000
 if ! command -v wrk >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
 fi
-(cd "$repo" && swift build -c release --product berth >/dev/null && swift build -c release --product BerthBenchmarks >/dev/null)
-berth="$repo/.build/release/berth"
+# BERTH=path/to/berth measures another build (say, a copy of an earlier commit's release binary,
+# for a before/after on the same machine); the default builds and uses this checkout's release build.
+if [ -z "${BERTH:-}" ]; then
+    (cd "$repo" && swift build -c release --product berth >/dev/null)
+fi
+(cd "$repo" && swift build -c release --product BerthBenchmarks >/dev/null)
+berth="${BERTH:-$repo/.build/release/berth}"
 bench="$repo/.build/release/BerthBenchmarks"
 
 work=$(mktemp -d)
