@@ -43,10 +43,15 @@ public struct WebAssets: Sendable {
                  "admin.js": String(decoding: PackageResources.admin_js, as: UTF8.self),
                  "admin.css": String(decoding: PackageResources.admin_css, as: UTF8.self)]
         openAPI = String(decoding: PackageResources.openapi_yaml, as: UTF8.self)
+        docs = Self.docsPage(openAPI)
+    }
+
+    /// The rendered document, or a page pointing to the raw one when it cannot be rendered.
+    static func docsPage(_ openAPI: String) -> String {
         do {
-            docs = try APIDocsPage.render(openAPI)
+            return try APIDocsPage.render(openAPI)
         } catch {
-            docs = "<!doctype html><title>Berth API</title><p>The API document could not be rendered: \(APIDocsPage.escape(String(describing: error))). "
+            return "<!doctype html><title>Berth API</title><p>The API document could not be rendered: \(APIDocsPage.escape(String(describing: error))). "
                 + "It is served as it is at <a href=\"/openapi.yaml\">/openapi.yaml</a>.</p>\n"
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+@testable import HTTPAPI
 import Testing
 
 /// What operators see: metrics, readiness with migrations, request ids, 405s, the served pages.
@@ -65,6 +66,8 @@ struct OperationsTests {
             #expect(String(buffer: yaml.body) == contract, "the served document is the contract")
             let docs = try await client.execute(uri: "/docs", method: .get)
             #expect(String(buffer: docs.body).contains("/api/verify-purchase"))
+            let fallback = WebAssets.docsPage("paths: [unclosed")
+            #expect(fallback.contains("could not be rendered") && fallback.contains("/openapi.yaml"), "a document that does not render gives a page saying so")
         }
     }
 
