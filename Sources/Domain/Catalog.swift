@@ -64,6 +64,20 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var credits: CreditSettings?
     /// How its auto-renewable subscriptions are served (tenants with subscription products).
     public var subscriptions: SubscriptionSettings?
+    /// What the app's `client` keys (the ones shipped in the app) may do beyond submitting proofs.
+    public var clientKeys: ClientKeySettings?
+
+    /// Client keys are public: by default they submit proofs and read the named user's state.
+    public struct ClientKeySettings: Codable, Hashable, Sendable {
+        /// Let client keys create bookings (holds) for the user they name. Off by default: anyone
+        /// holding the app could hold inventory under invented users, up to the hold caps.
+        public var createBookings: Bool?
+
+        public init(createBookings: Bool? = nil) { self.createBookings = createBookings }
+    }
+
+    /// Whether the app's client keys may create bookings.
+    public var clientKeysCreateBookings: Bool { clientKeys?.createBookings ?? false }
 
     /// Per-tenant limits that keep one caller from taking inventory or CPU from everyone else.
     public struct Limits: Codable, Hashable, Sendable {
@@ -71,12 +85,17 @@ public struct Tenant: Codable, Hashable, Sendable {
         public var bookings: RateLimit?
         /// Unpaid holds one user may keep at once. Default 3.
         public var pendingHoldsPerUser: Int?
-        /// Unpaid holds one server key may keep at once, over all the users it acts for. Default 500.
+        /// Unpaid holds one API key may keep at once, over all the users it acts for: a ceiling far
+        /// above normal traffic (the per-user and per-resource caps do the work). Default 5,000.
         public var pendingHoldsPerServerKey: Int?
+        /// Unpaid holds on one resource at once, whoever holds them. Default 100.
+        public var pendingHoldsPerResource: Int?
         /// The unauthenticated notification endpoint, per client address. Default burst 60, 20/s.
         public var notifications: RateLimit?
 
-        public init(bookings: RateLimit? = nil, pendingHoldsPerUser: Int? = nil, pendingHoldsPerServerKey: Int? = nil, notifications: RateLimit? = nil) {
+        public init(bookings: RateLimit? = nil, pendingHoldsPerUser: Int? = nil, pendingHoldsPerServerKey: Int? = nil, pendingHoldsPerResource: Int? = nil,
+                    notifications: RateLimit? = nil) {
+            self.pendingHoldsPerResource = pendingHoldsPerResource
             self.bookings = bookings
             self.pendingHoldsPerUser = pendingHoldsPerUser
             self.pendingHoldsPerServerKey = pendingHoldsPerServerKey
@@ -93,7 +112,8 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var notificationLimit: RateLimit { limits?.notifications ?? Self.defaultNotificationLimit }
     public var holdLimits: HoldLimits {
         HoldLimits(perUser: limits?.pendingHoldsPerUser ?? HoldLimits.defaultPerUser,
-                   perServerKey: limits?.pendingHoldsPerServerKey ?? HoldLimits.defaultPerServerKey)
+                   perServerKey: limits?.pendingHoldsPerServerKey ?? HoldLimits.defaultPerServerKey,
+                   perResource: limits?.pendingHoldsPerResource ?? HoldLimits.defaultPerResource)
     }
 
     public struct Webhook: Codable, Hashable, Sendable {
@@ -160,7 +180,8 @@ public struct Tenant: Codable, Hashable, Sendable {
                 throw CatalogError("tenant \(id): \(name) needs burst >= 1 and perSecond > 0")
             }
         }
-        for (name, value) in [("limits.pendingHoldsPerUser", limits?.pendingHoldsPerUser), ("limits.pendingHoldsPerServerKey", limits?.pendingHoldsPerServerKey)] {
+        for (name, value) in [("limits.pendingHoldsPerUser", limits?.pendingHoldsPerUser), ("limits.pendingHoldsPerServerKey", limits?.pendingHoldsPerServerKey),
+                              ("limits.pendingHoldsPerResource", limits?.pendingHoldsPerResource)] {
             if let value, value < 1 { throw CatalogError("tenant \(id): \(name) must be at least 1") }
         }
         var productIds = Set<String>()

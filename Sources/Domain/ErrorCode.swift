@@ -26,6 +26,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let invalidRequest = ErrorCode("invalid_request")
     public static let invalidTransition = ErrorCode("invalid_transition")
     public static let invalidUserId = ErrorCode("invalid_user_id")
+    public static let insufficientScope = ErrorCode("insufficient_scope")
+    public static let keyNotFound = ErrorCode("key_not_found")
     public static let malformed = ErrorCode("malformed")
     public static let methodNotAllowed = ErrorCode("method_not_allowed")
     public static let missingField = ErrorCode("missing_field")
@@ -90,6 +92,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .invalidRequest,
         .invalidTransition,
         .invalidUserId,
+        .insufficientScope,
+        .keyNotFound,
         .malformed,
         .methodNotAllowed,
         .missingField,

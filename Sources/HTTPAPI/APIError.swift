@@ -69,27 +69,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as APIError {
-            return error.response()
-        } catch let error as DomainError {
-            return APIError(error).response()
-        } catch let error as StoreUnavailable {
-            context.logger.warning("store unavailable: \(error.description)")
-            var response = APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable; nothing was applied, try again").response()
-            response.headers[.retryAfter] = String(error.retryAfter)
-            return response
-        } catch let error as HTTPError {
-            let code: ErrorCode = switch error.status {
-            case .notFound: .notFound
-            case .contentTooLarge: .bodyTooLarge
-            case .methodNotAllowed: .methodNotAllowed
-            default: .badRequest
-            }
-            let message = error.status == .contentTooLarge ? "request bodies are limited to 64 KiB" : (error.body ?? error.status.reasonPhrase)
-            return APIError(error.status, code, message).response()
         } catch {
-            context.logger.error("unexpected error: \(String(reflecting: error))")
-            return APIError(.internalServerError, .internalError, "an unexpected error occurred; nothing was applied").response()
+            return APIError.from(error, logger: context.logger).response()
         }
     }
 }

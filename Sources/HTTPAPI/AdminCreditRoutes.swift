@@ -10,19 +10,18 @@ import UseCases
 struct AdminCreditRoutes {
     let operations: CreditOperations
     let store: any Store
-    let rateLimiter: RateLimiter
 
     /// Rows one CSV export returns at most (narrow the filters for more).
     static let exportLimit = 100_000
 
-    func register(on router: Router<BerthRequestContext>) {
+    func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/credit-products") { _, context in
-            let (runtime, _) = try admin(context)
+            let (runtime, _) = admin(context)
             let products = try await operations.products(runtime)
             return try JSONCoding.response(ProductsResponse(products: products.map(ProductDTO.init)))
         }
         router.post("/api/admin/credit-products") { request, context in
-            let (runtime, keyId) = try admin(context)
+            let (runtime, keyId) = admin(context)
             let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
             guard let productId = body.productId.map(Text.trimmed), !productId.isEmpty else {
                 throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
@@ -31,7 +30,7 @@ struct AdminCreditRoutes {
             return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)), status: .created)
         }
         router.patch("/api/admin/credit-products/{productId}") { request, context in
-            let (runtime, keyId) = try admin(context)
+            let (runtime, keyId) = admin(context)
             let productId = context.parameters.get("productId") ?? ""
             let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
             if let renamed = body.productId, renamed != productId {
@@ -41,7 +40,7 @@ struct AdminCreditRoutes {
             return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)))
         }
         router.get("/api/admin/credits/ledger") { request, context in
-            let (runtime, _) = try admin(context)
+            let (runtime, _) = admin(context)
             let filter = try LedgerQuery.filter(request, settings: try CreditAccounts.settings(runtime), forAdmin: true)
             let tenantId = runtime.id
             if try Self.wantsCSV(request) {
@@ -55,7 +54,7 @@ struct AdminCreditRoutes {
             return try JSONCoding.response(ListResponse(items: result.items.map(LedgerEntryDTO.init), total: result.total, limit: page.limit, offset: page.offset))
         }
         router.get("/api/admin/credits/stats") { request, context in
-            let (runtime, _) = try admin(context)
+            let (runtime, _) = admin(context)
             let from = try Paging.time(request, "from"), to = try Paging.time(request, "to")
             let stats = try await operations.stats(runtime, from: from, to: to)
             return try JSONCoding.response(CreditStatsResponse(from: from.map(APITime.init), to: to.map(APITime.init), products: stats.map {
@@ -64,14 +63,14 @@ struct AdminCreditRoutes {
             }))
         }
         router.get("/api/admin/credits/check") { _, context in
-            let (runtime, _) = try admin(context)
+            let (runtime, _) = admin(context)
             let result = try await operations.check(runtime)
             return try JSONCoding.response(LedgerCheckResponse(consistent: result.problems.isEmpty, accounts: result.accounts, problems: result.problems.map {
                 LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
             }))
         }
         router.post("/api/admin/credits/adjustments") { request, context in
-            let (runtime, keyId) = try admin(context)
+            let (runtime, keyId) = admin(context)
             let body = try await JSONCoding.decode(AdjustmentRequest.self, from: request)
             let userId = Text.trimmed(body.userId)
             guard !userId.isEmpty, Text.length(userId) <= 200 else { throw APIError(.badRequest, .invalidField, "userId must be 1-200 characters", field: "userId") }
@@ -84,10 +83,8 @@ struct AdminCreditRoutes {
         }
     }
 
-    private func admin(_ context: BerthRequestContext) throws -> (TenantRuntime, Int64) {
-        let (runtime, keyId) = try context.requireAdmin()
-        try rateLimiter.check(context, scope: .admin)
-        return (runtime, keyId)
+    private func admin(_ context: AdminRequestContext) -> (TenantRuntime, Int64) {
+        (context.tenant, context.keyId)
     }
 
     /// `?format=csv` (or `json`, the default), or `Accept: text/csv`. Any other format is refused.

@@ -10,10 +10,9 @@ import UseCases
 struct AdminRoutes {
     let services: BerthServices
 
-    func register(on router: Router<BerthRequestContext>) {
+    func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/app") { _, context in
-            let (tenant, _) = try context.requireAdmin()
-            try services.rateLimiter.check(context, scope: .admin)
+            let (tenant, _) = (context.tenant, context.keyId)
             return try JSONCoding.response(AppResponse(app: AppDTO(tenant.tenant, appStoreServerAPI: tenant.serverAPI != nil, webhook: tenant.webhook != nil)))
         }
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
@@ -23,8 +22,7 @@ struct AdminRoutes {
         listing("/api/admin/unclaimed", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
                 as: UnclaimedDTO.init)
         router.post("/api/admin/apple/test-notification") { request, context in
-            let (tenant, _) = try context.requireAdmin()
-            try services.rateLimiter.check(context, scope: .admin)
+            let (tenant, _) = (context.tenant, context.keyId)
             guard let api = tenant.serverAPI else {
                 throw APIError(.unprocessableContent, .appleNotConfigured, "this app has no App Store Server API key configured")
             }
@@ -43,8 +41,7 @@ struct AdminRoutes {
         listing("/api/admin/webhooks/deliveries", on: router,
                 fetch: { tenantId, page in try await store.read { try $0.outbox.deliveries(tenantId: tenantId, page: page) } }, as: WebhookDeliveryDTO.init)
         router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
-            let (tenant, _) = try context.requireAdmin()
-            try services.rateLimiter.check(context, scope: .admin)
+            let (tenant, _) = (context.tenant, context.keyId)
             let tenantId = tenant.id, now = services.clock.now()
             guard let text = context.parameters.get("id"), let id = Int64(text),
                   try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
@@ -59,8 +56,7 @@ struct AdminRoutes {
         listing("/api/admin/notifications", on: router,
                 fetch: { tenantId, page in try await store.read { try $0.notifications.notifications(tenantId: tenantId, page: page) } }, as: NotificationDTO.init)
         router.get("/api/admin/audit") { request, context in
-            let (tenant, _) = try context.requireAdmin()
-            try services.rateLimiter.check(context, scope: .admin)
+            let (tenant, _) = (context.tenant, context.keyId)
             let page = try Paging.page(request)
             var bookingId: Int64?
             if let text = request.uri.queryParameters["bookingId"] {
@@ -75,13 +71,12 @@ struct AdminRoutes {
 
     /// A paginated, newest-first admin listing of one kind of record.
     private func listing<Item: Sendable, DTO: Codable & Sendable>(
-        _ path: RouterPath, on router: Router<BerthRequestContext>,
+        _ path: RouterPath, on router: GuardedRoutes<AdminRequestContext>,
         fetch: @escaping @Sendable (String, Page) async throws -> (items: [Item], total: Int),
         as present: @escaping @Sendable (Item) -> DTO
     ) {
         router.get(path) { request, context in
-            let (tenant, _) = try context.requireAdmin()
-            try services.rateLimiter.check(context, scope: .admin)
+            let (tenant, _) = (context.tenant, context.keyId)
             let page = try Paging.page(request)
             let result = try await fetch(tenant.id, page)
             return try JSONCoding.response(ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset))
@@ -90,9 +85,8 @@ struct AdminRoutes {
 
     /// `GET /api/admin/purchases`: filters userId, productId, status, environment, from, to; CSV
     /// with `format=csv` or `Accept: text/csv` (oldest first, up to 100,000 rows).
-    func purchases(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (tenant, _) = try context.requireAdmin()
-        try services.rateLimiter.check(context, scope: .admin)
+    func purchases(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
+        let (tenant, _) = (context.tenant, context.keyId)
         let query = request.uri.queryParameters
         var filter = PurchaseFilter()
         filter.userId = query["userId"].map(String.init)
@@ -122,9 +116,8 @@ struct AdminRoutes {
         return try JSONCoding.response(ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
-    func bookings(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (tenant, _) = try context.requireAdmin()
-        try services.rateLimiter.check(context, scope: .admin)
+    func bookings(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
+        let (tenant, _) = (context.tenant, context.keyId)
         let query = request.uri.queryParameters
         var filter = BookingFilter()
         if let status = query["status"] {
@@ -143,9 +136,8 @@ struct AdminRoutes {
         return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
-    func confirm(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (tenant, keyId) = try context.requireAdmin()
-        try services.rateLimiter.check(context, scope: .admin)
+    func confirm(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
+        let (tenant, keyId) = (context.tenant, context.keyId)
         let id = try Paging.bookingId(context)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
@@ -154,9 +146,8 @@ struct AdminRoutes {
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
     }
 
-    func cancel(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (tenant, keyId) = try context.requireAdmin()
-        try services.rateLimiter.check(context, scope: .admin)
+    func cancel(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
+        let (tenant, keyId) = (context.tenant, context.keyId)
         let id = try Paging.bookingId(context)
         var reason: String?
         if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {

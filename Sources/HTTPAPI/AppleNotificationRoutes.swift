@@ -15,7 +15,7 @@ struct AppleNotificationRoutes {
     let rateLimiter: RateLimiter
     var metrics: BerthMetrics?
 
-    func register(on router: Router<BerthRequestContext>) {
+    func register(on router: PublicRoutes) {
         router.post("/api/apple/notifications/{tenant}") { request, context in try await receive(request, context) }
     }
 

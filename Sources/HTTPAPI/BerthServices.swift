@@ -16,6 +16,10 @@ public struct BerthServices: Sendable {
     public var metricsToken: String?
     /// The migrations the code expects: `/readyz` fails while one of them is not applied.
     public var expectedMigrations: Set<String> = []
+    /// Who may call each route, filled as the router is built (the access test reads it).
+    public let routeAccess = RouteAccessTable()
+    /// API keys presented to this instance (cached briefly; revocations reach it within seconds).
+    public let keys: APIKeyResolver
 
     public init(tenants: TenantRegistry, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) {
         let metrics = BerthMetrics()
@@ -25,6 +29,7 @@ public struct BerthServices: Sendable {
         self.logger = logger
         self.rateLimiter = RateLimiter(clock: clock)
         self.metrics = metrics
+        self.keys = APIKeyResolver(store: self.store, clock: clock)
     }
 
     var verifyPurchase: VerifyPurchase { VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), clock: clock, logger: logger) }
@@ -34,31 +39,4 @@ public struct BerthServices: Sendable {
     var verifyReceipt: VerifyReceipt { VerifyReceipt(store: store, clock: clock, logger: logger) }
     var creditAccounts: CreditAccounts { CreditAccounts(store: store, clock: clock) }
     var creditOperations: CreditOperations { CreditOperations(store: store, clock: clock) }
-}
-
-extension BerthRequestContext {
-    /// The calling user (JWT, or server key with X-User-Id).
-    func requireUser() throws -> (tenant: TenantRuntime, userId: String, actor: Actor) {
-        switch identity {
-        case .user(let tenant, let userId, let via): return (tenant, userId, Actor(rawValue: via))
-        case .server: throw APIError(.badRequest, .missingUser, "a server key must name the user in X-User-Id", field: "X-User-Id")
-        case .admin: throw APIError.forbidden("this endpoint acts for a user; use the user's token or a server key with X-User-Id")
-        case nil: throw APIError.unauthenticated("send Authorization: Bearer <user token or API key>")
-        }
-    }
-
-    /// An admin key's tenant.
-    func requireAdmin() throws -> (tenant: TenantRuntime, keyId: Int64) {
-        switch identity {
-        case .admin(let tenant, let keyId): return (tenant, keyId)
-        case .user, .server: throw APIError.forbidden("this endpoint needs an admin API key")
-        case nil: throw APIError.unauthenticated("send Authorization: Bearer <admin API key>")
-        }
-    }
-
-    /// Any authenticated caller's tenant.
-    func requireTenant() throws -> TenantRuntime {
-        guard let identity else { throw APIError.unauthenticated("send Authorization: Bearer <user token or API key>") }
-        return identity.tenant
-    }
 }

@@ -7,15 +7,14 @@ import UseCases
 struct BookingRoutes {
     let services: BerthServices
 
-    func register(on router: Router<BerthRequestContext>) {
-        router.post("/api/bookings") { request, context in try await create(request, context) }
-        router.get("/api/bookings") { request, context in try await list(request, context) }
-        router.get("/api/bookings/{id}") { _, context in try await show(context) }
+    func register(creating create: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>) {
+        create.post("/api/bookings") { request, context in try await self.create(request, context) }
+        read.get("/api/bookings") { request, context in try await list(request, context) }
+        read.get("/api/bookings/{id}") { _, context in try await show(context) }
     }
 
-    func create(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (runtime, userId, via) = try context.requireUser()
-        try services.rateLimiter.check(context, scope: .booking)
+    func create(_ request: Request, _ context: BookingContext) async throws -> Response {
+        let (runtime, userId, via) = (context.tenant, context.userId, context.caller.actor)
         let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
         let booking = try await services.createBooking(.init(
             runtime: runtime, userId: userId, createdVia: via,
@@ -24,16 +23,16 @@ struct BookingRoutes {
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
     }
 
-    func list(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (tenant, userId, _) = try context.requireUser()
+    func list(_ request: Request, _ context: UserContext) async throws -> Response {
+        let (tenant, userId) = (context.tenant, context.userId)
         let page = try Paging.page(request)
         let tenantId = tenant.id
         let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: BookingFilter(userId: userId), page: page) }
         return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
-    func show(_ context: BerthRequestContext) async throws -> Response {
-        let (tenant, userId, _) = try context.requireUser()
+    func show(_ context: UserContext) async throws -> Response {
+        let (tenant, userId) = (context.tenant, context.userId)
         let id = try Paging.bookingId(context)
         let tenantId = tenant.id
         guard let booking = try await services.store.read({ try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) }), booking.userId == userId else {
@@ -57,7 +56,7 @@ enum Paging {
         return Page(limit: try integer("limit", default: 50, range: 1...Page.maximumLimit), offset: try integer("offset", default: 0, range: 0...Page.maximumOffset))
     }
 
-    static func bookingId(_ context: BerthRequestContext) throws -> Int64 {
+    static func bookingId(_ context: some RequestContext) throws -> Int64 {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
             throw APIError(.notFound, .bookingNotFound, "booking ids are positive integers", field: "id")
         }

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Hummingbird
 import Logging
@@ -20,31 +21,62 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// Assembles the whole HTTP application. `berth serve` and the tests both call this.
+///
+/// Routes are registered in groups by who may call them: each group's request context admits its
+/// kinds of caller (``GuardedContext``), needs its key scope, draws from its rate limit and renders
+/// refusals in its clients' shape. ``BerthServices/routeAccess`` records every route's group.
 public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> {
     let router = Router(context: BerthRequestContext.self)
     let routes = RouteTable()
+    let table = services.routeAccess
+    let limiter = services.rateLimiter
+    let authenticator = Authenticator(tenants: services.tenants, keys: services.keys)
     router.middlewares.add(RequestIdentifier())
     router.middlewares.add(AccessLog())
     router.middlewares.add(MetricsMiddleware(metrics: services.metrics))
     router.middlewares.add(ErrorMiddleware())
     router.middlewares.add(MethodGuard(routes: routes))
-    router.middlewares.add(Authenticator(tenants: services.tenants, store: services.store, keyCache: APIKeyCache()))
+    router.middlewares.add(authenticator)
+
+    func group<C: GuardedContext>(_ context: C.Type, scope: KeyScope?, limit: RateLimiter.Scope?, shape: ErrorShape? = nil,
+                                  authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil) -> GuardedRoutes<C> {
+        GuardedRoutes(router, context, table: table, shape: shape, scope: scope, limit: limit, rateLimiter: limiter, authenticate: authenticate)
+    }
+    let open = PublicRoutes(router, table: table)
+    let admin = group(AdminRequestContext.self, scope: .admin, limit: .admin)
+    let reads = group(UserContext.self, scope: .read, limit: .reads)
+
     OperationsRoutes(store: services.store, metrics: services.metrics, metricsToken: services.metricsToken,
-                     expectedMigrations: services.expectedMigrations).register(on: router)
-    WebRoutes(assets: WebAssets.shared).register(on: router)
-    CatalogRoutes(tenants: services.tenants, store: services.store).register(on: router)
-    CreditRoutes(accounts: services.creditAccounts, clock: services.clock).register(on: router)
-    AdminCreditRoutes(operations: services.creditOperations, store: services.store, rateLimiter: services.rateLimiter).register(on: router)
-    BookingRoutes(services: services).register(on: router)
-    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, rateLimiter: services.rateLimiter, clock: services.clock,
-                         metrics: services.metrics).register(on: router)
-    VerifyReceiptRoutes(services: services).register(on: router)
-    AppleNotificationRoutes(receiveNotification: services.receiveNotification, tenants: services.tenants, rateLimiter: services.rateLimiter,
-                            metrics: services.metrics).register(on: router)
-    AdminRoutes(services: services).register(on: router)
-    SubscriptionRoutes(services: services).register(on: router)
-    FTCRoutes(services: services).register(on: router)
-    CordovaValidatorRoutes(services: services).register(on: router)
+                     expectedMigrations: services.expectedMigrations).register(on: open)
+    WebRoutes(assets: WebAssets.shared).register(on: open)
+    CatalogRoutes(tenants: services.tenants, store: services.store).register(public: open, callers: group(CatalogContext.self, scope: nil, limit: .reads))
+    CreditRoutes(accounts: services.creditAccounts, clock: services.clock)
+        .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account))
+    AdminCreditRoutes(operations: services.creditOperations, store: services.store).register(on: admin)
+    BookingRoutes(services: services).register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
+    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, clock: services.clock, metrics: services.metrics)
+        .register(on: group(UserContext.self, scope: .purchases, limit: .verification))
+    VerifyReceiptRoutes(services: services)
+        .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
+    AppleNotificationRoutes(receiveNotification: services.receiveNotification, tenants: services.tenants, rateLimiter: limiter,
+                            metrics: services.metrics).register(on: open)
+    AdminRoutes(services: services).register(on: admin)
+    AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
+    SubscriptionRoutes(services: services).register(.init(
+        reads: reads,
+        link: group(UserContext.self, scope: .purchases, limit: .account),
+        view: group(SubscriptionViewContext.self, scope: nil, limit: .account),
+        backend: group(BackendContext.self, scope: .memberships, limit: .account),
+        admin: admin
+    ))
+    FTCRoutes(services: services).register(.init(
+        app: group(AppKeyContext.self, scope: .purchases, limit: .verification, shape: FTCRoutes.shape),
+        backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
+        apple: PublicRoutes(router, table: table, shape: FTCRoutes.shape)
+    ))
+    CordovaValidatorRoutes(services: services).register(on: group(ProofContext.self, scope: .purchases, limit: .verification,
+                                                                    shape: CordovaValidatorRoutes.shape,
+                                                                    authenticate: ValidatorQueryKey(authenticator: authenticator)))
     routes.load(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router
 }

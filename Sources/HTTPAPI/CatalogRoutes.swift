@@ -7,22 +7,28 @@ struct CatalogRoutes {
     let tenants: TenantRegistry
     let store: any Store
 
-    func register(on router: Router<BerthRequestContext>) {
-        router.get("/api/products") { request, context in
+    func register(public routes: PublicRoutes, callers: GuardedRoutes<CatalogContext>) {
+        // Public: the purchase screen's catalog of a tenant that publishes it (`?tenant=`, no
+        // credentials); with credentials, the caller's own tenant's.
+        routes.get("/api/products") { request, context in
             let runtime: TenantRuntime
-            if context.identity == nil, let id = request.uri.queryParameters["tenant"] {
-                // The purchase screen's catalog, for tenants that publish it.
-                guard let found = tenants.tenant(id: String(id)), found.tenant.credits?.publicProducts == true else {
-                    throw APIError.unauthenticated("this app's products need Authorization: Bearer <user token or API key>")
+            switch context.authentication {
+            case .authenticated(let caller):
+                runtime = caller.tenant
+            case .refused(let error):
+                throw error
+            case .anonymous:
+                guard let id = request.uri.queryParameters["tenant"], let found = tenants.tenant(id: String(id)),
+                      found.tenant.credits?.publicProducts == true
+                else {
+                    throw APIError.unauthenticated("this app's products need Authorization: Bearer <client key, user token or API key>")
                 }
                 runtime = found
-            } else {
-                runtime = try context.requireTenant()
             }
             return try JSONCoding.response(ProductsResponse(products: try await products(runtime)))
         }
-        router.get("/api/resources") { _, context in
-            let tenant = try context.requireTenant().tenant
+        callers.get("/api/resources") { _, context in
+            let tenant = context.tenant.tenant
             return try JSONCoding.response(ResourcesResponse(resources: tenant.resources.map { ResourceDTO($0, currency: tenant.currency) }))
         }
     }

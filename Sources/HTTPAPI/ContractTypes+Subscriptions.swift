@@ -78,13 +78,38 @@ struct SubscriptionPage: Codable {
     var data: [SubscriptionDTO]
 }
 
-struct LinkRequest: Codable, RefusesNull {
+/// A link or unlink request. From the app (a user's token or a client key) it carries the store's
+/// proof that this device holds the subscription; the app's backend (server key) may name it alone.
+struct LinkRequest: Codable, RefusesNull, CarriesLinkProof {
     var originalTransactionId: String
     var force: Bool?
+    var jwsRepresentation: String?
+    var receipt: String?
+    var transactionId: String?
 }
 
-struct UnlinkRequest: Codable, RefusesNull {
+struct UnlinkRequest: Codable, RefusesNull, CarriesLinkProof {
     var originalTransactionId: String
+    var jwsRepresentation: String?
+    var receipt: String?
+    var transactionId: String?
+}
+
+protocol CarriesLinkProof {
+    var jwsRepresentation: String? { get }
+    var receipt: String? { get }
+    var transactionId: String? { get }
+}
+
+extension CarriesLinkProof {
+    /// The proof the body carries, if any: a JWS, a receipt (its entry `transactionId`, else the
+    /// subscription's first transaction), or a bare transaction id for Apple's lookup.
+    func proof(for originalTransactionId: String) -> PurchaseProof? {
+        if let jws = jwsRepresentation, !jws.isEmpty { return .jws(jws) }
+        let transactionId = self.transactionId.flatMap { $0.isEmpty ? nil : $0 }
+        if let receipt, !receipt.isEmpty { return .receipt(receipt, transactionId: transactionId ?? originalTransactionId) }
+        return transactionId.map(PurchaseProof.transactionId)
+    }
 }
 
 /// The membership an account uses.

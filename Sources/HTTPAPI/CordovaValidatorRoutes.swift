@@ -13,43 +13,29 @@ import UseCases
 /// code, status, message}`, always with HTTP 200. The purchase goes through the same pipeline as
 /// `/api/verify-purchase` (exactly once, replays refused, credits, subscriptions, bookings).
 ///
-/// The tenant's server key authenticates: `Authorization: Bearer berth_…` (a validator target
-/// with headers) or `?key=berth_…` (a validator URL string). `applicationUsername` is the user;
-/// a booking is named by `additionalData.bookingId` or `?bookingId=` in the URL.
+/// The app's client key authenticates (it is shipped in the app): `Authorization: Bearer berth_…`
+/// (a validator target with headers) or `?key=berth_…` (a validator URL string; only client keys
+/// may travel in a URL). `applicationUsername` is the user; with a user's token it must be that
+/// user. A booking is named by `additionalData.bookingId` or `?bookingId=` in the URL.
 struct CordovaValidatorRoutes {
     let services: BerthServices
     static let pathPrefix = "/api/validator/"
     /// App receipts of long-time subscribers are large; the plugin also sends its product list.
     static let bodyLimit = 1024 * 1024
 
-    func register(on router: Router<BerthRequestContext>) {
-        router.post("/api/validator/{tenant}") { request, context in
-            do {
-                return try await validate(request, context)
-            } catch let error as APIError {
-                return try Self.refusal(error)
-            } catch let error as DomainError {
-                return try Self.refusal(APIError(error))
-            } catch let error as StoreUnavailable {
-                return try Self.refusal(APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable: \(error.description); try again"))
-            }
-        }
+    /// The plugin reads refusals, 401s included, as `{ok: false, …}` with HTTP 200.
+    static let shape = ErrorShape(api: { error in try refusal(error) })
+
+    func register(on routes: GuardedRoutes<ProofContext>) {
+        routes.post("/api/validator/{tenant}") { request, context in try await validate(request, context) }
     }
 
-    private func validate(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+    private func validate(_ request: Request, _ context: ProofContext) async throws -> Response {
         let tenantId = context.parameters.get("tenant") ?? ""
-        guard let identity = context.identity else {
-            throw APIError.unauthenticated("send the app's server key: Authorization: Bearer berth_… or ?key=berth_… in the validator URL")
-        }
-        guard identity.tenant.id == tenantId else {
+        guard context.tenant.id == tenantId else {
             throw APIError(.forbidden, .forbidden, "this key belongs to another app than \(tenantId)")
         }
-        let runtime: TenantRuntime
-        switch identity {
-        case .server(let tenant, _), .user(let tenant, _, _): runtime = tenant
-        case .admin: throw APIError(.forbidden, .forbidden, "the validator takes the app's server key, not an admin key")
-        }
-        try services.rateLimiter.check(context, scope: .verification)
+        let runtime = context.tenant
         var request = request
         let buffer: ByteBuffer
         do {
@@ -65,12 +51,15 @@ struct CordovaValidatorRoutes {
         }
         guard let transaction = body.transaction else { throw APIError(.badRequest, .missingField, "transaction is required", field: "transaction") }
 
-        // The user: the plugin's applicationUsername, else a server key's X-User-Id.
+        // The user: the plugin's applicationUsername, else the key's X-User-Id or the token's subject.
+        // A user's token speaks only for its subject.
         let userId: String
         if let name = body.additionalData?.applicationUsername?.value.trimmingCharacters(in: .whitespaces), !name.isEmpty {
-            guard name.count <= 200 else { throw APIError(.badRequest, .invalidUserId, "applicationUsername is limited to 200 characters", field: "applicationUsername") }
-            userId = name
-        } else if case .user(_, let user, _) = identity {
+            userId = try Authenticator.userId(name, field: "applicationUsername")
+            if context.caller.kind == .userToken, name != context.caller.userId {
+                throw APIError(.forbidden, .forbidden, "applicationUsername must be the signed-in user's id", field: "applicationUsername")
+            }
+        } else if let user = context.caller.userId {
             userId = user
         } else {
             throw APIError(.badRequest, .missingUser, "set store.applicationUsername (or X-User-Id): Berth applies purchases to a user", field: "applicationUsername")
@@ -312,5 +301,28 @@ struct ValidatorPurchase: Encodable {
             default: state == .upgraded ? "System.Replaced" : "Unknown"
             }
         }
+    }
+}
+
+/// The validator URL's `?key=` (cordova-plugin-purchase may send no header): client keys only,
+/// since anything in a URL ends up in logs and app bundles.
+struct ValidatorQueryKey: RouterMiddleware {
+    typealias Context = BerthRequestContext
+    let authenticator: Authenticator
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        if case .anonymous = context.authentication, let key = request.uri.queryParameters["key"] {
+            do {
+                let caller = try await authenticator.caller(key: String(key), request: request)
+                guard caller.kind == .clientKey else {
+                    throw APIError.forbidden("only client keys may be put in a validator URL; this one is a \(caller.kind.rawValue) key (revoke it: it is now in URLs and logs)")
+                }
+                context.authentication = .authenticated(caller)
+            } catch let error as APIError {
+                context.authentication = .refused(error)
+            }
+        }
+        return try await next(request, context)
     }
 }

@@ -8,14 +8,15 @@ struct CreditRoutes {
     let accounts: CreditAccounts
     let clock: any BerthClock
 
-    func register(on router: Router<BerthRequestContext>) {
+    /// Reads (client keys too) and spending (the user's own token or the backend's server key).
+    func register(reads router: GuardedRoutes<UserContext>, spending account: GuardedRoutes<AccountContext>) {
         router.get("/api/credits") { _, context in
-            let (runtime, userId, _) = try context.requireUser()
+            let (runtime, userId) = (context.tenant, context.userId)
             let balances = try await accounts.balances(runtime, userId: userId)
             return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
         }
         router.get("/api/credits/transactions") { request, context in
-            let (runtime, userId, _) = try context.requireUser()
+            let (runtime, userId) = (context.tenant, context.userId)
             let page = try Paging.page(request)
             let filter = try LedgerQuery.filter(request, settings: try CreditAccounts.settings(runtime), forAdmin: false)
             let result = try await accounts.history(runtime, userId: userId, filter: filter, page: page)
@@ -23,13 +24,13 @@ struct CreditRoutes {
                                                                       meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)))
         }
         router.get("/api/credits/lots") { request, context in
-            let (runtime, userId, _) = try context.requireUser()
+            let (runtime, userId) = (context.tenant, context.userId)
             let type = request.uri.queryParameters["creditType"].map(String.init)
             let lots = try await accounts.lots(runtime, userId: userId, creditType: type)
             return try JSONCoding.response(CreditLotsResponse(lots: lots.map { CreditLotDTO($0.lot, uses: $0.uses) }))
         }
         router.get("/api/credits/purchase-eligibility") { request, context in
-            let (runtime, userId, _) = try context.requireUser()
+            let (runtime, userId) = (context.tenant, context.userId)
             guard let productId = request.uri.queryParameters["productId"].map(String.init), !productId.isEmpty else {
                 throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
             }
@@ -37,8 +38,8 @@ struct CreditRoutes {
             return try JSONCoding.response(EligibilityResponse(productId: productId, creditType: answer.product.creditType, eligible: answer.eligible,
                                                                reason: answer.reason))
         }
-        router.post("/api/credits/reservations") { request, context in
-            let (runtime, userId, _) = try context.requireUser()
+        account.post("/api/credits/reservations") { request, context in
+            let (runtime, userId) = (context.tenant, context.userId)
             let body = try await JSONCoding.decode(ReserveCreditsRequest.self, from: request)
             let reference = try Self.text(body.reference, field: "reference")
             let profileId = try Self.text(body.profileId, field: "profileId")
@@ -46,14 +47,13 @@ struct CreditRoutes {
                                                     profileId: profileId)
             return try respond(result, status: result.repeated ? .ok : .created)
         }
-        router.post("/api/credits/reservations/{id}/commit") { _, context in
-            let (runtime, userId, actor) = try context.requireUser()
-            let result = try await accounts.commit(runtime, userId: userId, reservationId: try Self.reservationId(context), actor: actor)
+        account.post("/api/credits/reservations/{id}/commit") { _, context in
+            let result = try await accounts.commit(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context),
+                                                   actor: context.caller.actor)
             return try respond(result, status: .ok)
         }
-        router.post("/api/credits/reservations/{id}/release") { _, context in
-            let (runtime, userId, _) = try context.requireUser()
-            let result = try await accounts.release(runtime, userId: userId, reservationId: try Self.reservationId(context))
+        account.post("/api/credits/reservations/{id}/release") { _, context in
+            let result = try await accounts.release(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context))
             return try respond(result, status: .ok)
         }
     }
@@ -63,7 +63,7 @@ struct CreditRoutes {
                                 status: status)
     }
 
-    static func reservationId(_ context: BerthRequestContext) throws -> Int64 {
+    static func reservationId(_ context: some RequestContext) throws -> Int64 {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
             throw APIError(.notFound, .reservationNotFound, "reservation ids are positive integers", field: "id")
         }
@@ -73,7 +73,7 @@ struct CreditRoutes {
     /// An optional app-supplied string: trimmed, nil when empty, at most 200 characters.
     static func text(_ value: String?, field: String) throws -> String? {
         guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
-        guard value.count <= 200 else { throw APIError(.badRequest, .invalidField, "\(field) is limited to 200 characters", field: field) }
+        guard Text.length(value) <= 200 else { throw APIError(.badRequest, .invalidField, "\(field) is limited to 200 characters", field: field) }
         return value
     }
 }

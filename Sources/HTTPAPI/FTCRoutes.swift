@@ -9,7 +9,9 @@ import Logging
 /// FT Chinese's Apple IAP API (seed 003), served as its existing clients expect it, for tenants that
 /// list `subscriptions.ftcRoutes`: under each prefix (one per environment), the seed's paths, bodies,
 /// `X-Ftc-Id` header and error convention (`{message}`, plus `error: {field, code}` on 422), mapped
-/// onto the same use cases as Berth's own routes. Callers use the tenant's server (or admin) key.
+/// onto the same use cases as Berth's own routes. The app's access token is a client key: it
+/// verifies receipts, lists a user's subscriptions and links with a receipt as proof; loading by
+/// id, stored receipts, refreshes and bare-id links take the backend's server (or an admin) key.
 struct FTCRoutes {
     let services: BerthServices
 
@@ -18,56 +20,48 @@ struct FTCRoutes {
         var environment: String
     }
 
-    func register(on router: Router<BerthRequestContext>) {
+    static let shape = ErrorShape(raw: { error, logger in try FTCShape.refusal(error, logger: logger) })
+
+    struct Groups {
+        /// The app's access token (client key) or the backend: receipts, a user's list, proven links.
+        var app: GuardedRoutes<AppKeyContext>
+        /// The backend (server key) or operators: by subscription id.
+        var backend: GuardedRoutes<BackendContext>
+        /// Apple's notifications (no credentials; the signature is the proof).
+        var apple: PublicRoutes
+    }
+
+    func register(_ routes: Groups) {
         for runtime in services.tenants.tenants.values.sorted(by: { $0.id < $1.id }) {
-            for routes in runtime.tenant.subscriptions?.ftcRoutes ?? [] {
-                let base = Base(runtime: runtime, environment: routes.environment)
-                let p = routes.prefix
-                router.post("\(p)/apple/verify-receipt") { request, context in try await handle(base, context) { try await verifyReceipt(base, request, context) } }
-                router.post("\(p)/apple/subs") { request, context in try await handle(base, context) { try await verifySubscription(base, request, context) } }
-                router.get("\(p)/apple/subs") { request, context in try await handle(base, context) { try await list(base, request, context) } }
-                router.get("\(p)/apple/subs/{id}") { request, context in try await handle(base, context) { try await load(base, context) } }
-                router.patch("\(p)/apple/subs/{id}") { request, context in try await handle(base, context) { try await refresh(base, context) } }
-                router.get("\(p)/apple/receipt/{id}") { request, context in try await handle(base, context) { try await receipt(base, context) } }
-                router.post("\(p)/apple/link") { request, context in try await handle(base, context) { try await link(base, request, context) } }
-                router.post("\(p)/apple/unlink") { request, context in try await handle(base, context) { try await unlink(base, request, context) } }
-                router.post("\(p)/webhook/apple") { request, context in
-                    do { return try await notification(base, request, context) } catch { return try FTCShape.refusal(error, logger: context.logger) }
-                }
+            for ftc in runtime.tenant.subscriptions?.ftcRoutes ?? [] {
+                let base = Base(runtime: runtime, environment: ftc.environment)
+                let p = ftc.prefix
+                routes.app.post("\(p)/apple/verify-receipt") { request, context in try await verifyReceipt(base, request, own(base, context)) }
+                routes.app.post("\(p)/apple/subs") { request, context in try await verifySubscription(base, request, own(base, context)) }
+                routes.app.get("\(p)/apple/subs") { request, context in try await list(base, request, own(base, context)) }
+                routes.backend.get("\(p)/apple/subs/{id}") { _, context in try await load(base, own(base, context)) }
+                routes.backend.patch("\(p)/apple/subs/{id}") { _, context in try await refresh(base, own(base, context)) }
+                routes.backend.get("\(p)/apple/receipt/{id}") { _, context in try await receipt(base, own(base, context)) }
+                routes.app.post("\(p)/apple/link") { request, context in try await link(base, request, own(base, context)) }
+                routes.app.post("\(p)/apple/unlink") { request, context in try await unlink(base, request, own(base, context)) }
+                routes.apple.post("\(p)/webhook/apple") { request, context in try await notification(base, request, context) }
             }
         }
     }
 
-    /// Every FTC route but the webhook needs the tenant's server or admin key; refusals take FTC's shape.
-    private func handle(_ base: Base, _ context: BerthRequestContext, _ body: () async throws -> Response) async throws -> Response {
-        do {
-            switch context.identity {
-            case .server(let tenant, _), .admin(let tenant, _):
-                guard tenant.id == base.runtime.id else { throw APIError.forbidden("this key belongs to another app") }
-            case .user:
-                throw APIError.forbidden("these routes take the app's access token (a server key), not a user's")
-            case nil:
-                throw APIError.unauthenticated("send Authorization: Bearer <access token>")
-            }
-            try services.rateLimiter.check(context, scope: .verification)
-            return try await body()
-        } catch {
-            return try FTCShape.refusal(error, logger: context.logger)
-        }
+    /// The caller's key must be of this prefix's app.
+    private func own<C: GuardedContext>(_ base: Base, _ context: C) throws -> C {
+        guard context.caller.tenant.id == base.runtime.id else { throw APIError.forbidden("this key belongs to another app") }
+        return context
     }
 
     private var subscriptions: Subscriptions { Subscriptions(store: services.store, clock: services.clock, logger: services.logger) }
 
-    private func actor(_ context: BerthRequestContext) -> Actor {
-        switch context.identity {
-        case .server(_, let id): .server(keyId: id)
-        case .admin(_, let id): .admin(keyId: id)
-        default: .system
-        }
-    }
+    private func actor(_ context: some GuardedContext) -> Actor { context.caller.actor }
 
     struct ReceiptBody: Decodable { var receiptData: String? }
-    struct LinkBody: Decodable { var ftcId: String?; var originalTxId: String?; var force: Bool? }
+    /// FT Chinese's link body; `receiptData` is the proof an app (client key) links with.
+    struct LinkBody: Decodable { var ftcId: String?; var originalTxId: String?; var force: Bool?; var receiptData: String? }
 
     private func receiptData(_ request: Request) async throws -> String {
         let body = try await JSONCoding.decode(ReceiptBody.self, from: request)
@@ -75,7 +69,7 @@ struct FTCRoutes {
         return data
     }
 
-    private func applyReceipt(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Subscriptions.ReceiptResult {
+    private func applyReceipt(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Subscriptions.ReceiptResult {
         let data = try await receiptData(request)
         do {
             return try await subscriptions.applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
@@ -87,14 +81,14 @@ struct FTCRoutes {
 
     /// `POST /apple/verify-receipt`: Apple's verifyReceipt answer as it came, or (verified offline)
     /// the same shape built from the receipt.
-    func verifyReceipt(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+    func verifyReceipt(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let result = try await applyReceipt(base, request, context)
         if let raw = result.appleResponse { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(bytes: raw))) }
         return try JSONCoding.response(FTCAppleReceiptResponse(result))
     }
 
     /// `POST /apple/subs`: the condensed subscription of the receipt.
-    func verifySubscription(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+    func verifySubscription(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let result = try await applyReceipt(base, request, context)
         let all = result.subscriptions + result.ownedByOthers
         guard let latest = all.max(by: { ($0.expiresAt ?? .distantPast) < ($1.expiresAt ?? .distantPast) }) else {
@@ -103,26 +97,27 @@ struct FTCRoutes {
         return try JSONCoding.response(FTCSubscription(latest, inUse: nil))
     }
 
-    func list(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
+    func list(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         guard let ftcId = request.headers[.xFtcId]?.trimmingCharacters(in: .whitespaces), !ftcId.isEmpty else { throw FTCShape.missing("X-Ftc-Id") }
         let query = request.uri.queryParameters
-        let page = max(1, query["page"].flatMap { Int(String($0)) } ?? 1)
         let perPage = min(max(1, query["per_page"].flatMap { Int(String($0)) } ?? 20), Page.maximumLimit)
+        // Pages past the listing's offset bound show its last page (no arithmetic on the raw number).
+        let page = min(max(1, query["page"].flatMap { Int(String($0)) } ?? 1), Page.maximumOffset / perPage + 1)
         let (items, total) = try await subscriptions.list(runtime: base.runtime, userId: ftcId, page: Page(limit: perPage, offset: (page - 1) * perPage))
         return try JSONCoding.response(FTCSubscriptionList(total: total, page: page, limit: perPage, data: items.map { FTCSubscription($0.subscription, inUse: $0.inUse) }))
     }
 
-    func load(_ base: Base, _ context: BerthRequestContext) async throws -> Response {
+    func load(_ base: Base, _ context: BackendContext) async throws -> Response {
         let listed = try await subscriptions.subscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil)
         return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
     }
 
-    func refresh(_ base: Base, _ context: BerthRequestContext) async throws -> Response {
+    func refresh(_ base: Base, _ context: BackendContext) async throws -> Response {
         let listed = try await subscriptions.refresh(runtime: base.runtime, originalTransactionId: try id(context), userId: nil, actor: actor(context))
         return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
     }
 
-    func receipt(_ base: Base, _ context: BerthRequestContext) async throws -> Response {
+    func receipt(_ base: Base, _ context: BackendContext) async throws -> Response {
         let (listed, receipt) = try await subscriptions.receipt(runtime: base.runtime, originalTransactionId: try id(context))
         guard let receipt else { throw FTCShape.Refusal(status: .notFound, message: "no receipt is kept for this subscription") }
         var body = FTCSubscription(listed.subscription, inUse: nil)
@@ -130,21 +125,29 @@ struct FTCRoutes {
         return try JSONCoding.response(body)
     }
 
-    private func linkBody(_ request: Request) async throws -> (String, String, Bool) {
+    private func linkBody(_ request: Request, _ context: AppKeyContext, base: Base) async throws -> (String, String, Bool) {
         let body = try await JSONCoding.decode(LinkBody.self, from: request)
         guard let ftcId = body.ftcId, !ftcId.isEmpty else { throw FTCShape.missing("ftcId") }
         guard let otid = body.originalTxId, !otid.isEmpty else { throw FTCShape.missing("originalTxId") }
+        // The backend links by id; the app (a client key) proves with the device's receipt.
+        let authority: Subscriptions.LinkAuthority = context.caller.kind == .clientKey
+            ? .proof(body.receiptData.flatMap { $0.isEmpty ? nil : PurchaseProof.receipt($0, transactionId: otid) }) : .byId
+        do {
+            try await subscriptions.authorize(authority, runtime: base.runtime, userId: ftcId, originalTransactionId: otid)
+        } catch let error as DomainError where error.code == .proofRequired {
+            throw FTCShape.Refusal(status: .forbidden, message: "the app links with the device's receipt as proof: send receiptData (bare ids are for the backend's server key)")
+        }
         return (ftcId, otid, body.force ?? false)
     }
 
-    func link(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (ftcId, otid, force) = try await linkBody(request)
+    func link(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
+        let (ftcId, otid, force) = try await linkBody(request, context, base: base)
         let membership = try await subscriptions.link(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, force: force, actor: actor(context))
         return try JSONCoding.response(FTCMembership(membership))
     }
 
-    func unlink(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (ftcId, otid, _) = try await linkBody(request)
+    func unlink(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
+        let (ftcId, otid, _) = try await linkBody(request, context, base: base)
         try await subscriptions.unlink(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, actor: actor(context))
         return Response(status: .noContent)
     }
@@ -156,7 +159,7 @@ struct FTCRoutes {
         return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
     }
 
-    private func id(_ context: BerthRequestContext) throws -> String {
+    private func id(_ context: some RequestContext) throws -> String {
         guard let id = context.parameters.get("id"), !id.isEmpty, id.count <= 64 else { throw FTCShape.Refusal(status: .notFound, message: "Not Found") }
         return id
     }
@@ -230,20 +233,5 @@ enum FTCShape {
             return Refusal(status: .unprocessableContent, message: e.message, field: ftcField(e.field), code: ftcCode(e.code))
         }
         return Refusal(status: e.status, message: e.message)
-    }
-}
-
-/// Where an authentication failure must answer in a client's own shape (the Authenticator runs
-/// before the routes).
-enum CompatibilityShapes {
-    static func refusal(_ error: APIError, path: String, tenants: TenantRegistry) throws -> Response? {
-        if path == "/api/verify-receipt" { return try VerifyReceiptRoutes.refusal(error) }
-        if path.hasPrefix(CordovaValidatorRoutes.pathPrefix) { return try CordovaValidatorRoutes.refusal(error) }
-        for runtime in tenants.tenants.values {
-            for routes in runtime.tenant.subscriptions?.ftcRoutes ?? [] where path.hasPrefix(routes.prefix + "/") {
-                return try FTCShape.refusal(error, logger: Logger(label: "berth"))
-            }
-        }
-        return nil
     }
 }

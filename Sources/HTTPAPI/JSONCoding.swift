@@ -21,6 +21,11 @@ enum JSONCoding {
 
     /// Decodes a JSON body of at most 64 KiB, mapping every failure to a 4xx with the offending field.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        try await decode(type, from: request, emptyAs: nil)
+    }
+
+    /// The same, for bodies that may be left out: an empty body is `empty`.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, emptyAs empty: T?) async throws -> T {
         var request = request
         let buffer: ByteBuffer
         do {
@@ -28,6 +33,7 @@ enum JSONCoding {
         } catch {
             throw APIError(.contentTooLarge, .bodyTooLarge, "request bodies are limited to 64 KiB")
         }
+        if buffer.readableBytes == 0, let empty { return empty }
         guard buffer.readableBytes > 0 else { throw APIError(.badRequest, .invalidJson, "the request body is empty; send a JSON object") }
         let data = Data(buffer.readableBytesView)
         if let strict = T.self as? any RefusesNull.Type { try refuseNulls(data, allowed: strict.nullable) }

@@ -11,7 +11,7 @@ struct OperationsRoutes {
     let metricsToken: String?
     let expectedMigrations: Set<String>
 
-    func register(on router: Router<BerthRequestContext>) {
+    func register(on router: PublicRoutes) {
         router.get("/healthz") { _, _ in try JSONCoding.response(HealthResponse()) }
         // A load balancer stops sending traffic while this answers 503.
         router.get("/readyz") { _, context in

@@ -19,6 +19,10 @@ final class RateLimiter: Sendable {
         case notification
         /// Admin listings and actions (reads that scan, writes), per admin key.
         case admin
+        /// A user's account: credit reservations, links, memberships (writes without a store's proof).
+        case account
+        /// A user's own state: balances, entitlements, lists (5× the verification limit).
+        case reads
     }
 
     private struct Bucket {
@@ -92,23 +96,29 @@ final class RateLimiter: Sendable {
 extension RateLimiter {
     /// Refuses with 429 and Retry-After when one of the caller's buckets for `scope` is empty.
     ///
-    /// Callers are keyed by who authenticated: a user token by its user; a server key by the key and,
-    /// when it acts for a user, by that user under that key too (so one user cannot spend the key's
-    /// whole allowance, and inventing user ids does not multiply it: the key's own bucket holds 20×
-    /// the per-user limit). An admin key by the key.
-    func check(_ context: BerthRequestContext, scope: Scope) throws {
-        guard let identity = context.identity else { return }
-        let tenant = identity.tenant.tenant
-        let limit = scope == .booking ? tenant.bookingLimit : tenant.verificationLimit
+    /// Callers are keyed by who authenticated: a user token by its user; a client or server key by
+    /// the key and, when it acts for a user, by that user under that key too (so one user cannot
+    /// spend the key's whole allowance, and inventing user ids does not multiply it: the key's own
+    /// bucket holds 20× the per-user limit). An admin key by the key.
+    func check(_ caller: Caller, scope: Scope) throws {
+        let tenant = caller.tenant.tenant
+        let limit: Tenant.RateLimit = switch scope {
+        case .booking: tenant.bookingLimit
+        case .reads: Tenant.RateLimit(burst: tenant.verificationLimit.burst * 5, perSecond: tenant.verificationLimit.perSecond * 5)
+        case .verification, .account, .admin, .notification: tenant.verificationLimit
+        }
         let aggregate = Tenant.RateLimit(burst: limit.burst * 20, perSecond: limit.perSecond * 20)
         let principals: [(String, Tenant.RateLimit)]
-        switch identity {
-        case .user(_, let userId, let via):
-            principals = via.hasPrefix("server:") ? [(via, aggregate), ("\(via)/user:\(userId)", limit)] : [("user:\(userId)", limit)]
-        case .server(_, let keyId):
-            principals = [("server:\(keyId)", aggregate)]
-        case .admin(_, let keyId):
-            principals = [("admin:\(keyId)", limit)]
+        switch (caller.kind, caller.key) {
+        case (.userToken, _):
+            principals = [("user:\(caller.userId ?? "")", limit)]
+        case (.adminKey, let key?):
+            principals = [("admin:\(key.id)", limit)]
+        case (_, let key?):
+            let holder = "\(key.role.rawValue):\(key.id)"
+            principals = caller.userId.map { [(holder, aggregate), ("\(holder)/user:\($0)", limit)] } ?? [(holder, aggregate)]
+        default:
+            principals = [("anonymous", limit)]
         }
         try refuse(take(tenant: tenant.id, scope: scope, principals: principals), what: scope.rawValue)
     }

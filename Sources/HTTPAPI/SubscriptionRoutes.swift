@@ -10,10 +10,21 @@ struct SubscriptionRoutes {
 
     var subscriptions: Subscriptions { Subscriptions(store: services.store, clock: services.clock, logger: services.logger) }
 
-    func register(on router: Router<BerthRequestContext>) {
-        router.get("/api/entitlements") { _, context in
-            let (runtime, userId, _) = try context.requireUser()
-            let (items, membership) = try await subscriptions.entitlements(runtime: runtime, userId: userId)
+    struct Groups {
+        /// A user's own state: client keys, user tokens, server keys.
+        var reads: GuardedRoutes<UserContext>
+        /// Links and unlinks: with a proof, or by id for the backend.
+        var link: GuardedRoutes<UserContext>
+        /// One subscription by id: its user, or an operator.
+        var view: GuardedRoutes<SubscriptionViewContext>
+        /// Memberships paid elsewhere: the backend or operators.
+        var backend: GuardedRoutes<BackendContext>
+        var admin: GuardedRoutes<AdminRequestContext>
+    }
+
+    func register(_ routes: Groups) {
+        routes.reads.get("/api/entitlements") { _, context in
+            let (items, membership) = try await subscriptions.entitlements(runtime: context.tenant, userId: context.userId)
             let now = services.clock.now()
             let entitlements = items.map { listed in
                 let s = listed.subscription
@@ -25,80 +36,82 @@ struct SubscriptionRoutes {
             return try JSONCoding.response(EntitlementsResponse(isPremium: items.contains { $0.subscription.state(at: now).entitles } || paidElsewhere,
                                                                 entitlements: entitlements, membership: membership.map(MembershipDTO.init)))
         }
-        router.get("/api/subscriptions") { request, context in
-            let (runtime, userId, _) = try context.requireUser()
+        routes.reads.get("/api/subscriptions") { request, context in
             let (page, number, perPage) = try Self.page(request)
-            let (items, total) = try await subscriptions.list(runtime: runtime, userId: userId, page: page)
+            let (items, total) = try await subscriptions.list(runtime: context.tenant, userId: context.userId, page: page)
             let now = services.clock.now()
             return try JSONCoding.response(SubscriptionPage(total: total, page: number, limit: perPage,
                                                             data: items.map { SubscriptionDTO($0.subscription, inUse: $0.inUse, now: now) }))
         }
-        router.get("/api/subscriptions/{id}") { _, context in
-            let (runtime, userId) = try Self.caller(context)
-            let listed = try await subscriptions.subscription(runtime: runtime, originalTransactionId: try Self.id(context), userId: userId)
+        // A user sees only their own subscription; an admin key any of the app's.
+        routes.view.get("/api/subscriptions/{id}") { _, context in
+            let listed = try await subscriptions.subscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId)
             return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: services.clock.now()))
         }
-        router.patch("/api/subscriptions/{id}") { _, context in
-            let (runtime, userId) = try Self.caller(context)
-            try services.rateLimiter.check(context, scope: .verification)
-            let listed = try await subscriptions.refresh(runtime: runtime, originalTransactionId: try Self.id(context), userId: userId, actor: Self.actor(context))
+        routes.view.patch("/api/subscriptions/{id}") { _, context in
+            let listed = try await subscriptions.refresh(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId,
+                                                         actor: context.caller.actor)
             return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: services.clock.now()))
         }
-        router.post("/api/subscriptions/link") { request, context in
-            let (runtime, userId, actor) = try context.requireUser()
+        routes.link.post("/api/subscriptions/link") { request, context in
             let body = try await JSONCoding.decode(LinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            let membership = try await subscriptions.link(runtime: runtime, userId: userId, originalTransactionId: id, force: body.force ?? false, actor: actor)
+            try await subscriptions.authorize(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
+                                              originalTransactionId: id)
+            let membership = try await subscriptions.link(runtime: context.tenant, userId: context.userId, originalTransactionId: id, force: body.force ?? false,
+                                                          actor: context.caller.actor)
             return try JSONCoding.response(MembershipDTO(membership))
         }
-        router.post("/api/subscriptions/unlink") { request, context in
-            let (runtime, userId, actor) = try context.requireUser()
+        routes.link.post("/api/subscriptions/unlink") { request, context in
             let body = try await JSONCoding.decode(UnlinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await subscriptions.unlink(runtime: runtime, userId: userId, originalTransactionId: id, actor: actor)
+            try await subscriptions.authorize(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
+                                              originalTransactionId: id)
+            try await subscriptions.unlink(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
             return Response(status: .noContent)
         }
         // The app's backend (server key) or an operator (admin key) records memberships paid elsewhere.
-        router.put("/api/admin/memberships/{userId}") { request, context in
-            let runtime = try Self.backend(context)
+        routes.backend.put("/api/admin/memberships/{userId}") { request, context in
             let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
             let body = try await JSONCoding.decode(MembershipRequest.self, from: request)
-            let membership = try await subscriptions.recordMembership(runtime: runtime, userId: userId, payMethod: body.payMethod, tier: body.tier, cycle: body.cycle,
-                                                                      expiresAt: body.expiresAt.date, autoRenew: body.autoRenew ?? false, actor: Self.actor(context))
+            let membership = try await subscriptions.recordMembership(runtime: context.tenant, userId: userId, payMethod: body.payMethod, tier: body.tier,
+                                                                      cycle: body.cycle, expiresAt: body.expiresAt.date, autoRenew: body.autoRenew ?? false,
+                                                                      actor: context.caller.actor)
             return try JSONCoding.response(MembershipDTO(membership))
         }
-        router.get("/api/admin/memberships/{userId}") { _, context in
-            let runtime = try Self.backend(context)
+        routes.backend.get("/api/admin/memberships/{userId}") { _, context in
             let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
-            guard let membership = try await subscriptions.membership(runtime: runtime, userId: userId) else {
+            guard let membership = try await subscriptions.membership(runtime: context.tenant, userId: userId) else {
                 throw APIError(.notFound, .notFound, "the account has no membership", field: "userId")
             }
             return try JSONCoding.response(MembershipDTO(membership))
         }
-        router.get("/api/admin/subscriptions") { request, context in
-            let (runtime, _) = try context.requireAdmin()
+        routes.admin.get("/api/admin/subscriptions") { request, context in
             let page = try Paging.page(request)
             let userId = request.uri.queryParameters["userId"].map(String.init)
-            let tenantId = runtime.id
+            let tenantId = context.tenant.id
             let result = try await services.store.read { try $0.subscriptions.subscriptions(tenantId: tenantId, userId: userId, page: page) }
             let now = services.clock.now()
             return try JSONCoding.response(ListResponse(items: result.items.map { SubscriptionDTO($0, inUse: false, now: now) }, total: result.total,
                                                         limit: page.limit, offset: page.offset))
         }
-        router.get("/api/admin/subscriptions/cheats") { request, context in
-            let (runtime, _) = try context.requireAdmin()
+        routes.admin.get("/api/admin/subscriptions/cheats") { request, context in
             let page = try Paging.page(request)
-            let tenantId = runtime.id
+            let tenantId = context.tenant.id
             let result = try await services.store.read { try $0.subscriptions.cheats(tenantId: tenantId, page: page) }
             return try JSONCoding.response(ListResponse(items: result.items.map(CheatDTO.init), total: result.total, limit: page.limit, offset: page.offset))
         }
-        router.get("/api/admin/subscriptions/unlinks") { request, context in
-            let (runtime, _) = try context.requireAdmin()
+        routes.admin.get("/api/admin/subscriptions/unlinks") { request, context in
             let page = try Paging.page(request)
-            let tenantId = runtime.id
+            let tenantId = context.tenant.id
             let result = try await services.store.read { try $0.subscriptions.unlinks(tenantId: tenantId, page: page) }
             return try JSONCoding.response(ListResponse(items: result.items.map(UnlinkDTO.init), total: result.total, limit: page.limit, offset: page.offset))
         }
+    }
+
+    /// Server keys holding the subscriptions scope link by id; everyone else proves.
+    static func authority(_ context: UserContext, proof: PurchaseProof?) -> Subscriptions.LinkAuthority {
+        context.caller.kind == .serverKey && context.caller.scopes.contains(.subscriptions) ? .byId : .proof(proof)
     }
 
     /// `page` (from 1) and `per_page` (1…200, default 20).
@@ -111,34 +124,14 @@ struct SubscriptionRoutes {
         }
         let page = try number("page", default: 1)
         let perPage = min(try number("per_page", default: 20), Page.maximumLimit)
+        // Pages past the listing's offset bound are refused before any arithmetic on them.
+        guard page <= Page.maximumOffset / perPage + 1 else {
+            throw APIError(.badRequest, .invalidQuery, "page must be at most \(Page.maximumOffset / perPage + 1) with per_page \(perPage)", field: "page")
+        }
         return (Page(limit: perPage, offset: (page - 1) * perPage), page, perPage)
     }
 
-    /// A user (who sees only their own subscriptions) or an admin key (any).
-    static func caller(_ context: BerthRequestContext) throws -> (TenantRuntime, String?) {
-        if case .admin(let tenant, _) = context.identity { return (tenant, nil) }
-        let (runtime, userId, _) = try context.requireUser()
-        return (runtime, userId)
-    }
-
-    static func backend(_ context: BerthRequestContext) throws -> TenantRuntime {
-        switch context.identity {
-        case .admin(let tenant, _), .server(let tenant, _): return tenant
-        case .user: throw APIError.forbidden("memberships are recorded by the app's backend (server key) or an operator (admin key)")
-        case nil: throw APIError.unauthenticated("send Authorization: Bearer <server or admin API key>")
-        }
-    }
-
-    static func actor(_ context: BerthRequestContext) -> Actor {
-        switch context.identity {
-        case .admin(_, let id): .admin(keyId: id)
-        case .server(_, let id): .server(keyId: id)
-        case .user(_, _, let via): Actor(rawValue: via)
-        case nil: .system
-        }
-    }
-
-    static func id(_ context: BerthRequestContext) throws -> String {
+    static func id(_ context: some RequestContext) throws -> String {
         try text(context.parameters.get("id") ?? "", field: "originalTransactionId")
     }
 

@@ -6,18 +6,16 @@ import UseCases
 /// `POST /api/verify-purchase`: decode, call ``VerifyPurchase``, map its outcome to the contract.
 struct VerifyPurchaseRoutes {
     let verifyPurchase: VerifyPurchase
-    let rateLimiter: RateLimiter
     let clock: any BerthClock
 
-    func register(on router: Router<BerthRequestContext>) {
-        router.post("/api/verify-purchase") { request, context in try await verify(request, context) }
+    func register(on routes: GuardedRoutes<UserContext>) {
+        routes.post("/api/verify-purchase") { request, context in try await verify(request, context) }
     }
 
     var metrics: BerthMetrics?
 
-    func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let (runtime, userId, _) = try context.requireUser()
-        try rateLimiter.check(context, scope: .verification)
+    func verify(_ request: Request, _ context: UserContext) async throws -> Response {
+        let (runtime, userId) = (context.tenant, context.userId)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
         // An empty transactionId (what a client sends when StoreKit gave none) names no transaction.
         let transactionId = body.transactionId.flatMap { $0.isEmpty ? nil : $0 }

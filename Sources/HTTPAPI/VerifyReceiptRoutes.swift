@@ -12,35 +12,25 @@ import Logging
 struct VerifyReceiptRoutes {
     let services: BerthServices
 
-    func register(on router: Router<BerthRequestContext>) {
-        router.post("/api/verify-receipt") { request, context in
-            do {
-                return try await verify(request, context)
-            } catch let error as APIError {
-                return try Self.refusal(error)
-            } catch let error as DomainError {
-                return try Self.refusal(APIError(error))
-            } catch {
-                // Storage or other temporary trouble: the client retries 5xx.
-                context.logger.error("verify-receipt failed: \(String(reflecting: error))")
-                return try Self.refusal(APIError(.serviceUnavailable, .temporarilyUnavailable, "temporary server error; retry later", headers: [.retryAfter: "5"]))
-            }
-        }
+    /// Braindumpster's clients read their own shape for every refusal, 401s included; storage
+    /// trouble is a 5xx they retry.
+    static let shape = ErrorShape(api: { error in try refusal(error) })
+
+    func register(on routes: GuardedRoutes<ProofContext>) {
+        routes.post("/api/verify-receipt") { request, context in try await verify(request, context) }
     }
 
-    func verify(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let runtime: TenantRuntime
-        var userId: String?
-        switch context.identity {
-        case .user(let tenant, let user, _): (runtime, userId) = (tenant, user)
-        case .server(let tenant, _): runtime = tenant
-        case .admin: throw APIError.forbidden("use the user's token or a server key")
-        case nil: throw APIError.unauthenticated("send Authorization: Bearer <user token or API key>")
-        }
-        try services.rateLimiter.check(context, scope: .verification)
+    func verify(_ request: Request, _ context: ProofContext) async throws -> Response {
         let body = try await JSONCoding.decode(VerifyReceiptRequest.self, from: request)
-        if userId == nil { userId = body.userId }
-        let answer = try await services.verifyReceipt(receiptData: body.receiptData, bundleId: body.bundleId, userId: userId, runtime: runtime)
+        let named = try body.userId.map { try Authenticator.userId($0, field: "userId") }.flatMap { $0.isEmpty ? nil : $0 }
+        // A user's token speaks for its subject only; a key names the user (X-User-Id or the body's userId).
+        var userId = context.caller.userId
+        if context.caller.kind == .userToken {
+            if let named, named != userId { throw APIError.forbidden("userId must be the signed-in user's") }
+        } else if userId == nil {
+            userId = named
+        }
+        let answer = try await services.verifyReceipt(receiptData: body.receiptData, bundleId: body.bundleId, userId: userId, runtime: context.tenant)
         let entitlement = answer.entitlement
         return try JSONCoding.response(VerifyReceiptResponse(
             success: true, isPremium: entitlement.isPremium, productId: entitlement.productId, expirationDate: entitlement.expiresAt.map(SecondsTime.init),
@@ -50,6 +40,9 @@ struct VerifyReceiptRoutes {
 
     /// The clients' error shape (`success`, `isPremium`, `message`) with Berth's `error` object.
     static func refusal(_ error: APIError) throws -> Response {
+        // Unexpected failures are temporary for these clients: 503, and they retry.
+        let error = error.status == .internalServerError
+            ? APIError(.serviceUnavailable, .temporarilyUnavailable, "temporary server error; retry later", headers: [.retryAfter: "5"]) : error
         var response = try JSONCoding.response(
             VerifyReceiptResponse(success: false, isPremium: false, message: error.message,
                                   error: .init(code: error.code.rawValue, message: error.message, field: error.field)),

@@ -10,7 +10,7 @@ import Yams
 struct WebRoutes {
     let assets: WebAssets
 
-    func register(on router: Router<BerthRequestContext>) {
+    func register(on router: PublicRoutes) {
         router.get("/") { _, _ in
             Response(status: .found, headers: [.location: "/admin", .cacheControl: "no-store"])
         }

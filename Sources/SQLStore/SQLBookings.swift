@@ -107,6 +107,13 @@ struct SQLBookings: BookingRepository {
             """, [tenantId, createdVia, now.epochMilliseconds, limit])
     }
 
+    func activeHolds(tenantId: String, resourceId: String, now: Date, upTo limit: Int) throws -> Int {
+        try db.lock("holds:\(tenantId):resource:\(resourceId)")
+        return try db.count("""
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
+            """, [tenantId, resourceId, now.epochMilliseconds, limit])
+    }
+
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int) {
         var clause = "tenant_id = ?"
         var arguments: SQLArguments = [tenantId]

@@ -33,16 +33,17 @@ public struct CreateBooking: Sendable {
         let draft = NewBooking(tenantId: tenant.id, userId: command.userId, quote: quote, holdExpiresAt: now.addingTimeInterval(tenant.holdDuration),
                                now: now, createdVia: command.createdVia.rawValue)
         let limits = tenant.holdLimits
-        let viaServerKey = command.createdVia.rawValue.hasPrefix("server:")
+        let viaKey = command.createdVia.isKey
         return try await store.write { tx in
             let occupancy = try tx.bookings.occupancy(tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end,
                                                       excluding: nil, now: now)
             let userHolds = try tx.bookings.activeHolds(tenantId: draft.tenantId, userId: draft.userId, now: now, upTo: limits.perUser)
-            let creatorHolds = viaServerKey
+            let resourceHolds = try tx.bookings.activeHolds(tenantId: draft.tenantId, resourceId: quote.resource.id, now: now, upTo: limits.perResource)
+            let creatorHolds = viaKey
                 ? try tx.bookings.activeHolds(tenantId: draft.tenantId, createdVia: draft.createdVia, now: now, upTo: limits.perServerKey)
                 : 0
-            try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: userHolds, creatorHolds: creatorHolds), resource: quote.resource,
-                                       seats: quote.seats, limits: limits, viaServerKey: viaServerKey)
+            try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: userHolds, creatorHolds: creatorHolds, resourceHolds: resourceHolds),
+                                       resource: quote.resource, seats: quote.seats, limits: limits, viaKey: viaKey)
             let (booking, audit) = BookingTransitions.created(draft)
             try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
             try tx.audit.append(audit)
@@ -74,22 +75,6 @@ public struct AdminBookingTransition: Sendable {
             try tx.bookings.update(transition.booking, now: now)
             try tx.audit.append(transition.audit)
             return transition.booking
-        }
-    }
-}
-
-/// API keys: created by `berth keys create`, audited.
-public struct CreateAPIKey: Sendable {
-    let store: any Store
-
-    public init(store: any Store) { self.store = store }
-
-    public func callAsFunction(tenantId: String, role: APIKeyRole, hash: String, now: Date) async throws -> APIKey {
-        try await store.write { tx in
-            let key = try tx.keys.create(tenantId: tenantId, role: role, hash: hash, now: now)
-            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
-                                            detail: ["keyId": String(key.id), "role": role.rawValue], at: now))
-            return key
         }
     }
 }

@@ -136,31 +136,136 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 }
 
-/// `berth keys create`.
+/// `berth keys create|list|revoke|rotate`.
 struct KeysCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Manage API keys.", subcommands: [Create.self])
+    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Manage API keys: create, list, revoke, rotate.",
+                                                    subcommands: [Create.self, List.self, Revoke.self, Rotate.self])
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create an API key and print it once (only its SHA-256 is stored).")
+        static let configuration = CommandConfiguration(
+            commandName: "create", abstract: "Create an API key and print it once (only its SHA-256 is stored).",
+            discussion: """
+                Roles: client (ship it in the app: submits store proofs for the user it names, reads that user's state), \
+                server (the app's backend: acts for any user in X-User-Id), admin (operators, the admin page). \
+                --scope narrows a key to part of its role: purchases, read, bookings, credits, subscriptions, memberships, admin.
+                """)
 
         @Option(help: "Tenant id from the catalog.") var tenant: String
-        @Option(help: "server (acts for users named in X-User-Id) or admin.") var role: String
+        @Option(help: "client, server or admin.") var role: String
+        @Option(help: "Comma-separated scopes, fewer than the role's (default: all of the role's).") var scope: String?
+        @Option(help: "A label shown in listings (\"iOS app\", \"booking backend\").") var name: String?
         @OptionGroup var storage: StorageOptions
 
         func run() async throws {
-            guard let role = APIKeyRole(rawValue: role) else { throw ValidationError("--role must be server or admin") }
-            let tenant = self.tenant
-            let key = try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.keys")) { catalog, store in
+            guard let role = APIKeyRole(rawValue: role) else { throw ValidationError("--role must be client, server or admin") }
+            let scopes = try scope.map(parseScopes)
+            let tenant = self.tenant, name = self.name
+            let issued = try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.keys")) { catalog, store in
                 guard catalog.tenant(id: tenant) != nil else {
                     throw ValidationError("no tenant \(tenant) in the catalog (tenants: \(catalog.tenants.map(\.id).joined(separator: ", ")))")
                 }
-                let key = APIKeys.generate(tenantId: tenant)
-                _ = try await CreateAPIKey(store: store)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: Date())
-                return key
+                return try await CreateAPIKey(store: store)(tenantId: tenant, role: role, scopes: scopes, name: name, now: Date())
             }
-            print(key)
+            FileHandle.standardError.write(Data("key \(issued.key.id) (\(role.rawValue): \(issued.key.scopes.sorted().map(\.rawValue).joined(separator: ", ")))\n".utf8))
+            print(issued.secret)
         }
     }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List API keys (never the keys themselves: their first characters).")
+
+        @Option(help: "Only this tenant's keys.") var tenant: String?
+        @Flag(help: "One JSON object per key.") var json = false
+        @OptionGroup var storage: StorageOptions
+
+        func run() async throws {
+            let tenant = self.tenant
+            let keys = try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.keys")) { _, store in
+                try await store.read { try $0.keys.keys(tenantId: tenant) }
+            }
+            let now = Date()
+            let time = ISO8601DateFormatter()
+            if json {
+                for key in keys {
+                    var object: [String: Any] = ["id": key.id, "tenant": key.tenantId, "role": key.role.rawValue, "scopes": key.scopes.sorted().map(\.rawValue),
+                                                 "name": key.name, "hint": key.hint, "status": key.status(at: now).rawValue,
+                                                 "createdAt": time.string(from: key.createdAt)]
+                    if let at = key.expiresAt { object["expiresAt"] = time.string(from: at) }
+                    if let at = key.revokedAt { object["revokedAt"] = time.string(from: at) }
+                    if let at = key.lastUsedAt { object["lastUsedAt"] = time.string(from: at) }
+                    if let from = key.rotatedFrom { object["rotatedFrom"] = from }
+                    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+                    print(String(decoding: data, as: UTF8.self))
+                }
+                return
+            }
+            print(["ID", "TENANT", "ROLE", "STATUS", "NAME", "KEY", "CREATED", "EXPIRES", "LAST USED", "SCOPES"].joined(separator: "\t"))
+            for key in keys {
+                print([String(key.id), key.tenantId, key.role.rawValue, key.status(at: now).rawValue, key.name.isEmpty ? "-" : key.name, key.hint,
+                       time.string(from: key.createdAt), key.expiresAt.map(time.string) ?? "-", key.lastUsedAt.map(time.string) ?? "never",
+                       key.scopes.sorted().map(\.rawValue).joined(separator: ",")].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke", abstract: "Revoke an API key: running instances refuse it within a few seconds (at most 5).")
+
+        @Argument(help: "The key's id (berth keys list).") var id: Int64
+        @OptionGroup var storage: StorageOptions
+
+        func run() async throws {
+            let id = self.id
+            let key = try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.keys")) { _, store in
+                try await RevokeAPIKey(store: store)(id: id, tenantId: nil, now: Date())
+            }
+            print("key \(key.id) (\(key.tenantId), \(key.role.rawValue)) revoked")
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate",
+            abstract: "Replace an API key: prints the new key; the old one keeps working until the overlap ends.")
+
+        @Argument(help: "The key's id (berth keys list).") var id: Int64
+        @Option(help: "How long the old key keeps working, e.g. 3600s, 90m, 24h, 7d (default 24h, at most 90d).") var overlap: String?
+        @OptionGroup var storage: StorageOptions
+
+        func run() async throws {
+            let id = self.id
+            let overlap = try self.overlap.map(parseDuration)
+            let result = try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.keys")) { _, store in
+                try await RotateAPIKey(store: store)(id: id, tenantId: nil, overlap: overlap, now: Date())
+            }
+            let until = result.old.expiresAt.map { ISO8601DateFormatter().string(from: $0) } ?? "-"
+            FileHandle.standardError.write(Data("key \(result.issued.key.id) replaces key \(result.old.id), which works until \(until)\n".utf8))
+            print(result.issued.secret)
+        }
+    }
+}
+
+func parseScopes(_ text: String) throws -> Set<KeyScope> {
+    switch KeyScope.parse(text) {
+    case .success(let scopes): return scopes
+    case .failure(let unknown):
+        throw ValidationError("unknown scope \(unknown.name); scopes are \(KeyScope.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+}
+
+/// `90s`, `15m`, `24h`, `7d` (or plain seconds).
+func parseDuration(_ text: String) throws -> TimeInterval {
+    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+    var number = Substring(text), unit = 1.0
+    if let last = text.last, let factor = units[last] {
+        number = text.dropLast()
+        unit = factor
+    }
+    guard let value = Double(number), value.isFinite, value >= 0 else {
+        throw ValidationError("--overlap must be a duration such as 3600s, 90m, 24h or 7d")
+    }
+    return value * unit
 }
 
 /// `berth copy-database`: moves a SQLite deployment to PostgreSQL.

@@ -165,13 +165,17 @@ struct RulesTests {
         #expect(ClaimPolicy.plan(claim(), existing: purchase(), revokedByApple: true, now: now)?.outcome == .repeated(purchase()))
     }
 
-    @Test("holds: a user, and a server key over its users, may keep only so many unpaid bookings")
+    @Test("holds: a user, a resource, and an API key over its users, may keep only so many unpaid bookings")
     func holdLimits() throws {
         let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
-        let limits = HoldLimits(perUser: 2, perServerKey: 3)
+        let limits = HoldLimits(perUser: 2, perServerKey: 3, perResource: 4)
         func code(_ load: BookingLoad, viaServerKey: Bool = false) -> String? {
-            do { try BookingAdmission.check(load, resource: resource, seats: 1, limits: limits, viaServerKey: viaServerKey); return nil } catch { return error.code.rawValue }
+            do { try BookingAdmission.check(load, resource: resource, seats: 1, limits: limits, viaKey: viaServerKey); return nil } catch { return error.code.rawValue }
         }
+        #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 0, resourceHolds: 3)) == nil)
+        #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 0, resourceHolds: 4)) == "too_many_pending_bookings",
+                "invented users cannot hold more than the resource's cap")
+        #expect(HoldLimits().perServerKey >= 5_000, "the key-wide cap is a ceiling, not everyone's quota")
         #expect(code(BookingLoad(occupancy: .none, userHolds: 1, creatorHolds: 0)) == nil)
         #expect(code(BookingLoad(occupancy: .none, userHolds: 2, creatorHolds: 0)) == "too_many_pending_bookings")
         #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 3), viaServerKey: true) == "too_many_pending_bookings")

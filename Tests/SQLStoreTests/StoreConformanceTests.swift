@@ -75,7 +75,7 @@ struct StoreConformance {
             let occupancy = try tx.bookings.occupancy(tenantId: tenant, resourceId: quote.resource.id, start: quote.start, end: quote.end, excluding: nil, now: now)
             let holds = try tx.bookings.activeHolds(tenantId: tenant, userId: user, now: now, upTo: 10)
             try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: holds, creatorHolds: 0), resource: quote.resource, seats: quote.seats,
-                                       limits: HoldLimits(perUser: 10), viaServerKey: false)
+                                       limits: HoldLimits(perUser: 10), viaKey: false)
             let (booking, audit) = BookingTransitions.created(draft)
             try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
             try tx.audit.append(audit)

@@ -8,6 +8,9 @@ public struct Actor: RawRepresentable, Hashable, Sendable {
     public static func user(_ id: String) -> Actor { Actor(rawValue: "user:\(id)") }
     public static func admin(keyId: Int64) -> Actor { Actor(rawValue: "admin:\(keyId)") }
     public static func server(keyId: Int64) -> Actor { Actor(rawValue: "server:\(keyId)") }
+    public static func client(keyId: Int64) -> Actor { Actor(rawValue: "client:\(keyId)") }
+    /// Whether an API key (client or server) acted, rather than a user's own token.
+    public var isKey: Bool { rawValue.hasPrefix("server:") || rawValue.hasPrefix("client:") }
     public static let apple = Actor(rawValue: "apple")
     public static let system = Actor(rawValue: "system")
 }
@@ -29,6 +32,8 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let creditProductCreated = AuditAction(rawValue: "credit_product.created")
     public static let creditProductUpdated = AuditAction(rawValue: "credit_product.updated")
     public static let apiKeyCreated = AuditAction(rawValue: "api_key.created")
+    public static let apiKeyRevoked = AuditAction(rawValue: "api_key.revoked")
+    public static let apiKeyRotated = AuditAction(rawValue: "api_key.rotated")
     /// `notification.refund`, `notification.did_renew`, …
     public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }
 }

@@ -16,6 +16,7 @@ public protocol BookingRepository {
     /// created, counted up to `limit` (the answer is min(holds, limit): the cost stays bounded).
     func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int
     func activeHolds(tenantId: String, createdVia: String, now: Date, upTo limit: Int) throws -> Int
+    func activeHolds(tenantId: String, resourceId: String, now: Date, upTo limit: Int) throws -> Int
 
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int)
 }

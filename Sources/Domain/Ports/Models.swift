@@ -52,30 +52,6 @@ public struct Page: Hashable, Sendable {
     }
 }
 
-/// Who holds an API key.
-public enum APIKeyRole: String, Codable, Hashable, Sendable {
-    /// A tenant's own backend, acting for a user named in `X-User-Id`.
-    case server
-    /// The tenant's booking administration.
-    case admin
-}
-
-/// A stored API key (only its hash is stored).
-public struct APIKey: Hashable, Sendable {
-    public var id: Int64
-    public var tenantId: String
-    public var role: APIKeyRole
-    public var createdAt: Date
-
-    public init(id: Int64, tenantId: String, role: APIKeyRole, createdAt: Date) {
-        self.id = id
-        self.tenantId = tenantId
-        self.role = role
-        self.createdAt = createdAt
-    }
-}
-
-
 /// One answer of `POST /api/verify-receipt`, kept without the receipt (its SHA-256 only).
 public struct ReceiptCheck: Hashable, Sendable {
     public var tenantId: String

@@ -1,0 +1,137 @@
+import AppleSignedData
+import Crypto
+import Domain
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JWTKit
+import UseCases
+
+/// The claims Berth reads from a tenant user's token.
+struct UserClaims: JWTPayload {
+    var sub: SubjectClaim
+    var iss: IssuerClaim
+    var aud: AudienceClaim?
+    var exp: ExpirationClaim
+    var nbf: NotBeforeClaim?
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+        try nbf?.verifyNotBefore()
+    }
+}
+
+/// Just the issuer, read before verification to pick the tenant whose key verifies the token.
+private struct IssuerOnly: Decodable {
+    var iss: String
+}
+
+/// The key id of a token's header (JWKS tenants pick the key by it).
+private struct KeyIdOnly: Decodable {
+    var kid: String?
+}
+
+/// Resolves `Authorization: Bearer …` into ``Authentication``: an API key (`berth_…`, whose role
+/// says what kind of caller it is) or a tenant user's JWT (the tenant is chosen by the token's
+/// issuer). It never refuses a request itself: each route group's guarded context admits the kinds
+/// of caller it serves, and its refusals take that group's error shape.
+struct Authenticator: RouterMiddleware {
+    typealias Context = BerthRequestContext
+
+    let tenants: TenantRegistry
+    let keys: APIKeyResolver
+
+    /// Longest user id Berth accepts, in UTF-8 bytes (an id is a key into limits and storage).
+    static let maximumUserIdBytes = 200
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        // /metrics checks its own token (BERTH_METRICS_TOKEN), which is not a Berth credential.
+        if let header = request.headers[.authorization], request.uri.path != "/metrics" {
+            context.authentication = await authenticate(header: header, request: request)
+        }
+        return try await next(request, context)
+    }
+
+    func authenticate(header: String, request: Request) async -> Authentication {
+        guard header.lowercased().hasPrefix("bearer ") else {
+            return .refused(APIError.unauthenticated("Authorization must be 'Bearer <token>'"))
+        }
+        let token = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
+        do {
+            return .authenticated(try await identify(token: token, request: request))
+        } catch let error as APIError {
+            return .refused(error)
+        } catch {
+            // The key store could not answer: the request is neither admitted nor refused for good.
+            return .refused(APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable; try again",
+                                     headers: [.retryAfter: "1"]))
+        }
+    }
+
+    /// The caller an API key makes, with the user it names in `X-User-Id` (server and client keys).
+    func caller(key secret: String, request: Request) async throws -> Caller {
+        guard let key = try await keys.resolve(secret), let tenant = tenants.tenant(id: key.tenantId) else {
+            throw APIError.unauthenticated("unknown, revoked or expired API key")
+        }
+        switch key.role {
+        case .admin:
+            return Caller(tenant: tenant, kind: .adminKey, key: key, userId: nil)
+        case .server, .client:
+            var userId: String?
+            if let user = request.headers[.xUserId]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
+                userId = try Self.userId(user, field: "X-User-Id")
+            }
+            return Caller(tenant: tenant, kind: key.role == .server ? .serverKey : .clientKey, key: key, userId: userId)
+        }
+    }
+
+    /// A user id from outside: at most 200 UTF-8 bytes.
+    static func userId(_ text: String, field: String) throws -> String {
+        guard text.utf8.count <= maximumUserIdBytes else {
+            throw APIError(.badRequest, .invalidUserId, "\(field) is limited to \(maximumUserIdBytes) bytes", field: field)
+        }
+        return text
+    }
+
+    private func identify(token: String, request: Request) async throws -> Caller {
+        if token.hasPrefix(APIKeys.prefix) { return try await caller(key: token, request: request) }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+              let issuer = try? JSONDecoder().decode(IssuerOnly.self, from: payload).iss
+        else {
+            throw APIError.unauthenticated("the bearer token is neither a Berth API key nor a JWT with an issuer")
+        }
+        guard let tenant = tenants.tenant(issuer: issuer) else {
+            throw APIError.unauthenticated("no app accepts tokens from this issuer")
+        }
+        let keys: JWTKeyCollection?
+        if let jwks = tenant.jwks {
+            let kid = Base64URL.decode(parts[0]).flatMap { try? JSONDecoder().decode(KeyIdOnly.self, from: $0) }?.kid
+            keys = await jwks.keys(for: kid)
+        } else {
+            keys = tenant.userKeys
+        }
+        guard let userKeys = keys else {
+            throw APIError.unauthenticated("user tokens are not configured for this app; use an API key")
+        }
+        let claims: UserClaims
+        do {
+            claims = try await userKeys.verify(token, as: UserClaims.self)
+        } catch {
+            throw APIError.unauthenticated("the token is invalid or expired")
+        }
+        if let audience = tenant.tenant.auth.audience {
+            guard let aud = claims.aud, aud.value.contains(audience) else {
+                throw APIError.unauthenticated("the token is not meant for \(audience)")
+            }
+        }
+        let user = claims.sub.value
+        guard !user.isEmpty, user.utf8.count <= Self.maximumUserIdBytes else { throw APIError.unauthenticated("the token's subject is empty or too long") }
+        return Caller(tenant: tenant, kind: .userToken, key: nil, userId: user)
+    }
+}
+
+extension HTTPField.Name {
+    static let xUserId = Self("X-User-Id")!
+}

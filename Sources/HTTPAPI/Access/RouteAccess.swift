@@ -1,0 +1,181 @@
+import Domain
+import Foundation
+import Hummingbird
+import Logging
+import Synchronization
+
+/// Who may call each route, recorded as the routes are registered (``GuardedRoutes``), so that the
+/// access matrix is generated from the route table itself: a route registered any other way has no
+/// entry, and the access test fails.
+public final class RouteAccessTable: Sendable {
+    public struct Entry: Sendable, Hashable {
+        public var method: String
+        public var path: String
+        /// The kinds of caller admitted.
+        public var admits: Set<PrincipalKind>
+        /// Whether keys must name a user (`X-User-Id`).
+        public var namesUser: Bool
+        /// The key scope the route needs (nil: none beyond being admitted).
+        public var scope: KeyScope?
+        public var note: String?
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    public init() {}
+
+    func record(_ entry: Entry) {
+        entries.withLock { $0.append(entry) }
+    }
+
+    public var all: [Entry] { entries.withLock { $0 } }
+
+    /// The entry of one route (method and path pattern as registered).
+    public func entry(method: String, path: String) -> Entry? {
+        entries.withLock { $0.first { $0.method == method && $0.path == path } }
+    }
+}
+
+/// Registers routes of one guarded context, with the group's middlewares: the error shape (outside
+/// the guard, so that its refusals take the shape too), the key scope and the rate limit.
+struct GuardedRoutes<Context: GuardedContext>: RouterMethods {
+    let group: RouterGroup<Context>
+    let table: RouteAccessTable
+    let scope: KeyScope?
+
+    /// - Parameters:
+    ///   - shape: renders refusals of this group in an existing client's shape (nil: Berth's).
+    ///   - scope: the key scope every route of the group needs.
+    ///   - limit: the rate-limit scope every route of the group draws from.
+    ///   - authenticate: authentication of the group's own (the validator's `?key=`), before the guard.
+    init(_ router: Router<BerthRequestContext>, _ context: Context.Type, table: RouteAccessTable, shape: ErrorShape? = nil, scope: KeyScope?,
+         limit: RateLimiter.Scope?, rateLimiter: RateLimiter, authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil) {
+        let outer = router.group()
+        if let shape { outer.add(middleware: ShapedErrors(shape: shape)) }
+        if let authenticate { outer.add(middleware: authenticate) }
+        let group = outer.group(context: Context.self)
+        if let scope { group.add(middleware: RequireScope<Context>(scope: scope)) }
+        if let limit { group.add(middleware: RateLimit<Context>(scope: limit, limiter: rateLimiter)) }
+        self.group = group
+        self.table = table
+        self.scope = scope
+    }
+
+    @discardableResult func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
+        group.add(middleware: middleware)
+        return self
+    }
+
+    @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
+    where Responder.Context == Context {
+        table.record(.init(method: method.rawValue, path: path.description, admits: Context.Policy.admits, namesUser: Context.Policy.namesUser,
+                           scope: scope, note: Context.Policy.note))
+        group.on(path, method: method, responder: responder)
+        return self
+    }
+}
+
+/// Registers public routes (no credentials needed) on the base context, recorded as such.
+struct PublicRoutes: RouterMethods {
+    typealias Context = BerthRequestContext
+    let group: RouterGroup<BerthRequestContext>
+    let table: RouteAccessTable
+
+    init(_ router: Router<BerthRequestContext>, table: RouteAccessTable, shape: ErrorShape? = nil) {
+        group = router.group()
+        if let shape { group.add(middleware: ShapedErrors(shape: shape)) }
+        self.table = table
+    }
+
+    @discardableResult func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
+        group.add(middleware: middleware)
+        return self
+    }
+
+    @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
+    where Responder.Context == Context {
+        table.record(.init(method: method.rawValue, path: path.description, admits: PublicAccess.admits, namesUser: false, scope: nil, note: nil))
+        group.on(path, method: method, responder: responder)
+        return self
+    }
+}
+
+/// Refuses a key that lacks the group's scope (user tokens hold every user scope).
+struct RequireScope<Context: GuardedContext>: RouterMiddleware {
+    let scope: KeyScope
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard context.caller.scopes.contains(scope) else {
+            throw APIError(.forbidden, .insufficientScope, "this key lacks the \(scope.rawValue) scope")
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Takes a token from the caller's bucket of `scope` before the handler runs (429 + Retry-After).
+struct RateLimit<Context: GuardedContext>: RouterMiddleware {
+    let scope: RateLimiter.Scope
+    let limiter: RateLimiter
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try limiter.check(context.caller, scope: scope)
+        return try await next(request, context)
+    }
+}
+
+/// How an existing client's route group renders a refusal (its own JSON, its own status rules).
+struct ErrorShape: Sendable {
+    let render: @Sendable (any Error, Logger) throws -> Response
+
+    /// A shape that renders Berth's refusals (every error as ``APIError/from(_:logger:)`` makes it).
+    init(api render: @escaping @Sendable (APIError) throws -> Response) {
+        self.render = { error, logger in try render(APIError.from(error, logger: logger)) }
+    }
+
+    /// A shape that reads the raw error (its own refusal types too).
+    init(raw render: @escaping @Sendable (any Error, Logger) throws -> Response) {
+        self.render = render
+    }
+}
+
+/// Renders every refusal of a group in its shape: guards' 401/403, handlers' errors, storage trouble.
+struct ShapedErrors<Context: RequestContext>: RouterMiddleware {
+    let shape: ErrorShape
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return try shape.render(error, context.logger)
+        }
+    }
+}
+
+extension APIError {
+    /// Any error as the API's refusal: Berth's own, the domain's, storage trouble (503, retry), the
+    /// framework's, and anything else as a 500 that applied nothing.
+    static func from(_ error: any Error, logger: Logger) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as DomainError:
+            return APIError(error)
+        case let error as StoreUnavailable:
+            logger.warning("store unavailable: \(error.description)")
+            return APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable; nothing was applied, try again",
+                            headers: [.retryAfter: String(error.retryAfter)])
+        case let error as HTTPError:
+            let code: ErrorCode = switch error.status {
+            case .notFound: .notFound
+            case .contentTooLarge: .bodyTooLarge
+            case .methodNotAllowed: .methodNotAllowed
+            default: .badRequest
+            }
+            let message = error.status == .contentTooLarge ? "request bodies are limited to 64 KiB" : (error.body ?? error.status.reasonPhrase)
+            return APIError(error.status, code, message)
+        default:
+            logger.error("unexpected error: \(String(reflecting: error))")
+            return APIError(.internalServerError, .internalError, "an unexpected error occurred; nothing was applied")
+        }
+    }
+}
