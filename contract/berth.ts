@@ -49,6 +49,8 @@ export type ErrorCode =
   | "forbidden"
   | "missing_user"
   | "invalid_user_id"
+  | "insufficient_scope"
+  | "key_not_found"
   // bookings, tenants, admin
   | "tenant_not_found"
   | "delivery_not_found"

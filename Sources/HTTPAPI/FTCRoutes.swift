@@ -135,7 +135,8 @@ struct FTCRoutes {
         do {
             try await subscriptions.authorize(authority, runtime: base.runtime, userId: ftcId, originalTransactionId: otid)
         } catch let error as DomainError where error.code == .proofRequired {
-            throw FTCShape.Refusal(status: .forbidden, message: "the app links with the device's receipt as proof: send receiptData (bare ids are for the backend's server key)")
+            throw FTCShape.Refusal(status: .unprocessableContent, message: "the app links with the device's receipt as proof: send receiptData (bare ids are for the backend's server key)",
+                                   field: "receiptData", code: "missing_field")
         }
         return (ftcId, otid, body.force ?? false)
     }

@@ -174,7 +174,7 @@ struct ContractTests {
     func recordValidator(_ client: some TestClientProtocol, _ harness: Harness, _ recorder: Recorder) async throws {
         let record = recorder.record, recordRequest = recorder.recordRequest
         let tenant = CordovaValidatorTests.tenant, bundle = CordovaValidatorTests.bundle
-        let key = try await harness.apiKey(tenant, .server)
+        let key = try await harness.apiKey(tenant, .client)
         let jws = try harness.purchase(CreditsTests.starter, transactionId: "3000000000009101", bundleId: bundle)
         let purchase = CordovaValidatorTests.sk2Body(jws: jws, product: CreditsTests.starter, user: "ana")
         try recordRequest("ValidatorRequest", "ValidatorRequest", purchase)

@@ -34,7 +34,7 @@ struct CordovaValidatorTests {
     func storeKit2() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        let key = try await harness.apiKey(Self.tenant, .server)
+        let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             let jws = try harness.purchase(CreditsTests.popular, transactionId: "3100000000000001", bundleId: Self.bundle)
             let first = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
@@ -71,8 +71,8 @@ struct CordovaValidatorTests {
     func refusals() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        let key = try await harness.apiKey(Self.tenant, .server)
-        let otherKey = try await harness.apiKey("zorya-test", .server)
+        let key = try await harness.apiKey(Self.tenant, .client)
+        let otherKey = try await harness.apiKey("zorya-test", .client)
         try await harness.app().test(.router) { client in
             let jws = try harness.purchase(CreditsTests.popular, transactionId: "3100000000000002", bundleId: Self.bundle)
             var parts = jws.split(separator: ".").map(String.init)
@@ -124,7 +124,7 @@ struct CordovaValidatorTests {
     func appReceipt() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        let key = try await harness.apiKey(Self.tenant, .server)
+        let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             let receipt = try harness.receipt(CreditsTests.starter, transactionId: "3100000000000003", bundleId: Self.bundle)
             let body: [String: Any] = [
@@ -158,7 +158,7 @@ struct CordovaValidatorTests {
     func emptyAppReceipt() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        let key = try await harness.apiKey(Self.tenant, .server)
+        let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             var empty = AppReceipt.testReceipt(bundleId: Self.bundle, productId: "unused", created: harness.clock.now())
             empty.inAppPurchases = []

@@ -160,9 +160,9 @@ public enum BackendAccess: AccessPolicy {
     public static let namesUser = false
 }
 
-/// FT Chinese's receipt routes and per-user list: the app's access token, a client key, or the backend.
+/// FT Chinese's receipt routes, per-user list and links: the app's access token (a client key) or the backend.
 public enum AppKeyAccess: AccessPolicy {
-    public static let admits: Set<PrincipalKind> = [.clientKey, .serverKey, .adminKey]
+    public static let admits: Set<PrincipalKind> = [.clientKey, .serverKey]
     public static let namesUser = false
 }
 
