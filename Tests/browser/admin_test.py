@@ -25,6 +25,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -132,7 +133,7 @@ def main():
         check(pager.startswith("1–2 of 2") and "null" not in pager, f"the pager counts the bookings: {pager!r}")
         check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") == admin, "the key is kept in session storage")
         check(driver.find_element(By.ID, "app-name").text.startswith("Seaboo"), "the header names the app")
-        check(visible_tabs(driver) == ["bookings", "purchases", "notifications", "webhooks", "replays", "audit"],
+        check(visible_tabs(driver) == ["bookings", "purchases", "notifications", "webhooks", "replays", "audit", "keys"],
               f"a booking app's admin sees no credit or subscription views: {visible_tabs(driver)}")
         driver.save_screenshot(os.path.join(SHOTS, "bookings.png"))
 
@@ -191,6 +192,35 @@ def main():
         wait.until(lambda d: d.find_element(By.ID, "pager").text)
         driver.save_screenshot(os.path.join(SHOTS, "audit.png"))
 
+        print("API keys: create a client key, use it, revoke it")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="keys"]').click()
+        wait.until(EC.visibility_of_element_located((By.ID, "key-form")))
+        Select(driver.find_element(By.ID, "key-role")).select_by_value("client")
+        driver.find_element(By.ID, "key-name").send_keys("iOS app")
+        driver.find_element(By.ID, "key-create").click()
+        secret = wait.until(lambda d: d.find_element(By.ID, "key-secret-value").text or None)
+        check(secret.startswith("berth_seaboo-test_"), "a new client key is shown once")
+        status, body = call(url + "/api/bookings", key=secret, user="alice")
+        check(status == 200, f"the new client key reads the user's bookings ({status})")
+        status, body = call(url + "/api/credits/reservations", "POST", secret, {"amount": 1}, "alice")
+        check(status == 403, f"the client key cannot spend credits ({status})")
+        status, listing = call(url + "/api/admin/keys", key=admin)
+        created = next(k for k in listing["keys"] if k["name"] == "iOS app")
+        row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{created["id"]}"]')))
+        check(secret not in driver.page_source.replace(driver.find_element(By.ID, "key-secret-value").text, ""), "the listing never shows the key")
+        driver.save_screenshot(os.path.join(SHOTS, "keys.png"))
+        row.find_element(By.XPATH, ".//button[text()='Revoke']").click()
+        WebDriverWait(driver, 5).until(EC.alert_is_present())
+        driver.switch_to.alert.accept()
+        wait.until(lambda d: "revoked" in d.find_element(By.ID, "message").text)
+        row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{created["id"]}"]')))
+        check("revoked" in row.text, "the listing shows the key revoked")
+        deadline = time.time() + 5
+        while call(url + "/api/bookings", key=secret, user="alice")[0] != 401:
+            check(time.time() < deadline, "the revoked key is refused within 5 s")
+            time.sleep(0.2)
+        check(True, "the revoked key is refused within 5 s")
+
         print("narrow screen (phone)")
         driver.set_window_size(400, 860)
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
@@ -214,7 +244,7 @@ def main():
         heading = driver.find_element(By.CSS_SELECTOR, "#view h2").text
         check(heading == "Credit ledger", f"the first view is the credit ledger: {heading!r}")
         wait.until(lambda d: d.find_element(By.ID, "pager").text or d.find_element(By.ID, "message").text)
-        check(visible_tabs(driver) == ["ledger", "products", "purchases", "notifications", "webhooks", "replays", "audit"],
+        check(visible_tabs(driver) == ["ledger", "products", "purchases", "notifications", "webhooks", "replays", "audit", "keys"],
               f"no bookings or subscriptions views: {visible_tabs(driver)}")
         types = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#filter-creditType option")]
         check(types == ["", "credits"], f"the credit type filter offers the app's types: {types}")

@@ -104,6 +104,7 @@ const views = {
       ["balanceAfter", "Balance"], ["status", "Status", statusCell], ["actor", "Actor"], ["reason", "Reason"], ["productId", "Product"]],
   },
   products: { title: "Credit products", custom: renderProducts },
+  keys: { title: "API keys", custom: renderKeys },
   subscriptions: {
     title: "Subscriptions", path: "/api/admin/subscriptions",
     filters: [{ name: "userId", label: "User" }],
@@ -317,6 +318,57 @@ async function renderProducts(main) {
             try { await api("PATCH", "/api/admin/credit-products/" + encodeURIComponent(p.id), { active: p.active === false }); await renderProducts(main); say(`${p.id} is ${p.active === false ? "enabled" : "disabled"}.`); }
             catch (error) { failed(error); }
           } })))));
+    }
+  } catch (error) {
+    failed(error);
+  }
+}
+
+// API keys: client keys go into the app, server keys into its backend, admin keys to operators.
+// A new key's secret is shown once, here, and never again.
+async function renderKeys(main) {
+  const form = el("form", { id: "key-form" },
+    el("label", {}, "Role", el("select", { name: "role", id: "key-role" },
+      el("option", { value: "client", text: "client (ship in the app)" }), el("option", { value: "server", text: "server (your backend)" }),
+      el("option", { value: "admin", text: "admin (operators)" }))),
+    el("label", {}, "Name", el("input", { name: "name", id: "key-name", size: 24, maxlength: 100 })),
+    el("button", { type: "submit", id: "key-create", text: "Create key" }));
+  const secret = el("div", { id: "key-secret" });
+  const table = el("table", { id: "rows" });
+  main.replaceChildren(el("h2", { text: "API keys" }), el("div", { class: "panel" }, form), secret, el("div", { class: "table-wrap" }, table));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const v = values(form);
+    try {
+      const issued = await api("POST", "/api/admin/keys", { role: v.role, name: v.name || undefined });
+      await renderKeys(main);
+      showSecretIn(main, issued, `New ${issued.key.role} key ${issued.key.id}`);
+    } catch (error) { failed(error); }
+  });
+  function showSecretIn(root, issued, what) {
+    const box = root.querySelector("#key-secret");
+    box.replaceChildren(el("div", { class: "panel" }, el("p", { text: `${what}: copy it now, it is not shown again.` }),
+      el("code", { id: "key-secret-value", class: "wrap", text: issued.secret })));
+  }
+  try {
+    const { keys } = await api("GET", "/api/admin/keys");
+    table.append(el("tr", {}, ...["#", "Role", "Name", "Key", "Status", "Created", "Expires", "Last used", "Scopes", ""].map((t) => el("th", { text: t }))));
+    for (const k of keys) {
+      const live = k.status === "active" || k.status === "expiring";
+      table.append(el("tr", { "data-id": String(k.id) }, el("td", { text: String(k.id) }), el("td", { text: k.role }), el("td", { text: k.name }),
+        el("td", { text: k.hint }), el("td", {}, statusCell(k.status)), el("td", { text: when(k.createdAt) }), el("td", { text: when(k.expiresAt) }),
+        el("td", { text: k.lastUsedAt ? when(k.lastUsedAt) : "never" }), el("td", { class: "wrap", text: k.scopes.join(", ") }),
+        el("td", {}, el("div", { class: "actions" },
+          live ? el("button", { class: "secondary", text: "Rotate", onclick: async () => {
+            if (!confirm(`Rotate key ${k.id}? The old key keeps working for 24 hours.`)) return;
+            try { const issued = await api("POST", `/api/admin/keys/${k.id}/rotate`, {}); await renderKeys(main); showSecretIn(main, issued, `Key ${issued.key.id} replaces key ${k.id}`); }
+            catch (error) { failed(error); }
+          } }) : null,
+          k.status !== "revoked" ? el("button", { class: "danger", text: "Revoke", onclick: async () => {
+            if (!confirm(`Revoke key ${k.id}? Every instance refuses it within seconds.`)) return;
+            try { await api("POST", `/api/admin/keys/${k.id}/revoke`); await renderKeys(main); say(`Key ${k.id} is revoked.`); }
+            catch (error) { failed(error); }
+          } }) : null))));
     }
   } catch (error) {
     failed(error);
