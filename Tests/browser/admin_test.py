@@ -215,11 +215,13 @@ def main():
         wait.until(lambda d: "revoked" in d.find_element(By.ID, "message").text)
         row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{created["id"]}"]')))
         check("revoked" in row.text, "the listing shows the key revoked")
-        deadline = time.time() + 5
+        revoked_at = time.time()
         while call(url + "/api/bookings", key=secret, user="alice")[0] != 401:
-            check(time.time() < deadline, "the revoked key is refused within 5 s")
+            if time.time() - revoked_at > 5:
+                break
             time.sleep(0.2)
-        check(True, "the revoked key is refused within 5 s")
+        elapsed = time.time() - revoked_at
+        check(elapsed <= 5, f"the revoked key is refused within 5 s (after {elapsed:.1f} s)")
 
         print("narrow screen (phone)")
         driver.set_window_size(400, 860)
