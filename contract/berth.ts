@@ -713,6 +713,58 @@ export interface ResendResponse {
 
 // ---------------------------------------------------------------- admin
 
+/** Who holds an API key: `client` ships in the app, `server` in its backend, `admin` with operators. */
+export type KeyRole = "client" | "server" | "admin";
+export type KeyScope = "purchases" | "read" | "bookings" | "credits" | "subscriptions" | "memberships" | "admin";
+
+/** An API key as GET /api/admin/keys lists it: never the key itself, only `hint`, its first characters. */
+export interface Key {
+  id: number;
+  role: KeyRole;
+  scopes: KeyScope[];
+  name: string;
+  hint: string;
+  /** `expiring`: rotated out, valid until `expiresAt`. */
+  status: "active" | "expiring" | "expired" | "revoked";
+  createdAt: ISODateTime;
+  expiresAt?: ISODateTime;
+  revokedAt?: ISODateTime;
+  /** Recorded about once a minute. */
+  lastUsedAt?: ISODateTime;
+  rotatedFrom?: number;
+}
+
+/** GET /api/admin/keys */
+export interface KeyListResponse {
+  keys: Key[];
+}
+
+/** POST /api/admin/keys/{id}/revoke: every instance refuses the key within 2 s. */
+export interface KeyResponse {
+  key: Key;
+}
+
+/** POST /api/admin/keys {role, scopes?, name?} → 201; 400 invalid_field for scopes outside the role's. */
+export interface CreateKeyRequest {
+  role: KeyRole;
+  scopes?: KeyScope[];
+  name?: string;
+}
+
+/** POST /api/admin/keys/{id}/rotate → 201; 409 invalid_transition when the key no longer works. */
+export interface RotateKeyRequest {
+  /** How long the old key keeps working (default 86400, at most 7776000). */
+  overlapSeconds?: number;
+}
+
+/** A new key (create or rotate): `secret` is shown this once. */
+export interface IssuedKeyResponse {
+  key: Key;
+  secret: string;
+  /** Rotation: the key replaced, with its new `expiresAt`. */
+  previous?: Key;
+}
+
 /** GET /api/admin/app: the app the admin key belongs to; the admin page shows only what it sells. */
 export interface AppResponse {
   app: {
@@ -830,15 +882,29 @@ export interface SubscriptionPage {
 }
 
 /** POST /api/subscriptions/link → MembershipDTO; 422 linked_to_other_account | linked_to_other_iap | has_valid_non_iap; 404 subscription_not_found */
-export interface LinkRequest {
+export interface LinkRequest extends LinkProof {
   originalTransactionId: string;
   /** Switch the account from the Apple subscription it uses to this one. */
   force?: boolean;
 }
 
 /** POST /api/subscriptions/unlink → 204; 422 invalid when it is not this account's */
-export interface UnlinkRequest {
+export interface UnlinkRequest extends LinkProof {
   originalTransactionId: string;
+}
+
+/**
+ * From the app (a user token or a client key), link and unlink carry the store's proof that the
+ * device holds the subscription (403 proof_required without it; 422 transaction_mismatch when it
+ * proves another one). The app's backend (server key) may name the subscription alone.
+ */
+export interface LinkProof {
+  /** A StoreKit 2 signed transaction of the subscription. */
+  jwsRepresentation?: string;
+  /** The base64 app receipt (transactionId picks its entry, else the subscription's first). */
+  receipt?: string;
+  /** Alone: a transaction whose appAccountToken is the user's, looked up with Apple. */
+  transactionId?: string;
 }
 
 /** PUT /api/admin/memberships/{userId} (server or admin key): a membership paid outside the App Store. 409 linked_to_other_iap while the account uses an Apple subscription. */

@@ -100,6 +100,7 @@ struct ContractTests {
             record("ReplayListResponse", "ReplayListResponse", try await client.call(.get, "/api/admin/replays?limit=1", auth: admin))
             record("AuditListResponse", "AuditListResponse", try await client.call(.get, "/api/admin/audit?limit=2", auth: admin))
             record("AppResponse", "AppResponse", try await client.call(.get, "/api/admin/app", auth: admin))
+            try await recordKeys(client, harness, recorder, admin: admin)
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
 
             var entry = AppReceipt.InAppPurchase()
@@ -127,6 +128,27 @@ struct ContractTests {
             try await recordValidator(client, harness, recorder)
         }
         return recorder.all
+    }
+
+    /// API keys: an operator creates a client key for the app, rotates it and revokes the old one;
+    /// the client key cannot link a subscription without a proof.
+    func recordKeys(_ client: some TestClientProtocol, _ harness: Harness, _ recorder: Recorder, admin: String) async throws {
+        let record = recorder.record, recordRequest = recorder.recordRequest
+        let create: [String: Any] = ["role": "client", "name": "iOS app 2.3"]
+        try recordRequest("CreateKeyRequest", "CreateKeyRequest", create)
+        let created = try await client.call(.post, "/api/admin/keys", auth: admin, json: create)
+        record("IssuedKeyResponse", "IssuedKeyResponse", created)
+        let id = try #require((created.json["key"] as? [String: Any])?["id"] as? Int)
+        let secret = try #require(created.json["secret"] as? String)
+        _ = try await client.call(.get, "/api/resources", auth: secret)
+        let rotate: [String: Any] = ["overlapSeconds": 86_400]
+        try recordRequest("RotateKeyRequest", "RotateKeyRequest", rotate)
+        record("IssuedKeyResponse.rotated", "IssuedKeyResponse", try await client.call(.post, "/api/admin/keys/\(id)/rotate", auth: admin, json: rotate))
+        record("KeyResponse.revoked", "KeyResponse", try await client.call(.post, "/api/admin/keys/\(id)/revoke", auth: admin))
+        record("KeyListResponse", "KeyListResponse", try await client.call(.get, "/api/admin/keys", auth: admin))
+        let app = try await harness.apiKey("seaboo-test", .client)
+        record("ErrorResponse.proof_required", "ErrorResponse",
+               try await client.call(.post, "/api/subscriptions/link", auth: app, user: "alice", json: ["originalTransactionId": "2000000000000001"]))
     }
 
     /// The subscriptions part: FT Chinese's test tenant (Berth's routes and its own), Braindumpster's.
@@ -229,7 +251,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 67)
+        #expect(exchanges.count == 74)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
