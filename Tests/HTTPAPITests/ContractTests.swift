@@ -141,6 +141,7 @@ struct ContractTests {
         let id = try #require((created.json["key"] as? [String: Any])?["id"] as? Int)
         let secret = try #require(created.json["secret"] as? String)
         _ = try await client.call(.get, "/api/resources", auth: secret)
+        harness.clock.advance(1)  // the listing is newest first: the successor, then the key it replaced
         let rotate: [String: Any] = ["overlapSeconds": 86_400]
         try recordRequest("RotateKeyRequest", "RotateKeyRequest", rotate)
         record("IssuedKeyResponse.rotated", "IssuedKeyResponse", try await client.call(.post, "/api/admin/keys/\(id)/rotate", auth: admin, json: rotate))

@@ -25,7 +25,10 @@ public final class RouteAccessTable: Sendable {
     public init() {}
 
     func record(_ entry: Entry) {
-        entries.withLock { $0.append(entry) }
+        entries.withLock { entries in
+            // A router built twice from the same services records each route once.
+            if !entries.contains(where: { $0.method == entry.method && $0.path == entry.path }) { entries.append(entry) }
+        }
     }
 
     public var all: [Entry] { entries.withLock { $0 } }
@@ -36,13 +39,37 @@ public final class RouteAccessTable: Sendable {
     }
 }
 
-/// Registers routes of one guarded context, with the group's middlewares: the error shape (outside
-/// the guard, so that its refusals take the shape too), the key scope and the rate limit.
-struct GuardedRoutes<Context: GuardedContext>: RouterMethods {
+/// Registers routes on a group and records who may call each one in the access table.
+struct RecordedRoutes<Context: RequestContext>: RouterMethods {
     let group: RouterGroup<Context>
     let table: RouteAccessTable
-    let scope: KeyScope?
+    /// What every route of the group records (its method and path are filled in per route).
+    let access: RouteAccessTable.Entry
 
+    @discardableResult func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
+        group.add(middleware: middleware)
+        return self
+    }
+
+    @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
+    where Responder.Context == Context {
+        var entry = access
+        entry.method = method.rawValue
+        entry.path = path.description
+        table.record(entry)
+        group.on(path, method: method, responder: responder)
+        return self
+    }
+}
+
+/// Routes of one guarded context, with the group's middlewares: the error shape (outside the
+/// guard, so that its refusals take the shape too), the key scope and the rate limit.
+typealias GuardedRoutes<Context: GuardedContext> = RecordedRoutes<Context>
+
+/// Routes anyone may call (no credentials needed), on the base context.
+typealias PublicRoutes = RecordedRoutes<BerthRequestContext>
+
+extension RecordedRoutes where Context: GuardedContext {
     /// - Parameters:
     ///   - shape: renders refusals of this group in an existing client's shape (nil: Berth's).
     ///   - scope: the key scope every route of the group needs.
@@ -56,47 +83,16 @@ struct GuardedRoutes<Context: GuardedContext>: RouterMethods {
         let group = outer.group(context: Context.self)
         if let scope { group.add(middleware: RequireScope<Context>(scope: scope)) }
         if let limit { group.add(middleware: RateLimit<Context>(scope: limit, limiter: rateLimiter)) }
-        self.group = group
-        self.table = table
-        self.scope = scope
-    }
-
-    @discardableResult func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
-        group.add(middleware: middleware)
-        return self
-    }
-
-    @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
-    where Responder.Context == Context {
-        table.record(.init(method: method.rawValue, path: path.description, admits: Context.Policy.admits, namesUser: Context.Policy.namesUser,
-                           scope: scope, note: Context.Policy.note))
-        group.on(path, method: method, responder: responder)
-        return self
+        self.init(group: group, table: table, access: .init(method: "", path: "", admits: Context.Policy.admits, namesUser: Context.Policy.namesUser,
+                                                            scope: scope, note: Context.Policy.note))
     }
 }
 
-/// Registers public routes (no credentials needed) on the base context, recorded as such.
-struct PublicRoutes: RouterMethods {
-    typealias Context = BerthRequestContext
-    let group: RouterGroup<BerthRequestContext>
-    let table: RouteAccessTable
-
+extension RecordedRoutes where Context == BerthRequestContext {
     init(_ router: Router<BerthRequestContext>, table: RouteAccessTable, shape: ErrorShape? = nil) {
-        group = router.group()
+        let group = router.group()
         if let shape { group.add(middleware: ShapedErrors(shape: shape)) }
-        self.table = table
-    }
-
-    @discardableResult func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
-        group.add(middleware: middleware)
-        return self
-    }
-
-    @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
-    where Responder.Context == Context {
-        table.record(.init(method: method.rawValue, path: path.description, admits: PublicAccess.admits, namesUser: false, scope: nil, note: nil))
-        group.on(path, method: method, responder: responder)
-        return self
+        self.init(group: group, table: table, access: .init(method: "", path: "", admits: PublicAccess.admits, namesUser: false, scope: nil, note: nil))
     }
 }
 
