@@ -329,4 +329,18 @@ extension SubscriptionsTests {
             #expect(try await client.call(.get, "/api/subscriptions/\(otid)", auth: key, user: "eve").status == .notFound, "no longer hers")
         }
     }
+
+    @Test("a page number past every listing is refused (Berth's list) or shows the last page (FT Chinese's), never a crash")
+    func hugePages() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let app = try await harness.apiKey(Self.ftc, .client)
+        try await harness.app().test(.router) { client in
+            let refused = try await client.call(.get, "/api/subscriptions?page=9223372036854775807&per_page=200", auth: app, user: "li")
+            #expect(refused.status == .badRequest && refused.errorCode == "invalid_query", "\(refused.json)")
+            #expect(try await client.call(.get, "/api/subscriptions?page=51&per_page=200", auth: app, user: "li").status == .ok)
+            let ftc = try await Self.ftcCall(client, .get, "/apple/subs?page=9223372036854775807", key: app, ftcId: "f-1")
+            #expect(ftc.status == .ok && ftc.json["total"] as? Int == 0, "\(ftc.json)")
+        }
+    }
 }

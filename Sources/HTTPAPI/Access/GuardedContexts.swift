@@ -63,7 +63,6 @@ public struct UserRequestContext<Policy: AccessPolicy>: GuardedContext {
     public var coreContext: CoreRequestContextStorage
     public let caller: Caller
     public let userId: String
-    public var clientAddress: String?
 
     public init(context: BerthRequestContext) throws {
         caller = try Policy.admit(context)
@@ -72,7 +71,6 @@ public struct UserRequestContext<Policy: AccessPolicy>: GuardedContext {
         }
         self.userId = userId
         coreContext = context.coreContext
-        clientAddress = context.clientAddress
     }
 
     public var tenant: TenantRuntime { caller.tenant }
