@@ -110,6 +110,24 @@ struct AccessTests {
         }
     }
 
+    @Test("a user's token speaks only for its subject: the validator's applicationUsername and verify-receipt's userId must be that user")
+    func tokenSubject() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let token = try await harness.userToken("mia")
+        try await harness.app().test(.router) { http in
+            let jws = try harness.purchase("it.seaboo.rental.basic")
+            let body: [String: Any] = ["id": "it.seaboo.app", "type": "application",
+                                       "transaction": ["type": "apple-sk2", "id": "it.seaboo.rental.basic", "jwsRepresentation": jws],
+                                       "additionalData": ["applicationUsername": "somebody-else"]]
+            let validator = try await http.call(.post, "/api/validator/seaboo-test", auth: token, json: body)
+            #expect(validator.json["ok"] as? Bool == false && validator.json["status"] as? Int == 403, "\(validator.json)")
+            #expect(try await harness.count("purchases") == 0, "nothing was applied to the named user")
+            let receipt = try await http.call(.post, "/api/verify-receipt", auth: token, json: ["receiptData": "MIIT", "userId": "somebody-else"])
+            #expect(receipt.status == .forbidden && receipt.json["success"] as? Bool == false, "\(receipt.json)")
+        }
+    }
+
     @Test("a key narrowed to some scopes is refused the others (insufficient_scope)")
     func scopes() async throws {
         let harness = try await Harness.make()
