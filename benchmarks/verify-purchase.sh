@@ -53,7 +53,7 @@ cat > "$work/catalog.json" <<'JSON'
   "resources": [ { "id": "fleet", "kind": "rental", "name": "A large fleet", "pricePerDayMinor": 5000, "units": 1000000 } ],
   "bookingRules": { "rentalPriceBands": [ { "maxPriceMinor": 10000, "productId": "it.seaboo.rental.basic" } ], "experienceProducts": {} },
   "rateLimit": { "burst": 100000000, "perSecond": 100000000 },
-  "limits": { "bookings": { "burst": 100000000, "perSecond": 100000000 }, "pendingHoldsPerServerKey": 100000000 }
+  "limits": { "bookings": { "burst": 100000000, "perSecond": 100000000 }, "pendingHoldsPerServerKey": 100000000, "pendingHoldsPerResource": 100000000 }
 } ] }
 JSON
 export BENCH_JWT_SECRET="benchmark-secret-$(date +%s)-berth"

@@ -19,7 +19,6 @@ import UseCases
 /// user. A booking is named by `additionalData.bookingId` or `?bookingId=` in the URL.
 struct CordovaValidatorRoutes {
     let services: BerthServices
-    static let pathPrefix = "/api/validator/"
     /// App receipts of long-time subscribers are large; the plugin also sends its product list.
     static let bodyLimit = 1024 * 1024
 
