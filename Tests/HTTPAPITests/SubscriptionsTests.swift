@@ -343,4 +343,37 @@ extension SubscriptionsTests {
             #expect(ftc.status == .ok && ftc.json["total"] as? Int == 0, "\(ftc.json)")
         }
     }
+
+    @Test("from the app, an ownerless subscription is linked only with the store's proof: a JWS on Berth's route, the receipt on FT Chinese's")
+    func linkNeedsProof() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let app = try await harness.apiKey(Self.ftc, .client)
+        try await harness.app().test(.router) { client in
+            let now = harness.clock.now()
+            // Apple reports two subscriptions before anyone claimed them: they have no owner yet.
+            let first = Self.period(harness, transaction: "2000000900000001", original: "2000000900000001", start: now.addingTimeInterval(-60))
+            let second = Self.period(harness, transaction: "2000000900000002", original: "2000000900000002", start: now.addingTimeInterval(-60))
+            _ = try await Self.notify(client, harness, .subscribed, transaction: first)
+            _ = try await Self.notify(client, harness, .subscribed, transaction: second)
+
+            let bare = try await client.call(.post, "/api/subscriptions/link", auth: app, user: "mallory", json: ["originalTransactionId": "2000000900000001"])
+            #expect(bare.status == .forbidden && bare.errorCode == "proof_required", "a bare id links nothing from the app: \(bare.json)")
+            let wrong = try await client.call(.post, "/api/subscriptions/link", auth: app, user: "mallory",
+                                              json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(second)])
+            #expect(wrong.status == .unprocessableContent && wrong.errorCode == "transaction_mismatch", "\(wrong.json)")
+            let proven = try await client.call(.post, "/api/subscriptions/link", auth: app, user: "nia",
+                                               json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(first)])
+            #expect(proven.status == .ok && proven.json["payMethod"] as? String == "apple", "\(proven.json)")
+            #expect(Self.state(try await Self.entitlements(client, key: app, user: "nia"), "2000000900000001") == "active")
+
+            // FT Chinese's app links with the device's receipt.
+            let receipt = try Self.receipt(harness, original: "2000000900000002", periods: [("2000000900000002", now.addingTimeInterval(-60), now.addingTimeInterval(30 * Self.day))])
+            let missing = try await Self.ftcCall(client, .post, "/apple/link", key: app, json: ["ftcId": "f-9", "originalTxId": "2000000900000002"])
+            #expect(missing.status == .unprocessableContent && (missing.json["error"] as? [String: Any])?["field"] as? String == "receiptData", "\(missing.json)")
+            let linked = try await Self.ftcCall(client, .post, "/apple/link", key: app, json: ["ftcId": "f-9", "originalTxId": "2000000900000002", "receiptData": receipt])
+            #expect(linked.status == .ok && linked.json["appleSubsId"] as? String == "2000000900000002", "\(linked.json)")
+            #expect(try await Self.ftcCall(client, .get, "/apple/receipt/2000000900000002", key: app).status == .forbidden, "stored receipts are for the backend")
+        }
+    }
 }
