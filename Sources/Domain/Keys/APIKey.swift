@@ -144,7 +144,7 @@ public enum KeyRules {
         let extra = requested.subtracting(role.scopes)
         guard extra.isEmpty else {
             throw DomainError(.invalidInput, .invalidField,
-                              "a \(role.rawValue) key cannot hold \(extra.sorted().map(\.rawValue).joined(separator: ", ")) (it may hold \(role.scopes.sorted().map(\.rawValue).joined(separator: ", ")))",
+                              "\(role == .admin ? "an" : "a") \(role.rawValue) key cannot hold \(extra.sorted().map(\.rawValue).joined(separator: ", ")) (it may hold \(role.scopes.sorted().map(\.rawValue).joined(separator: ", ")))",
                               field: "scopes")
         }
         return requested == role.scopes ? nil : requested
