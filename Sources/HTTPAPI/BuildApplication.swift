@@ -39,8 +39,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     router.middlewares.add(authenticator)
 
     func group<C: GuardedContext>(_ context: C.Type, scope: KeyScope?, limit: RateLimiter.Scope?, shape: ErrorShape? = nil,
-                                  authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil) -> GuardedRoutes<C> {
-        GuardedRoutes(router, context, table: table, shape: shape, scope: scope, limit: limit, rateLimiter: limiter, authenticate: authenticate)
+                                  authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil, note: String? = nil) -> GuardedRoutes<C> {
+        GuardedRoutes(router, context, table: table, shape: shape, scope: scope, limit: limit, rateLimiter: limiter, authenticate: authenticate, note: note)
     }
     let open = PublicRoutes(router, table: table)
     let admin = group(AdminRequestContext.self, scope: .admin, limit: .admin)
@@ -64,13 +64,15 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
     SubscriptionRoutes(services: services).register(.init(
         reads: reads,
-        link: group(UserContext.self, scope: .purchases, limit: .account),
+        link: group(UserContext.self, scope: .purchases, limit: .account,
+                    note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"),
         view: group(SubscriptionViewContext.self, scope: nil, limit: .account),
         backend: group(BackendContext.self, scope: .memberships, limit: .account),
         admin: admin
     ))
     FTCRoutes(services: services).register(.init(
-        app: group(AppKeyContext.self, scope: .purchases, limit: .verification, shape: FTCRoutes.shape),
+        app: group(AppKeyContext.self, scope: .purchases, limit: .verification, shape: FTCRoutes.shape,
+                   note: "link and unlink: client keys with receiptData as proof"),
         backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
         apple: PublicRoutes(router, table: table, shape: FTCRoutes.shape)
     ))

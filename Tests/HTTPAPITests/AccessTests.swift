@@ -73,6 +73,48 @@ struct AccessTests {
         #expect(checked > 250, "\(checked) route × caller pairs checked")
     }
 
+    /// docs/access.md: every route with who may call it, rendered from the route table (a route
+    /// added without updating it fails here; `BERTH_WRITE_ACCESS_TABLE=1` rewrites it).
+    @Test("docs/access.md lists every route with the callers it admits, as the route table says")
+    func accessDocument() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let router = buildRouter(services: harness.services)
+        let table = harness.services.routeAccess
+        let kinds: [PrincipalKind] = [.clientKey, .userToken, .serverKey, .adminKey]
+        var lines = [
+            "# Who may call what",
+            "",
+            "Generated from Berth's route table by `AccessTests` (`BERTH_WRITE_ACCESS_TABLE=1 swift test --filter AccessTests` rewrites it;",
+            "the test fails while it differs). ✔ admitted; — refused with 401/403 before the handler runs. \"user\": keys must name the",
+            "user in `X-User-Id` (a user token is its subject). FT Chinese's routes are listed once, under `{prefix}`.",
+            "",
+            "| method | path | client key | user token | server key | admin key | user | key scope |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        var prefixes: [String] = []
+        for runtime in harness.services.tenants.tenants.values {
+            for ftc in runtime.tenant.subscriptions?.ftcRoutes ?? [] { prefixes.append(ftc.prefix) }
+        }
+        var seen = Set<String>()
+        for route in router.routes.map({ (method: $0.method.rawValue, path: $0.path.description) }) {
+            let entry = try #require(table.entry(method: route.method, path: route.path))
+            var path = route.path
+            if let prefix = prefixes.first(where: { path.hasPrefix($0 + "/") }) { path = "{prefix}" + path.dropFirst(prefix.count) }
+            let row = "| \(route.method) | `\(path)` | " + kinds.map { entry.admits.contains($0) ? "✔" : (entry.admits == PublicAccess.admits ? "✔" : "—") }
+                .joined(separator: " | ") + " | \(entry.admits == PublicAccess.admits ? "public" : entry.namesUser ? "user" : "") | \(entry.scope?.rawValue ?? "")"
+                + (entry.note.map { " (\($0))" } ?? "") + " |"
+            if seen.insert(row).inserted { lines.append(row) }
+        }
+        let header = lines.prefix(8), rows = lines.dropFirst(8).sorted { $0.split(separator: "|")[1...2].joined() < $1.split(separator: "|")[1...2].joined() }
+        let text = (header + rows).joined(separator: "\n") + "\n"
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/access.md")
+        if ProcessInfo.processInfo.environment["BERTH_WRITE_ACCESS_TABLE"] == "1" { try Data(text.utf8).write(to: url) }
+        let document = try String(contentsOf: url, encoding: .utf8)
+        #expect(document == text, "docs/access.md is not the route table's; rerun with BERTH_WRITE_ACCESS_TABLE=1")
+    }
+
     @Test("a client key: proofs and the named user's reads, never value without proof, never another app")
     func clientKey() async throws {
         let harness = try await Harness.make()

@@ -75,8 +75,10 @@ extension RecordedRoutes where Context: GuardedContext {
     ///   - scope: the key scope every route of the group needs.
     ///   - limit: the rate-limit scope every route of the group draws from.
     ///   - authenticate: authentication of the group's own (the validator's `?key=`), before the guard.
+    ///   - note: what the access table says beside the policy's own note (a rule of the handlers').
     init(_ router: Router<BerthRequestContext>, _ context: Context.Type, table: RouteAccessTable, shape: ErrorShape? = nil, scope: KeyScope?,
-         limit: RateLimiter.Scope?, rateLimiter: RateLimiter, authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil) {
+         limit: RateLimiter.Scope?, rateLimiter: RateLimiter, authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil,
+         note: String? = nil) {
         let outer = router.group()
         if let shape { outer.add(middleware: ShapedErrors(shape: shape)) }
         if let authenticate { outer.add(middleware: authenticate) }
@@ -84,7 +86,7 @@ extension RecordedRoutes where Context: GuardedContext {
         if let scope { group.add(middleware: RequireScope<Context>(scope: scope)) }
         if let limit { group.add(middleware: RateLimit<Context>(scope: limit, limiter: rateLimiter)) }
         self.init(group: group, table: table, access: .init(method: "", path: "", admits: Context.Policy.admits, namesUser: Context.Policy.namesUser,
-                                                            scope: scope, note: Context.Policy.note))
+                                                            scope: scope, note: note ?? Context.Policy.note))
     }
 }
 
