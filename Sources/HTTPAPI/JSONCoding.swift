@@ -36,23 +36,29 @@ enum JSONCoding {
         if buffer.readableBytes == 0, let empty { return empty }
         guard buffer.readableBytes > 0 else { throw APIError(.badRequest, .invalidJson, "the request body is empty; send a JSON object") }
         let data = Data(buffer.readableBytesView)
-        if let strict = T.self as? any RefusesNull.Type { try refuseNulls(data, allowed: strict.nullable) }
+        let strict = T.self as? any RefusesNull.Type
+        let value: T
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            value = try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
+            // A required field sent as null is named as such rather than as missing.
+            if let strict { try refuseNulls(data, allowed: strict.nullable, fields: nil) }
             throw describe(error)
         } catch {
             throw APIError(.badRequest, .invalidJson, "the request body is not valid JSON")
         }
+        // Only the body's own fields refuse null; unknown fields are ignored, null or not.
+        if let strict { try refuseNulls(data, allowed: strict.nullable, fields: Set(Mirror(reflecting: value).children.compactMap(\.label))) }
+        return value
     }
 
     /// Berth's own bodies omit what they do not send: a `null` is refused (400 invalid_field) unless
     /// the field is one that null clears. Bodies without the token `null` skip the extra parse.
-    private static func refuseNulls(_ data: Data, allowed: Set<String>) throws {
+    private static func refuseNulls(_ data: Data, allowed: Set<String>, fields: Set<String>?) throws {
         guard data.range(of: Data("null".utf8)) != nil,
               let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         else { return }
-        if let field = object.filter({ $0.value is NSNull && !allowed.contains($0.key) }).keys.sorted().first {
+        if let field = object.filter({ $0.value is NSNull && !allowed.contains($0.key) && (fields?.contains($0.key) ?? true) }).keys.sorted().first {
             throw APIError(.badRequest, .invalidField, "\(field) cannot be null: omit it instead", field: field)
         }
     }

@@ -209,6 +209,10 @@ struct CreditsTests {
             let nullBooking = try await Self.refused(client, .post, "/api/verify-purchase", key: keys.stylist, user: "ana",
                                                      raw: #"{"productId": "\#(Self.starter)", "jwsRepresentation": "x", "bookingId": null}"#)
             #expect(nullBooking.0 == .badRequest && nullBooking.2 == "bookingId", "\(nullBooking)")
+            // Unknown fields are ignored, null or not (the document says so: no additionalProperties: false).
+            let unknownNull = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
+                                                     raw: #"{"userId": "ana", "amount": 1, "reason": "goodwill", "": null, "note": [null]}"#)
+            #expect(unknownNull.0 == .created, "\(unknownNull)")
             // "null" inside a string is text, not a null.
             let text = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
                                               raw: #"{"userId": "ana", "amount": 1, "reason": "null pointer in the generator"}"#)
@@ -220,7 +224,7 @@ struct CreditsTests {
             let long = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
                                               raw: #"{"userId": "ana", "amount": 1, "reason": "\#(String(repeating: "é", count: 501))"}"#)
             #expect(long.0 == .badRequest && long.1 == "invalid_field" && long.2 == "reason", "\(long)")
-            #expect(try await harness.rows("SELECT id FROM credit_ledger WHERE type = 'adjustment'").count == 1, "only the valid adjustment")
+            #expect(try await harness.rows("SELECT id FROM credit_ledger WHERE type = 'adjustment'").count == 2, "only the two valid adjustments")
 
             for uri in ["/api/admin/credits/ledger?format=xml", "/api/admin/purchases?format=pdf", "/api/admin/purchases?format=csv&format=json"] {
                 let reply = try await client.call(.get, uri, auth: keys.stylistAdmin)
