@@ -124,7 +124,9 @@ enum LedgerCSV {
 
     static func text(_ value: String?) -> String {
         guard var value else { return "" }
-        if let first = value.first, "=+-@\t\r".contains(first) { value = "'" + value }
+        // The first Unicode scalar, not the first Character: "=" followed by a combining mark is one
+        // grapheme that is not "=", and a spreadsheet still reads it as a formula.
+        if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { value = "'" + value }
         guard value.contains(where: { ",\"\r\n".contains($0) }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

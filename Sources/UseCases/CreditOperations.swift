@@ -105,7 +105,8 @@ public struct CreditOperations: Sendable {
                        actor: Actor) async throws -> (entry: LedgerEntry, credits: CreditSummary) {
         let settings = try CreditAccounts.settings(runtime)
         let type = try CreditAccounts.creditType(creditType, settings: settings)
-        guard amount != 0, abs(amount) <= 1_000_000 else {
+        // A range check, not abs(): abs(Int64.min) traps.
+        guard amount != 0, (-1_000_000...1_000_000).contains(amount) else {
             throw DomainError(.invalidInput, .invalidField, "amount must be a non-zero integer within ±1000000", field: "amount")
         }
         let tenantId = runtime.id, emits = runtime.webhook != nil, now = clock.now()

@@ -495,4 +495,32 @@ struct CreditsTests {
             #expect(reasons == ["bonus:2:2", "purchase:10:12", "usage:-3:9"])
         }
     }
+
+    @Test("hostile numbers never trap: an adjustment of Int64.min, a signed quantity of 10^18; a CSV cell starting with = and a combining mark is guarded")
+    func hostileNumbers() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let minimum = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
+                                                 raw: #"{"userId": "ana", "amount": -9223372036854775808, "reason": "x"}"#)
+            #expect(minimum.0 == .badRequest && minimum.1 == "invalid_field" && minimum.2 == "amount", "\(minimum)")
+
+            func signed(_ quantity: Int, _ id: String) throws -> String {
+                try harness.ca.signTransaction(.testPurchase(bundleId: Self.stylistBundle, productId: Self.starter, transactionId: id, quantity: quantity,
+                                                             signedDate: harness.clock.now()))
+            }
+            let huge = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
+                                             json: ["productId": Self.starter, "jwsRepresentation": try signed(1_000_000_000_000_000_000, "3000000000000901")])
+            #expect(huge.status == .unprocessableContent && huge.errorCode == "malformed", "\(huge.json)")
+            let ten = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
+                                            json: ["productId": Self.starter, "jwsRepresentation": try signed(10, "3000000000000902")])
+            #expect(ten.status == .ok && ten.json["creditsAdded"] as? Int == 100, "ten starter packs: \(ten.json)")
+
+            _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: "=\u{0338}cmd|calc")
+            let csv = try await client.call(.get, "/api/admin/credits/ledger?format=csv", auth: keys.stylistAdmin)
+            let text = String(decoding: csv.data, as: UTF8.self)
+            #expect(text.contains("'=\u{0338}cmd|calc") && !text.contains(",=\u{0338}cmd"), "the formula guard looks at the first scalar")
+        }
+    }
 }

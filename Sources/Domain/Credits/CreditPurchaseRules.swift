@@ -9,11 +9,21 @@ public enum CreditPurchaseRules {
         try PurchaseChecks.claimedProduct(proven, claimedProductId: claimedProductId)
         try PurchaseChecks.claimedTransaction(proven, claimedTransactionId: claimedTransactionId)
         try PurchaseChecks.buyer(proven, userId: userId, policy: policy)
+        // Apple sells at most 10 of a product at once; anything else was not signed by the App Store
+        // (a tenant's test root can sign any number), and would overflow the credits granted.
+        guard (1...maximumQuantity).contains(proven.quantity ?? 1) else {
+            throw DomainError(.unprocessable, .malformed, "the transaction's quantity must be 1 to \(maximumQuantity)", field: "jwsRepresentation")
+        }
     }
 
-    /// Credits a transaction of `product` grants (Apple's quantity, at least 1).
+    /// The most units of one product the App Store sells in one transaction.
+    public static let maximumQuantity = 10
+
+    /// Credits a transaction of `product` grants (Apple's quantity, at least 1; at most Int64.max,
+    /// although ``check(_:claimedProductId:claimedTransactionId:userId:policy:)`` refuses more than 10).
     public static func credits(_ product: CreditProduct, quantity: Int?) -> Int64 {
-        product.credits * Int64(max(1, quantity ?? 1))
+        let (total, overflow) = product.credits.multipliedReportingOverflow(by: Int64(min(max(1, quantity ?? 1), maximumQuantity)))
+        return overflow ? Int64.max : total
     }
 
     /// The plan of a new, unrevoked claim: the purchase row, the grant (with its lot) and its event.
