@@ -13,6 +13,11 @@ struct SelfContainedBinaryTests {
         }
     }
 
+    static func textFileBusy(_ error: NSError) -> Bool {
+        (error.userInfo[NSUnderlyingErrorKey] as? NSError).map { $0.domain == NSPOSIXErrorDomain && $0.code == Int(ETXTBSY) } ?? false
+            || (error.domain == NSPOSIXErrorDomain && error.code == Int(ETXTBSY))
+    }
+
     @Test("a copy of the binary alone verifies Apple's JWS and receipts and serves the admin page, /docs and /openapi.yaml")
     func copyAlone() async throws {
         let server = try ServerProcess()
@@ -21,6 +26,16 @@ struct SelfContainedBinaryTests {
         defer { try? FileManager.default.removeItem(at: alone) }
         let copy = alone.appendingPathComponent("berth")
         try FileManager.default.copyItem(at: try BerthProcess.executable, to: copy)
+        // A child another test forks while the copy is being written inherits its write descriptor
+        // until that child execs; meanwhile executing the copy fails with ETXTBSY. Wait it out.
+        for attempt in 1...50 {
+            do {
+                _ = try BerthProcess.run(["--help"], executable: copy)
+                break
+            } catch let error as NSError where Self.textFileBusy(error) && attempt < 50 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
 
         for sample in ["transaction-sandbox-consumable-2025.jws", "receipt-production-2024-sha256.b64"] {
             let verified = try BerthProcess.run(["verify", try BerthProcess.fixture(sample)], executable: copy)
