@@ -59,7 +59,7 @@ export type ErrorCode =
   | "no_product_for_booking"
   | "slot_not_offered"
   | "slot_unavailable"
-  /** 409: the user (or the server key over its users) already holds the most unpaid bookings allowed */
+  /** 409: the user, the resource, or the API key over its users already holds the most unpaid bookings allowed */
   | "too_many_pending_bookings"
   /** 422: no product of the app pays for a booking this expensive (above the last price band) */
   | "price_above_limit"
@@ -542,7 +542,7 @@ export interface VerifyReceiptResponse {
 
 /**
  * What cordova-plugin-purchase (and capacitor-plugin-cdv-purchase) POSTs to
- * `/api/validator/{tenant}` (`?key=<server key>` or `Authorization: Bearer`). Other fields it sends
+ * `/api/validator/{tenant}` (`?key=<client key>` or `Authorization: Bearer <client key or user token>`). Other fields it sends
  * (products, device, offers) are ignored.
  */
 export interface ValidatorRequest {

@@ -50,15 +50,12 @@ struct AdminKeyRoutes {
     }
 
     static func scopes(_ names: [String]) throws -> Set<KeyScope> {
-        var scopes: Set<KeyScope> = []
-        for name in names {
-            guard let scope = KeyScope(rawValue: name) else {
-                throw APIError(.badRequest, .invalidField, "unknown scope \(name); scopes are \(KeyScope.allCases.map(\.rawValue).joined(separator: ", "))",
-                               field: "scopes")
-            }
-            scopes.insert(scope)
+        switch KeyScope.parse(names: names) {
+        case .success(let scopes): return scopes
+        case .failure(let unknown):
+            throw APIError(.badRequest, .invalidField, "unknown scope \(unknown.name); scopes are \(KeyScope.allCases.map(\.rawValue).joined(separator: ", "))",
+                           field: "scopes")
         }
-        return scopes
     }
 }
 

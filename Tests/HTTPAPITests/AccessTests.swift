@@ -220,6 +220,20 @@ struct AccessTests {
             #expect(statuses[id] == "expired" && statuses[newId] == "revoked", "\(statuses)")
             #expect(keys.allSatisfy { ($0["hint"] as? String)?.count ?? 99 < 40 }, "listings never show a usable key")
             #expect(keys.first { $0["id"] as? Int == id }?["lastUsedAt"] != nil, "last use is recorded")
+            // Bad requests are 4xx naming the field; a key that no longer works cannot be rotated.
+            for (body, field) in [(["role": "root"], "role"), (["role": "client", "scopes": ["credits"]], "scopes"),
+                                  (["role": "server", "scopes": ["everything"]], "scopes"), (["role": "client", "scopes": [] as [String]], "scopes"),
+                                  (["role": "client", "name": String(repeating: "n", count: 101)], "name")] as [([String: Any], String)] {
+                let refused = try await http.call(.post, "/api/admin/keys", auth: harness.adminKey, json: body)
+                #expect(refused.status == .badRequest && refused.errorField == field, "\(body): \(refused.json)")
+            }
+            let tooLong = try await http.call(.post, "/api/admin/keys/\(id)/rotate", auth: harness.adminKey, json: ["overlapSeconds": 91 * 86_400])
+            #expect(tooLong.status == .badRequest && tooLong.errorField == "overlapSeconds", "\(tooLong.json)")
+            let dead = try await http.call(.post, "/api/admin/keys/\(newId)/rotate", auth: harness.adminKey)
+            #expect(dead.status == .conflict && dead.errorCode == "invalid_transition", "\(dead.json)")
+            let again = try await http.call(.post, "/api/admin/keys/\(newId)/revoke", auth: harness.adminKey)
+            #expect(again.status == .ok && (again.json["key"] as? [String: Any])?["status"] as? String == "revoked", "revoking twice answers the key as it is")
+            #expect(try await http.call(.post, "/api/admin/keys/abc/revoke", auth: harness.adminKey).errorCode == "key_not_found")
             // Another app's admin cannot see or revoke this app's keys.
             #expect(try await http.call(.post, "/api/admin/keys/\(id)/revoke", auth: harness.otherAdminKey).status == .notFound)
         }

@@ -191,6 +191,14 @@ struct StoreConformance {
             let free = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later) }
             #expect(free == .none)
             #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", userId: "slow", now: later, upTo: 10) } == 0)
+            // Holds per resource: only unpaid bookings still within their hold count, up to the limit asked.
+            _ = try await Self.admit(store, user: "third", quote: Self.quote(Self.rental, start: start.addingTimeInterval(9 * 86_400)), now: later)
+            _ = try await Self.admit(store, user: "fourth", quote: Self.quote(Self.rental, start: start.addingTimeInterval(10 * 86_400)), now: later)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", now: later, upTo: 10) } == 2)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", now: later, upTo: 1) } == 1)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "b", resourceId: "boat", now: later, upTo: 10) } == 0)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", now: later.addingTimeInterval(901), upTo: 10) } == 0,
+                    "expired holds do not count")
         }
     }
 

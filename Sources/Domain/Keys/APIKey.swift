@@ -42,11 +42,16 @@ public enum KeyScope: String, Codable, Hashable, Sendable, CaseIterable, Compara
         (allCases.firstIndex(of: a) ?? 0) < (allCases.firstIndex(of: b) ?? 0)
     }
 
-    /// Parses `a,b c` (commas or spaces); nil names the first unknown scope.
+    /// Parses `a,b c` (commas or spaces), as the command line takes them.
     public static func parse(_ text: String) -> Result<Set<KeyScope>, UnknownScope> {
+        parse(names: text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init))
+    }
+
+    /// Parses scope names; the failure names the first unknown one.
+    public static func parse(names: [String]) -> Result<Set<KeyScope>, UnknownScope> {
         var scopes: Set<KeyScope> = []
-        for name in text.split(whereSeparator: { $0 == "," || $0 == " " }) {
-            guard let scope = KeyScope(rawValue: String(name)) else { return .failure(UnknownScope(name: String(name))) }
+        for name in names {
+            guard let scope = KeyScope(rawValue: name) else { return .failure(UnknownScope(name: name)) }
             scopes.insert(scope)
         }
         return .success(scopes)

@@ -67,5 +67,5 @@ public struct BerthRequestContext: RequestContext {
     }
 
     /// Largest request body Berth reads (64 KiB).
-    public var maxUploadSize: Int { 64 * 1024 }
+    public var maxUploadSize: Int { JSONCoding.bodyLimit }
 }

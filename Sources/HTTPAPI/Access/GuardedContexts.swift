@@ -74,7 +74,7 @@ public struct UserRequestContext<Policy: AccessPolicy>: GuardedContext {
     }
 
     public var tenant: TenantRuntime { caller.tenant }
-    public var maxUploadSize: Int { 64 * 1024 }
+    public var maxUploadSize: Int { JSONCoding.bodyLimit }
 }
 
 /// A route for any admitted caller of a tenant; `caller.userId` is the user when one is named.
@@ -88,7 +88,7 @@ public struct AppRequestContext<Policy: AccessPolicy>: GuardedContext {
     }
 
     public var tenant: TenantRuntime { caller.tenant }
-    public var maxUploadSize: Int { 64 * 1024 }
+    public var maxUploadSize: Int { JSONCoding.bodyLimit }
 }
 
 /// An operator's route: an admin key of the tenant.
@@ -106,7 +106,7 @@ public struct AdminRequestContext: GuardedContext {
 
     public var tenant: TenantRuntime { caller.tenant }
     public var actor: Actor { .admin(keyId: keyId) }
-    public var maxUploadSize: Int { 64 * 1024 }
+    public var maxUploadSize: Int { JSONCoding.bodyLimit }
 }
 
 // MARK: - The policies
