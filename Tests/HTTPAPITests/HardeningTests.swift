@@ -1,6 +1,7 @@
 import AppleSignedData
 import Domain
 import Foundation
+import Synchronization
 @testable import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
@@ -101,23 +102,26 @@ struct HardeningTests {
     func listingsBesideWriter() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        // GRDB's writer runs its transaction synchronously: hold it open on its queue for 3 s.
-        let holder = Task { try await harness.database.write { _ in Thread.sleep(forTimeInterval: 3) } }
-        try await Task.sleep(for: .milliseconds(100))
-        let listed = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                _ = try await harness.database.read { session in
-                    _ = try session.notifications.notifications(tenantId: "seaboo-test", page: Page())
-                    _ = try session.purchases.unclaimed(tenantId: "seaboo-test", page: Page())
-                    _ = try session.outbox.deliveries(tenantId: "seaboo-test", page: Page())
-                    _ = try session.purchases.purchases(tenantId: "seaboo-test", page: Page())
-                }
-                return true
+        // GRDB's writer runs its transaction synchronously: hold it open on its queue until the
+        // listings are done (at most 15 s). Judged by order, not by a deadline: on a loaded machine
+        // the listings may be slow, but they must finish while the writer still holds its transaction.
+        let state = Mutex((listed: false, released: false))
+        let holder = Task {
+            try await harness.database.write { _ in
+                for _ in 0..<300 where !state.withLock({ $0.listed }) { Thread.sleep(forTimeInterval: 0.05) }
+                state.withLock { $0.released = true }
             }
-            group.addTask { try await Task.sleep(for: .seconds(2)); return false }
-            let first = try await group.next() ?? false
-            group.cancelAll()
-            return first
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try await harness.database.read { session in
+            _ = try session.notifications.notifications(tenantId: "seaboo-test", page: Page())
+            _ = try session.purchases.unclaimed(tenantId: "seaboo-test", page: Page())
+            _ = try session.outbox.deliveries(tenantId: "seaboo-test", page: Page())
+            _ = try session.purchases.purchases(tenantId: "seaboo-test", page: Page())
+        }
+        let listed = state.withLock { state in
+            state.listed = true
+            return !state.released
         }
         _ = try await holder.value
         #expect(listed, "the listings waited for the writer")
