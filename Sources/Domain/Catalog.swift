@@ -295,8 +295,10 @@ public struct UserAuth: Codable, Hashable, Sendable {
         case "HS256":
             guard let secretEnv, !secretEnv.isEmpty else { throw CatalogError("tenant \(tenant): HS256 needs auth.secretEnv") }
         case "RS256" where jwksURL != nil:
-            guard let url = URL(string: jwksURL ?? ""), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
-                throw CatalogError("tenant \(tenant): auth.jwksURL must be an http(s) URL")
+            // https only; plain http only to this machine (a local key publisher or a test).
+            guard let url = URL(string: jwksURL ?? ""), let host = url.host, !host.isEmpty,
+                  url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)) else {
+                throw CatalogError("tenant \(tenant): auth.jwksURL must be an https URL (http only to 127.0.0.1, ::1 or localhost)")
             }
             guard publicKeyFile == nil else { throw CatalogError("tenant \(tenant): auth takes publicKeyFile or jwksURL, not both") }
         case "ES256", "RS256":

@@ -190,6 +190,7 @@ struct TestUserClaims: JWTPayload {
 struct Reply: Sendable {
     var status: HTTPResponse.Status
     var data: Data
+    var headers: HTTPFields = [:]
 
     var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:] }
 
@@ -209,7 +210,7 @@ extension TestClientProtocol {
         if let json { body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)) }
         if let raw { body = ByteBuffer(string: raw) }
         return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
-            Reply(status: response.status, data: Data(response.body.readableBytesView))
+            Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
         }
     }
 }

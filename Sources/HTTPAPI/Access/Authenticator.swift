@@ -26,8 +26,9 @@ private struct IssuerOnly: Decodable {
     var iss: String
 }
 
-/// The key id of a token's header (JWKS tenants pick the key by it).
-private struct KeyIdOnly: Decodable {
+/// A token's header: its algorithm (which must be the app's) and key id (JWKS tenants pick the key by it).
+private struct TokenHeader: Decodable {
+    var alg: String?
     var kid: String?
 }
 
@@ -105,10 +106,25 @@ struct Authenticator: RouterMiddleware {
         guard let tenant = tenants.tenant(issuer: issuer) else {
             throw APIError.unauthenticated("no app accepts tokens from this issuer")
         }
+        // The app's configured algorithm, whatever the header says: a token naming another one is
+        // refused before any key is looked up.
+        let header = Base64URL.decode(parts[0]).flatMap { try? JSONDecoder().decode(TokenHeader.self, from: $0) }
+        guard let header, header.alg == tenant.tenant.auth.algorithm else {
+            throw APIError.unauthenticated("the token is not signed with this app's algorithm")
+        }
         let keys: JWTKeyCollection?
         if let jwks = tenant.jwks {
-            let kid = Base64URL.decode(parts[0]).flatMap { try? JSONDecoder().decode(KeyIdOnly.self, from: $0) }?.kid
-            keys = await jwks.keys(for: kid)
+            do {
+                // A key id the set does not publish is refused here: jwt-kit would try its default key.
+                guard let published = try await jwks.keys(for: header.kid) else {
+                    throw APIError.unauthenticated("the token names a key this app's issuer does not publish")
+                }
+                keys = published
+            } catch is JWKSUnavailable {
+                // Temporary: the token may be good, so clients are told to retry, not to sign in again.
+                throw APIError(.serviceUnavailable, .temporarilyUnavailable, "the app's token keys cannot be fetched right now; try again",
+                               headers: [.retryAfter: "5"])
+            }
         } else {
             keys = tenant.userKeys
         }
