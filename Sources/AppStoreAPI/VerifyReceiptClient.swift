@@ -133,3 +133,9 @@ public struct VerifyReceiptClient: Sendable {
         }
     }
 }
+
+extension VerifyReceiptClient: CustomStringConvertible, CustomReflectable {
+    /// The endpoints, never the shared secret (a client can be part of something logged).
+    public var description: String { "VerifyReceiptClient(production: \(endpoints.production), sandbox: \(endpoints.sandbox))" }
+    public var customMirror: Mirror { Mirror(self, children: ["endpoints": endpoints], displayStyle: .struct) }
+}

@@ -73,7 +73,8 @@ public struct BerthSetup: Sendable {
         let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, logger: logger)
         var services = BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
         services.expectedMigrations = Set(try Migrator(directory: migrationsURL).migrations.map(\.version))
-        services.metricsToken = environment["BERTH_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        services.metricsToken = environment["BERTH_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
+        services.trustedProxies = TrustedProxies(environment: environment["BERTH_TRUSTED_PROXIES"])
         return services
     }
 }

@@ -10,9 +10,8 @@ import UseCases
 /// answers 200 with no second effect; data that can never verify gets 4xx; storage trouble 503 so
 /// that Apple retries.
 struct AppleNotificationRoutes {
-    let receiveNotification: ReceiveNotification
+    let intake: NotificationIntake
     let tenants: TenantRegistry
-    let rateLimiter: RateLimiter
     var metrics: BerthMetrics?
 
     func register(on router: PublicRoutes) {
@@ -23,12 +22,9 @@ struct AppleNotificationRoutes {
         guard let tenantId = context.parameters.get("tenant"), let runtime = tenants.tenant(id: tenantId) else {
             throw APIError(.notFound, .tenantNotFound, "no app is configured at this notification URL", field: "tenant")
         }
-        // Unauthenticated: limited per tenant and client address before any body is read or verified.
-        try rateLimiter.checkNotification(tenant: runtime.tenant, clientAddress: context.clientAddress)
-        let body = try await JSONCoding.decode(NotificationRequestBody.self, from: request)
         let result: ReceiveNotification.Result
         do {
-            result = try await receiveNotification(signedPayload: body.signedPayload, runtime: runtime)
+            result = try await intake(request, context: context, runtime: runtime)
         } catch {
             metrics?.notification(type: "unverified", outcome: BerthMetrics.errorCode(error))
             throw error

@@ -13,7 +13,9 @@ public struct BerthServices: Sendable {
     /// This instance's metrics (`GET /metrics`).
     public let metrics: BerthMetrics
     /// When set, `GET /metrics` asks for `Authorization: Bearer <token>`.
-    public var metricsToken: String?
+    public var metricsToken: Secret?
+    /// The reverse proxies whose `X-Forwarded-For` names the client (`BERTH_TRUSTED_PROXIES`).
+    public var trustedProxies = TrustedProxies()
     /// The migrations the code expects: `/readyz` fails while one of them is not applied.
     public var expectedMigrations: Set<String> = []
     /// Who may call each route, filled as the router is built (the access test reads it).
@@ -36,6 +38,9 @@ public struct BerthServices: Sendable {
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
     var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, clock: clock, logger: logger) }
+    var notificationIntake: NotificationIntake {
+        NotificationIntake(receive: receiveNotification, rateLimiter: rateLimiter, trustedProxies: trustedProxies)
+    }
     var verifyReceipt: VerifyReceipt { VerifyReceipt(store: store, clock: clock, logger: logger) }
     var creditAccounts: CreditAccounts { CreditAccounts(store: store, clock: clock) }
     var creditOperations: CreditOperations { CreditOperations(store: store, clock: clock) }

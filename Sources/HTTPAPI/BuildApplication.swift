@@ -58,8 +58,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         .register(on: group(UserContext.self, scope: .purchases, limit: .verification))
     VerifyReceiptRoutes(services: services)
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
-    AppleNotificationRoutes(receiveNotification: services.receiveNotification, tenants: services.tenants, rateLimiter: limiter,
-                            metrics: services.metrics).register(on: open)
+    AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
     AdminRoutes(services: services).register(on: admin)
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
     SubscriptionRoutes(services: services).register(.init(

@@ -154,9 +154,7 @@ struct FTCRoutes {
     }
 
     func notification(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        try services.rateLimiter.checkNotification(tenant: base.runtime.tenant, clientAddress: context.clientAddress)
-        let body = try await JSONCoding.decode(NotificationRequestBody.self, from: request)
-        let result = try await services.receiveNotification(signedPayload: body.signedPayload, runtime: base.runtime)
+        let result = try await services.notificationIntake(request, context: context, runtime: base.runtime)
         return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
     }
 

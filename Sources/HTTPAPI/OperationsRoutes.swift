@@ -2,14 +2,16 @@ import Domain
 import Foundation
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// What keeps the service up: `GET /healthz` (the process answers), `GET /readyz` (its database
 /// answers and has every migration the code expects) and `GET /metrics` (Prometheus).
 struct OperationsRoutes {
     let store: any Store
     let metrics: BerthMetrics
-    let metricsToken: String?
+    let metricsToken: Secret?
     let expectedMigrations: Set<String>
+    let queueDepth = Refresh(every: .seconds(10))
 
     func register(on router: PublicRoutes) {
         router.get("/healthz") { _, _ in try JSONCoding.response(HealthResponse()) }
@@ -29,14 +31,18 @@ struct OperationsRoutes {
             }
             return try JSONCoding.response(ReadinessResponse(status: "ready", database: "reachable", migrations: "applied"))
         }
-        router.get("/metrics") { request, _ in
+        router.get("/metrics") { request, context in
             if let metricsToken {
                 let given = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" } ?? ""
-                guard Self.same(given, metricsToken) else {
+                guard Self.same(given, metricsToken.value) else {
                     return APIError.unauthenticated("/metrics needs Authorization: Bearer <BERTH_METRICS_TOKEN>").response()
                 }
+            } else if !context.arrivedOnLoopback {
+                // Listening beyond this machine: the metrics (routes, volumes, outcomes) are not for anyone who asks.
+                return APIError(.forbidden, .forbidden, "/metrics answers off loopback only with BERTH_METRICS_TOKEN set").response()
             }
-            if let depth = try? await store.read({ tx in try tx.outbox.pendingCount() }) {
+            // The queue depth is counted at most every 10 s, however often /metrics is scraped.
+            if queueDepth.due(), let depth = try? await store.read({ tx in try tx.outbox.pendingCount() }) {
                 metrics.gauge("berth_webhook_queue_depth", [], Double(depth))
             }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
@@ -55,5 +61,23 @@ struct OperationsRoutes {
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }
         return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
+
+/// Lets something run at most once per interval.
+final class Refresh: Sendable {
+    let interval: Duration
+    private let last = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(every interval: Duration) { self.interval = interval }
+
+    /// True at most once per interval (the first call included).
+    func due() -> Bool {
+        let now = ContinuousClock.now
+        return last.withLock { last in
+            if let previous = last, now - previous < interval { return false }
+            last = now
+            return true
+        }
     }
 }

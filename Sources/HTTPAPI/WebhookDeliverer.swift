@@ -15,7 +15,7 @@ import UseCases
 /// tenant; within a tenant, events of one booking go out in the order they happened. Because the
 /// outbox is written in the same transaction as the change, an event committed before a crash is
 /// delivered after the restart.
-public struct WebhookDeliverer: Service {
+public struct WebhookDeliverer: Service, CustomStringConvertible {
     let store: any Store
     let tenants: TenantRegistry
     let client: WebhookHTTPClient
@@ -41,6 +41,9 @@ public struct WebhookDeliverer: Service {
         self.interval = interval
         self.concurrency = max(1, concurrency)
     }
+
+    /// What the service runner logs: the name, not the stored tenants.
+    public var description: String { "WebhookDeliverer" }
 
     public func run() async throws {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
@@ -89,7 +92,7 @@ public struct WebhookDeliverer: Service {
                 continue
             }
             let sentAt = clock.now()
-            let outcome = await client.post(message.payload, headers: Self.headers(for: message, secret: webhook.secret, at: sentAt), to: webhook.configuration)
+            let outcome = await client.post(message.payload, headers: Self.headers(for: message, secret: webhook.secret.value, at: sentAt), to: webhook.configuration)
             let delivered = outcome.failure == nil
             metrics?.webhookAttempt(delivered: delivered)
             if !delivered, let subject = message.subject { held.insert(subject) }

@@ -14,7 +14,9 @@ import Glibc
 /// link-local, private or otherwise non-public addresses unless allowed, so a tenant's receiver (or
 /// whoever controls its DNS) cannot point Berth at its own network. Failures are reported as a coarse
 /// class, never as the transport's text.
-public final class WebhookHTTPClient: Service, Sendable {
+public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible {
+    public var description: String { "WebhookHTTPClient" }
+
     /// Why a delivery failed, coarse on purpose: it is shown to tenants' admins.
     public enum Failure: String, Sendable {
         case invalidURL = "invalid_url"

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// The password never appears in the URL (it would show in process lists, shell history and logs):
 /// it is read from `BERTH_DATABASE_PASSWORD` (or libpq's `PGPASSWORD`). Query parameters:
-/// `sslmode` (`disable`, `prefer`, `require`; default `prefer`), `pool_size` (connections per
+/// `sslmode` (`disable`, `prefer`, `require`; default `require`: with `prefer`, a man in the middle
+/// who declines TLS is sent the password in clear), `pool_size` (connections per
 /// instance, default 16), `connect_timeout` (seconds to open a connection, default 10),
 /// `acquire_timeout` (seconds a unit of work waits for a connection before the client gets 503,
 /// default 5), `statement_timeout` (seconds any statement may run, default 30) and `attempts`
@@ -19,7 +20,7 @@ public struct PostgresSettings: Sendable, Hashable {
     public var username: String
     public var password: String?
     public var database: String
-    public var tls: TLSMode = .prefer
+    public var tls: TLSMode = .require
     public var poolSize = 16
     public var connectTimeout: Double = 10
     public var acquireTimeout: Double = 5

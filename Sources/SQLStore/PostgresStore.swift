@@ -32,8 +32,7 @@ public final class PostgresStore: Store, Service {
     private let logger: Logger
 
     public init(settings: PostgresSettings, logger: Logger) throws {
-        var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
-        tlsConfiguration.minimumTLSVersion = .tlsv12
+        let tlsConfiguration = settings.tlsConfiguration
         let tls: PostgresClient.Configuration.TLS = switch settings.tls {
         case .disable: .disable
         case .prefer: .prefer(tlsConfiguration)
@@ -330,7 +329,7 @@ extension PostgresStore {
     /// Runs one statement outside any transaction (CREATE/DROP DATABASE cannot run inside one).
     private static func administer(_ sql: String, settings: PostgresSettings, logger: Logger) async throws {
         let configuration = PostgresConnection.Configuration(host: settings.host, port: settings.port, username: settings.username,
-                                                             password: settings.password, database: settings.database, tls: .disable)
+                                                             password: settings.password, database: settings.database, tls: try settings.connectionTLS())
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
@@ -339,5 +338,23 @@ extension PostgresStore {
             throw error
         }
         try await connection.close()
+    }
+}
+
+extension PostgresSettings {
+    /// TLS 1.2 or later, the server's certificate verified against the system's roots.
+    var tlsConfiguration: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        return configuration
+    }
+
+    /// The same TLS mode for a single administrative connection.
+    func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
+        switch tls {
+        case .disable: .disable
+        case .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration))
+        case .require: .require(try NIOSSLContext(configuration: tlsConfiguration))
+        }
     }
 }

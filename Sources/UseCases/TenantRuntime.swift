@@ -16,7 +16,7 @@ public struct TenantRuntime: Sendable {
     /// The App Store Server API, when the tenant configured a key (resolves bare transaction ids).
     public let serverAPI: AppStoreServerAPIClient?
     /// Where and with which secret webhooks are sent; nil when the tenant has none (no events are queued).
-    public let webhook: (configuration: Tenant.Webhook, secret: String)?
+    public let webhook: (configuration: Tenant.Webhook, secret: Secret)?
     public let expectations: AppExpectations
     /// Nil when the token key is not configured (for example the secret variable is unset):
     /// user tokens are then refused while API keys keep working.
@@ -80,7 +80,7 @@ public struct TenantRuntime: Sendable {
             guard let secret = environment[configuration.secretEnv], secret.utf8.count >= 16 else {
                 throw ConfigurationError("tenant \(tenant.id) sends webhooks: set \(configuration.secretEnv) to a secret of at least 16 bytes")
             }
-            webhook = (configuration, secret)
+            webhook = (configuration, Secret(secret))
         } else {
             webhook = nil
         }

@@ -17,6 +17,8 @@ final class ServerProcess: Sendable {
     /// The port the running server bound (the system chooses one at each start).
     var port: Int { boundPort.withLock { $0 } }
     private let boundPort = Mutex(0)
+    /// The address the running server listens on (`BERTH_HOST` of its start, else 127.0.0.1).
+    private let host = Mutex("127.0.0.1")
     private let process = Mutex<Process?>(nil)
 
     /// A second instance in `other`'s folder: same catalog, test CA and database settings.
@@ -57,6 +59,7 @@ final class ServerProcess: Sendable {
         } else {
             process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         }
+        host.withLock { $0 = extra["BERTH_HOST"] ?? "127.0.0.1" }
         try process.run()
         self.process.withLock { $0 = process }
         for _ in 0..<200 {
@@ -106,7 +109,7 @@ final class ServerProcess: Sendable {
     }
 
     func request(_ method: String, _ path: String, headers: [String: String], data body: Data?) async throws -> HTTPReply {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        var request = URLRequest(url: URL(string: "http://\(host.withLock { $0 }):\(port)\(path)")!)
         request.httpMethod = method
         request.timeoutInterval = 10
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

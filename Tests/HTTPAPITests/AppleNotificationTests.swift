@@ -2,6 +2,8 @@ import AppleSignedData
 import AppleStandIn
 import Crypto
 import Foundation
+import HTTPAPI
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -9,6 +11,32 @@ import TestKit
 
 @Suite("POST /api/apple/notifications/{tenant}")
 struct AppleNotificationTests {
+    @Test("S6: junk from one address is limited, a notification that verifies never is; a trusted proxy's X-Forwarded-For separates clients")
+    func onlyFailuresAreLimited() async throws {
+        let harness = try await Harness.make(environment: ["BERTH_TRUSTED_PROXIES": "127.0.0.1"])
+        defer { harness.close() }
+        try await harness.app().test(.live) { client in
+            func post(_ body: String, from address: String) async throws -> HTTPResponse.Status {
+                try await client.execute(uri: "/api/apple/notifications/seaboo-test", method: .post,
+                                         headers: [.contentType: "application/json", HTTPField.Name("X-Forwarded-For")!: "10.9.9.9, \(address)"],
+                                         body: ByteBuffer(string: body)) { $0.status }
+            }
+            var junk: [UInt: Int] = [:]
+            for _ in 0..<80 { junk[UInt(try await post(#"{"signedPayload":"x.y.z"}"#, from: "203.0.113.9").code), default: 0] += 1 }
+            #expect(junk[429, default: 0] > 0 && junk[400, default: 0] > 0, "junk beyond the burst is refused with 429: \(junk)")
+            // The same address (Apple behind the same proxy) with a genuine notification: never limited.
+            for _ in 0..<3 {
+                let genuine = try harness.ca.signNotification(type: .test, bundleId: "it.seaboo.app")
+                #expect(try await post(#"{"signedPayload":"\#(genuine)"}"#, from: "203.0.113.9") == .ok)
+            }
+            #expect(try await post(#"{"signedPayload":"x.y.z"}"#, from: "198.51.100.7") == .badRequest, "another client behind the proxy has its own allowance")
+        }
+        let proxies = TrustedProxies(environment: " 10.0.0.1, 10.0.0.2 ")
+        #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: ["6.6.6.6, 1.2.3.4", "10.0.0.2"]) == "1.2.3.4", "right to left past trusted hops")
+        #expect(proxies.clientAddress(peer: "5.5.5.5", forwardedFor: ["1.2.3.4"]) == "5.5.5.5", "an untrusted peer's header is ignored")
+        #expect(TrustedProxies().clientAddress(peer: "10.0.0.1", forwardedFor: ["1.2.3.4"]) == "10.0.0.1", "no proxies configured: the peer")
+    }
+
     @Test("a REFUND of a confirmed booking frees its slot; the same notification twice has one effect")
     func refundFreesSlot() async throws {
         let harness = try await Harness.make()

@@ -34,6 +34,6 @@ struct ConfigurationTests {
             _ = try await setup(["SEABOO_WEBHOOK_SECRET": "short"]).services(catalog: loaded, store: store, logger: logger)
         }
         let services = try await setup(["SEABOO_WEBHOOK_SECRET": "a-long-enough-webhook-secret"]).services(catalog: loaded, store: store, logger: logger)
-        #expect(services.tenants.tenant(id: "seaboo")?.webhook?.secret == "a-long-enough-webhook-secret")
+        #expect(services.tenants.tenant(id: "seaboo")?.webhook?.secret.value == "a-long-enough-webhook-secret")
     }
 }

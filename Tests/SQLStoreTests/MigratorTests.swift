@@ -148,3 +148,15 @@ struct MigratorTests {
         #expect(throws: StoreError.self) { try SQLiteStore.path(fromURL: "mysql://localhost/db") }
     }
 }
+
+@Suite("PostgreSQL settings")
+struct PostgresSettingsTests {
+    @Test("S12: TLS is required unless the URL says otherwise; the password never comes from the URL")
+    func tlsByDefault() throws {
+        #expect(try PostgresSettings(url: "postgres://berth@db.internal/berth", environment: [:]).tls == .require)
+        #expect(try PostgresSettings(url: "postgres://berth@db.internal/berth?sslmode=prefer", environment: [:]).tls == .prefer)
+        #expect(try PostgresSettings(url: "postgres://berth@127.0.0.1/berth?sslmode=disable", environment: [:]).tls == .disable)
+        #expect(throws: (any Error).self) { try PostgresSettings(url: "postgres://berth:secret@db.internal/berth", environment: [:]) }
+        #expect(try PostgresSettings(url: "postgres://berth@db.internal/berth", environment: [:]).redacted.contains("sslmode=require"))
+    }
+}

@@ -59,11 +59,20 @@ public struct BerthRequestContext: RequestContext {
     public var authentication: Authentication
     /// The peer's IP address (the proxy's, behind a reverse proxy), for limits on unauthenticated routes.
     public var clientAddress: String?
+    /// Whether the connection arrived on a loopback address (or on no network address at all, as in
+    /// tests): `/metrics` serves without a token only there.
+    public var arrivedOnLoopback: Bool
 
     public init(source: Source) {
         coreContext = .init(source: source)
         authentication = .anonymous
         clientAddress = source.channel.remoteAddress?.ipAddress
+        arrivedOnLoopback = source.channel.localAddress?.ipAddress.map(Self.isLoopback) ?? true
+    }
+
+    /// 127.0.0.0/8, ::1 and IPv4-mapped loopback.
+    static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address.hasPrefix("127.") || address.hasPrefix("::ffff:127.")
     }
 
     /// Largest request body Berth reads (64 KiB).
