@@ -117,8 +117,11 @@ public struct CreditAccounts: Sendable {
         guard (1...Int64(settings.reservationLimit)).contains(amount) else {
             throw DomainError(.invalidInput, .invalidField, "amount must be 1...\(settings.reservationLimit)", field: "amount")
         }
-        let tenant = runtime.tenant, emits = runtime.webhook != nil, now = clock.now()
+        let tenant = runtime.tenant, emits = runtime.webhook != nil, clock = self.clock
         return try await store.write { tx in
+            // The time is read inside the unit of work: expiry is judged when the account can no
+            // longer change under it (S14), not before waiting for the lock.
+            let now = clock.now()
             try Self.grantBonusIfDue(tx, tenant: tenant, userId: userId, emitsEvents: emits, now: now)
             if let reference, var earlier = try tx.credits.reservation(reference: reference, tenantId: tenant.id, userId: userId) {
                 switch earlier.status(at: now) {
@@ -145,28 +148,29 @@ public struct CreditAccounts: Sendable {
 
     /// Spends a held reservation (the app's work succeeded). Committing twice answers the same.
     public func commit(_ runtime: TenantRuntime, userId: String, reservationId: Int64, actor: Actor) async throws -> ReservationResult {
-        try await settle(runtime, userId: userId, reservationId: reservationId) { reservation, account, now throws(DomainError) in
-            try CreditRules.commit(reservation, account: account, actor: actor, now: now)
+        try await settle(runtime, userId: userId, reservationId: reservationId) { reservation, account, now, settings throws(DomainError) in
+            try CreditRules.commit(reservation, account: account, actor: actor, negativeAllowed: settings.negativeAllowed, now: now)
         }
     }
 
     /// Gives a held reservation's credits back (the app's work failed). Releasing twice answers the same.
     public func release(_ runtime: TenantRuntime, userId: String, reservationId: Int64) async throws -> ReservationResult {
-        try await settle(runtime, userId: userId, reservationId: reservationId) { reservation, account, now throws(DomainError) in
+        try await settle(runtime, userId: userId, reservationId: reservationId) { reservation, account, now, _ throws(DomainError) in
             try CreditRules.release(reservation, account: account, now: now)
         }
     }
 
     private func settle(_ runtime: TenantRuntime, userId: String, reservationId: Int64,
-                        decide: @escaping @Sendable (CreditReservation, CreditAccount, Date) throws(DomainError) -> CreditChange?) async throws -> ReservationResult {
-        _ = try Self.settings(runtime)
-        let tenantId = runtime.id, emits = runtime.webhook != nil, now = clock.now()
+                        decide: @escaping @Sendable (CreditReservation, CreditAccount, Date, CreditSettings) throws(DomainError) -> CreditChange?) async throws -> ReservationResult {
+        let settings = try Self.settings(runtime)
+        let tenantId = runtime.id, emits = runtime.webhook != nil, clock = self.clock
         return try await store.write { tx in
+            let now = clock.now()
             guard let reservation = try tx.credits.reservation(id: reservationId, tenantId: tenantId, forUpdate: true), reservation.userId == userId else {
                 throw DomainError(.notFound, .reservationNotFound, "no reservation \(reservationId) for this user", field: "id")
             }
             let account = try tx.credits.account(tenantId: tenantId, userId: userId, creditType: reservation.creditType, now: now, forUpdate: true)
-            guard let change = try decide(reservation, account, now) else {
+            guard let change = try decide(reservation, account, now, settings) else {
                 return ReservationResult(reservation: reservation, credits: account.summary, repeated: true)
             }
             try tx.save(change, now: now)

@@ -98,6 +98,37 @@ struct HardeningTests {
         }
     }
 
+    @Test("S14: a commit that waited for the account's lock past the reservation's expiry is refused (the time is read inside the unit of work)")
+    func expiryJudgedUnderTheLock() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await CreditsTests.Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let held = try await CreditsTests.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 2])
+            #expect(held.status == .created, "\(held.json)")
+            harness.clock.advance(9 * 60 + 50)   // 10 s before the 10-minute reservation expires
+            // Another unit of work holds the writer; the commit waits behind it while the hold expires.
+            let state = Mutex((waiting: false, released: false))
+            let holder = Task {
+                try await harness.database.write { _ in
+                    for _ in 0..<300 where !state.withLock({ $0.waiting }) { Thread.sleep(forTimeInterval: 0.05) }
+                    state.withLock { $0.released = true }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let commit = Task { try await CreditsTests.settle(client, key: keys.stylist, user: "ana", reservation: held, "commit") }
+            try await Task.sleep(for: .milliseconds(300))   // the commit has started and waits for the writer
+            harness.clock.advance(20)
+            state.withLock { $0.waiting = true }
+            _ = try await holder.value
+            let committed = try await commit.value
+            #expect(committed.status == .conflict && committed.errorCode == "reservation_not_held",
+                    "expired while it waited: \(committed.status) \(committed.json)")
+            let balance = try await CreditsTests.balance(client, key: keys.stylist, user: "ana")
+            #expect(balance["balance"] as? Int == 2 && balance["held"] as? Int == 0, "\(balance)")
+        }
+    }
+
     @Test("admin listings run beside a busy writer, not behind it")
     func listingsBesideWriter() async throws {
         let harness = try await Harness.make()

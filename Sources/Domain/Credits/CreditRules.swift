@@ -52,12 +52,19 @@ public enum CreditRules {
 
     /// Spends a held reservation: a usage entry taking its credits from the oldest lots, recording
     /// its profile. Refused when it is no longer held (released, expired); a committed one is answered as it is.
-    public static func commit(_ reservation: CreditReservation, account: CreditAccount, actor: Actor, now: Date) throws(DomainError) -> CreditChange? {
+    public static func commit(_ reservation: CreditReservation, account: CreditAccount, actor: Actor, negativeAllowed: Bool = false,
+                              now: Date) throws(DomainError) -> CreditChange? {
         switch reservation.status(at: now) {
         case .committed: return nil
         case .released, .expired:
             throw DomainError(.conflict, .reservationNotHeld, "reservation \(reservation.id) is \(reservation.status(at: now).rawValue); reserve again", field: "id")
         case .held: break
+        }
+        // However the reservation and others interleaved, spending never takes the balance below
+        // zero where the app does not allow debt.
+        guard negativeAllowed || account.balance.balance >= reservation.amount else {
+            throw DomainError(.conflict, .insufficientCredits, "the balance (\(account.balance.balance)) no longer covers reservation \(reservation.id); reserve again",
+                              field: "id")
         }
         var builder = Builder(account: account, now: now)
         builder.held -= reservation.amount
