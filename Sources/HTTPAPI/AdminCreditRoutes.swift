@@ -72,8 +72,10 @@ struct AdminCreditRoutes {
         router.post("/api/admin/credits/adjustments") { request, context in
             let (runtime, keyId) = admin(context)
             let body = try await JSONCoding.decode(AdjustmentRequest.self, from: request)
-            let userId = Text.trimmed(body.userId)
-            guard !userId.isEmpty, Text.length(userId) <= 200 else { throw APIError(.badRequest, .invalidField, "userId must be 1-200 characters", field: "userId") }
+            let trimmed = Text.trimmed(body.userId)
+            guard !trimmed.isEmpty, let userId = try? Authenticator.userId(trimmed, field: "userId") else {
+                throw APIError(.badRequest, .invalidField, "userId must be 1-\(Authenticator.maximumUserIdBytes) bytes", field: "userId")
+            }
             let reason = Text.trimmed(body.reason)
             guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason", field: "reason") }
             guard Text.length(reason) <= 500 else { throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason") }

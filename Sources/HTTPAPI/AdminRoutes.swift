@@ -89,7 +89,7 @@ struct AdminRoutes {
         let (tenant, _) = (context.tenant, context.keyId)
         let query = request.uri.queryParameters
         var filter = PurchaseFilter()
-        filter.userId = query["userId"].map(String.init)
+        filter.userId = query["userId"].map { String($0).precomposedStringWithCanonicalMapping }
         filter.productId = query["productId"].map(String.init)
         if let text = query["status"] {
             guard let status = PurchaseStatus(rawValue: String(text)) else {
@@ -127,7 +127,7 @@ struct AdminRoutes {
             filter.status = value
         }
         filter.resourceId = query["resourceId"].map(String.init)
-        filter.userId = query["userId"].map(String.init)
+        filter.userId = query["userId"].map { String($0).precomposedStringWithCanonicalMapping }
         filter.from = try Paging.time(request, "from")
         filter.to = try Paging.time(request, "to")
         let page = try Paging.page(request)

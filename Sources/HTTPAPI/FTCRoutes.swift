@@ -98,7 +98,8 @@ struct FTCRoutes {
     }
 
     func list(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
-        guard let ftcId = request.headers[.xFtcId]?.trimmingCharacters(in: .whitespaces), !ftcId.isEmpty else { throw FTCShape.missing("X-Ftc-Id") }
+        guard let given = request.headers[.xFtcId]?.trimmingCharacters(in: .whitespaces), !given.isEmpty else { throw FTCShape.missing("X-Ftc-Id") }
+        let ftcId = try FTCShape.userId(given, field: "X-Ftc-Id")
         let query = request.uri.queryParameters
         let perPage = min(max(1, query["per_page"].flatMap { Int(String($0)) } ?? 20), Page.maximumLimit)
         // Pages past the listing's offset bound show its last page (no arithmetic on the raw number).
@@ -127,7 +128,8 @@ struct FTCRoutes {
 
     private func linkBody(_ request: Request, _ context: AppKeyContext, base: Base) async throws -> (String, String, Bool) {
         let body = try await JSONCoding.decode(LinkBody.self, from: request)
-        guard let ftcId = body.ftcId, !ftcId.isEmpty else { throw FTCShape.missing("ftcId") }
+        guard let given = body.ftcId, !given.isEmpty else { throw FTCShape.missing("ftcId") }
+        let ftcId = try FTCShape.userId(given, field: "ftcId")
         guard let otid = body.originalTxId, !otid.isEmpty else { throw FTCShape.missing("originalTxId") }
         // The backend links by id; the app (a client key) proves with the device's receipt.
         let authority: Subscriptions.LinkAuthority = context.caller.kind == .clientKey
@@ -182,6 +184,15 @@ enum FTCShape {
         struct Detail: Encodable { var field: String; var code: String }
         var message: String
         var error: Detail?
+    }
+
+    /// An FT Chinese user id, held to Berth's rule for user ids (at most 200 UTF-8 bytes, NFC).
+    static func userId(_ text: String, field: String) throws(Refusal) -> String {
+        do {
+            return try Authenticator.userId(text, field: field)
+        } catch {
+            throw Refusal(status: .unprocessableContent, message: "\(field) is limited to \(Authenticator.maximumUserIdBytes) bytes", field: field, code: "invalid")
+        }
     }
 
     static func missing(_ field: String) -> Refusal {

@@ -6,8 +6,8 @@ import Logging
 
 /// `POST /api/verify-receipt`: verify an app receipt (offline, and with Apple's verifyReceipt when
 /// the tenant has a shared secret), store the subscriptions it shows for the user, and say from the
-/// stored state whether the user is premium. Every answer is recorded with the receipt's SHA-256
-/// (never the receipt).
+/// stored state whether the user is premium. Every receipt that verifies is recorded with its
+/// SHA-256 (never the receipt); a refused one only in the log.
 public struct VerifyReceipt: Sendable {
     public struct Answer: Sendable {
         public var entitlement: Entitlement
@@ -35,11 +35,10 @@ public struct VerifyReceipt: Sendable {
             result = try await subscriptions.applyReceipt(receiptData, runtime: runtime, userId: userId, actor: userId.map(Actor.user) ?? .system,
                                                           source: "verify_receipt")
         } catch let error as DomainError where error.kind != .unavailable {
+            // A refused receipt leaves a log line, not a row: anyone with a key could otherwise grow
+            // the database by one row per junk request (S9).
             let hash = Self.receiptHash(receiptData)
             logger.info("verify-receipt refused", metadata: ["receipt.sha256": .string(String(hash.prefix(16))), "code": .string(error.code.rawValue)])
-            let check = ReceiptCheck(tenantId: runtime.id, userId: userId, receiptSHA256: hash, outcome: error.code.rawValue, isPremium: false, productId: nil,
-                                     expiresAt: nil, at: now)
-            _ = try? await store.write { tx in try tx.receiptChecks.record(check) }
             throw error
         }
         if !result.ownedByOthers.isEmpty, result.subscriptions.isEmpty {

@@ -129,6 +129,22 @@ struct HardeningTests {
         }
     }
 
+    @Test("L8: canonically equivalent user ids are one user everywhere: stored in composed form, read the same by SQL and by Swift")
+    func oneNormalForm() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await CreditsTests.Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let decomposed = "jose\u{0301}", composed = "jos\u{00e9}"
+            let held = try await CreditsTests.reserve(client, key: keys.stylist, user: decomposed, body: ["amount": 1])
+            #expect(held.status == .created, "\(held.json)")
+            let seen = try await CreditsTests.balance(client, key: keys.stylist, user: composed)
+            #expect(seen["held"] as? Int == 1, "the composed spelling sees the decomposed one's hold: \(seen)")
+            let stored = try await harness.rows("SELECT DISTINCT hex(user_id) AS id FROM credit_reservations").map { $0["id"] ?? nil }
+            #expect(stored == [Data(composed.utf8).map { String(format: "%02X", $0) }.joined()], "stored in NFC: \(stored)")
+        }
+    }
+
     @Test("admin listings run beside a busy writer, not behind it")
     func listingsBesideWriter() async throws {
         let harness = try await Harness.make()

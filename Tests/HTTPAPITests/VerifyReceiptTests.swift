@@ -105,6 +105,26 @@ struct VerifyReceiptTests {
         }
     }
 
+    @Test("S9: refused receipts leave no row (junk cannot grow the database); user ids over 200 UTF-8 bytes are refused however few graphemes they are")
+    func refusedReceiptsLeaveNoRow() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            for index in 0..<30 {
+                let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: "junk-\(index)",
+                                                  json: ["receiptData": index % 2 == 0 ? "AAAA" : "not base64 at all \(index)"])
+                #expect(reply.status == .badRequest || reply.status == .unprocessableContent, "\(reply.status) \(reply.json)")
+            }
+            #expect(try await harness.count("receipt_checks") == 0)
+            // 200 letters each with 180 combining marks: 200 graphemes, 72,200 bytes.
+            let huge = String(repeating: "a" + String(repeating: "\u{0301}", count: 180), count: 200)
+            let refused = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: huge, json: ["receiptData": "AAAA"])
+            #expect(refused.status == .badRequest && refused.errorCode == "invalid_user_id", "\(refused.status) \(refused.json)")
+            let bodyUser = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": "AAAA", "userId": String(repeating: "a\u{0301}", count: 70)])
+            #expect(bodyUser.status == .badRequest, "the body's userId too (70 graphemes, 210 bytes): \(bodyUser.status) \(bodyUser.json)")
+        }
+    }
+
     @Test("verification endpoints are rate limited per user with 429 and Retry-After")
     func rateLimited() async throws {
         let harness = try await Harness.make()

@@ -87,12 +87,16 @@ struct Authenticator: RouterMiddleware {
         }
     }
 
-    /// A user id from outside: at most 200 UTF-8 bytes.
+    /// A user id from outside: at most 200 UTF-8 bytes, in Unicode's composed form (NFC). Swift
+    /// compares strings by canonical equivalence and SQL by bytes; one normal form at every entry
+    /// makes `jos\u{e9}` and `jose\u{301}` the same user everywhere (L8), not the same in one
+    /// comparison and two users in another.
     static func userId(_ text: String, field: String) throws -> String {
-        guard text.utf8.count <= maximumUserIdBytes else {
+        let normal = text.precomposedStringWithCanonicalMapping
+        guard normal.utf8.count <= maximumUserIdBytes, text.utf8.count <= 4 * maximumUserIdBytes else {
             throw APIError(.badRequest, .invalidUserId, "\(field) is limited to \(maximumUserIdBytes) bytes", field: field)
         }
-        return text
+        return normal
     }
 
     private func identify(token: String, request: Request) async throws -> Caller {
@@ -142,7 +146,7 @@ struct Authenticator: RouterMiddleware {
                 throw APIError.unauthenticated("the token is not meant for \(audience)")
             }
         }
-        let user = claims.sub.value
+        let user = claims.sub.value.precomposedStringWithCanonicalMapping
         guard !user.isEmpty, user.utf8.count <= Self.maximumUserIdBytes else { throw APIError.unauthenticated("the token's subject is empty or too long") }
         return Caller(tenant: tenant, kind: .userToken, key: nil, userId: user)
     }
