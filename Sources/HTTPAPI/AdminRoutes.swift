@@ -136,12 +136,18 @@ struct AdminRoutes {
         return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
+    /// A reason is kept in the audit log: at most 500 characters, like an adjustment's.
+    static func checkReason(_ reason: String) throws {
+        guard Text.length(reason) <= 500 else { throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason") }
+    }
+
     func confirm(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let (tenant, keyId) = (context.tenant, context.keyId)
         let id = try Paging.bookingId(context)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "a manual confirmation needs a reason", field: "reason") }
+        try Self.checkReason(reason)
         let booking = try await services.adminTransition(id, to: .confirmed, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
     }
@@ -151,7 +157,8 @@ struct AdminRoutes {
         let id = try Paging.bookingId(context)
         var reason: String?
         if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
-            reason = try await JSONCoding.decode(AdminCancelRequest.self, from: request).reason
+            reason = try await JSONCoding.decode(AdminCancelRequest.self, from: request).reason.map(Text.trimmed)
+            if let reason { try Self.checkReason(reason) }
         }
         let booking = try await services.adminTransition(id, to: .cancelled, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))

@@ -145,6 +145,19 @@ struct HardeningTests {
         }
     }
 
+    @Test("L9: an admin's confirm or cancel reason is bounded (500 characters) like an adjustment's")
+    func boundedReasons() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let long = String(repeating: "r", count: 501)
+            for action in ["confirm", "cancel"] {
+                let reply = try await client.call(.post, "/api/admin/bookings/1/\(action)", auth: harness.adminKey, json: ["reason": long])
+                #expect(reply.status == .badRequest && reply.errorField == "reason", "\(action): \(reply.status) \(reply.json)")
+            }
+        }
+    }
+
     @Test("admin listings run beside a busy writer, not behind it")
     func listingsBesideWriter() async throws {
         let harness = try await Harness.make()
