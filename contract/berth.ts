@@ -707,6 +707,19 @@ export interface WebhookDelivery {
 
 export type WebhookDeliveryListResponse = ListResponse<WebhookDelivery>;
 
+/** GET /api/admin/webhooks/dead-letters: events given up after 30 attempts; re-send through lastDeliveryId. */
+export interface DeadLetter {
+  eventId: number;
+  eventType: string;
+  subject?: string;
+  attempts: number;
+  createdAt: ISODateTime;
+  deadAt: ISODateTime;
+  lastDeliveryId?: number;
+}
+
+export type DeadLetterListResponse = ListResponse<DeadLetter>;
+
 export interface ResendResponse {
   queued: true;
 }

@@ -40,6 +40,8 @@ struct AdminRoutes {
         }
         listing("/api/admin/webhooks/deliveries", on: router,
                 fetch: { tenantId, page in try await store.read { try $0.outbox.deliveries(tenantId: tenantId, page: page) } }, as: WebhookDeliveryDTO.init)
+        listing("/api/admin/webhooks/dead-letters", on: router,
+                fetch: { tenantId, page in try await store.read { try $0.outbox.deadLetters(tenantId: tenantId, page: page) } }, as: DeadLetterDTO.init)
         router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
             let (tenant, _) = (context.tenant, context.keyId)
             let tenantId = tenant.id, now = services.clock.now()

@@ -356,6 +356,27 @@ struct WebhookDeliveryDTO: Codable {
     }
 }
 
+/// A message the deliverer gave up on; re-send it through `lastDeliveryId`.
+struct DeadLetterDTO: Codable {
+    var eventId: Int64
+    var eventType: String
+    var subject: String?
+    var attempts: Int
+    var createdAt: APITime
+    var deadAt: APITime
+    var lastDeliveryId: Int64?
+
+    init(_ letter: DeadLetter) {
+        eventId = letter.outboxId
+        eventType = letter.eventType
+        subject = letter.subject
+        attempts = letter.attempts
+        createdAt = APITime(letter.createdAt)
+        deadAt = APITime(letter.deadAt)
+        lastDeliveryId = letter.lastDeliveryId
+    }
+}
+
 struct UnclaimedDTO: Codable {
     var environment: String
     var transactionId: String

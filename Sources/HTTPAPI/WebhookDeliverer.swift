@@ -10,11 +10,12 @@ import UseCases
 /// Delivers the webhook outbox to each tenant's backend: signed with HMAC-SHA256 over
 /// "<timestamp>.<body>" (header `Berth-Signature: t=<unix seconds>,v1=<hex>`, the timestamp taken
 /// when each attempt is sent), retried with exponential backoff (5 s doubling, at most 1 h) until a
-/// 2xx, every attempt logged with a coarse error class. Tenants are served concurrently (each in its
-/// own task, at most `concurrency` at once), so one slow or black-holed receiver delays only its own
-/// tenant; within a tenant, events of one booking go out in the order they happened. Because the
-/// outbox is written in the same transaction as the change, an event committed before a crash is
-/// delivered after the restart.
+/// 2xx or `maximumAttempts` (then the message is a dead letter, kept until an operator re-sends it),
+/// every attempt logged with a coarse error class. Each tenant with a webhook has its own delivery
+/// loop with its own claims (S7): a black-holed receiver delays only its own tenant's events, never
+/// another's. Within a tenant, events of one booking go out in the order they happened. Because
+/// the outbox is written in the same transaction as the change, an event committed before a crash
+/// is delivered after the restart.
 public struct WebhookDeliverer: Service, CustomStringConvertible {
     let store: any Store
     let tenants: TenantRegistry
@@ -29,10 +30,16 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
     let lease: TimeInterval = 120
 
     let metrics: BerthMetrics?
+    /// Attempts before a message becomes a dead letter (with the backoff, about a day of retries).
+    let maximumAttempts: Int
+    /// Messages a tenant's loop claims at once: with the 10 s send timeout, a claim of a dead
+    /// receiver's messages ends well within its lease.
+    let claimSize = 8
 
     public init(store: any Store, tenants: TenantRegistry, client: WebhookHTTPClient, clock: any BerthClock, logger: Logger,
-                metrics: BerthMetrics? = nil, interval: Duration = .milliseconds(500), concurrency: Int = 16) {
+                metrics: BerthMetrics? = nil, interval: Duration = .milliseconds(500), concurrency: Int = 16, maximumAttempts: Int = 30) {
         self.metrics = metrics
+        self.maximumAttempts = max(1, maximumAttempts)
         self.store = store
         self.tenants = tenants
         self.client = client
@@ -46,21 +53,38 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
     public var description: String { "WebhookDeliverer" }
 
     public func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                _ = try await deliverDue()
-            } catch {
-                logger.error("webhook delivery pass failed: \(String(reflecting: error))")
+        let receiving = tenants.tenants.values.filter { $0.webhook != nil }.map(\.id).sorted()
+        // Messages of a tenant whose webhook was removed from the catalog are marked skipped once.
+        for tenantId in tenants.tenants.keys.sorted() where !receiving.contains(tenantId) {
+            do { try await deliverDue(tenantId: tenantId, limit: 1000) } catch { logger.error("webhook outbox of \(tenantId) not skipped: \(error)") }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for tenantId in receiving {
+                group.addTask { await loop(tenantId: tenantId) }
             }
-            try? await Task.sleep(for: interval)
         }
     }
 
-    /// One pass over the messages due now, tenants side by side; returns how many were attempted.
+    /// One tenant's deliveries, until shutdown: another claim at once while there is work, else a
+    /// pause of `interval`.
+    private func loop(tenantId: String) async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            var attempted = 0
+            do {
+                attempted = try await deliverDue(tenantId: tenantId, limit: claimSize)
+            } catch {
+                logger.error("webhook delivery of \(tenantId) failed: \(String(reflecting: error))")
+            }
+            if attempted == 0 { try? await Task.sleep(for: interval) }
+        }
+    }
+
+    /// One pass over the messages due now, of one tenant or of all (side by side); returns how many
+    /// were attempted.
     @discardableResult
-    public func deliverDue(limit: Int = 100) async throws -> Int {
+    public func deliverDue(tenantId: String? = nil, limit: Int = 100) async throws -> Int {
         let now = clock.now(), owner = self.owner, until = now.addingTimeInterval(lease)
-        let due = try await store.write { try $0.outbox.claimDue(now: now, limit: limit, owner: owner, leaseUntil: until) }
+        let due = try await store.write { try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: limit, owner: owner, leaseUntil: until) }
         let byTenant = Dictionary(grouping: due, by: \.tenantId)
         return try await withThrowingTaskGroup(of: Int.self) { group in
             var attempted = 0
@@ -96,9 +120,14 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
             let delivered = outcome.failure == nil
             metrics?.webhookAttempt(delivered: delivered)
             if !delivered, let subject = message.subject { held.insert(subject) }
-            let backoff = min(5 * pow(2, Double(message.attempts)), 3600)
+            let backoff = min(5 * pow(2, Double(min(message.attempts, 20))), 3600)
             let now = clock.now()
-            let next: Date? = delivered ? nil : now.addingTimeInterval(backoff)
+            // nil after the last allowed attempt: the message becomes a dead letter.
+            let next: Date? = delivered || message.attempts + 1 >= maximumAttempts ? nil : now.addingTimeInterval(backoff)
+            if !delivered && next == nil {
+                logger.warning("webhook gave up", metadata: ["event": .string(message.eventType), "outbox_id": .stringConvertible(message.id),
+                                                             "attempts": .stringConvertible(message.attempts + 1)])
+            }
             try await store.write { try $0.outbox.recordAttempt(message, statusCode: outcome.statusCode, error: outcome.failure?.rawValue, delivered: delivered,
                                                                 nextAttemptAt: next, now: now) }
             logger.info("webhook", metadata: ["event": .string(message.eventType), "delivered": .stringConvertible(delivered),

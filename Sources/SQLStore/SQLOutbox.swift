@@ -25,20 +25,21 @@ struct SQLOutbox: OutboxRepository {
         }
     }
 
-    func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [OutboxMessage] {
+    func claimDue(tenantId: String?, now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [OutboxMessage] {
         let stamp = now.epochMilliseconds
         // Select, then lease what was selected, in the unit of work's write transaction: no other
         // writer can claim in between on SQLite; on PostgreSQL the selected rows are locked and other
         // instances claiming at the same time skip them (FOR UPDATE SKIP LOCKED).
         let rows = try db.rows("""
             SELECT o.id, o.tenant_id, o.event_type, o.payload, o.attempts, o.subject, o.sequence FROM webhook_outbox o
-            WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?)
+            WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?) AND o.dead_at IS NULL
+            \(tenantId == nil ? "" : "AND o.tenant_id = ?")
             AND NOT EXISTS (
                 SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = o.tenant_id AND earlier.subject = o.subject
-                AND earlier.status = 'pending' AND earlier.sequence < o.sequence
+                AND earlier.status = 'pending' AND earlier.dead_at IS NULL AND earlier.sequence < o.sequence
                 AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
             ORDER BY o.created_at, o.sequence LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE OF o SKIP LOCKED" : "")
-            """, [stamp, stamp, stamp, stamp, limit])
+            """, [stamp, stamp] + (tenantId.map { [$0] } ?? []) + [stamp, stamp, limit])
         let messages = rows.map { row in
             OutboxMessage(id: row["id"], tenantId: row["tenant_id"], eventType: row["event_type"], payload: row["payload"], attempts: row["attempts"],
                           subject: row["subject"], sequence: row["sequence"])
@@ -58,10 +59,14 @@ struct SQLOutbox: OutboxRepository {
             try db.run("""
                 UPDATE webhook_outbox SET status = 'delivered', attempts = ?, delivered_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
                 """, [attempt, now.epochMilliseconds, message.id])
-        } else {
+        } else if let nextAttemptAt {
             try db.run("""
                 UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
-                """, [attempt, (nextAttemptAt ?? now).epochMilliseconds, message.id])
+                """, [attempt, nextAttemptAt.epochMilliseconds, message.id])
+        } else {
+            try db.run("""
+                UPDATE webhook_outbox SET attempts = ?, dead_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
+                """, [attempt, now.epochMilliseconds, message.id])
         }
     }
 
@@ -74,7 +79,7 @@ struct SQLOutbox: OutboxRepository {
     }
 
     func pendingCount() throws -> Int {
-        try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE status = 'pending'", [])
+        try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE status = 'pending' AND dead_at IS NULL", [])
     }
 
     func deliveries(tenantId: String, page: Page) throws -> (items: [WebhookDelivery], total: Int) {
@@ -87,7 +92,22 @@ struct SQLOutbox: OutboxRepository {
 
     func resend(deliveryId: Int64, tenantId: String, now: Date) throws -> Bool {
         guard let row = try db.row("SELECT outbox_id FROM webhook_deliveries WHERE id = ? AND tenant_id = ?", [deliveryId, tenantId]) else { return false }
-        try db.run("UPDATE webhook_outbox SET status = 'pending', next_attempt_at = ? WHERE id = ?", [now.epochMilliseconds, row["outbox_id"] as Int64])
+        try db.run("UPDATE webhook_outbox SET status = 'pending', next_attempt_at = ?, dead_at = NULL, attempts = 0 WHERE id = ?",
+                   [now.epochMilliseconds, row["outbox_id"] as Int64])
         return true
+    }
+
+    func deadLetters(tenantId: String, page: Page) throws -> (items: [DeadLetter], total: Int) {
+        let total = try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE tenant_id = ? AND dead_at IS NOT NULL", [tenantId])
+        let rows = try db.rows("""
+            SELECT o.id, o.event_type, o.subject, o.attempts, o.created_at, o.dead_at,
+                   (SELECT MAX(d.id) FROM webhook_deliveries d WHERE d.outbox_id = o.id) AS last_delivery_id
+            FROM webhook_outbox o WHERE o.tenant_id = ? AND o.dead_at IS NOT NULL ORDER BY o.dead_at DESC, o.id DESC LIMIT ? OFFSET ?
+            """, [tenantId, page.limit, page.offset])
+        let items = rows.map { row in
+            DeadLetter(outboxId: row["id"], eventType: row["event_type"], subject: row["subject"], attempts: row["attempts"],
+                       createdAt: row.date("created_at"), deadAt: row.date("dead_at"), lastDeliveryId: row["last_delivery_id"])
+        }
+        return (items, total)
     }
 }

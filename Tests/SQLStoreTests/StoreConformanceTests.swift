@@ -291,6 +291,39 @@ struct StoreConformance {
         }
     }
 
+    /// One tenant's claim (a helper, like `claimDue`).
+    static func claimDue(_ store: any Store, tenantId: String, now: Date) async throws -> [OutboxMessage] {
+        try await store.write { try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: 10, owner: "loop-\(tenantId)", leaseUntil: now.addingTimeInterval(60)) }
+    }
+
+    @Test("claims per tenant see only that tenant; a message given up on is a dead letter (not claimed, not queued, listed) until re-sent",
+          arguments: StoreBackend.available)
+    func deadLetters(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            try await store.write { tx in
+                try tx.outbox.enqueue([WebhookEvent(type: .replayDetected, data: ["reason": "a"])], tenantId: "a", now: Self.now)
+                try tx.outbox.enqueue([WebhookEvent(type: .replayDetected, data: ["reason": "b"])], tenantId: "b", now: Self.now)
+            }
+            let mine = try await Self.claimDue(store, tenantId: "a", now: Self.now)
+            #expect(mine.map(\.tenantId) == ["a"])
+            let message = try #require(mine.first)
+            try await store.write { tx in
+                try tx.outbox.recordAttempt(message, statusCode: nil, error: "timeout", delivered: false, nextAttemptAt: nil, now: Self.now)
+            }
+            let later = Self.now.addingTimeInterval(86_400)
+            #expect(try await Self.claimDue(store, tenantId: "a", now: later).isEmpty, "a dead letter is not claimed")
+            #expect(try await store.read { try $0.outbox.pendingCount() } == 1, "only b's message is queued")
+            let dead = try await store.read { try $0.outbox.deadLetters(tenantId: "a", page: Page()) }
+            #expect(dead.total == 1 && dead.items.first?.attempts == 1 && dead.items.first?.outboxId == message.id)
+            #expect(try await store.read { try $0.outbox.deadLetters(tenantId: "b", page: Page()).total } == 0)
+            let delivery = try #require(dead.items.first?.lastDeliveryId)
+            #expect(try await store.write { try $0.outbox.resend(deliveryId: delivery, tenantId: "a", now: later) })
+            let revived = try await Self.claimDue(store, tenantId: "a", now: later)
+            #expect(revived.map(\.id) == [message.id] && revived.first?.attempts == 0)
+            #expect(try await store.read { try $0.outbox.deadLetters(tenantId: "a", page: Page()).total } == 0)
+        }
+    }
+
     @Test("among 40 concurrent units of work, the ones that throw write nothing and the others all commit", arguments: StoreBackend.available)
     func failingUnitsAlone(backend: StoreBackend) async throws {
         try await withStore(backend) { store in

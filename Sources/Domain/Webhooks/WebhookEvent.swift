@@ -64,6 +64,28 @@ public struct OutboxMessage: Hashable, Sendable {
     }
 }
 
+/// A message the deliverer gave up on after its last allowed attempt (a dead letter): kept, not
+/// retried, until an operator re-sends it (through its last delivery).
+public struct DeadLetter: Hashable, Sendable {
+    public var outboxId: Int64
+    public var eventType: String
+    public var subject: String?
+    public var attempts: Int
+    public var createdAt: Date
+    public var deadAt: Date
+    public var lastDeliveryId: Int64?
+
+    public init(outboxId: Int64, eventType: String, subject: String?, attempts: Int, createdAt: Date, deadAt: Date, lastDeliveryId: Int64?) {
+        self.outboxId = outboxId
+        self.eventType = eventType
+        self.subject = subject
+        self.attempts = attempts
+        self.createdAt = createdAt
+        self.deadAt = deadAt
+        self.lastDeliveryId = lastDeliveryId
+    }
+}
+
 /// One delivery attempt.
 public struct WebhookDelivery: Hashable, Sendable {
     public var id: Int64

@@ -1,0 +1,113 @@
+import Domain
+import Foundation
+import HTTPAPI
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// S7: one tenant's dead receiver never delays another tenant's events, and retries end in a dead
+/// letter an operator can re-send.
+@Suite("Webhooks: a loop per tenant, capped attempts, dead letters")
+struct WebhookFairnessTests {
+    /// A socket on 127.0.0.1 that never accepts: connections complete in the kernel's backlog and
+    /// requests are never answered (a black-holed receiver).
+    final class BlackHole: Sendable {
+        let descriptor: Int32
+        let port: Int
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw POSIXFailure("socket") }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            guard bound == 0, listen(fd, 64) == 0 else { _ = Glibc.close(fd); throw POSIXFailure("bind/listen") }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            descriptor = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        func close() { _ = Glibc.close(descriptor) }
+    }
+
+    struct POSIXFailure: Error { var call: String; init(_ call: String) { self.call = call } }
+
+    static func event(_ n: Int) -> WebhookEvent {
+        WebhookEvent(type: .creditsChanged, data: ["userId": "u\(n)"], subject: "credits:credits:u\(n)")
+    }
+
+    @Test("a black-holed receiver of one tenant delays only that tenant: another tenant's event goes out while the first attempt still hangs")
+    func oneDeadReceiverDelaysOnlyItsTenant() async throws {
+        let receiver = WebhookReceiver()
+        let hole = try BlackHole()
+        defer { hole.close() }
+        try await Application(router: receiver.router()).test(.live) { hooks in
+            let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hole.port)/hooks", otherWebhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
+            defer { harness.close() }
+            let now = harness.clock.now()
+            try await harness.database.write { tx in try tx.outbox.enqueue((0..<12).map(Self.event), tenantId: "seaboo-test", now: now) }
+            let client = WebhookHTTPClient()
+            let deliverer = WebhookDeliverer(store: harness.database, tenants: harness.services.tenants, client: client, clock: harness.clock,
+                                             logger: Logger(label: "test"), interval: .milliseconds(50))
+            let running = Task { try await deliverer.run() }
+            // The dead receiver's messages are claimed and their first attempt hangs (10 s timeout).
+            for _ in 0..<100 {
+                let leased = try await harness.rows("SELECT COUNT(*) AS n FROM webhook_outbox WHERE tenant_id = 'seaboo-test' AND lease_owner IS NOT NULL")
+                if leased.first?["n"] != "0" { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await harness.database.write { tx in try tx.outbox.enqueue([Self.event(99)], tenantId: "seaboo", now: now) }
+            for _ in 0..<100 where receiver.received.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            let hung = try await harness.rows("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = 'seaboo-test'").first?["n"]
+            #expect(receiver.received.map(\.event) == ["credits.changed"], "the other tenant's event arrived")
+            #expect(hung == "0", "and it did so while the dead receiver's first attempt was still waiting: \(hung ?? "nil") attempts recorded")
+            running.cancel()
+            _ = await running.result
+            try await client.shutdown()
+        }
+    }
+
+    @Test("after the last allowed attempt a message is a dead letter: not retried, listed for admins, re-sent on request with a new round of attempts")
+    func deadLetters() async throws {
+        let receiver = WebhookReceiver()
+        try await Application(router: receiver.router()).test(.live) { hooks in
+            let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
+            defer { harness.close() }
+            try await harness.database.write { [now = harness.clock.now()] tx in try tx.outbox.enqueue([Self.event(1)], tenantId: "seaboo-test", now: now) }
+            let client = WebhookHTTPClient()
+            let deliverer = WebhookDeliverer(store: harness.database, tenants: harness.services.tenants, client: client, clock: harness.clock,
+                                             logger: Logger(label: "test"), maximumAttempts: 3)
+            receiver.state.withLock { $0.failures = 100 }
+            for _ in 0..<3 {
+                #expect(try await deliverer.deliverDue(tenantId: "seaboo-test") == 1)
+                harness.clock.advance(3600)
+            }
+            #expect(try await deliverer.deliverDue(tenantId: "seaboo-test") == 0, "given up after 3 attempts")
+            harness.clock.advance(86_400)
+            #expect(try await deliverer.deliverDue() == 0, "a dead letter is never claimed")
+            #expect(try await harness.database.read { try $0.outbox.pendingCount() } == 0, "nor counted as queued")
+            receiver.state.withLock { $0.failures = 0 }
+            try await harness.app().test(.router) { api in
+                let dead = try await api.call(.get, "/api/admin/webhooks/dead-letters", auth: harness.adminKey)
+                #expect(dead.json["total"] as? Int == 1, "\(dead.json)")
+                let letter = try #require((dead.json["items"] as? [[String: Any]])?.first)
+                #expect(letter["attempts"] as? Int == 3 && letter["eventType"] as? String == "credits.changed")
+                #expect(try await api.call(.get, "/api/admin/webhooks/dead-letters", auth: harness.otherAdminKey).json["total"] as? Int == 0, "per tenant")
+                let resent = try await api.call(.post, "/api/admin/webhooks/deliveries/\(try #require(letter["lastDeliveryId"] as? Int))/resend", auth: harness.adminKey)
+                #expect(resent.status == .ok)
+            }
+            #expect(try await deliverer.deliverDue(tenantId: "seaboo-test") == 1)
+            #expect(receiver.received.count == 1)
+            #expect(try await harness.rows("SELECT attempts, dead_at FROM webhook_outbox").first.map { [$0["attempts"] ?? nil, $0["dead_at"] ?? nil] } == ["1", nil])
+            try await client.shutdown()
+        }
+    }
+}
