@@ -125,6 +125,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // Embedded in the binary: `berth` runs from any folder without a resource bundle beside it.
             resources: [.embedInCode("Resources/web/admin.html"), .embedInCode("Resources/web/admin.js"), .embedInCode("Resources/web/admin.css"),

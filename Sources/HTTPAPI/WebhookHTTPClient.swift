@@ -3,7 +3,9 @@ import Domain
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,9 +13,13 @@ import Glibc
 /// The one HTTP client that sends webhooks: a service of the application (shut down with it), never
 /// `HTTPClient.shared`. It follows no redirects, speaks https only (plain http to loopback only when
 /// the tenant allows it explicitly), and refuses receivers whose host resolves to loopback,
-/// link-local, private or otherwise non-public addresses unless allowed, so a tenant's receiver (or
-/// whoever controls its DNS) cannot point Berth at its own network. Failures are reported as a coarse
-/// class, never as the transport's text.
+/// link-local, private or otherwise non-public addresses unless allowed (an IPv4 address embedded
+/// in NAT64, 6to4 or IPv4-compatible IPv6 is judged as that IPv4), so a tenant's receiver (or
+/// whoever controls its DNS) cannot point Berth at its own network. The name is resolved once, on
+/// a thread of NIO's blocking pool with a deadline (never on the concurrency pool that serves
+/// requests), and the connection goes to the address that was vetted, with the name kept for the
+/// Host header, SNI and certificate check: a second DNS answer (rebinding) never gets a say.
+/// Failures are reported as a coarse class, never as the transport's text.
 public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible {
     public var description: String { "WebhookHTTPClient" }
 
@@ -36,24 +42,42 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
         public var failure: Failure?
     }
 
-    let client: HTTPClient
     let timeout: TimeAmount
+    /// Resolves a host name to its addresses (blocking; run on the thread pool). Tests replace it.
+    let resolver: @Sendable (String) -> [Address]
+    let resolutionDeadline: Duration
 
     /// - Parameter timeout: the whole exchange with one receiver.
-    public init(timeout: Duration = .seconds(10)) {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    public convenience init(timeout: Duration = .seconds(10)) {
+        self.init(timeout: timeout, resolver: Self.resolve)
+    }
+
+    init(timeout: Duration = .seconds(10), resolutionDeadline: Duration = .seconds(5), resolver: @escaping @Sendable (String) -> [Address]) {
         self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        self.resolver = resolver
+        self.resolutionDeadline = resolutionDeadline
     }
 
     public func run() async throws {
         try? await gracefulShutdown()
-        try await shutdown()
     }
 
-    public func shutdown() async throws {
-        try await client.shutdown()
+    /// Each delivery's client is shut down after its exchange; nothing is left to close.
+    public func shutdown() async throws {}
+
+    /// The host's addresses, resolved on NIO's blocking pool; empty when it does not resolve in time.
+    func addresses(of host: String) async -> [Address] {
+        let resolver = self.resolver, deadline = resolutionDeadline
+        // A blocking lookup cannot be cancelled: whichever ends first, the lookup or the deadline,
+        // answers; a lookup that ends later is dropped.
+        return await withCheckedContinuation { (continuation: CheckedContinuation<[Address], Never>) in
+            let answer = FirstAnswer(continuation)
+            Task { answer.resume((try? await NIOThreadPool.singleton.runIfActive { resolver(host) }) ?? []) }
+            Task {
+                try? await Task.sleep(for: deadline)
+                answer.resume([])
+            }
+        }
     }
 
     /// POSTs `body` to the tenant's receiver if its URL and addresses pass the policy.
@@ -62,8 +86,9 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
             return Outcome(failure: .invalidURL)
         }
         guard scheme == "https" || (scheme == "http" && webhook.allowLoopbackHTTP == true) else { return Outcome(failure: .schemeRefused) }
-        let addresses = Self.resolve(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
-        guard !addresses.isEmpty else { return Outcome(failure: .unresolvable) }
+        let name = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let addresses = await self.addresses(of: name)
+        guard let vetted = addresses.first else { return Outcome(failure: .unresolvable) }
         for address in addresses {
             switch address.scope {
             case .public: continue
@@ -79,6 +104,17 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
         request.method = .POST
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: body))
+        // The connection goes to the vetted address; the URL's name stays for Host, SNI and the certificate.
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        if vetted.text != name { configuration.dnsOverride = [name: vetted.text] }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let outcome = await exchange(request, on: client)
+        try? await client.shutdown()
+        return outcome
+    }
+
+    private func exchange(_ request: HTTPClientRequest, on client: HTTPClient) async -> Outcome {
         do {
             let response = try await client.execute(request, timeout: timeout)
             _ = try? await response.body.collect(upTo: 64 * 1024)
@@ -106,14 +142,33 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
 
         var scope: Scope {
             if bytes.count == 4 { return Self.scopeV4(bytes) }
+            guard bytes.count == 16 else { return .reserved }
             // IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as IPv4.
-            if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff { return Self.scopeV4(Array(bytes[12...])) }
+            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff { return Self.scopeV4(Array(bytes[12...])) }
             if bytes == [UInt8](repeating: 0, count: 15) + [1] { return .loopback }
             if bytes.allSatisfy({ $0 == 0 }) { return .reserved }
+            // IPv4-compatible (::a.b.c.d, deprecated) and NAT64 (64:ff9b::/96) carry the IPv4 they reach.
+            if bytes[0..<12].allSatisfy({ $0 == 0 }) { return Self.scopeV4(Array(bytes[12...])) }
+            if bytes[0..<12] == [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] { return Self.scopeV4(Array(bytes[12...])) }
+            if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xff, bytes[3] == 0x9b { return .reserved }   // 64:ff9b:1::/48, local NAT64
+            // 6to4 (2002::/16) reaches the IPv4 in its next four bytes.
+            if bytes[0] == 0x20, bytes[1] == 0x02 { return Self.scopeV4(Array(bytes[2..<6])) }
             if bytes[0] & 0xfe == 0xfc { return .private }                     // fc00::/7 unique local
             if bytes[0] == 0xfe, bytes[1] & 0xc0 == 0x80 { return .reserved }  // fe80::/10 link-local
             if bytes[0] == 0xff { return .reserved }                           // multicast
             return .public
+        }
+
+        /// The address as text (dotted IPv4, or IPv6 without brackets), to connect to.
+        var text: String {
+            if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+            var raw = in6_addr()
+            withUnsafeMutableBytes(of: &raw) { target in
+                for (index, byte) in bytes.prefix(16).enumerated() { target[index] = byte }
+            }
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil else { return "::" }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
 
         static func scopeV4(_ b: [UInt8]) -> Scope {
@@ -158,5 +213,20 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
             cursor = info.pointee.ai_next
         }
         return Array(Set(addresses))
+    }
+}
+
+/// Resumes a continuation with the first of several answers; later ones are dropped.
+final class FirstAnswer<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
+
+    func resume(_ value: Value) {
+        let waiting = continuation.withLock { stored in
+            defer { stored = nil }
+            return stored
+        }
+        waiting?.resume(returning: value)
     }
 }

@@ -17,6 +17,57 @@ struct WebhookSecurityTests {
             """, [Int64(booking), tenant, "{\"bookingId\":\"\(booking)\"}", Int64(booking), "booking:\(booking)"])
     }
 
+    @Test("S11: the connection goes to the address that was vetted (no second resolution); a slow resolver meets a deadline off the request threads")
+    func connectsToTheVettedAddress() async throws {
+        let hits = Mutex(0)
+        let router = Router()
+        router.post("/hooks") { _, _ -> HTTPResponse.Status in hits.withLock { $0 += 1 }; return .ok }
+        try await Application(router: router).test(.live) { hooks in
+            let port = try #require(hooks.port)
+            let lookups = Mutex(0)
+            // "rebind.test" resolves (once) to loopback; the system resolver does not know the name,
+            // so the delivery succeeds only if Berth connects to the address it vetted.
+            let client = WebhookHTTPClient(resolver: { host in
+                lookups.withLock { $0 += 1 }
+                return host == "rebind.test" ? [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] : []
+            })
+            let webhook = Tenant.Webhook(url: "http://rebind.test:\(port)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
+            let outcome = await client.post("{}", headers: [("Content-Type", "application/json")], to: webhook)
+            #expect(outcome.statusCode == 200 && outcome.failure == nil, "\(String(describing: outcome.failure))")
+            #expect(hits.withLock { $0 } == 1 && lookups.withLock { $0 } == 1)
+
+            let slow = WebhookHTTPClient(resolutionDeadline: .milliseconds(200), resolver: { _ in
+                Thread.sleep(forTimeInterval: 2)
+                return [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])]
+            })
+            let started = ContinuousClock.now
+            let late = await slow.post("{}", headers: [], to: webhook)
+            #expect(late.failure == .unresolvable)
+            #expect(ContinuousClock.now - started < .seconds(2), "the deadline, not the resolver, ended the wait")
+        }
+    }
+
+    @Test("S11: IPv4 inside NAT64, 6to4 and IPv4-compatible IPv6 is judged as that IPv4")
+    func embeddedIPv4() {
+        func v6(_ prefix: [UInt8], _ v4: [UInt8], at offset: Int = 12) -> WebhookHTTPClient.Address {
+            var bytes = prefix + [UInt8](repeating: 0, count: 16 - prefix.count)
+            for (index, byte) in v4.enumerated() { bytes[offset + index] = byte }
+            return WebhookHTTPClient.Address(bytes: bytes)
+        }
+        let nat64: [UInt8] = [0x00, 0x64, 0xff, 0x9b]
+        #expect(v6(nat64, [127, 0, 0, 1]).scope == .loopback)
+        #expect(v6(nat64, [169, 254, 169, 254]).scope == .reserved)
+        #expect(v6(nat64, [10, 0, 0, 1]).scope == .private)
+        #expect(v6(nat64, [93, 184, 216, 34]).scope == .public)
+        #expect(v6([0x20, 0x02], [192, 168, 1, 1], at: 2).scope == .private)
+        #expect(v6([0x20, 0x02], [127, 0, 0, 1], at: 2).scope == .loopback)
+        #expect(v6([], [169, 254, 169, 254]).scope == .reserved, "::169.254.169.254")
+        #expect(v6([0x00, 0x64, 0xff, 0x9b, 0x00, 0x01], [8, 8, 8, 8]).scope == .reserved, "local-use NAT64")
+        #expect(v6([0x26, 0x06, 0x47, 0x00], []).scope == .public)
+        #expect(WebhookHTTPClient.Address(bytes: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]).text == "2001:db8::1")
+        #expect(WebhookHTTPClient.Address(bytes: [192, 0, 2, 7]).text == "192.0.2.7")
+    }
+
     @Test("a receiver answering 307 to a loopback address is not followed; only a coarse error class is kept")
     func redirectNotFollowed() async throws {
         let hits = Mutex(0)
