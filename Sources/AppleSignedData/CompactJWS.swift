@@ -56,6 +56,11 @@ struct CompactJWS {
             throw SignedDataError(.malformed, "JWS header is not base64url")
         }
         do {
+            try StrictJSON.check(bytes)
+        } catch {
+            throw SignedDataError(.malformed, error == .duplicateKey ? "JWS header names a member twice" : "JWS header is not JSON")
+        }
+        do {
             return try JSONDecoder().decode(Header.self, from: bytes)
         } catch {
             throw SignedDataError(.malformed, "JWS header is not a JSON object with string alg and x5c")

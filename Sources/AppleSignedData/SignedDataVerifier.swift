@@ -110,6 +110,11 @@ public struct SignedDataVerifier: Sendable {
         }
         let payload: Payload
         do {
+            try StrictJSON.check(jws.payload)
+        } catch {
+            throw SignedDataError(.malformed, error == .duplicateKey ? "payload names a member twice" : "payload is not JSON (or nests too deep)")
+        }
+        do {
             payload = try JSONDecoder().decode(Payload.self, from: jws.payload)
         } catch {
             throw SignedDataError(.malformed, "payload is not a valid \(Payload.self): \(Self.describe(error))")

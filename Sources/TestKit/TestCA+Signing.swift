@@ -35,8 +35,15 @@ extension TestCA {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let headerPart = Base64URL.encode(try encoder.encode(header))
-        let payloadPart = Base64URL.encode(try encoder.encode(payload))
+        return try signJWS(payloadBytes: try encoder.encode(payload), headerBytes: try encoder.encode(header))
+    }
+
+    /// Signs payload bytes exactly as given (hostile shapes: duplicate members, deep nesting),
+    /// with this CA's standard header unless `headerBytes` is given.
+    public func signJWS(payloadBytes: Data, headerBytes: Data? = nil) throws -> String {
+        let standard = try JSONEncoder().encode(["alg": JSONValue.string("ES256"), "x5c": .array(try x5c.map(JSONValue.string))])
+        let headerPart = Base64URL.encode(headerBytes ?? standard)
+        let payloadPart = Base64URL.encode(payloadBytes)
         let signingInput = "\(headerPart).\(payloadPart)"
         let signature = try leafKey.signature(for: Data(signingInput.utf8))
         return "\(signingInput).\(Base64URL.encode(signature.rawRepresentation))"

@@ -25,6 +25,33 @@ struct RejectionTests {
         #expect(verified.payload.productId == "it.seaboo.rental.basic")
     }
 
+    @Test("signed JSON that names a member twice is refused (checked on one value, shown with the other otherwise); so is nesting past 32")
+    func duplicateMembers() async throws {
+        let genuine = try JSONEncoder().encode(purchase())
+        var text = try #require(String(data: genuine, encoding: .utf8))
+        #expect(try await ca.verifier.verifyTransaction(try ca.signJWS(payloadBytes: genuine), expecting: try sandbox()).payload.bundleId == bundleId)
+        // A second bundleId after the genuine one, then one spelled with an escape.
+        for duplicate in [#""bundleId":"com.evil.app","#, #""bundle\u0049d":"com.evil.app","#] {
+            text.removeFirst()
+            let forged = "{" + duplicate + text
+            text = "{" + text
+            await #expect(throws: SignedDataError.self) {
+                _ = try await ca.verifier.verifyTransaction(try ca.signJWS(payloadBytes: Data(forged.utf8)), expecting: try sandbox())
+            }
+        }
+        let duplicateHeader = Data(#"{"alg":"ES256","alg":"none","x5c":[]}"#.utf8)
+        await #expect(throws: SignedDataError.self) {
+            _ = try await ca.verifier.verifyTransaction(try ca.signJWS(payloadBytes: genuine, headerBytes: duplicateHeader), expecting: try sandbox())
+        }
+        #expect(throws: StrictJSON.Problem.duplicateKey) { try StrictJSON.check(Data(#"{"a":1,"b":{"c":2,"c":3}}"#.utf8)) }
+        #expect(throws: StrictJSON.Problem.duplicateKey) { try StrictJSON.check(Data(#"{"a":1,"\u0061":2}"#.utf8)) }
+        #expect(throws: StrictJSON.Problem.tooDeep) { try StrictJSON.check(Data((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8)) }
+        #expect(throws: StrictJSON.Problem.malformed) { try StrictJSON.check(Data(#"{"a":1,}"#.utf8)) }
+        #expect(throws: StrictJSON.Problem.malformed) { try StrictJSON.check(Data(#"{"a":"\ud800"}"#.utf8)) }
+        try StrictJSON.check(Data(#" {"a":[1,-2.5e3,true,false,null,"\ud83d\ude00\n"],"b":{}} "#.utf8))
+        try StrictJSON.check(Data(String(repeating: "[", count: 31).utf8) + Data(String(repeating: "]", count: 31).utf8))
+    }
+
     @Test("a signature by another key is refused")
     func badSignature() async throws {
         let impostor = try ca.withNewLeaf()
