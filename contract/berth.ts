@@ -405,8 +405,10 @@ export interface CreditLot {
 }
 
 /** GET /api/credits/lots?creditType= */
+/** GET /api/credits/lots?creditType=&limit=&offset= : a page of lots, oldest first */
 export interface CreditLotsResponse {
   lots: CreditLot[];
+  meta: { total: number; limit: number; offset: number };
 }
 
 /** POST /api/credits/reservations (201; 200 when `reference` found the live reservation of a retry) */
@@ -508,6 +510,8 @@ export interface LedgerCheckResponse {
   /** every account's balance, debt and lots agree with the ledger */
   consistent: boolean;
   accounts: number;
+  /** accounts that disagree; `problems` lists the first 100 (checked in batches of 500 accounts) */
+  problemCount: number;
   problems: { userId: string; creditType: string; problems: string[] }[];
 }
 

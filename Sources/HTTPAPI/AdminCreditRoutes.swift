@@ -65,7 +65,8 @@ struct AdminCreditRoutes {
         router.get("/api/admin/credits/check") { _, context in
             let (runtime, _) = admin(context)
             let result = try await operations.check(runtime)
-            return try JSONCoding.response(LedgerCheckResponse(consistent: result.problems.isEmpty, accounts: result.accounts, problems: result.problems.map {
+            return try JSONCoding.response(LedgerCheckResponse(consistent: result.problemCount == 0, accounts: result.accounts, problemCount: result.problemCount,
+                                                               problems: result.problems.map {
                 LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
             }))
         }

@@ -133,6 +133,7 @@ struct CreditLotDTO: Codable {
 
 struct CreditLotsResponse: Codable {
     var lots: [CreditLotDTO]
+    var meta: LedgerPageMeta
 }
 
 struct ReserveCreditsRequest: Codable, RefusesNull {
@@ -254,5 +255,7 @@ struct LedgerCheckResponse: Codable {
     /// True when every account's balance, debt and lots agree with the ledger.
     var consistent: Bool
     var accounts: Int
+    /// How many accounts disagree; `problems` lists the first 100.
+    var problemCount: Int
     var problems: [Problem]
 }

@@ -26,8 +26,10 @@ struct CreditRoutes {
         router.get("/api/credits/lots") { request, context in
             let (runtime, userId) = (context.tenant, context.userId)
             let type = request.uri.queryParameters["creditType"].map(String.init)
-            let lots = try await accounts.lots(runtime, userId: userId, creditType: type)
-            return try JSONCoding.response(CreditLotsResponse(lots: lots.map { CreditLotDTO($0.lot, uses: $0.uses) }))
+            let page = try Paging.page(request)
+            let lots = try await accounts.lots(runtime, userId: userId, creditType: type, page: page)
+            return try JSONCoding.response(CreditLotsResponse(lots: lots.items.map { CreditLotDTO($0.lot, uses: $0.uses) },
+                                                              meta: LedgerPageMeta(total: lots.total, limit: page.limit, offset: page.offset)))
         }
         router.get("/api/credits/purchase-eligibility") { request, context in
             let (runtime, userId) = (context.tenant, context.userId)

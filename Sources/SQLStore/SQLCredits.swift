@@ -148,21 +148,24 @@ struct SQLCredits: CreditRepository {
                    [u.entryId, u.lotId, u.amount, u.profileId, u.at.epochMilliseconds])
     }
 
-    func lots(tenantId: String, userId: String, creditType: String?) throws -> [(lot: CreditLot, uses: [CreditLotUse])] {
+    func lots(tenantId: String, userId: String, creditType: String?, page: Page) throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int) {
         let typeClause = creditType == nil ? "" : " AND credit_type = ?"
         var arguments: SQLArguments = [tenantId, userId]
         if let creditType { arguments += [creditType] }
-        let lots = try db.rows("SELECT \(Self.lotColumns) FROM credit_lots WHERE tenant_id = ? AND user_id = ?\(typeClause) ORDER BY granted_at, id",
-                               arguments).map(Self.lot)
+        let total = try db.count("SELECT COUNT(*) FROM credit_lots WHERE tenant_id = ? AND user_id = ?\(typeClause)", arguments)
+        let lots = try db.rows("SELECT \(Self.lotColumns) FROM credit_lots WHERE tenant_id = ? AND user_id = ?\(typeClause) ORDER BY granted_at, id LIMIT ? OFFSET ?",
+                               arguments + [page.limit, page.offset]).map(Self.lot)
         var uses: [Int64: [CreditLotUse]] = [:]
-        for row in try db.rows("""
-            SELECT u.entry_id, u.lot_id, u.amount, u.profile_id, u.at FROM credit_lot_uses u JOIN credit_lots l ON l.id = u.lot_id
-            WHERE l.tenant_id = ? AND l.user_id = ?\(typeClause.replacingOccurrences(of: "credit_type", with: "l.credit_type")) ORDER BY u.at, u.entry_id
-            """, arguments) {
-            let use = CreditLotUse(entryId: row["entry_id"], lotId: row["lot_id"], amount: row["amount"], profileId: row["profile_id"], at: row.date("at"))
-            uses[use.lotId, default: []].append(use)
+        if !lots.isEmpty {
+            let marks = Array(repeating: "?", count: lots.count).joined(separator: ", ")
+            for row in try db.rows("""
+                SELECT entry_id, lot_id, amount, profile_id, at FROM credit_lot_uses WHERE lot_id IN (\(marks)) ORDER BY at, entry_id
+                """, SQLArguments(lots.map(\.id))) {
+                let use = CreditLotUse(entryId: row["entry_id"], lotId: row["lot_id"], amount: row["amount"], profileId: row["profile_id"], at: row.date("at"))
+                uses[use.lotId, default: []].append(use)
+            }
         }
-        return lots.map { ($0, uses[$0.id] ?? []) }
+        return (lots.map { ($0, uses[$0.id] ?? []) }, total)
     }
 
     // MARK: Bonus
@@ -252,8 +255,10 @@ struct SQLCredits: CreditRepository {
         }
     }
 
-    func totals(tenantId: String) throws -> [LedgerTotals] {
-        try db.rows("""
+    func totals(tenantId: String, after: (userId: String, creditType: String)?, limit: Int) throws -> [LedgerTotals] {
+        let afterClause = after == nil ? "" : " AND (k.user_id > ? OR (k.user_id = ? AND k.credit_type > ?))"
+        let afterArguments: SQLArguments = after.map { [$0.userId, $0.userId, $0.creditType] } ?? []
+        return try db.rows("""
             SELECT a.user_id, a.credit_type,
                    COALESCE(b.balance, 0) AS balance, COALESCE(b.debt, 0) AS debt,
                    (SELECT COALESCE(SUM(l.amount), 0) FROM credit_ledger l
@@ -265,11 +270,12 @@ struct SQLCredits: CreditRepository {
                    (SELECT COUNT(*) FROM credit_lots t
                     WHERE t.tenant_id = ? AND t.user_id = a.user_id AND t.credit_type = a.credit_type
                       AND t.remaining <> t.amount - (SELECT COALESCE(SUM(u.amount), 0) FROM credit_lot_uses u WHERE u.lot_id = t.id)) AS inconsistent
-            FROM (SELECT user_id, credit_type FROM credit_balances WHERE tenant_id = ?
-                  UNION SELECT user_id, credit_type FROM credit_ledger WHERE tenant_id = ?) a
+            FROM (SELECT k.user_id, k.credit_type FROM (SELECT user_id, credit_type FROM credit_balances WHERE tenant_id = ?
+                  UNION SELECT user_id, credit_type FROM credit_ledger WHERE tenant_id = ?) k
+                  WHERE 1 = 1\(afterClause) ORDER BY k.user_id, k.credit_type LIMIT ?) a
             LEFT JOIN credit_balances b ON b.tenant_id = ? AND b.user_id = a.user_id AND b.credit_type = a.credit_type
             ORDER BY a.user_id, a.credit_type
-            """, [tenantId, tenantId, tenantId, tenantId, tenantId, tenantId, tenantId]).map { row in
+            """, [tenantId, tenantId, tenantId, tenantId, tenantId, tenantId] + afterArguments + [limit, tenantId]).map { row in
             LedgerTotals(userId: row["user_id"], creditType: row["credit_type"], balance: row["balance"], debt: row["debt"], ledgerAmount: row["ledger_amount"],
                          ledgerDebt: row["ledger_debt"], lotsRemaining: row["lots_remaining"], inconsistentLots: row["inconsistent"])
         }

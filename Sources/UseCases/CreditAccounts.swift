@@ -82,12 +82,12 @@ public struct CreditAccounts: Sendable {
     }
 
     /// The user's lots, oldest first, with what used them and for which profile.
-    public func lots(_ runtime: TenantRuntime, userId: String, creditType: String?) async throws -> [(lot: CreditLot, uses: [CreditLotUse])] {
+    public func lots(_ runtime: TenantRuntime, userId: String, creditType: String?, page: Page) async throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int) {
         let settings = try Self.settings(runtime)
         let type = try creditType.map { try Self.creditType($0, settings: settings) }
         try await ensureBonus(runtime, userId: userId)
         let tenantId = runtime.id
-        return try await store.read { try $0.credits.lots(tenantId: tenantId, userId: userId, creditType: type) }
+        return try await store.read { try $0.credits.lots(tenantId: tenantId, userId: userId, creditType: type, page: page) }
     }
 
     /// Whether the user may buy `productId` now: report apps refuse while an unused credit of its type

@@ -123,15 +123,30 @@ public struct CreditOperations: Sendable {
 
     /// Proves the ledger and the balances agree: every account's balance is the sum of its entries,
     /// its debt the sum of their debt changes, its lots hold its balance, each lot's uses explain it.
-    public func check(_ runtime: TenantRuntime) async throws -> (accounts: Int, problems: [(LedgerTotals, [String])]) {
+    /// The accounts are read in batches of `batchSize`, each in its own read (no single query over a
+    /// whole tenant); at most `problemLimit` problems are returned, `problemCount` tells how many there are.
+    public func check(_ runtime: TenantRuntime, batchSize: Int = 500, problemLimit: Int = 100) async throws
+        -> (accounts: Int, problemCount: Int, problems: [(LedgerTotals, [String])]) {
         let settings = try CreditAccounts.settings(runtime)
-        let tenantId = runtime.id
-        let totals = try await store.read { try $0.credits.totals(tenantId: tenantId) }
-        let problems = totals.compactMap { t -> (LedgerTotals, [String])? in
-            let found = t.problems(negativeAllowed: settings.negativeAllowed)
-            return found.isEmpty ? nil : (t, found)
+        let tenantId = runtime.id, size = max(1, batchSize)
+        var accounts = 0, count = 0
+        var problems: [(LedgerTotals, [String])] = []
+        var after: (userId: String, creditType: String)?
+        while true {
+            let cursor = after
+            let batch = try await store.read { try $0.credits.totals(tenantId: tenantId, after: cursor, limit: size) }
+            accounts += batch.count
+            for totals in batch {
+                let found = totals.problems(negativeAllowed: settings.negativeAllowed)
+                guard !found.isEmpty else { continue }
+                count += 1
+                if problems.count < problemLimit { problems.append((totals, found)) }
+            }
+            guard batch.count == size, let last = batch.last else { break }
+            after = (last.userId, last.creditType)
+            await Task.yield()
         }
-        return (totals.count, problems)
+        return (accounts, count, problems)
     }
 
     /// Sales per credit product over [from, to): every product of the tenant, with zeros where nothing sold.

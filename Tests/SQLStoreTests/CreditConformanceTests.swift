@@ -39,7 +39,7 @@ extension StoreConformance {
     }
 
     static func totals(_ store: any Store, tenant: String = "a") async throws -> [LedgerTotals] {
-        try await store.read { try $0.credits.totals(tenantId: tenant) }
+        try await store.read { try $0.credits.totals(tenantId: tenant, after: nil, limit: 10_000) }
     }
 
     @Test("20 concurrent reservations of 1 against a balance of 5 hold exactly 5", arguments: StoreBackend.available)
@@ -92,7 +92,23 @@ extension StoreConformance {
                 let stored = try #require(try tx.credits.reservation(id: reserved.id, tenantId: "a", forUpdate: true))
                 return try CreditRules.commit(stored, account: account, actor: .user("u"), now: Self.now)
             }
-            let lots = try await store.read { try $0.credits.lots(tenantId: "a", userId: "u", creditType: "c") }
+            let page = try await store.read { try $0.credits.lots(tenantId: "a", userId: "u", creditType: "c", page: Page()) }
+            let lots = page.items
+            #expect(page.total == 2)
+            let laterPage = try await store.read { try $0.credits.lots(tenantId: "a", userId: "u", creditType: "c", page: Page(limit: 1, offset: 1)) }
+            #expect(laterPage.total == 2 && laterPage.items.map(\.lot.id) == [lots[1].lot.id], "pages of lots, oldest first")
+            // The check walks accounts in batches: every account once, in order, whatever the batch size.
+            let all = try await Self.totals(store)
+            var walked: [String] = []
+            var after: (userId: String, creditType: String)?
+            while true {
+                let cursor = after
+                let batch = try await store.read { try $0.credits.totals(tenantId: "a", after: cursor, limit: 1) }
+                guard let last = batch.last else { break }
+                walked += batch.map { "\($0.userId)/\($0.creditType)" }
+                after = (last.userId, last.creditType)
+            }
+            #expect(walked == all.map { "\($0.userId)/\($0.creditType)" } && !walked.isEmpty)
             #expect(lots.map(\.lot.remaining) == [0, 2])
             #expect(lots.map(\.lot.purchaseId) == [first.id, second.id])
             #expect(lots[0].uses.map(\.profileId) == ["mom"])

@@ -103,7 +103,8 @@ public protocol CreditRepository {
     func update(_ lot: CreditLot) throws
     func insert(_ use: CreditLotUse) throws
     /// A user's lots of a type, oldest first, with the uses of each.
-    func lots(tenantId: String, userId: String, creditType: String?) throws -> [(lot: CreditLot, uses: [CreditLotUse])]
+    /// A page of the user's lots, oldest first, each with its uses.
+    func lots(tenantId: String, userId: String, creditType: String?, page: Page) throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int)
 
     /// Records the signup bonus for a user; false if it was granted before (a unique key decides,
     /// so concurrent first calls grant it once).
@@ -120,5 +121,7 @@ public protocol CreditRepository {
     func export(tenantId: String, filter: LedgerFilter, limit: Int) throws -> [LedgerEntry]
     func stats(tenantId: String, from: Date?, to: Date?) throws -> [CreditProductStats]
     /// The ledger check of every account of a tenant.
-    func totals(tenantId: String) throws -> [LedgerTotals]
+    /// The totals of up to `limit` accounts after `after` (user id, credit type), in that order: the
+    /// check walks a tenant's accounts in batches, never in one query over all of them.
+    func totals(tenantId: String, after: (userId: String, creditType: String)?, limit: Int) throws -> [LedgerTotals]
 }
