@@ -14,7 +14,12 @@ public struct SystemClock: BerthClock {
 
 extension Date {
     /// UTC epoch milliseconds, the storage format for time.
-    public var epochMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    /// Never traps: a date beyond what Int64 milliseconds hold (±292 million years) is clamped.
+    public var epochMilliseconds: Int64 {
+        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite else { return milliseconds.isNaN ? 0 : (milliseconds > 0 ? .max : .min) }
+        return Int64(exactly: milliseconds) ?? (milliseconds > 0 ? .max : .min)
+    }
 
     public init(epochMilliseconds: Int64) {
         self.init(timeIntervalSince1970: Double(epochMilliseconds) / 1000)

@@ -38,19 +38,29 @@ public struct Resource: Codable, Hashable, Sendable {
         self.durationMinutes = durationMinutes
     }
 
+    /// The largest price a catalog may set (10^12 minor units): prices times seats, days or
+    /// quantities then stay far inside Int64.
+    public static let maximumPriceMinor: Int64 = 1_000_000_000_000
+
     func validate(tenant: String) throws {
         switch kind {
         case .rental:
-            guard let price = pricePerDayMinor, price > 0 else { throw CatalogError("tenant \(tenant): rental \(id) needs pricePerDayMinor > 0") }
-            if let units, units < 1 { throw CatalogError("tenant \(tenant): rental \(id) needs units >= 1") }
+            guard let price = pricePerDayMinor, (1...Self.maximumPriceMinor).contains(price) else {
+                throw CatalogError("tenant \(tenant): rental \(id) needs pricePerDayMinor in 1...\(Self.maximumPriceMinor)")
+            }
+            if let units, !(1...10_000).contains(units) { throw CatalogError("tenant \(tenant): rental \(id) needs units in 1...10000") }
         case .experience:
             guard experienceType?.isEmpty == false else { throw CatalogError("tenant \(tenant): experience \(id) needs experienceType") }
-            guard let price = pricePerSeatMinor, price > 0 else { throw CatalogError("tenant \(tenant): experience \(id) needs pricePerSeatMinor > 0") }
-            guard let seats = seatsPerSlot, seats > 0 else { throw CatalogError("tenant \(tenant): experience \(id) needs seatsPerSlot > 0") }
+            guard let price = pricePerSeatMinor, (1...Self.maximumPriceMinor).contains(price) else {
+                throw CatalogError("tenant \(tenant): experience \(id) needs pricePerSeatMinor in 1...\(Self.maximumPriceMinor)")
+            }
+            guard let seats = seatsPerSlot, (1...10_000).contains(seats) else { throw CatalogError("tenant \(tenant): experience \(id) needs seatsPerSlot in 1...10000") }
             guard let times = slotTimes, !times.isEmpty, times.allSatisfy({ Self.minutesOfDay($0) != nil }) else {
                 throw CatalogError("tenant \(tenant): experience \(id) needs slotTimes as HH:mm")
             }
-            guard let minutes = durationMinutes, minutes > 0 else { throw CatalogError("tenant \(tenant): experience \(id) needs durationMinutes > 0") }
+            guard let minutes = durationMinutes, (1...10_080).contains(minutes) else {
+                throw CatalogError("tenant \(tenant): experience \(id) needs durationMinutes in 1...10080 (a week)")
+            }
         }
     }
 

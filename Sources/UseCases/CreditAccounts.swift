@@ -141,8 +141,11 @@ public struct CreditAccounts: Sendable {
             }
             let account = try tx.credits.account(tenantId: tenant.id, userId: userId, creditType: type, now: now, forUpdate: true)
             let change = try CreditRules.reserve(account, amount: amount, reference: reference, profileId: profileId, duration: settings.reservationDuration, now: now)
+            guard let reservation = change.newReservation else {
+                throw DomainError(.unavailable, .internalError, "the reservation was not made; nothing was applied")
+            }
             try tx.save(change, now: now)
-            return ReservationResult(reservation: change.newReservation!, credits: change.account.summary, repeated: false)
+            return ReservationResult(reservation: reservation, credits: change.account.summary, repeated: false)
         }
     }
 

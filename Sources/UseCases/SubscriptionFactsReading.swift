@@ -35,16 +35,18 @@ public enum SubscriptionFactsReading {
 
     /// The subscriptions a receipt shows: per originalTransactionId, its latest period (receipts carry no renewal info).
     public static func facts(receipt: AppReceipt, environment: String, signedAt: Date, source: String) -> [SubscriptionFacts] {
-        var latest: [String: AppReceipt.InAppPurchase] = [:]
-        for entry in receipt.inAppPurchases where entry.subscriptionExpirationDate != nil && entry.transactionId != nil && entry.productId != nil {
-            let otid = entry.originalTransactionId ?? entry.transactionId!
-            if let known = latest[otid], (known.subscriptionExpirationDate?.date ?? .distantPast) >= (entry.subscriptionExpirationDate?.date ?? .distantPast) { continue }
-            latest[otid] = entry
+        var latest: [String: (entry: AppReceipt.InAppPurchase, transactionId: String, productId: String)] = [:]
+        for entry in receipt.inAppPurchases where entry.subscriptionExpirationDate != nil {
+            guard let transactionId = entry.transactionId, let productId = entry.productId else { continue }
+            let otid = entry.originalTransactionId ?? transactionId
+            if let known = latest[otid], (known.entry.subscriptionExpirationDate?.date ?? .distantPast) >= (entry.subscriptionExpirationDate?.date ?? .distantPast) { continue }
+            latest[otid] = (entry, transactionId, productId)
         }
-        return latest.sorted { $0.key < $1.key }.map { otid, entry in
-            SubscriptionFacts(
+        return latest.sorted { $0.key < $1.key }.map { otid, found in
+            let entry = found.entry
+            return SubscriptionFacts(
                 originalTransactionId: otid, environment: environment, signedAt: signedAt,
-                transaction: .init(transactionId: entry.transactionId!, productId: entry.productId!, purchasedAt: entry.purchaseDate?.date ?? signedAt,
+                transaction: .init(transactionId: found.transactionId, productId: found.productId, purchasedAt: entry.purchaseDate?.date ?? signedAt,
                                    expiresAt: entry.subscriptionExpirationDate?.date, originalPurchasedAt: entry.originalPurchaseDate?.date,
                                    revokedAt: entry.cancellationDate?.date),
                 renewal: nil, source: source
@@ -57,14 +59,16 @@ public enum SubscriptionFactsReading {
     public static func facts(verifyReceipt response: VerifyReceiptClient.Response, signedAt: Date) -> [SubscriptionFacts] {
         let environment = response.environment?.lowercased() == "sandbox" ? "Sandbox" : "Production"
         func date(_ ms: String?) -> Date? { ms.flatMap(Int64.init).map(Date.init(epochMilliseconds:)) }
-        var latest: [String: VerifyReceiptClient.Response.Entry] = [:]
-        for entry in (response.latestReceiptInfo ?? response.receipt?.inApp ?? []) where entry.expiresDateMs != nil && entry.transactionId != nil && entry.productId != nil {
-            let otid = entry.originalTransactionId ?? entry.transactionId!
-            if let known = latest[otid], (date(known.expiresDateMs) ?? .distantPast) >= (date(entry.expiresDateMs) ?? .distantPast) { continue }
-            latest[otid] = entry
+        var latest: [String: (entry: VerifyReceiptClient.Response.Entry, transactionId: String, productId: String)] = [:]
+        for entry in (response.latestReceiptInfo ?? response.receipt?.inApp ?? []) where entry.expiresDateMs != nil {
+            guard let transactionId = entry.transactionId, let productId = entry.productId else { continue }
+            let otid = entry.originalTransactionId ?? transactionId
+            if let known = latest[otid], (date(known.entry.expiresDateMs) ?? .distantPast) >= (date(entry.expiresDateMs) ?? .distantPast) { continue }
+            latest[otid] = (entry, transactionId, productId)
         }
         let renewals = Dictionary((response.pendingRenewalInfo ?? []).compactMap { r in r.originalTransactionId.map { ($0, r) } }, uniquingKeysWith: { a, _ in a })
-        return latest.sorted { $0.key < $1.key }.map { otid, entry in
+        return latest.sorted { $0.key < $1.key }.map { otid, found in
+            let entry = found.entry
             let renewal = renewals[otid].map { r in
                 SubscriptionFacts.RenewalFacts(autoRenew: r.autoRenewStatus.map { $0 == "1" }, autoRenewProductId: r.autoRenewProductId,
                                                inBillingRetry: r.isInBillingRetryPeriod.map { $0 == "1" }, gracePeriodExpiresAt: date(r.gracePeriodExpiresDateMs),
@@ -72,7 +76,7 @@ public enum SubscriptionFactsReading {
             }
             return SubscriptionFacts(
                 originalTransactionId: otid, environment: environment, signedAt: signedAt,
-                transaction: .init(transactionId: entry.transactionId!, productId: entry.productId!, purchasedAt: date(entry.purchaseDateMs) ?? signedAt,
+                transaction: .init(transactionId: found.transactionId, productId: found.productId, purchasedAt: date(entry.purchaseDateMs) ?? signedAt,
                                    expiresAt: date(entry.expiresDateMs), revokedAt: date(entry.cancellationDateMs)),
                 renewal: renewal, source: "verify_receipt"
             )
