@@ -145,6 +145,20 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // The parsers under libFuzzer (scripts/fuzz builds it with -sanitize=fuzzer -D FUZZING);
+        // in a normal build, a tool that replays saved inputs and writes seeds.
+        .executableTarget(
+            name: "BerthFuzz",
+            dependencies: [
+                "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "BerthBenchmarks",
             dependencies: ["AppleSignedData", "TestKit", .product(name: "Crypto", package: "swift-crypto")]

@@ -109,8 +109,9 @@ public struct TenantRuntime: Sendable {
         let auth = tenant.auth
         switch auth.algorithm {
         case "HS256":
-            guard let name = auth.secretEnv, let secret = environment[name], secret.utf8.count >= 16 else {
-                logger.warning("tenant \(tenant.id): \(auth.secretEnv ?? "secret variable") is unset or shorter than 16 bytes; user tokens are refused, API keys still work")
+            // At least the hash's 32 bytes (RFC 7518 §3.2); jwt-kit asserts it, and will require it.
+            guard let name = auth.secretEnv, let secret = environment[name], secret.utf8.count >= 32 else {
+                logger.warning("tenant \(tenant.id): \(auth.secretEnv ?? "secret variable") is unset or shorter than 32 bytes; user tokens are refused, API keys still work")
                 return nil
             }
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)

@@ -1,0 +1,124 @@
+import AppleSignedData
+import Foundation
+import JWTKit
+import Synchronization
+import TestKit
+
+#if FUZZING
+/// The target libFuzzer drives, named by `BERTH_FUZZ_TARGET`.
+let fuzzTarget: FuzzTarget = {
+    guard let name = ProcessInfo.processInfo.environment["BERTH_FUZZ_TARGET"], let target = FuzzTarget(rawValue: name) else {
+        fatalError("set BERTH_FUZZ_TARGET to one of \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    return target
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data, size > 0 else { return 0 }
+    fuzzTarget.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+#else
+/// `BerthFuzz replay TARGET PATH...`: runs saved inputs (files, or every file of folders) through
+/// a target; a trap or a 500 ends the process. `BerthFuzz seed DIR`: writes starting inputs for
+/// every target under DIR/<target>/.
+@main
+struct BerthFuzzCommand {
+    static func main() throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case "replay" where arguments.count >= 2:
+            guard let target = FuzzTarget(rawValue: arguments[1]) else { fail("unknown target \(arguments[1])") }
+            var count = 0
+            for path in arguments.dropFirst(2) {
+                for file in try files(at: URL(fileURLWithPath: path)) {
+                    target.run(Array(try Data(contentsOf: file)))
+                    count += 1
+                }
+            }
+            print("\(target.rawValue): \(count) input(s) replayed, no crash")
+        case "seed" where arguments.count == 2:
+            let written = try Seeds.write(to: URL(fileURLWithPath: arguments[1]))
+            print("wrote \(written) seed(s) under \(arguments[1])")
+        default:
+            fail("usage: BerthFuzz replay <\(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|"))> PATH... | BerthFuzz seed DIR")
+        }
+    }
+
+    static func files(at url: URL) throws -> [URL] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return [] }
+        guard isDirectory.boolValue else { return [url] }
+        return try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+            .filter { !$0.lastPathComponent.hasPrefix(".") }.sorted { $0.path < $1.path }
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        exit(2)
+    }
+}
+#endif
+
+/// Starting inputs: what TestKit signs, Apple's genuine samples (Tests/Fixtures) and the contract's
+/// example request bodies, per target.
+enum Seeds {
+    static func write(to directory: URL) throws -> Int {
+        let repository = URL(fileURLWithPath: ProcessInfo.processInfo.environment["BERTH_FUZZ_REPOSITORY"] ?? FileManager.default.currentDirectoryPath)
+        let ca = Fixtures.shared.ca
+        var seeds: [(FuzzTarget, String, Data)] = []
+        let purchase = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic")
+        let jws = try ca.signTransaction(purchase)
+        let notification = try ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: purchase)
+        seeds.append((.jws, "testkit-transaction", Data(jws.utf8)))
+        seeds.append((.jws, "testkit-notification", Data(notification.utf8)))
+        seeds.append((.json, "transaction-payload", try JSONEncoder().encode(purchase)))
+        let fixtures = repository.appendingPathComponent("Tests/Fixtures")
+        for file in (try? FileManager.default.contentsOfDirectory(at: fixtures, includingPropertiesForKeys: nil)) ?? [] {
+            let data = try Data(contentsOf: file)
+            switch file.pathExtension {
+            case "jws": seeds.append((.jws, file.lastPathComponent, data))
+            case "b64":
+                let text = String(decoding: data, as: UTF8.self).filter { !$0.isWhitespace }
+                if let der = Data(base64Encoded: text) { seeds.append((.receipt, file.lastPathComponent, der)) }
+            default: break
+            }
+        }
+        var entry = AppReceipt.InAppPurchase()
+        entry.quantity = 1
+        entry.productId = "it.seaboo.rental.basic"
+        entry.transactionId = "2000000000000001"
+        entry.purchaseDate = AppleTimestamp(Date())
+        let receipt = AppReceipt(receiptType: "ProductionSandbox", bundleId: "it.seaboo.app", creationDate: AppleTimestamp(Date()), inAppPurchases: [entry])
+        seeds.append((.receipt, "testkit-receipt", Data(try Fixtures.shared.receiptCA.signReceipt(receipt))))
+        let keys = JWTKeyCollection()
+        let signed = Mutex("")
+        Blocking.run {
+            await keys.add(hmac: HMACKey(from: "fuzz-secret-0123456789abcdef-0123456789"), digestAlgorithm: .sha256)
+            let token = (try? await keys.sign(FuzzClaims(sub: .init(value: "ana"), iss: .init(value: "https://auth.seaboo.test"), aud: .init(value: ["berth"]),
+                                                         exp: .init(value: Date().addingTimeInterval(3600))))) ?? ""
+            signed.withLock { $0 = token }
+        }
+        let token = signed.withLock { $0 }
+        seeds.append((.jwt, "hs256", Data(token.utf8)))
+        // Each route of the http target with the contract's request bodies and a signed purchase.
+        let examples = repository.appendingPathComponent("contract/examples")
+        var bodies: [Data] = [Data(#"{"productId":"it.seaboo.rental.basic","jwsRepresentation":"\#(jws)","bookingId":1}"#.utf8),
+                              Data(#"{"signedPayload":"\#(notification)"}"#.utf8)]
+        for file in (try? FileManager.default.contentsOfDirectory(at: examples, includingPropertiesForKeys: nil)) ?? [] where file.lastPathComponent.contains("Request") {
+            bodies.append(try Data(contentsOf: file))
+        }
+        for (index, body) in bodies.enumerated() {
+            for route in 0..<14 where (index + route) % 3 == 0 || index < 2 {
+                seeds.append((.http, "route\(route)-body\(index)", Data([UInt8(route)]) + body))
+            }
+        }
+        for (target, name, data) in seeds {
+            let folder = directory.appendingPathComponent(target.rawValue)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try data.write(to: folder.appendingPathComponent(name))
+        }
+        return seeds.count
+    }
+}
