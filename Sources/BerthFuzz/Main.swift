@@ -19,6 +19,19 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     fuzzTarget.run(Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
+
+/// libFuzzer's driver, entered from this executable's own entry point (SwiftPM names the entry of
+/// an executable target `<module>_main`, so libFuzzer's `main` is not the one the program starts in).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+@_cdecl("BerthFuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzOne(data, size) }
+}
 #else
 /// `BerthFuzz replay TARGET PATH...`: runs saved inputs (files, or every file of folders) through
 /// a target; a trap or a 500 ends the process. `BerthFuzz seed DIR`: writes starting inputs for
