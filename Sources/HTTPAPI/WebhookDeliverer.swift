@@ -63,6 +63,9 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
                 group.addTask { await loop(tenantId: tenantId) }
             }
         }
+        // With no tenant to serve, the service still runs until shutdown (a service that returns
+        // early stops the application).
+        try? await gracefulShutdown()
     }
 
     /// One tenant's deliveries, until shutdown: another claim at once while there is work, else a
