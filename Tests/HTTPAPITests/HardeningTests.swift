@@ -1,3 +1,4 @@
+import Crypto
 import AppleSignedData
 import Domain
 import Foundation
@@ -155,6 +156,25 @@ struct HardeningTests {
                 let reply = try await client.call(.post, "/api/admin/bookings/1/\(action)", auth: harness.adminKey, json: ["reason": long])
                 #expect(reply.status == .badRequest && reply.errorField == "reason", "\(action): \(reply.status) \(reply.json)")
             }
+        }
+    }
+
+    @Test("a user token whose JSON names a member twice (sub read one way, another way elsewhere) is refused")
+    func duplicateClaims() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let good = try await harness.userToken("alice")
+            #expect(try await client.call(.get, "/api/bookings", auth: good).status == .ok)
+            // The same claims with a second "sub", signed with the tenant's secret.
+            let parts = good.split(separator: ".").map(String.init)
+            let claims = String(decoding: try #require(Base64URL.decode(parts[1][...])), as: UTF8.self)
+            let doubled = "{\"sub\":\"mallory\"," + claims.dropFirst()
+            let input = parts[0] + "." + Base64URL.encode(Data(doubled.utf8))
+            let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(Harness.jwtSecret.utf8)))
+            let forged = input + "." + Base64URL.encode(Data(mac))
+            let reply = try await client.call(.get, "/api/bookings", auth: forged)
+            #expect(reply.status == .unauthorized, "\(reply.status) \(reply.json)")
         }
     }
 

@@ -102,7 +102,9 @@ struct Authenticator: RouterMiddleware {
     private func identify(token: String, request: Request) async throws -> Caller {
         if token.hasPrefix(APIKeys.prefix) { return try await caller(key: token, request: request) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+        // A token whose JSON names a member twice (read one way here, another way by jwt-kit) is refused.
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]), (try? StrictJSON.check(payload)) != nil,
+              let headerBytes = Base64URL.decode(parts[0]), (try? StrictJSON.check(headerBytes)) != nil,
               let issuer = try? JSONDecoder().decode(IssuerOnly.self, from: payload).iss
         else {
             throw APIError.unauthenticated("the bearer token is neither a Berth API key nor a JWT with an issuer")
