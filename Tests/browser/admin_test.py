@@ -133,7 +133,7 @@ def main():
         check(pager.startswith("1–2 of 2") and "null" not in pager, f"the pager counts the bookings: {pager!r}")
         check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") == admin, "the key is kept in session storage")
         check(driver.find_element(By.ID, "app-name").text.startswith("Seaboo"), "the header names the app")
-        check(visible_tabs(driver) == ["bookings", "purchases", "notifications", "webhooks", "replays", "audit", "keys"],
+        check(visible_tabs(driver) == ["bookings", "purchases", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"a booking app's admin sees no credit or subscription views: {visible_tabs(driver)}")
         driver.save_screenshot(os.path.join(SHOTS, "bookings.png"))
 
@@ -184,7 +184,7 @@ def main():
         driver.save_screenshot(os.path.join(SHOTS, "purchases.png"))
 
         print("other views load without errors")
-        for view in ["webhooks", "replays", "audit", "notifications"]:
+        for view in ["webhooks", "deadLetters", "replays", "audit", "notifications"]:
             driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-view="{view}"]').click()
             wait.until(lambda d: d.find_element(By.ID, "pager").text or d.find_element(By.ID, "message").text)
             check(not driver.find_element(By.ID, "message").text.startswith(("Refused", "Failed")), f"{view} loads")
@@ -246,7 +246,7 @@ def main():
         heading = driver.find_element(By.CSS_SELECTOR, "#view h2").text
         check(heading == "Credit ledger", f"the first view is the credit ledger: {heading!r}")
         wait.until(lambda d: d.find_element(By.ID, "pager").text or d.find_element(By.ID, "message").text)
-        check(visible_tabs(driver) == ["ledger", "products", "purchases", "notifications", "webhooks", "replays", "audit", "keys"],
+        check(visible_tabs(driver) == ["ledger", "products", "purchases", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"no bookings or subscriptions views: {visible_tabs(driver)}")
         types = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#filter-creditType option")]
         check(types == ["", "credits"], f"the credit type filter offers the app's types: {types}")

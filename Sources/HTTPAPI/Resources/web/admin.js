@@ -123,6 +123,12 @@ const views = {
     columns: [["id", "#"], ["eventId", "Event"], ["eventType", "Type"], ["attempt", "Attempt"], ["statusCode", "Status"], ["error", "Error"], ["at", "At", when]],
     actions: (delivery) => [el("button", { class: "secondary", text: "Re-send", onclick: () => resend(delivery) })],
   },
+  deadLetters: {
+    title: "Webhook dead letters (gave up after 30 attempts)", path: "/api/admin/webhooks/dead-letters", filters: [],
+    columns: [["eventId", "Event"], ["eventType", "Type"], ["subject", "Subject"], ["attempts", "Attempts"], ["createdAt", "Created", when], ["deadAt", "Gave up", when]],
+    actions: (letter) => [letter.lastDeliveryId === undefined ? null
+      : el("button", { class: "secondary", text: "Re-send", onclick: () => resend({ id: letter.lastDeliveryId, eventId: letter.eventId, eventType: letter.eventType }) })],
+  },
   replays: {
     title: "Refused replays", path: "/api/admin/replays", filters: [],
     columns: [["id", "#"], ["at", "At", when], ["userId", "User"], ["transactionId", "Transaction"], ["existingPurchaseId", "Purchase"], ["bookingId", "Booking"], ["reason", "Reason"]],
