@@ -31,6 +31,29 @@ public enum StrictJSON {
         if let problem { throw problem }
     }
 
+    /// A member name as a run of the input (no escapes) or its decoded bytes, with their hash.
+    struct Name {
+        var raw: Range<Int>
+        var decoded: [UInt8]?
+        var hash: Int
+
+        init(raw: Range<Int>, decoded: [UInt8]?, in bytes: UnsafeBufferPointer<UInt8>) {
+            self.raw = raw
+            self.decoded = decoded
+            var hasher = Hasher()
+            if let decoded {
+                decoded.withUnsafeBytes { hasher.combine(bytes: $0) }
+            } else {
+                hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[raw])))
+            }
+            hash = hasher.finalize()
+        }
+
+        func bytes(in input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+            decoded ?? Array(input[raw])
+        }
+    }
+
     struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
@@ -53,7 +76,7 @@ public enum StrictJSON {
             switch current {
             case UInt8(ascii: "{"): try object(depth: depth)
             case UInt8(ascii: "["): try array(depth: depth)
-            case UInt8(ascii: "\""): _ = try string()
+            case UInt8(ascii: "\""): _ = try string(decoding: false)
             case UInt8(ascii: "t"): try literal("true")
             case UInt8(ascii: "f"): try literal("false")
             case UInt8(ascii: "n"): try literal("null")
@@ -66,11 +89,14 @@ public enum StrictJSON {
             try expect(UInt8(ascii: "{"))
             skipSpace()
             if current == UInt8(ascii: "}") { index += 1; return }
-            var names: Set<[UInt8]> = []
+            var names: [Name] = []
             while true {
                 skipSpace()
-                let name = try string()
-                guard names.insert(name).inserted else { throw .duplicateKey }
+                let name = try key()
+                for earlier in names where earlier.hash == name.hash && earlier.bytes(in: bytes).elementsEqual(name.bytes(in: bytes)) {
+                    throw .duplicateKey
+                }
+                names.append(name)
                 skipSpace()
                 try expect(UInt8(ascii: ":"))
                 skipSpace()
@@ -96,8 +122,22 @@ public enum StrictJSON {
             }
         }
 
-        /// A string, returned decoded as UTF-8 bytes (so `"a"` and `"\u0061"` are the same name).
-        mutating func string() throws(Problem) -> [UInt8] {
+        /// A member name: the raw bytes when it has no escape (no allocation), else decoded, with
+        /// the hash of its decoded bytes (so `"a"` and `"\u0061"` are the same name).
+        mutating func key() throws(Problem) -> Name {
+            let start = index + 1
+            var probe = start
+            while probe < bytes.count, bytes[probe] != UInt8(ascii: "\""), bytes[probe] != UInt8(ascii: "\\"), bytes[probe] >= 0x20 { probe += 1 }
+            if probe < bytes.count, bytes[probe] == UInt8(ascii: "\"") {
+                try expect(UInt8(ascii: "\""))
+                index = probe + 1
+                return Name(raw: start..<probe, decoded: nil, in: bytes)
+            }
+            return Name(raw: 0..<0, decoded: try string(decoding: true), in: bytes)
+        }
+
+        /// A string; its decoded UTF-8 bytes when `decoding` (values are only checked).
+        mutating func string(decoding: Bool) throws(Problem) -> [UInt8] {
             try expect(UInt8(ascii: "\""))
             var decoded: [UInt8] = []
             var pendingHigh: UInt32?
@@ -115,30 +155,32 @@ public enum StrictJSON {
                         if let high = pendingHigh {
                             guard (0xDC00...0xDFFF).contains(unit) else { throw .malformed }
                             pendingHigh = nil
-                            append(0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00), to: &decoded)
+                            if decoding { append(0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00), to: &decoded) }
                         } else if (0xD800...0xDBFF).contains(unit) {
                             pendingHigh = unit
                         } else {
                             guard !(0xDC00...0xDFFF).contains(unit) else { throw .malformed }
-                            append(unit, to: &decoded)
+                            if decoding { append(unit, to: &decoded) }
                         }
                         continue
                     }
                     guard pendingHigh == nil else { throw .malformed }
+                    let plain: UInt8
                     switch escape {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
-                    case UInt8(ascii: "b"): decoded.append(0x08)
-                    case UInt8(ascii: "f"): decoded.append(0x0C)
-                    case UInt8(ascii: "n"): decoded.append(0x0A)
-                    case UInt8(ascii: "r"): decoded.append(0x0D)
-                    case UInt8(ascii: "t"): decoded.append(0x09)
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): plain = escape
+                    case UInt8(ascii: "b"): plain = 0x08
+                    case UInt8(ascii: "f"): plain = 0x0C
+                    case UInt8(ascii: "n"): plain = 0x0A
+                    case UInt8(ascii: "r"): plain = 0x0D
+                    case UInt8(ascii: "t"): plain = 0x09
                     default: throw .malformed
                     }
+                    if decoding { decoded.append(plain) }
                 case 0x00..<0x20:
                     throw .malformed
                 default:
                     guard pendingHigh == nil else { throw .malformed }
-                    decoded.append(byte)
+                    if decoding { decoded.append(byte) }
                 }
             }
             throw .malformed

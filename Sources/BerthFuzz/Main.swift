@@ -1,5 +1,6 @@
 import AppleSignedData
 import Foundation
+import HTTPAPI
 import JWTKit
 import Synchronization
 import TestKit
@@ -109,7 +110,7 @@ enum Seeds {
         let signed = Mutex("")
         Blocking.run {
             await keys.add(hmac: HMACKey(from: "fuzz-secret-0123456789abcdef-0123456789"), digestAlgorithm: .sha256)
-            let token = (try? await keys.sign(FuzzClaims(sub: .init(value: "ana"), iss: .init(value: "https://auth.seaboo.test"), aud: .init(value: ["berth"]),
+            let token = (try? await keys.sign(UserClaims(sub: .init(value: "ana"), iss: .init(value: "https://auth.seaboo.test"), aud: .init(value: ["berth"]),
                                                          exp: .init(value: Date().addingTimeInterval(3600))))) ?? ""
             signed.withLock { $0 = token }
         }

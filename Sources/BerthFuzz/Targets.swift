@@ -27,7 +27,7 @@ enum FuzzTarget: String, CaseIterable {
     case receipt
     /// The strict JSON scanner, alone.
     case json
-    /// A user token through jwt-kit with Berth's claims.
+    /// A user token through jwt-kit with Berth's claims (``UserClaims``, the Authenticator's).
     case jwt
     /// A request body to one of Berth's routes (first byte picks the route), through the real router.
     case http
@@ -43,7 +43,7 @@ enum FuzzTarget: String, CaseIterable {
             try? StrictJSON.check(Data(bytes))
         case .jwt:
             let text = String(decoding: bytes, as: UTF8.self)
-            Blocking.run { _ = try? await Fixtures.shared.userKeys.verify(text, as: FuzzClaims.self) }
+            Blocking.run { _ = try? await Fixtures.shared.userKeys.verify(text, as: UserClaims.self) }
         case .http:
             HTTPFuzzing.shared.send(bytes)
         }
@@ -84,20 +84,6 @@ final class Fixtures: Sendable {
         userKeys = JWTKeyCollection()
         let keys = userKeys
         Blocking.run { await keys.add(hmac: HMACKey(from: "fuzz-secret-0123456789abcdef-0123456789"), digestAlgorithm: .sha256) }
-    }
-}
-
-/// The claims Berth reads from a user token (the same members as the Authenticator's).
-struct FuzzClaims: JWTPayload {
-    var sub: SubjectClaim
-    var iss: IssuerClaim
-    var aud: AudienceClaim?
-    var exp: ExpirationClaim
-    var nbf: NotBeforeClaim?
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {
-        try exp.verifyNotExpired()
-        try nbf?.verifyNotBefore()
     }
 }
 

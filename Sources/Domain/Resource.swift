@@ -48,7 +48,7 @@ public struct Resource: Codable, Hashable, Sendable {
             guard let price = pricePerDayMinor, (1...Self.maximumPriceMinor).contains(price) else {
                 throw CatalogError("tenant \(tenant): rental \(id) needs pricePerDayMinor in 1...\(Self.maximumPriceMinor)")
             }
-            if let units, !(1...10_000).contains(units) { throw CatalogError("tenant \(tenant): rental \(id) needs units in 1...10000") }
+            if let units, !(1...10_000_000).contains(units) { throw CatalogError("tenant \(tenant): rental \(id) needs units in 1...10000000") }
         case .experience:
             guard experienceType?.isEmpty == false else { throw CatalogError("tenant \(tenant): experience \(id) needs experienceType") }
             guard let price = pricePerSeatMinor, (1...Self.maximumPriceMinor).contains(price) else {

@@ -7,15 +7,23 @@ import Hummingbird
 import JWTKit
 import UseCases
 
-/// The claims Berth reads from a tenant user's token.
-struct UserClaims: JWTPayload {
-    var sub: SubjectClaim
-    var iss: IssuerClaim
-    var aud: AudienceClaim?
-    var exp: ExpirationClaim
-    var nbf: NotBeforeClaim?
+/// The claims Berth reads from a tenant user's token (public for the fuzz target).
+public struct UserClaims: JWTPayload {
+    public var sub: SubjectClaim
+    public var iss: IssuerClaim
+    public var aud: AudienceClaim?
+    public var exp: ExpirationClaim
+    public var nbf: NotBeforeClaim?
 
-    func verify(using algorithm: some JWTAlgorithm) async throws {
+    public init(sub: SubjectClaim, iss: IssuerClaim, aud: AudienceClaim? = nil, exp: ExpirationClaim, nbf: NotBeforeClaim? = nil) {
+        self.sub = sub
+        self.iss = iss
+        self.aud = aud
+        self.exp = exp
+        self.nbf = nbf
+    }
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
         try nbf?.verifyNotBefore()
     }
@@ -92,11 +100,16 @@ struct Authenticator: RouterMiddleware {
     /// makes `jos\u{e9}` and `jose\u{301}` the same user everywhere (L8), not the same in one
     /// comparison and two users in another.
     static func userId(_ text: String, field: String) throws -> String {
-        let normal = text.precomposedStringWithCanonicalMapping
+        let normal = Self.composed(text)
         guard normal.utf8.count <= maximumUserIdBytes, text.utf8.count <= 4 * maximumUserIdBytes else {
             throw APIError(.badRequest, .invalidUserId, "\(field) is limited to \(maximumUserIdBytes) bytes", field: field)
         }
         return normal
+    }
+
+    /// NFC; ASCII text (most ids) is already composed and is returned as is, without the lookup.
+    static func composed(_ text: String) -> String {
+        text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCanonicalMapping
     }
 
     private func identify(token: String, request: Request) async throws -> Caller {
@@ -148,7 +161,7 @@ struct Authenticator: RouterMiddleware {
                 throw APIError.unauthenticated("the token is not meant for \(audience)")
             }
         }
-        let user = claims.sub.value.precomposedStringWithCanonicalMapping
+        let user = Self.composed(claims.sub.value)
         guard !user.isEmpty, user.utf8.count <= Self.maximumUserIdBytes else { throw APIError.unauthenticated("the token's subject is empty or too long") }
         return Caller(tenant: tenant, kind: .userToken, key: nil, userId: user)
     }
