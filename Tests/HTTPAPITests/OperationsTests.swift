@@ -12,6 +12,10 @@ struct OperationsTests {
     func loopbackAddresses() {
         #expect(BerthRequestContext.isLoopback("127.0.0.1") && BerthRequestContext.isLoopback("::1") && BerthRequestContext.isLoopback("::ffff:127.0.0.1"))
         #expect(!BerthRequestContext.isLoopback("192.0.2.2") && !BerthRequestContext.isLoopback("fd00::2") && !BerthRequestContext.isLoopback("::ffff:10.0.0.1"))
+        // The queue depth behind /metrics is counted at most once per interval, however often it is scraped.
+        let refresh = Refresh(every: .seconds(3600))
+        #expect(refresh.due() && !refresh.due() && !refresh.due())
+        #expect(Refresh(every: .zero).due())
     }
 
     @Test("a purchase and a replay show in /metrics by outcome and kind; requests by route and status")

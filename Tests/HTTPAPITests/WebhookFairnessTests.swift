@@ -75,6 +75,31 @@ struct WebhookFairnessTests {
         }
     }
 
+    @Test("at start, messages left for a tenant that no longer has a webhook are marked skipped, not kept queued")
+    func leftoversSkipped() async throws {
+        let harness = try await Harness.make()   // no tenant has a webhook
+        defer { harness.close() }
+        try await harness.database.write { [now = harness.clock.now()] tx in try tx.outbox.enqueue([Self.event(1), Self.event(2)], tenantId: "seaboo-test", now: now) }
+        let client = WebhookHTTPClient()
+        let deliverer = WebhookDeliverer(store: harness.database, tenants: harness.services.tenants, client: client, clock: harness.clock,
+                                         logger: Logger(label: "test"))
+        let finished = Finished()
+        let running = Task {
+            try? await deliverer.run()
+            finished.value.store(true, ordering: .relaxed)
+        }
+        for _ in 0..<100 where try await harness.database.read({ try $0.outbox.pendingCount() }) > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try await harness.database.read { try $0.outbox.pendingCount() } == 0)
+        #expect(try await harness.rows("SELECT DISTINCT status FROM webhook_outbox").map { $0["status"] ?? nil } == ["skipped"])
+        try await Task.sleep(for: .milliseconds(300))
+        // A service that returns stops the whole application (it did, once).
+        let returned = finished.value.load(ordering: .relaxed)
+        #expect(!returned, "the deliverer keeps running with no tenant to serve")
+        running.cancel()
+        _ = await running.result
+        try await client.shutdown()
+    }
+
     @Test("after the last allowed attempt a message is a dead letter: not retried, listed for admins, re-sent on request with a new round of attempts")
     func deadLetters() async throws {
         let receiver = WebhookReceiver()
@@ -111,4 +136,9 @@ struct WebhookFairnessTests {
             try await client.shutdown()
         }
     }
+}
+
+/// Set when a task returns (an `Atomic` cannot be captured by value).
+private final class Finished: Sendable {
+    let value = Atomic<Bool>(false)
 }
