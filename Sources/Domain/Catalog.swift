@@ -318,13 +318,15 @@ extension Tenant {
         if bookingRules != nil { kinds.append(.booking) }
         if credits != nil { kinds.append(.credits) }
         if products.contains(where: { $0.kind == .subscription }) { kinds.append(.subscription) }
+        if products.contains(where: { $0.kind == .unlock }) { kinds.append(.unlock) }
         return kinds
     }
 }
 
-/// What a product does when bought.
-public enum ProductKind: String, Codable, Hashable, Sendable {
-    case booking, credits, subscription
+/// What a product does when bought. Each kind is one module (`UseCases/Kinds/`); the compiler's
+/// exhaustive switches over this enum, ``PurchaseTarget`` and ``ProductTerms`` list what a new kind handles.
+public enum ProductKind: String, Codable, Hashable, Sendable, CaseIterable {
+    case booking, credits, subscription, unlock
 }
 
 /// A product sold through the App Store.
@@ -343,6 +345,9 @@ public struct Product: Codable, Hashable, Sendable {
     public var entitlement: String?
     public var tier: String?
     public var cycle: String?
+    /// For `unlock`: how many days one purchase grants (a non-renewing pass); absent for a lifetime
+    /// unlock (a non-consumable). The entitlement is `entitlement` (required for unlocks).
+    public var durationDays: Int?
     /// What the purchase screen shows: a description, a price in minor units of the tenant's
     /// currency, the order (ascending) and whether it is offered. Seeds only: operators edit credit
     /// products at run time and the stored product wins.
@@ -352,7 +357,9 @@ public struct Product: Codable, Hashable, Sendable {
     public var active: Bool?
 
     public init(id: String, kind: ProductKind, type: String, title: String, credits: Int? = nil, creditType: String? = nil, entitlement: String? = nil,
-                description: String? = nil, priceMinor: Int64? = nil, displayOrder: Int? = nil, active: Bool? = nil, tier: String? = nil, cycle: String? = nil) {
+                description: String? = nil, priceMinor: Int64? = nil, displayOrder: Int? = nil, active: Bool? = nil, tier: String? = nil, cycle: String? = nil,
+                durationDays: Int? = nil) {
+        self.durationDays = durationDays
         self.tier = tier
         self.cycle = cycle
         self.id = id
@@ -374,10 +381,24 @@ public struct Product: Codable, Hashable, Sendable {
         return SubscriptionProductInfo(entitlement: entitlement ?? "premium", tier: tier, cycle: cycle)
     }
 
+    /// What buying the product does, as one case per kind (the flat JSON fields, checked by `validate`).
+    public var terms: ProductTerms {
+        switch kind {
+        case .booking: .booking
+        case .credits: .credits(amount: Int64(credits ?? 0), creditType: creditType)
+        case .subscription: .subscription(SubscriptionProductInfo(entitlement: entitlement ?? "premium", tier: tier, cycle: cycle))
+        case .unlock: .unlock(UnlockTerms(entitlement: entitlement ?? "premium", durationDays: durationDays))
+        }
+    }
+
     func validate(tenant: Tenant) throws {
         if kind == .subscription, type != "Auto-Renewable Subscription" {
             throw CatalogError("tenant \(tenant.id): product \(id) is a subscription; its type must be Auto-Renewable Subscription")
         }
+        if kind != .unlock, durationDays != nil {
+            throw CatalogError("tenant \(tenant.id): product \(id): durationDays applies to unlock products only")
+        }
+        if kind == .unlock { try UnlockTerms.validate(self, tenant: tenant.id) }
         guard kind == .credits else { return }
         guard let settings = tenant.credits else { throw CatalogError("tenant \(tenant.id): product \(id) sells credits but the tenant has no credits settings") }
         guard let credits, (1...1_000_000).contains(credits) else { throw CatalogError("tenant \(tenant.id): product \(id) needs credits 1...1000000") }

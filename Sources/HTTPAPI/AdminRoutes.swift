@@ -180,7 +180,7 @@ enum PurchaseCSV {
             let number: (Int64?) -> String = { $0.map(String.init) ?? "" }
             lines.append([String(p.id), APITime.format(p.createdAt), APITime.format(p.purchasedAt), text(p.userId), text(p.productId), p.status.rawValue,
                           text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
-                          text(p.creditType), number(p.credits), p.subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
+                          text(p.creditType), number(p.credits), p.kind == .subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
                           p.quantity.map(String.init) ?? ""].joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"

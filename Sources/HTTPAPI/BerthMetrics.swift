@@ -66,7 +66,7 @@ public final class BerthMetrics: Sendable {
     private func verification(_ outcome: String, purchase: Purchase?, result: String) {
         count("berth_verifications_total", [("outcome", outcome)])
         guard let purchase else { return }
-        let kind = purchase.subscription ? "subscription" : purchase.creditType != nil ? "credits" : "booking"
+        let kind = purchase.kind?.rawValue ?? "unknown"
         count("berth_purchases_total", [("kind", kind), ("result", result)])
     }
 

@@ -16,6 +16,8 @@ public struct BerthServices: Sendable {
     public var metricsToken: Secret?
     /// The reverse proxies whose `X-Forwarded-For` names the client (`BERTH_TRUSTED_PROXIES`).
     public var trustedProxies = TrustedProxies()
+    /// The product kinds Berth sells (each one a module of `UseCases/Kinds`).
+    public var kinds: PurchaseKinds = .all
     /// The migrations the code expects: `/readyz` fails while one of them is not applied.
     public var expectedMigrations: Set<String> = []
     /// Who may call each route, filled as the router is built (the access test reads it).
@@ -34,10 +36,10 @@ public struct BerthServices: Sendable {
         self.keys = APIKeyResolver(store: self.store, clock: clock)
     }
 
-    var verifyPurchase: VerifyPurchase { VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), clock: clock, logger: logger) }
+    var verifyPurchase: VerifyPurchase { VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), kinds: kinds, clock: clock, logger: logger) }
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
-    var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, clock: clock, logger: logger) }
+    var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger) }
     var notificationIntake: NotificationIntake {
         NotificationIntake(receive: receiveNotification, rateLimiter: rateLimiter, trustedProxies: trustedProxies)
     }

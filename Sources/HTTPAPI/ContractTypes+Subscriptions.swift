@@ -54,18 +54,25 @@ struct SubscriptionPurchaseResponse: Codable {
 
 /// `GET /api/entitlements`.
 struct EntitlementsResponse: Codable {
+    /// One per subscription the user owns, then one per unlock or pass.
     struct Item: Codable {
         var entitlement: String
         var productId: String
         var expiresAt: APITime?
+        /// Subscriptions: their state; unlocks: `active`, `expired` or `revoked`.
         var state: String
         var autoRenew: Bool?
         var environment: String
+        /// Subscriptions: the originalTransactionId; unlocks: the transaction id.
         var originalTransactionId: String
         var inUse: Bool
+        /// `app_store_subscription` or `unlock`.
+        var source: String?
     }
     var isPremium: Bool
     var entitlements: [Item]
+    /// Each entitlement the user has or had, with every grant that gives it and until when.
+    var byEntitlement: [HeldEntitlementDTO]?
     /// The membership the account uses (from an Apple subscription or paid elsewhere), if any.
     var membership: MembershipDTO?
 }
@@ -306,4 +313,41 @@ struct FTCAppleReceiptResponse: Encodable {
         receipt = Receipt(bundle_id: result.verified.receipt.bundleId, application_version: result.verified.receipt.applicationVersion, in_app: entries)
         latest_receipt_info = entries.filter { $0.expires_date_ms != nil }.sorted { (Int64($0.purchase_date_ms) ?? 0) > (Int64($1.purchase_date_ms) ?? 0) }
     }
+}
+
+/// An entitlement as the user holds it: whether some grant gives it now, until when (none: for
+/// ever), and each grant (its source, what the source calls it, from, until, state).
+struct HeldEntitlementDTO: Codable {
+    struct Grant: Codable {
+        /// `app_store_subscription`, `unlock` or `membership`.
+        var source: String
+        var reference: String
+        var productId: String?
+        var from: APITime
+        var until: APITime?
+        /// `active` (live now, or a pass that starts when the previous one ends), `expired`, `ended` (refunded or revoked).
+        var state: String
+        var endedReason: String?
+    }
+    var entitlement: String
+    var active: Bool
+    var expiresAt: APITime?
+    var grants: [Grant]
+
+    init(_ held: HeldEntitlement, now: Date) {
+        entitlement = held.entitlement
+        active = held.active
+        expiresAt = held.expiresAt.map(APITime.init)
+        grants = held.grants.map { grant in
+            let state = grant.state == .ended ? "ended" : (grant.until.map { $0 <= now } ?? false) ? "expired" : "active"
+            return Grant(source: grant.source.rawValue, reference: grant.reference, productId: grant.productId, from: APITime(grant.from),
+                         until: grant.until.map(APITime.init), state: state, endedReason: grant.endedReason)
+        }
+    }
+}
+
+/// `POST /api/verify-purchase` of an unlock product (lifetime or pass): the entitlement after it.
+struct UnlockPurchaseResponse: Codable {
+    var entitlement: HeldEntitlementDTO
+    var purchase: PurchaseDTO
 }

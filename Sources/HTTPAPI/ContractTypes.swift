@@ -238,7 +238,7 @@ struct ReplayDTO: Codable {
     init(_ replay: ReplayAttempt) {
         id = replay.id
         userId = replay.userId
-        bookingId = replay.bookingId
+        bookingId = replay.target?.bookingId
         environment = replay.environment
         transactionId = replay.transactionId
         existingPurchaseId = replay.existingPurchaseId

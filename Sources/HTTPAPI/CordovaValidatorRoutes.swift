@@ -108,8 +108,20 @@ struct CordovaValidatorRoutes {
         if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil) { throw refusal }
         guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
         let now = services.clock.now()
-        let entry = ValidatorPurchase(purchase, subscription: result.subscription, now: now)
-        let native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId, purchase: purchase, subscription: result.subscription)
+        var subscription: Subscription?
+        var entry: ValidatorPurchase
+        switch result.state {
+        case .subscription(let record, _):
+            subscription = record
+            entry = ValidatorPurchase(purchase, subscription: record, now: now)
+        case .unlock(let held, _):
+            entry = ValidatorPurchase(purchase, subscription: nil, now: now)
+            // A pass expires with the user's passes of its entitlement; a lifetime unlock never does.
+            if let until = held.expiresAt { (entry.expiryDate, entry.isExpired) = (until.epochMilliseconds, !held.active) }
+        case .booking, .credits, .none:
+            entry = ValidatorPurchase(purchase, subscription: nil, now: now)
+        }
+        let native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId, purchase: purchase, subscription: subscription)
         let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native,
                                             collection: [entry])
         return try JSONCoding.response(ValidatorSuccess(data: data))

@@ -24,17 +24,23 @@ struct SubscriptionRoutes {
 
     func register(_ routes: Groups) {
         routes.reads.get("/api/entitlements") { _, context in
-            let (items, membership) = try await subscriptions.entitlements(runtime: context.tenant, userId: context.userId)
+            let answer = try await UserEntitlements(store: services.store, clock: services.clock)(runtime: context.tenant, userId: context.userId)
             let now = services.clock.now()
-            let entitlements = items.map { listed in
+            let subscriptions = answer.subscriptions.map { listed in
                 let s = listed.subscription
                 return EntitlementsResponse.Item(entitlement: s.entitlement, productId: s.productId, expiresAt: s.accessUntil(at: now).map(APITime.init),
                                                  state: s.state(at: now).rawValue, autoRenew: s.autoRenew, environment: s.environment,
-                                                 originalTransactionId: s.originalTransactionId, inUse: listed.inUse)
+                                                 originalTransactionId: s.originalTransactionId, inUse: listed.inUse, source: GrantSource.appStoreSubscription.rawValue)
             }
-            let paidElsewhere = membership.map { !$0.isApple && !$0.isExpired(at: now) } ?? false
-            return try JSONCoding.response(EntitlementsResponse(isPremium: items.contains { $0.subscription.state(at: now).entitles } || paidElsewhere,
-                                                                entitlements: entitlements, membership: membership.map(MembershipDTO.init)))
+            let unlocks = answer.entitlements.flatMap(\.grants).filter { $0.source == .unlock }.map { grant in
+                let state = grant.state == .ended ? "revoked" : grant.isLive(at: now) || grant.from > now ? "active" : "expired"
+                return EntitlementsResponse.Item(entitlement: grant.entitlement, productId: grant.productId ?? "", expiresAt: grant.until.map(APITime.init),
+                                                 state: state, autoRenew: nil, environment: grant.environment ?? "", originalTransactionId: grant.reference,
+                                                 inUse: true, source: grant.source.rawValue)
+            }
+            return try JSONCoding.response(EntitlementsResponse(isPremium: answer.isPremium, entitlements: subscriptions + unlocks,
+                                                                byEntitlement: answer.entitlements.map { HeldEntitlementDTO($0, now: now) },
+                                                                membership: answer.membership.map(MembershipDTO.init)))
         }
         routes.reads.get("/api/subscriptions") { request, context in
             let (page, number, perPage) = try Self.page(request)

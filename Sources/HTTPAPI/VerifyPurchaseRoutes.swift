@@ -40,16 +40,20 @@ struct VerifyPurchaseRoutes {
         metrics?.verification(result.outcome)
         if let refusal = Self.refusal(result.outcome, namesBooking: body.bookingId != nil) { throw refusal }
         guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
-        if let subscription = result.subscription {
-            return try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: result.inUse, now: clock.now()),
+        switch result.state {
+        case .booking(let booking):
+            return try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase)))
+        case .credits(let credits):
+            return try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: credits.creditType,
+                                                                  creditsAdded: purchase.credits ?? 0, newBalance: credits.balance, purchase: PurchaseDTO(purchase)))
+        case .subscription(let subscription, let inUse):
+            return try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: inUse, now: clock.now()),
                                                                         purchase: PurchaseDTO(purchase)))
+        case .unlock(let held, _):
+            return try JSONCoding.response(UnlockPurchaseResponse(entitlement: HeldEntitlementDTO(held, now: clock.now()), purchase: PurchaseDTO(purchase)))
+        case .none:
+            throw APIError(.internalServerError, .internalError, "the purchase was applied but what it paid for was not found")
         }
-        if let creditType = purchase.creditType, let credits = result.credits {
-            return try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: creditType, creditsAdded: purchase.credits ?? 0,
-                                                                  newBalance: credits.balance, purchase: PurchaseDTO(purchase)))
-        }
-        guard let booking = result.booking else { throw APIError(.internalServerError, .internalError, "the purchase was applied but its booking was not found") }
-        return try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase)))
     }
 
     /// The API's refusal for an outcome that is not a purchase applied (or repeated): the one

@@ -7,17 +7,18 @@ struct SQLPurchases: PurchaseRepository {
 
     static let columns = """
         id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, \
-        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credit_type, credits, subscription
+        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credits, target_kind, target_ref
         """
 
     static func decode(_ row: SQLRow) throws -> Purchase {
         Purchase(
-            id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], bookingId: row["booking_id"], store: row["store"],
+            id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], target: PurchaseTarget(kind: row["target_kind"], reference: row["target_ref"]),
+            store: row["store"],
             environment: row["environment"], transactionId: row["transaction_id"], originalTransactionId: row["original_transaction_id"],
             productId: row["product_id"], status: try row.value(PurchaseStatus.self, "status"), outcomeCode: row["outcome_code"],
             purchasedAt: row.date("purchased_at"), createdAt: row.date("created_at"),
             priceMilliunits: row["price_milliunits"], currency: row["currency"], quantity: row["quantity"],
-            creditType: row["credit_type"], credits: row["credits"], subscription: row["subscription"]
+            credits: row["credits"]
         )
     }
 
@@ -30,10 +31,10 @@ struct SQLPurchases: PurchaseRepository {
 
     func insert(_ p: Purchase, proofHash: String) throws {
         try db.run("""
-            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [p.id, p.tenantId, p.userId, p.bookingId, p.store, p.environment, p.transactionId, p.originalTransactionId, p.productId,
                   p.status.rawValue, p.outcomeCode, p.purchasedAt.epochMilliseconds, p.createdAt.epochMilliseconds,
-                  p.priceMilliunits, p.currency, p.quantity, p.creditType, p.credits, p.subscription, proofHash])
+                  p.priceMilliunits, p.currency, p.quantity, p.credits, p.target?.kind.rawValue, p.target?.reference, proofHash])
     }
 
     func update(_ p: Purchase) throws {
@@ -42,9 +43,10 @@ struct SQLPurchases: PurchaseRepository {
 
     func insert(_ r: ReplayAttempt, store: String) throws {
         try db.run("""
-            INSERT INTO replay_attempts (id, tenant_id, user_id, booking_id, store, environment, transaction_id, existing_purchase_id, reason, proof_hash, at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [r.id, r.tenantId, r.userId, r.bookingId, store, r.environment, r.transactionId, r.existingPurchaseId, r.reason, r.proofHash,
+            INSERT INTO replay_attempts (id, tenant_id, user_id, booking_id, target_kind, target_ref, store, environment, transaction_id, existing_purchase_id,
+                reason, proof_hash, at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [r.id, r.tenantId, r.userId, r.target?.bookingId, r.target?.kind.rawValue, r.target?.reference, store, r.environment, r.transactionId, r.existingPurchaseId, r.reason, r.proofHash,
                   r.at.epochMilliseconds])
     }
 
@@ -101,9 +103,10 @@ struct SQLPurchases: PurchaseRepository {
     }
 
     func replays(tenantId: String, page: Page) throws -> (items: [ReplayAttempt], total: Int) {
-        try db.page(table: "replay_attempts", columns: "id, tenant_id, user_id, booking_id, environment, transaction_id, existing_purchase_id, reason, proof_hash, at",
+        try db.page(table: "replay_attempts", columns: "id, tenant_id, user_id, target_kind, target_ref, environment, transaction_id, existing_purchase_id, reason, proof_hash, at",
                     whereClause: "tenant_id = ?", arguments: [tenantId], order: "at", page: page) { row in
-            ReplayAttempt(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], bookingId: row["booking_id"], environment: row["environment"],
+            ReplayAttempt(id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], target: PurchaseTarget(kind: row["target_kind"], reference: row["target_ref"]),
+                          environment: row["environment"],
                           transactionId: row["transaction_id"], existingPurchaseId: row["existing_purchase_id"], reason: row["reason"],
                           proofHash: row["proof_hash"], at: row.date("at"))
         }

@@ -92,6 +92,7 @@ struct SQLSession: StoreSession {
     var receiptChecks: any ReceiptCheckRepository { SQLReceiptChecks(db: db) }
     var credits: any CreditRepository { SQLCredits(db: db) }
     var subscriptions: any SubscriptionRepository { SQLSubscriptions(db: db) }
+    var grants: any GrantRepository { SQLGrants(db: db) }
     var schema: any SchemaRepository { SQLSchema(db: db) }
 }
 

@@ -42,24 +42,13 @@ public struct CreditAccounts: Sendable {
         return requested
     }
 
-    /// Grants the signup bonus in this unit of work if the user never had it (a unique key decides:
-    /// concurrent first calls grant it once).
-    public static func grantBonusIfDue(_ tx: any StoreSession, tenant: Tenant, userId: String, emitsEvents: Bool, now: Date) throws {
-        guard let settings = tenant.credits, let bonus = settings.signupBonus, try tx.credits.claimBonus(tenantId: tenant.id, userId: userId, now: now) else { return }
-        let account = try tx.credits.account(tenantId: tenant.id, userId: userId, creditType: bonus.creditType, now: now, forUpdate: true)
-        let change = CreditRules.grant(account, amount: Int64(bonus.amount), type: .bonus, actor: .system, reason: "signup bonus",
-                                       negativeAllowed: settings.negativeAllowed, now: now)
-        try tx.save(change, now: now)
-        if emitsEvents, let event = change.event(reason: .bonus) { try tx.outbox.enqueue([event], tenantId: tenant.id, now: now) }
-    }
-
     /// Makes sure the bonus is granted before a read shows the user's credits (a write only the first time).
     func ensureBonus(_ runtime: TenantRuntime, userId: String) async throws {
         guard runtime.tenant.credits?.signupBonus != nil else { return }
         let tenant = runtime.tenant, emits = runtime.webhook != nil
         if try await store.read({ try $0.credits.hasBonus(tenantId: tenant.id, userId: userId) }) { return }
         let now = clock.now()
-        try await store.write { tx in try Self.grantBonusIfDue(tx, tenant: tenant, userId: userId, emitsEvents: emits, now: now) }
+        try await store.write { tx in try tx.grantSignupBonusIfDue(tenant: tenant, userId: userId, emitsEvents: emits, now: now) }
     }
 
     /// Every credit type of the tenant with the user's balance, held and available credits.
@@ -122,7 +111,7 @@ public struct CreditAccounts: Sendable {
             // The time is read inside the unit of work: expiry is judged when the account can no
             // longer change under it (S14), not before waiting for the lock.
             let now = clock.now()
-            try Self.grantBonusIfDue(tx, tenant: tenant, userId: userId, emitsEvents: emits, now: now)
+            try tx.grantSignupBonusIfDue(tenant: tenant, userId: userId, emitsEvents: emits, now: now)
             if let reference, var earlier = try tx.credits.reservation(reference: reference, tenantId: tenant.id, userId: userId) {
                 switch earlier.status(at: now) {
                 case .held, .committed:

@@ -16,11 +16,13 @@ public struct ReceiveNotification: Sendable {
     }
 
     let store: any Store
+    let kinds: PurchaseKinds
     let clock: any BerthClock
     let logger: Logger
 
-    public init(store: any Store, clock: any BerthClock, logger: Logger) {
+    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger) {
         self.store = store
+        self.kinds = kinds
         self.clock = clock
         self.logger = logger
     }
@@ -49,8 +51,7 @@ public struct ReceiveNotification: Sendable {
         let emitsEvents = runtime.webhook != nil
         let subscriptionFacts = Self.subscriptionFacts(incoming, verified: verified, tenant: runtime.tenant)
         let tenant = runtime.tenant
-        let resources = runtime.tenant.resources
-        let negativeAllowed = runtime.tenant.credits?.negativeAllowed ?? false
+        let kinds = self.kinds
         let result: Result
         do {
             result = try await store.write { tx in
@@ -66,20 +67,10 @@ public struct ReceiveNotification: Sendable {
                     try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
                     return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
                 }
-                let booking = try purchase?.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: incoming.tenantId, forUpdate: true) }
-                var slotFree = false
-                if NotificationRules.needsOccupancy(incoming), let booking, let resource = resources.first(where: { $0.id == booking.resourceId }) {
-                    let occupancy = try tx.bookings.occupancy(tenantId: booking.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
-                                                              excluding: booking.id, now: now)
-                    slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
-                }
-                var credits: CreditRefundContext?
-                if let purchase, let creditType = purchase.creditType {
-                    let account = try tx.credits.account(tenantId: incoming.tenantId, userId: purchase.userId, creditType: creditType, now: now, forUpdate: true)
-                    let grant = try tx.credits.grant(purchaseId: purchase.id, tenantId: incoming.tenantId).map { CreditRefundContext.Grant(entry: $0.entry, lot: $0.lot) }
-                    credits = CreditRefundContext(account: account, grant: grant, negativeAllowed: negativeAllowed)
-                }
-                let plan = NotificationRules.plan(incoming, purchase: purchase, booking: booking, slotStillFree: slotFree, credits: credits, now: now)
+                // A purchase Berth knows: its kind decides. Otherwise the rules for unknown transactions.
+                let plan = try purchase.flatMap { purchase in
+                    try purchase.kind.map { try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now) }
+                } ?? NotificationRules.plan(incoming, purchase: purchase, booking: nil, slotStillFree: false, now: now)
                 try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
             }
@@ -124,17 +115,8 @@ public struct ReceiveNotification: Sendable {
             outcome = "subscription_unknown"
         }
         var plan = NotificationPlan(effect: .recordOnly(outcome))
-        if var purchase {
-            switch incoming.type {
-            case .refund where purchase.status == .applied, .revoke where purchase.status == .applied:
-                purchase.status = .refunded
-                plan.purchase = purchase
-            case .refundReversed where purchase.status == .refunded:
-                purchase.status = .applied
-                plan.purchase = purchase
-            default:
-                break
-            }
+        if let purchase {
+            plan.purchase = try SubscriptionKind().notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now).purchase
         }
         plan.audit = AuditRecord(tenantId: incoming.tenantId, actor: .apple, action: .notification(incoming.type), bookingId: nil, purchaseId: purchase?.id,
                                  detail: ["uuid": incoming.uuid, "outcome": outcome, "originalTransactionId": facts.originalTransactionId], at: now)

@@ -24,19 +24,14 @@ public struct Subscriptions: Sendable {
     public struct Listed: Sendable {
         public var subscription: Subscription
         public var inUse: Bool
+
+        public init(subscription: Subscription, inUse: Bool) {
+            self.subscription = subscription
+            self.inUse = inUse
+        }
     }
 
     // MARK: Reading
-
-    /// Every subscription the user owns, and the membership the account uses.
-    public func entitlements(runtime: TenantRuntime, userId: String) async throws -> (items: [Listed], membership: Membership?) {
-        let tenantId = runtime.id
-        return try await store.read { tx in
-            let membership = try tx.subscriptions.membership(tenantId: tenantId, userId: userId)
-            let owned = try tx.subscriptions.owned(tenantId: tenantId, userId: userId, page: Page(limit: Page.maximumLimit)).items
-            return (owned.map { Listed(subscription: $0, inUse: membership?.originalTransactionId == $0.originalTransactionId) }, membership)
-        }
-    }
 
     public func list(runtime: TenantRuntime, userId: String, page: Page, environment: String? = nil) async throws -> (items: [Listed], total: Int) {
         let tenantId = runtime.id

@@ -31,183 +31,74 @@ public struct VerifyPurchase: Sendable {
     /// How the claim ended and the target's state after it.
     public struct Result: Sendable {
         public var outcome: PurchaseOutcome
-        public var booking: Booking?
-        /// For a credits purchase: the account's balance after the claim.
-        public var credits: CreditSummary?
-        /// For a subscription: the record after the claim, and whether the account uses it.
-        public var subscription: Subscription?
-        public var inUse: Bool = false
+        public var state: PurchasedState
     }
 
     let store: any Store
     let prover: PurchaseProver
+    let kinds: PurchaseKinds
     let clock: any BerthClock
     let logger: Logger
 
-    public init(store: any Store, prover: PurchaseProver, clock: any BerthClock, logger: Logger) {
+    public init(store: any Store, prover: PurchaseProver, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger) {
         self.store = store
         self.prover = prover
+        self.kinds = kinds
         self.clock = clock
         self.logger = logger
     }
 
+    /// Prove, pick the kind, claim under the policy, let the kind plan, save: the same for every kind.
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
-        var command = command
-        var provenFirst: ProvenTransaction?
+        var request = PurchaseRequest(runtime: runtime, userId: command.userId, productId: command.productId ?? "", transactionId: command.transactionId,
+                                      named: command.target)
+        var proven: ProvenTransaction?
         if command.productId == nil {
-            // Without a claimed product, the proof names it (and the checks below compare it with itself).
-            do {
-                provenFirst = try await prover.prove(command.proof, productId: nil, userId: command.userId, runtime: runtime)
-            } catch {
-                try await checkTarget(command)
-                throw error
-            }
-            command.productId = provenFirst?.productId
+            // Without a claimed product, the proof names it (and the checks compare it with itself).
+            proven = try await prove(command, request: request)
+            request.productId = proven?.productId ?? ""
         }
-        let target: PurchaseTarget
-        if let named = command.target { target = named } else { target = try await creditTarget(command) }
-        command.target = target
-        let proven: ProvenTransaction
-        if let provenFirst {
-            proven = provenFirst
-        } else {
-            do {
-                proven = try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime)
-            } catch {
-                // A caller without the target learns nothing about proofs: not found comes first. (On
-                // success, ownership is checked inside the write, under the target's lock.)
-                try await checkTarget(command)
-                throw error
-            }
-        }
+        let kind = try kinds.module(kinds.kind(of: request))
+        let target = try await kind.target(for: request, store: store)
+        let transaction: ProvenTransaction
+        if let proven { transaction = proven } else { transaction = try await prove(command, request: request) }
         let now = clock.now()
-        var claimTarget = target
-        if case .subscription = target { claimTarget = .subscription(originalTransactionId: proven.originalTransactionId) }
-        let claim = PurchaseClaim(proven, tenantId: runtime.id, userId: command.userId, target: claimTarget, now: now)
-        let emitsEvents = runtime.webhook != nil
-        let policy = runtime.purchasePolicy
-        let tenant = runtime.tenant
-        let claimedProductId = command.productId ?? proven.productId, claimedTransactionId = command.transactionId
-
-        let result = try await store.write { tx in
-            switch claim.target {
-            case .booking(let id):
-                guard let booking = try tx.bookings.booking(id: id, tenantId: claim.tenantId, forUpdate: true), booking.userId == claim.userId else {
-                    throw DomainError.bookingNotFound(id)
-                }
-                try BookingPurchaseRules.check(proven, claimedProductId: claimedProductId, claimedTransactionId: claimedTransactionId, booking: booking,
-                                               userId: claim.userId, policy: policy)
-                let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
-                let revoked = try existing == nil
-                    && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
-                let plan: PurchasePlan
-                if let settled = ClaimPolicy.plan(claim, existing: existing, revokedByApple: revoked, now: now) {
-                    plan = settled
-                } else {
-                    let occupancy = BookingPurchaseRules.needsOccupancy(booking, now: now)
-                        ? try tx.bookings.occupancy(tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
-                                                    excluding: booking.id, now: now)
-                        : .none
-                    plan = BookingPurchaseRules.plan(claim, booking: booking, resource: tenant.resource(id: booking.resourceId), occupancy: occupancy, now: now)
-                }
-                try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
-                return Result(outcome: plan.outcome, booking: plan.booking ?? booking)
-            case .credits:
-                // The stored product decides (an operator may have edited it since the pre-check).
-                guard let settings = tenant.credits, let product = try tx.credits.product(tenantId: claim.tenantId, productId: claimedProductId) else {
-                    throw DomainError(.unprocessable, .unknownProduct, "\(claimedProductId) is not a credit product of this app", field: "productId")
-                }
-                let creditType = product.creditType
-                var claim = claim
-                claim.target = .credits(type: creditType)
-                try CreditPurchaseRules.check(proven, claimedProductId: claimedProductId, claimedTransactionId: claimedTransactionId, userId: claim.userId,
-                                              policy: policy)
-                try CreditAccounts.grantBonusIfDue(tx, tenant: tenant, userId: claim.userId, emitsEvents: emitsEvents, now: now)
-                let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
-                let revoked = try existing == nil
-                    && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
-                let account = try tx.credits.account(tenantId: claim.tenantId, userId: claim.userId, creditType: creditType, now: now, forUpdate: true)
-                let plan = ClaimPolicy.plan(claim, existing: existing, revokedByApple: revoked, now: now)
-                    ?? CreditPurchaseRules.plan(claim, product: product, account: account, negativeAllowed: settings.negativeAllowed, now: now)
-                try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
-                return Result(outcome: plan.outcome, booking: nil, credits: (plan.credits?.account ?? account).summary)
-            case .subscription(let originalTransactionId):
-                try PurchaseChecks.claimedProduct(proven, claimedProductId: claimedProductId)
-                try PurchaseChecks.claimedTransaction(proven, claimedTransactionId: claimedTransactionId)
-                try PurchaseChecks.buyer(proven, userId: claim.userId, policy: policy)
-                guard let facts = proven.subscription else {
-                    throw DomainError(.unprocessable, .productNotSupported, "the transaction is not a period of an auto-renewable subscription", field: "productId")
-                }
-                let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
-                if let existing, existing.tenantId != claim.tenantId || !existing.subscription {
-                    // Another app's transaction, or one that paid for something else: a replay.
-                    let plan = ClaimPolicy.plan(claim, existing: existing, revokedByApple: false, now: now) ?? PurchasePlan(outcome: .replay(reason: "transaction already used"))
-                    try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
-                    return Result(outcome: plan.outcome)
-                }
-                let revoked = try existing == nil
-                    && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
-                if existing == nil, let plan = ClaimPolicy.plan(claim, existing: nil, revokedByApple: revoked, now: now) {
-                    try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: emitsEvents, now: now)
-                    return Result(outcome: plan.outcome)
-                }
-                // Ownership is the subscription's (it moves with link and unlink), not the first claimant's.
-                switch try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: claim.userId, source: "verify_purchase", actor: .user(claim.userId),
-                                                    emitsEvents: emitsEvents, now: now) {
-                case .ownedByOther:
-                    return Result(outcome: .refused(code: .linkedToOtherAccount, message: "this Apple subscription belongs to another account"))
-                case .nothing:
-                    throw DomainError(.unprocessable, .productNotSupported, "the transaction is not a period of an auto-renewable subscription", field: "productId")
-                case .applied(let subscription, _):
-                    let inUse = try tx.subscriptions.membership(tenantId: claim.tenantId, userId: claim.userId)?.originalTransactionId == originalTransactionId
-                    if let existing {
-                        return Result(outcome: .repeated(existing), subscription: subscription, inUse: inUse)
-                    }
-                    let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
-                    try tx.purchases.insert(purchase, proofHash: claim.proofHash)
-                    return Result(outcome: .applied(purchase), subscription: subscription, inUse: inUse)
-                }
-            }
-        }
-        log(result.outcome, proofHash: proven.proofHash, transactionId: proven.transactionId, target: target)
+        let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: command.userId, target: target, now: now)
+        let result = try await store.write { [request] tx in try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now) }
+        log(result.outcome, proofHash: transaction.proofHash, transactionId: transaction.transactionId, target: target)
         return result
     }
 
-    /// When a proof is refused: the target must exist for this user (a reader, off the writer), so
-    /// that a refusal tells nothing about someone else's target.
-    private func checkTarget(_ command: Command) async throws {
-        let tenantId = command.runtime.id, userId = command.userId
-        switch command.target {
-        case .booking(let id):
-            let owned = try await store.read { try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false)?.userId == userId }
-            guard owned else { throw DomainError.bookingNotFound(id) }
-        case .credits, .subscription, nil:
-            break
+    /// One claim in its unit of work: the kind loads and checks under its locks, the policy settles
+    /// repeats, replays and revoked transactions, the kind plans the rest, the store saves the plan.
+    static func claim<Kind: PurchaseKind>(_ claim: PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, kind: Kind, tx: any StoreSession,
+                                          now: Date) throws -> Result {
+        var claim = claim
+        let loaded = try kind.load(&claim, proven: proven, request: request, tx: tx, now: now)
+        let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
+        let revoked = try existing == nil
+            && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
+        let plan: PurchasePlan, state: PurchasedState
+        if let settled = kind.settle(claim, existing: existing, revokedByApple: revoked, loaded: loaded, now: now) {
+            (plan, state) = (settled, try kind.state(settled: settled, claim: claim, loaded: loaded, tx: tx, now: now))
+        } else {
+            (plan, state) = try kind.plan(claim, existing: existing, loaded: loaded, tx: tx, now: now)
         }
+        try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: request.emitsEvents, now: now)
+        return Result(outcome: plan.outcome, state: state)
     }
 
-    /// The target of a claim that names no booking: the credit type of a credit product, or a
-    /// subscription. A booking product needs its booking. Read beside the writer, before
-    /// proving, so that an unknown product costs no verification (nor an App Store lookup).
-    private func creditTarget(_ command: Command) async throws -> PurchaseTarget {
-        let tenant = command.runtime.tenant, productId = command.productId ?? ""
-        if let product = tenant.product(id: productId), product.kind != .credits {
-            switch product.kind {
-            case .booking: throw DomainError(.invalidInput, .missingField, "\(productId) pays for a booking: send bookingId", field: "bookingId")
-            // The originalTransactionId comes from the proof.
-            case .subscription: return .subscription(originalTransactionId: "")
-            case .credits: break
-            }
+    /// Proves the command's proof. A caller without the target learns nothing about proofs: when the
+    /// proof is refused, "not found" comes first (on success, ownership is checked inside the write,
+    /// under the target's lock).
+    private func prove(_ command: Command, request: PurchaseRequest) async throws -> ProvenTransaction {
+        do {
+            return try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: command.runtime)
+        } catch {
+            if let named = request.named { try await kinds.module(named.kind).checkVisible(request, store: store) }
+            throw error
         }
-        guard tenant.credits != nil else {
-            throw DomainError(.invalidInput, .missingField, "this app sells bookings: send bookingId", field: "bookingId")
-        }
-        let tenantId = tenant.id
-        guard let product = try await store.read({ try $0.credits.product(tenantId: tenantId, productId: productId) }) else {
-            throw DomainError(.unprocessable, .unknownProduct, "\(productId) is not a credit product of this app", field: "productId")
-        }
-        return .credits(type: product.creditType)
     }
 
     private func log(_ outcome: PurchaseOutcome, proofHash: String, transactionId: String, target: PurchaseTarget) {

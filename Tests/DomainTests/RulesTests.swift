@@ -58,7 +58,7 @@ struct RulesTests {
     }
 
     func purchase(user: String = "u", booking: Int64 = 1, tenant: String = "t") -> Purchase {
-        Purchase(id: 9, tenantId: tenant, userId: user, bookingId: booking, store: "app_store", environment: "Sandbox", transactionId: "1",
+        Purchase(id: 9, tenantId: tenant, userId: user, target: .booking(id: booking), store: "app_store", environment: "Sandbox", transactionId: "1",
                  originalTransactionId: "1", productId: "p", status: .applied, outcomeCode: nil, purchasedAt: now, createdAt: now)
     }
 

@@ -47,6 +47,10 @@ public enum NotificationEffect: Hashable, Sendable {
     case refundCredits
     /// A credit purchase's refund was reversed: purchase `applied` again, its credits given back.
     case reinstateCredits
+    /// An unlock was refunded or revoked: purchase `refunded`, its grant ended (the user's later passes move up).
+    case endUnlock
+    /// An unlock's refund was reversed: purchase `applied`, its grant active again.
+    case reinstateUnlock
     /// A purchase Apple reports before the app did: kept as an unclaimed transaction until a user claims it.
     case keepUnclaimed
     /// A REFUND or REVOKE of a transaction nobody has claimed: remembered, so that a later claim of it
@@ -64,6 +68,8 @@ public enum NotificationEffect: Hashable, Sendable {
         case .refundPurchaseOnly: "purchase_refunded"
         case .refundCredits: "credits_refunded"
         case .reinstateCredits: "credits_reinstated"
+        case .endUnlock: "unlock_ended"
+        case .reinstateUnlock: "unlock_reinstated"
         case .keepUnclaimed: "unclaimed_purchase"
         case .rememberRevoked: "revoked_unclaimed"
         case .forgetRevoked: "revocation_reversed"
@@ -202,7 +208,7 @@ public enum NotificationRules {
             plan.revocation = notification.transactionId.map { .remember($0) }
         case .forgetRevoked:
             plan.revocation = notification.transactionId.map { .forget($0) }
-        case .recordOnly:
+        case .recordOnly, .endUnlock, .reinstateUnlock:
             break
         }
         plan.audit = AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: booking?.id,
@@ -228,6 +234,8 @@ public struct NotificationPlan: Hashable, Sendable {
     /// What a credit refund (or its reversal) does to the account.
     public var credits: CreditChange?
     public var unclaimed: UnclaimedTransaction?
+    /// Grants to write as they are (an unlock ended or reinstated, passes re-chained).
+    public var grants: [EntitlementGrant] = []
     public var revocation: Revocation?
     public var audit: AuditRecord?
     public var events: [WebhookEvent] = []

@@ -22,6 +22,7 @@ public protocol StoreSession {
     var receiptChecks: any ReceiptCheckRepository { get }
     var credits: any CreditRepository { get }
     var subscriptions: any SubscriptionRepository { get }
+    var grants: any GrantRepository { get }
     var schema: any SchemaRepository { get }
 }
 

@@ -7,6 +7,7 @@ extension StoreSession {
         if let purchase = plan.purchase { try purchases.insert(purchase, proofHash: plan.proofHash ?? "") }
         if let booking = plan.booking { try bookings.update(booking, now: now) }
         if let change = plan.credits { try save(change, now: now) }
+        for grant in plan.grants { try grants.save(grant, now: now) }
         if let replay = plan.replay { try purchases.insert(replay, store: store) }
         for record in plan.audit { try audit.append(record) }
         if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: tenantId, now: now) }
@@ -31,6 +32,7 @@ extension StoreSession {
         if let purchase = plan.purchase { try purchases.update(purchase) }
         if let booking = plan.booking { try bookings.update(booking, now: now) }
         if let change = plan.credits { try save(change, now: now) }
+        for grant in plan.grants { try grants.save(grant, now: now) }
         if let unclaimed = plan.unclaimed {
             try purchases.keepUnclaimed(unclaimed, tenantId: notification.tenantId, store: store, notificationUUID: notification.uuid)
         }

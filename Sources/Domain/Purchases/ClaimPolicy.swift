@@ -53,7 +53,7 @@ public enum ClaimPolicy {
         case .replay(let original, let reason):
             var plan = PurchasePlan(outcome: .replay(reason: reason))
             plan.replay = ReplayAttempt(
-                id: RecordID.next(), tenantId: claim.tenantId, userId: claim.userId, bookingId: claim.target.bookingId, environment: claim.environment,
+                id: RecordID.next(), tenantId: claim.tenantId, userId: claim.userId, target: claim.target, environment: claim.environment,
                 transactionId: claim.transactionId, existingPurchaseId: original.id, reason: reason, proofHash: claim.proofHash, at: now
             )
             plan.audit = [AuditRecord(tenantId: claim.tenantId, actor: actor, action: .replayDetected, target: claim.target, purchaseId: original.id,

@@ -73,7 +73,8 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var id: Int64
     public var tenantId: String
     public var userId: String
-    public var bookingId: Int64?
+    /// What it paid for (stored as kind and reference); nil only for rows recorded without one.
+    public var target: PurchaseTarget?
     public var store: String
     public var environment: String
     public var transactionId: String
@@ -88,20 +89,16 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var priceMilliunits: Int64?
     public var currency: String?
     public var quantity: Int?
-    /// For a credits purchase: the credit type and how many credits it granted.
-    public var creditType: String?
+    /// For a credits purchase: how many credits it granted (its effect; the target names the type).
     public var credits: Int64?
-    /// Whether it paid for an auto-renewable subscription (its originalTransactionId names it).
-    public var subscription: Bool
 
     public init(
-        id: Int64, tenantId: String, userId: String, bookingId: Int64?, store: String, environment: String,
+        id: Int64, tenantId: String, userId: String, target: PurchaseTarget?, store: String, environment: String,
         transactionId: String, originalTransactionId: String, productId: String, status: PurchaseStatus,
         outcomeCode: String?, purchasedAt: Date, createdAt: Date,
-        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, creditType: String? = nil, credits: Int64? = nil, subscription: Bool = false
+        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, credits: Int64? = nil
     ) {
-        self.subscription = subscription
-        self.creditType = creditType
+        self.target = target
         self.credits = credits
         self.priceMilliunits = priceMilliunits
         self.currency = currency
@@ -109,7 +106,6 @@ public struct Purchase: Codable, Hashable, Sendable {
         self.id = id
         self.tenantId = tenantId
         self.userId = userId
-        self.bookingId = bookingId
         self.store = store
         self.environment = environment
         self.transactionId = transactionId
@@ -123,21 +119,20 @@ public struct Purchase: Codable, Hashable, Sendable {
 }
 
 extension Purchase {
-    /// What the purchase paid for (nil for a purchase recorded without a target).
-    public var target: PurchaseTarget? {
-        if let bookingId { return .booking(id: bookingId) }
-        if subscription { return .subscription(originalTransactionId: originalTransactionId) }
-        return creditType.map { .credits(type: $0) }
-    }
+    /// The booking it paid for, if it paid for one.
+    public var bookingId: Int64? { target?.bookingId }
+    /// The credit type it granted, for a credits purchase.
+    public var creditType: String? { target?.creditType }
+    /// The kind of product it paid for.
+    public var kind: ProductKind? { target?.kind }
 
     /// A new purchase row for a claim.
     public init(_ claim: PurchaseClaim, id: Int64, status: PurchaseStatus, outcomeCode: String?, now: Date) {
         self.init(
-            id: id, tenantId: claim.tenantId, userId: claim.userId, bookingId: claim.target.bookingId, store: claim.store,
+            id: id, tenantId: claim.tenantId, userId: claim.userId, target: claim.target, store: claim.store,
             environment: claim.environment, transactionId: claim.transactionId, originalTransactionId: claim.originalTransactionId,
             productId: claim.productId, status: status, outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now,
-            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity, creditType: claim.target.creditType,
-            subscription: { if case .subscription = claim.target { true } else { false } }()
+            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity
         )
     }
 }
@@ -147,7 +142,8 @@ public struct ReplayAttempt: Codable, Hashable, Sendable {
     public var id: Int64
     public var tenantId: String
     public var userId: String
-    public var bookingId: Int64?
+    /// What the refused claim was for (stored as kind and reference).
+    public var target: PurchaseTarget?
     public var environment: String
     public var transactionId: String
     public var existingPurchaseId: Int64
@@ -156,13 +152,13 @@ public struct ReplayAttempt: Codable, Hashable, Sendable {
     public var at: Date
 
     public init(
-        id: Int64, tenantId: String, userId: String, bookingId: Int64?, environment: String, transactionId: String,
+        id: Int64, tenantId: String, userId: String, target: PurchaseTarget?, environment: String, transactionId: String,
         existingPurchaseId: Int64, reason: String, proofHash: String, at: Date
     ) {
         self.id = id
         self.tenantId = tenantId
         self.userId = userId
-        self.bookingId = bookingId
+        self.target = target
         self.environment = environment
         self.transactionId = transactionId
         self.existingPurchaseId = existingPurchaseId

@@ -26,6 +26,8 @@ public struct PurchasePlan: Hashable, Sendable {
     /// What the claim does to a credit account.
     public var credits: CreditChange?
     public var replay: ReplayAttempt?
+    /// Entitlement grants to write as they are (new, or re-chained passes).
+    public var grants: [EntitlementGrant] = []
     public var audit: [AuditRecord]
     public var events: [WebhookEvent]
 

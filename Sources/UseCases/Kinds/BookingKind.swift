@@ -1,0 +1,64 @@
+import Domain
+import Foundation
+
+/// Boat rentals and sea experiences: a payment confirms a pending booking of the user, or is
+/// recorded for a refund when it cannot (the slot was taken, the booking was already paid).
+public struct BookingKind: PurchaseKind {
+    public struct Loaded {
+        var booking: Booking
+        var resource: Resource?
+    }
+
+    public var kind: ProductKind { .booking }
+
+    public init() {}
+
+    public func target(for request: PurchaseRequest, store: any Store) async throws -> PurchaseTarget {
+        guard let named = request.named, case .booking = named else {
+            throw DomainError(.invalidInput, .missingField, "\(request.productId) pays for a booking: send bookingId", field: "bookingId")
+        }
+        return named
+    }
+
+    public func checkVisible(_ request: PurchaseRequest, store: any Store) async throws {
+        guard case .booking(let id)? = request.named else { return }
+        let tenantId = request.runtime.id, userId = request.userId
+        let owned = try await store.read { try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false)?.userId == userId }
+        guard owned else { throw DomainError.bookingNotFound(id) }
+    }
+
+    public func load(_ claim: inout PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, tx: any StoreSession, now: Date) throws -> Loaded {
+        guard case .booking(let id) = claim.target,
+              let booking = try tx.bookings.booking(id: id, tenantId: claim.tenantId, forUpdate: true), booking.userId == claim.userId else {
+            throw DomainError.bookingNotFound(claim.target.bookingId ?? 0)
+        }
+        try BookingPurchaseRules.check(proven, claimedProductId: request.productId, claimedTransactionId: request.transactionId, booking: booking,
+                                       userId: claim.userId, policy: request.policy)
+        return Loaded(booking: booking, resource: request.tenant.resource(id: booking.resourceId))
+    }
+
+    public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
+        let booking = loaded.booking
+        let occupancy = BookingPurchaseRules.needsOccupancy(booking, now: now)
+            ? try tx.bookings.occupancy(tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
+                                        excluding: booking.id, now: now)
+            : .none
+        let plan = BookingPurchaseRules.plan(claim, booking: booking, resource: loaded.resource, occupancy: occupancy, now: now)
+        return (plan, .booking(plan.booking ?? booking))
+    }
+
+    public func state(settled plan: PurchasePlan, claim: PurchaseClaim, loaded: Loaded, tx: any StoreSession, now: Date) throws -> PurchasedState {
+        .booking(plan.booking ?? loaded.booking)
+    }
+
+    public func notificationPlan(_ notification: IncomingNotification, purchase: Purchase, tenant: Tenant, tx: any StoreSession, now: Date) throws -> NotificationPlan {
+        let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: notification.tenantId, forUpdate: true) }
+        var slotFree = false
+        if NotificationRules.needsOccupancy(notification), let booking, let resource = tenant.resource(id: booking.resourceId) {
+            let occupancy = try tx.bookings.occupancy(tenantId: booking.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
+                                                      excluding: booking.id, now: now)
+            slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
+        }
+        return NotificationRules.plan(notification, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)
+    }
+}

@@ -1,0 +1,44 @@
+import Domain
+import Foundation
+
+/// `GET /api/entitlements`: what a user holds now and why. Every source becomes grants: the
+/// subscriptions the user owns, a membership paid elsewhere, unlocks and passes; entitlements are
+/// derived from the live ones, so one source ending takes away only its own grant.
+public struct UserEntitlements: Sendable {
+    public struct Answer: Sendable {
+        /// Every subscription the user owns (whether the account uses it as its membership).
+        public var subscriptions: [Subscriptions.Listed]
+        public var membership: Membership?
+        /// Each entitlement with its grants, derived at `now`.
+        public var entitlements: [HeldEntitlement]
+        /// Premium: a subscription that entitles, a live membership paid elsewhere, or a live grant of
+        /// `premium` or of an entitlement one of the app's subscription products grants.
+        public var isPremium: Bool
+    }
+
+    let store: any Store
+    let clock: any BerthClock
+
+    public init(store: any Store, clock: any BerthClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    public func callAsFunction(runtime: TenantRuntime, userId: String) async throws -> Answer {
+        let tenantId = runtime.id
+        let (owned, membership, stored) = try await store.read { tx in
+            (try tx.subscriptions.owned(tenantId: tenantId, userId: userId, page: Page(limit: Page.maximumLimit)).items,
+             try tx.subscriptions.membership(tenantId: tenantId, userId: userId),
+             try tx.grants.grants(tenantId: tenantId, userId: userId))
+        }
+        let now = clock.now()
+        let grants = owned.map { EntitlementGrant.subscription($0, userId: userId, now: now) } + [membership.flatMap { .membership($0, now: now) }].compactMap { $0 }
+            + stored
+        let held = GrantRules.entitlements(grants, now: now)
+        let premiumNames = Set(runtime.tenant.products.compactMap { $0.kind == .subscription ? ($0.entitlement ?? GrantRules.premium) : nil } + [GrantRules.premium])
+        let isPremium = owned.contains { $0.state(at: now).entitles }
+            || held.contains { $0.active && premiumNames.contains($0.entitlement) }
+        let listed = owned.map { Subscriptions.Listed(subscription: $0, inUse: membership?.originalTransactionId == $0.originalTransactionId) }
+        return Answer(subscriptions: listed, membership: membership, entitlements: held, isPremium: isPremium)
+    }
+}
