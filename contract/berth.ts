@@ -161,7 +161,7 @@ export interface ReadinessResponse {
   migrations?: "applied" | "pending";
 }
 
-export type ProductKind = "booking" | "credits" | "subscription";
+export type ProductKind = "booking" | "credits" | "subscription" | "unlock";
 
 export interface Product {
   id: string;
@@ -178,6 +178,10 @@ export interface Product {
   currency?: string;
   /** ascending */
   displayOrder?: number;
+  /** unlocks: the entitlement one purchase grants */
+  entitlement?: string;
+  /** passes (Non-Renewing Subscription unlocks): the days one purchase grants; absent for a lifetime unlock */
+  durationDays?: number;
   /** listed for sale; an inactive pack still grants its credits when a paid transaction arrives */
   active?: boolean;
 }
@@ -884,10 +888,40 @@ export interface EntitlementsResponse {
     state: SubscriptionState;
     autoRenew?: boolean;
     environment: "Production" | "Sandbox";
+    /** subscriptions: the originalTransactionId; unlocks: the transaction id */
     originalTransactionId: string;
     inUse: boolean;
+    source?: "app_store_subscription" | "unlock";
   }[];
+  /** each entitlement the user has or had, with every grant that gives it */
+  byEntitlement?: HeldEntitlement[];
   membership?: MembershipDTO;
+}
+
+/** An entitlement as the user holds it, derived from its grants (live ones first). */
+export interface HeldEntitlement {
+  entitlement: string;
+  /** some grant gives it now */
+  active: boolean;
+  /** until when the live grants give it; absent while active: for ever (a lifetime unlock) */
+  expiresAt?: string;
+  grants: {
+    source: "app_store_subscription" | "unlock" | "membership";
+    /** the unlock's transaction id, the subscription's originalTransactionId, the member's user id */
+    reference: string;
+    productId?: string;
+    from: string;
+    until?: string;
+    /** ended: refunded or revoked */
+    state: "active" | "expired" | "ended";
+    endedReason?: string;
+  }[];
+}
+
+/** POST /api/verify-purchase of an unlock (lifetime or pass): the entitlement after it. */
+export interface UnlockPurchaseResponse {
+  entitlement: HeldEntitlement;
+  purchase: Purchase;
 }
 
 /** GET /api/subscriptions?page=&per_page= (page from 1, per_page 1…200, default 20) */

@@ -53,12 +53,19 @@ struct ProductDTO: Codable {
     var currency: String?
     var displayOrder: Int?
     var active: Bool?
+    /// Unlocks: the entitlement one purchase grants, and for a pass the days it lasts.
+    var entitlement: String?
+    var durationDays: Int?
 
     init(_ product: Product) {
         id = product.id
         kind = product.kind.rawValue
         type = product.type
         title = product.title
+        if case .unlock(let terms) = product.terms {
+            entitlement = terms.entitlement
+            durationDays = terms.durationDays
+        }
     }
 
     init(_ product: CreditProduct) {

@@ -45,7 +45,7 @@ struct ContractTests {
 
     /// Drives one realistic session and records every request and response worth an example.
     func recordSession() async throws -> [Exchange] {
-        let harness = try await Harness.make()
+        let harness = try await UnlocksTests.make()
         defer { harness.close() }
         let recorder = Recorder()
         try await harness.app().test(.router) { client in
@@ -163,6 +163,10 @@ struct ContractTests {
         try recordRequest("VerifyPurchaseRequest.subscription", "VerifyPurchaseRequest", buy)
         record("SubscriptionPurchaseResponse", "SubscriptionPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "mei", json: buy))
         record("ErrorResponse.linked_to_other_account", "ErrorResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "lin", json: buy))
+        let lifetime = UnlocksTests.transaction(harness, UnlocksTests.lifetime, id: "2000000700000002", at: now.addingTimeInterval(-30))
+        let unlock: [String: Any] = ["productId": UnlocksTests.lifetime, "jwsRepresentation": try harness.ca.signTransaction(lifetime)]
+        try recordRequest("VerifyPurchaseRequest.unlock", "VerifyPurchaseRequest", unlock)
+        record("UnlockPurchaseResponse", "UnlockPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "mei", json: unlock))
         record("EntitlementsResponse", "EntitlementsResponse", try await client.call(.get, "/api/entitlements", auth: key, user: "mei"))
         record("SubscriptionPage", "SubscriptionPage", try await client.call(.get, "/api/subscriptions?page=1&per_page=20", auth: key, user: "mei"))
         let membership: [String: Any] = ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"]
@@ -252,7 +256,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 74)
+        #expect(exchanges.count == 76)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -275,7 +279,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 74)
+        #expect(files.count == 76)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")
