@@ -182,7 +182,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLStoreTests",
-            dependencies: ["SQLStore", "Domain", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SQLStore", "Domain", "UseCases", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "HTTPAPITests",

@@ -51,8 +51,8 @@ public struct VerifyPurchase: Sendable {
     /// Prove, pick the kind, claim under the policy, let the kind plan, save: the same for every kind.
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
-        var request = PurchaseRequest(runtime: runtime, userId: command.userId, productId: command.productId ?? "", transactionId: command.transactionId,
-                                      named: command.target)
+        var request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: command.userId,
+                                      productId: command.productId ?? "", transactionId: command.transactionId, named: command.target)
         var proven: ProvenTransaction?
         if command.productId == nil {
             // Without a claimed product, the proof names it (and the checks compare it with itself).
@@ -72,7 +72,7 @@ public struct VerifyPurchase: Sendable {
 
     /// One claim in its unit of work: the kind loads and checks under its locks, the policy settles
     /// repeats, replays and revoked transactions, the kind plans the rest, the store saves the plan.
-    static func claim<Kind: PurchaseKind>(_ claim: PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, kind: Kind, tx: any StoreSession,
+    public static func claim<Kind: PurchaseKind>(_ claim: PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, kind: Kind, tx: any StoreSession,
                                           now: Date) throws -> Result {
         var claim = claim
         let loaded = try kind.load(&claim, proven: proven, request: request, tx: tx, now: now)

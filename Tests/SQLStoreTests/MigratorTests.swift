@@ -138,6 +138,51 @@ struct MigratorTests {
         #expect(occupancy == Occupancy(bookings: 2, seats: 5))
     }
 
+    @Test("migration 012 moves today's purchases and replays to (kind, reference): bookings, credits and subscriptions read back as before")
+    func targetsBackfill() async throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let migrations = directory.appendingPathComponent("migrations")
+        try FileManager.default.copyItem(at: Self.repositoryMigrations, to: migrations)
+        let kinds = try Data(contentsOf: migrations.appendingPathComponent("012_product_kinds.sql"))
+        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name >= "012" {
+            try FileManager.default.removeItem(at: migrations.appendingPathComponent(name))
+        }
+        let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
+        defer { try? database.close() }
+        try await Migrator(directory: migrations).apply(to: database, now: Date())
+        try await database.withConnection { db in
+            try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
+            try db.execute(sql: """
+                INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                status, hold_expires_at, created_at, updated_at) VALUES (7, 't', 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
+                """)
+            // The three shapes purchases had before 012: a booking's, a credit pack's, a subscription period's.
+            for (id, booking, creditType, credits, subscription) in [(1, 7 as Int64?, nil as String?, nil as Int64?, 0), (2, nil, "gen", 50, 0), (3, nil, nil, nil, 1)] {
+                try db.execute(sql: """
+                    INSERT INTO purchases (id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, status,
+                    proof_hash, purchased_at, created_at, credit_type, credits, subscription)
+                    VALUES (?, 't', 'u', ?, 'app_store', 'Sandbox', ?, ?, 'p', 'applied', 'h', 0, 0, ?, ?, ?)
+                    """, arguments: [id, booking, "tx\(id)", "otx\(id)", creditType, credits, subscription])
+            }
+            try db.execute(sql: """
+                INSERT INTO replay_attempts (id, tenant_id, user_id, booking_id, store, environment, transaction_id, existing_purchase_id, reason, proof_hash, at)
+                VALUES (1, 't', 'v', 7, 'app_store', 'Sandbox', 'tx1', 1, 'transaction already used by another user', 'h', 0)
+                """)
+        }
+        try kinds.write(to: migrations.appendingPathComponent("012_product_kinds.sql"))
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["012_product_kinds"])
+        let (purchases, replays) = try await database.read { tx in
+            (try tx.purchases.purchases(tenantId: "t", filter: PurchaseFilter(), page: Page(limit: 10)).items, try tx.purchases.replays(tenantId: "t", page: Page(limit: 10)).items)
+        }
+        let targets = Dictionary(purchases.map { ($0.id, $0.target) }, uniquingKeysWith: { first, _ in first })
+        #expect(targets[1] == .booking(id: 7))
+        #expect(targets[2] == .credits(type: "gen"))
+        #expect(targets[3] == .subscription(originalTransactionId: "otx3"))
+        #expect(purchases.first { $0.id == 2 }?.credits == 50)
+        #expect(replays.map(\.target) == [.booking(id: 7)])
+    }
+
     @Test("database URLs", arguments: [("sqlite:./b.sqlite", "./b.sqlite"), ("sqlite:///tmp/x.db", "/tmp/x.db"), ("plain.sqlite", "plain.sqlite")])
     func databaseURLs(url: String, path: String) throws {
         #expect(try SQLiteStore.path(fromURL: url) == path)

@@ -22,7 +22,7 @@ public struct BookingKind: PurchaseKind {
 
     public func checkVisible(_ request: PurchaseRequest, store: any Store) async throws {
         guard case .booking(let id)? = request.named else { return }
-        let tenantId = request.runtime.id, userId = request.userId
+        let tenantId = request.tenant.id, userId = request.userId
         let owned = try await store.read { try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false)?.userId == userId }
         guard owned else { throw DomainError.bookingNotFound(id) }
     }

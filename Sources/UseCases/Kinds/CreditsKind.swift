@@ -19,7 +19,7 @@ public struct CreditsKind: PurchaseKind {
         guard request.tenant.credits != nil else {
             throw DomainError(.invalidInput, .missingField, "this app sells bookings: send bookingId", field: "bookingId")
         }
-        let tenantId = request.runtime.id, productId = request.productId
+        let tenantId = request.tenant.id, productId = request.productId
         guard let product = try await store.read({ try $0.credits.product(tenantId: tenantId, productId: productId) }) else {
             throw Self.unknown(productId)
         }

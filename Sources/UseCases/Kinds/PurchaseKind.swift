@@ -48,16 +48,26 @@ extension PurchaseKind {
 
 /// What a purchase request says, as the kinds need it.
 public struct PurchaseRequest: Sendable {
-    public var runtime: TenantRuntime
+    public var tenant: Tenant
+    public var policy: PurchasePolicy
+    /// Whether the tenant receives webhooks (events go to the outbox only then).
+    public var emitsEvents: Bool
     public var userId: String
     /// The product claimed (or, for validators that send none, the one the proof names).
     public var productId: String
     public var transactionId: String?
     /// A target the app names (a booking); nil lets the product decide.
     public var named: PurchaseTarget?
-    public var tenant: Tenant { runtime.tenant }
-    public var policy: PurchasePolicy { runtime.purchasePolicy }
-    public var emitsEvents: Bool { runtime.webhook != nil }
+
+    public init(tenant: Tenant, policy: PurchasePolicy, emitsEvents: Bool, userId: String, productId: String, transactionId: String?, named: PurchaseTarget?) {
+        self.tenant = tenant
+        self.policy = policy
+        self.emitsEvents = emitsEvents
+        self.userId = userId
+        self.productId = productId
+        self.transactionId = transactionId
+        self.named = named
+    }
 }
 
 /// The state of what a purchase paid for, after the claim: one case per kind.
