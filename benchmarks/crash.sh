@@ -3,7 +3,7 @@
 # Starts its own throwaway PostgreSQL on 127.0.0.1 and stops it at the end; bounded and self-stopping.
 #
 #   benchmarks/crash.sh                                  # BOOKINGS=60 CREDITS=60 KILLS=5 (what CI runs)
-#   BOOKINGS=500 CREDITS=500 KILLS=10 RATE=100 benchmarks/crash.sh   # the full run (README)
+#   BOOKINGS=500 CREDITS=500 KILLS=10 RATE=100 benchmarks/crash.sh   # the full run (docs/benchmarks.md)
 #   BERTH=.build/release/berth benchmarks/crash.sh       # another build (default: the debug build)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)

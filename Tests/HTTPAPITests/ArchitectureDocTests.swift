@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import HTTPAPI
 import Testing
 import UseCases
 
@@ -49,5 +50,40 @@ struct ArchitectureDocTests {
             let source = try String(contentsOf: Harness.repository.appendingPathComponent(paths[0]), encoding: .utf8)
             #expect(source.contains("public struct \(type(of: module)): PurchaseKind"), "\(paths[0]) declares \(type(of: module))")
         }
+    }
+}
+
+@Suite("README and docs/")
+struct DocsTests {
+    @Test("the README is a front door: at most 250 lines, and every document it links exists")
+    func readmeFrontDoor() throws {
+        let readme = try String(contentsOf: Harness.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.split(separator: "\n", omittingEmptySubsequences: false).count - (readme.hasSuffix("\n") ? 1 : 0) <= 250)
+        let links = readme.components(separatedBy: "](").dropFirst().compactMap { $0.split(separator: ")").first.map(String.init) }.filter { !$0.hasPrefix("http") }
+        #expect(links.count >= 9)
+        for link in links {
+            #expect(FileManager.default.fileExists(atPath: Harness.repository.appendingPathComponent(link).path), "README links \(link)")
+        }
+    }
+
+    @Test("docs/configuration.md names every field the catalog decoder reads from products.json (and unlock products' fields)")
+    func configurationNamesEveryField() throws {
+        let data = try Data(contentsOf: Harness.repository.appendingPathComponent("products.json"))
+        var catalog = try JSONDecoder().decode(Catalog.self, from: data)
+        catalog.tenants[0].products.append(Product(id: "p", kind: .unlock, type: "Non-Renewing Subscription", title: "t", entitlement: "e", durationDays: 1))
+        let json = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(catalog))
+        var keys = Set<String>()
+        func collect(_ value: Any) {
+            if let object = value as? [String: Any] {
+                for (key, inner) in object { keys.insert(key); collect(inner) }
+            } else if let array = value as? [Any] {
+                array.forEach(collect)
+            }
+        }
+        collect(json)
+        #expect(keys.count > 40)
+        let document = try String(contentsOf: Harness.repository.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let missing = keys.filter { !document.contains("`\($0)`") && !document.contains("\"\($0)\"") }.sorted()
+        #expect(missing.isEmpty, "fields of products.json not in docs/configuration.md: \(missing)")
     }
 }
