@@ -81,6 +81,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            // The migrations (Sources/SQLStore/Resources/migrations is a link to migrations/) are compiled into
+            // the binary: one file runs the service. EmbeddedMigrationsTests fails when a file is not listed here.
+            resources: [
+                .embedInCode("Resources/migrations/001_initial.sql"),
+                .embedInCode("Resources/migrations/002_receipt_checks.sql"),
+                .embedInCode("Resources/migrations/003_apple_notifications.sql"),
+                .embedInCode("Resources/migrations/004_webhooks.sql"),
+                .embedInCode("Resources/migrations/005_unclaimed_transactions.sql"),
+                .embedInCode("Resources/migrations/006_hardening.sql"),
+                .embedInCode("Resources/migrations/007_core.sql"),
+                .embedInCode("Resources/migrations/008_credits.sql"),
+                .embedInCode("Resources/migrations/009_subscriptions.sql"),
+                .embedInCode("Resources/migrations/010_key_roles.sql"),
+                .embedInCode("Resources/migrations/011_webhook_dead_letters.sql"),
+                .embedInCode("Resources/migrations/012_product_kinds.sql"),
             ]
         ),
         .target(

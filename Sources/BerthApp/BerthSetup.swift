@@ -14,10 +14,11 @@ public struct BerthSetup: Sendable {
     public var databasePath: String
     /// PostgreSQL, when the database URL is `postgres://…`.
     public var postgres: PostgresSettings?
-    public var migrationsURL: URL
+    /// A directory of migrations to apply instead of the ones compiled into the binary (nil: those).
+    public var migrationsURL: URL?
     public var environment: [String: String]
 
-    public init(catalogURL: URL, databasePath: String, postgres: PostgresSettings? = nil, migrationsURL: URL, environment: [String: String]) {
+    public init(catalogURL: URL, databasePath: String, postgres: PostgresSettings? = nil, migrationsURL: URL? = nil, environment: [String: String]) {
         self.catalogURL = catalogURL
         self.databasePath = databasePath
         self.postgres = postgres
@@ -51,7 +52,7 @@ public struct BerthSetup: Sendable {
     /// migration lock, so instances starting together take turns), the catalog's tenants, and the
     /// credit products the catalog adds. Safe to run on every start of every instance.
     public func prepare(_ store: some MigratableStore, catalog: Catalog, logger: Logger, now: Date) async throws {
-        let migrator = try Migrator(directory: migrationsURL)
+        let migrator = try migrationsURL.map(Migrator.init(directory:)) ?? Migrator()
         let applied = try await migrator.apply(to: store, now: now)
         if !applied.isEmpty { logger.info("applied migrations: \(applied.joined(separator: ", "))") }
         let tenants = catalog.tenants.map { (id: $0.id, name: $0.name) }
@@ -72,7 +73,7 @@ public struct BerthSetup: Sendable {
     public func services(catalog: Catalog, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) async throws -> BerthServices {
         let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, logger: logger)
         var services = BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
-        services.expectedMigrations = Set(try Migrator(directory: migrationsURL).migrations.map(\.version))
+        services.expectedMigrations = Set(try (migrationsURL.map(Migrator.init(directory:)) ?? Migrator()).migrations.map(\.version))
         services.metricsToken = environment["BERTH_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
         services.trustedProxies = TrustedProxies(environment: environment["BERTH_TRUSTED_PROXIES"])
         return services

@@ -13,6 +13,23 @@ public struct Migrator: Sendable {
 
     public let migrations: [Migration]
 
+    /// The migrations compiled into the binary (the files of `migrations/`): what `berth serve` and
+    /// `berth migrate` apply unless a directory is given.
+    public init() throws {
+        try self.init(files: EmbeddedMigrations.files.map { ($0.name, Data($0.bytes)) })
+    }
+
+    /// Named SQL files (`NNN_name.sql`), applied in name order.
+    public init(files: [(name: String, data: Data)]) throws {
+        guard !files.isEmpty else { throw StoreError("no .sql migrations") }
+        migrations = try files.sorted { $0.name < $1.name }.map { name, data in
+            guard name.hasSuffix(".sql"), name.prefix(while: \.isNumber).count >= 3 else {
+                throw StoreError("migration \(name) must be named like 001_name.sql")
+            }
+            return Migration(version: String(name.dropLast(4)), sql: String(decoding: data, as: UTF8.self), checksum: SHA256.hash(data: data).hexString)
+        }
+    }
+
     /// Reads `NNN_name.sql` files from `directory`.
     public init(directory: URL) throws {
         let names: [String]

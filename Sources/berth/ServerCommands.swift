@@ -16,7 +16,7 @@ struct StorageOptions: ParsableArguments {
     @Option(help: "Catalog of tenants and products (env BERTH_CATALOG; default ./products.json).")
     var catalog: String?
 
-    @Option(help: "Directory of numbered SQL migrations (env BERTH_MIGRATIONS; default ./migrations).")
+    @Option(help: "Directory of numbered SQL migrations to apply instead of the ones built into berth (env BERTH_MIGRATIONS).")
     var migrations: String?
 
     func setup() throws -> BerthSetup {
@@ -27,7 +27,7 @@ struct StorageOptions: ParsableArguments {
             catalogURL: URL(fileURLWithPath: catalog ?? environment["BERTH_CATALOG"] ?? "./products.json").standardizedFileURL,
             databasePath: isPostgres ? "" : try SQLiteStore.path(fromURL: databaseURL),
             postgres: isPostgres ? try PostgresSettings(url: databaseURL, environment: environment) : nil,
-            migrationsURL: URL(fileURLWithPath: migrations ?? environment["BERTH_MIGRATIONS"] ?? "./migrations", isDirectory: true),
+            migrationsURL: (migrations ?? environment["BERTH_MIGRATIONS"]).map { URL(fileURLWithPath: $0, isDirectory: true) },
             environment: environment
         )
     }
@@ -278,12 +278,12 @@ struct CopyDatabaseCommand: AsyncParsableCommand {
 
     @Option(help: "The SQLite database, sqlite:PATH.") var from: String
     @Option(help: "The PostgreSQL database, postgres://USER@HOST:PORT/DATABASE (password in BERTH_DATABASE_PASSWORD).") var to: String
-    @Option(help: "Directory of numbered SQL migrations (env BERTH_MIGRATIONS; default ./migrations).") var migrations: String?
+    @Option(help: "Directory of numbered SQL migrations to apply instead of the ones built into berth (env BERTH_MIGRATIONS).") var migrations: String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let logger = makeLogger("berth.copy")
-        let migrator = try Migrator(directory: URL(fileURLWithPath: migrations ?? environment["BERTH_MIGRATIONS"] ?? "./migrations", isDirectory: true))
+        let migrator = try (migrations ?? environment["BERTH_MIGRATIONS"]).map { try Migrator(directory: URL(fileURLWithPath: $0, isDirectory: true)) } ?? Migrator()
         let sourcePath = try SQLiteStore.path(fromURL: from)
         guard FileManager.default.fileExists(atPath: sourcePath) else { throw ValidationError("no SQLite database at \(sourcePath)") }
         let source = try SQLiteStore.open(path: sourcePath)

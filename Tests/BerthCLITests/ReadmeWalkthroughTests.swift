@@ -42,11 +42,11 @@ struct ReadmeWalkthroughTests {
         #expect(text.contains("} 422"), "\(text)")
     }
 
-    /// Runs a README script in a fresh copy of the catalog and migrations, as a reader would; returns its output.
+    /// Runs a README script in a fresh copy of the catalog (the migrations are in the binary), as a reader would; returns its output.
     static func run(_ script: String) throws -> String {
         let directory = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        for item in ["products.json", "migrations"] {
+        for item in ["products.json"] {
             try FileManager.default.copyItem(at: ServerProcess.repository.appendingPathComponent(item), to: directory.appendingPathComponent(item))
         }
         // `swift build --show-bin-path` must name the binaries this test run built; a stub answers it

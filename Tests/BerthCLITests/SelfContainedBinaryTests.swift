@@ -1,14 +1,15 @@
 import Foundation
 import Testing
 
-/// Operators install one file: the admin page, the API document and Apple's roots are compiled
-/// into `berth`, so a copy of the binary alone serves the pages and verifies Apple's signatures.
+/// Operators install one file: the migrations, the admin page, the API document and Apple's roots
+/// are compiled into `berth`, so a copy of the binary alone creates its database, serves the pages and
+/// verifies Apple's signatures.
 @Suite("the berth binary is self-contained")
 struct SelfContainedBinaryTests {
     @Test("the binary looks for no resource bundle of berth's modules (SwiftPM's Bundle.module accessor names its folder)")
     func noResourceBundleLookups() throws {
         let binary = try Data(contentsOf: try BerthProcess.executable)
-        for module in ["HTTPAPI", "AppleSignedData"] {
+        for module in ["HTTPAPI", "AppleSignedData", "SQLStore"] {
             #expect(binary.range(of: Data("Berth_\(module).resources".utf8)) == nil, "berth would look for Berth_\(module).resources beside it")
         }
     }
@@ -42,6 +43,7 @@ struct SelfContainedBinaryTests {
             #expect(verified.status == 0, "\(sample): \(verified.stderr)")
         }
 
+        #expect(!FileManager.default.fileExists(atPath: server.directory.appendingPathComponent("migrations").path), "no migrations folder beside the server")
         try await server.start(executable: copy)
         let page = try await server.request("GET", "/admin", headers: [:])
         #expect(page.status == 200 && String(decoding: page.data, as: UTF8.self).contains("Admin API key"))

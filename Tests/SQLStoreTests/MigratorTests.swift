@@ -205,3 +205,25 @@ struct PostgresSettingsTests {
         #expect(try PostgresSettings(url: "postgres://berth@db.internal/berth", environment: [:]).redacted.contains("sslmode=require"))
     }
 }
+
+@Suite("Migrations compiled into the binary")
+struct EmbeddedMigrationsTests {
+    @Test("the embedded migrations are exactly the files of migrations/, byte for byte")
+    func embeddedMatchDirectory() throws {
+        let fromDirectory = try Migrator(directory: MigratorTests.repositoryMigrations).migrations
+        let embedded = try Migrator().migrations
+        #expect(embedded.map(\.version) == fromDirectory.map(\.version), "add the new file to EmbeddedMigrations.swift and Package.swift")
+        #expect(embedded.map(\.checksum) == fromDirectory.map(\.checksum))
+    }
+
+    @Test("the embedded migrations build a database the directory's migrator finds complete")
+    func embeddedApply() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-sql-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
+        defer { try? database.close() }
+        #expect(try await Migrator().apply(to: database, now: Date()).count == (try Migrator().migrations.count))
+        #expect(try await Migrator(directory: MigratorTests.repositoryMigrations).apply(to: database, now: Date()).isEmpty)
+    }
+}

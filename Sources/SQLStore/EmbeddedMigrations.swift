@@ -1,0 +1,21 @@
+import Foundation
+
+/// The SQL files of `migrations/`, compiled into the binary (`Package.swift` embeds each one; SwiftPM
+/// names a resource `001_x.sql` `_01_x_sql`). A new migration file is added in both places;
+/// `EmbeddedMigrationsTests` fails when this list and the directory differ.
+public enum EmbeddedMigrations {
+    public static let files: [(name: String, bytes: [UInt8])] = [
+        ("001_initial.sql", PackageResources._01_initial_sql),
+        ("002_receipt_checks.sql", PackageResources._02_receipt_checks_sql),
+        ("003_apple_notifications.sql", PackageResources._03_apple_notifications_sql),
+        ("004_webhooks.sql", PackageResources._04_webhooks_sql),
+        ("005_unclaimed_transactions.sql", PackageResources._05_unclaimed_transactions_sql),
+        ("006_hardening.sql", PackageResources._06_hardening_sql),
+        ("007_core.sql", PackageResources._07_core_sql),
+        ("008_credits.sql", PackageResources._08_credits_sql),
+        ("009_subscriptions.sql", PackageResources._09_subscriptions_sql),
+        ("010_key_roles.sql", PackageResources._10_key_roles_sql),
+        ("011_webhook_dead_letters.sql", PackageResources._11_webhook_dead_letters_sql),
+        ("012_product_kinds.sql", PackageResources._12_product_kinds_sql),
+    ]
+}
