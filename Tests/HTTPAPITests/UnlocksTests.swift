@@ -198,6 +198,39 @@ struct UnlocksTests {
         }
     }
 
+    /// The body cordova-plugin-purchase builds for a StoreKit 2 transaction (its product types as it names them).
+    static func validatorBody(_ jws: String, product: String, type: String) -> [String: Any] {
+        ["id": bundle, "type": "application",
+         "products": [["type": type, "id": product, "offers": [] as [Any]]],
+         "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
+         "device": ["plugin": "cordova-plugin-purchase/13.12.1", "platform": "ios"],
+         "additionalData": ["applicationUsername": "ana"]]
+    }
+
+    @Test("cordova-plugin-purchase's validator: a pass validates with its expiry; a lifetime unlock without one")
+    func validator() async throws {
+        let harness = try await Self.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .client)
+        try await harness.app().test(.router) { client in
+            let pass = Self.transaction(harness, Self.pass)
+            let reply = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key,
+                                              json: Self.validatorBody(try harness.ca.signTransaction(pass), product: Self.pass, type: "non renewing subscription"))
+            #expect(CordovaValidatorTests.ok(reply), "\(reply.json)")
+            let entry = try #require(CordovaValidatorTests.collection(reply).first)
+            #expect(entry["id"] as? String == Self.pass)
+            #expect((entry["expiryDate"] as? NSNumber)?.int64Value == harness.clock.now().addingTimeInterval(30 * Self.day).epochMilliseconds)
+            #expect(entry["isExpired"] as? Bool == false)
+
+            let lifetime = Self.transaction(harness, Self.lifetime)
+            let unlocked = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key,
+                                                 json: Self.validatorBody(try harness.ca.signTransaction(lifetime), product: Self.lifetime, type: "non consumable"))
+            #expect(CordovaValidatorTests.ok(unlocked), "\(unlocked.json)")
+            #expect(CordovaValidatorTests.collection(unlocked).first?["expiryDate"] == nil)
+            #expect(try await Self.entitlements(client, key: key, user: "ana").isPremium)
+        }
+    }
+
     @Test("the catalog refuses unlocks without an entitlement, passes without days and lifetime unlocks with days")
     func catalogRules() throws {
         func tenant(_ product: Product) throws -> Catalog {
