@@ -44,6 +44,13 @@ public struct BerthServices: Sendable {
         NotificationIntake(receive: receiveNotification, rateLimiter: rateLimiter, trustedProxies: trustedProxies)
     }
     var verifyReceipt: VerifyReceipt { VerifyReceipt(store: store, clock: clock, logger: logger) }
+    var subscriptionQueries: SubscriptionQueries { SubscriptionQueries(store: store, clock: clock, logger: logger) }
+    var authorizeLink: AuthorizeLink { AuthorizeLink(logger: logger) }
+    var linkSubscription: LinkSubscription { LinkSubscription(store: store, clock: clock, logger: logger) }
+    var unlinkSubscription: UnlinkSubscription { UnlinkSubscription(store: store, clock: clock, logger: logger) }
+    var recordMembership: RecordMembership { RecordMembership(store: store, clock: clock, logger: logger) }
+    var applyReceipt: ApplyReceipt { ApplyReceipt(store: store, clock: clock, logger: logger) }
+    var refreshSubscription: RefreshSubscription { RefreshSubscription(store: store, clock: clock, logger: logger) }
     var creditAccounts: CreditAccounts { CreditAccounts(store: store, clock: clock) }
     var creditOperations: CreditOperations { CreditOperations(store: store, clock: clock) }
 }

@@ -301,7 +301,7 @@ struct FTCAppleReceiptResponse: Encodable {
     var latest_receipt_info: [Entry]
     var pending_renewal_info: [String] = []
 
-    init(_ result: Subscriptions.ReceiptResult) {
+    init(_ result: ApplyReceipt.Result) {
         let entries = result.verified.receipt.inAppPurchases.compactMap { e -> Entry? in
             guard let product = e.productId, let id = e.transactionId else { return nil }
             return Entry(product_id: product, transaction_id: id, original_transaction_id: e.originalTransactionId ?? id,

@@ -55,7 +55,6 @@ struct FTCRoutes {
         return context
     }
 
-    private var subscriptions: Subscriptions { Subscriptions(store: services.store, clock: services.clock, logger: services.logger) }
 
     private func actor(_ context: some GuardedContext) -> Actor { context.caller.actor }
 
@@ -69,10 +68,10 @@ struct FTCRoutes {
         return data
     }
 
-    private func applyReceipt(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Subscriptions.ReceiptResult {
+    private func applyReceipt(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> ApplyReceipt.Result {
         let data = try await receiptData(request)
         do {
-            return try await subscriptions.applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
+            return try await services.applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
                                                         environment: base.environment)
         } catch let error as DomainError where error.kind != .unavailable {
             throw FTCShape.Refusal(status: .unprocessableContent, message: error.message, field: "verification", code: "invalid")
@@ -104,22 +103,22 @@ struct FTCRoutes {
         let perPage = min(max(1, query["per_page"].flatMap { Int(String($0)) } ?? 20), Page.maximumLimit)
         // Pages past the listing's offset bound show its last page (no arithmetic on the raw number).
         let page = min(max(1, query["page"].flatMap { Int(String($0)) } ?? 1), Page.maximumOffset / perPage + 1)
-        let (items, total) = try await subscriptions.list(runtime: base.runtime, userId: ftcId, page: Page(limit: perPage, offset: (page - 1) * perPage))
+        let (items, total) = try await services.subscriptionQueries.list(runtime: base.runtime, userId: ftcId, page: Page(limit: perPage, offset: (page - 1) * perPage))
         return try JSONCoding.response(FTCSubscriptionList(total: total, page: page, limit: perPage, data: items.map { FTCSubscription($0.subscription, inUse: $0.inUse) }))
     }
 
     func load(_ base: Base, _ context: BackendContext) async throws -> Response {
-        let listed = try await subscriptions.subscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil)
+        let listed = try await services.subscriptionQueries.subscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil)
         return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
     }
 
     func refresh(_ base: Base, _ context: BackendContext) async throws -> Response {
-        let listed = try await subscriptions.refresh(runtime: base.runtime, originalTransactionId: try id(context), userId: nil, actor: actor(context))
+        let listed = try await services.refreshSubscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil, actor: actor(context))
         return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
     }
 
     func receipt(_ base: Base, _ context: BackendContext) async throws -> Response {
-        let (listed, receipt) = try await subscriptions.receipt(runtime: base.runtime, originalTransactionId: try id(context))
+        let (listed, receipt) = try await services.subscriptionQueries.receipt(runtime: base.runtime, originalTransactionId: try id(context))
         guard let receipt else { throw FTCShape.Refusal(status: .notFound, message: "no receipt is kept for this subscription") }
         var body = FTCSubscription(listed.subscription, inUse: nil)
         body.receipt = receipt
@@ -132,10 +131,10 @@ struct FTCRoutes {
         let ftcId = try FTCShape.userId(given, field: "ftcId")
         guard let otid = body.originalTxId, !otid.isEmpty else { throw FTCShape.missing("originalTxId") }
         // The backend links by id; the app (a client key) proves with the device's receipt.
-        let authority: Subscriptions.LinkAuthority = context.caller.kind == .clientKey
+        let authority: LinkAuthority = context.caller.kind == .clientKey
             ? .proof(body.receiptData.flatMap { $0.isEmpty ? nil : PurchaseProof.receipt($0, transactionId: otid) }) : .byId
         do {
-            try await subscriptions.authorize(authority, runtime: base.runtime, userId: ftcId, originalTransactionId: otid)
+            try await services.authorizeLink(authority, runtime: base.runtime, userId: ftcId, originalTransactionId: otid)
         } catch let error as DomainError where error.code == .proofRequired {
             throw FTCShape.Refusal(status: .unprocessableContent, message: "the app links with the device's receipt as proof: send receiptData (bare ids are for the backend's server key)",
                                    field: "receiptData", code: "missing_field")
@@ -145,13 +144,13 @@ struct FTCRoutes {
 
     func link(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let (ftcId, otid, force) = try await linkBody(request, context, base: base)
-        let membership = try await subscriptions.link(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, force: force, actor: actor(context))
+        let membership = try await services.linkSubscription(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, force: force, actor: actor(context))
         return try JSONCoding.response(FTCMembership(membership))
     }
 
     func unlink(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let (ftcId, otid, _) = try await linkBody(request, context, base: base)
-        try await subscriptions.unlink(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, actor: actor(context))
+        try await services.unlinkSubscription(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, actor: actor(context))
         return Response(status: .noContent)
     }
 

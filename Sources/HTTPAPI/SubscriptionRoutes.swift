@@ -8,8 +8,6 @@ import UseCases
 struct SubscriptionRoutes {
     let services: BerthServices
 
-    var subscriptions: Subscriptions { Subscriptions(store: services.store, clock: services.clock, logger: services.logger) }
-
     struct Groups {
         /// A user's own state: client keys, user tokens, server keys.
         var reads: GuardedRoutes<UserContext>
@@ -44,50 +42,50 @@ struct SubscriptionRoutes {
         }
         routes.reads.get("/api/subscriptions") { request, context in
             let (page, number, perPage) = try Self.page(request)
-            let (items, total) = try await subscriptions.list(runtime: context.tenant, userId: context.userId, page: page)
+            let (items, total) = try await services.subscriptionQueries.list(runtime: context.tenant, userId: context.userId, page: page)
             let now = services.clock.now()
             return try JSONCoding.response(SubscriptionPage(total: total, page: number, limit: perPage,
                                                             data: items.map { SubscriptionDTO($0.subscription, inUse: $0.inUse, now: now) }))
         }
         // A user sees only their own subscription; an admin key any of the app's.
         routes.view.get("/api/subscriptions/{id}") { _, context in
-            let listed = try await subscriptions.subscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId)
+            let listed = try await services.subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId)
             return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: services.clock.now()))
         }
         routes.view.patch("/api/subscriptions/{id}") { _, context in
-            let listed = try await subscriptions.refresh(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId,
+            let listed = try await services.refreshSubscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId,
                                                          actor: context.caller.actor)
             return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: services.clock.now()))
         }
         routes.link.post("/api/subscriptions/link") { request, context in
             let body = try await JSONCoding.decode(LinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await subscriptions.authorize(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
+            try await services.authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
                                               originalTransactionId: id)
-            let membership = try await subscriptions.link(runtime: context.tenant, userId: context.userId, originalTransactionId: id, force: body.force ?? false,
+            let membership = try await services.linkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, force: body.force ?? false,
                                                           actor: context.caller.actor)
             return try JSONCoding.response(MembershipDTO(membership))
         }
         routes.link.post("/api/subscriptions/unlink") { request, context in
             let body = try await JSONCoding.decode(UnlinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await subscriptions.authorize(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
+            try await services.authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
                                               originalTransactionId: id)
-            try await subscriptions.unlink(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
+            try await services.unlinkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
             return Response(status: .noContent)
         }
         // The app's backend (server key) or an operator (admin key) records memberships paid elsewhere.
         routes.backend.put("/api/admin/memberships/{userId}") { request, context in
             let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
             let body = try await JSONCoding.decode(MembershipRequest.self, from: request)
-            let membership = try await subscriptions.recordMembership(runtime: context.tenant, userId: userId, payMethod: body.payMethod, tier: body.tier,
+            let membership = try await services.recordMembership(runtime: context.tenant, userId: userId, payMethod: body.payMethod, tier: body.tier,
                                                                       cycle: body.cycle, expiresAt: body.expiresAt.date, autoRenew: body.autoRenew ?? false,
                                                                       actor: context.caller.actor)
             return try JSONCoding.response(MembershipDTO(membership))
         }
         routes.backend.get("/api/admin/memberships/{userId}") { _, context in
             let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
-            guard let membership = try await subscriptions.membership(runtime: context.tenant, userId: userId) else {
+            guard let membership = try await services.subscriptionQueries.membership(runtime: context.tenant, userId: userId) else {
                 throw APIError(.notFound, .notFound, "the account has no membership", field: "userId")
             }
             return try JSONCoding.response(MembershipDTO(membership))
@@ -116,7 +114,7 @@ struct SubscriptionRoutes {
     }
 
     /// Server keys holding the subscriptions scope link by id; everyone else proves.
-    static func authority(_ context: UserContext, proof: PurchaseProof?) -> Subscriptions.LinkAuthority {
+    static func authority(_ context: UserContext, proof: PurchaseProof?) -> LinkAuthority {
         context.caller.kind == .serverKey && context.caller.scopes.contains(.subscriptions) ? .byId : .proof(proof)
     }
 

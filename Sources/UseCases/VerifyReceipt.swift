@@ -29,10 +29,9 @@ public struct VerifyReceipt: Sendable {
             throw DomainError(.unprocessable, .wrongBundle, "this server verifies receipts of \(runtime.tenant.apple.bundleId), not \(bundleId)", field: "bundleId")
         }
         let now = clock.now()
-        let subscriptions = Subscriptions(store: store, clock: clock, logger: logger)
-        let result: Subscriptions.ReceiptResult
+        let result: ApplyReceipt.Result
         do {
-            result = try await subscriptions.applyReceipt(receiptData, runtime: runtime, userId: userId, actor: userId.map(Actor.user) ?? .system,
+            result = try await ApplyReceipt(store: store, clock: clock, logger: logger)(receiptData, runtime: runtime, userId: userId, actor: userId.map(Actor.user) ?? .system,
                                                           source: "verify_receipt")
         } catch let error as DomainError where error.kind != .unavailable {
             // A refused receipt leaves a log line, not a row: anyone with a key could otherwise grow

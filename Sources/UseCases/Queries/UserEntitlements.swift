@@ -7,7 +7,7 @@ import Foundation
 public struct UserEntitlements: Sendable {
     public struct Answer: Sendable {
         /// Every subscription the user owns (whether the account uses it as its membership).
-        public var subscriptions: [Subscriptions.Listed]
+        public var subscriptions: [ListedSubscription]
         public var membership: Membership?
         /// Each entitlement with its grants, derived at `now`.
         public var entitlements: [HeldEntitlement]
@@ -38,7 +38,7 @@ public struct UserEntitlements: Sendable {
         let premiumNames = Set(runtime.tenant.products.compactMap { $0.kind == .subscription ? ($0.entitlement ?? GrantRules.premium) : nil } + [GrantRules.premium])
         let isPremium = owned.contains { $0.state(at: now).entitles }
             || held.contains { $0.active && premiumNames.contains($0.entitlement) }
-        let listed = owned.map { Subscriptions.Listed(subscription: $0, inUse: membership?.originalTransactionId == $0.originalTransactionId) }
+        let listed = owned.map { ListedSubscription(subscription: $0, inUse: membership?.originalTransactionId == $0.originalTransactionId) }
         return Answer(subscriptions: listed, membership: membership, entitlements: held, isPremium: isPremium)
     }
 }
