@@ -51,6 +51,12 @@ public struct BerthServices: Sendable {
     var recordMembership: RecordMembership { RecordMembership(store: store, clock: clock, logger: logger) }
     var applyReceipt: ApplyReceipt { ApplyReceipt(store: store, clock: clock, logger: logger) }
     var refreshSubscription: RefreshSubscription { RefreshSubscription(store: store, clock: clock, logger: logger) }
-    var creditAccounts: CreditAccounts { CreditAccounts(store: store, clock: clock) }
-    var creditOperations: CreditOperations { CreditOperations(store: store, clock: clock) }
+    var creditQueries: CreditQueries { CreditQueries(store: store, clock: clock) }
+    var reserveCredits: ReserveCredits { ReserveCredits(store: store, clock: clock) }
+    var commitReservation: CommitReservation { CommitReservation(store: store, clock: clock) }
+    var releaseReservation: ReleaseReservation { ReleaseReservation(store: store, clock: clock) }
+    var creditReports: CreditReports { CreditReports(store: store, clock: clock) }
+    var createCreditProduct: CreateCreditProduct { CreateCreditProduct(store: store, clock: clock) }
+    var updateCreditProduct: UpdateCreditProduct { UpdateCreditProduct(store: store, clock: clock) }
+    var adjustCredits: AdjustCredits { AdjustCredits(store: store, clock: clock) }
 }
