@@ -29,7 +29,6 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let replayDetected = AuditAction(rawValue: "replay.detected")
     public static let creditsPurchased = AuditAction(rawValue: "credits.purchased")
     public static let creditsAdjusted = AuditAction(rawValue: "credits.adjusted")
-    public static let unlockGranted = AuditAction(rawValue: "unlock.granted")
     public static let creditProductCreated = AuditAction(rawValue: "credit_product.created")
     public static let creditProductUpdated = AuditAction(rawValue: "credit_product.updated")
     public static let apiKeyCreated = AuditAction(rawValue: "api_key.created")

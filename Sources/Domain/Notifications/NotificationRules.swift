@@ -47,10 +47,9 @@ public enum NotificationEffect: Hashable, Sendable {
     case refundCredits
     /// A credit purchase's refund was reversed: purchase `applied` again, its credits given back.
     case reinstateCredits
-    /// An unlock was refunded or revoked: purchase `refunded`, its grant ended (the user's later passes move up).
-    case endUnlock
-    /// An unlock's refund was reversed: purchase `applied`, its grant active again.
-    case reinstateUnlock
+    /// The purchase's kind decided and planned it (an unlock's grant ended or reinstated, …); the
+    /// string is the outcome stored with the notification.
+    case appliedByKind(String)
     /// A purchase Apple reports before the app did: kept as an unclaimed transaction until a user claims it.
     case keepUnclaimed
     /// A REFUND or REVOKE of a transaction nobody has claimed: remembered, so that a later claim of it
@@ -68,8 +67,7 @@ public enum NotificationEffect: Hashable, Sendable {
         case .refundPurchaseOnly: "purchase_refunded"
         case .refundCredits: "credits_refunded"
         case .reinstateCredits: "credits_reinstated"
-        case .endUnlock: "unlock_ended"
-        case .reinstateUnlock: "unlock_reinstated"
+        case .appliedByKind(let outcome): outcome
         case .keepUnclaimed: "unclaimed_purchase"
         case .rememberRevoked: "revoked_unclaimed"
         case .forgetRevoked: "revocation_reversed"
@@ -208,7 +206,7 @@ public enum NotificationRules {
             plan.revocation = notification.transactionId.map { .remember($0) }
         case .forgetRevoked:
             plan.revocation = notification.transactionId.map { .forget($0) }
-        case .recordOnly, .endUnlock, .reinstateUnlock:
+        case .recordOnly, .appliedByKind:
             break
         }
         plan.audit = AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: booking?.id,

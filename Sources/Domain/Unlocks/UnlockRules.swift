@@ -47,14 +47,14 @@ public enum UnlockRules {
             purchase.status = .refunded
             ended.state = .ended
             ended.endedReason = notification.type.rawValue
-            effect = .endUnlock
+            effect = .appliedByKind("unlock_ended")
         case .refundReversed:
             guard purchase.status == .refunded else { return record(NotificationPlan(effect: .recordOnly("not_refunded")), notification, purchase: purchase, now: now) }
             purchase.status = .applied
             purchase.outcomeCode = nil
             ended.state = .active
             ended.endedReason = nil
-            effect = .reinstateUnlock
+            effect = .appliedByKind("unlock_reinstated")
         default:
             return record(NotificationPlan(effect: .recordOnly("recorded")), notification, purchase: purchase, now: now)
         }
@@ -78,4 +78,8 @@ public enum UnlockRules {
         return GrantRules.chain(grants.filter { $0.durationDays != nil || stored[$0.id] == nil }).filter { stored[$0.id] != $0 }
             + grants.filter { $0.durationDays == nil && stored[$0.id] != $0 }
     }
+}
+
+extension AuditAction {
+    public static let unlockGranted = AuditAction(rawValue: "unlock.granted")
 }
