@@ -9,7 +9,6 @@ UPDATE purchases SET target_kind = 'subscription', target_ref = original_transac
 UPDATE purchases SET target_kind = 'credits', target_ref = credit_type WHERE target_kind IS NULL AND credit_type IS NOT NULL;
 ALTER TABLE purchases DROP COLUMN credit_type;
 ALTER TABLE purchases DROP COLUMN subscription;
-CREATE INDEX purchases_by_target ON purchases (tenant_id, target_kind, target_ref);
 
 ALTER TABLE replay_attempts ADD COLUMN target_kind TEXT;
 ALTER TABLE replay_attempts ADD COLUMN target_ref TEXT;
