@@ -339,9 +339,8 @@ struct HeldEntitlementDTO: Codable {
         active = held.active
         expiresAt = held.expiresAt.map(APITime.init)
         grants = held.grants.map { grant in
-            let state = grant.state == .ended ? "ended" : (grant.until.map { $0 <= now } ?? false) ? "expired" : "active"
-            return Grant(source: grant.source.rawValue, reference: grant.reference, productId: grant.productId, from: APITime(grant.from),
-                         until: grant.until.map(APITime.init), state: state, endedReason: grant.endedReason)
+            Grant(source: grant.source.rawValue, reference: grant.reference, productId: grant.productId, from: APITime(grant.from),
+                  until: grant.until.map(APITime.init), state: grant.status(at: now).rawValue, endedReason: grant.endedReason)
         }
     }
 }

@@ -31,7 +31,9 @@ struct SubscriptionRoutes {
                                                  originalTransactionId: s.originalTransactionId, inUse: listed.inUse, source: GrantSource.appStoreSubscription.rawValue)
             }
             let unlocks = answer.entitlements.flatMap(\.grants).filter { $0.source == .unlock }.map { grant in
-                let state = grant.state == .ended ? "revoked" : grant.isLive(at: now) || grant.from > now ? "active" : "expired"
+                // These items share the subscriptions' states: an ended (refunded) grant is `revoked`.
+                let status = grant.status(at: now)
+                let state = status == .ended ? "revoked" : status.rawValue
                 return EntitlementsResponse.Item(entitlement: grant.entitlement, productId: grant.productId ?? "", expiresAt: grant.until.map(APITime.init),
                                                  state: state, autoRenew: nil, environment: grant.environment ?? "", originalTransactionId: grant.reference,
                                                  inUse: true, source: grant.source.rawValue)

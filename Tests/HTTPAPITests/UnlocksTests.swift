@@ -131,6 +131,7 @@ struct UnlocksTests {
             #expect(!held.isPremium)
             #expect(held.held("premium")?.active == false)
             #expect(held.held("premium")?.grants.first?.state == "ended")
+            #expect(held.entitlements.first { $0.source == "unlock" }?.state == "revoked", "the items share the subscriptions' states")
             let (afterRefund, _) = try await Self.buy(client, harness, key: key, user: "ana", t)
             #expect(afterRefund.errorCode == "transaction_revoked", "\(afterRefund.json)")
 

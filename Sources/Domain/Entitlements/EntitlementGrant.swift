@@ -45,6 +45,14 @@ public struct EntitlementGrant: Codable, Hashable, Sendable {
         self.environment = environment
     }
 
+    /// How it stands at `now`: `active` while it grants (or, for a pass, waits for the previous one to
+    /// end), `expired` once its `until` passed, `ended` when refunded or revoked.
+    public func status(at now: Date) -> GrantStatus {
+        if state == .ended { return .ended }
+        if let until, until <= now { return .expired }
+        return .active
+    }
+
     /// Whether it grants its entitlement at `now`.
     public func isLive(at now: Date) -> Bool {
         state == .active && from <= now && (until.map { now < $0 } ?? true)
@@ -59,6 +67,11 @@ public enum GrantSource: String, Codable, Hashable, Sendable, CaseIterable {
     case unlock
     /// A membership paid elsewhere (the app's backend or an operator records it).
     case membership
+}
+
+/// A grant as answers show it (``EntitlementGrant/status(at:)``).
+public enum GrantStatus: String, Hashable, Sendable {
+    case active, expired, ended
 }
 
 public enum GrantState: String, Codable, Hashable, Sendable {
