@@ -37,6 +37,8 @@ public struct BerthServices: Sendable {
     }
 
     var verifyPurchase: VerifyPurchase { VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), kinds: kinds, clock: clock, logger: logger) }
+    var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger), verifyPurchase: verifyPurchase, logger: logger) }
+    var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
     var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger) }

@@ -64,67 +64,77 @@ struct CordovaValidatorRoutes {
             throw APIError(.badRequest, .missingUser, "set store.applicationUsername (or X-User-Id): Berth applies purchases to a user", field: "applicationUsername")
         }
 
-        let proof: PurchaseProof
-        var claimedProduct: String?
-        var claimedTransaction: String?
-        switch transaction.type {
-        case "apple-sk2":
-            guard let jws = transaction.jwsRepresentation, !jws.isEmpty else {
-                throw APIError(.badRequest, .missingField, "apple-sk2 transactions carry jwsRepresentation", field: "jwsRepresentation")
-            }
-            proof = .jws(jws)
-            // The plugin puts the product id in transaction.id for StoreKit 2.
-            claimedProduct = transaction.id.flatMap { $0.isEmpty ? nil : $0 }
-        case "ios-appstore":
-            guard let receipt = transaction.appStoreReceipt, !receipt.isEmpty else {
-                throw APIError(.badRequest, .missingField, "ios-appstore transactions carry appStoreReceipt", field: "appStoreReceipt")
-            }
-            // transaction.id is the transaction to apply; the bundle id (or nothing) means the
-            // application receipt itself: its newest purchase.
-            if let id = transaction.id, !id.isEmpty, id != runtime.tenant.apple.bundleId { claimedTransaction = id }
-            proof = .receipt(receipt, transactionId: claimedTransaction)
-        default:
-            throw APIError(.badRequest, .invalidField, "Berth validates App Store transactions (ios-appstore, apple-sk2), not \(transaction.type)", field: "transaction.type")
-        }
         let bookingId = body.additionalData?.bookingId?.value ?? request.uri.queryParameters["bookingId"].flatMap { Int64(String($0)) }
-
-        let result: VerifyPurchase.Result
+        let named: VerifyPurchase.Result?
+        var applied: [VerifyPurchase.Result] = []
+        var applicationReceipt: ProvenReceipt?
         do {
-            result = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: claimedProduct, transactionId: claimedTransaction,
-                                                             proof: proof, target: bookingId.map { .booking(id: $0) }))
-        } catch let error as DomainError where error.code == .receiptWithoutPurchases && claimedTransaction == nil {
-            // The plugin validates the application receipt at launch, before anything was bought:
-            // a genuine receipt with no purchase is valid, with nothing in it.
-            services.metrics.verificationFailed(error)
-            let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true,
-                                                transaction: NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId),
-                                                collection: [])
-            return try JSONCoding.response(ValidatorSuccess(data: data))
+            switch transaction.type {
+            case "apple-sk2":
+                guard let jws = transaction.jwsRepresentation, !jws.isEmpty else {
+                    throw APIError(.badRequest, .missingField, "apple-sk2 transactions carry jwsRepresentation", field: "jwsRepresentation")
+                }
+                // The plugin puts the product id in transaction.id for StoreKit 2.
+                named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: transaction.id.flatMap { $0.isEmpty ? nil : $0 },
+                                                                transactionId: nil, proof: .jws(jws), target: bookingId.map { .booking(id: $0) }))
+            case "ios-appstore":
+                guard let receipt = transaction.appStoreReceipt, !receipt.isEmpty else {
+                    throw APIError(.badRequest, .missingField, "ios-appstore transactions carry appStoreReceipt", field: "appStoreReceipt")
+                }
+                // transaction.id names a transaction of the receipt; `appstore.application`, the
+                // bundle id or nothing name the application receipt itself. Either way every
+                // unapplied purchase in the receipt is applied: the plugin finishes them all.
+                let id = transaction.id.flatMap { $0.isEmpty || $0 == Self.applicationTransactionId || $0 == runtime.tenant.apple.bundleId ? nil : $0 }
+                let claimed = try await services.claimReceipt(.init(runtime: runtime, userId: userId, receipt: receipt, transactionId: id, bookingId: bookingId))
+                (named, applied) = (claimed.named, claimed.applied)
+                if id == nil { applicationReceipt = claimed.receipt }
+            default:
+                throw APIError(.badRequest, .invalidField, "Berth validates App Store transactions (ios-appstore, apple-sk2), not \(transaction.type)", field: "transaction.type")
+            }
         } catch {
             services.metrics.verificationFailed(error)
             throw error
         }
-        services.metrics.verification(result.outcome)
-        if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil) { throw refusal }
-        guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
-        let now = services.clock.now()
-        var subscription: Subscription?
-        var entry: ValidatorPurchase
-        switch result.state {
-        case .subscription(let record, _):
-            subscription = record
-            entry = ValidatorPurchase(purchase, subscription: record, now: now)
-        case .unlock(let held, _):
-            entry = ValidatorPurchase(purchase, subscription: nil, now: now)
-            // A pass expires with the user's passes of its entitlement; a lifetime unlock never does.
-            if let until = held.expiresAt { (entry.expiryDate, entry.isExpired) = (until.epochMilliseconds, !held.active) }
-        case .booking, .credits, .none:
-            entry = ValidatorPurchase(purchase, subscription: nil, now: now)
+        for result in applied { services.metrics.verification(result.outcome) }
+        var native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId)
+        if let named {
+            services.metrics.verification(named.outcome)
+            if let refusal = VerifyPurchaseRoutes.refusal(named.outcome, namesBooking: bookingId != nil) { throw refusal }
+            guard let purchase = named.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
+            var subscription: Subscription?
+            if case .subscription(let record, _) = named.state { subscription = record }
+            native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId, purchase: purchase, subscription: subscription)
+        } else if let applicationReceipt {
+            native.originalApplicationVersion = applicationReceipt.originalApplicationVersion
+            native.environment = applicationReceipt.environment
         }
-        let native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId, purchase: purchase, subscription: subscription)
-        let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native,
-                                            collection: [entry])
+        let collection = try await Self.collection(of: userId, runtime: runtime, purchases: ([named].compactMap { $0 } + applied), services: services)
+        let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native, collection: collection)
         return try JSONCoding.response(ValidatorSuccess(data: data))
+    }
+
+    /// The transaction id the plugin gives the application receipt itself (StoreKit 1).
+    static let applicationTransactionId = "appstore.application"
+
+    /// Everything the user owns in the app, as the plugin builds `owned()` and `verifiedPurchases`
+    /// from it (each answer replaces the last one it kept for the app): every subscription the user
+    /// owns (expired ones marked so), every unlock and pass, and the consumables (credit packs,
+    /// bookings) this call applied.
+    static func collection(of userId: String, runtime: TenantRuntime, purchases: [VerifyPurchase.Result], services: BerthServices) async throws -> [ValidatorPurchase] {
+        let held = try await services.userEntitlements(runtime: runtime, userId: userId)
+        let now = services.clock.now()
+        var collection = held.subscriptions.map { ValidatorPurchase(subscription: $0.subscription, now: now) }
+        var grants = held.entitlements.flatMap(\.grants).filter { $0.source == .unlock }
+        grants.sort { $0.purchasedAt < $1.purchasedAt }
+        collection += grants.map { ValidatorPurchase(grant: $0, now: now) }
+        for result in purchases {
+            guard let purchase = result.outcome.purchase else { continue }
+            switch result.state {
+            case .booking, .credits, .none: collection.append(ValidatorPurchase(purchase, now: now))
+            case .subscription, .unlock: continue   // listed above, as the user holds them now
+            }
+        }
+        return collection
     }
 
     /// `{ok: false, code, status, message}` with HTTP 200, as the plugin reads refusals. `status`
@@ -248,6 +258,8 @@ struct NativeTransaction: Encodable {
     var expiresDateMs: String?
     var environment: String?
     var quantity: Int?
+    /// For the application receipt itself: the plugin reads it to date the app's first install.
+    var originalApplicationVersion: String?
 
     /// An application receipt with no purchase in it.
     init(type: String, bundleId: String?) {
@@ -275,42 +287,72 @@ struct NativeTransaction: Encodable {
         case productId = "product_id"
         case purchaseDateMs = "purchase_date_ms"
         case expiresDateMs = "expires_date_ms"
+        case originalApplicationVersion = "original_application_version"
     }
 }
 
-/// One entry of `collection` (the plugin's `VerifiedPurchase`): dates in milliseconds since 1970.
+/// One entry of `collection` (the plugin's `VerifiedPurchase`): dates in milliseconds since 1970;
+/// `cancelationReason` in the plugin's vocabulary, `""` (its NOT_CANCELED) when nothing was cancelled.
 struct ValidatorPurchase: Encodable {
     var id: String
     var platform = "ios-appstore"
     var transactionId: String
     var purchaseDate: Int64
+    var lastRenewalDate: Int64?
     var expiryDate: Int64?
     var isExpired: Bool?
     var renewalIntent: String?
     var isBillingRetryPeriod: Bool?
     var cancelationReason: String?
 
-    init(_ purchase: Purchase, subscription: Subscription?, now: Date) {
+    /// A consumable (credit pack, booking) this call applied; refunded: expired, cancelled by the customer.
+    init(_ purchase: Purchase, now: Date) {
         id = purchase.productId
         transactionId = purchase.transactionId
-        purchaseDate = Int64(purchase.purchasedAt.timeIntervalSince1970 * 1000)
-        if purchase.status == .refunded { cancelationReason = "Customer" }
-        guard let subscription else { return }
+        purchaseDate = purchase.purchasedAt.epochMilliseconds
+        if purchase.status == .refunded {
+            (isExpired, cancelationReason) = (true, "Customer")
+        }
+    }
+
+    /// A subscription the user owns, as it stands at `now`.
+    init(subscription: Subscription, now: Date) {
+        id = subscription.productId
+        transactionId = subscription.latestTransactionId
+        purchaseDate = (subscription.originalPurchasedAt ?? subscription.purchasedAt).epochMilliseconds
+        lastRenewalDate = subscription.purchasedAt.epochMilliseconds
         let state = subscription.state(at: now)
-        expiryDate = subscription.expiresAt.map { Int64($0.timeIntervalSince1970 * 1000) }
+        expiryDate = subscription.expiresAt.map(\.epochMilliseconds)
         isExpired = !state.entitles
         renewalIntent = subscription.autoRenew.map { $0 ? "Renew" : "Lapse" }
         isBillingRetryPeriod = subscription.inBillingRetry
-        if state == .revoked {
-            cancelationReason = "Customer"
-        } else if state == .expired || state == .upgraded {
-            cancelationReason = switch subscription.expirationIntent {
+        cancelationReason = switch state {
+        case .revoked: "Customer"
+        case .upgraded: "System.Replaced"
+        case .expired:
+            switch subscription.expirationIntent {
             case 1: "Customer"
             case 2: "System.BillingError"
             case 3: "Customer.PriceIncrease"
             case 4: "System.ProductUnavailable"
-            default: state == .upgraded ? "System.Replaced" : "Unknown"
+            case 5: "Unknown"
+            default: ""
             }
+        default: ""
+        }
+    }
+
+    /// An unlock or a pass: a lifetime unlock never expires; a pass ends at its place in the user's
+    /// chain of passes; a refunded or revoked one is expired and cancelled.
+    init(grant: EntitlementGrant, now: Date) {
+        id = grant.productId ?? grant.entitlement
+        transactionId = grant.reference
+        purchaseDate = grant.purchasedAt.epochMilliseconds
+        expiryDate = grant.until.map(\.epochMilliseconds)
+        switch grant.status(at: now) {
+        case .active: isExpired = false
+        case .expired: isExpired = true
+        case .ended: (isExpired, cancelationReason) = (true, grant.endedReason == "REVOKE" ? "System" : "Customer")
         }
     }
 }

@@ -15,6 +15,14 @@ public enum PurchaseProof: Sendable {
     case transactionId(String)
 }
 
+/// A verified app receipt: every purchase in it, proven, and what it says of the app.
+public struct ProvenReceipt: Sendable {
+    public var transactions: [ProvenTransaction]
+    public var bundleId: String?
+    public var environment: String
+    public var originalApplicationVersion: String?
+}
+
 /// Turns a proof into a ``ProvenTransaction`` for a tenant: offline for JWS and receipts, through
 /// Apple's API for bare ids. Refusals are ``DomainError``s naming the proof's field.
 public struct PurchaseProver: Sendable {
@@ -56,6 +64,29 @@ public struct PurchaseProver: Sendable {
     /// A base64 app receipt, verified offline; `transactionId` picks its entry, else the newest entry
     /// of the product the app says it bought.
     private func provenByReceipt(_ base64: String, transactionId: String?, productId: String?, runtime: TenantRuntime) async throws -> ProvenTransaction {
+        let receipt = try await proveReceipt(base64, runtime: runtime)
+        if let transactionId {
+            guard let match = receipt.transactions.first(where: { $0.transactionId == transactionId }) else {
+                throw DomainError(.unprocessable, .transactionNotInReceipt, "the receipt holds no transaction \(transactionId)", field: "transactionId")
+            }
+            return match
+        }
+        // Without a product either, the newest purchase of any product.
+        guard let newest = receipt.transactions.filter({ productId == nil || $0.productId == productId })
+            .max(by: { ($0.purchasedAt ?? .distantPast) < ($1.purchasedAt ?? .distantPast) })
+        else {
+            if let productId {
+                throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase of \(productId)", field: "receipt")
+            }
+            // A genuine receipt of an app that has sold nothing to this device yet.
+            throw DomainError(.unprocessable, .receiptWithoutPurchases, "the receipt holds no in-app purchase", field: "receipt")
+        }
+        return newest
+    }
+
+    /// A base64 app receipt verified offline, with every purchase it holds proven (in the receipt's
+    /// order): what a validator needs to apply all of them, not only the one the app names.
+    public func proveReceipt(_ base64: String, runtime: TenantRuntime) async throws -> ProvenReceipt {
         let verified: VerifiedReceipt
         do {
             verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
@@ -64,42 +95,28 @@ public struct PurchaseProver: Sendable {
                                                              "code": .string(error.code.rawValue)])
             throw DomainError(error, field: "receipt")
         }
-        let entries = verified.receipt.inAppPurchases
-        let entry: AppReceipt.InAppPurchase
-        if let transactionId {
-            guard let match = entries.first(where: { $0.transactionId == transactionId }) else {
-                throw DomainError(.unprocessable, .transactionNotInReceipt, "the receipt holds no transaction \(transactionId)", field: "transactionId")
-            }
-            entry = match
-        } else {
-            let never = AppleTimestamp(millisecondsSince1970: 0)
-            // Without a product either, the newest purchase of any product.
-            guard let newest = entries.filter({ productId == nil || $0.productId == productId })
-                .max(by: { ($0.purchaseDate ?? never) < ($1.purchaseDate ?? never) })
-            else {
-                if let productId {
-                    throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase of \(productId)", field: "receipt")
-                }
-                // A genuine receipt of an app that has sold nothing to this device yet.
-                throw DomainError(.unprocessable, .receiptWithoutPurchases, "the receipt holds no in-app purchase", field: "receipt")
-            }
-            entry = newest
-        }
-        guard let id = entry.transactionId, let entryProduct = entry.productId else {
-            throw DomainError(.invalidInput, .malformed, "the receipt entry lacks its transaction or product id", field: "receipt")
-        }
         // Old receipts do not say their environment; then it must be the only one the app accepts.
         let accepted = runtime.tenant.apple.environments
         guard let environment = verified.receipt.environment?.rawValue ?? (accepted.count == 1 ? accepted.first : nil) else {
             throw DomainError(.unprocessable, .wrongEnvironment, "the receipt does not say whether it is Production or Sandbox", field: "receipt")
         }
-        return ProvenTransaction(
-            transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, productId: entryProduct,
-            environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
-            appAccountToken: nil, proofHash: verified.sha256, kind: .receipt, quantity: entry.quantity,
-            subscription: SubscriptionFactsReading.facts(receipt: verified.receipt, environment: environment, signedAt: verified.receipt.creationDate?.date ?? Date(),
-                                                         source: "receipt").first { $0.originalTransactionId == (entry.originalTransactionId ?? id) }
-        )
+        let facts = SubscriptionFactsReading.facts(receipt: verified.receipt, environment: environment, signedAt: verified.receipt.creationDate?.date ?? Date(),
+                                                   source: "receipt")
+        var transactions: [ProvenTransaction] = []
+        for entry in verified.receipt.inAppPurchases {
+            guard let id = entry.transactionId, let entryProduct = entry.productId else {
+                throw DomainError(.invalidInput, .malformed, "the receipt entry lacks its transaction or product id", field: "receipt")
+            }
+            let original = entry.originalTransactionId ?? id
+            transactions.append(ProvenTransaction(
+                transactionId: id, originalTransactionId: original, productId: entryProduct,
+                environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
+                appAccountToken: nil, proofHash: verified.sha256, kind: .receipt, quantity: entry.quantity,
+                subscription: facts.first { $0.originalTransactionId == original }
+            ))
+        }
+        return ProvenReceipt(transactions: transactions, bundleId: verified.receipt.bundleId, environment: environment,
+                             originalApplicationVersion: verified.receipt.originalApplicationVersion)
     }
 
     /// A bare transaction id, resolved through the App Store Server API (Get Transaction Info).

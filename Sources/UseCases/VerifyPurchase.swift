@@ -63,8 +63,23 @@ public struct VerifyPurchase: Sendable {
         let target = try await kind.target(for: request, store: store)
         let transaction: ProvenTransaction
         if let proven { transaction = proven } else { transaction = try await prove(command, request: request) }
+        return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
+    }
+
+    /// Claims a transaction already proven (one entry of a verified receipt) for `userId`: the
+    /// product names its kind and target, unless the app names a target.
+    public func claim(proven transaction: ProvenTransaction, runtime: TenantRuntime, userId: String, named: PurchaseTarget?) async throws -> Result {
+        let request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: userId,
+                                      productId: transaction.productId, transactionId: transaction.transactionId, named: named)
+        let kind = try kinds.module(kinds.kind(of: request))
+        let target = try await kind.target(for: request, store: store)
+        return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
+    }
+
+    private func claim(_ transaction: ProvenTransaction, request: PurchaseRequest, kind: some PurchaseKind, target: PurchaseTarget,
+                       runtime: TenantRuntime) async throws -> Result {
         let now = clock.now()
-        let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: command.userId, target: target, now: now)
+        let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: request.userId, target: target, now: now)
         let result = try await store.write { [request] tx in try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now) }
         log(result.outcome, proofHash: transaction.proofHash, transactionId: transaction.transactionId, target: target)
         return result

@@ -208,7 +208,7 @@ struct UnlocksTests {
          "additionalData": ["applicationUsername": "ana"]]
     }
 
-    @Test("cordova-plugin-purchase's validator: a pass validates with its expiry; a lifetime unlock without one")
+    @Test("cordova-plugin-purchase's validator: a pass validates with its expiry; a lifetime unlock without one; both stay in the collection")
     func validator() async throws {
         let harness = try await Self.make()
         defer { harness.close() }
@@ -227,7 +227,12 @@ struct UnlocksTests {
             let unlocked = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key,
                                                  json: Self.validatorBody(try harness.ca.signTransaction(lifetime), product: Self.lifetime, type: "non consumable"))
             #expect(CordovaValidatorTests.ok(unlocked), "\(unlocked.json)")
-            #expect(CordovaValidatorTests.collection(unlocked).first?["expiryDate"] == nil)
+            // The collection is everything the user owns: the pass is still listed beside the unlock.
+            let owned = CordovaValidatorTests.collection(unlocked)
+            let lifetimeEntry = try #require(owned.first { $0["id"] as? String == Self.lifetime })
+            #expect(lifetimeEntry["expiryDate"] == nil)
+            #expect(lifetimeEntry["isExpired"] as? Bool == false)
+            #expect(owned.contains { $0["id"] as? String == Self.pass && $0["isExpired"] as? Bool == false })
             #expect(try await Self.entitlements(client, key: key, user: "ana").isPremium)
         }
     }

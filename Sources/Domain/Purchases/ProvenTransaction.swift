@@ -48,17 +48,27 @@ public struct ProvenTransaction: Hashable, Sendable {
 }
 
 /// A tenant's rules for who may pay with what, beyond the product itself.
-public struct PurchasePolicy: Hashable, Sendable {
-    /// The transaction's appAccountToken must equal the user id (and be present on proofs that carry one).
+public struct PurchasePolicy: Sendable {
+    /// The transaction's appAccountToken must be the user's (and be present on proofs that carry one).
     public var accountTokenIsUserId: Bool
     /// The tenant takes Production purchases: Sandbox ones (free for testers) pay only for `sandboxTesters`.
     public var acceptsProduction: Bool
     public var sandboxTesters: Set<String>
+    /// The tokens besides the user id itself that name a user: what clients derive from the user id
+    /// (cordova-plugin-purchase's obfuscated username). Lowercase.
+    public var derivedAccountTokens: @Sendable (String) -> [String]
 
-    public init(accountTokenIsUserId: Bool = false, acceptsProduction: Bool = false, sandboxTesters: Set<String> = []) {
+    public init(accountTokenIsUserId: Bool = false, acceptsProduction: Bool = false, sandboxTesters: Set<String> = [],
+                derivedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] }) {
         self.accountTokenIsUserId = accountTokenIsUserId
         self.acceptsProduction = acceptsProduction
         self.sandboxTesters = sandboxTesters
+        self.derivedAccountTokens = derivedAccountTokens
+    }
+
+    /// Whether an appAccountToken names `userId`: the id itself (a UUID user id) or a token derived from it.
+    public func token(_ token: String, names userId: String) -> Bool {
+        let token = token.lowercased()
+        return token == userId.lowercased() || derivedAccountTokens(userId).contains(token)
     }
 }
-

@@ -21,9 +21,9 @@ public enum PurchaseChecks {
     public static func buyer(_ proven: ProvenTransaction, userId: String, policy: PurchasePolicy) throws(DomainError) {
         if policy.accountTokenIsUserId, proven.kind.carriesAccountToken {
             guard let token = proven.appAccountToken else {
-                throw DomainError(.unprocessable, .accountTokenMissing, "this app ties purchases to accounts: buy with appAccountToken set to the user id", field: "jwsRepresentation")
+                throw DomainError(.unprocessable, .accountTokenMissing, "this app ties purchases to accounts: buy with appAccountToken set to the user id (or cordova-plugin-purchase's token for it)", field: "jwsRepresentation")
             }
-            guard token.lowercased() == userId.lowercased() else {
+            guard policy.token(token, names: userId) else {
                 throw DomainError(.unprocessable, .accountTokenMismatch, "the transaction was bought by another account of this app", field: "jwsRepresentation")
             }
         }

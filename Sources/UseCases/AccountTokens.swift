@@ -1,0 +1,30 @@
+import Crypto
+import Foundation
+
+/// The appAccountTokens clients derive from a user id, so that a tenant which ties purchases to
+/// users recognises them and Berth can attribute a transaction it learned of without a claim.
+public enum AccountTokens {
+    /// cordova-plugin-purchase (13.x, its default `legacy` and its `uuid` obfuscators on the App
+    /// Store): the MD5 of the username as 32 lowercase hex digits, laid out as a UUID with the
+    /// version digit (position 12) set to 3 and the variant digit (position 16) set to 8. The
+    /// plugin hashes UTF-16 code units as bytes: for ids in Latin-1 (ASCII included) that is the
+    /// Latin-1 encoding; for others Berth uses UTF-8, which such a client does not match.
+    public static func cordovaPlugin(_ userId: String) -> String {
+        guard !userId.isEmpty else { return "" }
+        let units = Array(userId.utf16)
+        let bytes = units.allSatisfy { $0 <= 0xFF } ? units.map { UInt8(truncatingIfNeeded: $0) } : Array(userId.utf8)
+        var hex = Array(Insecure.MD5.hash(data: bytes).hexString)
+        hex[12] = "3"
+        hex[16] = "8"
+        let text = String(hex)
+        func part(_ from: Int, _ to: Int) -> Substring {
+            text[text.index(text.startIndex, offsetBy: from)..<text.index(text.startIndex, offsetBy: to)]
+        }
+        return [part(0, 8), part(8, 12), part(12, 16), part(16, 20), part(20, 32)].joined(separator: "-")
+    }
+
+    /// Every token besides the user id itself that names `userId` (lowercase).
+    public static func derived(_ userId: String) -> [String] {
+        [cordovaPlugin(userId)]
+    }
+}

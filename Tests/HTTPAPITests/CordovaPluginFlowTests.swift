@@ -1,0 +1,237 @@
+import AppleSignedData
+import Domain
+import Foundation
+@testable import HTTPAPI
+import HummingbirdTesting
+import Testing
+import TestKit
+@testable import UseCases
+
+/// cordova-plugin-purchase 13.18 as it talks to a validator, step by step through launches and
+/// purchases: the bodies its Apple adapter builds (StoreKit 1: the whole application receipt with
+/// `transaction.id` the last transaction or `appstore.application`; StoreKit 2: the JWS with the
+/// product id), and what it keeps of the answers (``PluginPicture``, its `owned()` rule). One app
+/// sells a subscription, a credit pack and a lifetime unlock.
+@Suite("cordova-plugin-purchase through launches and purchases")
+struct CordovaPluginFlowTests {
+    static let tenant = "ftchinese-test"
+    static let bundle = "com.ft.ftchinese.mobile"
+    static let monthly = SubscriptionsTests.monthly
+    static let coins = "com.ft.ftchinese.mobile.coins10"
+    static let lifetime = "com.ft.ftchinese.mobile.pro.lifetime"
+    static let day: TimeInterval = 86_400
+
+    /// What the plugin keeps from validator answers: `VerifiedReceipt`s keyed by platform and
+    /// `data.id` (a new answer replaces the previous one), and `owned(product)`: the newest purchase
+    /// of the product in any collection, unless `isExpired` or its `expiryDate` has passed.
+    struct PluginPicture {
+        var receipts: [String: [[String: Any]]] = [:]
+
+        mutating func keep(_ reply: Reply) {
+            guard reply.json["ok"] as? Bool == true, let data = reply.json["data"] as? [String: Any], let id = data["id"] as? String else { return }
+            receipts["ios-appstore:" + id] = data["collection"] as? [[String: Any]] ?? []
+        }
+
+        func owned(_ product: String, now: Date) -> Bool {
+            var found: [String: Any]?
+            for collection in receipts.values {
+                for purchase in collection where purchase["id"] as? String == product {
+                    if ((found?["purchaseDate"] as? NSNumber)?.int64Value ?? 0) < ((purchase["purchaseDate"] as? NSNumber)?.int64Value ?? 1) { found = purchase }
+                }
+            }
+            guard let found else { return false }
+            if found["isExpired"] as? Bool == true { return false }
+            if let expiry = (found["expiryDate"] as? NSNumber)?.int64Value { return expiry > now.epochMilliseconds }
+            return true
+        }
+    }
+
+    static func make(tokensMatchUsers: Bool = false) async throws -> Harness {
+        try await Harness.make(customize: { catalog in
+            guard let index = catalog.tenants.firstIndex(where: { $0.id == tenant }),
+                  let stylist = catalog.tenants.first(where: { $0.id == CreditsTests.stylist }) else { return }
+            catalog.tenants[index].credits = stylist.credits
+            catalog.tenants[index].products += [
+                Product(id: coins, kind: .credits, type: "Consumable", title: "10 coins", credits: 10, creditType: "credits"),
+                Product(id: lifetime, kind: .unlock, type: "Non-Consumable", title: "Pro forever", entitlement: "pro"),
+            ]
+            if tokensMatchUsers { catalog.tenants[index].appAccountTokenMatchesUserId = true }
+        })
+    }
+
+    /// One receipt entry: (product, transaction, original transaction, purchase date, expiry for subscriptions).
+    typealias Entry = (product: String, id: String, original: String, at: Date, expires: Date?)
+
+    static func receipt(_ harness: Harness, _ entries: [Entry]) throws -> String {
+        var receipt = AppReceipt.testReceipt(bundleId: bundle, productId: "unused", created: harness.clock.now())
+        func stamp(_ date: Date) -> AppleTimestamp { AppleTimestamp(millisecondsSince1970: Int64(date.timeIntervalSince1970.rounded(.down)) * 1000) }
+        receipt.originalApplicationVersion = "7"
+        receipt.inAppPurchases = entries.map { entry in
+            var purchase = AppReceipt.InAppPurchase()
+            purchase.quantity = 1
+            purchase.productId = entry.product
+            purchase.transactionId = entry.id
+            purchase.originalTransactionId = entry.original
+            purchase.purchaseDate = stamp(entry.at)
+            purchase.originalPurchaseDate = stamp(entry.at)
+            purchase.subscriptionExpirationDate = entry.expires.map(stamp)
+            return purchase
+        }
+        return Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString()
+    }
+
+    /// The body the plugin's validator posts for the application receipt (StoreKit 1 mode).
+    static func storeKit1(_ receipt: String, transactionId: String, user: String) -> [String: Any] {
+        ["id": bundle, "type": "application",
+         "products": [["type": "paid subscription", "id": monthly, "offers": [] as [Any]], ["type": "consumable", "id": coins, "offers": [] as [Any]]],
+         "transaction": ["type": "ios-appstore", "id": transactionId, "appStoreReceipt": receipt],
+         "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
+         "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"]]
+    }
+
+    /// The body for a StoreKit 2 transaction (`transaction.id` is the product id).
+    static func storeKit2(_ jws: String, product: String, user: String) -> [String: Any] {
+        ["id": bundle, "type": "application",
+         "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
+         "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
+         "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"]]
+    }
+
+    static func validate(_ client: some TestClientProtocol, key: String, _ body: [String: Any]) async throws -> Reply {
+        let reply = try await client.call(.post, "/api/validator/\(tenant)", auth: key, json: body)
+        #expect(reply.status == .ok)
+        return reply
+    }
+
+    static func entry(_ reply: Reply, transaction: String) -> [String: Any]? {
+        CordovaValidatorTests.collection(reply).first { $0["transactionId"] as? String == transaction }
+    }
+
+    @Test("StoreKit 1: an empty receipt at launch, two unfinished packs in one receipt (both credited), a subscription, then a relaunch that still owns it")
+    func storeKit1() async throws {
+        let harness = try await Self.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .client)
+        try await harness.app().test(.router) { client in
+            var plugin = PluginPicture()
+            let now = harness.clock.now()
+
+            // First launch: the application receipt holds nothing yet.
+            let empty = try await Self.validate(client, key: key, Self.storeKit1(try Self.receipt(harness, []), transactionId: "appstore.application", user: "ana"))
+            #expect(CordovaValidatorTests.ok(empty), "\(empty.json)")
+            #expect(CordovaValidatorTests.collection(empty).isEmpty)
+            let application = CordovaValidatorTests.data(empty)["transaction"] as? [String: Any]
+            #expect(application?["original_application_version"] as? String == "7", "the plugin dates the install from it")
+            plugin.keep(empty)
+            let bonus = try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int ?? 0
+
+            // Two packs bought while offline: one receipt, the plugin names the last one and then
+            // finishes both. Both are credited, once.
+            let packs = try Self.receipt(harness, [(Self.coins, "4100000000000001", "4100000000000001", now, nil),
+                                                    (Self.coins, "4100000000000002", "4100000000000002", now.addingTimeInterval(5), nil)])
+            let both = try await Self.validate(client, key: key, Self.storeKit1(packs, transactionId: "4100000000000002", user: "ana"))
+            #expect(CordovaValidatorTests.ok(both), "\(both.json)")
+            #expect((CordovaValidatorTests.data(both)["transaction"] as? [String: Any])?["transaction_id"] as? String == "4100000000000002")
+            #expect(Self.entry(both, transaction: "4100000000000001") != nil && Self.entry(both, transaction: "4100000000000002") != nil,
+                    "both packs this call applied are listed: \(CordovaValidatorTests.collection(both))")
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == bonus + 20)
+            plugin.keep(both)
+            #expect(plugin.owned(Self.coins, now: now))
+            // The same receipt again (the plugin retries after a timeout): nothing more.
+            let retry = try await Self.validate(client, key: key, Self.storeKit1(packs, transactionId: "4100000000000002", user: "ana"))
+            #expect(CordovaValidatorTests.ok(retry))
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == bonus + 20)
+            #expect(try await harness.count("purchases") == 2)
+
+            // A subscription (the packs were finished, so the receipt now holds only it).
+            let subscription = try Self.receipt(harness, [(Self.monthly, "4200000000000001", "4200000000000001", now, now.addingTimeInterval(30 * Self.day))])
+            let subscribed = try await Self.validate(client, key: key, Self.storeKit1(subscription, transactionId: "4200000000000001", user: "ana"))
+            #expect(CordovaValidatorTests.ok(subscribed), "\(subscribed.json)")
+            let record = try #require(Self.entry(subscribed, transaction: "4200000000000001"))
+            #expect(record["id"] as? String == Self.monthly)
+            #expect((record["expiryDate"] as? NSNumber)?.int64Value == Int64(now.addingTimeInterval(30 * Self.day).timeIntervalSince1970.rounded(.down)) * 1000)
+            #expect(record["isExpired"] as? Bool == false)
+            #expect(record["cancelationReason"] as? String == "", "not cancelled, in the plugin's words")
+            plugin.keep(subscribed)
+            #expect(plugin.owned(Self.monthly, now: now))
+
+            // Relaunch: a fresh plugin validates the application receipt; it still owns the subscription.
+            var relaunched = PluginPicture()
+            let launch = try await Self.validate(client, key: key, Self.storeKit1(subscription, transactionId: "appstore.application", user: "ana"))
+            #expect(CordovaValidatorTests.ok(launch), "\(launch.json)")
+            relaunched.keep(launch)
+            #expect(relaunched.owned(Self.monthly, now: now))
+            #expect(!relaunched.owned(Self.coins, now: now), "finished packs are not held after a relaunch")
+            #expect(try await harness.count("purchases") == 3)
+
+            // The subscription lapses: still listed, expired, not cancelled; no longer owned.
+            harness.clock.advance(31 * Self.day)
+            let later = harness.clock.now()
+            let lapsed = try await Self.validate(client, key: key, Self.storeKit1(subscription, transactionId: "appstore.application", user: "ana"))
+            let expired = try #require(Self.entry(lapsed, transaction: "4200000000000001"))
+            #expect(expired["isExpired"] as? Bool == true)
+            #expect(expired["cancelationReason"] as? String == "")
+            relaunched.keep(lapsed)
+            #expect(!relaunched.owned(Self.monthly, now: later))
+        }
+    }
+
+    @Test("StoreKit 2: a subscription, a lifetime unlock and a credit pack in one launch; every answer still lists what the user owns")
+    func storeKit2() async throws {
+        let harness = try await Self.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .client)
+        try await harness.app().test(.router) { client in
+            var plugin = PluginPicture()
+            let now = harness.clock.now()
+            let period = SubscriptionsTests.period(harness, transaction: "4300000000000001", original: "4300000000000001", start: now)
+            let subscribed = try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(period), product: Self.monthly, user: "bo"))
+            #expect(CordovaValidatorTests.ok(subscribed), "\(subscribed.json)")
+            plugin.keep(subscribed)
+            #expect(plugin.owned(Self.monthly, now: now))
+
+            let unlock = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.lifetime, transactionId: "4300000000000002",
+                                                         type: .nonConsumable, purchaseDate: now, signedDate: now)
+            let unlocked = try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(unlock), product: Self.lifetime, user: "bo"))
+            #expect(CordovaValidatorTests.ok(unlocked), "\(unlocked.json)")
+            plugin.keep(unlocked)
+
+            let pack = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.coins, transactionId: "4300000000000003", purchaseDate: now, signedDate: now)
+            let credited = try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(pack), product: Self.coins, user: "bo"))
+            #expect(CordovaValidatorTests.ok(credited), "\(credited.json)")
+            plugin.keep(credited)
+            // The last answer replaced the others in the plugin: it must still hold all three.
+            #expect(plugin.owned(Self.monthly, now: now), "buying credits must not make the subscription look not owned")
+            #expect(plugin.owned(Self.lifetime, now: now))
+            #expect(plugin.owned(Self.coins, now: now))
+            #expect(Set(CordovaValidatorTests.collection(credited).compactMap { $0["id"] as? String }) == [Self.monthly, Self.lifetime, Self.coins])
+            #expect(Self.entry(credited, transaction: "4300000000000002")?["expiryDate"] == nil, "a lifetime unlock has no expiry")
+            // Another user's picture holds none of it.
+            var other = PluginPicture()
+            let pack2 = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.coins, transactionId: "4300000000000004", purchaseDate: now, signedDate: now)
+            other.keep(try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(pack2), product: Self.coins, user: "cy")))
+            #expect(!other.owned(Self.monthly, now: now) && !other.owned(Self.lifetime, now: now))
+        }
+    }
+
+    @Test("the plugin's default obfuscator: a tenant that ties appAccountToken to users accepts the token the plugin derives from the user, and only for that user")
+    func obfuscatedToken() async throws {
+        #expect(AccountTokens.cordovaPlugin("hello") == "5d41402a-bc4b-3a76-8971-9d911017c592", "the plugin's own test vector (md5toUUID)")
+        #expect(AccountTokens.cordovaPlugin("") == "")
+        let harness = try await Self.make(tokensMatchUsers: true)
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .client)
+        try await harness.app().test(.router) { client in
+            let token = try #require(UUID(uuidString: AccountTokens.cordovaPlugin("cleo")))
+            let pack = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.coins, transactionId: "4400000000000001",
+                                                       appAccountToken: token, signedDate: harness.clock.now())
+            let jws = try harness.ca.signTransaction(pack)
+            let stolen = try await Self.validate(client, key: key, Self.storeKit2(jws, product: Self.coins, user: "dan"))
+            #expect(stolen.json["ok"] as? Bool == false)
+            #expect((stolen.json["error"] as? [String: Any])?["code"] as? String == "account_token_mismatch")
+            let own = try await Self.validate(client, key: key, Self.storeKit2(jws, product: Self.coins, user: "cleo"))
+            #expect(CordovaValidatorTests.ok(own), "\(own.json)")
+            #expect(try await harness.count("purchases") == 1)
+        }
+    }
+}
