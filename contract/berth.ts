@@ -89,7 +89,7 @@ export type ErrorCode =
   | "account_token_missing"
   /** 422: a bare transactionId is accepted only when Apple's transaction carries the user's appAccountToken */
   | "proof_required"
-  /** 422: the purchase bought fewer units than the booking needs (booking.requiredQuantity) */
+  /** no longer answered: a purchase of fewer units than booking.requiredQuantity now pays part of the booking (kept so that clients naming it still compile) */
   | "quantity_insufficient"
   /** 422: a Production app takes Sandbox purchases only from its listed testers */
   | "sandbox_not_allowed"
@@ -255,8 +255,12 @@ export interface Booking {
   purchaseId?: number;
   /** why the status last changed (admin reason, or the refund code) */
   statusReason?: string;
-  /** units of requiredProductId the purchase must carry (seats or days where the app sells per unit; else 1) */
+  /** units of requiredProductId that pay the booking (seats or days where the app sells per unit; else 1): one transaction of this quantity, or several adding up to it */
   requiredQuantity: number;
+  /** units paid so far */
+  paidQuantity: number;
+  /** units still to buy before the booking is confirmed (0 once confirmed): a client that always buys quantity 1 buys this many more */
+  remainingQuantity: number;
   /** the environment of the purchase that confirmed it; absent until then */
   environment?: "Production" | "Sandbox" | "Xcode" | "LocalTesting";
 }

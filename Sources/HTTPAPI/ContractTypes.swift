@@ -146,13 +146,20 @@ struct BookingDTO: Codable {
     var confirmedAt: APITime?
     var purchaseId: Int64?
     var statusReason: String?
-    /// Units of `requiredProductId` the purchase must carry.
+    /// Units of `requiredProductId` that pay the booking: one transaction of this quantity, or
+    /// several transactions whose quantities add up to it.
     var requiredQuantity: Int
+    /// Units paid so far.
+    var paidQuantity: Int
+    /// Units still to buy before the booking is confirmed (0 once confirmed).
+    var remainingQuantity: Int
     /// `Production` or `Sandbox`: the environment of the purchase that confirmed it (absent until then).
     var environment: String?
 
     init(_ booking: Booking) {
         requiredQuantity = booking.requiredQuantity
+        paidQuantity = booking.paidQuantity
+        remainingQuantity = booking.remainingQuantity
         environment = booking.environment
         id = booking.id
         userId = booking.userId

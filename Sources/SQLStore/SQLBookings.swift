@@ -8,7 +8,7 @@ struct SQLBookings: BookingRepository {
     static let columns = """
         id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, \
         required_product_id, status, hold_expires_at, created_at, updated_at, confirmed_at, purchase_id, status_reason, \
-        required_quantity, environment, created_via
+        required_quantity, environment, created_via, paid_quantity
         """
 
     static func decode(_ row: SQLRow) throws -> Booking {
@@ -18,7 +18,8 @@ struct SQLBookings: BookingRepository {
             seats: row["seats"], priceMinor: row["price_minor"], currency: row["currency"], requiredProductId: row["required_product_id"],
             status: try row.value(BookingStatus.self, "status"), holdExpiresAt: row.date("hold_expires_at"), createdAt: row.date("created_at"),
             updatedAt: row.date("updated_at"), confirmedAt: row.optionalDate("confirmed_at"), purchaseId: row["purchase_id"],
-            statusReason: row["status_reason"], requiredQuantity: row["required_quantity"], environment: row["environment"]
+            statusReason: row["status_reason"], requiredQuantity: row["required_quantity"], environment: row["environment"],
+            paidQuantity: row["paid_quantity"]
         )
     }
 
@@ -30,11 +31,11 @@ struct SQLBookings: BookingRepository {
     func insert(_ b: Booking, createdVia: String, now: Date) throws {
         let occupies = b.holdsSlot(at: now)
         try db.run("""
-            INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [b.id, b.tenantId, b.userId, b.resourceId, b.resourceKind.rawValue, b.start.epochMilliseconds, b.end.epochMilliseconds, b.seats,
                   b.priceMinor, b.currency, b.requiredProductId, b.status.rawValue, b.holdExpiresAt.epochMilliseconds, b.createdAt.epochMilliseconds,
                   b.updatedAt.epochMilliseconds, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.statusReason, b.requiredQuantity, b.environment,
-                  createdVia, occupies])
+                  createdVia, b.paidQuantity, occupies])
         if occupies { try count(b, by: 1) }
     }
 
@@ -42,10 +43,11 @@ struct SQLBookings: BookingRepository {
         let occupied = try db.row("SELECT occupying FROM bookings WHERE id = ?", [b.id]).map { ($0["occupying"] as Int) != 0 } ?? false
         let occupies = b.holdsSlot(at: now)
         try db.run("""
-            UPDATE bookings SET status = ?, status_reason = ?, confirmed_at = ?, purchase_id = ?, environment = ?, updated_at = ?, occupying = ?
+            UPDATE bookings SET status = ?, status_reason = ?, confirmed_at = ?, purchase_id = ?, environment = ?, updated_at = ?, occupying = ?,
+                paid_quantity = ?, hold_expires_at = ?
             WHERE id = ? AND tenant_id = ?
             """, [b.status.rawValue, b.statusReason, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.environment, b.updatedAt.epochMilliseconds,
-                  occupies, b.id, b.tenantId])
+                  occupies, b.paidQuantity, b.holdExpiresAt.epochMilliseconds, b.id, b.tenantId])
         if occupies != occupied { try count(b, by: occupies ? 1 : -1) }
     }
 

@@ -124,9 +124,9 @@ struct RulesTests {
         tokenless.kind = .receipt
         #expect(code { try BookingPurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == nil)
 
-        // Quantity: a 5-seat booking sold per seat needs 5 units.
+        // Quantity: a 5-seat booking sold per seat needs 5 units; fewer pass the check and pay part of it (see partPayments).
         target.requiredQuantity = 5
-        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "quantity_insufficient")
+        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == nil)
         var five = proven
         five.quantity = 5
         #expect(code { try BookingPurchaseRules.check(five, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == nil)
@@ -221,6 +221,34 @@ struct RulesTests {
             #expect(plan.purchase?.status == .needsRefund && plan.booking?.purchaseId == nil, "\(status) must not take the payment")
             #expect(plan.booking?.status == (status == .confirmed || status == .paymentNeedsRefund ? status : .paymentNeedsRefund))
         }
+    }
+
+    @Test("a booking of N units is paid by transactions adding up to N: each part is applied and extends the hold; the last one confirms")
+    func partPayments() throws {
+        let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
+        var target = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
+        target.requiredQuantity = 3
+        var one = claim()
+        one.quantity = 1
+        let first = BookingPurchaseRules.plan(one, booking: target, resource: resource, occupancy: .none, now: now, holdExtension: 900)
+        guard case .applied(let purchase) = first.outcome else { Issue.record("a part payment is applied"); return }
+        #expect(purchase.status == .applied)
+        let partly = try #require(first.booking)
+        #expect(partly.status == .pendingPayment && partly.paidQuantity == 1 && partly.remainingQuantity == 2 && partly.purchaseId == nil)
+        #expect(partly.holdExpiresAt == now.addingTimeInterval(900))
+        #expect(first.events.isEmpty && first.audit.map(\.action) == [.bookingPartlyPaid])
+        var two = claim()
+        two.transactionId = "2"
+        two.quantity = 2
+        let last = BookingPurchaseRules.plan(two, booking: partly, resource: resource, occupancy: .none, now: now)
+        #expect(last.booking?.status == .confirmed && last.booking?.remainingQuantity == 0 && last.booking?.paidQuantity == 3)
+        #expect(last.events.map(\.type) == [.bookingConfirmed] && last.audit.map(\.action) == [.bookingConfirmed])
+        // A part payment after the hold expired, when the slot was taken meanwhile, is kept for a refund.
+        var lapsed = partly
+        lapsed.holdExpiresAt = now.addingTimeInterval(-1)
+        let refused = BookingPurchaseRules.plan(two, booking: lapsed, resource: resource, occupancy: Occupancy(bookings: 1, seats: 1), now: now)
+        guard case .needsRefund(_, let code, _) = refused.outcome else { Issue.record("a taken slot keeps the payment for a refund"); return }
+        #expect(code == .slotUnavailable)
     }
 
     @Test("a slot is held by confirmed bookings and by pending ones within their hold")

@@ -13,7 +13,7 @@ import TestKit
 
 @Suite("Hardening: what is paid, who may hold inventory, who may call how often")
 struct HardeningTests {
-    @Test("a purchase must carry the units the booking needs; what Apple signed as paid is recorded")
+    @Test("units the booking needs are paid by one transaction of that quantity or by several adding up to it; what Apple signed as paid is recorded")
     func quantityAndPrice() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
@@ -21,18 +21,31 @@ struct HardeningTests {
             let slot = Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
             let booking = try await createBooking(client, harness, user: "ann", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 4])
             #expect(booking["requiredQuantity"] as? Int == 4)
-            func pay(quantity: Int, id: String) async throws -> Reply {
+            #expect(booking["remainingQuantity"] as? Int == 4)
+            func pay(_ booking: [String: Any], quantity: Int, id: String) async throws -> Reply {
                 let jws = try harness.ca.signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.experience.sunset", transactionId: id,
                                                                        quantity: quantity, price: Int64(quantity) * 44_990, currency: "EUR"))
                 return try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "ann",
                                              json: ["bookingId": booking["id"]!, "productId": "it.seaboo.experience.sunset", "jwsRepresentation": jws])
             }
-            let one = try await pay(quantity: 1, id: "2000000000008001")
-            #expect(one.status == .unprocessableContent)
-            #expect(one.errorCode == "quantity_insufficient")
-            #expect(try await harness.count("purchases") == 0)
-            let four = try await pay(quantity: 4, id: "2000000000008002")
+            // One unit of four pays a quarter: applied, the booking still pending with its hold extended.
+            harness.clock.advance(600)
+            let one = try await pay(booking, quantity: 1, id: "2000000000008001")
+            #expect(one.status == .ok, "\(one.json)")
+            #expect(one.booking?["status"] as? String == "pending_payment")
+            #expect(one.booking?["paidQuantity"] as? Int == 1)
+            #expect(one.booking?["remainingQuantity"] as? Int == 3)
+            let extended = String(iso(harness.clock.now().addingTimeInterval(15 * 60)).dropLast())   // to the second
+            #expect((one.booking?["holdExpiresAt"] as? String)?.hasPrefix(extended) == true, "the hold runs a full hold from the part payment")
+            let rest = try await pay(booking, quantity: 3, id: "2000000000008003")
+            #expect(rest.booking?["status"] as? String == "confirmed", "\(rest.json)")
+            #expect(rest.booking?["remainingQuantity"] as? Int == 0)
+            #expect(try await harness.count("purchases") == 2)
+
+            let other = try await createBooking(client, harness, user: "ann", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 4])
+            let four = try await pay(other, quantity: 4, id: "2000000000008002")
             #expect(four.status == .ok, "\(four.json)")
+            #expect(four.booking?["status"] as? String == "confirmed")
             #expect(four.purchase?["quantity"] as? Int == 4)
             #expect(four.purchase?["priceMilliunits"] as? Int == 179_960)
             #expect(four.purchase?["currency"] as? String == "EUR")

@@ -22,6 +22,8 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
 
     public static let bookingCreated = AuditAction(rawValue: "booking.created")
     public static let bookingConfirmed = AuditAction(rawValue: "booking.confirmed")
+    /// A payment of fewer units than the booking needs: counted, the booking still pending.
+    public static let bookingPartlyPaid = AuditAction(rawValue: "booking.partly_paid")
     public static let bookingManualConfirm = AuditAction(rawValue: "booking.manual_confirm")
     public static let bookingCancelled = AuditAction(rawValue: "booking.cancelled")
     public static let purchaseNeedsRefund = AuditAction(rawValue: "purchase.needs_refund")

@@ -47,14 +47,22 @@ public struct Booking: Codable, Hashable, Sendable {
     public var statusReason: String?
     /// `Production` or `Sandbox`: the environment of the purchase that confirmed it.
     public var environment: String?
+    /// Units of `requiredProductId` paid so far: a client that always buys one unit (quantity 1)
+    /// pays an N-seat booking with N transactions; the booking is confirmed when this reaches
+    /// `requiredQuantity`.
+    public var paidQuantity: Int
+
+    /// Units still to pay before the booking is confirmed.
+    public var remainingQuantity: Int { status == .confirmed ? 0 : max(0, requiredQuantity - paidQuantity) }
 
     public init(
         id: Int64, tenantId: String, userId: String, resourceId: String, resourceKind: Resource.Kind,
         start: Date, end: Date, seats: Int, priceMinor: Int64, currency: String, requiredProductId: String,
         status: BookingStatus, holdExpiresAt: Date, createdAt: Date, updatedAt: Date,
         confirmedAt: Date? = nil, purchaseId: Int64? = nil, statusReason: String? = nil,
-        requiredQuantity: Int = 1, environment: String? = nil
+        requiredQuantity: Int = 1, environment: String? = nil, paidQuantity: Int = 0
     ) {
+        self.paidQuantity = paidQuantity
         self.requiredQuantity = requiredQuantity
         self.environment = environment
         self.id = id

@@ -2,8 +2,8 @@ import Foundation
 
 extension BookingPurchaseRules {
     /// Whether a proven transaction may pay this booking for this user, before anything is written:
-    /// the product must be the one the app says and the one the booking needs, in the quantity the
-    /// booking needs; a claimed transaction id must match; the account token (when the tenant ties it
+    /// the product must be the one the app says and the one the booking needs (any quantity: fewer
+    /// units than needed pay part of it); a claimed transaction id must match; the account token (when the tenant ties it
     /// to users) must be the user's; a Sandbox purchase pays a Production tenant's booking only for an
     /// allow-listed tester. Revocation is decided with the stored state, by ``ClaimPolicy``.
     public static func check(
@@ -15,10 +15,7 @@ extension BookingPurchaseRules {
             throw DomainError(.unprocessable, .productMismatch, "booking \(booking.id) must be paid with \(booking.requiredProductId), not \(proven.productId)", field: "productId")
         }
         try PurchaseChecks.claimedTransaction(proven, claimedTransactionId: claimedTransactionId)
-        let quantity = proven.quantity ?? 1
-        guard quantity >= booking.requiredQuantity else {
-            throw DomainError(.unprocessable, .quantityInsufficient, "booking \(booking.id) needs \(booking.requiredQuantity) × \(booking.requiredProductId); the transaction bought \(quantity)", field: "productId")
-        }
+        // Fewer units than the booking needs pay part of it (see ``BookingPurchaseRules/plan``).
         try PurchaseChecks.buyer(proven, userId: userId, policy: policy)
     }
 }

@@ -7,9 +7,13 @@ public enum BookingPurchaseRules {
         booking.status == .pendingPayment && booking.holdExpiresAt <= now
     }
 
-    /// The plan of a new, unrevoked claim on `booking`: confirm it, or record the payment for a refund.
+    /// The plan of a new, unrevoked claim on `booking`: confirm it, count a part payment, or record
+    /// the payment for a refund. A transaction of fewer units than the booking still needs (a client
+    /// that always buys quantity 1) is applied as a part payment: the booking stays pending with its
+    /// hold extended by `holdExtension` from now, and is confirmed by the payment that completes it.
     /// `occupancy` is what other bookings hold of its slot (needed only when ``needsOccupancy(_:now:)``).
-    public static func plan(_ claim: PurchaseClaim, booking: Booking, resource: Resource?, occupancy: Occupancy, now: Date) -> PurchasePlan {
+    public static func plan(_ claim: PurchaseClaim, booking: Booking, resource: Resource?, occupancy: Occupancy, now: Date,
+                            holdExtension: TimeInterval = 15 * 60) -> PurchasePlan {
         let refund: (code: ErrorCode, message: String, moveTo: BookingStatus?)?
         switch booking.status {
         case .pendingPayment:
@@ -41,19 +45,31 @@ public enum BookingPurchaseRules {
             outcome = .needsRefund(purchase, code: refund.code, message: refund.message)
         } else {
             purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
-            updated.status = .confirmed
-            updated.confirmedAt = now
-            updated.statusReason = nil
-            updated.environment = claim.environment
-            updated.purchaseId = purchase.id
+            updated.paidQuantity = booking.paidQuantity.addingReportingOverflow(max(1, claim.quantity ?? 1)).partialValue
+            if updated.paidQuantity >= booking.requiredQuantity {
+                updated.status = .confirmed
+                updated.confirmedAt = now
+                updated.statusReason = nil
+                updated.environment = claim.environment
+                updated.purchaseId = purchase.id
+            } else {
+                // Part paid: the slot stays held while the rest is being bought.
+                updated.holdExpiresAt = max(booking.holdExpiresAt, now.addingTimeInterval(holdExtension))
+            }
             outcome = .applied(purchase)
         }
+        let confirmed = refund == nil && updated.status == .confirmed
+        var detail = ["transactionId": claim.transactionId, "productId": claim.productId, "outcome": refund?.code.rawValue ?? "applied"]
+        if refund == nil {
+            detail["paidQuantity"] = String(updated.paidQuantity)
+            detail["requiredQuantity"] = String(booking.requiredQuantity)
+        }
         let audit = AuditRecord(
-            tenantId: claim.tenantId, actor: .user(claim.userId), action: refund == nil ? .bookingConfirmed : .purchaseNeedsRefund,
-            bookingId: booking.id, purchaseId: purchase.id,
-            detail: ["transactionId": claim.transactionId, "productId": claim.productId, "outcome": refund?.code.rawValue ?? "applied"], at: now
+            tenantId: claim.tenantId, actor: .user(claim.userId),
+            action: refund != nil ? .purchaseNeedsRefund : (confirmed ? .bookingConfirmed : .bookingPartlyPaid),
+            bookingId: booking.id, purchaseId: purchase.id, detail: detail, at: now
         )
-        let events: [WebhookEvent] = refund == nil ? [.booking(.bookingConfirmed, updated, purchase: purchase)] : []
+        let events: [WebhookEvent] = confirmed ? [.booking(.bookingConfirmed, updated, purchase: purchase)] : []
         return PurchasePlan(outcome: outcome, purchase: purchase, proofHash: claim.proofHash, booking: updated, audit: [audit], events: events)
     }
 }

@@ -1,12 +1,15 @@
 import Domain
 import Foundation
 
-/// Boat rentals and sea experiences: a payment confirms a pending booking of the user, or is
-/// recorded for a refund when it cannot (the slot was taken, the booking was already paid).
+/// Boat rentals and sea experiences: a payment confirms a pending booking of the user (or pays part
+/// of it, when it carries fewer units than the booking needs), or is recorded for a refund when it
+/// cannot (the slot was taken, the booking was already paid).
 public struct BookingKind: PurchaseKind {
     public struct Loaded {
         var booking: Booking
         var resource: Resource?
+        /// How long a part payment extends the booking's hold (the tenant's hold).
+        var holdExtension: TimeInterval
     }
 
     public var kind: ProductKind { .booking }
@@ -34,7 +37,7 @@ public struct BookingKind: PurchaseKind {
         }
         try BookingPurchaseRules.check(proven, claimedProductId: request.productId, claimedTransactionId: request.transactionId, booking: booking,
                                        userId: claim.userId, policy: request.policy)
-        return Loaded(booking: booking, resource: request.tenant.resource(id: booking.resourceId))
+        return Loaded(booking: booking, resource: request.tenant.resource(id: booking.resourceId), holdExtension: request.tenant.holdDuration)
     }
 
     public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
@@ -43,7 +46,8 @@ public struct BookingKind: PurchaseKind {
             ? try tx.bookings.occupancy(tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
                                         excluding: booking.id, now: now)
             : .none
-        let plan = BookingPurchaseRules.plan(claim, booking: booking, resource: loaded.resource, occupancy: occupancy, now: now)
+        let plan = BookingPurchaseRules.plan(claim, booking: booking, resource: loaded.resource, occupancy: occupancy, now: now,
+                                             holdExtension: loaded.holdExtension)
         return (plan, .booking(plan.booking ?? booking))
     }
 
