@@ -23,7 +23,11 @@ public struct Catalog: Codable, Hashable, Sendable {
     public func validate() throws {
         var ids = Set<String>()
         var issuers = Set<String>()
+        var prefixes = Set<String>()
         for tenant in tenants {
+            for routes in tenant.subscriptions?.ftcRoutes ?? [] {
+                guard prefixes.insert(routes.prefix).inserted else { throw CatalogError("subscriptions.ftcRoutes prefix \(routes.prefix) is used twice") }
+            }
             guard ids.insert(tenant.id).inserted else { throw CatalogError("tenant id \(tenant.id) appears twice") }
             guard issuers.insert(tenant.auth.issuer).inserted else {
                 throw CatalogError("issuer \(tenant.auth.issuer) is used by two tenants; tokens could not be routed")

@@ -70,6 +70,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
+            // A path no route serves that has the form of FT Chinese's routes (an unknown prefix):
+            // its 404 in FT Chinese's shape, as the OpenAPI document gives those routes.
+            if let http = error as? HTTPError, http.status == .notFound, FTCRoutes.hasRouteForm(request.uri.path) {
+                return try FTCRoutes.shape.render(APIError(.notFound, .notFound, "no FT Chinese base is served at this prefix"), context.logger)
+            }
             return APIError.from(error, logger: context.logger).response()
         }
     }

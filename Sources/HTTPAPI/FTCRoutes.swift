@@ -49,6 +49,16 @@ struct FTCRoutes {
         }
     }
 
+    /// Whether `path` has the form of one of the routes above under some prefix (and is not one of
+    /// Berth's own `/api/…` paths).
+    static func hasRouteForm(_ path: String) -> Bool {
+        let parts = path.split(separator: "/").map(String.init)
+        guard parts.count >= 3, !(parts[0] == "api" && SubscriptionSettings.berthAPISegments.contains(parts[1])) else { return false }
+        let last2 = parts.suffix(2).joined(separator: "/"), last3 = parts.suffix(3).dropLast().joined(separator: "/")
+        return ["apple/verify-receipt", "apple/subs", "apple/link", "apple/unlink", "webhook/apple"].contains(last2)
+            || ["apple/subs", "apple/receipt"].contains(last3)
+    }
+
     /// The caller's key must be of this prefix's app.
     private func own<C: GuardedContext>(_ base: Base, _ context: C) throws -> C {
         guard context.caller.tenant.id == base.runtime.id else { throw APIError.forbidden("this key belongs to another app") }

@@ -1,4 +1,5 @@
 import AppleSignedData
+import Domain
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -52,5 +53,50 @@ struct SeedClientTests {
             #expect(third.errorCode == "booking_already_paid")
             #expect(try await harness.rows("SELECT status FROM purchases WHERE transaction_id = '2000000000009003'").first?["status"] == "needs_refund")
         }
+    }
+
+    /// FT Chinese's client keeps its own base paths: `/api/sandbox` and `/api/v1` are served for the
+    /// shipped `ftchinese` tenant beside Berth's own `/api/…` routes; a path of its routes' form under
+    /// a prefix nobody serves answers 404 in its shape (`{message}`), as the OpenAPI document says.
+    @Test("FT Chinese (003): its own bases /api/sandbox and /api/v1 are served beside Berth's routes; unknown prefixes answer in its shape")
+    func ftChineseBases() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey("ftchinese", .client)
+        try await harness.app().test(.router) { client in
+            for base in ["/api/sandbox", "/api/v1"] {
+                let missing = try await client.call(.post, "\(base)/apple/verify-receipt", auth: key, json: [:] as [String: Any])
+                #expect(missing.status == .unprocessableContent, "\(base): \(missing.json)")
+                #expect(missing.json["message"] as? String == "Missing required field")
+                #expect((missing.json["error"] as? [String: Any])?["field"] as? String == "receiptData")
+                #expect(missing.json["success"] == nil, "FT Chinese's shape, not Berth's")
+                let list = try await client.call(.get, "\(base)/apple/subs", auth: key)
+                #expect((list.json["error"] as? [String: Any])?["field"] as? String == "X-Ftc-Id", "\(list.json)")
+            }
+            let unknown = try await client.call(.get, "/nope/apple/subs/1000000000000001", auth: key)
+            #expect(unknown.status == .notFound)
+            #expect(unknown.json["message"] is String && unknown.json["success"] == nil, "\(unknown.json)")
+            // Berth's own routes are untouched.
+            let products = try await client.call(.get, "/api/products?tenant=aistylist-test", auth: nil)
+            #expect(products.status == .ok)
+            let own = try await client.call(.get, "/api/nothing-here", auth: key)
+            #expect(own.status == .notFound && own.json["success"] as? Bool == false)
+        }
+        // Every /api/<segment> route of Berth's is in the list prefixes may not take.
+        let ftcBases: Set<Substring> = ["sandbox", "v1"]   // the shipped ftchinese tenant's prefixes
+        let segments = Set(harness.services.routeAccess.all.compactMap { entry -> String? in
+            let parts = entry.path.split(separator: "/")
+            return parts.count >= 2 && parts[0] == "api" && !ftcBases.contains(parts[1]) ? String(parts[1]) : nil
+        })
+        #expect(segments.count >= 10)
+        #expect(segments.isSubset(of: SubscriptionSettings.berthAPISegments), "not listed: \(segments.subtracting(SubscriptionSettings.berthAPISegments))")
+        var catalog = try Catalog.decode(Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
+        let index = try #require(catalog.tenants.firstIndex { $0.id == "ftchinese" })
+        for taken in ["/api/credits", "/api", "/admin/x", "/metrics"] {
+            catalog.tenants[index].subscriptions?.ftcRoutes = [.init(prefix: taken, environment: "Sandbox")]
+            #expect(throws: CatalogError.self, "\(taken)") { try catalog.validate() }
+        }
+        catalog.tenants[index].subscriptions?.ftcRoutes = [.init(prefix: "/ftc-test/api/sandbox", environment: "Sandbox")]
+        #expect(throws: CatalogError.self, "a prefix another tenant serves") { try catalog.validate() }
     }
 }

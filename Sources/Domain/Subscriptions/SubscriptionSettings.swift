@@ -42,6 +42,11 @@ public struct SubscriptionSettings: Codable, Hashable, Sendable {
         self.ftcRoutes = ftcRoutes
     }
 
+    /// The segments after `/api/` that Berth's own routes use (a test checks the router against it).
+    public static let berthAPISegments: Set<String> = [
+        "admin", "apple", "bookings", "credits", "entitlements", "products", "resources", "subscriptions", "validator", "verify-purchase", "verify-receipt",
+    ]
+
     func validate(tenant: String) throws {
         for routes in ftcRoutes ?? [] {
             let parts = routes.prefix.split(separator: "/")
@@ -49,7 +54,10 @@ public struct SubscriptionSettings: Codable, Hashable, Sendable {
                   parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }) else {
                 throw CatalogError("tenant \(tenant): subscriptions.ftcRoutes prefix \(routes.prefix) must be /segment[/segment…] of letters, digits, - or _")
             }
-            guard !["api", "admin", "health", "metrics"].contains(String(parts[0])) else {
+            // FT Chinese's own bases are /api/sandbox and /api/v1: under /api, any segment Berth does not use itself.
+            let shadows = ["admin", "health", "healthz", "readyz", "metrics"].contains(String(parts[0]))
+                || (parts[0] == "api" && (parts.count < 2 || Self.berthAPISegments.contains(String(parts[1]))))
+            guard !shadows else {
                 throw CatalogError("tenant \(tenant): subscriptions.ftcRoutes prefix \(routes.prefix) would shadow Berth's own routes")
             }
             guard routes.environment == "Production" || routes.environment == "Sandbox" else {
