@@ -589,16 +589,21 @@ export interface ValidatorPurchase {
   platform: "ios-appstore";
   transactionId: string;
   purchaseDate: number;
+  /** subscriptions: the start of the latest period */
+  lastRenewalDate?: number;
   expiryDate?: number;
   isExpired?: boolean;
   renewalIntent?: "Renew" | "Lapse";
   isBillingRetryPeriod?: boolean;
-  cancelationReason?: "Customer" | "System.BillingError" | "Customer.PriceIncrease" | "System.ProductUnavailable" | "System.Replaced" | "Unknown";
+  /** the plugin's CancelationReason; "" (NOT_CANCELED) when nothing was cancelled */
+  cancelationReason?: "" | "Customer" | "System" | "System.BillingError" | "Customer.PriceIncrease" | "System.ProductUnavailable" | "System.Replaced" | "Unknown";
 }
 
 /**
- * Always HTTP 200. `ok: true`: the purchase is applied (exactly once; the same again answers the
- * same), or the application receipt holds no purchase yet (`collection` empty). `ok: false`: `code`
+ * Always HTTP 200. `ok: true`: the named purchase is applied (exactly once; the same again answers
+ * the same) and, for a receipt, every other unapplied purchase in it; `collection` is everything the
+ * user owns in the app (subscriptions with expiry, unlocks and passes) plus the consumables this call
+ * applied, so the plugin's `owned()` holds after each answer. `ok: false`: `code`
  * is the plugin's ErrorCode (6777005 client invalid, 6777007 payment invalid, 6777012 invalid
  * product, 6777014 communication: retry, 6777016 missing data, 6777017 verification failed),
  * `status` the HTTP status Berth's own API would answer, `error` Berth's code.
@@ -619,6 +624,8 @@ export type ValidatorResponse =
           expires_date_ms?: string;
           environment?: "Production" | "Sandbox";
           quantity?: number;
+          /** the application receipt itself (no transaction named) */
+          original_application_version?: string;
         };
         collection: ValidatorPurchase[];
       };
