@@ -526,6 +526,7 @@ export interface LedgerCheckResponse {
 // ---------------------------------------------------------------- existing iOS clients
 
 /** `POST /api/verify-receipt`: the receipt is verified offline; only its SHA-256 is kept. */
+/** Also read in snake_case (receipt_data, user_id, device_info, app_version, bundle_id); camelCase wins. */
 export interface VerifyReceiptRequest {
   /** base64 app receipt */
   receiptData: string;

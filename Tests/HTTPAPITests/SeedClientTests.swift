@@ -99,4 +99,27 @@ struct SeedClientTests {
         catalog.tenants[index].subscriptions?.ftcRoutes = [.init(prefix: "/ftc-test/api/sandbox", environment: "Sandbox")]
         #expect(throws: CatalogError.self, "a prefix another tenant serves") { try catalog.validate() }
     }
+
+    /// Braindumpster's plan shows a camelCase JSON body and names snake_case fields in its summary:
+    /// both are read (camelCase wins when both are sent); the answer is the client's shape either way.
+    @Test("Braindumpster (004): the snake_case body its plan's summary names is read like the camelCase one")
+    func braindumpsterSnakeCase() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
+        try await harness.app().test(.router) { client in
+            let receipt = try BraindumpsterTests.receipt(harness, original: "4500000000000001", start: harness.clock.now(), days: 365)
+            let reply = try await client.call(.post, "/api/verify-receipt", auth: key,
+                                              json: ["receipt_data": receipt, "user_id": "uid-A", "bundle_id": SubscriptionsTests.brainBundle, "app_version": "1.0 (7)",
+                                                     "device_info": ["model": "iPhone15,3", "osVersion": "iOS 18.0", "locale": "en_US"]])
+            #expect(reply.status == .ok, "\(reply.json)")
+            #expect(reply.json["success"] as? Bool == true && reply.json["isPremium"] as? Bool == true)
+            #expect(reply.json["productId"] as? String == SubscriptionsTests.yearly)
+            // The subscription is now uid-A's: the snake_case user_id was read.
+            let other = try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receipt_data": receipt, "user_id": "uid-B"])
+            #expect(other.status == .conflict, "\(other.json)")
+            let none = try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receipt": receipt])
+            #expect(none.status == .badRequest && none.json["success"] as? Bool == false, "\(none.json)")
+        }
+    }
 }
