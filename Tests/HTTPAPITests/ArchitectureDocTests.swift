@@ -62,7 +62,16 @@ struct DocsTests {
         let links = readme.components(separatedBy: "](").dropFirst().compactMap { $0.split(separator: ")").first.map(String.init) }.filter { !$0.hasPrefix("http") }
         #expect(links.count >= 9)
         for link in links {
-            #expect(FileManager.default.fileExists(atPath: Harness.repository.appendingPathComponent(link).path), "README links \(link)")
+            // A link to a heading: the document must exist and hold the heading.
+            let parts = link.split(separator: "#", maxSplits: 1).map(String.init)
+            let url = Harness.repository.appendingPathComponent(parts[0])
+            #expect(FileManager.default.fileExists(atPath: url.path), "README links \(link)")
+            if parts.count == 2 {
+                let headings = (try? String(contentsOf: url, encoding: .utf8))?.split(separator: "\n").filter { $0.hasPrefix("#") }
+                    .map { $0.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased().filter { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" }
+                        .replacingOccurrences(of: " ", with: "-") } ?? []
+                #expect(headings.contains(parts[1]), "README links \(link): no such heading")
+            }
         }
     }
 
