@@ -183,6 +183,37 @@ struct MigratorTests {
         #expect(replays.map(\.target) == [.booking(id: 7)])
     }
 
+    @Test("migration 013: bookings paid before it count as fully paid; pending ones have paid nothing")
+    func partPaymentsBackfill() async throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let migrations = directory.appendingPathComponent("migrations")
+        try FileManager.default.copyItem(at: Self.repositoryMigrations, to: migrations)
+        let partPayments = try Data(contentsOf: migrations.appendingPathComponent("013_part_payments.sql"))
+        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name >= "013" {
+            try FileManager.default.removeItem(at: migrations.appendingPathComponent(name))
+        }
+        let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
+        defer { try? database.close() }
+        try await Migrator(directory: migrations).apply(to: database, now: Date())
+        try await database.withConnection { db in
+            try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
+            for (id, status, confirmed) in [(7, "confirmed", 5 as Int64?), (8, "pending_payment", nil)] {
+                try db.execute(sql: """
+                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                    status, hold_expires_at, created_at, updated_at, confirmed_at, required_quantity) VALUES (?, 't', 'u', 'boat', 'experience', 0, 1, 3, 100, 'EUR', 'p', ?, 0, 0, 0, ?, 3)
+                    """, arguments: [id, status, confirmed])
+            }
+        }
+        try partPayments.write(to: migrations.appendingPathComponent("013_part_payments.sql"))
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["013_part_payments"])
+        let (paid, pending) = try await database.read { tx in
+            (try tx.bookings.booking(id: 7, tenantId: "t", forUpdate: false), try tx.bookings.booking(id: 8, tenantId: "t", forUpdate: false))
+        }
+        #expect(paid?.paidQuantity == 3 && paid?.remainingQuantity == 0)
+        #expect(pending?.paidQuantity == 0 && pending?.remainingQuantity == 3)
+    }
+
     @Test("database URLs", arguments: [("sqlite:./b.sqlite", "./b.sqlite"), ("sqlite:///tmp/x.db", "/tmp/x.db"), ("plain.sqlite", "plain.sqlite")])
     func databaseURLs(url: String, path: String) throws {
         #expect(try SQLiteStore.path(fromURL: url) == path)
