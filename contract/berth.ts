@@ -650,7 +650,7 @@ export interface AppleNotificationRequest {
 /** 200 once the notification and its effect are stored (also for a redelivered uuid). */
 export interface NotificationAck {
   received: true;
-  /** "booking_refunded", "purchase_refunded", "booking_reinstated", "reinstated_needs_refund",
+  /** "booking_refunded", "purchase_refunded", "part_refunded", "booking_reinstated", "reinstated_needs_refund",
    *  "test", "refund_declined", "consumption_requested", "unknown_transaction", "recorded", … */
   outcome: string;
   duplicate: boolean;

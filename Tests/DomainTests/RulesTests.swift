@@ -251,6 +251,28 @@ struct RulesTests {
         #expect(code == .slotUnavailable)
     }
 
+    @Test("a refund of one of several payments of a booking takes its units back: a pending booking stays pending, a confirmed one awaits an operator")
+    func partRefunds() {
+        var part = purchase()
+        part.quantity = 1
+        let refund = IncomingNotification(tenantId: "t", uuid: "n1", type: .refund, subtype: nil, environment: "Sandbox", signedAt: now, transactionId: "1",
+                                          payloadHash: "h")
+        var pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
+        (pending.requiredQuantity, pending.paidQuantity) = (3, 2)
+        let waiting = NotificationRules.plan(refund, purchase: part, booking: pending, slotStillFree: true, now: now)
+        #expect(waiting.effect == .refundPart)
+        #expect(waiting.booking?.status == .pendingPayment && waiting.booking?.paidQuantity == 1 && waiting.purchase?.status == .refunded)
+        var confirmed = pending
+        (confirmed.status, confirmed.paidQuantity, confirmed.purchaseId) = (.confirmed, 3, 77)
+        let broken = NotificationRules.plan(refund, purchase: part, booking: confirmed, slotStillFree: true, now: now)
+        #expect(broken.booking?.status == .paymentNeedsRefund && broken.booking?.paidQuantity == 2)
+        #expect(broken.events.map(\.type) == [.purchaseRefunded])
+        // A booking paid by one transaction: the refund refunds the booking, as before.
+        var single = confirmed
+        (single.requiredQuantity, single.paidQuantity, single.purchaseId) = (1, 1, part.id)
+        #expect(NotificationRules.decide(refund, purchase: part, booking: single, slotStillFree: true) == .refundBooking)
+    }
+
     @Test("a slot is held by confirmed bookings and by pending ones within their hold")
     func holds() {
         #expect(booking(status: .confirmed, holdExpiresAt: now.addingTimeInterval(-1)).holdsSlot(at: now))

@@ -52,6 +52,17 @@ struct SeedClientTests {
             #expect(third.status == .conflict)
             #expect(third.errorCode == "booking_already_paid")
             #expect(try await harness.rows("SELECT status FROM purchases WHERE transaction_id = '2000000000009003'").first?["status"] == "needs_refund")
+
+            // Apple refunds one of the two units: the booking is no longer paid in full. It awaits an
+            // operator (refund the other unit or confirm by hand) and its slot is released.
+            var refunded = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: product, transactionId: "2000000000009001")
+            refunded.revocationDate = AppleTimestamp(harness.clock.now())
+            let notification = try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: refunded)
+            let ack = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification])
+            #expect(ack.json["outcome"] as? String == "part_refunded", "\(ack.json)")
+            let after = try await client.call(.get, "/api/bookings/\(bookingId)", auth: token)
+            #expect(after.booking?["status"] as? String == "payment_needs_refund", "\(after.json)")
+            #expect(after.booking?["paidQuantity"] as? Int == 1)
         }
     }
 

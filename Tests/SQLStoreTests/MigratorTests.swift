@@ -15,6 +15,24 @@ struct MigratorTests {
         return url
     }
 
+    /// A SQLite database in a scratch directory migrated with every migration before `prefix`, and the
+    /// directory's migrations folder holding only those (``restore(_:into:)`` puts a later one back).
+    func migrated(before prefix: String) async throws -> (directory: URL, migrations: URL, database: SQLiteStore) {
+        let directory = try scratch()
+        let migrations = directory.appendingPathComponent("migrations")
+        try FileManager.default.copyItem(at: Self.repositoryMigrations, to: migrations)
+        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name >= prefix {
+            try FileManager.default.removeItem(at: migrations.appendingPathComponent(name))
+        }
+        let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
+        try await Migrator(directory: migrations).apply(to: database, now: Date())
+        return (directory, migrations, database)
+    }
+
+    func restore(_ name: String, into migrations: URL) throws {
+        try FileManager.default.copyItem(at: Self.repositoryMigrations.appendingPathComponent(name), to: migrations.appendingPathComponent(name))
+    }
+
     @Test("migrations apply once, are recorded with a checksum, and an edited file is refused")
     func checksumRefusal() async throws {
         let directory = try scratch()
@@ -140,17 +158,8 @@ struct MigratorTests {
 
     @Test("migration 012 moves today's purchases and replays to (kind, reference): bookings, credits and subscriptions read back as before")
     func targetsBackfill() async throws {
-        let directory = try scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let migrations = directory.appendingPathComponent("migrations")
-        try FileManager.default.copyItem(at: Self.repositoryMigrations, to: migrations)
-        let kinds = try Data(contentsOf: migrations.appendingPathComponent("012_product_kinds.sql"))
-        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name >= "012" {
-            try FileManager.default.removeItem(at: migrations.appendingPathComponent(name))
-        }
-        let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
-        defer { try? database.close() }
-        try await Migrator(directory: migrations).apply(to: database, now: Date())
+        let (directory, migrations, database) = try await migrated(before: "012")
+        defer { try? FileManager.default.removeItem(at: directory); try? database.close() }
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
             try db.execute(sql: """
@@ -170,7 +179,7 @@ struct MigratorTests {
                 VALUES (1, 't', 'v', 7, 'app_store', 'Sandbox', 'tx1', 1, 'transaction already used by another user', 'h', 0)
                 """)
         }
-        try kinds.write(to: migrations.appendingPathComponent("012_product_kinds.sql"))
+        try restore("012_product_kinds.sql", into: migrations)
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["012_product_kinds"])
         let (purchases, replays) = try await database.read { tx in
             (try tx.purchases.purchases(tenantId: "t", filter: PurchaseFilter(), page: Page(limit: 10)).items, try tx.purchases.replays(tenantId: "t", page: Page(limit: 10)).items)
@@ -185,17 +194,8 @@ struct MigratorTests {
 
     @Test("migration 013: bookings paid before it count as fully paid; pending ones have paid nothing")
     func partPaymentsBackfill() async throws {
-        let directory = try scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let migrations = directory.appendingPathComponent("migrations")
-        try FileManager.default.copyItem(at: Self.repositoryMigrations, to: migrations)
-        let partPayments = try Data(contentsOf: migrations.appendingPathComponent("013_part_payments.sql"))
-        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name >= "013" {
-            try FileManager.default.removeItem(at: migrations.appendingPathComponent(name))
-        }
-        let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
-        defer { try? database.close() }
-        try await Migrator(directory: migrations).apply(to: database, now: Date())
+        let (directory, migrations, database) = try await migrated(before: "013")
+        defer { try? FileManager.default.removeItem(at: directory); try? database.close() }
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
             for (id, status, confirmed) in [(7, "confirmed", 5 as Int64?), (8, "pending_payment", nil)] {
@@ -205,7 +205,7 @@ struct MigratorTests {
                     """, arguments: [id, status, confirmed])
             }
         }
-        try partPayments.write(to: migrations.appendingPathComponent("013_part_payments.sql"))
+        try restore("013_part_payments.sql", into: migrations)
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["013_part_payments"])
         let (paid, pending) = try await database.read { tx in
             (try tx.bookings.booking(id: 7, tenantId: "t", forUpdate: false), try tx.bookings.booking(id: 8, tenantId: "t", forUpdate: false))

@@ -202,6 +202,27 @@ struct StoreConformance {
         }
     }
 
+    @Test("a part payment's units and its extended hold are stored: the slot stays held past the first hold, and is free once that too expires",
+          arguments: StoreBackend.available)
+    func partPaymentHold(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let single = Resource(id: "dinghy", kind: .rental, name: "Dinghy", pricePerDayMinor: 100, units: 1)
+            let start = Self.now.addingTimeInterval(86_400)
+            var held = try await Self.admit(store, user: "slow", quote: Self.quote(single, start: start), hold: 600)
+            #expect(held.paidQuantity == 0)
+            held.requiredQuantity = 3
+            held.paidQuantity = 1
+            held.holdExpiresAt = Self.now.addingTimeInterval(1200)
+            let partlyPaid = held
+            try await store.write { try $0.bookings.update(partlyPaid, now: Self.now.addingTimeInterval(300)) }
+            let stored = try await store.read { try $0.bookings.booking(id: partlyPaid.id, tenantId: "a", forUpdate: false) }
+            #expect(stored?.paidQuantity == 1 && stored?.holdExpiresAt == partlyPaid.holdExpiresAt)
+            // Past the first hold (600 s) the slot is still held; past the extended one it is free.
+            await #expect(throws: DomainError.self) { try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: Self.now.addingTimeInterval(900)) }
+            _ = try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: Self.now.addingTimeInterval(1201))
+        }
+    }
+
     @Test("a notification uuid is stored once per tenant; its outcome is found again", arguments: StoreBackend.available)
     func notificationDedupe(backend: StoreBackend) async throws {
         try await withStore(backend) { store in

@@ -39,6 +39,11 @@ public enum NotificationEffect: Hashable, Sendable {
     case refundBooking
     /// A payment that was never honoured (it awaited a refund) was refunded: purchase `refunded` only.
     case refundPurchaseOnly
+    /// One of several payments of a booking was refunded: purchase `refunded` and its units no longer
+    /// paid. A pending booking stays pending (the units are to be bought again); a confirmed one is no
+    /// longer paid in full and becomes `payment_needs_refund` (slot released; operators refund the
+    /// other payments or confirm it by hand).
+    case refundPart
     /// A refund was reversed: purchase `applied` again, booking `confirmed` (or `payment_needs_refund`
     /// if its slot was taken meanwhile).
     case reinstateBooking(slotStillFree: Bool)
@@ -65,6 +70,7 @@ public enum NotificationEffect: Hashable, Sendable {
         switch self {
         case .refundBooking: "booking_refunded"
         case .refundPurchaseOnly: "purchase_refunded"
+        case .refundPart: "part_refunded"
         case .refundCredits: "credits_refunded"
         case .reinstateCredits: "credits_reinstated"
         case .appliedByKind(let outcome): outcome
@@ -126,7 +132,12 @@ public enum NotificationRules {
             switch purchase.status {
             case .refunded: return .recordOnly("already_refunded")
             case .needsRefund: return .refundPurchaseOnly
-            case .applied: return booking.purchaseId == purchase.id ? .refundBooking : .refundPurchaseOnly
+            case .applied:
+                // A booking paid by several transactions: refunding one of them takes its units back.
+                let units = max(1, purchase.quantity ?? 1)
+                let paidByOthers = booking.paidQuantity - units > 0
+                if booking.status == .pendingPayment || (booking.status == .confirmed && paidByOthers) { return .refundPart }
+                return booking.purchaseId == purchase.id ? .refundBooking : .refundPurchaseOnly
             }
         case .oneTimeCharge, .subscribed, .didRenew, .offerRedeemed:
             guard purchase == nil, notification.transactionId != nil, notification.productId != nil else { return .recordOnly("recorded") }
@@ -161,6 +172,19 @@ public enum NotificationRules {
                 purchase = p
                 plan.purchase = p
                 if let booking { plan.events = [.booking(.purchaseRefunded, booking, purchase: p)] }
+            }
+        case .refundPart:
+            if var p = purchase, var b = booking {
+                p.status = .refunded
+                b.paidQuantity = max(0, b.paidQuantity - max(1, p.quantity ?? 1))
+                if b.status == .confirmed {
+                    b.status = .paymentNeedsRefund
+                    b.statusReason = notification.type.rawValue
+                }
+                b.updatedAt = now
+                (purchase, booking) = (p, b)
+                (plan.purchase, plan.booking) = (p, b)
+                plan.events = [.booking(.purchaseRefunded, b, purchase: p)]
             }
         case .reinstateBooking(let free):
             if var p = purchase, var b = booking {
