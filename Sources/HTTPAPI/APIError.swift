@@ -66,17 +66,18 @@ public struct APIError: Error, Sendable {
 
 /// Turns every error into the API's error shape; nothing escapes as a bare 500.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// A path no route serves answers 404 in the shape of the clients whose routes it looks like
+    /// (the first form that matches), else in Berth's.
+    var unmatched: [(hasForm: @Sendable (String) -> Bool, shape: ErrorShape)] = []
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            // A path no route serves that has the form of FT Chinese's routes (an unknown prefix):
-            // its 404 in FT Chinese's shape, as the OpenAPI document gives those routes.
-            if let http = error as? HTTPError, http.status == .notFound, FTCRoutes.hasRouteForm(request.uri.path) {
-                return try FTCRoutes.shape.render(APIError(.notFound, .notFound, "no FT Chinese base is served at this prefix"), context.logger)
+            if let http = error as? HTTPError, http.status == .notFound, let form = unmatched.first(where: { $0.hasForm(request.uri.path) }) {
+                return try form.shape.render(APIError(.notFound, .notFound, "nothing is served at this path"), context.logger)
             }
             return APIError.from(error, logger: context.logger).response()
         }
     }
 }
-

@@ -130,7 +130,7 @@ struct CordovaValidatorRoutes {
         for result in purchases {
             guard let purchase = result.outcome.purchase else { continue }
             switch result.state {
-            case .booking, .credits, .none: collection.append(ValidatorPurchase(purchase, now: now))
+            case .booking, .credits, .none: collection.append(ValidatorPurchase(purchase))
             case .subscription, .unlock: continue   // listed above, as the user holds them now
             }
         }
@@ -306,7 +306,7 @@ struct ValidatorPurchase: Encodable {
     var cancelationReason: String?
 
     /// A consumable (credit pack, booking) this call applied; refunded: expired, cancelled by the customer.
-    init(_ purchase: Purchase, now: Date) {
+    init(_ purchase: Purchase) {
         id = purchase.productId
         transactionId = purchase.transactionId
         purchaseDate = purchase.purchasedAt.epochMilliseconds
