@@ -54,6 +54,11 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     CreditRoutes(services: services)
         .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account))
     AdminCreditRoutes(services: services).register(on: admin)
+    V1CreditRoutes(services: services).register(.init(
+        reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape),
+        purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape),
+        open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
+    ))
     BookingRoutes(services: services).register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
     VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, clock: services.clock, metrics: services.metrics)
         .register(on: group(UserContext.self, scope: .purchases, limit: .verification))

@@ -13,6 +13,16 @@ public enum AccountTokens {
         guard !userId.isEmpty else { return "" }
         let units = Array(userId.utf16)
         let bytes = units.allSatisfy { $0 <= 0xFF } ? units.map { UInt8(truncatingIfNeeded: $0) } : Array(userId.utf8)
+        return md5UUID(bytes)
+    }
+
+    /// A stable UUID-formatted name for `text` (its UTF-8 MD5 in the same layout): for records that
+    /// a client decodes as a UUID but Berth keys otherwise.
+    public static func nameUUID(_ text: String) -> String {
+        md5UUID(Array(text.utf8))
+    }
+
+    private static func md5UUID(_ bytes: [UInt8]) -> String {
         var hex = Array(Insecure.MD5.hash(data: bytes).hexString)
         hex[12] = "3"
         hex[16] = "8"

@@ -137,9 +137,12 @@ public struct TenantRuntime: Sendable {
 /// All tenants, found by id or by the issuer of their users' tokens.
 public struct TenantRegistry: Sendable {
     public let tenants: [String: TenantRuntime]
+    /// The tenants in the catalog's order.
+    public let ordered: [TenantRuntime]
     private let byIssuer: [String: TenantRuntime]
 
     public init(_ runtimes: [TenantRuntime]) {
+        ordered = runtimes
         tenants = Dictionary(uniqueKeysWithValues: runtimes.map { ($0.id, $0) })
         byIssuer = Dictionary(uniqueKeysWithValues: runtimes.map { ($0.tenant.auth.issuer, $0) })
     }

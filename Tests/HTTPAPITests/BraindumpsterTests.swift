@@ -114,11 +114,11 @@ struct BraindumpsterTests {
         return #"{"kty": "RSA", "alg": "RS256", "use": "sig", "kid": "\#(kid)", "n": "\#(Base64URL.encode([UInt8](n)))", "e": "\#(Base64URL.encode([UInt8](e)))"}"#
     }
 
-    static func firebaseToken(_ key: JWTKit.Insecure.RSA.PrivateKey, kid: String, user: String) async throws -> String {
+    static func firebaseToken(_ key: JWTKit.Insecure.RSA.PrivateKey, kid: String, user: String, project: String = "brain-test") async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(rsa: key, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
-        return try await keys.sign(TestUserClaims(sub: .init(value: user), iss: .init(value: "https://securetoken.google.com/brain-test"),
-                                                  aud: .init(value: ["brain-test"]), exp: .init(value: Date().addingTimeInterval(600))),
+        return try await keys.sign(TestUserClaims(sub: .init(value: user), iss: .init(value: "https://securetoken.google.com/\(project)"),
+                                                  aud: .init(value: [project]), exp: .init(value: Date().addingTimeInterval(600))),
                                    kid: JWKIdentifier(string: kid))
     }
 

@@ -17,6 +17,9 @@ public struct CreditSettings: Codable, Hashable, Sendable {
     public var publicProducts: Bool?
     /// Largest amount one reservation may hold. Default 1,000.
     public var maximumReservation: Int?
+    /// Serves the `/v1/credits/…` and `/v1/iap/products` routes (snake_case, one credit type,
+    /// prices in currency units) for the app's users, as the AI image stylist's client calls them.
+    public var v1Routes: Bool?
 
     public struct SignupBonus: Codable, Hashable, Sendable {
         public var creditType: String
@@ -29,7 +32,7 @@ public struct CreditSettings: Codable, Hashable, Sendable {
     }
 
     public init(types: [String], signupBonus: SignupBonus? = nil, reservationMinutes: Int? = nil, allowNegativeBalance: Bool? = nil,
-                refusePurchaseWhileUnused: Bool? = nil, publicProducts: Bool? = nil, maximumReservation: Int? = nil) {
+                refusePurchaseWhileUnused: Bool? = nil, publicProducts: Bool? = nil, maximumReservation: Int? = nil, v1Routes: Bool? = nil) {
         self.types = types
         self.signupBonus = signupBonus
         self.reservationMinutes = reservationMinutes
@@ -37,6 +40,7 @@ public struct CreditSettings: Codable, Hashable, Sendable {
         self.refusePurchaseWhileUnused = refusePurchaseWhileUnused
         self.publicProducts = publicProducts
         self.maximumReservation = maximumReservation
+        self.v1Routes = v1Routes
     }
 
     public var reservationDuration: TimeInterval { TimeInterval((reservationMinutes ?? 10) * 60) }
@@ -67,6 +71,9 @@ public struct CreditSettings: Codable, Hashable, Sendable {
         }
         if let limit = maximumReservation, !(1...1_000_000).contains(limit) {
             throw CatalogError("tenant \(tenant): credits.maximumReservation must be 1...1000000")
+        }
+        if v1Routes == true, types.count != 1 {
+            throw CatalogError("tenant \(tenant): credits.v1Routes answers one balance: it needs exactly one credit type")
         }
     }
 }

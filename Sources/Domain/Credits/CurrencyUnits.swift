@@ -1,0 +1,25 @@
+import Foundation
+
+/// How many digits follow the decimal point in an ISO 4217 currency's amounts, for turning minor
+/// units (Berth's prices) into currency units (what some clients show).
+public enum CurrencyUnits {
+    /// Currencies whose minor unit is the unit itself (ISO 4217 exponent 0).
+    static let wholeUnits: Set<String> = ["BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF",
+                                          "XOF", "XPF"]
+    /// Currencies with three decimal digits (ISO 4217 exponent 3).
+    static let thousandths: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
+
+    public static func fractionDigits(_ currency: String) -> Int {
+        let code = currency.uppercased()
+        if wholeUnits.contains(code) { return 0 }
+        if thousandths.contains(code) { return 3 }
+        return 2
+    }
+
+    /// `minor` in currency units, exact (Decimal): 99 USD → 0.99, 25000 VND → 25000, 1500 KWD → 1.5.
+    public static func amount(minor: Int64, currency: String) -> Decimal {
+        var value = Decimal(minor)
+        for _ in 0..<fractionDigits(currency) { value /= 10 }
+        return value
+    }
+}
