@@ -98,6 +98,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/011_webhook_dead_letters.sql"),
                 .embedInCode("Resources/migrations/012_product_kinds.sql"),
                 .embedInCode("Resources/migrations/013_part_payments.sql"),
+                .embedInCode("Resources/migrations/014_unapplied_payments.sql"),
             ]
         ),
         .target(

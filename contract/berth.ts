@@ -130,6 +130,9 @@ export type ErrorCode =
   /** 409 / 404: CMS product create of an existing id / edit of an unknown one */
   | "product_exists"
   | "product_not_found"
+  /** 404 / 409: an operator's action on an unknown unapplied payment / one already applied or marked for refund */
+  | "unapplied_payment_not_found"
+  | "unapplied_payment_resolved"
   | VerificationErrorCode
   // server side: nothing was applied (500), or retry later (503)
   | "internal_error"
@@ -145,6 +148,55 @@ export interface ErrorResponse {
   };
   /** with insufficient_credits: the balance of the credit type asked for */
   credits?: CreditBalance;
+  /**
+   * A proven, paid transaction that could not be applied: Berth kept it (an operator applies it or
+   * marks it for refund), so the app may finish the transaction.
+   */
+  unappliedPayment?: UnappliedPayment;
+  /** Present with unappliedPayment: true, the payment is safe with Berth. */
+  finishTransaction?: boolean;
+}
+
+/** POST /api/admin/unapplied-payments/{id}/apply: the user (default: the one it was claimed for) and booking to apply it to */
+export interface ApplyUnappliedPaymentRequest {
+  userId?: string;
+  bookingId?: number;
+}
+
+/** POST /api/admin/unapplied-payments/{id}/refund */
+export interface RefundUnappliedPaymentRequest {
+  note: string;
+}
+
+export interface UnappliedPaymentResponse {
+  unappliedPayment: UnappliedPayment;
+}
+
+/** A paid transaction Berth could not apply, kept with its reason (GET /api/admin/unapplied-payments). */
+export interface UnappliedPayment {
+  id: number;
+  /** open: waiting for an operator; applied: by an operator or a later claim; refund_requested: an operator decided to refund */
+  status: "open" | "applied" | "refund_requested";
+  userId: string;
+  bookingId?: number;
+  transactionId: string;
+  originalTransactionId: string;
+  productId: string;
+  environment: string;
+  quantity: number;
+  /** What Apple signed as paid, in milliunits of currency (absent for legacy receipts) */
+  priceMilliunits?: number;
+  currency?: string;
+  /** the refusal's code and message */
+  reasonCode: ErrorCode;
+  reason: string;
+  attempts: number;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  resolvedAt?: string;
+  resolvedBy?: string;
+  purchaseId?: number;
+  note?: string;
 }
 
 // ---------------------------------------------------------------- catalog
@@ -697,6 +749,12 @@ export type WebhookEventType =
   | "replay.detected"
   /** data: userId, creditType, balance, available, debt, change, reason (the entry type), entryId, transactionId */
   | "credits.changed"
+  /** data: unappliedPaymentId, userId, bookingId?, transactionId, productId, environment, quantity,
+   *  priceMilliunits?, currency?, reasonCode, status, purchaseId? (a paid transaction Berth could not
+   *  apply; then an operator applied it or marked it for a refund) */
+  | "payment.unapplied"
+  | "payment.applied"
+  | "payment.refund_requested"
   // reserved for the subscriptions work:
   | "subscription.updated";
 

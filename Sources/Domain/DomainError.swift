@@ -26,6 +26,9 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     public var retryAfter: Int?
     /// For `insufficient_credits`: the balance, so that the app can open its purchase screen.
     public var credits: CreditSummary?
+    /// For a paid transaction that could not be applied: the unapplied payment that keeps it (the
+    /// app may finish the transaction; an operator applies or refunds it).
+    public var unappliedPayment: UnappliedPayment?
 
     public init(_ kind: Kind, _ code: ErrorCode, _ message: String, field: String? = nil, retryAfter: Int? = nil) {
         self.retryAfter = retryAfter

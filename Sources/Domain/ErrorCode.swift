@@ -71,6 +71,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let invalid = ErrorCode("invalid")
     public static let subscriptionNotFound = ErrorCode("subscription_not_found")
     public static let refreshUnavailable = ErrorCode("refresh_unavailable")
+    public static let unappliedPaymentNotFound = ErrorCode("unapplied_payment_not_found")
+    public static let unappliedPaymentResolved = ErrorCode("unapplied_payment_resolved")
 
     /// Every code above.
     public static let all: [ErrorCode] = [
@@ -137,5 +139,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .invalid,
         .subscriptionNotFound,
         .refreshUnavailable,
+        .unappliedPaymentNotFound,
+        .unappliedPaymentResolved,
     ]
 }

@@ -12,6 +12,8 @@ public struct APIError: Error, Sendable {
     public var headers: HTTPFields
     /// For `insufficient_credits`: the balance, beside the error.
     var credits: CreditSummary?
+    /// A paid transaction the refusal left unapplied, kept by Berth (the app may finish it).
+    var unappliedPayment: UnappliedPayment?
 
     public init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, field: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
@@ -35,6 +37,7 @@ public struct APIError: Error, Sendable {
         if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
         self.init(status, error.code, error.message, field: error.field, headers: headers)
         credits = error.credits
+        unappliedPayment = error.unappliedPayment
     }
 
     static func unauthenticated(_ message: String) -> APIError {
@@ -54,12 +57,16 @@ public struct APIError: Error, Sendable {
         var success = false
         var error: Detail
         var credits: CreditBalanceDTO?
+        var unappliedPayment: UnappliedPaymentDTO?
+        var finishTransaction: Bool?
     }
 
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field), credits: credits.map(CreditBalanceDTO.init)))) ?? Data()
+        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field), credits: credits.map(CreditBalanceDTO.init),
+                                                     unappliedPayment: unappliedPayment.map(UnappliedPaymentDTO.init),
+                                                     finishTransaction: unappliedPayment.map { _ in true }))) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

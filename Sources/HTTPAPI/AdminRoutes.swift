@@ -21,6 +21,39 @@ struct AdminRoutes {
         let store = services.store
         listing("/api/admin/unclaimed", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
                 as: UnclaimedDTO.init)
+        router.get("/api/admin/unapplied-payments") { request, context in
+            let tenantId = context.tenant.id
+            let page = try Paging.page(request)
+            var status: UnappliedPayment.Status?
+            if let text = request.uri.queryParameters["status"] {
+                guard let value = UnappliedPayment.Status(rawValue: String(text)) else {
+                    throw APIError(.badRequest, .invalidQuery, "status must be one of \(UnappliedPayment.Status.allCases.map(\.rawValue).joined(separator: ", "))",
+                                   field: "status")
+                }
+                status = value
+            }
+            let result = try await store.read { [status] in try $0.purchases.unappliedPayments(tenantId: tenantId, status: status, page: page) }
+            return try JSONCoding.response(ListResponse(items: result.items.map(UnappliedPaymentDTO.init), total: result.total, limit: page.limit,
+                                                        offset: page.offset))
+        }
+        router.post("/api/admin/unapplied-payments/{id}/apply") { request, context in
+            let id = try Self.unappliedId(context)
+            let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
+            let userId = try body.userId.map { try Authenticator.userId($0, field: "userId") }.flatMap { $0.isEmpty ? nil : $0 }
+            let (payment, result) = try await services.resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
+                                                                                     bookingId: body.bookingId)
+            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: body.bookingId != nil), payment.status == .open { throw refusal }
+            return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
+        }
+        router.post("/api/admin/unapplied-payments/{id}/refund") { request, context in
+            let id = try Self.unappliedId(context)
+            let body = try await JSONCoding.decode(RefundUnappliedRequest.self, from: request)
+            let note = Text.trimmed(body.note ?? "")
+            guard !note.isEmpty else { throw APIError(.badRequest, .missingField, "say why it is refunded (note)", field: "note") }
+            try Self.checkReason(note)
+            let payment = try await services.resolveUnappliedPayment.markForRefund(id, runtime: context.tenant, actor: context.actor, note: note)
+            return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
+        }
         router.post("/api/admin/apple/test-notification") { request, context in
             let (tenant, _) = (context.tenant, context.keyId)
             guard let api = tenant.serverAPI else {
@@ -83,6 +116,13 @@ struct AdminRoutes {
             let result = try await fetch(tenant.id, page)
             return try JSONCoding.response(ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset))
         }
+    }
+
+    static func unappliedId(_ context: some RequestContext) throws -> Int64 {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw APIError(.notFound, .unappliedPaymentNotFound, "unapplied payment ids are positive integers", field: "id")
+        }
+        return id
     }
 
     /// `GET /api/admin/purchases`: filters userId, productId, status, environment, from, to; CSV

@@ -430,6 +430,70 @@ struct UnclaimedDTO: Codable {
     }
 }
 
+/// A paid transaction Berth could not apply (`GET /api/admin/unapplied-payments`, and beside the
+/// refusal that kept it).
+struct UnappliedPaymentDTO: Codable {
+    var id: Int64
+    var status: String
+    var userId: String
+    var bookingId: Int64?
+    var transactionId: String
+    var originalTransactionId: String
+    var productId: String
+    var environment: String
+    var quantity: Int
+    var priceMilliunits: Int64?
+    var currency: String?
+    var reasonCode: String
+    var reason: String
+    var attempts: Int64
+    var firstSeenAt: APITime
+    var lastSeenAt: APITime
+    var resolvedAt: APITime?
+    var resolvedBy: String?
+    var purchaseId: Int64?
+    var note: String?
+
+    init(_ p: UnappliedPayment) {
+        id = p.id
+        status = p.status.rawValue
+        userId = p.userId
+        bookingId = p.bookingId
+        transactionId = p.proven.transactionId
+        originalTransactionId = p.proven.originalTransactionId
+        productId = p.proven.productId
+        environment = p.proven.environment
+        quantity = p.proven.quantity ?? 1
+        priceMilliunits = p.proven.priceMilliunits
+        currency = p.proven.currency
+        reasonCode = p.reasonCode.rawValue
+        reason = p.reason
+        attempts = p.attempts
+        firstSeenAt = APITime(p.firstSeenAt)
+        lastSeenAt = APITime(p.lastSeenAt)
+        resolvedAt = p.resolvedAt.map(APITime.init)
+        resolvedBy = p.resolvedBy
+        purchaseId = p.purchaseId
+        note = p.note
+    }
+}
+
+struct UnappliedPaymentResponse: Codable {
+    var unappliedPayment: UnappliedPaymentDTO
+}
+
+/// `POST /api/admin/unapplied-payments/{id}/apply`: the user (default: the one it was claimed for)
+/// and the booking (default: none; the product decides) to apply it to.
+struct ApplyUnappliedRequest: Codable {
+    var userId: String?
+    var bookingId: Int64?
+}
+
+/// `POST /api/admin/unapplied-payments/{id}/refund`: why (shown in the audit log and the listing).
+struct RefundUnappliedRequest: Codable {
+    var note: String?
+}
+
 /// `GET /api/admin/app`: the app an admin key belongs to, as the admin page needs it.
 struct AppResponse: Codable {
     var app: AppDTO

@@ -18,5 +18,6 @@ public enum EmbeddedMigrations {
         ("011_webhook_dead_letters.sql", PackageResources._11_webhook_dead_letters_sql),
         ("012_product_kinds.sql", PackageResources._12_product_kinds_sql),
         ("013_part_payments.sql", PackageResources._13_part_payments_sql),
+        ("014_unapplied_payments.sql", PackageResources._14_unapplied_payments_sql),
     ]
 }

@@ -128,3 +128,77 @@ struct SQLPurchases: PurchaseRepository {
         return (items, total)
     }
 }
+
+extension SQLPurchases {
+    static let unappliedColumns = """
+        u.id, u.tenant_id, u.store, u.user_id, u.booking_id, u.reason_code, u.reason, u.proven, u.attempts, u.status, u.first_seen_at, u.last_seen_at, \
+        u.resolved_at, u.resolved_by, u.purchase_id, u.note, p.id AS claimed_purchase_id
+        """
+    /// The purchase of the row's transaction, if a claim applied it after all.
+    static let unappliedJoin = """
+        unapplied_payments u LEFT JOIN purchases p ON p.tenant_id = u.tenant_id AND p.store = u.store AND p.environment = u.environment \
+        AND p.transaction_id = u.transaction_id AND p.status = 'applied'
+        """
+
+    func keepUnapplied(_ u: UnappliedPayment) throws -> UnappliedPayment {
+        let proven = String(decoding: try JSONEncoder().encode(u.proven), as: UTF8.self)
+        let t = u.proven
+        try db.run("""
+            INSERT INTO unapplied_payments (id, tenant_id, store, environment, transaction_id, original_transaction_id, product_id, quantity, price_milliunits,
+                currency, user_id, booking_id, reason_code, reason, proof_hash, proven, attempts, status, first_seen_at, last_seen_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'open', ?, ?)
+            ON CONFLICT (tenant_id, store, environment, transaction_id) DO UPDATE SET attempts = unapplied_payments.attempts + 1,
+                last_seen_at = excluded.last_seen_at, user_id = excluded.user_id, booking_id = excluded.booking_id, reason_code = excluded.reason_code,
+                reason = excluded.reason, proof_hash = excluded.proof_hash, proven = excluded.proven
+            WHERE unapplied_payments.status = 'open'
+            """, [u.id, u.tenantId, u.store, t.environment, t.transactionId, t.originalTransactionId, t.productId, Int64(t.quantity ?? 1), t.priceMilliunits,
+                  t.currency, u.userId, u.bookingId, u.reasonCode.rawValue, u.reason, t.proofHash, proven, u.firstSeenAt.epochMilliseconds,
+                  u.lastSeenAt.epochMilliseconds])
+        guard let row = try db.row("""
+            SELECT \(Self.unappliedColumns) FROM \(Self.unappliedJoin)
+            WHERE u.tenant_id = ? AND u.store = ? AND u.environment = ? AND u.transaction_id = ?
+            """, [u.tenantId, u.store, t.environment, t.transactionId]) else { throw StoreError("the unapplied payment of \(t.transactionId) was not kept") }
+        return try Self.decodeUnapplied(row)
+    }
+
+    func unappliedPayment(id: Int64, tenantId: String, forUpdate: Bool) throws -> UnappliedPayment? {
+        if forUpdate { try db.lock("unapplied:\(id)") }
+        return try db.row("SELECT \(Self.unappliedColumns) FROM \(Self.unappliedJoin) WHERE u.id = ? AND u.tenant_id = ?", [id, tenantId])
+            .map(Self.decodeUnapplied)
+    }
+
+    func update(_ u: UnappliedPayment) throws {
+        try db.run("UPDATE unapplied_payments SET status = ?, resolved_at = ?, resolved_by = ?, purchase_id = ?, note = ? WHERE id = ? AND tenant_id = ?",
+                   [u.status.rawValue, u.resolvedAt?.epochMilliseconds, u.resolvedBy, u.purchaseId, u.note, u.id, u.tenantId])
+    }
+
+    func unappliedPayments(tenantId: String, status: UnappliedPayment.Status?, page: Page) throws -> (items: [UnappliedPayment], total: Int) {
+        var clause = "u.tenant_id = ?"
+        switch status {
+        case .open?: clause += " AND u.status = 'open' AND p.id IS NULL"
+        case .applied?: clause += " AND (u.status = 'applied' OR p.id IS NOT NULL)"
+        case .refundRequested?: clause += " AND u.status = 'refund_requested'"
+        case nil: break
+        }
+        let total = try db.count("SELECT COUNT(*) FROM \(Self.unappliedJoin) WHERE \(clause)", [tenantId])
+        let rows = try db.rows("SELECT \(Self.unappliedColumns) FROM \(Self.unappliedJoin) WHERE \(clause) ORDER BY u.last_seen_at DESC, u.id DESC LIMIT ? OFFSET ?",
+                               [tenantId, page.limit, page.offset])
+        return (try rows.map(Self.decodeUnapplied), total)
+    }
+
+    static func decodeUnapplied(_ row: SQLRow) throws -> UnappliedPayment {
+        let text: String = row["proven"]
+        let proven = try JSONDecoder().decode(ProvenTransaction.self, from: Data(text.utf8))
+        var payment = UnappliedPayment(
+            id: row["id"], tenantId: row["tenant_id"], store: row["store"], userId: row["user_id"], bookingId: row["booking_id"],
+            reasonCode: ErrorCode(rawValue: row["reason_code"]), reason: row["reason"], proven: proven, attempts: row["attempts"],
+            status: try row.value(UnappliedPayment.Status.self, "status"), firstSeenAt: row.date("first_seen_at"), lastSeenAt: row.date("last_seen_at"),
+            resolvedAt: row.optionalDate("resolved_at"), resolvedBy: row["resolved_by"], purchaseId: row["purchase_id"], note: row["note"])
+        // Applied by a claim after it was kept: it reads as applied, with that purchase.
+        if payment.status == .open, let claimed: Int64 = row["claimed_purchase_id"] {
+            payment.status = .applied
+            payment.purchaseId = claimed
+        }
+        return payment
+    }
+}

@@ -49,31 +49,94 @@ public struct VerifyPurchase: Sendable {
     }
 
     /// Prove, pick the kind, claim under the policy, let the kind plan, save: the same for every kind.
+    /// A proven transaction that cannot be applied is kept as an unapplied payment (paid is never silent).
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
         var request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: command.userId,
                                       productId: command.productId ?? "", transactionId: command.transactionId, named: command.target)
         var proven: ProvenTransaction?
-        if command.productId == nil {
-            // Without a claimed product, the proof names it (and the checks compare it with itself).
-            proven = try await prove(command, request: request)
-            request.productId = proven?.productId ?? ""
+        var proving = false
+        do {
+            if command.productId == nil {
+                // Without a claimed product, the proof names it (and the checks compare it with itself).
+                proving = true
+                proven = try await prove(command, request: request)
+                proving = false
+                request.productId = proven?.productId ?? ""
+            }
+            let kind = try kinds.module(kinds.kind(of: request))
+            let target = try await kind.target(for: request, store: store)
+            let transaction: ProvenTransaction
+            if let proven {
+                transaction = proven
+            } else {
+                proving = true
+                transaction = try await prove(command, request: request)
+                proving = false
+                proven = transaction
+            }
+            return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
+        } catch let error as DomainError where !proving && UnappliedPayment.keeps(error) {
+            // Refused before the proof was checked (unknown product, no booking named): check it now;
+            // a proof that does not hold keeps nothing and the refusal stands.
+            let transaction: ProvenTransaction
+            if let proven {
+                transaction = proven
+            } else if let checked = try? await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime) {
+                transaction = checked
+            } else {
+                throw error
+            }
+            throw try await keepUnapplied(transaction, refusal: error, runtime: runtime, userId: command.userId, named: command.target)
         }
-        let kind = try kinds.module(kinds.kind(of: request))
-        let target = try await kind.target(for: request, store: store)
-        let transaction: ProvenTransaction
-        if let proven { transaction = proven } else { transaction = try await prove(command, request: request) }
-        return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
     }
 
     /// Claims a transaction already proven (one entry of a verified receipt) for `userId`: the
-    /// product names its kind and target, unless the app names a target.
-    public func claim(proven transaction: ProvenTransaction, runtime: TenantRuntime, userId: String, named: PurchaseTarget?) async throws -> Result {
+    /// product names its kind and target, unless the app names a target. A refusal keeps it as an
+    /// unapplied payment unless `keepsRefusals` is false (an operator applying one).
+    public func claim(proven transaction: ProvenTransaction, runtime: TenantRuntime, userId: String, named: PurchaseTarget?,
+                      keepsRefusals: Bool = true) async throws -> Result {
         let request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: userId,
                                       productId: transaction.productId, transactionId: transaction.transactionId, named: named)
-        let kind = try kinds.module(kinds.kind(of: request))
-        let target = try await kind.target(for: request, store: store)
-        return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
+        do {
+            let kind = try kinds.module(kinds.kind(of: request))
+            let target = try await kind.target(for: request, store: store)
+            return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
+        } catch let error as DomainError where keepsRefusals && UnappliedPayment.keeps(error) {
+            throw try await keepUnapplied(transaction, refusal: error, runtime: runtime, userId: userId, named: named)
+        }
+    }
+
+    /// Keeps a proven transaction that a refusal left unapplied (one row per transaction; a retry
+    /// counts an attempt), with an audit entry and a `payment.unapplied` event the first time.
+    /// Returns the refusal, now carrying the kept payment. A transaction already applied (a retry
+    /// naming something else) is not kept again: the refusal stands as it is.
+    func keepUnapplied(_ transaction: ProvenTransaction, refusal: DomainError, runtime: TenantRuntime, userId: String,
+                       named: PurchaseTarget?) async throws -> DomainError {
+        let now = clock.now()
+        let candidate = UnappliedPayment(id: RecordID.next(), tenantId: runtime.id, store: "app_store", userId: userId, bookingId: named?.bookingId,
+                                         reasonCode: refusal.code, reason: refusal.message, proven: transaction, firstSeenAt: now, lastSeenAt: now)
+        let emitsEvents = runtime.webhook != nil
+        let kept: UnappliedPayment? = try await store.write { tx in
+            if try tx.purchases.purchase(store: candidate.store, environment: transaction.environment, transactionId: transaction.transactionId,
+                                         forUpdate: false) != nil {
+                return nil
+            }
+            let payment = try tx.purchases.keepUnapplied(candidate)
+            if payment.attempts == 1, payment.status == .open {
+                try tx.audit.append(AuditRecord(tenantId: runtime.id, actor: .user(userId), action: .paymentUnapplied, bookingId: named?.bookingId, purchaseId: nil,
+                                                detail: ["transactionId": transaction.transactionId, "productId": transaction.productId,
+                                                         "code": refusal.code.rawValue, "unappliedPaymentId": String(payment.id)], at: now))
+                if emitsEvents { try tx.outbox.enqueue([payment.event(.paymentUnapplied)], tenantId: runtime.id, now: now) }
+            }
+            return payment
+        }
+        guard let kept else { return refusal }
+        logger.warning("paid transaction kept unapplied", metadata: ["transaction": .string(transaction.transactionId), "code": .string(refusal.code.rawValue),
+                                                                     "unapplied_payment": .string(String(kept.id)), "attempts": .string(String(kept.attempts))])
+        var error = refusal
+        error.unappliedPayment = kept
+        return error
     }
 
     private func claim(_ transaction: ProvenTransaction, request: PurchaseRequest, kind: some PurchaseKind, target: PurchaseTarget,

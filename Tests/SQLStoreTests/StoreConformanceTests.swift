@@ -223,6 +223,55 @@ struct StoreConformance {
         }
     }
 
+    @Test("an unapplied payment is kept once per transaction (a retry counts an attempt), read back whole, decided once, and lists as applied once a claim applied it",
+          arguments: StoreBackend.available)
+    func unappliedPayments(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let proven = ProvenTransaction(transactionId: "7001", originalTransactionId: "7000", productId: "p", environment: "Sandbox", purchasedAt: Self.now,
+                                           revoked: false, appAccountToken: "b0a0c7d2-1111-4222-8333-444455556666", proofHash: "h1", kind: .jws,
+                                           priceMilliunits: 45_000, currency: "EUR", quantity: 2)
+            func keep(_ user: String, at offset: TimeInterval) async throws -> UnappliedPayment {
+                let at = Self.now.addingTimeInterval(offset)
+                let payment = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: "app_store", userId: user, bookingId: 12, reasonCode: .bookingNotFound,
+                                               reason: "no booking 12", proven: proven, firstSeenAt: at, lastSeenAt: at)
+                return try await store.write { try $0.purchases.keepUnapplied(payment) }
+            }
+            let first = try await keep("u1", at: 0)
+            #expect(first.attempts == 1 && first.status == .open && first.proven == proven && first.bookingId == 12)
+            let second = try await keep("u2", at: 60)
+            #expect(second.id == first.id && second.attempts == 2 && second.userId == "u2" && second.firstSeenAt == Self.now)
+            #expect(try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .open, page: Page()).total } == 1)
+            #expect(try await store.read { try $0.purchases.unappliedPayments(tenantId: "b", status: nil, page: Page()).total } == 0)
+
+            var decided = second
+            decided.status = .refundRequested
+            decided.resolvedAt = Self.now.addingTimeInterval(120)
+            decided.resolvedBy = "admin:1"
+            decided.note = "refund"
+            let refund = decided
+            try await store.write { try $0.purchases.update(refund) }
+            // Decided: a retry no longer changes it.
+            let third = try await keep("u3", at: 180)
+            #expect(third.status == .refundRequested && third.attempts == 2 && third.userId == "u2" && third.note == "refund")
+            #expect(try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .refundRequested, page: Page()).total } == 1)
+
+            // Another transaction, applied afterwards by a claim: it reads as applied with that purchase.
+            var later = proven
+            later.transactionId = "7002"
+            let laterProven = later
+            let open = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: "app_store", userId: "u1", bookingId: nil, reasonCode: .missingField,
+                                        reason: "send bookingId", proven: laterProven, firstSeenAt: Self.now, lastSeenAt: Self.now)
+            _ = try await store.write { try $0.purchases.keepUnapplied(open) }
+            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: "app_store",
+                                    environment: "Sandbox", transactionId: "7002", originalTransactionId: "7000", productId: "p", status: .applied,
+                                    outcomeCode: nil, purchasedAt: Self.now, createdAt: Self.now)
+            try await store.write { try $0.purchases.insert(purchase, proofHash: "h2") }
+            let applied = try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .applied, page: Page()) }
+            #expect(applied.total == 1 && applied.items.first?.purchaseId == purchase.id && applied.items.first?.status == .applied)
+            #expect(try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .open, page: Page()).total } == 0)
+        }
+    }
+
     @Test("a notification uuid is stored once per tenant; its outcome is found again", arguments: StoreBackend.available)
     func notificationDedupe(backend: StoreBackend) async throws {
         try await withStore(backend) { store in

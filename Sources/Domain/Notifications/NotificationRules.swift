@@ -84,7 +84,7 @@ public enum NotificationEffect: Hashable, Sendable {
 }
 
 /// The type of an App Store Server Notification (V2), as Apple names it.
-public struct NotificationType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }

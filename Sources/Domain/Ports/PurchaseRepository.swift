@@ -18,6 +18,16 @@ public protocol PurchaseRepository {
     /// Keeps a transaction Apple reported before any user claimed it (once per transaction).
     func keepUnclaimed(_ transaction: UnclaimedTransaction, tenantId: String, store: String, notificationUUID: String) throws
 
+    /// Keeps a paid transaction that could not be applied: a new row, or for the same transaction
+    /// while it is open, one more attempt with the latest claimant and reason. Returns the row as stored.
+    func keepUnapplied(_ payment: UnappliedPayment) throws -> UnappliedPayment
+    func unappliedPayment(id: Int64, tenantId: String, forUpdate: Bool) throws -> UnappliedPayment?
+    /// Writes an operator's decision: status, when, by whom, the purchase and the note.
+    func update(_ payment: UnappliedPayment) throws
+    /// The tenant's unapplied payments, most recently seen first. A row whose transaction has since
+    /// been applied by a claim reads as `applied` with that purchase.
+    func unappliedPayments(tenantId: String, status: UnappliedPayment.Status?, page: Page) throws -> (items: [UnappliedPayment], total: Int)
+
     /// The tenant's purchases matching `filter`, newest first.
     func purchases(tenantId: String, filter: PurchaseFilter, page: Page) throws -> (items: [Purchase], total: Int)
     /// Every purchase matching `filter`, oldest first, up to `limit` (the CSV export).

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the proof of purchase established, whatever its form (JWS, receipt entry, Apple lookup).
-public struct ProvenTransaction: Hashable, Sendable {
+public struct ProvenTransaction: Codable, Hashable, Sendable {
     public var transactionId: String
     public var originalTransactionId: String
     public var productId: String
@@ -22,7 +22,7 @@ public struct ProvenTransaction: Hashable, Sendable {
 
     /// The form of a proof. Signed transactions (JWS and Apple's lookup answer) carry an
     /// appAccountToken field; legacy receipts have none.
-    public enum Kind: String, Hashable, Sendable {
+    public enum Kind: String, Codable, Hashable, Sendable {
         case jws, receipt, lookup
 
         public var carriesAccountToken: Bool { self != .receipt }

@@ -106,8 +106,8 @@ public struct Subscription: Hashable, Sendable {
 /// What one verified source says about a subscription at one signed moment: a StoreKit 2
 /// transaction and/or renewal info, a receipt's latest entry, an App Store Server API answer or a
 /// notification. Nil fields say nothing.
-public struct SubscriptionFacts: Hashable, Sendable {
-    public struct TransactionFacts: Hashable, Sendable {
+public struct SubscriptionFacts: Codable, Hashable, Sendable {
+    public struct TransactionFacts: Codable, Hashable, Sendable {
         public var transactionId: String
         public var productId: String
         public var purchasedAt: Date
@@ -128,7 +128,7 @@ public struct SubscriptionFacts: Hashable, Sendable {
         }
     }
 
-    public struct RenewalFacts: Hashable, Sendable {
+    public struct RenewalFacts: Codable, Hashable, Sendable {
         public var autoRenew: Bool?
         public var autoRenewProductId: String?
         public var inBillingRetry: Bool?
