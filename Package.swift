@@ -99,6 +99,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/012_product_kinds.sql"),
                 .embedInCode("Resources/migrations/013_part_payments.sql"),
                 .embedInCode("Resources/migrations/014_unapplied_payments.sql"),
+                .embedInCode("Resources/migrations/015_account_tokens.sql"),
             ]
         ),
         .target(

@@ -42,7 +42,7 @@ public struct BerthServices: Sendable {
     var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
-    var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger) }
+    var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger, verifyPurchase: verifyPurchase) }
     var notificationIntake: NotificationIntake {
         NotificationIntake(receive: receiveNotification, rateLimiter: rateLimiter, trustedProxies: trustedProxies)
     }

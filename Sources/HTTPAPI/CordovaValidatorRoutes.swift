@@ -66,7 +66,8 @@ struct CordovaValidatorRoutes {
 
         let bookingId = body.additionalData?.bookingId?.value ?? request.uri.queryParameters["bookingId"].flatMap { Int64(String($0)) }
         let named: VerifyPurchase.Result?
-        var applied: [VerifyPurchase.Result] = []
+        // What Apple told Berth of that the user's appAccountToken names, first (it is in the collection then).
+        var applied: [VerifyPurchase.Result] = await services.verifyPurchase.claimWaiting(runtime: runtime, userId: userId)
         var applicationReceipt: ProvenReceipt?
         do {
             switch transaction.type {
@@ -86,7 +87,8 @@ struct CordovaValidatorRoutes {
                 // unapplied purchase in the receipt is applied: the plugin finishes them all.
                 let id = transaction.id.flatMap { $0.isEmpty || $0 == Self.applicationTransactionId || $0 == runtime.tenant.apple.bundleId ? nil : $0 }
                 let claimed = try await services.claimReceipt(.init(runtime: runtime, userId: userId, receipt: receipt, transactionId: id, bookingId: bookingId))
-                (named, applied) = (claimed.named, claimed.applied)
+                named = claimed.named
+                applied += claimed.applied
                 if id == nil { applicationReceipt = claimed.receipt }
             default:
                 throw APIError(.badRequest, .invalidField, "Berth validates App Store transactions (ios-appstore, apple-sk2), not \(transaction.type)", field: "transaction.type")

@@ -12,6 +12,7 @@ struct CreditRoutes {
     func register(reads router: GuardedRoutes<UserContext>, spending account: GuardedRoutes<AccountContext>) {
         router.get("/api/credits") { _, context in
             let (runtime, userId) = (context.tenant, context.userId)
+            _ = await services.verifyPurchase.claimWaiting(runtime: runtime, userId: userId)
             let balances = try await services.creditQueries.balances(runtime, userId: userId)
             return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
         }

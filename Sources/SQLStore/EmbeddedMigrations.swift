@@ -19,5 +19,6 @@ public enum EmbeddedMigrations {
         ("012_product_kinds.sql", PackageResources._12_product_kinds_sql),
         ("013_part_payments.sql", PackageResources._13_part_payments_sql),
         ("014_unapplied_payments.sql", PackageResources._14_unapplied_payments_sql),
+        ("015_account_tokens.sql", PackageResources._15_account_tokens_sql),
     ]
 }

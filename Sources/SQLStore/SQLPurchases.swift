@@ -68,11 +68,43 @@ struct SQLPurchases: PurchaseRepository {
     }
 
     func keepUnclaimed(_ t: UnclaimedTransaction, tenantId: String, store: String, notificationUUID: String) throws {
+        let proven = try t.proven.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try db.run("""
-            INSERT INTO unclaimed_transactions (id, tenant_id, store, environment, transaction_id, original_transaction_id, product_id, notification_uuid, purchased_at, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            INSERT INTO unclaimed_transactions (id, tenant_id, store, environment, transaction_id, original_transaction_id, product_id, notification_uuid, purchased_at,
+                received_at, app_account_token, proven)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
             """, [RecordID.next(), tenantId, store, t.environment, t.transactionId, t.originalTransactionId ?? t.transactionId, t.productId,
-                  notificationUUID, t.purchasedAt.epochMilliseconds, t.receivedAt.epochMilliseconds])
+                  notificationUUID, t.purchasedAt.epochMilliseconds, t.receivedAt.epochMilliseconds, t.appAccountToken?.lowercased(), proven])
+    }
+
+    func rememberTokens(_ tokens: [String], userId: String, tenantId: String, at: Date) throws {
+        for token in Set(tokens.map { $0.lowercased() }) where !token.isEmpty {
+            try db.run("INSERT INTO account_tokens (tenant_id, token, user_id, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       [tenantId, token, userId, at.epochMilliseconds])
+        }
+    }
+
+    func user(token: String, tenantId: String) throws -> String? {
+        try db.row("SELECT user_id FROM account_tokens WHERE tenant_id = ? AND token = ?", [tenantId, token.lowercased()])?["user_id"]
+    }
+
+    func waitingTransactions(tenantId: String, userId: String, tokens: [String]) throws -> [ProvenTransaction] {
+        let wanted = Array(Set(tokens.map { $0.lowercased() }).filter { !$0.isEmpty }).sorted()
+        let named = wanted.isEmpty ? "" : "u.app_account_token IN (\(wanted.map { _ in "?" }.joined(separator: ", "))) OR "
+        let arguments: SQLArguments = [tenantId] + wanted.map { $0 as any SQLBindable } + [tenantId, userId]
+        let rows = try db.rows("""
+            SELECT u.proven FROM unclaimed_transactions u
+            LEFT JOIN purchases p ON p.store = u.store AND p.environment = u.environment AND p.transaction_id = u.transaction_id
+            WHERE u.tenant_id = ? AND u.proven IS NOT NULL AND p.id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM unapplied_payments k WHERE k.tenant_id = u.tenant_id AND k.store = u.store
+                              AND k.environment = u.environment AND k.transaction_id = u.transaction_id)
+              AND (\(named)u.app_account_token IN (SELECT token FROM account_tokens WHERE tenant_id = ? AND user_id = ?))
+            ORDER BY u.received_at, u.id LIMIT 20
+            """, arguments)
+        return try rows.compactMap { row in
+            guard let text: String = row["proven"] else { return nil }
+            return try JSONDecoder().decode(ProvenTransaction.self, from: Data(text.utf8))
+        }
     }
 
     func purchases(tenantId: String, filter: PurchaseFilter, page: Page) throws -> (items: [Purchase], total: Int) {

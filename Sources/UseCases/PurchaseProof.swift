@@ -49,8 +49,17 @@ public struct PurchaseProver: Sendable {
             logger.info("verify-purchase refused", metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)])
             throw DomainError(error, field: "jwsRepresentation")
         }
-        guard let transactionId = transaction.transactionId, let productId = transaction.productId, let environment = transaction.environment else {
+        guard let proven = Self.proven(transaction, proofHash: proofHash) else {
             throw DomainError(.invalidInput, .malformed, "the transaction lacks transactionId, productId or environment", field: "jwsRepresentation")
+        }
+        return proven
+    }
+
+    /// What a verified signed transaction proves (nil when it lacks its id, product or environment):
+    /// a JWS the app sent, or the one nested in a notification.
+    public static func proven(_ transaction: TransactionPayload, proofHash: String) -> ProvenTransaction? {
+        guard let transactionId = transaction.transactionId, let productId = transaction.productId, let environment = transaction.environment else {
+            return nil
         }
         return ProvenTransaction(
             transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,

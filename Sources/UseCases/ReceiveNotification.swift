@@ -19,12 +19,15 @@ public struct ReceiveNotification: Sendable {
     let kinds: PurchaseKinds
     let clock: any BerthClock
     let logger: Logger
+    /// Claims an unclaimed transaction for the user its appAccountToken names (automatic attribution).
+    let verifyPurchase: VerifyPurchase?
 
-    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger) {
+    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger, verifyPurchase: VerifyPurchase? = nil) {
         self.store = store
         self.kinds = kinds
         self.clock = clock
         self.logger = logger
+        self.verifyPurchase = verifyPurchase
     }
 
     public func callAsFunction(signedPayload: String, runtime: TenantRuntime) async throws -> Result {
@@ -45,16 +48,17 @@ public struct ReceiveNotification: Sendable {
         let incoming = IncomingNotification(
             tenantId: runtime.id, uuid: uuid, type: NotificationType(rawValue: type), subtype: payload.subtype?.rawValue, environment: environment,
             signedAt: verified.notification.signedDate.date, transactionId: transaction?.transactionId, payloadHash: payloadHash,
-            originalTransactionId: transaction?.originalTransactionId, productId: transaction?.productId, purchasedAt: transaction?.purchaseDate?.date
+            originalTransactionId: transaction?.originalTransactionId, productId: transaction?.productId, purchasedAt: transaction?.purchaseDate?.date,
+            proven: verified.transaction.flatMap { PurchaseProver.proven($0.payload, proofHash: payloadHash) }
         )
         let now = clock.now()
         let emitsEvents = runtime.webhook != nil
         let subscriptionFacts = Self.subscriptionFacts(incoming, verified: verified, tenant: runtime.tenant)
         let tenant = runtime.tenant
         let kinds = self.kinds
-        let result: Result
+        let answer: Result
         do {
-            result = try await store.write { tx in
+            answer = try await store.write { tx in
                 if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: incoming.uuid) {
                     return Result(outcome: seen, duplicate: true, type: type)
                 }
@@ -80,12 +84,37 @@ public struct ReceiveNotification: Sendable {
             logger.error("notification not stored: \(String(reflecting: error))")
             throw DomainError(.unavailable, .temporarilyUnavailable, "the notification could not be stored; Apple will retry", retryAfter: 60)
         }
+        var result = answer
+        if !result.duplicate, result.outcome == NotificationEffect.keepUnclaimed.outcome, let proven = incoming.proven, let verifyPurchase,
+           let applied = await attribute(proven, runtime: runtime, verifyPurchase: verifyPurchase) {
+            result.outcome = applied
+        }
         logger.info("notification", metadata: ["uuid": .string(uuid), "type": .string(type), "outcome": .string(result.outcome),
                                                "duplicate": .stringConvertible(result.duplicate)])
         if incoming.type == .consumptionRequest, !result.duplicate {
             await answerConsumptionRequest(incoming, runtime: runtime)
         }
         return result
+    }
+
+    /// An unclaimed transaction whose appAccountToken names a user Berth has seen it with is claimed
+    /// for that user now (outcome `applied_to_token_user`); a refusal keeps it as an unapplied payment
+    /// (`unapplied_payment`). Without such a user it waits for the user's next call.
+    private func attribute(_ proven: ProvenTransaction, runtime: TenantRuntime, verifyPurchase: VerifyPurchase) async -> String? {
+        guard let token = proven.appAccountToken?.lowercased(), !token.isEmpty else { return nil }
+        let tenantId = runtime.id
+        do {
+            guard let userId = try await store.read({ try $0.purchases.user(token: token, tenantId: tenantId) }) else { return nil }
+            let claimed = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
+            guard case .applied = claimed.outcome else { return nil }
+            logger.info("unclaimed transaction applied to the user its token names", metadata: ["transaction": .string(proven.transactionId)])
+            return "applied_to_token_user"
+        } catch let error as DomainError where error.unappliedPayment != nil {
+            return "unapplied_payment"
+        } catch {
+            logger.warning("unclaimed transaction not attributed: \(error)", metadata: ["transaction": .string(proven.transactionId)])
+            return nil
+        }
     }
 
     /// The subscription facts of a notification about an auto-renewable subscription (its

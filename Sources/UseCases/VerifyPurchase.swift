@@ -164,7 +164,46 @@ public struct VerifyPurchase: Sendable {
             (plan, state) = try kind.plan(claim, existing: existing, loaded: loaded, tx: tx, now: now)
         }
         try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: request.emitsEvents, now: now)
+        if case .applied = plan.outcome {
+            // The tokens that name this user, for transactions Berth learns of without a claim.
+            try tx.purchases.rememberTokens(Self.tokens(naming: claim.userId, policy: request.policy), userId: claim.userId,
+                                            tenantId: claim.tenantId, at: now)
+        }
         return Result(outcome: plan.outcome, state: state)
+    }
+
+    /// The appAccountTokens that name `userId`: the user id itself when it is a UUID, and the tokens
+    /// clients derive from it (cordova-plugin-purchase's). Only tokens computed from the user id: a
+    /// token merely seen on a user's proof is not taken as theirs (another account could have put
+    /// someone else's token on its own purchase to collect that person's unclaimed ones).
+    static func tokens(naming userId: String, policy: PurchasePolicy) -> [String] {
+        var tokens = policy.derivedAccountTokens(userId)
+        if UUID(uuidString: userId) != nil { tokens.append(userId.lowercased()) }
+        return tokens
+    }
+
+    /// Applies to `userId` the transactions Berth learned of without a claim (Apple's notifications)
+    /// whose appAccountToken names the user: the user's "next call". Each is claimed like any other
+    /// (a refusal keeps it as an unapplied payment); storage trouble is logged, never the caller's error.
+    public func claimWaiting(runtime: TenantRuntime, userId: String) async -> [Result] {
+        let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
+        let tenantId = runtime.id
+        do {
+            let waiting = try await store.read { try $0.purchases.waitingTransactions(tenantId: tenantId, userId: userId, tokens: tokens) }
+            var results: [Result] = []
+            for transaction in waiting {
+                do {
+                    results.append(try await claim(proven: transaction, runtime: runtime, userId: userId, named: nil))
+                    logger.info("waiting transaction applied to its user", metadata: ["transaction": .string(transaction.transactionId)])
+                } catch {
+                    logger.warning("waiting transaction not applied", metadata: ["transaction": .string(transaction.transactionId), "error": .string("\(error)")])
+                }
+            }
+            return results
+        } catch {
+            logger.error("waiting transactions not read: \(error)")
+            return []
+        }
     }
 
     /// Proves the command's proof. A caller without the target learns nothing about proofs: when the

@@ -16,9 +16,13 @@ public struct IncomingNotification: Hashable, Sendable {
     public var originalTransactionId: String?
     public var productId: String?
     public var purchasedAt: Date?
+    /// What the nested signed transaction proved (kept with an unclaimed transaction, so that the
+    /// user its appAccountToken names can be given it).
+    public var proven: ProvenTransaction?
 
     public init(tenantId: String, uuid: String, type: NotificationType, subtype: String?, environment: String, signedAt: Date, transactionId: String?, payloadHash: String,
-                originalTransactionId: String? = nil, productId: String? = nil, purchasedAt: Date? = nil) {
+                originalTransactionId: String? = nil, productId: String? = nil, purchasedAt: Date? = nil, proven: ProvenTransaction? = nil) {
+        self.proven = proven
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.purchasedAt = purchasedAt
@@ -223,7 +227,8 @@ public enum NotificationRules {
                 plan.unclaimed = UnclaimedTransaction(
                     environment: notification.environment, transactionId: transactionId, productId: productId,
                     purchasedAt: notification.purchasedAt ?? now, receivedAt: now, claimedByPurchaseId: nil,
-                    originalTransactionId: notification.originalTransactionId ?? transactionId
+                    originalTransactionId: notification.originalTransactionId ?? transactionId,
+                    appAccountToken: notification.proven?.appAccountToken?.lowercased(), proven: notification.proven
                 )
             }
         case .rememberRevoked:

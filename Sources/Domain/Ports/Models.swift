@@ -114,9 +114,15 @@ public struct UnclaimedTransaction: Hashable, Sendable {
     /// The purchase that claimed it later, if any.
     public var claimedByPurchaseId: Int64?
     public var originalTransactionId: String?
+    /// The transaction's appAccountToken (lowercase), which may name its user.
+    public var appAccountToken: String?
+    /// What its signed transaction proved, so that it can be claimed without the app.
+    public var proven: ProvenTransaction?
 
     public init(environment: String, transactionId: String, productId: String, purchasedAt: Date, receivedAt: Date, claimedByPurchaseId: Int64?,
-                originalTransactionId: String? = nil) {
+                originalTransactionId: String? = nil, appAccountToken: String? = nil, proven: ProvenTransaction? = nil) {
+        self.appAccountToken = appAccountToken
+        self.proven = proven
         self.originalTransactionId = originalTransactionId
         self.environment = environment
         self.transactionId = transactionId

@@ -28,6 +28,14 @@ public protocol PurchaseRepository {
     /// been applied by a claim reads as `applied` with that purchase.
     func unappliedPayments(tenantId: String, status: UnappliedPayment.Status?, page: Page) throws -> (items: [UnappliedPayment], total: Int)
 
+    /// Remembers that these appAccountTokens name `userId` (lowercase; a token seen before keeps its first user).
+    func rememberTokens(_ tokens: [String], userId: String, tenantId: String, at: Date) throws
+    /// The user an appAccountToken names, if one was seen with it.
+    func user(token: String, tenantId: String) throws -> String?
+    /// What the unclaimed transactions of the tenant proved whose token is one of `tokens` or one
+    /// remembered for `userId`, and that no purchase applied yet (oldest first, at most 20).
+    func waitingTransactions(tenantId: String, userId: String, tokens: [String]) throws -> [ProvenTransaction]
+
     /// The tenant's purchases matching `filter`, newest first.
     func purchases(tenantId: String, filter: PurchaseFilter, page: Page) throws -> (items: [Purchase], total: Int)
     /// Every purchase matching `filter`, oldest first, up to `limit` (the CSV export).
