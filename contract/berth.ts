@@ -145,6 +145,11 @@ export interface ErrorResponse {
     message: string;
     /** The request field (or header, or query parameter) at fault, when there is one. */
     field?: string;
+    /** Purchase refusals: a title and a sentence to show as they are, in the caller's language
+     *  (Accept-Language: en, vi, it, uk, zh; else the app's defaultLanguage; else English).
+     *  `message` is in that language too where Berth has one for the code; `code` never changes. */
+    title?: string;
+    description?: string;
   };
   /** with insufficient_credits: the balance of the credit type asked for */
   credits?: CreditBalance;

@@ -55,6 +55,11 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var holdMinutes: Int?
     /// Whether a transaction's appAccountToken, when present, must equal the user id.
     public var appAccountTokenMatchesUserId: Bool?
+    /// The language of user-facing refusals when the request's Accept-Language names none Berth
+    /// speaks: one of ``Tenant/languages``. Default English.
+    public var defaultLanguage: String?
+    /// The languages of Berth's user-facing messages.
+    public static let languages = ["en", "vi", "it", "uk", "zh"]
     public var products: [Product]
     public var resources: [Resource]
     public var bookingRules: BookingRules?
@@ -196,6 +201,9 @@ public struct Tenant: Codable, Hashable, Sendable {
         for resource in resources {
             guard resourceIds.insert(resource.id).inserted else { throw CatalogError("tenant \(id): resource \(resource.id) appears twice") }
             try resource.validate(tenant: id)
+        }
+        if let language = defaultLanguage, !Self.languages.contains(language) {
+            throw CatalogError("tenant \(id): defaultLanguage must be one of \(Self.languages.joined(separator: ", "))")
         }
         try webhook?.validate(tenant: id)
         try credits?.validate(tenant: id)

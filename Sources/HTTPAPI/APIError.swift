@@ -14,6 +14,9 @@ public struct APIError: Error, Sendable {
     var credits: CreditSummary?
     /// A paid transaction the refusal left unapplied, kept by Berth (the app may finish it).
     var unappliedPayment: UnappliedPayment?
+    /// For purchase refusals: what an app can show as it is, in the caller's language.
+    var title: String?
+    var description: String?
 
     public init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, field: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
@@ -53,6 +56,8 @@ public struct APIError: Error, Sendable {
             var code: String
             var message: String
             var field: String?
+            var title: String?
+            var description: String?
         }
         var success = false
         var error: Detail
@@ -64,7 +69,7 @@ public struct APIError: Error, Sendable {
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field), credits: credits.map(CreditBalanceDTO.init),
+        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field, title: title, description: description), credits: credits.map(CreditBalanceDTO.init),
                                                      unappliedPayment: unappliedPayment.map(UnappliedPaymentDTO.init),
                                                      finishTransaction: unappliedPayment.map { _ in true }))) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

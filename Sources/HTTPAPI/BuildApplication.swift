@@ -34,6 +34,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     router.middlewares.add(RequestIdentifier())
     router.middlewares.add(AccessLog())
     router.middlewares.add(MetricsMiddleware(metrics: services.metrics))
+    // Outside the error middlewares: refusals are rendered in the caller's language.
+    router.middlewares.add(LanguageMiddleware())
     // FT Chinese's route forms under a prefix nobody serves: its 404 shape, as the OpenAPI document gives those routes.
     router.middlewares.add(ErrorMiddleware(unmatched: [(FTCRoutes.hasRouteForm, FTCRoutes.shape)]))
     router.middlewares.add(MethodGuard(routes: routes))

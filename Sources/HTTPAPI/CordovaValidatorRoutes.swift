@@ -374,6 +374,7 @@ struct ValidatorQueryKey: RouterMiddleware {
                     throw APIError.forbidden("only client keys may be put in a validator URL; this one is a \(caller.kind.rawValue) key (revoke it: it is now in URLs and logs)")
                 }
                 context.authentication = .authenticated(caller)
+                Authenticator.speak(caller)
             } catch let error as APIError {
                 context.authentication = .refused(error)
             }

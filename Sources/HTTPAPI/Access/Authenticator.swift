@@ -58,8 +58,14 @@ struct Authenticator: RouterMiddleware {
         // /metrics checks its own token (BERTH_METRICS_TOKEN), which is not a Berth credential.
         if let header = request.headers[.authorization], request.uri.path != "/metrics" {
             context.authentication = await authenticate(header: header, request: request)
+            if case .authenticated(let caller) = context.authentication { Self.speak(caller) }
         }
         return try await next(request, context)
+    }
+
+    /// Refusals from here on may answer in the caller's tenant's default language.
+    static func speak(_ caller: Caller) {
+        RequestLanguage.current?.tenantDefault.withLock { $0 = caller.tenant.tenant.defaultLanguage }
     }
 
     func authenticate(header: String, request: Request) async -> Authentication {

@@ -153,6 +153,10 @@ extension APIError {
     /// Any error as the API's refusal: Berth's own, the domain's, storage trouble (503, retry), the
     /// framework's, and anything else as a 500 that applied nothing.
     static func from(_ error: any Error, logger: Logger) -> APIError {
+        plain(error, logger: logger).localized()
+    }
+
+    private static func plain(_ error: any Error, logger: Logger) -> APIError {
         switch error {
         case let error as APIError:
             return error

@@ -1,0 +1,99 @@
+import AppleSignedData
+import Domain
+import Foundation
+import HTTPTypes
+import NIOCore
+import HummingbirdTesting
+import Testing
+import TestKit
+@testable import HTTPAPI
+
+/// Refusals in the caller's language: the code never changes; the message (and for purchase
+/// refusals a title and a description) follows Accept-Language, else the tenant's default, else English.
+@Suite("Localized refusals")
+struct LocalizationTests {
+    static func call(_ client: some TestClientProtocol, _ uri: String, auth: String, user: String? = nil, language: String?, json: [String: Any]) async throws -> Reply {
+        var headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(auth)"]
+        if let user { headers[HTTPField.Name("X-User-Id")!] = user }
+        if let language { headers[.acceptLanguage] = language }
+        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))) { response in
+            Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
+        }
+    }
+
+    static func detail(_ reply: Reply) -> (code: String?, message: String?, title: String?, description: String?) {
+        let error = reply.json["error"] as? [String: Any]
+        return (error?["code"] as? String, error?["message"] as? String, error?["title"] as? String, error?["description"] as? String)
+    }
+
+    @Test("a replayed purchase is refused in Ukrainian, Vietnamese, Italian, Chinese or English by Accept-Language, with the same code")
+    func purchaseRefusals() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(CreditsTests.stylist, .server)
+        try await harness.app().test(.router) { client in
+            let jws = try harness.purchase(CreditsTests.popular, transactionId: "3000000000090001", bundleId: CreditsTests.stylistBundle)
+            let body: [String: Any] = ["productId": CreditsTests.popular, "jwsRepresentation": jws]
+            #expect(try await Self.call(client, "/api/verify-purchase", auth: key, user: "ana", language: nil, json: body).status == .ok)
+            let expected: [(String?, String, String)] = [
+                ("uk-UA,uk;q=0.9,en;q=0.8", "uk", "Покупку вже використано"),
+                ("vi-VN", "vi", "Giao dịch đã được sử dụng"),
+                ("it", "it", "Acquisto già utilizzato"),
+                ("zh-Hans-CN,zh;q=0.9", "zh", "购买已被使用"),
+                ("fr-FR,fr;q=0.9", "en", "Purchase already used"),
+                ("en;q=0.2, it;q=0.8", "it", "Acquisto già utilizzato"),
+                (nil, "en", "Purchase already used"),
+            ]
+            for (header, language, title) in expected {
+                let reply = try await Self.call(client, "/api/verify-purchase", auth: key, user: "bao", language: header, json: body)
+                let detail = Self.detail(reply)
+                #expect(reply.status == .conflict && detail.code == "transaction_already_used", "\(header ?? "none"): \(reply.json)")
+                #expect(detail.title == title && reply.headers[.contentLanguage] == language, "\(header ?? "none"): \(reply.json)")
+                #expect(detail.description?.isEmpty == false)
+                if language != "en" { #expect(detail.message == detail.description, "the message is in the caller's language") }
+            }
+            // Not enough credits, in Vietnamese (the stylist's own words).
+            let reserve = try await Self.call(client, "/api/credits/reservations", auth: key, user: "ana", language: "vi", json: ["amount": 500, "reference": "img-1"])
+            #expect(reserve.status == .forbidden && Self.detail(reserve).code == "insufficient_credits" && Self.detail(reserve).title == "Không đủ Credits", "\(reserve.json)")
+        }
+    }
+
+    @Test("a tenant's default language answers callers whose Accept-Language Berth does not speak")
+    func tenantDefault() async throws {
+        let harness = try await Harness.make(customize: { catalog in
+            let index = catalog.tenants.firstIndex { $0.id == CreditsTests.zorya }!
+            catalog.tenants[index].defaultLanguage = "uk"
+        })
+        defer { harness.close() }
+        let zorya = try await harness.apiKey(CreditsTests.zorya, .server)
+        try await harness.app().test(.router) { client in
+            let body: [String: Any] = ["amount": 1, "creditType": "personality", "reference": "report-1"]
+            let plain = try await Self.call(client, "/api/credits/reservations", auth: zorya, user: "olha", language: nil, json: body)
+            #expect(Self.detail(plain).code == "insufficient_credits" && Self.detail(plain).title == "Недостатньо кредитів", "\(plain.json)")
+            #expect(plain.headers[.contentLanguage] == "uk")
+            let german = try await Self.call(client, "/api/credits/reservations", auth: zorya, user: "olha", language: "de", json: body)
+            #expect(Self.detail(german).title == "Недостатньо кредитів")
+            let english = try await Self.call(client, "/api/credits/reservations", auth: zorya, user: "olha", language: "en-GB", json: body)
+            #expect(Self.detail(english).title == "Not enough credits" && Self.detail(english).code == "insufficient_credits")
+        }
+    }
+
+    @Test("Accept-Language parsing; every message exists in every language; purchase codes all have one; a default language Berth does not speak is refused")
+    func catalogue() throws {
+        #expect(UserMessages.language(acceptLanguage: "en;q=0.1, it;q=0.9", tenantDefault: nil) == "it")
+        #expect(UserMessages.language(acceptLanguage: "xx, vi;q=0", tenantDefault: nil) == "en")
+        #expect(UserMessages.language(acceptLanguage: "*", tenantDefault: "zh") == "zh")
+        #expect(UserMessages.language(acceptLanguage: "UK", tenantDefault: nil) == "uk")
+        #expect(UserMessages.language(acceptLanguage: ";;,,q=;", tenantDefault: nil) == "en")
+        #expect(UserMessages.language(acceptLanguage: "it;q=nan, vi;q=1e999", tenantDefault: nil) == "it")
+        for (code, texts) in UserMessages.catalog {
+            #expect(texts.count == UserMessages.languages.count, "\(code)")
+            #expect(texts.allSatisfy { !$0.0.isEmpty && !$0.1.isEmpty }, "\(code)")
+            #expect(Set(texts.map(\.0)).count > 1, "\(code) is translated")
+        }
+        #expect(UserMessages.purchaseCodes.subtracting(UserMessages.catalog.keys).isEmpty)
+        var catalog = try JSONDecoder().decode(Catalog.self, from: try Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
+        catalog.tenants[0].defaultLanguage = "fr"
+        #expect(throws: CatalogError.self) { try catalog.validate() }
+    }
+}
