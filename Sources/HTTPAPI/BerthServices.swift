@@ -10,6 +10,8 @@ public struct BerthServices: Sendable {
     public var clock: any BerthClock
     public var logger: Logger
     let rateLimiter: RateLimiter
+    /// Users whose account tokens this process has recorded (see ``RecordedTokenUsers``).
+    let recordedTokens: RecordedTokenUsers
     /// This instance's metrics (`GET /metrics`).
     public let metrics: BerthMetrics
     /// When set, `GET /metrics` asks for `Authorization: Bearer <token>`.
@@ -34,9 +36,12 @@ public struct BerthServices: Sendable {
         self.rateLimiter = RateLimiter(clock: clock)
         self.metrics = metrics
         self.keys = APIKeyResolver(store: self.store, clock: clock)
+        self.recordedTokens = RecordedTokenUsers()
     }
 
-    var verifyPurchase: VerifyPurchase { VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), kinds: kinds, clock: clock, logger: logger) }
+    var verifyPurchase: VerifyPurchase {
+        VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), kinds: kinds, clock: clock, logger: logger, recordedTokens: recordedTokens)
+    }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
     var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger), verifyPurchase: verifyPurchase, logger: logger) }
     var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }

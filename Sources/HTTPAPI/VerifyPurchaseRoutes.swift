@@ -17,8 +17,6 @@ struct VerifyPurchaseRoutes {
     func verify(_ request: Request, _ context: UserContext) async throws -> Response {
         let (runtime, userId) = (context.tenant, context.userId)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
-        // The user's next call: what Apple told Berth of that the user's appAccountToken names is applied first.
-        _ = await verifyPurchase.claimWaiting(runtime: runtime, userId: userId)
         // An empty transactionId (what a client sends when StoreKit gave none) names no transaction.
         let transactionId = body.transactionId.flatMap { $0.isEmpty ? nil : $0 }
         let proof: PurchaseProof

@@ -88,17 +88,18 @@ struct SQLPurchases: PurchaseRepository {
         try db.row("SELECT user_id FROM account_tokens WHERE tenant_id = ? AND token = ?", [tenantId, token.lowercased()])?["user_id"]
     }
 
-    func waitingTransactions(tenantId: String, userId: String, tokens: [String]) throws -> [ProvenTransaction] {
+    func waitingTransactions(tenantId: String, tokens: [String]) throws -> [ProvenTransaction] {
         let wanted = Array(Set(tokens.map { $0.lowercased() }).filter { !$0.isEmpty }).sorted()
-        let named = wanted.isEmpty ? "" : "u.app_account_token IN (\(wanted.map { _ in "?" }.joined(separator: ", "))) OR "
-        let arguments: SQLArguments = [tenantId] + wanted.map { $0 as any SQLBindable } + [tenantId, userId]
+        guard !wanted.isEmpty else { return [] }
+        let arguments: SQLArguments = [tenantId] + wanted.map { $0 as any SQLBindable }
+        // An index lookup on (tenant_id, app_account_token): cheap enough for every verify call.
         let rows = try db.rows("""
             SELECT u.proven FROM unclaimed_transactions u
             LEFT JOIN purchases p ON p.store = u.store AND p.environment = u.environment AND p.transaction_id = u.transaction_id
-            WHERE u.tenant_id = ? AND u.proven IS NOT NULL AND p.id IS NULL
+            WHERE u.tenant_id = ? AND u.app_account_token IN (\(wanted.map { _ in "?" }.joined(separator: ", ")))
+              AND u.proven IS NOT NULL AND p.id IS NULL
               AND NOT EXISTS (SELECT 1 FROM unapplied_payments k WHERE k.tenant_id = u.tenant_id AND k.store = u.store
                               AND k.environment = u.environment AND k.transaction_id = u.transaction_id)
-              AND (\(named)u.app_account_token IN (SELECT token FROM account_tokens WHERE tenant_id = ? AND user_id = ?))
             ORDER BY u.received_at, u.id LIMIT 20
             """, arguments)
         return try rows.compactMap { row in

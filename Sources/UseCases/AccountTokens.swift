@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// The appAccountTokens clients derive from a user id, so that a tenant which ties purchases to
 /// users recognises them and Berth can attribute a transaction it learned of without a claim.
@@ -37,4 +38,29 @@ public enum AccountTokens {
     public static func derived(_ userId: String) -> [String] {
         [cordovaPlugin(userId)]
     }
+}
+
+/// The users whose derived tokens this process has already recorded (per store), so that only a
+/// user's first applied claim writes them: recording is idempotent, so forgetting (a full memo is
+/// cleared, a restart empties it) costs one more write, never a wrong answer.
+public final class RecordedTokenUsers: Sendable {
+    private let users = Mutex<Set<String>>([])
+    private let capacity: Int
+
+    public init(capacity: Int = 100_000) {
+        self.capacity = capacity
+    }
+
+    func contains(tenantId: String, userId: String) -> Bool {
+        users.withLock { $0.contains(Self.key(tenantId, userId)) }
+    }
+
+    func insert(tenantId: String, userId: String) {
+        users.withLock { users in
+            if users.count >= capacity { users.removeAll(keepingCapacity: true) }
+            users.insert(Self.key(tenantId, userId))
+        }
+    }
+
+    private static func key(_ tenantId: String, _ userId: String) -> String { tenantId + "\u{0}" + userId }
 }

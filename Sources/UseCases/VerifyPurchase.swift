@@ -32,6 +32,9 @@ public struct VerifyPurchase: Sendable {
     public struct Result: Sendable {
         public var outcome: PurchaseOutcome
         public var state: PurchasedState
+        /// Transactions Apple told Berth of that the user's account tokens name, found in the same
+        /// unit of work (the caller claims them next).
+        var waiting: [ProvenTransaction] = []
     }
 
     let store: any Store
@@ -39,13 +42,17 @@ public struct VerifyPurchase: Sendable {
     let kinds: PurchaseKinds
     let clock: any BerthClock
     let logger: Logger
+    /// Users whose account tokens are already recorded (only a user's first applied claim writes them).
+    let recordedTokens: RecordedTokenUsers
 
-    public init(store: any Store, prover: PurchaseProver, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger) {
+    public init(store: any Store, prover: PurchaseProver, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger,
+                recordedTokens: RecordedTokenUsers = RecordedTokenUsers()) {
         self.store = store
         self.prover = prover
         self.kinds = kinds
         self.clock = clock
         self.logger = logger
+        self.recordedTokens = recordedTokens
     }
 
     /// Prove, pick the kind, claim under the policy, let the kind plan, save: the same for every kind.
@@ -75,7 +82,16 @@ public struct VerifyPurchase: Sendable {
                 proving = false
                 proven = transaction
             }
-            return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
+            let result = try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime, looksForWaiting: true)
+            // The user's next call: what Apple told Berth of that the user's tokens name is applied now.
+            for waiting in result.waiting where waiting.transactionId != transaction.transactionId {
+                do {
+                    _ = try await claim(proven: waiting, runtime: runtime, userId: command.userId, named: nil)
+                } catch {
+                    logger.warning("waiting transaction not applied", metadata: ["transaction": .string(waiting.transactionId), "error": .string("\(error)")])
+                }
+            }
+            return result
         } catch let error as DomainError where !proving && UnappliedPayment.keeps(error) {
             // Refused before the proof was checked (unknown product, no booking named): check it now;
             // a proof that does not hold keeps nothing and the refusal stands.
@@ -140,10 +156,19 @@ public struct VerifyPurchase: Sendable {
     }
 
     private func claim(_ transaction: ProvenTransaction, request: PurchaseRequest, kind: some PurchaseKind, target: PurchaseTarget,
-                       runtime: TenantRuntime) async throws -> Result {
+                       runtime: TenantRuntime, looksForWaiting: Bool = false) async throws -> Result {
         let now = clock.now()
         let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: request.userId, target: target, now: now)
-        let result = try await store.write { [request] tx in try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now) }
+        let remember = !recordedTokens.contains(tenantId: runtime.id, userId: request.userId)
+        let tokens = looksForWaiting ? Self.tokens(naming: request.userId, policy: request.policy) : []
+        let result = try await store.write { [request] tx in
+            var result = try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now, remembersTokens: remember)
+            // In the same unit of work: one index lookup, no extra round trip to the database.
+            if !tokens.isEmpty { result.waiting = try tx.purchases.waitingTransactions(tenantId: claim.tenantId, tokens: tokens) }
+            return result
+        }
+        // Recorded with the claim's commit: later claims of this user need not write them again.
+        if remember, case .applied = result.outcome { recordedTokens.insert(tenantId: runtime.id, userId: request.userId) }
         log(result.outcome, proofHash: transaction.proofHash, transactionId: transaction.transactionId, target: target)
         return result
     }
@@ -151,7 +176,7 @@ public struct VerifyPurchase: Sendable {
     /// One claim in its unit of work: the kind loads and checks under its locks, the policy settles
     /// repeats, replays and revoked transactions, the kind plans the rest, the store saves the plan.
     public static func claim<Kind: PurchaseKind>(_ claim: PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, kind: Kind, tx: any StoreSession,
-                                          now: Date) throws -> Result {
+                                          now: Date, remembersTokens: Bool = true) throws -> Result {
         var claim = claim
         let loaded = try kind.load(&claim, proven: proven, request: request, tx: tx, now: now)
         let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
@@ -164,7 +189,7 @@ public struct VerifyPurchase: Sendable {
             (plan, state) = try kind.plan(claim, existing: existing, loaded: loaded, tx: tx, now: now)
         }
         try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: request.emitsEvents, now: now)
-        if case .applied = plan.outcome {
+        if remembersTokens, case .applied = plan.outcome {
             // The tokens that name this user, for transactions Berth learns of without a claim.
             try tx.purchases.rememberTokens(Self.tokens(naming: claim.userId, policy: request.policy), userId: claim.userId,
                                             tenantId: claim.tenantId, at: now)
@@ -189,7 +214,7 @@ public struct VerifyPurchase: Sendable {
         let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
         let tenantId = runtime.id
         do {
-            let waiting = try await store.read { try $0.purchases.waitingTransactions(tenantId: tenantId, userId: userId, tokens: tokens) }
+            let waiting = try await store.read { try $0.purchases.waitingTransactions(tenantId: tenantId, tokens: tokens) }
             var results: [Result] = []
             for transaction in waiting {
                 do {

@@ -58,6 +58,14 @@ struct AttributionTests {
             _ = try await CreditsTests.balance(client, key: keys.stylist, user: "bao")
             #expect(try await harness.rows("SELECT COUNT(*) AS n FROM purchases WHERE transaction_id = '3000000000080004'").first?["n"] == "0")
             #expect(try await harness.count("purchases") == 3)
+
+            // A verify-purchase is a next call too: Chi's waiting pack is applied with her own purchase.
+            #expect(try await Self.notify(client, harness, id: "3000000000080005", token: AccountTokens.cordovaPlugin("chi")).json["outcome"] as? String
+                    == "unclaimed_purchase")
+            let chiBuys = try await CreditsTests.buy(client, harness, key: keys.stylist, user: "chi", product: CreditsTests.starter, transactionId: "3000000000080006")
+            #expect(chiBuys.status == .ok, "\(chiBuys.json)")
+            #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '3000000000080005'").first?["user_id"] == "chi")
+            #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "chi")["balance"] as? Int == 22)
         }
     }
 }

@@ -70,8 +70,11 @@ def main():
     work = tempfile.mkdtemp(prefix="berth-browser-")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, BERTH_DATABASE=f"sqlite:{work}/berth.sqlite", BERTH_CATALOG=os.path.join(ROOT, "products.json"),
+    # The shipped catalog beside a fresh test CA, which its test tenants trust (./berth-ca).
+    shutil.copy(os.path.join(ROOT, "products.json"), os.path.join(work, "products.json"))
+    env = dict(os.environ, BERTH_DATABASE=f"sqlite:{work}/berth.sqlite", BERTH_CATALOG=os.path.join(work, "products.json"),
                BERTH_MIGRATIONS=os.path.join(ROOT, "migrations"))
+    subprocess.run([BERTH, "testkit", "init", os.path.join(work, "berth-ca")], env=env, check=True, capture_output=True, timeout=60)
     keys = lambda role, tenant="seaboo-test": subprocess.run([BERTH, "keys", "create", "--tenant", tenant, "--role", role], env=env, check=True,
                                                              capture_output=True, text=True, timeout=60).stdout.strip()
     subprocess.run([BERTH, "migrate"], env=env, check=True, capture_output=True, timeout=60)
@@ -133,7 +136,7 @@ def main():
         check(pager.startswith("1–2 of 2") and "null" not in pager, f"the pager counts the bookings: {pager!r}")
         check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") == admin, "the key is kept in session storage")
         check(driver.find_element(By.ID, "app-name").text.startswith("Seaboo"), "the header names the app")
-        check(visible_tabs(driver) == ["bookings", "purchases", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
+        check(visible_tabs(driver) == ["bookings", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"a booking app's admin sees no credit or subscription views: {visible_tabs(driver)}")
         driver.save_screenshot(os.path.join(SHOTS, "bookings.png"))
 
@@ -182,6 +185,31 @@ def main():
             header = f.readline().strip()
         check(header.startswith("id,createdAt,purchasedAt,userId,productId,status"), f"it has the purchase columns: {header[:60]}…")
         driver.save_screenshot(os.path.join(SHOTS, "purchases.png"))
+
+        print("unapplied payments: a paid transaction for a booking that does not exist, applied by the operator")
+        status, body = call(url + "/api/bookings", "POST", server, {"resourceId": "gozzo-5m", "start": f"{day + datetime.timedelta(days=5)}T08:00:00Z",
+                                                                   "end": f"{day + datetime.timedelta(days=5)}T18:00:00Z"}, "alice")
+        check(status == 201, f"a third booking ({status})")
+        third = body["booking"]
+        jws = subprocess.run([BERTH, "testkit", "sign-transaction", "--ca", os.path.join(work, "berth-ca"), "--bundle-id", "it.seaboo.app",
+                              "--product", third["requiredProductId"], "--transaction-id", "2000000000123001", "--price", "45000", "--currency", "EUR"],
+                             env=env, check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+        status, body = call(url + "/api/verify-purchase", "POST", server, {"bookingId": 987654, "productId": third["requiredProductId"],
+                                                                           "jwsRepresentation": jws}, "alice")
+        check(status == 404 and body.get("finishTransaction") is True and body["unappliedPayment"]["status"] == "open",
+              f"refused, kept, the app may finish ({status} {body})")
+        kept = body["unappliedPayment"]["id"]
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="unapplied"]').click()
+        row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{kept}"]')))
+        check("45.00 EUR" in row.text and "booking_not_found" in row.text, f"the row shows the amount and the reason: {row.text!r}")
+        driver.save_screenshot(os.path.join(SHOTS, "unapplied.png"))
+        row.find_element(By.CSS_SELECTOR, "button").click()  # Apply
+        wait.until(EC.visibility_of_element_located((By.ID, "apply-booking"))).send_keys(str(third["id"]))
+        driver.find_element(By.ID, "payment-submit").click()
+        message = wait.until(lambda d: "applied" in d.find_element(By.ID, "message").text and d.find_element(By.ID, "message").text)
+        check(f"#{kept}" in message, f"the page says so: {message!r}")
+        status, body = call(url + "/api/admin/bookings?status=confirmed&userId=alice", key=admin)
+        check(third["id"] in [b["id"] for b in body["items"]], "the booking it should have paid is confirmed")
 
         print("other views load without errors")
         for view in ["webhooks", "deadLetters", "replays", "audit", "notifications"]:
@@ -246,7 +274,7 @@ def main():
         heading = driver.find_element(By.CSS_SELECTOR, "#view h2").text
         check(heading == "Credit ledger", f"the first view is the credit ledger: {heading!r}")
         wait.until(lambda d: d.find_element(By.ID, "pager").text or d.find_element(By.ID, "message").text)
-        check(visible_tabs(driver) == ["ledger", "products", "purchases", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
+        check(visible_tabs(driver) == ["ledger", "products", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"no bookings or subscriptions views: {visible_tabs(driver)}")
         types = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#filter-creditType option")]
         check(types == ["", "credits"], f"the credit type filter offers the app's types: {types}")

@@ -32,9 +32,10 @@ public protocol PurchaseRepository {
     func rememberTokens(_ tokens: [String], userId: String, tenantId: String, at: Date) throws
     /// The user an appAccountToken names, if one was seen with it.
     func user(token: String, tenantId: String) throws -> String?
-    /// What the unclaimed transactions of the tenant proved whose token is one of `tokens` or one
-    /// remembered for `userId`, and that no purchase applied yet (oldest first, at most 20).
-    func waitingTransactions(tenantId: String, userId: String, tokens: [String]) throws -> [ProvenTransaction]
+    /// What the unclaimed transactions of the tenant proved whose token is one of `tokens` (the
+    /// tokens a user id derives), that no purchase applied and no unapplied payment keeps yet
+    /// (oldest first, at most 20).
+    func waitingTransactions(tenantId: String, tokens: [String]) throws -> [ProvenTransaction]
 
     /// The tenant's purchases matching `filter`, newest first.
     func purchases(tenantId: String, filter: PurchaseFilter, page: Page) throws -> (items: [Purchase], total: Int)

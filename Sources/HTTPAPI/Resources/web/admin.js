@@ -91,6 +91,18 @@ const views = {
       ["outcomeCode", "Outcome"], ["environment", "Env"], ["transactionId", "Transaction"], ["bookingId", "Booking"], ["credits", "Credits"],
       ["priceMilliunits", "Price", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || ""))]],
   },
+  unapplied: {
+    title: "Unapplied payments (paid, not applied)", path: "/api/admin/unapplied-payments",
+    filters: [{ name: "status", label: "Status", type: "select", options: ["open", "applied", "refund_requested"] }],
+    columns: [["id", "#"], ["lastSeenAt", "Last seen", when], ["userId", "User"], ["productId", "Product"], ["quantity", "Qty"],
+      ["priceMilliunits", "Amount", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || ""))],
+      ["reasonCode", "Reason"], ["bookingId", "Booking named"], ["attempts", "Attempts"], ["status", "Status", statusCell], ["purchaseId", "Purchase"],
+      ["environment", "Env"], ["transactionId", "Transaction"]],
+    actions: (payment) => payment.status !== "open" ? [] : [
+      el("button", { text: "Apply", onclick: () => decidePayment(payment, "apply") }),
+      el("button", { class: "danger", text: "Refund", onclick: () => decidePayment(payment, "refund") }),
+    ],
+  },
   ledger: {
     title: "Credit ledger", path: "/api/admin/credits/ledger", csv: "ledger",
     filters: [
@@ -270,6 +282,37 @@ async function showAudit(booking) {
   } catch (error) {
     failed(error);
   }
+}
+
+// Apply a kept payment (to a booking and/or another user) or mark it for a refund (a note is required).
+function decidePayment(payment, action) {
+  const detail = $("#detail");
+  const fields = action === "apply"
+    ? [el("label", {}, "Booking #", el("input", { id: "apply-booking", name: "bookingId", size: 8, inputmode: "numeric" })),
+       el("label", {}, "User", el("input", { id: "apply-user", name: "userId", size: 14, placeholder: payment.userId }))]
+    : [el("label", {}, "Note", el("input", { id: "refund-note", name: "note", size: 40, required: true, placeholder: "why (required)" }))];
+  const amount = payment.priceMilliunits === undefined ? "" : ` ${(payment.priceMilliunits / 1000).toFixed(2)} ${payment.currency || ""}`;
+  const form = el("form", { class: "panel", id: "payment-form" },
+    el("strong", { text: `${action === "apply" ? "Apply" : "Refund"} payment #${payment.id} (${payment.productId}${amount}, ${payment.reasonCode})` }),
+    ...fields,
+    el("button", { type: "submit", id: "payment-submit", class: action === "refund" ? "danger" : null, text: action === "apply" ? "Apply payment" : "Mark for refund" }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const data = values(form);
+    const body = action === "apply"
+      ? Object.fromEntries([["bookingId", data.bookingId ? Number(data.bookingId) : undefined], ["userId", data.userId || undefined]].filter(([, v]) => v !== undefined))
+      : { note: data.note };
+    try {
+      const result = await api("POST", `/api/admin/unapplied-payments/${payment.id}/${action}`, body);
+      detail.replaceChildren();
+      say(`Payment #${payment.id} is ${result.unappliedPayment.status}.`);
+      await load(views.unapplied);
+    } catch (error) {
+      failed(error);
+    }
+  });
+  detail.replaceChildren(form);
 }
 
 async function resend(delivery) {
