@@ -94,10 +94,9 @@ const views = {
   unapplied: {
     title: "Unapplied payments (paid, not applied)", path: "/api/admin/unapplied-payments",
     filters: [{ name: "status", label: "Status", type: "select", options: ["open", "applied", "refund_requested"] }],
-    columns: [["id", "#"], ["lastSeenAt", "Last seen", when], ["userId", "User"], ["productId", "Product"], ["quantity", "Qty"],
-      ["priceMilliunits", "Amount", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || ""))],
-      ["reasonCode", "Reason"], ["bookingId", "Booking named"], ["attempts", "Attempts"], ["status", "Status", statusCell], ["purchaseId", "Purchase"],
-      ["environment", "Env"], ["transactionId", "Transaction"]],
+    columns: [["lastSeenAt", "Last seen", when], ["userId", "User"], ["productId", "Product"],
+      ["priceMilliunits", "Amount", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || "") + (p.quantity > 1 ? ` (${p.quantity})` : ""))],
+      ["reasonCode", "Reason"], ["bookingId", "Booking"], ["attempts", "Tries"], ["status", "Status", statusCell], ["transactionId", "Transaction"]],
     actions: (payment) => payment.status !== "open" ? [] : [
       el("button", { text: "Apply", onclick: () => decidePayment(payment, "apply") }),
       el("button", { class: "danger", text: "Refund", onclick: () => decidePayment(payment, "refund") }),
