@@ -69,7 +69,7 @@ public struct APIError: Error, Sendable {
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code.rawValue, message: message, field: field, title: title, description: description), credits: credits.map(CreditBalanceDTO.init),
+        let data = (try? BerthJSON.shared.encode(Body(error: .init(code: code.rawValue, message: message, field: field, title: title, description: description), credits: credits.map(CreditBalanceDTO.init),
                                                      unappliedPayment: unappliedPayment.map(UnappliedPaymentDTO.init),
                                                      finishTransaction: unappliedPayment.map { _ in true }))) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
