@@ -708,7 +708,8 @@ export interface AppleNotificationRequest {
 export interface NotificationAck {
   received: true;
   /** "booking_refunded", "purchase_refunded", "part_refunded", "booking_reinstated", "reinstated_needs_refund",
-   *  "test", "refund_declined", "consumption_requested", "unknown_transaction", "recorded", … */
+   *  "test", "refund_declined", "consumption_requested", "unknown_transaction", "recorded", "unclaimed_purchase",
+   *  "applied_to_token_user" (claimed for the user its appAccountToken names), "unapplied_payment" (that claim was refused and kept), … */
   outcome: string;
   duplicate: boolean;
 }

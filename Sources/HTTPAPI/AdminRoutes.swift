@@ -42,7 +42,7 @@ struct AdminRoutes {
             let userId = try body.userId.map { try Authenticator.userId($0, field: "userId") }.flatMap { $0.isEmpty ? nil : $0 }
             let (payment, result) = try await services.resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
                                                                                      bookingId: body.bookingId)
-            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: body.bookingId != nil), payment.status == .open { throw refusal }
+            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: body.bookingId != nil), payment.currentStatus == .open { throw refusal }
             return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
         }
         router.post("/api/admin/unapplied-payments/{id}/refund") { request, context in

@@ -456,7 +456,7 @@ struct UnappliedPaymentDTO: Codable {
 
     init(_ p: UnappliedPayment) {
         id = p.id
-        status = p.status.rawValue
+        status = p.currentStatus.rawValue
         userId = p.userId
         bookingId = p.bookingId
         transactionId = p.proven.transactionId
@@ -473,7 +473,7 @@ struct UnappliedPaymentDTO: Codable {
         lastSeenAt = APITime(p.lastSeenAt)
         resolvedAt = p.resolvedAt.map(APITime.init)
         resolvedBy = p.resolvedBy
-        purchaseId = p.purchaseId
+        purchaseId = p.appliedPurchaseId
         note = p.note
     }
 }

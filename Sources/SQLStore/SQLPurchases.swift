@@ -167,7 +167,8 @@ extension SQLPurchases {
         u.id, u.tenant_id, u.store, u.user_id, u.booking_id, u.reason_code, u.reason, u.proven, u.attempts, u.status, u.first_seen_at, u.last_seen_at, \
         u.resolved_at, u.resolved_by, u.purchase_id, u.note, p.id AS claimed_purchase_id
         """
-    /// The purchase of the row's transaction, if a claim applied it after all.
+    /// The applied purchase of the row's transaction, if a claim applied it after it was kept (the
+    /// listing's `status` filter reads `open` and `applied` through it, as `UnappliedPayment.currentStatus` does).
     static let unappliedJoin = """
         unapplied_payments u LEFT JOIN purchases p ON p.tenant_id = u.tenant_id AND p.store = u.store AND p.environment = u.environment \
         AND p.transaction_id = u.transaction_id AND p.status = 'applied'
@@ -227,11 +228,7 @@ extension SQLPurchases {
             reasonCode: ErrorCode(rawValue: row["reason_code"]), reason: row["reason"], proven: proven, attempts: row["attempts"],
             status: try row.value(UnappliedPayment.Status.self, "status"), firstSeenAt: row.date("first_seen_at"), lastSeenAt: row.date("last_seen_at"),
             resolvedAt: row.optionalDate("resolved_at"), resolvedBy: row["resolved_by"], purchaseId: row["purchase_id"], note: row["note"])
-        // Applied by a claim after it was kept: it reads as applied, with that purchase.
-        if payment.status == .open, let claimed: Int64 = row["claimed_purchase_id"] {
-            payment.status = .applied
-            payment.purchaseId = claimed
-        }
+        payment.claimedByPurchaseId = row["claimed_purchase_id"]
         return payment
     }
 }

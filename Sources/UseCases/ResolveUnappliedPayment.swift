@@ -32,14 +32,14 @@ public struct ResolveUnappliedPayment: Sendable {
         let emitsEvents = runtime.webhook != nil
         let decided = try await store.write { tx in
             guard var current = try tx.purchases.unappliedPayment(id: id, tenantId: runtime.id, forUpdate: true) else {
-                throw DomainError(.notFound, .unappliedPaymentNotFound, "no unapplied payment \(id) for this app", field: "id")
+                throw Self.notFound(id)
             }
             let purchaseId: Int64? = switch result.outcome {
             case .applied(let purchase), .repeated(let purchase), .needsRefund(let purchase, _, _): purchase.id
             case .replay, .refused: nil
             }
             // A concurrent action decided first: the claim itself was exactly once; keep the first decision.
-            guard current.status == .open || (current.status == .applied && current.resolvedBy == nil) else { return current }
+            guard current.status == .open else { return current }
             current.status = status
             current.resolvedAt = now
             current.resolvedBy = actor.rawValue
@@ -63,7 +63,7 @@ public struct ResolveUnappliedPayment: Sendable {
         let emitsEvents = runtime.webhook != nil
         return try await store.write { tx in
             guard var payment = try tx.purchases.unappliedPayment(id: id, tenantId: runtime.id, forUpdate: true) else {
-                throw DomainError(.notFound, .unappliedPaymentNotFound, "no unapplied payment \(id) for this app", field: "id")
+                throw Self.notFound(id)
             }
             try Self.checkOpen(payment)
             payment.status = .refundRequested
@@ -81,15 +81,19 @@ public struct ResolveUnappliedPayment: Sendable {
     private func open(_ id: Int64, runtime: TenantRuntime) async throws -> UnappliedPayment {
         let tenantId = runtime.id
         guard let payment = try await store.read({ try $0.purchases.unappliedPayment(id: id, tenantId: tenantId, forUpdate: false) }) else {
-            throw DomainError(.notFound, .unappliedPaymentNotFound, "no unapplied payment \(id) for this app", field: "id")
+            throw Self.notFound(id)
         }
         try Self.checkOpen(payment)
         return payment
     }
 
+    static func notFound(_ id: Int64) -> DomainError {
+        DomainError(.notFound, .unappliedPaymentNotFound, "no unapplied payment \(id) for this app", field: "id")
+    }
+
     static func checkOpen(_ payment: UnappliedPayment) throws {
-        guard payment.status == .open else {
-            throw DomainError(.conflict, .unappliedPaymentResolved, "unapplied payment \(payment.id) is already \(payment.status.rawValue)", field: "id")
+        guard payment.currentStatus == .open else {
+            throw DomainError(.conflict, .unappliedPaymentResolved, "unapplied payment \(payment.id) is already \(payment.currentStatus.rawValue)", field: "id")
         }
     }
 }

@@ -62,13 +62,10 @@ public struct VerifyPurchase: Sendable {
         var request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: command.userId,
                                       productId: command.productId ?? "", transactionId: command.transactionId, named: command.target)
         var proven: ProvenTransaction?
-        var proving = false
         do {
             if command.productId == nil {
                 // Without a claimed product, the proof names it (and the checks compare it with itself).
-                proving = true
                 proven = try await prove(command, request: request)
-                proving = false
                 request.productId = proven?.productId ?? ""
             }
             let kind = try kinds.module(kinds.kind(of: request))
@@ -77,9 +74,7 @@ public struct VerifyPurchase: Sendable {
             if let proven {
                 transaction = proven
             } else {
-                proving = true
                 transaction = try await prove(command, request: request)
-                proving = false
                 proven = transaction
             }
             let result = try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime, looksForWaiting: true)
@@ -92,7 +87,10 @@ public struct VerifyPurchase: Sendable {
                 }
             }
             return result
-        } catch let error as DomainError where !proving && UnappliedPayment.keeps(error) {
+        } catch let refusal as ProofRefusal {
+            // Nothing was proven: nothing to keep.
+            throw refusal.error
+        } catch let error as DomainError where UnappliedPayment.keeps(error) {
             // Refused before the proof was checked (unknown product, no booking named): check it now;
             // a proof that does not hold keeps nothing and the refusal stands.
             let transaction: ProvenTransaction
@@ -160,11 +158,11 @@ public struct VerifyPurchase: Sendable {
         let now = clock.now()
         let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: request.userId, target: target, now: now)
         let remember = !recordedTokens.contains(tenantId: runtime.id, userId: request.userId)
-        let tokens = looksForWaiting ? Self.tokens(naming: request.userId, policy: request.policy) : []
+        let tokens = remember || looksForWaiting ? Self.tokens(naming: request.userId, policy: request.policy) : []
         let result = try await store.write { [request] tx in
-            var result = try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now, remembersTokens: remember)
+            var result = try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now, remembering: remember ? tokens : [])
             // In the same unit of work: one index lookup, no extra round trip to the database.
-            if !tokens.isEmpty { result.waiting = try tx.purchases.waitingTransactions(tenantId: claim.tenantId, tokens: tokens) }
+            if looksForWaiting, !tokens.isEmpty { result.waiting = try tx.purchases.waitingTransactions(tenantId: claim.tenantId, tokens: tokens) }
             return result
         }
         // Recorded with the claim's commit: later claims of this user need not write them again.
@@ -175,8 +173,9 @@ public struct VerifyPurchase: Sendable {
 
     /// One claim in its unit of work: the kind loads and checks under its locks, the policy settles
     /// repeats, replays and revoked transactions, the kind plans the rest, the store saves the plan.
+    /// An applied claim also records `remembering`, the account tokens that name its user.
     public static func claim<Kind: PurchaseKind>(_ claim: PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, kind: Kind, tx: any StoreSession,
-                                          now: Date, remembersTokens: Bool = true) throws -> Result {
+                                          now: Date, remembering tokens: [String] = []) throws -> Result {
         var claim = claim
         let loaded = try kind.load(&claim, proven: proven, request: request, tx: tx, now: now)
         let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
@@ -189,10 +188,9 @@ public struct VerifyPurchase: Sendable {
             (plan, state) = try kind.plan(claim, existing: existing, loaded: loaded, tx: tx, now: now)
         }
         try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: request.emitsEvents, now: now)
-        if remembersTokens, case .applied = plan.outcome {
+        if !tokens.isEmpty, case .applied = plan.outcome {
             // The tokens that name this user, for transactions Berth learns of without a claim.
-            try tx.purchases.rememberTokens(Self.tokens(naming: claim.userId, policy: request.policy), userId: claim.userId,
-                                            tenantId: claim.tenantId, at: now)
+            try tx.purchases.rememberTokens(tokens, userId: claim.userId, tenantId: claim.tenantId, at: now)
         }
         return Result(outcome: plan.outcome, state: state)
     }
@@ -231,6 +229,12 @@ public struct VerifyPurchase: Sendable {
         }
     }
 
+    /// A refusal of the proof itself (or, for a caller who cannot see the target, the target's "not
+    /// found" that comes first): thrown as ``error`` to the caller, never kept as an unapplied payment.
+    private struct ProofRefusal: Error {
+        var error: any Error
+    }
+
     /// Proves the command's proof. A caller without the target learns nothing about proofs: when the
     /// proof is refused, "not found" comes first (on success, ownership is checked inside the write,
     /// under the target's lock).
@@ -238,8 +242,12 @@ public struct VerifyPurchase: Sendable {
         do {
             return try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: command.runtime)
         } catch {
-            if let named = request.named { try await kinds.module(named.kind).checkVisible(request, store: store) }
-            throw error
+            do {
+                if let named = request.named { try await kinds.module(named.kind).checkVisible(request, store: store) }
+            } catch {
+                throw ProofRefusal(error: error)
+            }
+            throw ProofRefusal(error: error)
         }
     }
 

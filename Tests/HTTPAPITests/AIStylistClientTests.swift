@@ -91,7 +91,16 @@ struct AIStylistClientTests {
                 #expect(products.allSatisfy { $0.currency == "USD" } && Set(products.map(\.id)).count == 3)
                 #expect(String(data: listed.data, encoding: .utf8)?.contains("\"price\":0.99") == true, "a JSON number in currency units")
 
+                // ?tenant= picks a tenant serving /v1 publicly; another id is 404; a token's app answers for itself.
+                #expect(try await client.call(.get, "/v1/iap/products?tenant=\(CreditsTests.stylist)", auth: nil).status == .ok)
+                let other = try await client.call(.get, "/v1/iap/products?tenant=seaboo-test", auth: nil)
+                #expect(other.status == .notFound && (try? Self.decode(NestError.self, other))?.code == "not_found", "\(other.json)")
+                let seabooToken = try await harness.userToken("giulia")
+                #expect(try await client.call(.get, "/v1/iap/products", auth: seabooToken).status == .notFound, "Seaboo does not serve /v1")
+
                 let ana = try await BraindumpsterTests.firebaseToken(key, kid: "f1", user: "firebase-uid-ana", project: Self.project)
+                let own = try await client.call(.get, "/v1/iap/products", auth: ana)
+                #expect(try Self.decode(IAPProductsListResponse.self, own).products.count == 3)
                 let balance = try await client.call(.get, "/v1/credits/balance", auth: ana)
                 #expect(try Self.decode(CreditsBalanceResponse.self, balance).credits == 2, "new users get 2 credits: \(balance.json)")
 
@@ -144,6 +153,15 @@ struct AIStylistClientTests {
                 #expect(elsewhere.status == .notFound && (try? Self.decode(NestError.self, elsewhere))?.code == "not_found", "\(elsewhere.json)")
             }
         }
+    }
+
+    @Test("the catalog refuses credits.v1Routes on a tenant with several credit types (its balance is one number)")
+    func v1RoutesNeedOneType() throws {
+        var catalog = try JSONDecoder().decode(Catalog.self, from: try Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
+        try catalog.validate()
+        let index = try #require(catalog.tenants.firstIndex { $0.id == CreditsTests.zorya })
+        catalog.tenants[index].credits?.v1Routes = true
+        #expect(throws: CatalogError.self) { try catalog.validate() }
     }
 
     @Test("prices become currency units by the currency's ISO 4217 digits")

@@ -223,6 +223,55 @@ struct StoreConformance {
         }
     }
 
+    @Test("account tokens: the first user a token is recorded with keeps it; an unclaimed transaction keeps its token and proof and waits for that token until a purchase applies it or an unapplied payment keeps it",
+          arguments: StoreBackend.available)
+    func accountTokensAndWaiting(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            try await store.write { try $0.purchases.rememberTokens(["AAA-token", "aaa-token", "bbb"], userId: "u1", tenantId: "a", at: Self.now) }
+            try await store.write { try $0.purchases.rememberTokens(["bbb", "ccc"], userId: "u2", tenantId: "a", at: Self.now) }
+            #expect(try await store.read { try $0.purchases.user(token: "AAA-TOKEN", tenantId: "a") } == "u1")
+            #expect(try await store.read { try $0.purchases.user(token: "bbb", tenantId: "a") } == "u1", "the first user keeps a token")
+            #expect(try await store.read { try $0.purchases.user(token: "ccc", tenantId: "a") } == "u2")
+            #expect(try await store.read { try $0.purchases.user(token: "aaa-token", tenantId: "b") } == nil, "tokens are per tenant")
+
+            func proven(_ id: String, token: String) -> ProvenTransaction {
+                ProvenTransaction(transactionId: id, originalTransactionId: id, productId: "p", environment: "Sandbox", purchasedAt: Self.now, revoked: false,
+                                  appAccountToken: token, proofHash: "h\(id)", kind: .jws, priceMilliunits: 990, currency: "USD", quantity: 1)
+            }
+            func keep(_ id: String, token: String, proof: Bool = true) async throws {
+                // Received in the order kept (one second apart): waiting transactions come oldest first.
+                let received = Self.now.addingTimeInterval(TimeInterval(Int(id) ?? 0))
+                let unclaimed = UnclaimedTransaction(environment: "Sandbox", transactionId: id, productId: "p", purchasedAt: Self.now, receivedAt: received,
+                                                     claimedByPurchaseId: nil, originalTransactionId: id, appAccountToken: token,
+                                                     proven: proof ? proven(id, token: token) : nil)
+                try await store.write { try $0.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: "app_store", notificationUUID: "n-\(id)") }
+            }
+            try await keep("8001", token: "AAA-TOKEN")
+            try await keep("8002", token: "aaa-token", proof: false)   // kept before tokens were: nothing to claim it with
+            try await keep("8003", token: "ccc")
+            try await keep("8004", token: "aaa-token")
+            func waiting(_ tokens: [String], tenant: String = "a") async throws -> [String] {
+                try await store.read { try $0.purchases.waitingTransactions(tenantId: tenant, tokens: tokens) }.map(\.transactionId)
+            }
+            let found = try await waiting(["aaa-token"])
+            #expect(found == ["8001", "8004"], "\(found)")
+            #expect(try await store.read { try $0.purchases.waitingTransactions(tenantId: "a", tokens: ["aaa-token"]) }.first == proven("8001", token: "AAA-TOKEN"),
+                    "the proof is read back whole")
+            #expect(try await waiting(["aaa-token"], tenant: "b").isEmpty)
+            #expect(try await waiting([]).isEmpty)
+
+            // 8001 applied by a purchase, 8004 kept as an unapplied payment: neither waits any more.
+            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: "app_store",
+                                    environment: "Sandbox", transactionId: "8001", originalTransactionId: "8001", productId: "p", status: .applied,
+                                    outcomeCode: nil, purchasedAt: Self.now, createdAt: Self.now)
+            try await store.write { try $0.purchases.insert(purchase, proofHash: "h8001") }
+            let kept = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: "app_store", userId: "u1", bookingId: nil, reasonCode: .missingField,
+                                        reason: "send bookingId", proven: proven("8004", token: "aaa-token"), firstSeenAt: Self.now, lastSeenAt: Self.now)
+            _ = try await store.write { try $0.purchases.keepUnapplied(kept) }
+            #expect(try await waiting(["aaa-token", "ccc"]) == ["8003"])
+        }
+    }
+
     @Test("an unapplied payment is kept once per transaction (a retry counts an attempt), read back whole, decided once, and lists as applied once a claim applied it",
           arguments: StoreBackend.available)
     func unappliedPayments(backend: StoreBackend) async throws {
@@ -267,7 +316,8 @@ struct StoreConformance {
                                     outcomeCode: nil, purchasedAt: Self.now, createdAt: Self.now)
             try await store.write { try $0.purchases.insert(purchase, proofHash: "h2") }
             let applied = try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .applied, page: Page()) }
-            #expect(applied.total == 1 && applied.items.first?.purchaseId == purchase.id && applied.items.first?.status == .applied)
+            #expect(applied.total == 1 && applied.items.first?.claimedByPurchaseId == purchase.id && applied.items.first?.currentStatus == .applied)
+            #expect(applied.items.first?.status == .open, "the recorded decision is untouched: no operator decided")
             #expect(try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .open, page: Page()).total } == 0)
         }
     }

@@ -33,6 +33,14 @@ public struct UnappliedPayment: Hashable, Sendable {
     public var resolvedBy: String?
     public var purchaseId: Int64?
     public var note: String?
+    /// A purchase that applied the transaction after it was kept (a later good claim by the app), as
+    /// the store found it beside the row.
+    public var claimedByPurchaseId: Int64?
+
+    /// What the payment is now: `applied` once any claim applied it, else the recorded status.
+    public var currentStatus: Status { status == .open && claimedByPurchaseId != nil ? .applied : status }
+    /// The purchase that applied it, by an operator's action or a later claim.
+    public var appliedPurchaseId: Int64? { purchaseId ?? claimedByPurchaseId }
 
     public init(id: Int64, tenantId: String, store: String, userId: String, bookingId: Int64?, reasonCode: ErrorCode, reason: String, proven: ProvenTransaction,
                 attempts: Int64 = 1, status: Status = .open, firstSeenAt: Date, lastSeenAt: Date, resolvedAt: Date? = nil, resolvedBy: String? = nil,
@@ -68,11 +76,11 @@ public struct UnappliedPayment: Hashable, Sendable {
     /// What the tenant's backend is told (`payment.unapplied`, `payment.refund_requested`, `payment.applied`).
     public func event(_ type: WebhookEventType) -> WebhookEvent {
         var data = ["unappliedPaymentId": String(id), "userId": userId, "transactionId": proven.transactionId, "productId": proven.productId,
-                    "environment": proven.environment, "reasonCode": reasonCode.rawValue, "status": status.rawValue, "quantity": String(proven.quantity ?? 1)]
+                    "environment": proven.environment, "reasonCode": reasonCode.rawValue, "status": currentStatus.rawValue, "quantity": String(proven.quantity ?? 1)]
         if let bookingId { data["bookingId"] = String(bookingId) }
         if let price = proven.priceMilliunits { data["priceMilliunits"] = String(price) }
         if let currency = proven.currency { data["currency"] = currency }
-        if let purchaseId { data["purchaseId"] = String(purchaseId) }
+        if let purchaseId = appliedPurchaseId { data["purchaseId"] = String(purchaseId) }
         return WebhookEvent(type: type, data: data, subject: "payment:\(proven.transactionId)")
     }
 }
