@@ -58,6 +58,22 @@ let package = Package(
             ]
         ),
         .target(
+            name: "StripeAPI",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "StripeStandIn",
+            dependencies: [
+                "StripeAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .target(
             name: "AppleStandIn",
             dependencies: [
                 "AppleSignedData",
@@ -100,6 +116,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/013_part_payments.sql"),
                 .embedInCode("Resources/migrations/014_unapplied_payments.sql"),
                 .embedInCode("Resources/migrations/015_account_tokens.sql"),
+                .embedInCode("Resources/migrations/016_card_payments.sql"),
             ]
         ),
         .target(
@@ -108,6 +125,7 @@ let package = Package(
                 "Domain",
                 "AppleSignedData",
                 "AppStoreAPI",
+                "StripeAPI",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -133,6 +151,7 @@ let package = Package(
                 "UseCases",
                 "AppleSignedData",
                 "AppStoreAPI",
+                "StripeAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -160,6 +179,8 @@ let package = Package(
                 "HTTPAPI",
                 "UseCases",
                 "BerthApp",
+                "StripeAPI",
+                "StripeStandIn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
@@ -206,7 +227,7 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
+                "HTTPAPI", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "StripeAPI", "StripeStandIn",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

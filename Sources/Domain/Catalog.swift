@@ -75,6 +75,8 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var subscriptions: SubscriptionSettings?
     /// What the app's `client` keys (the ones shipped in the app) may do beyond submitting proofs.
     public var clientKeys: ClientKeySettings?
+    /// The card rail for bookings (card, Apple Pay, Google Pay through Stripe).
+    public var stripe: StripeSettings?
 
     /// Client keys are public: by default they submit proofs and read the named user's state.
     public struct ClientKeySettings: Codable, Hashable, Sendable {
@@ -206,6 +208,7 @@ public struct Tenant: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(id): defaultLanguage must be one of \(Self.languages.joined(separator: ", "))")
         }
         try webhook?.validate(tenant: id)
+        try stripe?.validate(tenant: id)
         try credits?.validate(tenant: id)
         try subscriptions?.validate(tenant: id)
         for product in products {

@@ -73,6 +73,15 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let refreshUnavailable = ErrorCode("refresh_unavailable")
     public static let unappliedPaymentNotFound = ErrorCode("unapplied_payment_not_found")
     public static let unappliedPaymentResolved = ErrorCode("unapplied_payment_resolved")
+    public static let amountMismatch = ErrorCode("amount_mismatch")
+    public static let holdExpired = ErrorCode("hold_expired")
+    public static let cardPaymentsNotOffered = ErrorCode("card_payments_not_offered")
+    public static let paymentProviderUnavailable = ErrorCode("payment_provider_unavailable")
+    public static let refundViaApple = ErrorCode("refund_via_apple")
+    public static let bookingNotPaid = ErrorCode("booking_not_paid")
+    public static let refundInProgress = ErrorCode("refund_in_progress")
+    public static let invalidAmount = ErrorCode("invalid_amount")
+    public static let storePurchasesNotOffered = ErrorCode("store_purchases_not_offered")
 
     /// Every code above.
     public static let all: [ErrorCode] = [
@@ -141,5 +150,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .refreshUnavailable,
         .unappliedPaymentNotFound,
         .unappliedPaymentResolved,
+        .amountMismatch,
+        .holdExpired,
+        .cardPaymentsNotOffered,
+        .paymentProviderUnavailable,
+        .refundViaApple,
+        .bookingNotPaid,
+        .refundInProgress,
+        .invalidAmount,
+        .storePurchasesNotOffered,
     ]
 }

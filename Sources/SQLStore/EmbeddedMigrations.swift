@@ -20,5 +20,6 @@ public enum EmbeddedMigrations {
         ("013_part_payments.sql", PackageResources._13_part_payments_sql),
         ("014_unapplied_payments.sql", PackageResources._14_unapplied_payments_sql),
         ("015_account_tokens.sql", PackageResources._15_account_tokens_sql),
+        ("016_card_payments.sql", PackageResources._16_card_payments_sql),
     ]
 }

@@ -93,6 +93,7 @@ struct SQLSession: StoreSession {
     var credits: any CreditRepository { SQLCredits(db: db) }
     var subscriptions: any SubscriptionRepository { SQLSubscriptions(db: db) }
     var grants: any GrantRepository { SQLGrants(db: db) }
+    var cardPayments: any CardPaymentRepository { SQLCardPayments(db: db) }
     var schema: any SchemaRepository { SQLSchema(db: db) }
 }
 

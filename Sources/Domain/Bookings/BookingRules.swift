@@ -30,6 +30,8 @@ public struct BookingRules: Codable, Hashable, Sendable {
     public var rentalQuantity: Quantity?
     /// `perBooking` (default) or `perSeat`.
     public var experienceQuantity: Quantity?
+    /// How bookings may be paid: `app_store`, `card` or both (see ``Tenant/bookingPaymentRails``).
+    public var paymentRails: [PaymentRail]?
 
     /// The product a rental of this price must be paid with; nil above the last band's maximum.
     public func rentalProduct(priceMinor: Int64) -> String? {
@@ -61,6 +63,10 @@ public struct BookingRules: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(tenant.id): experienceQuantity must be perBooking or perSeat")
         }
         for productId in experienceProducts.values { try requireBookingProduct(productId) }
+        if let rails = paymentRails {
+            guard !rails.isEmpty, Set(rails).count == rails.count else { throw CatalogError("tenant \(tenant.id): bookingRules.paymentRails must list app_store and/or card once") }
+            if rails.contains(.card), tenant.stripe == nil { throw CatalogError("tenant \(tenant.id): bookingRules.paymentRails names card: configure stripe") }
+        }
         for resource in tenant.resources where resource.kind == .experience {
             guard let type = resource.experienceType, experienceProducts[type] != nil else {
                 throw CatalogError("tenant \(tenant.id): experience type \(resource.experienceType ?? "?") has no product")

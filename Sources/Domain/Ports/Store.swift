@@ -23,6 +23,7 @@ public protocol StoreSession {
     var credits: any CreditRepository { get }
     var subscriptions: any SubscriptionRepository { get }
     var grants: any GrantRepository { get }
+    var cardPayments: any CardPaymentRepository { get }
     var schema: any SchemaRepository { get }
 }
 
