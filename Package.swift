@@ -182,6 +182,7 @@ let package = Package(
                 "StripeAPI",
                 "StripeStandIn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

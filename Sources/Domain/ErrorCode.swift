@@ -74,6 +74,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unappliedPaymentNotFound = ErrorCode("unapplied_payment_not_found")
     public static let unappliedPaymentResolved = ErrorCode("unapplied_payment_resolved")
     public static let amountMismatch = ErrorCode("amount_mismatch")
+    public static let invalidSignature = ErrorCode("invalid_signature")
     public static let holdExpired = ErrorCode("hold_expired")
     public static let cardPaymentsNotOffered = ErrorCode("card_payments_not_offered")
     public static let paymentProviderUnavailable = ErrorCode("payment_provider_unavailable")
@@ -151,6 +152,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .unappliedPaymentNotFound,
         .unappliedPaymentResolved,
         .amountMismatch,
+        .invalidSignature,
         .holdExpired,
         .cardPaymentsNotOffered,
         .paymentProviderUnavailable,

@@ -175,7 +175,7 @@ struct AdminRoutes {
         let page = try Paging.page(request)
         let tenantId = tenant.id, bookingFilter = filter
         let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page) }
-        return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        return try JSONCoding.response(ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset))
     }
 
     /// A reason is kept in the audit log: at most 500 characters, like an adjustment's.

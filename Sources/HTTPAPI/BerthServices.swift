@@ -67,4 +67,9 @@ public struct BerthServices: Sendable {
     var createCreditProduct: CreateCreditProduct { CreateCreditProduct(store: store, clock: clock) }
     var updateCreditProduct: UpdateCreditProduct { UpdateCreditProduct(store: store, clock: clock) }
     var adjustCredits: AdjustCredits { AdjustCredits(store: store, clock: clock) }
+    var startCardPayment: StartCardPayment { StartCardPayment(store: store, clock: clock, logger: logger) }
+    var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }
+    /// The card rail's background work (refunds, overdue and lapsed payments).
+    public var cardPaymentJobs: CardPaymentJobs { CardPaymentJobs(store: store, tenants: tenants, clock: clock, logger: logger) }
+    var refundCardBooking: RefundCardBooking { RefundCardBooking(store: store, jobs: cardPaymentJobs, clock: clock) }
 }

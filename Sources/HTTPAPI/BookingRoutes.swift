@@ -28,17 +28,19 @@ struct BookingRoutes {
         let page = try Paging.page(request)
         let tenantId = tenant.id
         let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: BookingFilter(userId: userId), page: page) }
-        return try JSONCoding.response(ListResponse(items: result.items.map(BookingDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        return try JSONCoding.response(ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset))
     }
 
     func show(_ context: UserContext) async throws -> Response {
         let (tenant, userId) = (context.tenant, context.userId)
         let id = try Paging.bookingId(context)
         let tenantId = tenant.id
-        guard let booking = try await services.store.read({ try $0.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) }), booking.userId == userId else {
-            throw DomainError.bookingNotFound(id)
+        let found = try await services.store.read { tx -> (Booking, CardPayment?)? in
+            guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else { return nil }
+            return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first)
         }
-        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
+        guard let (booking, payment) = found else { throw DomainError.bookingNotFound(id) }
+        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking, payment: payment)))
     }
 }
 

@@ -68,6 +68,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
     AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
     AdminRoutes(services: services).register(on: admin)
+    CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
     SubscriptionRoutes(services: services).register(.init(
         reads: reads,
@@ -102,7 +103,8 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
         // Idle connections are closed after 60 s (slow clients cannot hold connections forever).
         server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
-        services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)],
+        services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)]
+            + (services.cardPaymentJobs.hasWork ? [CardPaymentWorker(jobs: services.cardPaymentJobs, logger: services.logger)] : []),
         onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in
             guard let portFile, let port = channel.localAddress?.port else { return }
             do {

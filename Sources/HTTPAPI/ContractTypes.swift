@@ -155,8 +155,11 @@ struct BookingDTO: Codable {
     var remainingQuantity: Int
     /// `Production` or `Sandbox`: the environment of the purchase that confirmed it (absent until then).
     var environment: String?
+    /// The latest card payment of the booking (`GET /api/bookings/{id}` and the card-payment answer; absent otherwise).
+    var payment: BookingPaymentDTO?
 
-    init(_ booking: Booking) {
+    init(_ booking: Booking, payment: CardPayment? = nil) {
+        self.payment = payment.map(BookingPaymentDTO.init)
         requiredQuantity = booking.requiredQuantity
         paidQuantity = booking.paidQuantity
         remainingQuantity = booking.remainingQuantity

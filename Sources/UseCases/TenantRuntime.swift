@@ -25,6 +25,8 @@ public struct TenantRuntime: Sendable {
     public let jwks: JWKSKeys?
     /// Apple's legacy verifyReceipt, when the tenant configured its shared secret.
     public let verifyReceiptClient: VerifyReceiptClient?
+    /// The card rail (Stripe), when the tenant configured it and its secrets are set.
+    public let stripe: StripeRuntime?
 
     public var id: String { tenant.id }
 
@@ -74,6 +76,7 @@ public struct TenantRuntime: Sendable {
         } else {
             verifyReceiptClient = nil
         }
+        stripe = StripeRuntime.load(tenant, environment: environment, logger: logger)
         serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
         if let configuration = tenant.webhook {
             // Fail fast: starting without the secret would queue events nobody can sign.

@@ -35,6 +35,10 @@ public struct BookingKind: PurchaseKind {
               let booking = try tx.bookings.booking(id: id, tenantId: claim.tenantId, forUpdate: true), booking.userId == claim.userId else {
             throw DomainError.bookingNotFound(claim.target.bookingId ?? 0)
         }
+        guard request.tenant.bookingPaymentRails.contains(.appStore) else {
+            // The stores forbid in-app purchase for services used outside the app: kept for a refund (paid is never silent).
+            throw DomainError(.conflict, .storePurchasesNotOffered, "this app's bookings are paid by card, not through the App Store", field: "bookingId")
+        }
         try BookingPurchaseRules.check(proven, claimedProductId: request.productId, claimedTransactionId: request.transactionId, booking: booking,
                                        userId: claim.userId, policy: request.policy)
         return Loaded(booking: booking, resource: request.tenant.resource(id: booking.resourceId), holdExtension: request.tenant.holdDuration)
