@@ -24,6 +24,8 @@ public struct BerthServices: Sendable {
     public var expectedMigrations: Set<String> = []
     /// Who may call each route, filled as the router is built (the access test reads it).
     public let routeAccess = RouteAccessTable()
+    /// How often the card rail's jobs run (nil: not in the background; tests run them by hand).
+    public var cardPaymentJobsInterval: Duration? = .seconds(1)
     /// API keys presented to this instance (cached briefly; revocations reach it within seconds).
     public let keys: APIKeyResolver
 

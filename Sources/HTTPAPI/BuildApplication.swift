@@ -104,7 +104,7 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
         server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
         services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)]
-            + (services.cardPaymentJobs.hasWork ? [CardPaymentWorker(jobs: services.cardPaymentJobs, logger: services.logger)] : []),
+            + cardPaymentWorker(services: services),
         onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in
             guard let portFile, let port = channel.localAddress?.port else { return }
             do {
@@ -117,6 +117,12 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
     )
     if let beforeServerStarts { application.beforeServerStarts(perform: beforeServerStarts) }
     return application
+}
+
+/// The card rail's background jobs, when a tenant has a card rail and the services run them.
+func cardPaymentWorker(services: BerthServices) -> [any Service] {
+    guard services.cardPaymentJobs.hasWork, let interval = services.cardPaymentJobsInterval else { return [] }
+    return [CardPaymentWorker(jobs: services.cardPaymentJobs, logger: services.logger, interval: interval)]
 }
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.

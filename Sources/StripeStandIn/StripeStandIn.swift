@@ -69,33 +69,38 @@ public final class StripeStandIn: Sendable {
     public let secretKey: String
     public let state: Mutex<State>
     let client: HTTPClient
+    /// The time events are created and signed at (tests that move Berth's clock move this one too).
+    let now: @Sendable () -> Date
 
-    public init(secretKey: String = "sk_test_berth_standin", webhookURL: String? = nil, webhookSecrets: [String] = [], httpClient: HTTPClient = .shared) {
+    public init(secretKey: String = "sk_test_berth_standin", webhookURL: String? = nil, webhookSecrets: [String] = [], httpClient: HTTPClient = .shared,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.secretKey = secretKey
         state = Mutex(State(webhookURL: webhookURL, webhookSecrets: webhookSecrets))
         client = httpClient
+        self.now = now
     }
 
     public var refunds: [StripeRefund] { state.withLock { $0.refunds } }
+    func seconds() -> Int64 { Int64(now().timeIntervalSince1970) }
     public var requests: [Recorded] { state.withLock { $0.requests } }
     public func intent(_ id: String) -> StripePaymentIntent? { state.withLock { $0.intents[id] } }
 
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
-        router.post("/v1/payment_intents") { request, context in try await self.api(request, context) { state, form in try Self.create(&state, form) } }
+        router.post("/v1/payment_intents") { request, context in try await self.api(request, context) { state, form in try Self.create(&state, form, at: self.seconds()) } }
         router.get("/v1/payment_intents/{id}") { request, context in
             try await self.api(request, context) { state, _ in try Self.existing(state, context.parameters.get("id")) }
         }
         router.post("/v1/payment_intents/{id}/cancel") { request, context in
-            try await self.api(request, context) { state, _ in try Self.cancel(&state, context.parameters.get("id")) }
+            try await self.api(request, context) { state, _ in try Self.cancel(&state, context.parameters.get("id"), at: self.seconds()) }
         }
         router.post("/v1/payment_intents/{id}/capture") { request, context in
-            try await self.api(request, context) { state, form in try Self.capture(&state, context.parameters.get("id"), form) }
+            try await self.api(request, context) { state, form in try Self.capture(&state, context.parameters.get("id"), form, at: self.seconds()) }
         }
         router.post("/v1/payment_intents/{id}/confirm") { request, context in
-            try await self.api(request, context) { state, form in try Self.confirm(&state, context.parameters.get("id"), form) }
+            try await self.api(request, context) { state, form in try Self.confirm(&state, context.parameters.get("id"), form, at: self.seconds()) }
         }
-        router.post("/v1/refunds") { request, context in try await self.api(request, context) { state, form in try Self.refund(&state, form) } }
+        router.post("/v1/refunds") { request, context in try await self.api(request, context) { state, form in try Self.refund(&state, form, at: self.seconds()) } }
 
         router.post("/_standin/payment_intents/{id}/succeed") { request, context in
             try await self.control(request, context.parameters.get("id") ?? "") { try await self.succeed($0, sending: $1) }
@@ -122,7 +127,7 @@ public final class StripeStandIn: Sendable {
             guard ["requires_payment_method", "requires_confirmation", "requires_action", "processing"].contains(intent.status) else {
                 throw StandInFailure(409, "PaymentIntent \(id) is \(intent.status)")
             }
-            let now = Int64(Date().timeIntervalSince1970)
+            let now = Int64(self.now().timeIntervalSince1970)
             var failedEvent: StripeEvent?
             if sending.outOfOrder {
                 var declined = intent
@@ -149,7 +154,7 @@ public final class StripeStandIn: Sendable {
             guard intent.status != "succeeded", intent.status != "canceled" else { throw StandInFailure(409, "PaymentIntent \(id) is \(intent.status)") }
             intent.status = "requires_payment_method"
             state.intents[id] = intent
-            return Self.event(&state, "payment_intent.payment_failed", intent, created: Int64(Date().timeIntervalSince1970))
+            return Self.event(&state, "payment_intent.payment_failed", intent, created: Int64(self.now().timeIntervalSince1970))
         }
         return await deliver([event], sending: sending)
     }
@@ -162,7 +167,7 @@ public final class StripeStandIn: Sendable {
             let dispute = StripeEventObject(id: "dp_\(state.sequence)\(id.suffix(8))", object: "dispute", amount: intent.amount, currency: intent.currency,
                                             status: status, livemode: false, paymentIntent: id, charge: intent.latestCharge)
             let type = ["won", "lost", "warning_closed"].contains(status) ? "charge.dispute.closed" : "charge.dispute.created"
-            return Self.event(&state, type, object: dispute, created: Int64(Date().timeIntervalSince1970))
+            return Self.event(&state, type, object: dispute, created: Int64(self.now().timeIntervalSince1970))
         }
         return await deliver([event], sending: sending)
     }
@@ -255,7 +260,7 @@ public final class StripeStandIn: Sendable {
         var deliveries: [Delivery]
     }
 
-    static func create(_ state: inout State, _ form: [(String, String)]) throws(StandInFailure) -> Answer {
+    static func create(_ state: inout State, _ form: [(String, String)], at now: Int64) throws(StandInFailure) -> Answer {
         let fields = Dictionary(form, uniquingKeysWith: { $1 })
         guard let amountText = fields["amount"], let amount = Int64(amountText), amount >= 1, amount <= 99_999_999 else {
             throw StandInFailure(400, "Invalid positive integer", code: "parameter_invalid_integer")
@@ -271,7 +276,7 @@ public final class StripeStandIn: Sendable {
         let id = "pi_" + Self.randomId()
         let intent = StripePaymentIntent(id: id, amount: amount, currency: currency.lowercased(), status: "requires_payment_method",
                                          clientSecret: id + "_secret_" + Self.randomId(), livemode: false, metadata: metadata,
-                                         captureMethod: captureMethod, created: Int64(Date().timeIntervalSince1970), amountReceived: 0)
+                                         captureMethod: captureMethod, created: now, amountReceived: 0)
         state.intents[id] = intent
         return Answer(body: intent)
     }
@@ -283,7 +288,7 @@ public final class StripeStandIn: Sendable {
         return Answer(body: intent)
     }
 
-    static func cancel(_ state: inout State, _ id: String?) throws(StandInFailure) -> Answer {
+    static func cancel(_ state: inout State, _ id: String?, at now: Int64) throws(StandInFailure) -> Answer {
         guard let id, var intent = state.intents[id] else { throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing") }
         guard !["succeeded", "canceled", "processing"].contains(intent.status) else {
             throw StandInFailure(400, "You cannot cancel this PaymentIntent because it has a status of \(intent.status).", code: "payment_intent_unexpected_state")
@@ -291,10 +296,10 @@ public final class StripeStandIn: Sendable {
         intent.status = "canceled"
         intent.cancellationReason = "abandoned"
         state.intents[id] = intent
-        return Answer(body: intent, events: [event(&state, "payment_intent.canceled", intent, created: Int64(Date().timeIntervalSince1970))])
+        return Answer(body: intent, events: [event(&state, "payment_intent.canceled", intent, created: now)])
     }
 
-    static func capture(_ state: inout State, _ id: String?, _ form: [(String, String)]) throws(StandInFailure) -> Answer {
+    static func capture(_ state: inout State, _ id: String?, _ form: [(String, String)], at now: Int64) throws(StandInFailure) -> Answer {
         guard let id, var intent = state.intents[id] else { throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing") }
         guard intent.status == "requires_capture" else {
             throw StandInFailure(400, "This PaymentIntent could not be captured because it has a status of \(intent.status).", code: "payment_intent_unexpected_state")
@@ -306,17 +311,16 @@ public final class StripeStandIn: Sendable {
         intent.amountReceived = amount
         intent.amountCapturable = 0
         state.intents[id] = intent
-        return Answer(body: intent, events: [event(&state, "payment_intent.succeeded", intent, created: Int64(Date().timeIntervalSince1970))])
+        return Answer(body: intent, events: [event(&state, "payment_intent.succeeded", intent, created: now)])
     }
 
     /// Confirms with a test payment method: `pm_card_visa` (and any other) succeeds, `pm_card_chargeDeclined` fails.
-    static func confirm(_ state: inout State, _ id: String?, _ form: [(String, String)]) throws(StandInFailure) -> Answer {
+    static func confirm(_ state: inout State, _ id: String?, _ form: [(String, String)], at now: Int64) throws(StandInFailure) -> Answer {
         guard let id, var intent = state.intents[id] else { throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing") }
         guard ["requires_payment_method", "requires_confirmation", "requires_action"].contains(intent.status) else {
             throw StandInFailure(400, "You cannot confirm this PaymentIntent because it has a status of \(intent.status).", code: "payment_intent_unexpected_state")
         }
         let method = Dictionary(form, uniquingKeysWith: { $1 })["payment_method"] ?? "pm_card_visa"
-        let now = Int64(Date().timeIntervalSince1970)
         if method == "pm_card_chargeDeclined" {
             intent.status = "requires_payment_method"
             state.intents[id] = intent
@@ -330,7 +334,7 @@ public final class StripeStandIn: Sendable {
         return Answer(body: intent, events: [event(&state, type, intent, created: now)])
     }
 
-    static func refund(_ state: inout State, _ form: [(String, String)]) throws(StandInFailure) -> Answer {
+    static func refund(_ state: inout State, _ form: [(String, String)], at now: Int64) throws(StandInFailure) -> Answer {
         let fields = Dictionary(form, uniquingKeysWith: { $1 })
         guard let id = fields["payment_intent"], let intent = state.intents[id] else {
             throw StandInFailure(404, "No such payment_intent: '\(fields["payment_intent"] ?? "")'", code: "resource_missing")
@@ -353,7 +357,7 @@ public final class StripeStandIn: Sendable {
         let charge = StripeEventObject(id: intent.latestCharge ?? "ch_unknown", object: "charge", amount: received, amountRefunded: refunded + amount,
                                        currency: intent.currency, status: "succeeded", livemode: false, paymentIntent: id,
                                        refunded: refunded + amount == received)
-        return Answer(body: refund, events: [event(&state, "charge.refunded", object: charge, created: Int64(Date().timeIntervalSince1970))])
+        return Answer(body: refund, events: [event(&state, "charge.refunded", object: charge, created: now)])
     }
 
     // MARK: - Events
@@ -379,7 +383,7 @@ public final class StripeStandIn: Sendable {
             var delivery = Delivery(eventId: event.id, type: event.type, status: nil)
             if let url {
                 var body = Self.encode(event)
-                let timestamp = Int64(Date().timeIntervalSince1970) - (sending.stale ? 600 : 0)
+                let timestamp = Int64(self.now().timeIntervalSince1970) - (sending.stale ? 600 : 0)
                 let header = StripeSignature.header(payload: Data(body.utf8), secrets: secrets, timestamp: timestamp)
                 if sending.tamper { body = body.replacingOccurrences(of: "\"amount\":", with: "\"amount\":1") }
                 var request = HTTPClientRequest(url: url)

@@ -50,7 +50,7 @@ struct Harness {
     static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil,
                      logger customLogger: Logger? = nil, webhookURL: String? = nil, otherWebhookURL: String? = nil,
                      webhookTenants: [String] = ["seaboo-test"], customize: ((inout Catalog) -> Void)? = nil,
-                     environment extraEnvironment: [String: String] = [:]) async throws -> Harness {
+                     environment extraEnvironment: [String: String] = [:], clock: TestClock = TestClock()) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -99,7 +99,6 @@ struct Harness {
         )
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }
-        let clock = TestClock()
         let (catalog, database) = try await setup.prepareStore(logger: logger, now: clock.now())
         let services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
         func key(_ tenant: String, _ role: APIKeyRole) async throws -> String {

@@ -1,0 +1,314 @@
+import AsyncHTTPClient
+import Domain
+import Foundation
+import HTTPAPI
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import StripeAPI
+import StripeStandIn
+import Testing
+
+/// The card rail end to end, over real HTTP on loopback: Berth with the shipped `seaboo-test` tenant
+/// pointed at the Stripe stand-in, which sends its signed webhooks back to Berth.
+@Suite("Card payments")
+struct CardPaymentTests {
+    static let secret = "whsec_test_seaboo_card_rail_0123456789"
+
+    /// Berth (background jobs off: the tests run them) and the stand-in, each on its own port.
+    static func withCardRail(_ body: @Sendable (Harness, StripeStandIn, any TestClientProtocol) async throws -> Void) async throws {
+        let clock = TestClock()
+        let standIn = StripeStandIn(webhookSecrets: [secret], now: { clock.now() })
+        try await Application(router: standIn.router()).test(.live) { stripe in
+            let harness = try await Harness.make(environment: ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": secret,
+                                                               "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:\(try #require(stripe.port))"], clock: clock)
+            defer { harness.close() }
+            var services = harness.services
+            services.cardPaymentJobsInterval = nil
+            try await buildApplication(services: services, server: ServerConfiguration(host: "127.0.0.1", port: 0)).test(.live) { client in
+                let port = try #require(client.port)
+                standIn.state.withLock { $0.webhookURL = "http://127.0.0.1:\(port)/api/stripe/webhooks/seaboo-test" }
+                try await body(harness, standIn, client)
+            }
+        }
+    }
+
+    static func rental(_ client: any TestClientProtocol, _ harness: Harness, user: String, day: Int) async throws -> [String: Any] {
+        let start = Harness.day(day, from: harness.clock.now())
+        return try await createBooking(client, harness, user: user, body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(10 * 3600))])
+    }
+
+    static func pay(_ client: any TestClientProtocol, _ harness: Harness, user: String, booking id: Int64) async throws -> Reply {
+        try await client.call(.post, "/api/bookings/\(id)/card-payment", auth: harness.serverKey, user: user)
+    }
+
+    static func booking(_ client: any TestClientProtocol, _ harness: Harness, user: String, _ id: Int64) async throws -> [String: Any] {
+        try #require(try await client.call(.get, "/api/bookings/\(id)", auth: harness.serverKey, user: user).booking)
+    }
+
+    @Test("a rental paid by card: one PaymentIntent for its price, the hold extended once; confirmed exactly once though the webhook comes twice and out of order")
+    func rentalPaidByCard() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            let booking = try await Self.rental(client, harness, user: "marco", day: 3)
+            let id = try #require(booking["id"] as? Int64)
+            let started = try await Self.pay(client, harness, user: "marco", booking: id)
+            #expect(started.status == .created, "\(started.json)")
+            let intentId = try #require(started.json["paymentIntentId"] as? String)
+            #expect(started.json["provider"] as? String == "stripe" && started.json["amount"] as? Int == 8000 && started.json["currency"] as? String == "EUR")
+            #expect(started.json["publishableKey"] as? String == "pk_test_seaboo_standin")
+            #expect((started.json["clientSecret"] as? String)?.hasPrefix(intentId + "_secret_") == true)
+            // The hold now covers 3-D Secure: 20 minutes from now instead of the booking's 15.
+            let hold = try #require(APITimeText.parse(started.json["holdExpiresAt"] as? String))
+            #expect(abs(hold.timeIntervalSince(harness.clock.now()) - 20 * 60) < 2)
+            // Stripe holds exactly the booking's price, with the booking in its metadata.
+            let intent = try #require(standIn.intent(intentId))
+            #expect(intent.amount == 8000 && intent.currency == "eur" && intent.metadata?["berth_booking_id"] == String(id))
+            // Asking again returns the same open PaymentIntent.
+            let again = try await Self.pay(client, harness, user: "marco", booking: id)
+            #expect(again.status == .ok && again.json["paymentIntentId"] as? String == intentId)
+            #expect(standIn.requests.filter { $0.method == "POST" && $0.path == "/v1/payment_intents" }.count == 1)
+            #expect(try await Self.booking(client, harness, user: "marco", id)["payment"].flatMap { $0 as? [String: Any] }?["status"] as? String == "requires_payment")
+
+            // Paid: the success twice, then an older declined attempt (twice) after it.
+            let deliveries = try await standIn.succeed(intentId, sending: .init(duplicate: true, outOfOrder: true))
+            #expect(deliveries.map(\.status) == [200, 200, 200, 200], "\(deliveries)")
+            #expect(deliveries.map(\.type) == ["payment_intent.succeeded", "payment_intent.succeeded", "payment_intent.payment_failed", "payment_intent.payment_failed"])
+            #expect(deliveries[0].note?.contains("\"outcome\":\"booking_confirmed\"") == true, "\(deliveries[0])")
+            #expect(deliveries[1].note?.contains("\"duplicate\":true") == true)
+            #expect(deliveries[2].note?.contains("ignored_after_succeeded") == true, "\(deliveries[2])")
+            let paid = try await Self.booking(client, harness, user: "marco", id)
+            #expect(paid["status"] as? String == "confirmed")
+            #expect((paid["payment"] as? [String: Any])?["status"] as? String == "succeeded")
+            let purchases = try await harness.rows("SELECT store, environment, transaction_id, status, product_id FROM purchases")
+            #expect(purchases.count == 1)
+            #expect(purchases.first?["store"] == "stripe" && purchases.first?["transaction_id"] == intentId && purchases.first?["status"] == "applied")
+            #expect(try await harness.count("payment_events") == 2)
+            // A paid booking takes no second payment.
+            let paidAgain = try await Self.pay(client, harness, user: "marco", booking: id)
+            #expect(paidAgain.status == .conflict && paidAgain.errorCode == "booking_not_payable")
+            // Someone else's booking is not found.
+            #expect(try await Self.pay(client, harness, user: "giulia", booking: id).status == .notFound)
+        }
+    }
+
+    @Test("a 2-seat experience paid by card: the PaymentIntent is the two seats' price and confirms both seats")
+    func experiencePaidByCard() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            let slot = Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+            let booking = try await createBooking(client, harness, user: "anna", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 2])
+            let id = try #require(booking["id"] as? Int64)
+            let started = try await Self.pay(client, harness, user: "anna", booking: id)
+            #expect(started.status == .created && started.json["amount"] as? Int == 9000, "\(started.json)")
+            let intentId = try #require(started.json["paymentIntentId"] as? String)
+            let deliveries = try await standIn.succeed(intentId, sending: .init(duplicate: true))
+            #expect(deliveries.map(\.status) == [200, 200])
+            let paid = try await Self.booking(client, harness, user: "anna", id)
+            #expect(paid["status"] as? String == "confirmed" && paid["paidQuantity"] as? Int == 2 && paid["seats"] as? Int == 2, "\(paid)")
+            #expect(try await harness.count("purchases") == 1)
+        }
+    }
+
+    @Test("a tampered, stale, unsigned or foreign-secret event is refused with 400 and writes nothing")
+    func signaturesRefused() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            let booking = try await Self.rental(client, harness, user: "marco", day: 5)
+            let id = try #require(booking["id"] as? Int64)
+            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"] as? String)
+            let tampered = try await standIn.succeed(intentId, sending: .init(tamper: true))
+            #expect(tampered.map(\.status) == [400] && tampered[0].note?.contains("invalid_signature") == true, "\(tampered)")
+            let event = StripeEvent(id: "evt_forged", type: "payment_intent.succeeded", created: Int64(harness.clock.now().timeIntervalSince1970), livemode: false,
+                                    object: StripeEventObject(id: intentId, object: "payment_intent", amount: 8000, amountReceived: 8000, currency: "eur",
+                                                              status: "succeeded", livemode: false))
+            let body = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+            let now = Int64(harness.clock.now().timeIntervalSince1970)
+            for header in [StripeSignature.header(payload: Data(body.utf8), secrets: ["whsec_someone_else"], timestamp: now),
+                           StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: now - 301),
+                           StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: now + 301),
+                           "t=\(now)", "", "v1=00"] {
+                var headers: HTTPFields = [.contentType: "application/json"]
+                if !header.isEmpty { headers[HTTPField.Name("Stripe-Signature")!] = header }
+                let status = try await client.execute(uri: "/api/stripe/webhooks/seaboo-test", method: .post, headers: headers, body: ByteBuffer(string: body)) { $0.status }
+                #expect(status == .badRequest, "\(header)")
+            }
+            #expect(try await harness.count("payment_events") == 0)
+            #expect(try await harness.count("purchases") == 0)
+            #expect(try await Self.booking(client, harness, user: "marco", id)["status"] as? String == "pending_payment")
+            // The same event, correctly signed, is taken (and a rolled secret's second v1 does not matter).
+            var headers: HTTPFields = [.contentType: "application/json"]
+            headers[HTTPField.Name("Stripe-Signature")!] = StripeSignature.header(payload: Data(body.utf8), secrets: ["whsec_old", Self.secret], timestamp: now)
+            let ack = try await client.execute(uri: "/api/stripe/webhooks/seaboo-test", method: .post, headers: headers, body: ByteBuffer(string: body)) {
+                Reply(status: $0.status, data: Data($0.body.readableBytesView))
+            }
+            #expect(ack.status == .ok && ack.json["outcome"] as? String == "booking_confirmed", "\(ack.json)")
+            // A tenant without a card rail has no webhook URL.
+            let other = try await client.execute(uri: "/api/stripe/webhooks/zorya-test", method: .post, headers: headers, body: ByteBuffer(string: body)) { $0.status }
+            #expect(other == .notFound)
+        }
+    }
+
+    @Test("a payment that succeeds after its slot went to someone else is refunded automatically, once; the operator sees why")
+    func latePaymentRefundedOnce() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            let late = try #require(try await Self.rental(client, harness, user: "marco", day: 6)["id"] as? Int64)
+            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: late).json["paymentIntentId"] as? String)
+            // The 20-minute hold lapses; giulia takes the boat for the same day.
+            harness.clock.advance(21 * 60)
+            let giulias = try #require(try await Self.rental(client, harness, user: "giulia", day: 6)["id"] as? Int64)
+            // Then marco's payment goes through (3-D Secure took too long).
+            let deliveries = try await standIn.succeed(intentId)
+            #expect(deliveries.first?.note?.contains("needs_refund:slot_unavailable:refund_requested") == true, "\(deliveries)")
+            let parked = try await Self.booking(client, harness, user: "marco", late)
+            #expect(parked["status"] as? String == "payment_needs_refund" && parked["statusReason"] as? String == "slot_unavailable")
+            // The job refunds it; running it again (or on a second instance) refunds nothing more.
+            let first = await harness.services.cardPaymentJobs.runDue()
+            #expect(first.refunds == 1)
+            await harness.services.cardPaymentJobs.runDue()
+            #expect(standIn.refunds.count == 1)
+            #expect(standIn.refunds.first?.amount == 8000 && standIn.refunds.first?.paymentIntent == intentId)
+            try await waitUntil { try await Self.booking(client, harness, user: "marco", late)["status"] as? String == "refunded" }
+            // What the operator sees.
+            let payments = try await client.call(.get, "/api/admin/bookings/\(late)/payments", auth: harness.adminKey)
+            let payment = try #require((payments.json["payments"] as? [[String: Any]])?.first)
+            #expect(payment["displayStatus"] as? String == "refunded" && payment["amountRefunded"] as? Int == 8000, "\(payment)")
+            let refund = try #require((payment["refunds"] as? [[String: Any]])?.first)
+            #expect(refund["initiatedBy"] as? String == "auto_late_payment" && refund["reason"] as? String == "slot_unavailable" && refund["status"] as? String == "succeeded")
+            let purchase = try await harness.rows("SELECT status, outcome_code FROM purchases WHERE transaction_id = ?", [intentId])
+            #expect(purchase.first?["status"] == "refunded" && purchase.first?["outcome_code"] == "slot_unavailable")
+            #expect(try await Self.booking(client, harness, user: "giulia", giulias)["status"] as? String == "pending_payment")
+            #expect(standIn.refunds.count == 1)
+        }
+    }
+
+    @Test("an admin refund frees the slot; a partial refund keeps the booking; App Store bookings are refunded by Apple")
+    func adminRefunds() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            func paidRental(_ user: String, day: Int) async throws -> Int64 {
+                let id = try #require(try await Self.rental(client, harness, user: user, day: day)["id"] as? Int64)
+                let intentId = try #require(try await Self.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String)
+                _ = try await standIn.succeed(intentId)
+                #expect(try await Self.booking(client, harness, user: user, id)["status"] as? String == "confirmed")
+                return id
+            }
+            let full = try await paidRental("marco", day: 8)
+            // Nobody else can have the boat that day, until the refund.
+            let start = Harness.day(8, from: harness.clock.now())
+            let taken = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "giulia",
+                                              json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            #expect(taken.status == .conflict)
+            #expect(try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: [:]).status == .badRequest)
+            let refunded = try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: ["reason": "storm warning"])
+            #expect(refunded.status == .ok, "\(refunded.json)")
+            #expect((refunded.json["refund"] as? [String: Any])?["status"] as? String == "succeeded")
+            #expect(refunded.booking?["status"] as? String == "refunded")
+            #expect(try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "giulia",
+                                          json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]).status == .created)
+            let nothingLeft = try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: ["reason": "again"])
+            #expect(nothingLeft.status == .conflict && nothingLeft.errorCode == "booking_not_paid")
+
+            let partial = try await paidRental("anna", day: 9)
+            let tooMuch = try await client.call(.post, "/api/admin/bookings/\(partial)/refund", auth: harness.adminKey, json: ["reason": "fee", "amountMinor": 9000])
+            #expect(tooMuch.status == .unprocessableContent && tooMuch.errorCode == "invalid_amount")
+            let part = try await client.call(.post, "/api/admin/bookings/\(partial)/refund", auth: harness.adminKey, json: ["reason": "fuel not used", "amountMinor": 1500])
+            #expect(part.status == .ok && part.booking?["status"] as? String == "confirmed", "\(part.json)")
+            #expect((part.json["payment"] as? [String: Any])?["displayStatus"] as? String == "partially_refunded")
+            #expect(standIn.refunds.map(\.amount) == [8000, 1500])
+
+            // A booking paid through the App Store.
+            let iap = try #require(try await Self.rental(client, harness, user: "luca", day: 10)["id"] as? Int64)
+            let verified = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "luca",
+                                                 json: ["productId": "it.seaboo.rental.basic", "bookingId": iap, "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")])
+            #expect(verified.status == .ok, "\(verified.json)")
+            let viaApple = try await client.call(.post, "/api/admin/bookings/\(iap)/refund", auth: harness.adminKey, json: ["reason": "customer asked"])
+            #expect(viaApple.status == .conflict && viaApple.errorCode == "refund_via_apple")
+        }
+    }
+
+    @Test("a lapsed hold cancels its open PaymentIntent; a payment the webhook never reported is found by the check; a lost dispute refunds")
+    func lapsedOverdueAndDisputed() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            let abandoned = try #require(try await Self.rental(client, harness, user: "marco", day: 11)["id"] as? Int64)
+            let abandonedIntent = try #require(try await Self.pay(client, harness, user: "marco", booking: abandoned).json["paymentIntentId"] as? String)
+            // Paid, but its event is lost (no webhook URL for a moment).
+            let quiet = try #require(try await Self.rental(client, harness, user: "anna", day: 12)["id"] as? Int64)
+            let quietIntent = try #require(try await Self.pay(client, harness, user: "anna", booking: quiet).json["paymentIntentId"] as? String)
+            let url = standIn.state.withLock { state in defer { state.webhookURL = nil }; return state.webhookURL }
+            _ = try await standIn.succeed(quietIntent)
+            standIn.state.withLock { $0.webhookURL = url }
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "pending_payment")
+            // Ten minutes on, the check finds it paid; at 21 minutes marco's hold has lapsed and his PaymentIntent is canceled.
+            harness.clock.advance(10 * 60 + 1)
+            await harness.services.cardPaymentJobs.runDue()
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "confirmed")
+            harness.clock.advance(11 * 60)
+            await harness.services.cardPaymentJobs.runDue()
+            #expect(standIn.intent(abandonedIntent)?.status == "canceled")
+            try await waitUntil {
+                (try await Self.booking(client, harness, user: "marco", abandoned)["payment"] as? [String: Any])?["status"] as? String == "canceled"
+            }
+            let refused = try await Self.pay(client, harness, user: "marco", booking: abandoned)
+            #expect(refused.status == .conflict && refused.errorCode == "hold_expired")
+
+            // anna's payment is disputed, then lost: the booking (still in the future) is refunded.
+            _ = try await standIn.dispute(quietIntent, status: "needs_response")
+            #expect((try await Self.booking(client, harness, user: "anna", quiet)["payment"] as? [String: Any])?["status"] as? String == "disputed")
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "confirmed")
+            _ = try await standIn.dispute(quietIntent, status: "lost")
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "refunded")
+            // Final: a later "won" changes nothing.
+            let late = try await standIn.dispute(quietIntent, status: "won")
+            #expect(late.first?.note?.contains("dispute_final") == true, "\(late)")
+        }
+    }
+
+    @Test("50 concurrent deliveries of one signed success confirm the booking once")
+    func concurrentDeliveries() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            let id = try #require(try await Self.rental(client, harness, user: "marco", day: 13)["id"] as? Int64)
+            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"] as? String)
+            let event = StripeEvent(id: "evt_concurrent", type: "payment_intent.succeeded", created: Int64(harness.clock.now().timeIntervalSince1970), livemode: false,
+                                    object: StripeEventObject(id: intentId, object: "payment_intent", amount: 8000, amountReceived: 8000, currency: "eur",
+                                                              status: "succeeded", livemode: false, metadata: ["berth_booking_id": String(id)]))
+            let body = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+            let header = StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: Int64(harness.clock.now().timeIntervalSince1970))
+            let url = "http://127.0.0.1:\(try #require(client.port))/api/stripe/webhooks/seaboo-test"
+            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        var request = HTTPClientRequest(url: url)
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.headers.add(name: "Stripe-Signature", value: header)
+                        request.body = .bytes(ByteBuffer(string: body))
+                        return try await HTTPClient.shared.execute(request, timeout: .seconds(30)).status.code
+                    }
+                }
+                return try await group.reduce(into: [UInt]()) { $0.append($1) }
+            }
+            #expect(statuses.count == 50 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            #expect(try await harness.count("purchases") == 1)
+            #expect(try await harness.count("payment_events") == 1)
+            #expect(try await harness.rows("SELECT COUNT(*) AS n FROM audit_log WHERE action = 'booking.confirmed'").first?["n"] == "1")
+        }
+    }
+}
+
+/// Polls `condition` (events the stand-in sends after its answer arrive shortly after).
+func waitUntil(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while clock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
+}
+
+/// Parses an answer's ISO 8601 time.
+enum APITimeText {
+    static func parse(_ text: String?) -> Date? {
+        guard let text else { return nil }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+}
