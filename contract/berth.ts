@@ -133,6 +133,25 @@ export type ErrorCode =
   /** 404 / 409: an operator's action on an unknown unapplied payment / one already applied or marked for refund */
   | "unapplied_payment_not_found"
   | "unapplied_payment_resolved"
+  // the card rail (POST /api/bookings/{id}/card-payment, POST /api/admin/bookings/{id}/refund, Stripe's webhook)
+  /** 422: the app takes no card payments (no `stripe` in the catalog, its secrets unset, or not a payment rail) */
+  | "card_payments_not_offered"
+  /** 409: the booking's hold expired before its card payment started; book again */
+  | "hold_expired"
+  /** 409: an App Store purchase of a booking whose app takes card payments only (kept as an unapplied payment) */
+  | "store_purchases_not_offered"
+  /** 503: Stripe could not be reached or refused; retry after `Retry-After` */
+  | "payment_provider_unavailable"
+  /** 400: a Stripe event whose signature is missing, wrong or outside the 300 s tolerance */
+  | "invalid_signature"
+  /** purchases' outcomeCode: a card payment of another amount than the booking's price (refunded) */
+  | "amount_mismatch"
+  /** 409: the booking has no card payment left to refund / was paid through the App Store (Apple refunds it) / a refund is still being processed */
+  | "booking_not_paid"
+  | "refund_via_apple"
+  | "refund_in_progress"
+  /** 422: amountMinor outside 1…what is left of the payment */
+  | "invalid_amount"
   | VerificationErrorCode
   // server side: nothing was applied (500), or retry later (503)
   | "internal_error"

@@ -3,9 +3,9 @@ import Testing
 
 @Suite("README")
 struct ReadmeWalkthroughTests {
-    /// The first shell block under a heading of README.md, exactly as a reader copies it.
-    static func walkthrough(_ heading: String = "## Walk-through") throws -> String {
-        let readme = try String(contentsOf: ServerProcess.repository.appendingPathComponent("README.md"), encoding: .utf8)
+    /// The first shell block under a heading of README.md (or another document), exactly as a reader copies it.
+    static func walkthrough(_ heading: String = "## Walk-through", in document: String = "README.md") throws -> String {
+        let readme = try String(contentsOf: ServerProcess.repository.appendingPathComponent(document), encoding: .utf8)
         let section = try #require(readme.range(of: heading))
         let open = try #require(readme.range(of: "```sh\n", range: section.upperBound..<readme.endIndex))
         let close = try #require(readme.range(of: "\n```", range: open.upperBound..<readme.endIndex))
@@ -35,11 +35,21 @@ struct ReadmeWalkthroughTests {
 
     @Test("the subscriptions walk-through runs verbatim: buy, renew, grace by the clock, billing retry, expire, refund, a second account's link refused")
     func subscriptionsWalkthroughRunsVerbatim() throws {
-        let text = try Self.run(try Self.walkthrough("## Selling subscriptions"))
+        let text = try Self.run(try Self.walkthrough("## Selling subscriptions", in: "docs/walkthroughs.md"))
         #expect(text.contains("active standard month True\nsubscription_active\nsubscription_grace_period\n['grace_period'] True\n['billing_retry'] False\nsubscription_expired\n"), "\(text)")
         #expect(text.contains("['active'] True\nsubscription_revoked\n['revoked'] False\n"), "\(text)")
         #expect(text.contains("\"code\":\"linked_to_other_account\""), "\(text)")
         #expect(text.contains("} 422"), "\(text)")
+    }
+
+    @Test("the card walk-through runs verbatim against berth serve and the Stripe stand-in: paid once though told twice, refunded once")
+    func cardWalkthroughRunsVerbatim() throws {
+        let text = try Self.run(try Self.walkthrough("## Card payments"))
+        #expect(text.contains("stripe 9000 EUR pk_test_seaboo_standin\n"), "\(text)")
+        #expect(text.contains("[('booking_confirmed', False), ('booking_confirmed', True)]\n"), "\(text)")
+        #expect(text.contains("confirmed succeeded\n"), "\(text)")
+        #expect(text.contains("succeeded 9000 refunded\n"), "\(text)")
+        #expect(text.contains("1 refund at Stripe\n"), "\(text)")
     }
 
     /// Runs a README script in a fresh copy of the catalog (the migrations are in the binary), as a reader would; returns its output.
@@ -66,6 +76,7 @@ struct ReadmeWalkthroughTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = "\(stubs.path):\(environment["PATH"] ?? "/usr/bin:/bin")"
         environment["BERTH_PORT"] = String(Int.random(in: 40_001...50_000))
+        environment["STRIPE_PORT"] = String(Int.random(in: 50_001...55_000))
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
