@@ -8,6 +8,12 @@ another burst and restarts PostgreSQL itself (immediate shutdown) in the middle.
 on one instance is tried once on the other, as a load balancer would. Then every call that was
 never acknowledged is sent once more (a client's retry).
 
+Phase 3 pays bookings by card through the Stripe stand-in: each payment succeeds at "Stripe" while
+its webhook goes to one of the instances, and instances are killed with SIGKILL in the middle (between
+the provider's success and Berth's answer, or before the event arrives at all: then nothing but
+Berth's own check of overdue payments can find it). Every payment Stripe took must end as exactly one
+purchase confirming its booking.
+
 Afterwards it reads the database and prints attempted, acknowledged, present, duplicated and lost;
 it exits non-zero unless every acknowledged purchase is present and applied (booking confirmed by
 it, or exactly one credit grant for it) and none is applied twice.
@@ -36,6 +42,8 @@ REPO = os.environ["REPO"]
 BOOKINGS = int(os.environ.get("BOOKINGS", "60"))
 CREDITS = int(os.environ.get("CREDITS", "60"))
 KILLS = int(os.environ.get("KILLS", "5"))
+CARDS = int(os.environ.get("CARDS", "30"))
+STRIPE_PORT = int(os.environ["STRIPE_PORT"])
 RATE = float(os.environ.get("RATE", "40"))          # calls started per second
 CONCURRENCY = int(os.environ.get("CONCURRENCY", "8"))
 DEADLINE = time.time() + float(os.environ.get("TIME_LIMIT", "600"))
@@ -193,6 +201,76 @@ def burst(calls, instances, keys, disrupt):
     disruptor.join()
 
 
+def stripe(method, path):
+    req = urllib.request.Request(f"http://127.0.0.1:{STRIPE_PORT}{path}", method=method, data=b"" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def card_phase(instances, seaboo_key):
+    """Phase 3: bookings paid by card while instances die; returns what the database shows of them."""
+    headers = {"Authorization": f"Bearer {seaboo_key}"}
+    bookings = {}
+    for number in range(CARDS):
+        user = f"card-{number}"
+        day = time.strftime("%Y-%m-%d", time.gmtime(time.time() + (number + 400) * 86400))
+        body = {"resourceId": "gozzo-5m", "start": f"{day}T14:00:00Z", "end": f"{day}T15:00:00Z"}
+        for instance in instances * 3:
+            port = instance.current_port()
+            status, answer = request(port, "POST", "/api/bookings", {**headers, "X-User-Id": user}, body) if port else (None, None)
+            if status == 201:
+                booking = answer["booking"]["id"]
+                break
+        else:
+            raise SystemExit(f"card phase: booking of {user} failed")
+        for instance in instances * 3:
+            port = instance.current_port()
+            status, answer = request(port, "POST", f"/api/bookings/{booking}/card-payment", {**headers, "X-User-Id": user}) if port else (None, None)
+            if status in (200, 201):
+                bookings[answer["paymentIntentId"]] = booking
+                break
+        else:
+            raise SystemExit(f"card phase: card payment of booking {booking} failed")
+    kills = 0
+    for index, intent in enumerate(bookings):
+        target = instances[index % 2]
+        port = target.current_port() or instances[1 - index % 2].current_port()
+        stripe("POST", f"/_standin/webhook-url?url=http://127.0.0.1:{port}/api/stripe/webhooks/seaboo-test")
+        if index % 6 == 3:
+            # Killed while Stripe's event is on its way: the delivery fails or is cut mid-request.
+            threading.Timer(0.002, target.kill9).start()
+            kills += 1
+        stripe("POST", f"/_standin/payment_intents/{intent}/succeed")
+        if target.current_port() is None:
+            time.sleep(0.1)
+            target.start()
+    log(f"card phase: {len(bookings)} payments succeeded at Stripe, {kills} instances killed in flight; waiting for Berth to have them all")
+    wanted = ",".join(f"'{intent}'" for intent in bookings)
+    deadline = time.time() + 150
+    while time.time() < deadline:
+        confirmed = psql(f"""SELECT COUNT(*) FROM bookings b JOIN purchases p ON p.id = b.purchase_id
+                              WHERE b.status = 'confirmed' AND p.store = 'stripe' AND p.transaction_id IN ({wanted})""")[0][0]
+        if int(confirmed) == len(bookings):
+            break
+        time.sleep(1)
+    counts = {tx: int(n) for tx, n in psql(f"SELECT transaction_id, COUNT(*) FROM purchases WHERE store = 'stripe' AND transaction_id IN ({wanted}) GROUP BY transaction_id")}
+    confirmed = {int(b): tx for b, tx in psql(f"""SELECT b.id, p.transaction_id FROM bookings b JOIN purchases p ON p.id = b.purchase_id
+                                                 WHERE b.status = 'confirmed' AND p.store = 'stripe'""")}
+    lost = [intent for intent, booking in bookings.items() if confirmed.get(booking) != intent]
+    duplicated = [intent for intent in bookings if counts.get(intent, 0) > 1]
+    for intent in lost:
+        log(f"LOST: card payment {intent} succeeded at Stripe but booking {bookings[intent]} is not confirmed by it")
+    for intent in duplicated:
+        log(f"DUPLICATED: card payment {intent}")
+    _, deliveries = stripe("GET", "/_standin/deliveries")
+    undelivered = sum(1 for delivery in deliveries if delivery.get("status") != 200)
+    return {"paid": len(bookings), "events_not_acknowledged": undelivered, "present": sum(1 for intent in bookings if counts.get(intent, 0) >= 1), "lost": len(lost), "duplicated": len(duplicated),
+            "kills": kills}
+
+
 def main():
     seaboo_key = berth("keys", "create", "--tenant", "seaboo-test", "--role", "server", "--database", DB_URL)
     credits_key = berth("keys", "create", "--tenant", "aistylist-test", "--role", "server", "--database", DB_URL)
@@ -235,6 +313,8 @@ def main():
     log(f"phase 2: {len(calls2)} calls, a database restart")
     burst(calls2, instances, keys, restarter)
 
+    card_report = card_phase(instances, seaboo_key)
+
     calls = calls1 + calls2
     acknowledged_first = sum(1 for call in calls if call.get("acknowledged"))
     # Clients retry what was never acknowledged: a retry applies it now or answers the earlier success.
@@ -276,8 +356,9 @@ def main():
     interrupted = sum(1 for call in calls if None in call.get("statuses", []))
     print(json.dumps({"attempted": attempted, "interrupted_in_flight": interrupted, "acknowledged_before_retry": acknowledged_first, "acknowledged": len(acknowledged),
                       "present": present, "duplicated": duplicated, "lost": lost, "instance_kills": kills[0], "database_restarts": restarts[0],
-                      "balances_match_ledger": balances_ok}))
+                      "balances_match_ledger": balances_ok, "card_payments": card_report}))
     failed = lost > 0 or duplicated > 0 or present != len(acknowledged) or not balances_ok or kills[0] < KILLS or restarts[0] < 1
+    failed = failed or card_report["lost"] > 0 or card_report["duplicated"] > 0 or card_report["paid"] < 1 or card_report["kills"] < 2
     if failed:
         log("FAILED")
         sys.exit(1)

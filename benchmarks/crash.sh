@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash test on PostgreSQL with two instances (see benchmarks/crash.py for what it does and checks).
+# Crash test on PostgreSQL with two instances (App Store purchases, credit packs and card payments) (see benchmarks/crash.py for what it does and checks).
 # Starts its own throwaway PostgreSQL on 127.0.0.1 and stops it at the end; bounded and self-stopping.
 #
 #   benchmarks/crash.sh                                  # BOOKINGS=60 CREDITS=60 KILLS=5 (what CI runs)
@@ -34,7 +34,15 @@ catalog = json.load(open(sys.argv[1]))
 for tenant in catalog["tenants"]:
     if tenant["id"] == "seaboo-test":
         tenant.setdefault("limits", {})["pendingHoldsPerResource"] = 100000
+        # Card payments whose events were lost are looked up after a minute (the default is 10).
+        tenant["stripe"]["reconcileAfterMinutes"] = 1
 json.dump(catalog, open(sys.argv[1], "w"), indent=2)
 PY
 (cd "$WORK" && "$BERTH" testkit init berth-ca >/dev/null)
+# The card phase's Stripe: the stand-in, signing with the secret the instances verify.
+export SEABOO_TEST_STRIPE_SECRET_KEY=sk_test_berth_standin SEABOO_TEST_STRIPE_WEBHOOK_SECRET=whsec_crash_test_0123456789
+"$BERTH" testkit stripe serve --port 0 --port-file "$WORK/stripe.port" --webhook-secret "$SEABOO_TEST_STRIPE_WEBHOOK_SECRET" > "$WORK/stripe.log" 2>&1 &
+for _ in $(seq 100); do [ -s "$WORK/stripe.port" ] && break; sleep 0.1; done
+export STRIPE_PORT=$(cat "$WORK/stripe.port")
+export SEABOO_TEST_STRIPE_API_BASE=http://127.0.0.1:$STRIPE_PORT
 python3 "$repo/benchmarks/crash.py"

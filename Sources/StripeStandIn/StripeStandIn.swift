@@ -112,7 +112,14 @@ public final class StripeStandIn: Sendable {
             let status = request.uri.queryParameters["status"].map(String.init) ?? "needs_response"
             return try await self.control(request, context.parameters.get("id") ?? "") { try await self.dispute($0, status: status, sending: $1) }
         }
+        router.post("/_standin/webhook-url") { request, _ in
+            // Where the next events go (a test moves it between instances, or away to lose them).
+            let url = request.uri.queryParameters["url"].map(String.init)
+            self.state.withLock { $0.webhookURL = url }
+            return try Self.json(["webhookURL": url ?? ""])
+        }
         router.get("/_standin/refunds") { _, _ in try Self.json(self.refunds) }
+        router.get("/_standin/payment_intents") { _, _ in try Self.json(self.state.withLock { Array($0.intents.values) }.sorted { $0.id < $1.id }) }
         router.get("/_standin/requests") { _, _ in try Self.json(self.requests) }
         router.get("/_standin/deliveries") { _, _ in try Self.json(self.state.withLock { $0.deliveries }) }
         return router
