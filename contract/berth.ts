@@ -337,8 +337,94 @@ export interface Booking {
   paidQuantity: number;
   /** units still to buy before the booking is confirmed (0 once confirmed): a client that always buys quantity 1 buys this many more */
   remainingQuantity: number;
-  /** the environment of the purchase that confirmed it; absent until then */
-  environment?: "Production" | "Sandbox" | "Xcode" | "LocalTesting";
+  /** the environment of the purchase that confirmed it (live or test: a card payment's Stripe mode); absent until then */
+  environment?: "Production" | "Sandbox" | "Xcode" | "LocalTesting" | "live" | "test";
+  /** the latest card payment (GET /api/bookings/{id} only) */
+  payment?: BookingPayment;
+}
+
+/** What the app polls after the Payment Sheet closes. */
+export interface BookingPayment {
+  provider: "stripe";
+  status: "requires_payment" | "requires_action" | "processing" | "succeeded" | "partially_refunded" | "refunded" | "disputed" | "canceled";
+  paymentIntentId?: string;
+  /** minor units of currency */
+  amount: number;
+  amountRefunded: number;
+  currency: string;
+}
+
+/** `POST /api/bookings/{id}/card-payment` → 201 (200: the open one): what the Payment Sheet needs. */
+export interface CardPaymentStart {
+  provider: "stripe";
+  paymentIntentId: string;
+  /** paymentIntentClientSecret of @capacitor-community/stripe's createPaymentSheet */
+  clientSecret: string;
+  publishableKey: string;
+  /** the booking's price, minor units */
+  amount: number;
+  currency: string;
+  holdExpiresAt: ISODateTime;
+}
+
+/** `POST /api/stripe/webhooks/{tenant}` → 200 */
+export interface StripeWebhookAck {
+  received: true;
+  outcome: string;
+  duplicate: boolean;
+}
+
+/** `POST /api/admin/bookings/{id}/refund` */
+export interface AdminRefundRequest {
+  reason: string;
+  /** minor units; default what is left of the payment */
+  amountMinor?: number;
+}
+
+export interface CardRefund {
+  id: number;
+  providerRef?: string;
+  amount: number;
+  /** pending: Stripe has not answered yet (Berth keeps asking with the same key) */
+  status: "pending" | "succeeded" | "failed";
+  reason: string;
+  initiatedBy: "admin" | "auto_late_payment";
+  actor: string;
+  attempts: number;
+  lastError?: string;
+  createdAt: ISODateTime;
+}
+
+export interface CardPayment {
+  id: number;
+  bookingId: number;
+  userId: string;
+  provider: "stripe";
+  environment: "live" | "test";
+  paymentIntentId?: string;
+  amount: number;
+  currency: string;
+  status: "creating" | "open" | "succeeded" | "canceled";
+  displayStatus: BookingPayment["status"];
+  providerStatus?: string;
+  amountRefunded: number;
+  disputeStatus?: string;
+  purchaseId?: number;
+  createdAt: ISODateTime;
+  updatedAt: ISODateTime;
+  refunds: CardRefund[];
+}
+
+/** `GET /api/admin/bookings/{id}/payments` */
+export interface CardPaymentList {
+  payments: CardPayment[];
+}
+
+/** `POST /api/admin/bookings/{id}/refund` → 200 (502 when Stripe refused: refund.status "failed") */
+export interface AdminRefundResponse {
+  refund: CardRefund;
+  payment: CardPayment;
+  booking: Booking;
 }
 
 export interface BookingResponse {
@@ -379,8 +465,8 @@ export interface Purchase {
   id: number;
   userId: string;
   bookingId?: number;
-  store: "app_store";
-  environment: "Production" | "Sandbox" | "Xcode" | "LocalTesting";
+  store: "app_store" | "stripe";
+  environment: "Production" | "Sandbox" | "Xcode" | "LocalTesting" | "live" | "test";
   transactionId: string;
   originalTransactionId: string;
   productId: string;
