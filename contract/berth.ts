@@ -981,6 +981,8 @@ export interface AppResponse {
     creditTypes?: string[];
     /** an App Store Server API key is configured (bare transaction ids, test notifications, subscription refresh) */
     appStoreServerAPI: boolean;
+    /** bookings can be paid and refunded by card (a card rail with its secrets set) */
+    cardPayments: boolean;
     /** signed webhooks go to the app's backend */
     webhook: boolean;
   };

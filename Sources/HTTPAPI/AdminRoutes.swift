@@ -13,7 +13,8 @@ struct AdminRoutes {
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/app") { _, context in
             let (tenant, _) = (context.tenant, context.keyId)
-            return try JSONCoding.response(AppResponse(app: AppDTO(tenant.tenant, appStoreServerAPI: tenant.serverAPI != nil, webhook: tenant.webhook != nil)))
+            return try JSONCoding.response(AppResponse(app: AppDTO(tenant.tenant, appStoreServerAPI: tenant.serverAPI != nil, webhook: tenant.webhook != nil,
+                                                                 cardPayments: tenant.stripe != nil && tenant.tenant.bookingPaymentRails.contains(.card))))
         }
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
@@ -140,8 +141,9 @@ struct AdminRoutes {
             filter.status = status
         }
         if let text = query["environment"] {
-            guard text == "Production" || text == "Sandbox" else {
-                throw APIError(.badRequest, .invalidQuery, "environment must be Production or Sandbox", field: "environment")
+            // App Store purchases are Production or Sandbox; card payments live or test (the Stripe key's mode).
+            guard ["Production", "Sandbox", "live", "test"].contains(String(text)) else {
+                throw APIError(.badRequest, .invalidQuery, "environment must be Production, Sandbox, live or test", field: "environment")
             }
             filter.environment = String(text)
         }

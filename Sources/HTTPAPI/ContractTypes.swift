@@ -516,8 +516,11 @@ struct AppDTO: Codable {
     var appStoreServerAPI: Bool
     /// Whether signed webhooks go to the app's backend.
     var webhook: Bool
+    /// Whether bookings can be paid (and refunded) by card: the app has a card rail and its secrets are set.
+    var cardPayments: Bool
 
-    init(_ tenant: Tenant, appStoreServerAPI: Bool, webhook: Bool) {
+    init(_ tenant: Tenant, appStoreServerAPI: Bool, webhook: Bool, cardPayments: Bool) {
+        self.cardPayments = cardPayments
         id = tenant.id
         name = tenant.name
         bundleId = tenant.apple.bundleId

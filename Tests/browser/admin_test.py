@@ -81,6 +81,12 @@ def main():
     admin, server = keys("admin"), keys("server")
     credits_admin = keys("admin", "aistylist-test")
     log = open(os.path.join(work, "berth.log"), "w")
+    # Stripe's stand-in for the card rail of seaboo-test (refunds from the page).
+    stripe_port = free_port()
+    env.update(SEABOO_TEST_STRIPE_SECRET_KEY="sk_test_berth_standin", SEABOO_TEST_STRIPE_WEBHOOK_SECRET="whsec_browser_test_0123456789",
+               SEABOO_TEST_STRIPE_API_BASE=f"http://127.0.0.1:{stripe_port}")
+    stand_in = subprocess.Popen([BERTH, "testkit", "stripe", "serve", "--port", str(stripe_port), "--webhook-url", f"{url}/api/stripe/webhooks/seaboo-test",
+                                 "--webhook-secret", env["SEABOO_TEST_STRIPE_WEBHOOK_SECRET"]], env=env, stdout=log, stderr=subprocess.STDOUT)
     process = subprocess.Popen([BERTH, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
     driver = None
     try:
@@ -211,6 +217,41 @@ def main():
         status, body = call(url + "/api/admin/bookings?status=confirmed&userId=alice", key=admin)
         check(third["id"] in [b["id"] for b in body["items"]], "the booking it should have paid is confirmed")
 
+        print("card payments: a booking paid by card, refunded in part, then in full, from the page")
+        card_day = day + datetime.timedelta(days=6)
+        status, body = call(url + "/api/bookings", "POST", server, {"resourceId": "gozzo-5m", "start": f"{card_day}T08:00:00Z", "end": f"{card_day}T18:00:00Z"}, "carla")
+        check(status == 201, f"carla's booking ({status})")
+        card_booking = body["booking"]["id"]
+        status, body = call(url + f"/api/bookings/{card_booking}/card-payment", "POST", server, None, "carla")
+        check(status == 201 and body["amount"] == 8000, f"a PaymentIntent for its price ({status} {body})")
+        paid = subprocess.run([BERTH, "testkit", "stripe", "pay", "--port", str(stripe_port), "--intent", body["paymentIntentId"]], env=env,
+                              capture_output=True, text=True, timeout=60)
+        check(paid.returncode == 0 and "booking_confirmed" in paid.stdout, f"Stripe's success confirms it ({paid.stdout.strip()[:200]})")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
+        row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{card_booking}"]')))
+        row.find_element(By.CSS_SELECTOR, "button.refund").click()
+        wait.until(EC.visibility_of_element_located((By.ID, "refund-reason"))).send_keys("fuel not used")
+        driver.find_element(By.ID, "refund-amount").send_keys("1500")
+        driver.save_screenshot(os.path.join(SHOTS, "card-refund.png"))
+        driver.find_element(By.ID, "refund-submit").click()
+        message = wait.until(lambda d: "refund of" in d.find_element(By.ID, "message").text and d.find_element(By.ID, "message").text)
+        check("15.00 EUR succeeded" in message and "partially_refunded" in message and "booking confirmed" in message, f"a partial refund keeps the booking: {message!r}")
+        row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{card_booking}"]')))
+        row.find_element(By.CSS_SELECTOR, "button.refund").click()
+        wait.until(EC.visibility_of_element_located((By.ID, "refund-reason"))).send_keys("storm warning")
+        driver.find_element(By.ID, "refund-submit").click()
+        message = wait.until(lambda d: "65.00 EUR" in d.find_element(By.ID, "message").text and d.find_element(By.ID, "message").text)
+        check("booking refunded" in message, f"the rest refunds the booking: {message!r}")
+        status, body = call(url + f"/api/admin/bookings?status=refunded&userId=carla", key=admin)
+        check([b["id"] for b in body["items"]] == [card_booking], "the API shows it refunded")
+        refunds = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{stripe_port}/_standin/refunds", timeout=10).read())
+        check([r["amount"] for r in refunds] == [1500, 6500], f"Stripe made exactly these refunds: {[r['amount'] for r in refunds]}")
+        row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{card_booking}"]')))
+        row.find_element(By.CSS_SELECTOR, "button.payments").click()
+        panel = wait.until(EC.visibility_of_element_located((By.ID, "payments-panel")))
+        check("refunded" in panel.text and "storm warning" in panel.text and "fuel not used" in panel.text, f"the payments panel says who and why: {panel.text!r}")
+        driver.save_screenshot(os.path.join(SHOTS, "card-payments.png"))
+
         print("other views load without errors")
         for view in ["webhooks", "deadLetters", "replays", "audit", "notifications"]:
             driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-view="{view}"]').click()
@@ -293,6 +334,8 @@ def main():
             driver.quit()
         process.kill()
         process.wait(timeout=10)
+        stand_in.kill()
+        stand_in.wait(timeout=10)
         log.close()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -76,7 +76,7 @@ public struct CardPaymentJobs: Sendable {
                     current.nextAttemptAt = nil
                     current.lastError = current.status == .failed ? "the provider reports the refund \(stripeRefund.status)" : nil
                     try tx.cardPayments.update(current)
-                    if current.status == .succeeded, var payment = try tx.cardPayments.payment(id: current.paymentId, tenantId: tenantId, forUpdate: true) {
+                    if current.status == .succeeded, var payment = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: current.paymentId, tenantId: tenantId, forUpdate: $0) }) {
                         let total = try tx.cardPayments.refunds(paymentId: payment.id, tenantId: tenantId).filter { $0.status == .succeeded }
                             .reduce(Int64(0)) { $0.addingReportingOverflow($1.amountMinor).partialValue }
                         let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: emitsEvents, tx: tx, now: now)
@@ -120,7 +120,7 @@ public struct CardPaymentJobs: Sendable {
             logger.warning("card payment check failed", metadata: ["payment": .string(String(payment.id)), "error": .string(error.description)])
             let now = clock.now()
             _ = try? await store.write { tx in
-                guard var current = try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: true), current.status.isOpen else { return }
+                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isOpen else { return }
                 current.checkFailures += 1
                 current.nextCheckAt = now.addingTimeInterval(Self.backoff(attempts: current.checkFailures))
                 current.updatedAt = now
@@ -165,7 +165,7 @@ public struct CardPaymentJobs: Sendable {
         let tenant = runtime.tenant, settings = stripe.settings, emitsEvents = runtime.webhook != nil, tenantId = payment.tenantId
         let encoded = (try? JSONEncoder().encode(intent)) ?? Data()
         let outcome = try await store.write { tx -> String in
-            guard var current = try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: true), current.status.isOpen else { return "settled" }
+            guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isOpen else { return "settled" }
             if current.providerRef == nil { current.providerRef = intent.id }
             let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: emitsEvents, tx: tx, now: now)
             switch intent.status {

@@ -144,3 +144,14 @@ struct CardPaymentSettlement {
         return payment.fullyRefunded || disputeLost ? "already_refunded" : "part_refunded"
     }
 }
+
+extension StoreSession {
+    /// A card payment locked for the rest of the unit of work, with its booking locked first: every
+    /// unit of work of the card rail (and of a store purchase of the booking) locks the booking before
+    /// the payment, so that two of them never wait on each other (PostgreSQL's row locks).
+    func lockedCardPayment(_ find: (_ forUpdate: Bool) throws -> CardPayment?) throws -> CardPayment? {
+        guard let seen = try find(false) else { return nil }
+        _ = try bookings.booking(id: seen.bookingId, tenantId: seen.tenantId, forUpdate: true)
+        return try find(true)
+    }
+}

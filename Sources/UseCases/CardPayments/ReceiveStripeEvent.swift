@@ -90,11 +90,11 @@ public struct ReceiveStripeEvent: Sendable {
     /// answer Berth never recorded) by the payment id Berth put in its metadata.
     static func payment(for object: StripeEventObject, paymentIntentId: String, settlement: CardPaymentSettlement) throws -> CardPayment? {
         let tx = settlement.tx, tenantId = settlement.tenant.id
-        if let payment = try tx.cardPayments.payment(provider: CardPaymentRules.store, providerRef: paymentIntentId, tenantId: tenantId, forUpdate: true) {
+        if let payment = try tx.lockedCardPayment({ try tx.cardPayments.payment(provider: CardPaymentRules.store, providerRef: paymentIntentId, tenantId: tenantId, forUpdate: $0) }) {
             return payment
         }
         guard let metadata = object.metadata, metadata["berth_tenant"] == tenantId, let id = metadata["berth_payment_id"].flatMap(Int64.init),
-              var payment = try tx.cardPayments.payment(id: id, tenantId: tenantId, forUpdate: true), payment.providerRef == nil,
+              var payment = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: id, tenantId: tenantId, forUpdate: $0) }), payment.providerRef == nil,
               metadata["berth_booking_id"] == String(payment.bookingId) else { return nil }
         payment.providerRef = paymentIntentId
         if payment.status == .creating { payment.status = .open }

@@ -75,7 +75,7 @@ public struct StartCardPayment: Sendable {
         var recorded = payment
         if payment.providerRef == nil {
             recorded = try await store.write { tx in
-                guard var current = try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: true) else { return payment }
+                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }) else { return payment }
                 if current.providerRef == nil, current.status == .creating {
                     current.providerRef = intent.id
                     current.status = .open

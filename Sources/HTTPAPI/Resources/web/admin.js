@@ -76,7 +76,10 @@ const views = {
     actions: (booking) => [
       booking.status === "pending_payment" || booking.status === "payment_needs_refund" ? el("button", { text: "Confirm", onclick: () => askReason(booking, "confirm") }) : null,
       booking.status !== "cancelled" && booking.status !== "refunded" ? el("button", { class: "danger", text: "Cancel", onclick: () => askReason(booking, "cancel") }) : null,
+      app.cardPayments && (booking.status === "confirmed" || booking.status === "payment_needs_refund")
+        ? el("button", { class: "danger refund", text: "Refund", onclick: () => askRefund(booking) }) : null,
       el("button", { class: "secondary", text: "Audit", onclick: () => showAudit(booking) }),
+      app.cardPayments ? el("button", { class: "secondary payments", text: "Payments", onclick: () => showPayments(booking) }) : null,
     ],
   },
   purchases: {
@@ -84,7 +87,7 @@ const views = {
     filters: [
       { name: "userId", label: "User" }, { name: "productId", label: "Product" },
       { name: "status", label: "Status", type: "select", options: ["applied", "needs_refund", "refunded"] },
-      { name: "environment", label: "Environment", type: "select", options: ["Production", "Sandbox"] },
+      { name: "environment", label: "Environment", type: "select", options: ["Production", "Sandbox", "live", "test"] },
       { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
     ],
     columns: [["id", "#"], ["createdAt", "Recorded", when], ["userId", "User"], ["productId", "Product"], ["status", "Status", statusCell],
@@ -268,6 +271,58 @@ function askReason(booking, action) {
   });
   detail.replaceChildren(form);
   reason.focus();
+}
+
+// Refund a booking's card payment: all that is left, or an amount in minor units (a fee kept).
+function askRefund(booking) {
+  const detail = $("#detail");
+  const reason = el("input", { id: "refund-reason", name: "reason", size: 40, required: true, placeholder: "why (required)" });
+  const amount = el("input", { id: "refund-amount", name: "amountMinor", size: 10, inputmode: "numeric", placeholder: "all that is left" });
+  const form = el("form", { class: "panel", id: "refund-form" },
+    el("strong", { text: `Refund booking #${booking.id} (${booking.resourceId}, ${when(booking.start)}, paid ${money(booking.price, booking.currency)}) by card` }),
+    el("label", {}, "Reason", reason),
+    el("label", {}, `Amount (minor units of ${booking.currency})`, amount),
+    el("button", { type: "submit", id: "refund-submit", class: "danger", text: "Refund" }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { reason: reason.value.trim() };
+    if (amount.value.trim()) {
+      const minor = Number(amount.value.trim());
+      if (!Number.isInteger(minor) || minor < 1) { say("The amount is a whole number of minor units (cents), at least 1.", "error"); return; }
+      body.amountMinor = minor;
+    }
+    try {
+      const result = await api("POST", `/api/admin/bookings/${booking.id}/refund`, body);
+      detail.replaceChildren();
+      say(`Booking #${booking.id}: refund of ${money(result.refund.amount, result.payment.currency)} ${result.refund.status}; the payment is ${result.payment.displayStatus}, the booking ${result.booking.status}.`);
+      await load(views.bookings);
+    } catch (error) {
+      failed(error);
+    }
+  });
+  detail.replaceChildren(form);
+  reason.focus();
+}
+
+// A booking's card payments and their refunds: who asked, why, what the provider answered.
+async function showPayments(booking) {
+  const detail = $("#detail");
+  try {
+    const list = await api("GET", `/api/admin/bookings/${booking.id}/payments`);
+    const table = el("table", {}, el("tr", {}, ...["Payment", "Status", "Amount", "Refunded", "Dispute", "Refunds"].map((text) => el("th", { text }))));
+    for (const payment of list.payments) {
+      const refunds = payment.refunds.map((r) => `${money(r.amount, payment.currency)} ${r.status} (${r.initiatedBy}: ${r.reason}${r.lastError ? "; " + r.lastError : ""})`).join("; ");
+      table.append(el("tr", {}, el("td", { text: payment.paymentIntentId || `#${payment.id}` }), el("td", {}, statusCell(payment.displayStatus)),
+        el("td", { text: money(payment.amount, payment.currency) }), el("td", { text: money(payment.amountRefunded, payment.currency) }),
+        el("td", { text: payment.disputeStatus || "" }), el("td", { class: "wrap", text: refunds })));
+    }
+    detail.replaceChildren(el("div", { class: "panel", id: "payments-panel" }, el("strong", { text: `Card payments of booking #${booking.id}` }),
+      list.payments.length ? el("div", { class: "table-wrap" }, table) : el("p", { text: "No card payment." }),
+      el("button", { class: "secondary", text: "Close", onclick: () => detail.replaceChildren() })));
+  } catch (error) {
+    failed(error);
+  }
 }
 
 async function showAudit(booking) {
