@@ -260,6 +260,38 @@ struct CardPaymentTests {
         }
     }
 
+    @Test("lost answers: a PaymentIntent created while its answer was lost is found again by its key; a refund likewise refunds once")
+    func lostAnswers() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            let id = try #require(try await Self.rental(client, harness, user: "marco", day: 14)["id"] as? Int64)
+            // Stripe creates the PaymentIntent, but its answer is lost: the app is told to retry.
+            standIn.state.withLock { $0.faults = [(status: 500, applied: true)] }
+            let lost = try await Self.pay(client, harness, user: "marco", booking: id)
+            #expect(lost.status == .serviceUnavailable && lost.errorCode == "payment_provider_unavailable", "\(lost.json)")
+            #expect(lost.headers[.retryAfter] != nil)
+            let retried = try await Self.pay(client, harness, user: "marco", booking: id)
+            #expect(retried.status == .ok, "the one created before: \(retried.json)")
+            #expect(standIn.state.withLock { $0.intents.count } == 1, "one PaymentIntent at Stripe")
+            let intentId = try #require(retried.json["paymentIntentId"] as? String)
+            _ = try await standIn.succeed(intentId)
+            #expect(try await Self.booking(client, harness, user: "marco", id)["status"] as? String == "confirmed")
+
+            // The refund is made, its answer lost: recorded as pending, retried by the job with the same key.
+            standIn.state.withLock { $0.faults = [(status: 500, applied: true)] }
+            let pending = try await client.call(.post, "/api/admin/bookings/\(id)/refund", auth: harness.adminKey, json: ["reason": "engine trouble"])
+            #expect(pending.status == .ok && (pending.json["refund"] as? [String: Any])?["status"] as? String == "pending", "\(pending.json)")
+            let again = try await client.call(.post, "/api/admin/bookings/\(id)/refund", auth: harness.adminKey, json: ["reason": "engine trouble"])
+            // Refused either way: still unanswered (refund_in_progress), or Stripe's charge.refunded already told Berth (nothing left).
+            #expect(again.status == .conflict && ["refund_in_progress", "booking_not_paid"].contains(again.errorCode ?? ""), "no second refund: \(again.json)")
+            harness.clock.advance(31)
+            #expect(await harness.services.cardPaymentJobs.runDue().refunds == 1)
+            #expect(standIn.refunds.count == 1, "Stripe refunded once")
+            try await waitUntil { try await Self.booking(client, harness, user: "marco", id)["status"] as? String == "refunded" }
+            let keys = standIn.requests.filter { $0.path == "/v1/refunds" }.map(\.idempotencyKey)
+            #expect(keys.count == 2 && Set(keys).count == 1, "both attempts sent the same key: \(keys)")
+        }
+    }
+
     @Test("50 concurrent deliveries of one signed success confirm the booking once")
     func concurrentDeliveries() async throws {
         try await Self.withCardRail { harness, standIn, client in
