@@ -292,6 +292,31 @@ struct CardPaymentTests {
         }
     }
 
+    @Test("the rail is off without its secrets or with an API base the secret key must not travel to; the catalog refuses such a base")
+    func railConfiguration() async throws {
+        for environment in [["SEABOO_TEST_STRIPE_WEBHOOK_SECRET": Self.secret],
+                            ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin"],
+                            ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": Self.secret,
+                             "SEABOO_TEST_STRIPE_API_BASE": "http://stripe.example.net"]] {
+            let harness = try await Harness.make(environment: environment)
+            defer { harness.close() }
+            try await harness.app().test(.router) { client in
+                let id = try #require(try await Self.rental(client, harness, user: "marco", day: 15)["id"] as? Int64)
+                let refused = try await Self.pay(client, harness, user: "marco", booking: id)
+                #expect(refused.status == .unprocessableContent && refused.errorCode == "card_payments_not_offered", "\(environment.keys.sorted()): \(refused.json)")
+                let hook = try await client.call(.post, "/api/stripe/webhooks/seaboo-test", auth: nil, raw: "{}")
+                #expect(hook.status == .notFound)
+                #expect(try await client.call(.get, "/api/admin/app", auth: harness.adminKey).json["app"].flatMap { $0 as? [String: Any] }?["cardPayments"] as? Bool == false)
+            }
+        }
+        var catalog = try JSONDecoder().decode(Catalog.self, from: Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
+        let index = try #require(catalog.tenants.firstIndex { $0.id == "seaboo-test" })
+        catalog.tenants[index].stripe?.apiBase = "http://api.stripe.com"
+        #expect(throws: CatalogError.self) { try catalog.validate() }
+        catalog.tenants[index].stripe?.apiBase = "http://127.0.0.1:12111"
+        try catalog.validate()
+    }
+
     @Test("50 concurrent deliveries of one signed success confirm the booking once")
     func concurrentDeliveries() async throws {
         try await Self.withCardRail { harness, standIn, client in

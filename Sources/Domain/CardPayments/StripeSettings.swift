@@ -26,6 +26,13 @@ public struct StripeSettings: Codable, Hashable, Sendable {
 
     public static let defaultAPIBase = "https://api.stripe.com"
 
+    /// An API base the secret key may be sent to: https, or plain http to a loopback address (a stand-in).
+    public static func acceptable(apiBase: String) -> Bool {
+        guard let url = URLComponents(string: apiBase), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty,
+              url.user == nil, url.password == nil else { return false }
+        return scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
+    }
+
     public init(secretKeyEnv: String, publishableKey: String, webhookSecretEnvs: [String], apiBase: String? = nil, apiBaseEnv: String? = nil,
                 apiVersion: String? = nil, cardHoldMinutes: Int? = nil, autoRefundLatePayments: Bool? = nil, reconcileAfterMinutes: Int? = nil) {
         self.secretKeyEnv = secretKeyEnv
@@ -49,10 +56,8 @@ public struct StripeSettings: Codable, Hashable, Sendable {
         guard !webhookSecretEnvs.isEmpty, webhookSecretEnvs.allSatisfy({ !$0.isEmpty }) else {
             throw CatalogError("tenant \(tenant): stripe.webhookSecretEnvs must name at least one environment variable")
         }
-        if let apiBase {
-            guard let url = URLComponents(string: apiBase), let scheme = url.scheme, ["https", "http"].contains(scheme), url.host?.isEmpty == false else {
-                throw CatalogError("tenant \(tenant): stripe.apiBase must be an absolute http(s) URL")
-            }
+        if let apiBase, !Self.acceptable(apiBase: apiBase) {
+            throw CatalogError("tenant \(tenant): stripe.apiBase must be an https URL (plain http only to a loopback address: the secret key travels in it)")
         }
         if let minutes = cardHoldMinutes, !(1...120).contains(minutes) { throw CatalogError("tenant \(tenant): stripe.cardHoldMinutes must be 1...120") }
         if let minutes = reconcileAfterMinutes, !(1...1440).contains(minutes) { throw CatalogError("tenant \(tenant): stripe.reconcileAfterMinutes must be 1...1440") }
