@@ -150,8 +150,11 @@ export type ErrorCode =
   | "booking_not_paid"
   | "refund_via_apple"
   | "refund_in_progress"
-  /** 422: amountMinor outside 1…what is left of the payment */
+  /** 422: amountMinor outside 1…what is left of the payment (or the authorized deposit) */
   | "invalid_amount"
+  /** 409: a deposit is already authorized for the booking (capture or release it first) / the booking holds no authorized deposit */
+  | "deposit_held"
+  | "deposit_not_held"
   | VerificationErrorCode
   // server side: nothing was applied (500), or retry later (503)
   | "internal_error"
@@ -399,13 +402,19 @@ export interface CardPayment {
   id: number;
   bookingId: number;
   userId: string;
+  /** booking: the price; deposit: authorized at check-in, captured in part or released */
+  purpose: "booking" | "deposit";
+  /** a deposit: what was captured */
+  amountCaptured: number;
+  /** an authorized deposit: when Berth releases it unless captured */
+  captureBefore?: ISODateTime;
   provider: "stripe";
   environment: "live" | "test";
   paymentIntentId?: string;
   amount: number;
   currency: string;
-  status: "creating" | "open" | "succeeded" | "canceled";
-  displayStatus: BookingPayment["status"];
+  status: "creating" | "open" | "authorized" | "succeeded" | "canceled";
+  displayStatus: BookingPayment["status"] | "authorized" | "captured" | "released";
   providerStatus?: string;
   amountRefunded: number;
   disputeStatus?: string;
@@ -418,6 +427,31 @@ export interface CardPayment {
 /** `GET /api/admin/bookings/{id}/payments` */
 export interface CardPaymentList {
   payments: CardPayment[];
+}
+
+/** `POST /api/admin/bookings/{id}/deposit` */
+export interface DepositRequest {
+  amountMinor: number;
+}
+
+/** `POST /api/admin/bookings/{id}/deposit/capture`: default all of the authorized deposit */
+export interface DepositCaptureRequest {
+  amountMinor?: number;
+}
+
+/** `POST /api/admin/bookings/{id}/deposit` → 201 (200: the one waiting): for the Payment Sheet (manual capture) */
+export interface DepositStart {
+  provider: "stripe";
+  paymentIntentId: string;
+  clientSecret: string;
+  publishableKey: string;
+  amount: number;
+  currency: string;
+}
+
+/** `POST /api/admin/bookings/{id}/deposit/capture` and `…/deposit/release` → 200 */
+export interface DepositResponse {
+  deposit: CardPayment;
 }
 
 /** `POST /api/admin/bookings/{id}/refund` → 200 (502 when Stripe refused: refund.status "failed") */

@@ -1,12 +1,14 @@
 -- The card rail (bookings paid by card, Apple Pay or Google Pay through Stripe). A card payment is
 -- one PaymentIntent: created by Berth for one booking (at most one open per booking), moved only
 -- forward by the provider's signed events or a fetch of the PaymentIntent, its success recorded as
--- a purchase of store 'stripe' (the purchases' unique index keeps it exactly once).
+-- a purchase of store 'stripe' (the purchases' unique index keeps it exactly once). A deposit
+-- (purpose 'deposit') is authorized at check-in, then captured in part or released; it pays nothing.
 CREATE TABLE card_payments (
     id BIGINT PRIMARY KEY,
     tenant_id TEXT NOT NULL REFERENCES tenants (id),
     booking_id BIGINT NOT NULL REFERENCES bookings (id),
     user_id TEXT NOT NULL,
+    purpose TEXT NOT NULL,
     provider TEXT NOT NULL,
     environment TEXT NOT NULL,
     provider_ref TEXT,
@@ -15,6 +17,8 @@ CREATE TABLE card_payments (
     status TEXT NOT NULL,
     provider_status TEXT,
     amount_refunded BIGINT NOT NULL DEFAULT 0,
+    amount_captured BIGINT NOT NULL DEFAULT 0,
+    capture_before BIGINT,
     dispute_status TEXT,
     idempotency_key TEXT NOT NULL,
     purchase_id BIGINT,
@@ -26,10 +30,10 @@ CREATE TABLE card_payments (
 );
 CREATE UNIQUE INDEX card_payments_by_provider_ref ON card_payments (provider, environment, provider_ref);
 CREATE UNIQUE INDEX card_payments_by_idempotency_key ON card_payments (tenant_id, idempotency_key);
--- At most one payment per booking that the app can still pay.
-CREATE UNIQUE INDEX card_payments_one_open ON card_payments (tenant_id, booking_id) WHERE status IN ('creating', 'open');
+-- At most one payment of each purpose (the booking's price, a deposit) per booking that Berth still waits for.
+CREATE UNIQUE INDEX card_payments_one_open ON card_payments (tenant_id, booking_id, purpose) WHERE status IN ('creating', 'open', 'authorized');
 CREATE INDEX card_payments_by_booking ON card_payments (tenant_id, booking_id, created_at);
-CREATE INDEX card_payments_due ON card_payments (next_check_at) WHERE status IN ('creating', 'open');
+CREATE INDEX card_payments_due ON card_payments (next_check_at) WHERE status IN ('creating', 'open', 'authorized');
 
 -- Refunds Berth asks the provider for, recorded before it asks (the key is fixed: a retry refunds once).
 CREATE TABLE card_refunds (

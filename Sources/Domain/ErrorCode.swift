@@ -75,6 +75,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unappliedPaymentResolved = ErrorCode("unapplied_payment_resolved")
     public static let amountMismatch = ErrorCode("amount_mismatch")
     public static let invalidSignature = ErrorCode("invalid_signature")
+    public static let depositHeld = ErrorCode("deposit_held")
+    public static let depositNotHeld = ErrorCode("deposit_not_held")
     public static let holdExpired = ErrorCode("hold_expired")
     public static let cardPaymentsNotOffered = ErrorCode("card_payments_not_offered")
     public static let paymentProviderUnavailable = ErrorCode("payment_provider_unavailable")
@@ -153,6 +155,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .unappliedPaymentResolved,
         .amountMismatch,
         .invalidSignature,
+        .depositHeld,
+        .depositNotHeld,
         .holdExpired,
         .cardPaymentsNotOffered,
         .paymentProviderUnavailable,

@@ -37,7 +37,7 @@ struct BookingRoutes {
         let tenantId = tenant.id
         let found = try await services.store.read { tx -> (Booking, CardPayment?)? in
             guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else { return nil }
-            return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first)
+            return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first { $0.purpose == .booking })
         }
         guard let (booking, payment) = found else { throw DomainError.bookingNotFound(id) }
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking, payment: payment)))

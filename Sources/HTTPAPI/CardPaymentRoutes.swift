@@ -24,6 +24,23 @@ struct CardPaymentRoutes {
         groups.open.post("/api/stripe/webhooks/{tenant}") { request, context in try await webhook(request, context) }
         groups.admin.post("/api/admin/bookings/{id}/refund") { request, context in try await refund(request, context) }
         groups.admin.get("/api/admin/bookings/{id}/payments") { _, context in try await payments(context) }
+        groups.admin.post("/api/admin/bookings/{id}/deposit") { request, context in
+            let id = try Paging.bookingId(context)
+            let body = try await JSONCoding.decode(DepositRequest.self, from: request)
+            let result = try await services.cardDeposits.start(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
+            return try JSONCoding.response(DepositStartDTO(result), status: result.created ? .created : .ok)
+        }
+        groups.admin.post("/api/admin/bookings/{id}/deposit/capture") { request, context in
+            let id = try Paging.bookingId(context)
+            let body = try await JSONCoding.decode(DepositCaptureRequest.self, from: request, emptyAs: DepositCaptureRequest())
+            let payment = try await services.cardDeposits.capture(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
+            return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
+        }
+        groups.admin.post("/api/admin/bookings/{id}/deposit/release") { _, context in
+            let id = try Paging.bookingId(context)
+            let payment = try await services.cardDeposits.release(runtime: context.tenant, bookingId: id, actor: context.actor)
+            return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
+        }
     }
 
     func start(_ context: UserContext) async throws -> Response {
@@ -169,6 +186,8 @@ struct CardPaymentDTO: Codable {
     var id: Int64
     var bookingId: Int64
     var userId: String
+    /// `booking` (the price) or `deposit` (authorized at check-in, captured in part or released).
+    var purpose: String
     var provider: String
     var environment: String
     var paymentIntentId: String?
@@ -180,6 +199,10 @@ struct CardPaymentDTO: Codable {
     var displayStatus: String
     var providerStatus: String?
     var amountRefunded: Int64
+    /// A deposit: what was captured.
+    var amountCaptured: Int64
+    /// An authorized deposit: when Berth releases it unless captured.
+    var captureBefore: APITime?
     var disputeStatus: String?
     var purchaseId: Int64?
     var createdAt: APITime
@@ -190,6 +213,9 @@ struct CardPaymentDTO: Codable {
         id = payment.id
         bookingId = payment.bookingId
         userId = payment.userId
+        purpose = payment.purpose.rawValue
+        amountCaptured = payment.amountCaptured
+        captureBefore = payment.captureBefore.map(APITime.init)
         provider = payment.provider
         environment = payment.environment
         paymentIntentId = payment.providerRef
@@ -205,6 +231,39 @@ struct CardPaymentDTO: Codable {
         updatedAt = APITime(payment.updatedAt)
         self.refunds = refunds.map(CardRefundDTO.init)
     }
+}
+
+/// `POST /api/admin/bookings/{id}/deposit {amountMinor}`: a security deposit at check-in.
+struct DepositRequest: Codable, RefusesNull {
+    var amountMinor: Int64
+}
+
+/// `POST /api/admin/bookings/{id}/deposit/capture {amountMinor?}` (default all of it).
+struct DepositCaptureRequest: Codable, RefusesNull {
+    var amountMinor: Int64?
+}
+
+/// What the Payment Sheet needs to authorize a deposit (manual capture).
+struct DepositStartDTO: Codable {
+    var provider: String
+    var paymentIntentId: String
+    var clientSecret: String
+    var publishableKey: String
+    var amount: Int64
+    var currency: String
+
+    init(_ result: StartCardPayment.Result) {
+        provider = result.payment.provider
+        paymentIntentId = result.payment.providerRef ?? ""
+        clientSecret = result.clientSecret
+        publishableKey = result.publishableKey
+        amount = result.payment.amountMinor
+        currency = result.payment.currency
+    }
+}
+
+struct DepositResponse: Codable {
+    var deposit: CardPaymentDTO
 }
 
 struct CardPaymentListDTO: Codable {

@@ -6,20 +6,21 @@ struct SQLCardPayments: CardPaymentRepository {
     let db: any SQLExecutor
 
     static let columns = """
-        id, tenant_id, booking_id, user_id, provider, environment, provider_ref, amount_minor, currency, status, provider_status, amount_refunded, \
-        dispute_status, idempotency_key, purchase_id, next_check_at, check_failures, created_at, updated_at, last_event_at
+        id, tenant_id, booking_id, user_id, purpose, provider, environment, provider_ref, amount_minor, currency, status, provider_status, amount_refunded, \
+        amount_captured, capture_before, dispute_status, idempotency_key, purchase_id, next_check_at, check_failures, created_at, updated_at, last_event_at
         """
 
     func insert(_ p: CardPayment) throws {
-        try db.run("INSERT INTO card_payments (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", Self.arguments(p))
+        try db.run("INSERT INTO card_payments (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", Self.arguments(p))
     }
 
     func update(_ p: CardPayment) throws {
         try db.run("""
-            UPDATE card_payments SET provider_ref = ?, status = ?, provider_status = ?, amount_refunded = ?, dispute_status = ?, purchase_id = ?,
-                next_check_at = ?, check_failures = ?, updated_at = ?, last_event_at = ?
+            UPDATE card_payments SET provider_ref = ?, status = ?, provider_status = ?, amount_refunded = ?, amount_captured = ?, capture_before = ?,
+                dispute_status = ?, purchase_id = ?, next_check_at = ?, check_failures = ?, updated_at = ?, last_event_at = ?
             WHERE id = ? AND tenant_id = ?
-            """, [p.providerRef, p.status.rawValue, p.providerStatus, p.amountRefunded, p.disputeStatus, p.purchaseId, p.nextCheckAt?.epochMilliseconds,
+            """, [p.providerRef, p.status.rawValue, p.providerStatus, p.amountRefunded, p.amountCaptured, p.captureBefore?.epochMilliseconds,
+                  p.disputeStatus, p.purchaseId, p.nextCheckAt?.epochMilliseconds,
                   p.checkFailures, p.updatedAt.epochMilliseconds, p.lastEventAt?.epochMilliseconds, p.id, p.tenantId])
     }
 
@@ -33,10 +34,11 @@ struct SQLCardPayments: CardPaymentRepository {
                    [provider, providerRef, tenantId]).map(Self.decode)
     }
 
-    func openPayment(bookingId: Int64, tenantId: String, forUpdate: Bool) throws -> CardPayment? {
+    func openPayment(bookingId: Int64, purpose: CardPaymentPurpose, tenantId: String, forUpdate: Bool) throws -> CardPayment? {
         try db.row("""
-            SELECT \(Self.columns) FROM card_payments WHERE tenant_id = ? AND booking_id = ? AND status IN ('creating', 'open')\(forUpdate ? db.dialect.forUpdate : "")
-            """, [tenantId, bookingId]).map(Self.decode)
+            SELECT \(Self.columns) FROM card_payments WHERE tenant_id = ? AND booking_id = ? AND purpose = ? AND status IN ('creating', 'open', 'authorized')\
+            \(forUpdate ? db.dialect.forUpdate : "")
+            """, [tenantId, bookingId, purpose.rawValue]).map(Self.decode)
     }
 
     func payments(bookingId: Int64, tenantId: String) throws -> [CardPayment] {
@@ -46,7 +48,7 @@ struct SQLCardPayments: CardPaymentRepository {
 
     func dueChecks(now: Date, limit: Int) throws -> [CardPayment] {
         try db.rows("""
-            SELECT \(Self.columns) FROM card_payments WHERE status IN ('creating', 'open') AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?
+            SELECT \(Self.columns) FROM card_payments WHERE status IN ('creating', 'open', 'authorized') AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?
             """, [now.epochMilliseconds, limit]).map(Self.decode)
     }
 
@@ -101,16 +103,17 @@ struct SQLCardPayments: CardPaymentRepository {
     }
 
     static func arguments(_ p: CardPayment) -> SQLArguments {
-        [p.id, p.tenantId, p.bookingId, p.userId, p.provider, p.environment, p.providerRef, p.amountMinor, p.currency, p.status.rawValue, p.providerStatus,
-         p.amountRefunded, p.disputeStatus, p.idempotencyKey, p.purchaseId, p.nextCheckAt?.epochMilliseconds, p.checkFailures, p.createdAt.epochMilliseconds,
+        [p.id, p.tenantId, p.bookingId, p.userId, p.purpose.rawValue, p.provider, p.environment, p.providerRef, p.amountMinor, p.currency, p.status.rawValue,
+         p.providerStatus, p.amountRefunded, p.amountCaptured, p.captureBefore?.epochMilliseconds, p.disputeStatus, p.idempotencyKey, p.purchaseId, p.nextCheckAt?.epochMilliseconds, p.checkFailures, p.createdAt.epochMilliseconds,
          p.updatedAt.epochMilliseconds, p.lastEventAt?.epochMilliseconds]
     }
 
     static func decode(_ row: SQLRow) throws -> CardPayment {
-        CardPayment(id: row["id"], tenantId: row["tenant_id"], bookingId: row["booking_id"], userId: row["user_id"], provider: row["provider"],
+        CardPayment(id: row["id"], tenantId: row["tenant_id"], bookingId: row["booking_id"], userId: row["user_id"],
+                    purpose: try row.value(CardPaymentPurpose.self, "purpose"), provider: row["provider"],
                     environment: row["environment"], providerRef: row["provider_ref"], amountMinor: row["amount_minor"], currency: row["currency"],
                     status: try row.value(CardPaymentStatus.self, "status"), providerStatus: row["provider_status"], amountRefunded: row["amount_refunded"],
-                    disputeStatus: row["dispute_status"], idempotencyKey: row["idempotency_key"], purchaseId: row["purchase_id"],
+                    amountCaptured: row["amount_captured"], captureBefore: row.optionalDate("capture_before"), disputeStatus: row["dispute_status"], idempotencyKey: row["idempotency_key"], purchaseId: row["purchase_id"],
                     nextCheckAt: row.optionalDate("next_check_at"), checkFailures: row["check_failures"], createdAt: row.date("created_at"),
                     updatedAt: row.date("updated_at"), lastEventAt: row.optionalDate("last_event_at"))
     }

@@ -317,6 +317,75 @@ struct CardPaymentTests {
         try catalog.validate()
     }
 
+    @Test("deposits at check-in: authorized on the card, then captured in part, released by the operator, or released by Berth before the window ends")
+    func deposits() async throws {
+        try await Self.withCardRail { harness, standIn, client in
+            func paidRental(_ user: String, day: Int) async throws -> Int64 {
+                let id = try #require(try await Self.rental(client, harness, user: user, day: day)["id"] as? Int64)
+                let intentId = try #require(try await Self.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String)
+                _ = try await standIn.succeed(intentId)
+                return id
+            }
+            func deposit(_ id: Int64, _ amount: Int) async throws -> String {
+                let started = try await client.call(.post, "/api/admin/bookings/\(id)/deposit", auth: harness.adminKey, json: ["amountMinor": amount])
+                #expect(started.status == .created && started.json["amount"] as? Int == amount, "\(started.json)")
+                let intentId = try #require(started.json["paymentIntentId"] as? String)
+                #expect(standIn.intent(intentId)?.captureMethod == "manual")
+                // The customer authorizes it in the Payment Sheet: Stripe holds the amount.
+                let deliveries = try await standIn.succeed(intentId)
+                #expect(deliveries.first?.type == "payment_intent.amount_capturable_updated" && deliveries.first?.note?.contains("deposit_authorized") == true,
+                        "\(deliveries)")
+                return intentId
+            }
+            func depositOf(_ id: Int64) async throws -> [String: Any] {
+                let list = try await client.call(.get, "/api/admin/bookings/\(id)/payments", auth: harness.adminKey)
+                return try #require((list.json["payments"] as? [[String: Any]])?.first { $0["purpose"] as? String == "deposit" })
+            }
+            // A deposit is for a confirmed booking.
+            let pending = try #require(try await Self.rental(client, harness, user: "nina", day: 20)["id"] as? Int64)
+            let early = try await client.call(.post, "/api/admin/bookings/\(pending)/deposit", auth: harness.adminKey, json: ["amountMinor": 30000])
+            #expect(early.status == .conflict && early.errorCode == "booking_not_payable")
+
+            // Damage: 120 € of the 300 € deposit is captured, the rest released by the card network.
+            let damaged = try await paidRental("marco", day: 16)
+            let damagedIntent = try await deposit(damaged, 30000)
+            #expect(try await depositOf(damaged)["displayStatus"] as? String == "authorized")
+            let twice = try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit", auth: harness.adminKey, json: ["amountMinor": 30000])
+            #expect(twice.status == .conflict && twice.errorCode == "deposit_held")
+            let tooMuch = try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/capture", auth: harness.adminKey, json: ["amountMinor": 30001])
+            #expect(tooMuch.status == .unprocessableContent && tooMuch.errorCode == "invalid_amount")
+            let captured = try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/capture", auth: harness.adminKey, json: ["amountMinor": 12000])
+            #expect(captured.status == .ok, "\(captured.json)")
+            let capturedDeposit = try #require(captured.json["deposit"] as? [String: Any])
+            #expect(capturedDeposit["displayStatus"] as? String == "captured" && capturedDeposit["amountCaptured"] as? Int == 12000)
+            #expect(standIn.intent(damagedIntent)?.status == "succeeded" && standIn.intent(damagedIntent)?.amountReceived == 12000)
+            // The deposit neither pays nor refunds the booking.
+            #expect(try await Self.booking(client, harness, user: "marco", damaged)["status"] as? String == "confirmed")
+            #expect(try await harness.rows("SELECT COUNT(*) AS n FROM purchases WHERE store = 'stripe'").first?["n"] == "1")
+            #expect(try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/release", auth: harness.adminKey).errorCode == "deposit_not_held")
+
+            // No damage: the operator releases it.
+            let clean = try await paidRental("anna", day: 17)
+            let cleanIntent = try await deposit(clean, 30000)
+            let released = try await client.call(.post, "/api/admin/bookings/\(clean)/deposit/release", auth: harness.adminKey)
+            #expect(released.status == .ok && (released.json["deposit"] as? [String: Any])?["displayStatus"] as? String == "released", "\(released.json)")
+            #expect(standIn.intent(cleanIntent)?.status == "canceled")
+
+            // Forgotten: Berth releases it before the card networks' window ends (six days).
+            let forgotten = try await paidRental("luca", day: 18)
+            let forgottenIntent = try await deposit(forgotten, 20000)
+            harness.clock.advance(5 * 86_400)
+            await harness.services.cardPaymentJobs.runDue()
+            #expect(standIn.intent(forgottenIntent)?.status == "requires_capture")
+            harness.clock.advance(86_400 + 1)
+            await harness.services.cardPaymentJobs.runDue()
+            #expect(standIn.intent(forgottenIntent)?.status == "canceled")
+            #expect(try await depositOf(forgotten)["displayStatus"] as? String == "released")
+            let audit = try await harness.rows("SELECT action FROM audit_log WHERE booking_id = ? AND action LIKE 'card_deposit.%' ORDER BY id", [forgotten])
+            #expect(audit.compactMap { $0["action"] ?? nil }.contains("card_deposit.released"), "\(audit)")
+        }
+    }
+
     @Test("50 concurrent deliveries of one signed success confirm the booking once")
     func concurrentDeliveries() async throws {
         try await Self.withCardRail { harness, standIn, client in

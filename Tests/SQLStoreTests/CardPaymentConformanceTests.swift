@@ -32,7 +32,13 @@ struct CardPaymentConformance {
             let found = try await store.read { try $0.cardPayments.payment(provider: "stripe", providerRef: "pi_1", tenantId: "a", forUpdate: false) }
             #expect(found == opened)
             #expect(try await store.read { try $0.cardPayments.payment(provider: "stripe", providerRef: "pi_1", tenantId: "b", forUpdate: false) } == nil)
-            #expect(try await store.read { try $0.cardPayments.openPayment(bookingId: booking.id, tenantId: "a", forUpdate: false) }?.id == first.id)
+            #expect(try await store.read { try $0.cardPayments.openPayment(bookingId: booking.id, purpose: .booking, tenantId: "a", forUpdate: false) }?.id == first.id)
+            // A deposit of the same booking is another purpose: it may be active beside it.
+            var deposit = Self.payment(booking, ref: "pi_d", key: "kd", status: .authorized)
+            deposit.purpose = .deposit
+            let held = deposit
+            try await store.write { try $0.cardPayments.insert(held) }
+            #expect(try await store.read { try $0.cardPayments.openPayment(bookingId: booking.id, purpose: .deposit, tenantId: "a", forUpdate: false) } == held)
             // Due: only open payments whose time has come.
             #expect(try await store.read { try $0.cardPayments.dueChecks(now: Self.now, limit: 10) }.isEmpty)
             #expect(try await store.read { try $0.cardPayments.dueChecks(now: Self.now.addingTimeInterval(601), limit: 10) }.map(\.id) == [first.id])
@@ -51,7 +57,7 @@ struct CardPaymentConformance {
                 let row = clash
                 try await store.write { try $0.cardPayments.insert(row) }
             }
-            #expect(try await store.read { try $0.cardPayments.payments(bookingId: booking.id, tenantId: "a") }.count == 2)
+            #expect(try await store.read { try $0.cardPayments.payments(bookingId: booking.id, tenantId: "a") }.count == 3)
         }
     }
 

@@ -3,25 +3,39 @@ import Foundation
 /// Where a card payment stands, as Berth moves it: only forward.
 ///
 /// `creating` (Berth asked the provider; its answer is not recorded yet) → `open` (the app can pay;
-/// a declined attempt stays open) → `succeeded` | `canceled`. Refunds and disputes of a succeeded
-/// payment are counted beside the status (``CardPayment/amountRefunded``, ``CardPayment/disputeStatus``).
+/// a declined attempt stays open) → `succeeded` | `canceled`; a deposit passes through `authorized`
+/// (the card holds the amount) to `succeeded` (captured, in full or in part) or `canceled` (released).
+/// Refunds and disputes of a succeeded payment are counted beside the status
+/// (``CardPayment/amountRefunded``, ``CardPayment/disputeStatus``).
 public enum CardPaymentStatus: String, Codable, Hashable, Sendable, CaseIterable {
     case creating
     case open
+    case authorized
     case succeeded
     case canceled
 
     /// Whether the app may still pay it.
     public var isOpen: Bool { self == .creating || self == .open }
+    /// Whether Berth still waits for something of it (a payment, a capture or a release).
+    public var isActive: Bool { isOpen || self == .authorized }
 
     /// Whether a payment in this status may move to `next` (a late "failed" or "canceled" never undoes a success).
     public func mayMove(to next: CardPaymentStatus) -> Bool {
         switch (self, next) {
         case (.creating, _): true
-        case (.open, .open), (.open, .succeeded), (.open, .canceled): true
+        case (.open, .open), (.open, .authorized), (.open, .succeeded), (.open, .canceled): true
+        case (.authorized, .succeeded), (.authorized, .canceled): true
         default: false
         }
     }
+}
+
+/// What a card payment is for.
+public enum CardPaymentPurpose: String, Codable, Hashable, Sendable {
+    /// The booking's price, captured at once: its success pays the booking.
+    case booking
+    /// A security deposit taken at check-in: authorized, then captured in part or released (never pays the booking).
+    case deposit
 }
 
 /// One payment of a booking through a card payment provider (Stripe: one PaymentIntent).
@@ -30,6 +44,11 @@ public struct CardPayment: Codable, Hashable, Sendable {
     public var tenantId: String
     public var bookingId: Int64
     public var userId: String
+    public var purpose: CardPaymentPurpose
+    /// For a deposit: what was captured of the authorization.
+    public var amountCaptured: Int64
+    /// For an authorized deposit: when it must be captured or released (the card networks' window).
+    public var captureBefore: Date?
     /// `stripe`.
     public var provider: String
     /// `live` or `test`: the mode of the provider account's key.
@@ -59,11 +78,14 @@ public struct CardPayment: Codable, Hashable, Sendable {
     /// The `created` time of the newest provider event applied.
     public var lastEventAt: Date?
 
-    public init(id: Int64, tenantId: String, bookingId: Int64, userId: String, provider: String = "stripe", environment: String, providerRef: String?,
-                amountMinor: Int64, currency: String, status: CardPaymentStatus, providerStatus: String? = nil, amountRefunded: Int64 = 0,
-                disputeStatus: String? = nil, idempotencyKey: String, purchaseId: Int64? = nil, nextCheckAt: Date? = nil, checkFailures: Int = 0,
-                createdAt: Date, updatedAt: Date, lastEventAt: Date? = nil) {
+    public init(id: Int64, tenantId: String, bookingId: Int64, userId: String, purpose: CardPaymentPurpose = .booking, provider: String = "stripe",
+                environment: String, providerRef: String?, amountMinor: Int64, currency: String, status: CardPaymentStatus, providerStatus: String? = nil,
+                amountRefunded: Int64 = 0, amountCaptured: Int64 = 0, captureBefore: Date? = nil, disputeStatus: String? = nil, idempotencyKey: String,
+                purchaseId: Int64? = nil, nextCheckAt: Date? = nil, checkFailures: Int = 0, createdAt: Date, updatedAt: Date, lastEventAt: Date? = nil) {
         self.id = id
+        self.purpose = purpose
+        self.amountCaptured = amountCaptured
+        self.captureBefore = captureBefore
         self.tenantId = tenantId
         self.bookingId = bookingId
         self.userId = userId
@@ -85,18 +107,20 @@ public struct CardPayment: Codable, Hashable, Sendable {
         self.lastEventAt = lastEventAt
     }
 
-    /// What is left to refund.
-    public var refundable: Int64 { status == .succeeded ? max(0, amountMinor - amountRefunded) : 0 }
+    /// What is left to refund (of a booking payment).
+    public var refundable: Int64 { status == .succeeded && purpose == .booking ? max(0, amountMinor - amountRefunded) : 0 }
     /// Refunded in full.
-    public var fullyRefunded: Bool { status == .succeeded && amountRefunded >= amountMinor }
+    public var fullyRefunded: Bool { status == .succeeded && purpose == .booking && amountRefunded >= amountMinor }
 
     /// What the app shows while it waits: `requires_payment`, `processing`, `succeeded`, `partially_refunded`,
-    /// `refunded`, `disputed`, `canceled`.
+    /// `refunded`, `disputed`, `canceled`; for a deposit `authorized`, `captured`, `released`.
     public var displayStatus: String {
         switch status {
         case .creating: return "requires_payment"
         case .open: return providerStatus == "processing" ? "processing" : (providerStatus == "requires_action" ? "requires_action" : "requires_payment")
-        case .canceled: return "canceled"
+        case .authorized: return "authorized"
+        case .canceled: return purpose == .deposit ? "released" : "canceled"
+        case .succeeded where purpose == .deposit: return "captured"
         case .succeeded:
             if let disputeStatus, disputeStatus != "won" { return disputeStatus == "lost" ? "refunded" : "disputed" }
             if fullyRefunded { return "refunded" }

@@ -90,6 +90,12 @@ extension AuditAction {
     public static let cardRefundRequested = AuditAction(rawValue: "card_refund.requested")
     public static let cardRefunded = AuditAction(rawValue: "card_payment.refunded")
     public static let cardRefundFailed = AuditAction(rawValue: "card_refund.failed")
+    public static let cardDepositRequested = AuditAction(rawValue: "card_deposit.requested")
+    public static let cardDepositAuthorized = AuditAction(rawValue: "card_deposit.authorized")
+    public static let cardDepositCaptured = AuditAction(rawValue: "card_deposit.captured")
+    public static let cardDepositReleased = AuditAction(rawValue: "card_deposit.released")
+    public static let cardDepositCaptureRequested = AuditAction(rawValue: "card_deposit.capture_requested")
+    public static let cardDepositReleaseRequested = AuditAction(rawValue: "card_deposit.release_requested")
 }
 
 extension WebhookEventType {

@@ -9,11 +9,11 @@ public protocol CardPaymentRepository {
     func payment(id: Int64, tenantId: String, forUpdate: Bool) throws -> CardPayment?
     /// The payment of a provider object (`pi_…`) of the tenant.
     func payment(provider: String, providerRef: String, tenantId: String, forUpdate: Bool) throws -> CardPayment?
-    /// The booking's payment that the app can still pay (`creating` or `open`), if any.
-    func openPayment(bookingId: Int64, tenantId: String, forUpdate: Bool) throws -> CardPayment?
+    /// The booking's payment of `purpose` that Berth still waits for (`creating`, `open`, or an `authorized` deposit), if any.
+    func openPayment(bookingId: Int64, purpose: CardPaymentPurpose, tenantId: String, forUpdate: Bool) throws -> CardPayment?
     /// Every payment of a booking, newest first.
     func payments(bookingId: Int64, tenantId: String) throws -> [CardPayment]
-    /// Open payments whose check is due at `now`, of every tenant, the most overdue first.
+    /// Payments Berth still waits for whose check is due at `now`, of every tenant, the most overdue first.
     func dueChecks(now: Date, limit: Int) throws -> [CardPayment]
 
     func insert(_ refund: CardRefund) throws

@@ -120,7 +120,7 @@ public struct CardPaymentJobs: Sendable {
             logger.warning("card payment check failed", metadata: ["payment": .string(String(payment.id)), "error": .string(error.description)])
             let now = clock.now()
             _ = try? await store.write { tx in
-                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isOpen else { return }
+                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isActive else { return }
                 current.checkFailures += 1
                 current.nextCheckAt = now.addingTimeInterval(Self.backoff(attempts: current.checkFailures))
                 current.updatedAt = now
@@ -149,8 +149,15 @@ public struct CardPaymentJobs: Sendable {
                 idempotencyKey: payment.idempotencyKey)
         }
         let now = clock.now()
-        let lapsed = booking.map { $0.status != .pendingPayment || $0.holdExpiresAt <= now } ?? true
-        guard lapsed, !["succeeded", "canceled", "processing", "requires_capture"].contains(intent.status) else { return intent }
+        let lapsed: Bool
+        switch payment.purpose {
+        case .booking:
+            lapsed = (booking.map { $0.status != .pendingPayment || $0.holdExpiresAt <= now } ?? true) && intent.status != "requires_capture"
+        case .deposit:
+            // Released before the card networks' window ends; a deposit nobody authorized goes after a day.
+            lapsed = payment.status == .authorized || payment.createdAt.addingTimeInterval(CardDeposits.unauthorizedLifetime) <= now
+        }
+        guard lapsed, !["succeeded", "canceled", "processing"].contains(intent.status) else { return intent }
         do {
             return try await stripe.client.cancelPaymentIntent(id: intent.id, idempotencyKey: "berth:cancel:\(intent.id)")
         } catch {
@@ -165,7 +172,7 @@ public struct CardPaymentJobs: Sendable {
         let tenant = runtime.tenant, settings = stripe.settings, emitsEvents = runtime.webhook != nil, tenantId = payment.tenantId
         let encoded = (try? JSONEncoder().encode(intent)) ?? Data()
         let outcome = try await store.write { tx -> String in
-            guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isOpen else { return "settled" }
+            guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isActive else { return "settled" }
             if current.providerRef == nil { current.providerRef = intent.id }
             let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: emitsEvents, tx: tx, now: now)
             switch intent.status {
@@ -175,6 +182,15 @@ public struct CardPaymentJobs: Sendable {
                 return try settlement.succeeded(&current, facts: facts)
             case "canceled":
                 return try settlement.canceled(&current)
+            case "requires_capture" where current.purpose == .deposit && current.status != .authorized:
+                return try settlement.authorized(&current, amount: intent.amountCapturable ?? intent.amount, window: CardDeposits.captureWindow)
+            case _ where current.purpose == .deposit:
+                current.providerStatus = intent.status
+                current.checkFailures = 0
+                current.nextCheckAt = current.status == .authorized ? now.addingTimeInterval(60) : now.addingTimeInterval(settings.reconcileAfter)
+                current.updatedAt = now
+                try tx.cardPayments.update(current)
+                return "still_open"
             default:
                 // Still open: next look when the hold ends (or shortly, when it already has).
                 current.status = .open

@@ -15,6 +15,7 @@ struct CardPaymentSettlement {
     /// job when the tenant says so). A payment already settled changes nothing.
     func succeeded(_ payment: inout CardPayment, facts: CardPaymentFacts) throws -> String {
         guard payment.status != .succeeded else { return "already_applied" }
+        if payment.purpose == .deposit { return try captured(&payment, amount: facts.amountMinor) }
         guard let booking = try tx.bookings.booking(id: payment.bookingId, tenantId: payment.tenantId, forUpdate: true) else { return "no_booking" }
         if let existing = try tx.purchases.purchase(store: CardPaymentRules.store, environment: payment.environment, transactionId: facts.providerRef,
                                                     forUpdate: true) {
@@ -72,6 +73,7 @@ struct CardPaymentSettlement {
     /// The provider reports `total` refunded so far: the count only grows; a full refund refunds the
     /// purchase and frees the booking's slot.
     func refunded(_ payment: inout CardPayment, total: Int64, reason: String) throws -> String {
+        guard payment.purpose == .booking else { return "recorded" }
         let amount = min(max(payment.amountRefunded, total), payment.amountMinor)
         guard amount > payment.amountRefunded else { return "already_recorded" }
         payment.amountRefunded = amount
@@ -108,7 +110,41 @@ struct CardPaymentSettlement {
         return outcome
     }
 
+    /// A deposit's authorization: the card holds the amount until it is captured or released, at the
+    /// latest just before the card networks' window ends (`captureBefore`, when Berth releases it itself).
+    func authorized(_ payment: inout CardPayment, amount: Int64, window: TimeInterval) throws -> String {
+        guard payment.purpose == .deposit else { return "ignored_not_a_deposit" }
+        guard payment.status.mayMove(to: .authorized) else { return payment.status == .authorized ? "already_recorded" : "ignored_after_\(payment.status.rawValue)" }
+        payment.status = .authorized
+        payment.providerStatus = "requires_capture"
+        payment.captureBefore = now.addingTimeInterval(window)
+        payment.nextCheckAt = payment.captureBefore
+        payment.updatedAt = now
+        try tx.cardPayments.update(payment)
+        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store), action: .cardDepositAuthorized,
+                                        bookingId: payment.bookingId, purchaseId: nil,
+                                        detail: ["paymentId": String(payment.id), "amount": String(amount), "captureBefore": String((payment.captureBefore ?? now).epochMilliseconds)],
+                                        at: now))
+        return "deposit_authorized"
+    }
+
+    /// A deposit captured (all or part of its authorization; the rest is released by the card network).
+    func captured(_ payment: inout CardPayment, amount: Int64) throws -> String {
+        guard payment.status.mayMove(to: .succeeded) else { return payment.status == .succeeded ? "already_recorded" : "ignored_after_\(payment.status.rawValue)" }
+        payment.status = .succeeded
+        payment.providerStatus = "succeeded"
+        payment.amountCaptured = min(max(0, amount), payment.amountMinor)
+        payment.nextCheckAt = nil
+        payment.updatedAt = now
+        try tx.cardPayments.update(payment)
+        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store), action: .cardDepositCaptured,
+                                        bookingId: payment.bookingId, purchaseId: nil,
+                                        detail: ["paymentId": String(payment.id), "amountCaptured": String(payment.amountCaptured)], at: now))
+        return "deposit_captured"
+    }
+
     /// The payment was canceled (Berth's cancel when the hold lapsed, or the provider's): final unless it had succeeded.
+    /// A deposit's cancel is its release.
     func canceled(_ payment: inout CardPayment) throws -> String {
         guard payment.status.mayMove(to: .canceled) else { return payment.status == .canceled ? "already_recorded" : "ignored_after_success" }
         payment.status = .canceled
@@ -116,9 +152,10 @@ struct CardPaymentSettlement {
         payment.nextCheckAt = nil
         payment.updatedAt = now
         try tx.cardPayments.update(payment)
-        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store), action: .cardPaymentCanceled,
+        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store),
+                                        action: payment.purpose == .deposit ? .cardDepositReleased : .cardPaymentCanceled,
                                         bookingId: payment.bookingId, purchaseId: nil, detail: ["paymentId": String(payment.id)], at: now))
-        return "payment_canceled"
+        return payment.purpose == .deposit ? "deposit_released" : "payment_canceled"
     }
 
     /// An attempt failed or needs the customer (a declined card, 3-D Secure): the payment stays open.

@@ -71,6 +71,8 @@ public struct ReceiveStripeEvent: Sendable {
             let facts = CardPaymentFacts(providerRef: paymentIntentId, amountMinor: object.amountReceived ?? object.amount ?? 0,
                                          currency: object.currency ?? "", livemode: event.livemode, metadata: object.metadata ?? [:], proofHash: hash, at: at)
             return try settlement.succeeded(&payment, facts: facts)
+        case "payment_intent.amount_capturable_updated":
+            return try settlement.authorized(&payment, amount: object.amount ?? payment.amountMinor, window: CardDeposits.captureWindow)
         case "payment_intent.payment_failed", "payment_intent.requires_action", "payment_intent.processing":
             return try settlement.attempted(&payment, providerStatus: object.status ?? "requires_payment_method")
         case "payment_intent.canceled":

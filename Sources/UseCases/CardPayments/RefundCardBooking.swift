@@ -30,7 +30,7 @@ public struct RefundCardBooking: Sendable {
             guard let booking = try tx.bookings.booking(id: bookingId, tenantId: tenantId, forUpdate: true) else {
                 throw DomainError(.notFound, .bookingNotFound, "no booking \(bookingId)", field: "id")
             }
-            let payments = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).filter { $0.status == .succeeded }
+            let payments = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).filter { $0.status == .succeeded && $0.purpose == .booking }
             guard let payment = payments.first(where: { $0.purchaseId != nil && $0.purchaseId == booking.purchaseId && $0.refundable > 0 })
                 ?? payments.first(where: { $0.refundable > 0 }) else {
                 if booking.purchaseId != nil || booking.paidQuantity > 0, payments.isEmpty {

@@ -38,8 +38,8 @@ public struct StartCardPayment: Sendable {
                 throw DomainError.bookingNotFound(bookingId)
             }
             if let refusal = CardPaymentRules.refusal(booking, now: now) { throw refusal }
-            if let open = try tx.cardPayments.openPayment(bookingId: bookingId, tenantId: tenantId, forUpdate: true) { return (open, booking, false) }
-            let attempt = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).count + 1
+            if let open = try tx.cardPayments.openPayment(bookingId: bookingId, purpose: .booking, tenantId: tenantId, forUpdate: true) { return (open, booking, false) }
+            let attempt = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).filter { $0.purpose == .booking }.count + 1
             if attempt == 1 {
                 booking.holdExpiresAt = CardPaymentRules.extendedHold(booking, minutes: settings.holdMinutes, now: now)
                 booking.updatedAt = now
