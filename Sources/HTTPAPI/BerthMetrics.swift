@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Prometheus
+import Synchronization
 
 /// Berth's metrics: swift-metrics handlers made by a Prometheus factory over this instance's own
 /// registry (no global state, so every application, and every test, counts its own), rendered
@@ -22,12 +23,42 @@ public final class BerthMetrics: Sendable {
         self.factory = factory
     }
 
+    /// A series: the metric's name and its label values in order (label names are fixed per metric).
+    private struct Series: Hashable {
+        var name: String
+        var labels: [String]
+        init(_ name: String, _ labels: [(String, String)]) {
+            self.name = name
+            self.labels = labels.map { $0.0 + "=" + $0.1 }
+        }
+    }
+
+    /// Handles already made: the factory sanitizes names and looks the series up in the registry
+    /// under its lock on every call, which every request paid two or three times. Series are bounded
+    /// (route patterns, methods, statuses, codes), so the map is too.
+    private let counters = Mutex<[Series: any CounterHandler]>([:])
+    private let timers = Mutex<[Series: any TimerHandler]>([:])
+
     func count(_ name: String, _ labels: [(String, String)] = [], by amount: Int64 = 1) {
-        factory.makeCounter(label: name, dimensions: labels).increment(by: amount)
+        let series = Series(name, labels)
+        let counter = counters.withLock { made in
+            if let counter = made[series] { return counter }
+            let counter = factory.makeCounter(label: name, dimensions: labels)
+            made[series] = counter
+            return counter
+        }
+        counter.increment(by: amount)
     }
 
     func time(_ name: String, _ labels: [(String, String)] = [], nanoseconds: UInt64) {
-        factory.makeTimer(label: name, dimensions: labels).recordNanoseconds(Int64(clamping: nanoseconds))
+        let series = Series(name, labels)
+        let timer = timers.withLock { made in
+            if let timer = made[series] { return timer }
+            let timer = factory.makeTimer(label: name, dimensions: labels)
+            made[series] = timer
+            return timer
+        }
+        timer.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     func gauge(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {

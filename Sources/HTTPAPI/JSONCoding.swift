@@ -48,7 +48,10 @@ enum JSONCoding {
             throw APIError(.badRequest, .invalidJson, "the request body is not valid JSON")
         }
         // Only the body's own fields refuse null; unknown fields are ignored, null or not.
-        if let strict { try refuseNulls(data, allowed: strict.nullable, fields: Set(Mirror(reflecting: value).children.compactMap(\.label))) }
+        // (The field list comes from reflection: only bodies that hold the token `null` pay for it.)
+        if let strict, data.range(of: Data("null".utf8)) != nil {
+            try refuseNulls(data, allowed: strict.nullable, fields: Set(Mirror(reflecting: value).children.compactMap(\.label)))
+        }
         return value
     }
 
@@ -184,9 +187,11 @@ struct APITime: Codable, Hashable, Sendable {
     /// `2026-07-01T09:00:00.123Z`, from the whole milliseconds Berth stores (no float truncation).
     static func format(_ date: Date) -> String {
         let milliseconds = date.epochMilliseconds
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let fraction = milliseconds - seconds * 1000
-        let whole = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(.iso8601)
+        if let text = UTCTimestamp.format(epochMilliseconds: milliseconds, milliseconds: true) { return text }
+        // Beyond years 1 to 9999 (no trapping arithmetic at Int64's ends).
+        let seconds = milliseconds.dividedReportingOverflow(by: 1000).partialValue
+        let fraction = (milliseconds % 1000 + 1000) % 1000
+        let whole = Date(timeIntervalSince1970: TimeInterval(seconds) - (fraction > 0 && milliseconds < 0 ? 1 : 0)).formatted(.iso8601)
         return String(whole.dropLast()) + String(format: ".%03dZ", fraction)
     }
 }

@@ -44,19 +44,24 @@ final class RouteTable: Sendable {
     }
 }
 
-/// 405 + `Allow` for a known path called with another method, before authentication.
+/// 405 + `Allow` for a known path called with another method. Only requests the router did not
+/// match pay for the look-up (authentication ran, but decides nothing for an unmatched route).
 struct MethodGuard: RouterMiddleware {
     typealias Context = BerthRequestContext
     let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let allowed = routes.methods(at: request.uri.path)
-        if !allowed.isEmpty, !allowed.contains(request.method.rawValue), !(request.method == .head && allowed.contains("GET")) {
-            var response = APIError(.methodNotAllowed, .methodNotAllowed, "\(request.method.rawValue) is not served here; use \(allowed.joined(separator: ", "))").response()
-            response.headers[.allow] = allowed.joined(separator: ", ")
-            return response
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            let allowed = routes.methods(at: request.uri.path)
+            if !allowed.isEmpty, !allowed.contains(request.method.rawValue), !(request.method == .head && allowed.contains("GET")) {
+                var response = APIError(.methodNotAllowed, .methodNotAllowed, "\(request.method.rawValue) is not served here; use \(allowed.joined(separator: ", "))").response()
+                response.headers[.allow] = allowed.joined(separator: ", ")
+                return response
+            }
+            throw error
         }
-        return try await next(request, context)
     }
 }
 
@@ -68,7 +73,7 @@ struct RequestIdentifier: RouterMiddleware {
     static let header = HTTPField.Name("X-Request-Id")!
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let id = request.headers[Self.header].flatMap(Self.acceptable) ?? UUID().uuidString.lowercased()
+        let id = request.headers[Self.header].flatMap(Self.acceptable) ?? Self.generate()
         var context = context
         context.logger[metadataKey: "request_id"] = .string(id)
         var response = try await next(request, context)
@@ -77,10 +82,34 @@ struct RequestIdentifier: RouterMiddleware {
     }
 
     static func acceptable(_ value: String) -> String? {
-        guard (1...64).contains(value.count),
-              value.unicodeScalars.allSatisfy({ ($0.isASCII && (CharacterSet.alphanumerics.contains($0))) || "-_.".unicodeScalars.contains($0) })
-        else { return nil }
+        let utf8 = value.utf8
+        guard (1...64).contains(utf8.count), utf8.allSatisfy({ byte in
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
+            default: false
+            }
+        }) else { return nil }
         return value
+    }
+
+    /// A new random (version 4) UUID in lowercase, written without Foundation's uppercase string and its copy.
+    static func generate() -> String {
+        let bytes = withUnsafeBytes(of: UUID().uuid) { Array($0) }
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            var index = 0
+            for (position, byte) in bytes.enumerated() {
+                if position == 4 || position == 6 || position == 8 || position == 10 {
+                    buffer[index] = UInt8(ascii: "-")
+                    index += 1
+                }
+                buffer[index] = digits[Int(byte >> 4)]
+                buffer[index + 1] = digits[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
+        }
     }
 }
 

@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// Runs queued units of work together: one `BEGIN IMMEDIATE … COMMIT` on the writer for every unit
-/// that queued while the previous group ran, each unit in its own savepoint, so that a unit that
+/// Runs a unit of work on its caller's thread when nobody is writing; under load, runs queued units
+/// of work together: one `BEGIN IMMEDIATE … COMMIT` on the writer for every unit that queued while
+/// the previous group (or inline unit) ran, each unit in its own savepoint, so that a unit that
 /// throws is rolled back alone and never affects the others. Callers are answered only after the
 /// group's COMMIT (a failed COMMIT fails every unit of the group); under load this saves a hop to
 /// the writer queue and a WAL commit per unit.
@@ -31,7 +32,18 @@ final class GroupCommit: Sendable {
     }
 
     func submit<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        // Nobody writing: run this unit at once on the calling thread, in its own transaction (no hop
+        // to the writer's queue and back). Units that queue meanwhile are left to an asynchronous group.
+        let alone = state.withLock { state in
+            guard !state.scheduled, state.jobs.isEmpty else { return false }
+            state.scheduled = true
+            return true
+        }
+        if alone {
+            defer { finishInline() }
+            return try writeHere(body)
+        }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = Job(
                 run: { db in
                     do {
@@ -56,6 +68,32 @@ final class GroupCommit: Sendable {
             }
             if schedule { drain() }
         }
+    }
+
+    /// One unit in its own transaction, on the calling thread (a synchronous function, so that
+    /// GRDB's blocking overload is the one called).
+    private func writeHere<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                result = try body(db)
+                return .commit
+            }
+            guard let result else { throw StoreError("the unit of work returned nothing") }
+            return result
+        }
+    }
+
+    /// After a unit run on its caller's thread: the units that queued meanwhile get a group.
+    private func finishInline() {
+        let again = state.withLock { state in
+            if state.jobs.isEmpty {
+                state.scheduled = false
+                return false
+            }
+            return true
+        }
+        if again { drain() }
     }
 
     private func drain() {

@@ -56,8 +56,17 @@ public final class SQLiteStore: MigratableStore {
         try await group.submit { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
     }
 
+    /// Runs on the calling thread (GRDB's synchronous read on one of the pool's reader connections):
+    /// a read is a few index lookups in the page cache, cheaper than the two thread hops of an
+    /// asynchronous read. The body is synchronous, so a reader is always given back without
+    /// waiting for anything; a caller waits only while every reader is busy.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
-        try await pool.read { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
+        try readHere(body)
+    }
+
+    /// The synchronous read (a synchronous function, so that GRDB's blocking overload is the one called).
+    private func readHere<T: Sendable>(_ body: @Sendable (any StoreSession) throws -> T) throws -> T {
+        try pool.read { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction (migrations).

@@ -43,11 +43,16 @@ public struct PurchaseProver: Sendable {
     private func provenByJWS(_ jws: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         let proofHash = SHA256.hash(data: Data(jws.utf8)).hexString
         let transaction: TransactionPayload
-        do {
-            transaction = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations).payload
-        } catch {
-            logger.info("verify-purchase refused", metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)])
-            throw DomainError(error, field: "jwsRepresentation")
+        if let verified = runtime.verifiedProofs.transactions[proofHash] {
+            transaction = verified
+        } else {
+            do {
+                transaction = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations).payload
+            } catch {
+                logger.info("verify-purchase refused", metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)])
+                throw DomainError(error, field: "jwsRepresentation")
+            }
+            runtime.verifiedProofs.transactions.insert(transaction, for: proofHash)
         }
         guard let proven = Self.proven(transaction, proofHash: proofHash) else {
             throw DomainError(.invalidInput, .malformed, "the transaction lacks transactionId, productId or environment", field: "jwsRepresentation")
@@ -97,12 +102,18 @@ public struct PurchaseProver: Sendable {
     /// order): what a validator needs to apply all of them, not only the one the app names.
     public func proveReceipt(_ base64: String, runtime: TenantRuntime) async throws -> ProvenReceipt {
         let verified: VerifiedReceipt
-        do {
-            verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
-        } catch {
-            logger.info("verify-purchase refused", metadata: ["receipt.sha256": .string(String(SHA256.hash(data: Data(base64.utf8)).hexString.prefix(16))),
-                                                             "code": .string(error.code.rawValue)])
-            throw DomainError(error, field: "receipt")
+        let presented = SHA256.hash(data: Data(base64.utf8)).hexString
+        if let known = runtime.verifiedProofs.receipts[presented] {
+            verified = known
+        } else {
+            do {
+                verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
+            } catch {
+                logger.info("verify-purchase refused", metadata: ["receipt.sha256": .string(String(presented.prefix(16))),
+                                                                 "code": .string(error.code.rawValue)])
+                throw DomainError(error, field: "receipt")
+            }
+            runtime.verifiedProofs.receipts.insert(verified, for: presented)
         }
         // Old receipts do not say their environment; then it must be the only one the app accepts.
         let accepted = runtime.tenant.apple.environments

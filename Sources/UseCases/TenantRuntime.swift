@@ -27,6 +27,8 @@ public struct TenantRuntime: Sendable {
     public let verifyReceiptClient: VerifyReceiptClient?
     /// The card rail (Stripe), when the tenant configured it and its secrets are set.
     public let stripe: StripeRuntime?
+    /// Signed transactions and receipts this tenant already verified (retries and replays skip the checks).
+    public let verifiedProofs = VerifiedProofs()
 
     public var id: String { tenant.id }
 

@@ -66,9 +66,10 @@ struct ServeCommand: AsyncParsableCommand {
             do {
                 let services = try await setup.services(catalog: catalog, store: store, logger: logger)
                 logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)")
-                try await buildApplication(services: services, server: server, storeService: store, beforeServerStarts: {
+                let application = buildApplication(services: services, server: server, storeService: store, beforeServerStarts: {
                     try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
-                }).runService()
+                })
+                try await Self.serve(environment: environment, logger: logger) { try await application.runService() }
             } catch {
                 try? store.close()
                 throw error
@@ -86,12 +87,29 @@ struct ServeCommand: AsyncParsableCommand {
         }
         logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)")
         do {
-            try await buildApplication(services: services, server: server).runService()
+            let application = buildApplication(services: services, server: server)
+            try await Self.serve(environment: environment, logger: logger) { try await application.runService() }
         } catch {
             try? store.close()
             throw error
         }
         try store.close()
+    }
+}
+
+extension ServeCommand {
+    /// Runs the application with its request handlers on the event loops that read the requests
+    /// (``EventLoopExecutor``), unless `BERTH_HANDLERS=pool` keeps them on Swift's global pool.
+    static func serve(environment: [String: String], logger: Logger, _ run: () async throws -> Void) async throws {
+        switch environment["BERTH_HANDLERS"] ?? "event-loops" {
+        case "event-loops":
+            try await withEventLoopHandlers { try await run() }
+        case "pool":
+            logger.notice("request handlers run on Swift's global pool (BERTH_HANDLERS=pool)")
+            try await run()
+        case let other:
+            throw ValidationError("BERTH_HANDLERS is '\(other)'; use event-loops (the default) or pool")
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Domain
 @testable import HTTPAPI
 import Testing
 
@@ -33,5 +34,30 @@ struct APITimeTests {
                      "2026-07-01", "", "２０２６-07-01T09:00:00Z", "2026-07-01T09:00:00Z\u{0}"] {
             #expect(APITime.parse(text) == nil, "\(text)")
         }
+    }
+
+    @Test("timestamps written by hand agree with Foundation's ISO 8601 dates and times from 1601 to 9999, keep exact milliseconds, and read back")
+    func written() {
+        var generator = SystemRandomNumberGenerator()
+        // 1601-01-01 (after the Gregorian switch, where Foundation and RFC 3339 agree) to 9999-12-31.
+        let instants: [Int64] = [0, -1, 999, -1000, -1001, 951_782_400_000, 1_709_164_800_000, -11_644_473_600_000, 253_402_300_799_999]
+            + (0..<2000).map { _ in Int64.random(in: -11_644_473_600_000...253_402_300_799_999, using: &generator) }
+        for milliseconds in instants {
+            let date = Date(epochMilliseconds: milliseconds)
+            // Foundation's seconds; the milliseconds from the integer (Foundation's own fraction
+            // truncates the binary fraction: .999 can come out as .998).
+            let second = Date(timeIntervalSince1970: TimeInterval(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000))
+            let expected = String(second.formatted(.iso8601).dropLast()) + String(format: ".%03dZ", (milliseconds % 1000 + 1000) % 1000)
+            #expect(BerthJSON.timestamp(date) == expected, "\(milliseconds)")
+            #expect(APITime.format(date) == expected, "\(milliseconds)")
+            #expect(APITime.parse(APITime.format(date)) == date, "\(milliseconds)")
+            let seconds = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+            #expect(BerthJSON.secondsTimestamp(date) == seconds.formatted(.iso8601), "\(milliseconds)")
+        }
+        // Outside years 1 to 9999 Foundation writes them; nothing traps at Int64's ends.
+        #expect(UTCTimestamp.format(epochMilliseconds: .max, milliseconds: true) == nil)
+        _ = APITime.format(Date(epochMilliseconds: .min))
+        _ = APITime.format(Date(epochMilliseconds: .max))
+        #expect(UTCTimestamp.format(epochMilliseconds: -62_135_596_800_000, milliseconds: true) == "0001-01-01T00:00:00.000Z")
     }
 }

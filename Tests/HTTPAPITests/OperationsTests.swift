@@ -55,6 +55,9 @@ struct OperationsTests {
             let hostile = try await client.execute(uri: "/healthz", method: .get, headers: [HTTPField.Name("X-Request-Id")!: "a b\"<x>"])
             let generated = hostile.headers[HTTPField.Name("X-Request-Id")!] ?? ""
             #expect(generated.count == 36 && generated != "a b\"<x>", "a new id replaces one that is not a plain token")
+            #expect(UUID(uuidString: generated) != nil && generated == generated.lowercased(), "\(generated)")
+            let another = try await client.execute(uri: "/healthz", method: .get)
+            #expect(another.headers[HTTPField.Name("X-Request-Id")!] != generated, "each request gets its own id")
 
             let wrong = try await client.execute(uri: "/api/verify-purchase", method: .get)
             #expect(wrong.status == .methodNotAllowed)

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TestKit
+@testable import UseCases
 
 @Suite("POST /api/verify-purchase")
 struct VerifyPurchaseTests {
@@ -73,6 +74,58 @@ struct VerifyPurchaseTests {
             #expect(items.count == 2)
             #expect(items.contains { $0["userId"] as? String == "bob" })
         }
+    }
+
+    @Test("a proof verified once is not verified again; a remembered proof still meets every claim check, a forged one is never remembered")
+    func verifiedProofsAreRemembered() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let runtime = try #require(harness.services.tenants.tenant(id: "seaboo-test"))
+        try await harness.app().test(.router) { client in
+            let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"] as? Int)
+            let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"] as? Int)
+            let jws = try harness.purchase("it.seaboo.rental.basic")
+            // The same bytes with one signature character changed: must be refused, and not remembered.
+            var parts = jws.split(separator: ".").map(String.init)
+            parts[2] = String(parts[2].prefix(10)) + (parts[2].dropFirst(10).first == "A" ? "B" : "A") + String(parts[2].dropFirst(11))
+            let forged = parts.joined(separator: ".")
+            let refused = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
+                                                json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged])
+            #expect(refused.status.code >= 400 && refused.status.code < 500, "\(refused.json)")
+            #expect(runtime.verifiedProofs.counts.transactions == 0)
+
+            let body: [String: Any] = ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            #expect(try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body).status == .ok)
+            #expect(runtime.verifiedProofs.counts.transactions == 1)
+            let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
+            #expect(again.status == .ok)
+            #expect(again.booking?["status"] as? String == "confirmed")
+            #expect(runtime.verifiedProofs.counts.transactions == 1)
+            // Remembered, the proof is still claimed under the policy: another user's claim is a replay.
+            let replay = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
+                                               json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            #expect(replay.errorCode == "transaction_already_used")
+            #expect(try await harness.count("replay_attempts") == 1)
+            #expect(try await harness.count("purchases") == 1)
+            // The forged copy is refused again after the genuine one was remembered.
+            let stillRefused = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
+                                                     json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged])
+            #expect(stillRefused.errorCode == refused.errorCode)
+        }
+        // Another tenant never sees this tenant's remembered proofs.
+        #expect(try #require(harness.services.tenants.tenant(id: "aistylist-test")).verifiedProofs.counts.transactions == 0)
+    }
+
+    @Test("the remembered proofs are bounded: the oldest goes first")
+    func boundedCache() {
+        let cache = BoundedCache<Int>(capacity: 3)
+        for value in 1...5 { cache.insert(value, for: "k\(value)") }
+        #expect(cache.count == 3)
+        #expect(cache["k1"] == nil && cache["k2"] == nil)
+        #expect(cache["k3"] == 3 && cache["k5"] == 5)
+        cache.insert(30, for: "k3")  // already held: kept, not moved
+        cache.insert(6, for: "k6")
+        #expect(cache["k3"] == nil && cache["k6"] == 6 && cache.count == 3)
     }
 
     @Test("50 concurrent identical calls make one purchase and one confirmation")

@@ -15,7 +15,7 @@ public struct WebhookEnvelope: Encodable, Hashable, Sendable {
         id = "evt_\(outboxId)"
         type = event.type.rawValue
         tenant = tenantId
-        createdAt = at.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        createdAt = BerthJSON.timestamp(at)
         self.sequence = sequence
         data = event.data
     }
