@@ -40,25 +40,22 @@ public final class BerthMetrics: Sendable {
     private let timers = Mutex<[Series: any TimerHandler]>([:])
 
     func count(_ name: String, _ labels: [(String, String)] = [], by amount: Int64 = 1) {
-        let series = Series(name, labels)
-        let counter = counters.withLock { made in
-            if let counter = made[series] { return counter }
-            let counter = factory.makeCounter(label: name, dimensions: labels)
-            made[series] = counter
-            return counter
-        }
-        counter.increment(by: amount)
+        Self.handle(in: counters, Series(name, labels)) { factory.makeCounter(label: name, dimensions: labels) }.increment(by: amount)
     }
 
     func time(_ name: String, _ labels: [(String, String)] = [], nanoseconds: UInt64) {
-        let series = Series(name, labels)
-        let timer = timers.withLock { made in
-            if let timer = made[series] { return timer }
-            let timer = factory.makeTimer(label: name, dimensions: labels)
-            made[series] = timer
-            return timer
+        Self.handle(in: timers, Series(name, labels)) { factory.makeTimer(label: name, dimensions: labels) }
+            .recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// The series' handle, made by `make` the first time.
+    private static func handle<Handle: Sendable>(in made: borrowing Mutex<[Series: Handle]>, _ series: Series, make: () -> Handle) -> Handle {
+        made.withLock { made in
+            if let handle = made[series] { return handle }
+            let handle = make()
+            made[series] = handle
+            return handle
         }
-        timer.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     func gauge(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {

@@ -185,15 +185,7 @@ struct APITime: Codable, Hashable, Sendable {
     }
 
     /// `2026-07-01T09:00:00.123Z`, from the whole milliseconds Berth stores (no float truncation).
-    static func format(_ date: Date) -> String {
-        let milliseconds = date.epochMilliseconds
-        if let text = UTCTimestamp.format(epochMilliseconds: milliseconds, milliseconds: true) { return text }
-        // Beyond years 1 to 9999 (no trapping arithmetic at Int64's ends).
-        let seconds = milliseconds.dividedReportingOverflow(by: 1000).partialValue
-        let fraction = (milliseconds % 1000 + 1000) % 1000
-        let whole = Date(timeIntervalSince1970: TimeInterval(seconds) - (fraction > 0 && milliseconds < 0 ? 1 : 0)).formatted(.iso8601)
-        return String(whole.dropLast()) + String(format: ".%03dZ", fraction)
-    }
+    static func format(_ date: Date) -> String { BerthJSON.timestamp(date) }
 }
 
 /// A date-time in whole seconds (`2026-10-14T12:00:00Z`): the compatibility shapes' format, which

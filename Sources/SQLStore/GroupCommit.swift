@@ -40,7 +40,7 @@ final class GroupCommit: Sendable {
             return true
         }
         if alone {
-            defer { finishInline() }
+            defer { releaseOrDrain() }
             return try writeHere(body)
         }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -84,8 +84,9 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// After a unit run on its caller's thread: the units that queued meanwhile get a group.
-    private func finishInline() {
+    /// After a unit run on its caller's thread, or a group: the writer is given up when nothing
+    /// queued meanwhile, else the queued units get the next group.
+    private func releaseOrDrain() {
         let again = state.withLock { state in
             if state.jobs.isEmpty {
                 state.scheduled = false
@@ -113,14 +114,7 @@ final class GroupCommit: Sendable {
                 try? db.rollback()
                 for job in group { job.fail(error) }
             }
-            let again = state.withLock { state in
-                if state.jobs.isEmpty {
-                    state.scheduled = false
-                    return false
-                }
-                return true
-            }
-            if again { drain() }
+            releaseOrDrain()
         }
     }
 }

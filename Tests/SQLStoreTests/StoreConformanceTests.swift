@@ -444,6 +444,29 @@ struct StoreConformance {
         }
     }
 
+    @Test("a unit of work alone (nobody else writing) that throws writes nothing; the next one alone commits", arguments: StoreBackend.available)
+    func failingUnitAlone(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            struct Refused: Error {}
+            for index in 0..<3 {
+                await #expect(throws: Refused.self) {
+                    try await store.write { tx in
+                        try tx.audit.append(AuditRecord(tenantId: "a", actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
+                                                        detail: ["n": "refused \(index)"], at: Self.now))
+                        throw Refused()
+                    }
+                }
+                try await store.write { tx in
+                    try tx.audit.append(AuditRecord(tenantId: "a", actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
+                                                    detail: ["n": "kept \(index)"], at: Self.now))
+                }
+            }
+            let entries = try await store.read { try $0.audit.audit(tenantId: "a", page: Page(limit: 100)) }
+            #expect(entries.total == 3)
+            #expect(entries.items.allSatisfy { $0.detail?.contains("kept") == true && $0.detail?.contains("refused") == false })
+        }
+    }
+
     @Test("among 40 concurrent units of work, the ones that throw write nothing and the others all commit", arguments: StoreBackend.available)
     func failingUnitsAlone(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
