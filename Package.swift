@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Microbenchmarks only (Benchmarks/BerthMicro): allocation and instruction counts checked by scripts/bench-check.
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         .target(
@@ -203,6 +205,22 @@ let package = Package(
         .executableTarget(
             name: "BerthBenchmarks",
             dependencies: ["AppleSignedData", "TestKit", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // ordo-one/benchmark's microbenchmarks: `swift package benchmark`, and scripts/bench-check against
+        // benchmarks/thresholds/ (CI). Not part of the `berth` binary.
+        .executableTarget(
+            name: "BerthMicro",
+            dependencies: [
+                "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/BerthMicro",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .testTarget(
             name: "AppleSignedDataTests",

@@ -35,7 +35,11 @@ enum JSONCoding {
         }
         if buffer.readableBytes == 0, let empty { return empty }
         guard buffer.readableBytes > 0 else { throw APIError(.badRequest, .invalidJson, "the request body is empty; send a JSON object") }
-        let data = Data(buffer.readableBytesView)
+        return try decode(type, data: Data(buffer.readableBytesView))
+    }
+
+    /// Decodes a collected body (the part of `decode(_:from:)` after the body is read).
+    static func decode<T: Decodable>(_ type: T.Type, data: Data) throws -> T {
         let strict = T.self as? any RefusesNull.Type
         let value: T
         do {
