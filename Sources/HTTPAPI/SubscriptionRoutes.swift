@@ -22,8 +22,8 @@ struct SubscriptionRoutes {
 
     func register(_ routes: Groups) {
         routes.reads.get("/api/entitlements") { _, context in
-            _ = await services.verifyPurchase.claimWaiting(runtime: context.tenant, userId: context.userId)
-            let answer = try await UserEntitlements(store: services.store, clock: services.clock)(runtime: context.tenant, userId: context.userId)
+            let answer = try await UserEntitlements(store: services.store, clock: services.clock)(runtime: context.tenant, userId: context.userId,
+                                                                                                   claimingWaitingWith: services.verifyPurchase)
             let now = services.clock.now()
             let subscriptions = answer.subscriptions.map { listed in
                 let s = listed.subscription

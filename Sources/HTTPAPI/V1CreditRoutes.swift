@@ -23,8 +23,7 @@ struct V1CreditRoutes {
     func register(_ routes: Groups) {
         routes.reads.get("/v1/credits/balance") { _, context in
             let (runtime, type) = try Self.served(context.tenant)
-            _ = await services.verifyPurchase.claimWaiting(runtime: runtime, userId: context.userId)
-            let balances = try await services.creditQueries.balances(runtime, userId: context.userId)
+            let balances = try await services.creditQueries.balances(runtime, userId: context.userId, claimingWaitingWith: services.verifyPurchase)
             return try JSONCoding.response(V1Balance(credits: balances.first { $0.creditType == type }?.balance ?? 0))
         }
         routes.reads.get("/v1/credits/transactions") { request, context in

@@ -24,14 +24,18 @@ public enum AccountTokens {
     }
 
     private static func md5UUID(_ bytes: [UInt8]) -> String {
-        var hex = Array(Insecure.MD5.hash(data: bytes).hexString)
-        hex[12] = "3"
-        hex[16] = "8"
-        let text = String(hex)
-        func part(_ from: Int, _ to: Int) -> Substring {
-            text[text.index(text.startIndex, offsetBy: from)..<text.index(text.startIndex, offsetBy: to)]
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (index, byte) in Insecure.MD5.hash(data: bytes).enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            var high = digits[Int(byte >> 4)], low = digits[Int(byte & 0x0F)]
+            if index == 6 { high = UInt8(ascii: "3") }   // hex digit 12: the version
+            if index == 8 { high = UInt8(ascii: "8") }   // hex digit 16: the variant
+            text.append(high)
+            text.append(low)
         }
-        return [part(0, 8), part(8, 12), part(12, 16), part(16, 20), part(20, 32)].joined(separator: "-")
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Every token besides the user id itself that names `userId` (lowercase).

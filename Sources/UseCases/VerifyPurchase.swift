@@ -229,6 +229,21 @@ public struct VerifyPurchase: Sendable {
         }
     }
 
+    /// Reads `body` in the same read as the transactions waiting for `userId` (one trip to the store
+    /// on the common path, where nothing waits). When some wait, they are claimed first
+    /// (``claimWaiting(runtime:userId:)``) and `body` is read again, so the answer includes them.
+    public func readClaimingWaiting<T: Sendable>(runtime: TenantRuntime, userId: String,
+                                                 _ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
+        let tenantId = runtime.id
+        let (waiting, value) = try await store.read { session in
+            (try session.purchases.waitingTransactions(tenantId: tenantId, tokens: tokens), try body(session))
+        }
+        guard !waiting.isEmpty else { return value }
+        _ = await claimWaiting(runtime: runtime, userId: userId)
+        return try await store.read(body)
+    }
+
     /// A refusal of the proof itself (or, for a caller who cannot see the target, the target's "not
     /// found" that comes first): thrown as ``error`` to the caller, never kept as an unapplied payment.
     private struct ProofRefusal: Error {

@@ -5,6 +5,7 @@ import Foundation
 import HummingbirdTesting
 import Testing
 import TestKit
+import UseCases
 
 /// One-time unlocks end to end over HTTP: a tenant (its catalog built here) selling a lifetime
 /// unlock and a 30-day pass besides its subscriptions. Answers are decoded into typed structs.
@@ -138,6 +139,30 @@ struct UnlocksTests {
             // The refund is reversed: the grant is back.
             #expect(try await Self.notify(client, harness, .refundReversed, t) == "unlock_reinstated")
             #expect(try await Self.entitlements(client, key: key, user: "ana").isPremium)
+        }
+    }
+
+    @Test("an unlock Apple notified for a user who never called waits; that user's next GET /api/entitlements applies it and shows it in the same answer")
+    func waitingUnlockOnEntitlements() async throws {
+        let harness = try await Self.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .client)
+        try await harness.app().test(.router) { client in
+            var t = Self.transaction(harness, Self.lifetime)
+            t.appAccountToken = AccountTokens.cordovaPlugin("dee")
+            #expect(try await Self.notify(client, harness, .oneTimeCharge, t) == "unclaimed_purchase")
+            #expect(try await harness.count("entitlement_grants") == 0)
+            // Someone else's call takes nothing.
+            #expect(try await Self.entitlements(client, key: key, user: "eve").held("premium") == nil)
+            #expect(try await harness.count("purchases") == 0)
+            // Dee's first call: the waiting unlock is claimed, and the answer already holds it.
+            let held = try await Self.entitlements(client, key: key, user: "dee")
+            #expect(held.isPremium)
+            #expect(held.held("premium")?.grants.map(\.reference) == [t.transactionId ?? ""])
+            #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = ?", [t.transactionId ?? ""]).first?["user_id"] == "dee")
+            // Later calls find nothing waiting and change nothing.
+            #expect(try await Self.entitlements(client, key: key, user: "dee").isPremium)
+            #expect(try await harness.count("purchases") == 1)
         }
     }
 

@@ -14,11 +14,24 @@ public struct CreditQueries: Sendable {
     }
 
     /// Every credit type of the tenant with the user's balance, held and available credits.
-    public func balances(_ runtime: TenantRuntime, userId: String) async throws -> [CreditSummary] {
+    /// One read on the common path: the bonus check, the summaries and (with `purchases`) the
+    /// transactions waiting for the user, which are claimed first (their credits are in the answer).
+    public func balances(_ runtime: TenantRuntime, userId: String, claimingWaitingWith purchases: VerifyPurchase? = nil) async throws -> [CreditSummary] {
         let settings = try CreditRequests.settings(runtime)
-        try await CreditRequests.ensureBonus(runtime, userId: userId, store: store, clock: clock)
-        let tenantId = runtime.id, now = clock.now()
-        let stored = try await store.read { try $0.credits.summaries(tenantId: tenantId, userId: userId, now: now) }
+        let tenantId = runtime.id, now = clock.now(), offersBonus = runtime.tenant.credits?.signupBonus != nil
+        let read: @Sendable (any StoreSession) throws -> (bonusSettled: Bool, summaries: [CreditSummary]) = { session in
+            (try !offersBonus || session.credits.hasBonus(tenantId: tenantId, userId: userId),
+             try session.credits.summaries(tenantId: tenantId, userId: userId, now: now))
+        }
+        var (bonusSettled, stored) = if let purchases {
+            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId, read)
+        } else {
+            try await store.read(read)
+        }
+        if !bonusSettled {
+            try await CreditRequests.ensureBonus(runtime, userId: userId, store: store, clock: clock)
+            stored = try await store.read { try $0.credits.summaries(tenantId: tenantId, userId: userId, now: now) }
+        }
         return settings.types.map { type in stored.first { $0.creditType == type } ?? CreditSummary(creditType: type, balance: 0, held: 0, debt: 0) }
     }
 

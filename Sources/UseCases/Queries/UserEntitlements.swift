@@ -24,12 +24,19 @@ public struct UserEntitlements: Sendable {
         self.clock = clock
     }
 
-    public func callAsFunction(runtime: TenantRuntime, userId: String) async throws -> Answer {
+    /// - Parameter purchases: when given, the transactions waiting for the user are read in the same
+    ///   read and claimed first (the user's "next call"; see ``VerifyPurchase/readClaimingWaiting(runtime:userId:_:)``).
+    public func callAsFunction(runtime: TenantRuntime, userId: String, claimingWaitingWith purchases: VerifyPurchase? = nil) async throws -> Answer {
         let tenantId = runtime.id
-        let (owned, membership, stored) = try await store.read { tx in
+        let read: @Sendable (any StoreSession) throws -> ([Subscription], Membership?, [EntitlementGrant]) = { tx in
             (try tx.subscriptions.owned(tenantId: tenantId, userId: userId, page: Page(limit: Page.maximumLimit)).items,
              try tx.subscriptions.membership(tenantId: tenantId, userId: userId),
              try tx.grants.grants(tenantId: tenantId, userId: userId))
+        }
+        let (owned, membership, stored) = if let purchases {
+            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId, read)
+        } else {
+            try await store.read(read)
         }
         let now = clock.now()
         let grants = owned.map { EntitlementGrant.subscription($0, userId: userId, now: now) } + [membership.flatMap { .membership($0, now: now) }].compactMap { $0 }
