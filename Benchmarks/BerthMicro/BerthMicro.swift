@@ -133,14 +133,17 @@ struct CodersFixture: Sendable {
 final class AppFixture: Sendable {
     static let bundleId = "it.seaboo.app"
     static let productId = "it.seaboo.rental.basic"
-    /// Pending bookings made for the first-time benchmark (one per iteration, warm-up included).
-    static let firstTimePurchases = 600
+    /// Pending bookings made for the first-time benchmark (one per iteration, warm-up included);
+    /// BERTH_MICRO_BOOKINGS=20 shortens the set-up when profiling the other benchmarks.
+    static let firstTimePurchases = ProcessInfo.processInfo.environment["BERTH_MICRO_BOOKINGS"].flatMap(Int.init).map { max($0, 20) } ?? 600
 
     let directory: URL
     let store: SQLiteStore
     let responder: RouterResponder<BerthRequestContext>
     let serverKey: String
     let logger: Logger
+    /// The connection every request arrives on (a server makes one per connection, not per request).
+    let channel = EmbeddedChannel()
     let replay: (user: String, body: String, answer: Data)
     /// Whether this instance closes the store and removes the folder when it goes (the one made during set-up does not).
     private let ownsStore: Bool
@@ -195,7 +198,7 @@ final class AppFixture: Sendable {
             requestBody = RequestBody(buffer: ByteBuffer(string: body))
         }
         let request = Request(head: HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1", path: path, headerFields: headers), body: requestBody)
-        let context = BerthRequestContext(source: .init(channel: EmbeddedChannel(), logger: logger))
+        let context = BerthRequestContext(source: .init(channel: channel, logger: logger))
         let response = try await responder.respond(to: request, context: context)
         let collector = BodyCollector()
         try await response.body.write(collector)
