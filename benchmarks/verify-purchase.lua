@@ -1,5 +1,7 @@
--- wrk script for benchmarks/verify-purchase.sh.
--- Arguments: FILE KEY THREADS [replay]. FILE holds one request per line: user id, a tab, the JSON body.
+-- wrk script for benchmarks/run and benchmarks/verify-purchase.sh.
+-- Arguments: FILE KEY THREADS [replay|once] [PATH]. FILE holds one request per line: user id, a tab, the
+-- JSON body; each is POSTed to PATH (default /api/verify-purchase) with the key and X-User-Id, or
+-- without either where the key or the user is "-" (Apple's notifications).
 -- THREADS must equal wrk's -t (wrk starts each thread before it sets up the next, so a thread
 -- cannot count its siblings).
 -- First-time mode: each thread sends its own share of the lines once, then repeats its last line.
@@ -18,6 +20,7 @@ function init(args)
   key = args[2]
   thread_total = tonumber(args[3])
   replay = args[4] == "replay"
+  path = args[5] or "/api/verify-purchase"
   requests = {}
   local line_number = 0
   for line in io.lines(args[1]) do
@@ -45,11 +48,10 @@ function request()
   generated = (generated or 0) + 1
   wrk.thread:set("generated", generated)
   local item = requests[position]
-  return wrk.format("POST", "/api/verify-purchase", {
-    ["Authorization"] = "Bearer " .. key,
-    ["X-User-Id"] = item.user,
-    ["Content-Type"] = "application/json",
-  }, item.body)
+  local headers = { ["Content-Type"] = "application/json" }
+  if key ~= "-" then headers["Authorization"] = "Bearer " .. key end
+  if item.user ~= "-" then headers["X-User-Id"] = item.user end
+  return wrk.format("POST", path, headers, item.body)
 end
 
 function done(summary, latency, requests)

@@ -7,6 +7,9 @@
 //     swift run -c release BerthBenchmarks prepare-purchases --url URL --key KEY --ca DIR --count N --out FILE
 //         creates N pending bookings on a running server and writes one verify-purchase request per
 //         line (user id, tab, JSON body) for benchmarks/verify-purchase.sh to replay with wrk
+//     swift run -c release BerthBenchmarks prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S]
+//         buys S subscriptions on a running server and writes N signed DID_RENEW notifications for them
+//         (one per line: "-", a tab, the JSON body) for benchmarks/run's notification phase
 //     swift run -c release BerthBenchmarks credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]
 //         per user: buy a credit pack, reserve 1 credit, commit it (benchmarks/credits.sh)
 import Foundation
@@ -49,6 +52,14 @@ case "prepare-purchases":
     try await preparePurchases(baseURL: url, creator: creator, caDirectory: ca, count: count, output: out,
                                resourceId: option("--resource") ?? "fleet", bundleId: option("--bundle-id") ?? "it.seaboo.app",
                                userPrefix: option("--user-prefix") ?? "bench-")
+case "prepare-notifications":
+    guard let url = option("--url"), let ca = option("--ca"), let out = option("--out"), let secret = option("--jwt-secret"), let issuer = option("--issuer"),
+          let count = option("--count").flatMap(Int.init), count > 0
+    else { fail("prepare-notifications needs --url, --jwt-secret S --issuer I, --ca, --count and --out") }
+    try await prepareNotifications(baseURL: url, creator: .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth"), caDirectory: ca,
+                                   subscriptions: option("--subscriptions").flatMap(Int.init).map { max($0, 1) } ?? 1000, count: count, output: out,
+                                   bundleId: option("--bundle-id") ?? "it.seaboo.app", productId: option("--product") ?? "it.seaboo.member.monthly",
+                                   userPrefix: option("--user-prefix") ?? "member-")
 case "credits-flow":
     guard let url = option("--url"), let ca = option("--ca"), let secret = option("--jwt-secret"), let issuer = option("--issuer") else {
         fail("credits-flow needs --url, --jwt-secret S --issuer I (user tokens of the credits tenant) and --ca")
