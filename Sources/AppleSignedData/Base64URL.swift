@@ -12,31 +12,38 @@ public enum Base64URL {
 
     /// Decodes canonical base64url: no padding, no whitespace, no characters of the standard
     /// alphabet, and no stray bits in the last character (so one text means one byte string).
+    /// One pass over the bytes, six bits at a time (no intermediate copy in the standard alphabet).
     public static func decode(_ text: Substring) -> Data? {
-        let utf8 = text.utf8
-        var base64 = [UInt8]()
-        base64.reserveCapacity(utf8.count + 3)
-        var lastValue: UInt8 = 0
-        for byte in utf8 {
+        var text = text
+        return text.withUTF8 { decode(bytes: $0) }
+    }
+
+    static func decode(bytes: UnsafeBufferPointer<UInt8>) -> Data? {
+        guard bytes.count % 4 != 1 else { return nil }
+        var output = [UInt8]()
+        output.reserveCapacity(bytes.count / 4 * 3 + 2)
+        var pending: UInt32 = 0   // bits read but not yet written, in the low `bits` bits
+        var bits = 0
+        for byte in bytes {
+            let value: UInt8
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): lastValue = byte - UInt8(ascii: "A"); base64.append(byte)
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): lastValue = byte - UInt8(ascii: "a") + 26; base64.append(byte)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): lastValue = byte - UInt8(ascii: "0") + 52; base64.append(byte)
-            case UInt8(ascii: "-"): lastValue = 62; base64.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"): lastValue = 63; base64.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte &- UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = byte &- UInt8(ascii: "a") &+ 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte &- UInt8(ascii: "0") &+ 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
             default: return nil
             }
+            pending = (pending << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: pending >> UInt32(bits)))
+                pending &= (1 << UInt32(bits)) - 1
+            }
         }
-        switch base64.count % 4 {
-        case 0: break
-        case 2:
-            guard lastValue & 0b1111 == 0 else { return nil }
-            base64.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "=")])
-        case 3:
-            guard lastValue & 0b11 == 0 else { return nil }
-            base64.append(UInt8(ascii: "="))
-        default: return nil
-        }
-        return Data(base64Encoded: Data(base64))
+        // 2 or 4 bits left over (a text of 3 or 2 characters mod 4) must be zero: canonical only.
+        guard pending == 0 else { return nil }
+        return Data(output)
     }
 }
