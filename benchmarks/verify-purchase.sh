@@ -43,19 +43,8 @@ server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-cat > "$work/catalog.json" <<'JSON'
-{ "tenants": [ {
-  "id": "bench", "name": "Benchmark", "currency": "EUR",
-  "apple": { "bundleId": "it.seaboo.app", "environments": ["Sandbox"], "trustedRootFiles": ["ca/root.pem"] },
-  "auth": { "algorithm": "HS256", "issuer": "https://bench.invalid", "audience": "berth", "secretEnv": "BENCH_JWT_SECRET" },
-  "holdMinutes": 60,
-  "products": [ { "id": "it.seaboo.rental.basic", "kind": "booking", "type": "Consumable", "title": "Rental" } ],
-  "resources": [ { "id": "fleet", "kind": "rental", "name": "A large fleet", "pricePerDayMinor": 5000, "units": 1000000 } ],
-  "bookingRules": { "rentalPriceBands": [ { "maxPriceMinor": 10000, "productId": "it.seaboo.rental.basic" } ], "experienceProducts": {} },
-  "rateLimit": { "burst": 100000000, "perSecond": 100000000 },
-  "limits": { "bookings": { "burst": 100000000, "perSecond": 100000000 }, "pendingHoldsPerServerKey": 100000000, "pendingHoldsPerResource": 100000000 }
-} ] }
-JSON
+# The benchmark tenant (one place for every benchmark: benchmarks/catalog.json).
+cp "$repo/benchmarks/catalog.json" "$work/catalog.json"
 export BENCH_JWT_SECRET="benchmark-secret-$(date +%s)-berth"
 "$berth" testkit init "$work/ca" >/dev/null
 storage=(--database "sqlite:$work/bench.sqlite" --catalog "$work/catalog.json" --migrations "$repo/migrations")

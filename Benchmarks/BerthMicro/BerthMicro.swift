@@ -212,7 +212,7 @@ final class AppFixture: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ca = try TestCA.generate()
         try ca.write(to: directory.appendingPathComponent("ca"))
-        try Data(catalog.utf8).write(to: directory.appendingPathComponent("products.json"))
+        try FileManager.default.copyItem(at: catalogURL, to: directory.appendingPathComponent("products.json"))
         var logger = Logger(label: "berth.micro")
         logger.logLevel = .error
         let setup = BerthSetup(catalogURL: directory.appendingPathComponent("products.json"),
@@ -247,20 +247,10 @@ final class AppFixture: Sendable {
                           replay: (replayed.user, replayed.body, Data(answer.readableBytesView)), pending: purchases, ownsStore: true)
     }
 
-    /// One tenant selling rentals of a large fleet, with limits lifted (benchmarks/verify-purchase.sh uses the same).
-    private static let catalog = """
-    { "tenants": [ {
-      "id": "bench", "name": "Benchmark", "currency": "EUR",
-      "apple": { "bundleId": "\(bundleId)", "environments": ["Sandbox"], "trustedRootFiles": ["ca/root.pem"] },
-      "auth": { "algorithm": "HS256", "issuer": "https://bench.invalid", "audience": "berth", "secretEnv": "BENCH_JWT_SECRET" },
-      "holdMinutes": 60,
-      "products": [ { "id": "\(productId)", "kind": "booking", "type": "Consumable", "title": "Rental" } ],
-      "resources": [ { "id": "fleet", "kind": "rental", "name": "A large fleet", "pricePerDayMinor": 5000, "units": 1000000 } ],
-      "bookingRules": { "rentalPriceBands": [ { "maxPriceMinor": 10000, "productId": "\(productId)" } ], "experienceProducts": {} },
-      "rateLimit": { "burst": 100000000, "perSecond": 100000000 },
-      "limits": { "bookings": { "burst": 100000000, "perSecond": 100000000 }, "pendingHoldsPerServerKey": 100000000, "pendingHoldsPerResource": 100000000 }
-    } ] }
-    """
+    /// The benchmark tenant every benchmark uses (benchmarks/catalog.json): rentals of a large fleet,
+    /// a credit pack and a subscription, limits lifted.
+    private static let catalogURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("benchmarks/catalog.json")
 }
 
 /// Collects a response body (the router's answers are small and whole).

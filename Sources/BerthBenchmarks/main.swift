@@ -68,7 +68,7 @@ case "credits-flow":
                                    concurrency: option("--concurrency").flatMap(Int.init) ?? 16, bundleId: option("--bundle-id") ?? "com.aiimagestylist.app",
                                    productId: option("--product") ?? "com.aiimagestylist.credits.starter", userPrefix: option("--user-prefix") ?? "credits-")
 case "--help", "-h", "help":
-    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P]")
+    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P] | prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S] | credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]")
 default:
     fail("unknown mode \(mode)")
 }
