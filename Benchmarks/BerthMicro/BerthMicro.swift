@@ -1,7 +1,8 @@
 // Microbenchmarks (ordo-one/benchmark): the verifier, the hot route's coders, and whole requests
 // through Berth's router in process (authentication, the use case, a SQLite unit of work, the answer),
 // without sockets. Allocation counts (and instruction counts, on machines whose perf counts them) are
-// checked against benchmarks/thresholds/ by scripts/bench-check, which CI runs.
+// checked against benchmarks/thresholds/ by scripts/bench-check (release) and against
+// benchmarks/thresholds-debug.json by scripts/bench-check --debug, which CI runs.
 //
 //     swift package benchmark                          # every benchmark, a table
 //     scripts/bench-check                              # the counts against the checked-in thresholds
