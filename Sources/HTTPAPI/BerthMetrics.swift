@@ -149,6 +149,10 @@ struct MeasuredStore: Store {
         try await measured("write") { try await store.write(body) }
     }
 
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        try await measured("read") { try await store.readStatement(body) }
+    }
+
     private func measured<T>(_ kind: String, _ body: () async throws -> T) async throws -> T {
         let start = DispatchTime.now().uptimeNanoseconds
         defer {

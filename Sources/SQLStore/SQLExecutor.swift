@@ -103,6 +103,58 @@ extension SQLExecutor {
     }
 }
 
+/// One `SELECT` of several read in one statement by ``SQLExecutor/select(_:)``: `SELECT selectList
+/// rest ORDER BY order LIMIT limit`, whose select list yields `columns` in order.
+struct SelectPart {
+    var tag: String
+    var columns: [String]
+    var selectList: String
+    var rest: String
+    var order: String
+    var limit: Int?
+    var arguments: SQLArguments
+
+    init(tag: String, columns: [String], selectList: String? = nil, rest: String, order: String, limit: Int? = nil, arguments: SQLArguments) {
+        self.tag = tag
+        self.columns = columns
+        self.selectList = selectList ?? columns.joined(separator: ", ")
+        self.rest = rest
+        self.order = order
+        self.limit = limit
+        self.arguments = arguments
+    }
+}
+
+extension SQLExecutor {
+    /// Several `SELECT`s of different tables as one statement (one round trip, one snapshot): a
+    /// `UNION ALL` whose rows carry their part's tag and their rank in the part's order, every value
+    /// as text (both backends need one type per column of a union; ``SQLColumnValue`` reads numbers
+    /// back from text). Answers each part's rows, in the part's order, under its own column names.
+    func select(_ parts: [SelectPart]) throws -> [String: [SQLRow]] {
+        guard let width = parts.map(\.columns.count).max() else { return [:] }
+        let branches = parts.map { part in
+            let values = (0..<width).map { index in
+                index < part.columns.count ? "CAST(\(part.columns[index]) AS TEXT) AS v\(index)" : "NULL AS v\(index)"
+            }
+            return """
+                SELECT '\(part.tag)' AS part, ordinal, \(values.joined(separator: ", ")) FROM (
+                SELECT ROW_NUMBER() OVER (ORDER BY \(part.order)) AS ordinal, \(part.selectList) \(part.rest)
+                ORDER BY \(part.order)\(part.limit.map { " LIMIT \($0)" } ?? "")) AS \(part.tag)
+                """
+        }
+        let rows = try self.rows(branches.joined(separator: "\nUNION ALL\n"), parts.flatMap(\.arguments))
+        var ranked: [String: [(Int64, SQLRow)]] = [:]
+        let byTag = Dictionary(uniqueKeysWithValues: parts.map { ($0.tag, $0) })
+        for row in rows {
+            guard row.values.count == width + 2, case .text(let tag) = row.values[0], let part = byTag[tag],
+                  let ordinal = Int64(sqlValue: row.values[1]) else { throw StoreError("a combined read returned a row it did not ask for") }
+            let values = Array(row.values[2..<(2 + part.columns.count)])
+            ranked[tag, default: []].append((ordinal, SQLRow(columns: part.columns, values: values)))
+        }
+        return ranked.mapValues { $0.sorted { $0.0 < $1.0 }.map(\.1) }
+    }
+}
+
 /// What a column can be read as.
 public protocol SQLColumnValue {
     init?(sqlValue: SQLValue)

@@ -89,20 +89,28 @@ struct SQLPurchases: PurchaseRepository {
     }
 
     func waitingTransactions(tenantId: String, tokens: [String]) throws -> [ProvenTransaction] {
+        guard let waiting = Self.waiting(tenantId: tenantId, tokens: tokens) else { return [] }
+        let rows = try db.rows("SELECT \(waiting.selectList) \(waiting.rest) ORDER BY \(waiting.order) LIMIT \(waiting.limit ?? 0)", waiting.arguments)
+        return try Self.decodeWaiting(rows)
+    }
+
+    /// The transactions waiting for one of `tokens` (nil when there is no token): an index lookup on
+    /// (tenant_id, app_account_token), cheap enough for every verify call and every entitlements read.
+    static func waiting(tenantId: String, tokens: [String]) -> SelectPart? {
         let wanted = Array(Set(tokens.map { $0.lowercased() }).filter { !$0.isEmpty }).sorted()
-        guard !wanted.isEmpty else { return [] }
-        let arguments: SQLArguments = [tenantId] + wanted.map { $0 as any SQLBindable }
-        // An index lookup on (tenant_id, app_account_token): cheap enough for every verify call.
-        let rows = try db.rows("""
-            SELECT u.proven FROM unclaimed_transactions u
+        guard !wanted.isEmpty else { return nil }
+        return SelectPart(tag: "waiting", columns: ["proven"], selectList: "u.proven AS proven", rest: """
+            FROM unclaimed_transactions u
             LEFT JOIN purchases p ON p.store = u.store AND p.environment = u.environment AND p.transaction_id = u.transaction_id
             WHERE u.tenant_id = ? AND u.app_account_token IN (\(wanted.map { _ in "?" }.joined(separator: ", ")))
               AND u.proven IS NOT NULL AND p.id IS NULL
               AND NOT EXISTS (SELECT 1 FROM unapplied_payments k WHERE k.tenant_id = u.tenant_id AND k.store = u.store
                               AND k.environment = u.environment AND k.transaction_id = u.transaction_id)
-            ORDER BY u.received_at, u.id LIMIT 20
-            """, arguments)
-        return try rows.compactMap { row in
+            """, order: "u.received_at, u.id", limit: 20, arguments: [tenantId] + wanted.map { $0 as any SQLBindable })
+    }
+
+    static func decodeWaiting(_ rows: [SQLRow]) throws -> [ProvenTransaction] {
+        try rows.compactMap { row in
             guard let text: String = row["proven"] else { return nil }
             return try JSONDecoder().decode(ProvenTransaction.self, from: Data(text.utf8))
         }

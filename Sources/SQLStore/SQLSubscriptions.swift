@@ -48,8 +48,18 @@ struct SQLSubscriptions: SubscriptionRepository {
                   s.updatedAt.epochMilliseconds])
     }
 
+    /// One user's subscriptions (a handful) in one statement: the total rides along on each row, so an
+    /// entitlements read on PostgreSQL is one round trip shorter. (The tenant-wide listings keep two
+    /// statements: over a large table, a window count would read every row where the index-only count
+    /// and the top-N scan do not.)
     func owned(tenantId: String, userId: String, page: Page) throws -> (items: [Subscription], total: Int) {
-        try subscriptions(tenantId: tenantId, userId: userId, page: page)
+        let rows = try db.rows("""
+            SELECT \(Self.columns), COUNT(*) OVER () AS total_count FROM subscriptions WHERE tenant_id = ? AND user_id = ?
+            ORDER BY purchased_at DESC, original_transaction_id DESC LIMIT ? OFFSET ?
+            """, [tenantId, userId, page.limit, page.offset])
+        if let first = rows.first { return (rows.map(Self.decode), first["total_count"]) }
+        // A page past the end has no row to carry the total.
+        return ([], page.offset == 0 ? 0 : try db.count("SELECT COUNT(*) FROM subscriptions WHERE tenant_id = ? AND user_id = ?", [tenantId, userId]))
     }
 
     func subscriptions(tenantId: String, userId: String?, page: Page) throws -> (items: [Subscription], total: Int) {

@@ -104,6 +104,7 @@ struct SQLSession: StoreSession {
     var grants: any GrantRepository { SQLGrants(db: db) }
     var cardPayments: any CardPaymentRepository { SQLCardPayments(db: db) }
     var schema: any SchemaRepository { SQLSchema(db: db) }
+    var userState: any UserStateRepository { SQLUserState(db: db) }
 }
 
 /// Which migrations are applied (none when the bookkeeping table does not exist yet).

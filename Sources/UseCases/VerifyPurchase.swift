@@ -244,6 +244,18 @@ public struct VerifyPurchase: Sendable {
         return try await store.read(body)
     }
 
+    /// ``readClaimingWaiting(runtime:userId:_:)`` for a read that finds the user's waiting transactions
+    /// itself, in one statement (``Store/readStatement(_:)``): `body` is given the tokens naming the
+    /// user (none on the read after a claim) and tells whether anything waits.
+    public func readStatementClaimingWaiting<T: Sendable>(runtime: TenantRuntime, userId: String,
+                                                          _ body: @escaping @Sendable (any StoreSession, _ waitingTokens: [String]) throws -> (waiting: Bool, value: T)) async throws -> T {
+        let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
+        let first = try await store.readStatement { session in try body(session, tokens) }
+        guard first.waiting else { return first.value }
+        _ = await claimWaiting(runtime: runtime, userId: userId)
+        return try await store.readStatement { session in try body(session, []).value }
+    }
+
     /// A refusal of the proof itself (or, for a caller who cannot see the target, the target's "not
     /// found" that comes first): thrown as ``error`` to the caller, never kept as an unapplied payment.
     private struct ProofRefusal: Error {

@@ -255,6 +255,8 @@ struct StoreConformance {
             }
             let found = try await waiting(["aaa-token"])
             #expect(found == ["8001", "8004"], "\(found)")
+            let combined = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: ["aaa-token"]) }
+            #expect(combined.waiting == [proven("8001", token: "AAA-TOKEN"), proven("8004", token: "aaa-token")], "the one-statement read finds the same, whole")
             #expect(try await store.read { try $0.purchases.waitingTransactions(tenantId: "a", tokens: ["aaa-token"]) }.first == proven("8001", token: "AAA-TOKEN"),
                     "the proof is read back whole")
             #expect(try await waiting(["aaa-token"], tenant: "b").isEmpty)
@@ -269,6 +271,75 @@ struct StoreConformance {
                                         reason: "send bookingId", proven: proven("8004", token: "aaa-token"), firstSeenAt: Self.now, lastSeenAt: Self.now)
             _ = try await store.write { try $0.purchases.keepUnapplied(kept) }
             #expect(try await waiting(["aaa-token", "ccc"]) == ["8003"])
+            #expect(try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: ["aaa-token", "ccc"]) }
+                .waiting.map(\.transactionId) == ["8003"])
+        }
+    }
+
+    @Test("a user's entitlement sources in one statement are what the repositories read one by one: every field, in their order, per tenant and user",
+          arguments: StoreBackend.available)
+    func entitlementSourcesInOneStatement(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            @Sendable func grant(_ id: Int64, _ entitlement: String, user: String = "u", tenant: String = "a", purchased: Double, until: Double?) -> EntitlementGrant {
+                EntitlementGrant(id: id, tenantId: tenant, userId: user, entitlement: entitlement, source: .unlock, reference: "r\(id)", productId: id == 3 ? nil : "p\(id)",
+                                 purchasedAt: Self.now.addingTimeInterval(purchased), from: Self.now.addingTimeInterval(purchased),
+                                 until: until.map { Self.now.addingTimeInterval($0) }, durationDays: until == nil ? nil : 7,
+                                 state: id == 2 ? .ended : .active, endedReason: id == 2 ? "refund" : nil, environment: id == 3 ? nil : "Sandbox")
+            }
+            var lapsed = Self.subscription("s1", owner: "u", purchased: 0)
+            lapsed.autoRenew = nil
+            lapsed.expiresAt = nil
+            lapsed.revokedAt = Self.now.addingTimeInterval(1)
+            lapsed.ended = true
+            let lapsedSubscription = lapsed
+            let membership = Membership(tenantId: "a", userId: "u", originalTransactionId: "s2", payMethod: "apple", tier: "gold", cycle: "year",
+                                        expiresAt: nil, autoRenew: false, updatedAt: Self.now)
+            try await store.write { tx in
+                try tx.subscriptions.save(lapsedSubscription)
+                try tx.subscriptions.save(Self.subscription("s2", owner: "u", purchased: 100))
+                try tx.subscriptions.save(Self.subscription("s3", owner: "v"))
+                try tx.subscriptions.save(Self.subscription("s4", tenant: "b", owner: "u"))
+                try tx.subscriptions.save(membership)
+                for g in [grant(1, "pro", purchased: 50, until: 1_000), grant(2, "ai", purchased: 10, until: nil), grant(3, "pro", purchased: 5, until: nil),
+                          grant(4, "pro", user: "v", purchased: 0, until: nil), grant(5, "pro", tenant: "b", purchased: 0, until: nil)] {
+                    try tx.grants.save(g, now: Self.now)
+                }
+            }
+            let combined = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u", waitingTokens: ["nobody"]) }
+            let separate = try await store.read { tx in
+                (try tx.subscriptions.owned(tenantId: "a", userId: "u", page: Page(limit: Page.maximumLimit)).items,
+                 try tx.subscriptions.membership(tenantId: "a", userId: "u"), try tx.grants.grants(tenantId: "a", userId: "u"))
+            }
+            #expect(combined.owned.map(\.originalTransactionId) == ["s2", "s1"], "newest first")
+            #expect(combined.owned == separate.0, "every field, NULLs and booleans included")
+            #expect(combined.membership == membership && combined.membership == separate.1)
+            #expect(combined.grants.map(\.id) == [2, 3, 1], "by entitlement, then purchase")
+            #expect(combined.grants == separate.2)
+            #expect(combined.waiting.isEmpty)
+            let nobody = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "w", waitingTokens: []) }
+            #expect(nobody.owned.isEmpty && nobody.membership == nil && nobody.grants.isEmpty && nobody.waiting.isEmpty)
+        }
+    }
+
+    @Test("a single-statement read runs one statement: on PostgreSQL a second one, a write or a lock fails the read", arguments: StoreBackend.available)
+    func singleStatementReads(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            try await store.write { try $0.subscriptions.save(Self.subscription("s1", owner: "u")) }
+            let one = try await store.readStatement { try $0.subscriptions.membership(tenantId: "a", userId: "u") }
+            #expect(one == nil)
+            guard backend.name != "SQLite" else { return }   // SQLite's read is a transaction already: nothing to save
+            await #expect(throws: StoreError.self) {
+                try await store.readStatement { tx in
+                    _ = try tx.subscriptions.membership(tenantId: "a", userId: "u")
+                    return try tx.subscriptions.membership(tenantId: "a", userId: "v")
+                }
+            }
+            await #expect(throws: StoreError.self) {
+                try await store.readStatement { tx in try tx.subscriptions.deleteMembership(tenantId: "a", userId: "u") }
+            }
+            await #expect(throws: StoreError.self) {
+                try await store.readStatement { tx in try tx.grants.grants(tenantId: "a", userId: "u", entitlement: "pro", forUpdate: true) }
+            }
         }
     }
 

@@ -9,6 +9,17 @@ public protocol Store: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T
     /// Runs `body` on committed data, beside the writer. Writes in it fail.
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T
+    /// A read whose `body` issues exactly one statement (a repository method documented as one
+    /// statement). One statement sees one snapshot by itself, so a backend may run it without a
+    /// transaction around it: on PostgreSQL that is one round trip instead of three. A second
+    /// statement in `body` fails the read.
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T
+}
+
+extension Store {
+    public func readStatement<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        try await read(body)
+    }
 }
 
 /// The repositories of one unit of work, one per table group.
@@ -25,6 +36,7 @@ public protocol StoreSession {
     var grants: any GrantRepository { get }
     var cardPayments: any CardPaymentRepository { get }
     var schema: any SchemaRepository { get }
+    var userState: any UserStateRepository { get }
 }
 
 /// The schema's own bookkeeping (readiness checks that the code's migrations are applied).

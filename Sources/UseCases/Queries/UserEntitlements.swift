@@ -28,16 +28,19 @@ public struct UserEntitlements: Sendable {
     ///   read and claimed first (the user's "next call"; see ``VerifyPurchase/readClaimingWaiting(runtime:userId:_:)``).
     public func callAsFunction(runtime: TenantRuntime, userId: String, claimingWaitingWith purchases: VerifyPurchase? = nil) async throws -> Answer {
         let tenantId = runtime.id
-        let read: @Sendable (any StoreSession) throws -> ([Subscription], Membership?, [EntitlementGrant]) = { tx in
-            (try tx.subscriptions.owned(tenantId: tenantId, userId: userId, page: Page(limit: Page.maximumLimit)).items,
-             try tx.subscriptions.membership(tenantId: tenantId, userId: userId),
-             try tx.grants.grants(tenantId: tenantId, userId: userId))
+        // One statement: on PostgreSQL one round trip for the whole answer.
+        let read: @Sendable (any StoreSession, [String]) throws -> EntitlementSources = { tx, tokens in
+            try tx.userState.entitlementSources(tenantId: tenantId, userId: userId, waitingTokens: tokens)
         }
-        let (owned, membership, stored) = if let purchases {
-            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId, read)
+        let sources = if let purchases {
+            try await purchases.readStatementClaimingWaiting(runtime: runtime, userId: userId) { tx, tokens in
+                let sources = try read(tx, tokens)
+                return (!sources.waiting.isEmpty, sources)
+            }
         } else {
-            try await store.read(read)
+            try await store.readStatement { tx in try read(tx, []) }
         }
+        let (owned, membership, stored) = (sources.owned, sources.membership, sources.grants)
         let now = clock.now()
         let grants = owned.map { EntitlementGrant.subscription($0, userId: userId, now: now) } + [membership.flatMap { .membership($0, now: now) }].compactMap { $0 }
             + stored
