@@ -204,7 +204,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "BerthBenchmarks",
-            dependencies: ["AppleSignedData", "TestKit", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AppleSignedData", "TestKit", "Domain", "SQLStore", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // ordo-one/benchmark's microbenchmarks: `swift package benchmark`, and scripts/bench-check against
         // benchmarks/thresholds/ (CI). Not part of the `berth` binary.

@@ -10,6 +10,8 @@
 //     swift run -c release BerthBenchmarks prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S]
 //         buys S subscriptions on a running server and writes N signed DID_RENEW notifications for them
 //         (one per line: "-", a tab, the JSON body) for benchmarks/run's notification phase
+//     swift run -c release BerthBenchmarks seed-history --sqlite PATH --tenant T --count N
+//         writes N past purchases into a migrated SQLite database (benchmarks/run HISTORY=N)
 //     swift run -c release BerthBenchmarks credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]
 //         per user: buy a credit pack, reserve 1 credit, commit it (benchmarks/credits.sh)
 import Foundation
@@ -67,8 +69,13 @@ case "credits-flow":
     try await benchmarkCreditsFlow(baseURL: url, creator: .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth"), caDirectory: ca, users: option("--users").flatMap(Int.init) ?? 2000,
                                    concurrency: option("--concurrency").flatMap(Int.init) ?? 16, bundleId: option("--bundle-id") ?? "com.aiimagestylist.app",
                                    productId: option("--product") ?? "com.aiimagestylist.credits.starter", userPrefix: option("--user-prefix") ?? "credits-")
+case "seed-history":
+    guard let path = option("--sqlite"), let tenant = option("--tenant"), let count = option("--count").flatMap(Int.init), count > 0 else {
+        fail("seed-history needs --sqlite PATH (a migrated database), --tenant T and --count N")
+    }
+    try await seedHistory(databasePath: path, tenantId: tenant, count: count)
 case "--help", "-h", "help":
-    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P] | prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S] | credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]")
+    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P] | prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S] | seed-history --sqlite PATH --tenant T --count N | credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]")
 default:
     fail("unknown mode \(mode)")
 }
