@@ -74,11 +74,22 @@ struct SQLCredits: CreditRepository {
     }
 
     func summaries(tenantId: String, userId: String, now: Date) throws -> [CreditSummary] {
-        try db.rows("SELECT credit_type, balance, debt FROM credit_balances WHERE tenant_id = ? AND user_id = ? ORDER BY credit_type", [tenantId, userId]).map { row in
-            let type: String = row["credit_type"]
-            return CreditSummary(creditType: type, balance: row["balance"], held: try held(tenantId: tenantId, userId: userId, creditType: type, now: now),
-                                 debt: row["debt"])
-        }
+        let part = Self.summaries(tenantId: tenantId, userId: userId, now: now)
+        return try db.rows("SELECT \(part.selectList) \(part.rest) ORDER BY \(part.order)", part.arguments).map(Self.summary)
+    }
+
+    /// Each credit type's balance with what live reservations hold of it, in one statement.
+    static func summaries(tenantId: String, userId: String, now: Date) -> SelectPart {
+        SelectPart(tag: "summaries", columns: ["credit_type", "balance", "debt", "held"], selectList: """
+            b.credit_type AS credit_type, b.balance AS balance, b.debt AS debt,
+            (SELECT COALESCE(SUM(r.amount), 0) FROM credit_reservations r WHERE r.tenant_id = b.tenant_id AND r.user_id = b.user_id
+             AND r.credit_type = b.credit_type AND r.status = 'held' AND r.expires_at > ?) AS held
+            """, rest: "FROM credit_balances b WHERE b.tenant_id = ? AND b.user_id = ?", order: "b.credit_type",
+            arguments: [now.epochMilliseconds, tenantId, userId])
+    }
+
+    static func summary(_ row: SQLRow) -> CreditSummary {
+        CreditSummary(creditType: row["credit_type"], balance: row["balance"], held: row["held"], debt: row["debt"])
     }
 
     func saveBalance(_ b: CreditBalance, now: Date) throws {

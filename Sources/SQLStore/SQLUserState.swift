@@ -26,6 +26,20 @@ struct SQLUserState: UserStateRepository {
     }
 }
 
+extension SQLUserState {
+    func creditSources(tenantId: String, userId: String, now: Date, waitingTokens: [String]) throws -> CreditSources {
+        var parts = [
+            SQLCredits.summaries(tenantId: tenantId, userId: userId, now: now),
+            SelectPart(tag: "bonus", columns: ["user_id"], rest: "FROM credit_bonuses WHERE tenant_id = ? AND user_id = ?", order: "user_id",
+                       limit: 1, arguments: [tenantId, userId]),
+        ]
+        if let waiting = SQLPurchases.waiting(tenantId: tenantId, tokens: waitingTokens) { parts.append(waiting) }
+        let rows = try db.select(parts)
+        return CreditSources(waiting: try SQLPurchases.decodeWaiting(rows["waiting"] ?? []), bonusGranted: !(rows["bonus"] ?? []).isEmpty,
+                             summaries: (rows["summaries"] ?? []).map(SQLCredits.summary))
+    }
+}
+
 extension SQLSubscriptions {
     static let columnNames = names(columns)
     static let membershipColumnNames = names(membershipColumns)

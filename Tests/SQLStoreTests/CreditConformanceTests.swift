@@ -63,6 +63,20 @@ extension StoreConformance {
             // Expired holds count no more.
             let later = try await store.read { try $0.credits.account(tenantId: "a", userId: "u", creditType: "c", now: Self.now.addingTimeInterval(601), forUpdate: false) }
             #expect(later.held == 0)
+
+            // The summaries (one statement, held credits in a subquery) and the one-statement balance read agree with the account.
+            try await Self.grant(store, user: "u", amount: 3, now: Self.now)
+            try await store.write { tx in
+                let other = try tx.credits.account(tenantId: "a", userId: "u", creditType: "d", now: Self.now, forUpdate: true)
+                try tx.save(CreditRules.grant(other, amount: 2, type: .adjustment, actor: .system, negativeAllowed: false, now: Self.now), now: Self.now)
+            }
+            let expected = [CreditSummary(creditType: "c", balance: 8, held: 5, debt: 0), CreditSummary(creditType: "d", balance: 2, held: 0, debt: 0)]
+            #expect(try await store.read { try $0.credits.summaries(tenantId: "a", userId: "u", now: Self.now) } == expected)
+            let sources = try await store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now, waitingTokens: ["t"]) }
+            #expect(sources.summaries == expected && !sources.bonusGranted && sources.waiting.isEmpty)
+            let expired = try await store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now.addingTimeInterval(601), waitingTokens: []) }
+            #expect(expired.summaries.map(\.held) == [0, 0], "expired holds count no more")
+            #expect(try await store.readStatement { try $0.userState.creditSources(tenantId: "b", userId: "u", now: Self.now, waitingTokens: []) }.summaries.isEmpty)
         }
     }
 
@@ -75,6 +89,8 @@ extension StoreConformance {
             }
             #expect(claimed == 1)
             #expect(try await store.read { try $0.credits.hasBonus(tenantId: "a", userId: "u") })
+            #expect(try await store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now, waitingTokens: []) }.bonusGranted)
+            #expect(try await !store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "v", now: Self.now, waitingTokens: []) }.bonusGranted)
             #expect(try await !store.read { try $0.credits.hasBonus(tenantId: "b", userId: "u") })
             #expect(try await store.write { try $0.credits.claimBonus(tenantId: "b", userId: "u", now: Self.now) })
         }

@@ -7,6 +7,23 @@ public protocol UserStateRepository {
     /// ``PurchaseRepository/waitingTransactions(tenantId:tokens:)``), the user's subscriptions newest
     /// first (at most `Page.maximumLimit`), the membership, and every stored grant.
     func entitlementSources(tenantId: String, userId: String, waitingTokens: [String]) throws -> EntitlementSources
+    /// What `GET /api/credits` answers from, in **one statement**: the waiting transactions (as
+    /// above), whether the signup bonus was granted, and each credit type's summary at `now` (as
+    /// ``CreditRepository/summaries(tenantId:userId:now:)``).
+    func creditSources(tenantId: String, userId: String, now: Date, waitingTokens: [String]) throws -> CreditSources
+}
+
+/// The rows behind a user's credit balances, read together.
+public struct CreditSources: Sendable {
+    public var waiting: [ProvenTransaction]
+    public var bonusGranted: Bool
+    public var summaries: [CreditSummary]
+
+    public init(waiting: [ProvenTransaction], bonusGranted: Bool, summaries: [CreditSummary]) {
+        self.waiting = waiting
+        self.bonusGranted = bonusGranted
+        self.summaries = summaries
+    }
 }
 
 /// The rows behind a user's entitlements, read together.

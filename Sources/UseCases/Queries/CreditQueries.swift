@@ -19,15 +19,20 @@ public struct CreditQueries: Sendable {
     public func balances(_ runtime: TenantRuntime, userId: String, claimingWaitingWith purchases: VerifyPurchase? = nil) async throws -> [CreditSummary] {
         let settings = try CreditRequests.settings(runtime)
         let tenantId = runtime.id, now = clock.now(), offersBonus = runtime.tenant.credits?.signupBonus != nil
-        let read: @Sendable (any StoreSession) throws -> (bonusSettled: Bool, summaries: [CreditSummary]) = { session in
-            (try !offersBonus || session.credits.hasBonus(tenantId: tenantId, userId: userId),
-             try session.credits.summaries(tenantId: tenantId, userId: userId, now: now))
+        // One statement: on PostgreSQL one round trip for the whole answer.
+        let read: @Sendable (any StoreSession, [String]) throws -> CreditSources = { session, tokens in
+            try session.userState.creditSources(tenantId: tenantId, userId: userId, now: now, waitingTokens: tokens)
         }
-        var (bonusSettled, stored) = if let purchases {
-            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId, read)
+        let sources = if let purchases {
+            try await purchases.readStatementClaimingWaiting(runtime: runtime, userId: userId) { session, tokens in
+                let sources = try read(session, tokens)
+                return (!sources.waiting.isEmpty, sources)
+            }
         } else {
-            try await store.read(read)
+            try await store.readStatement { session in try read(session, []) }
         }
+        let bonusSettled = !offersBonus || sources.bonusGranted
+        var stored = sources.summaries
         if !bonusSettled {
             try await CreditRequests.ensureBonus(runtime, userId: userId, store: store, clock: clock)
             stored = try await store.read { try $0.credits.summaries(tenantId: tenantId, userId: userId, now: now) }
