@@ -229,25 +229,12 @@ public struct VerifyPurchase: Sendable {
         }
     }
 
-    /// Reads `body` in the same read as the transactions waiting for `userId` (one trip to the store
-    /// on the common path, where nothing waits). When some wait, they are claimed first
-    /// (``claimWaiting(runtime:userId:)``) and `body` is read again, so the answer includes them.
+    /// Reads `body`, a one-statement read (``Store/readStatement(_:)``) that also finds the transactions
+    /// waiting for `userId`: `body` is given the tokens naming the user and tells whether anything
+    /// waits. On the common path, where nothing waits, that is the whole answer in one trip; when some
+    /// wait, they are claimed first (``claimWaiting(runtime:userId:)``) and `body` is read again
+    /// (without tokens), so the answer includes them.
     public func readClaimingWaiting<T: Sendable>(runtime: TenantRuntime, userId: String,
-                                                 _ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
-        let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
-        let tenantId = runtime.id
-        let (waiting, value) = try await store.read { session in
-            (try session.purchases.waitingTransactions(tenantId: tenantId, tokens: tokens), try body(session))
-        }
-        guard !waiting.isEmpty else { return value }
-        _ = await claimWaiting(runtime: runtime, userId: userId)
-        return try await store.read(body)
-    }
-
-    /// ``readClaimingWaiting(runtime:userId:_:)`` for a read that finds the user's waiting transactions
-    /// itself, in one statement (``Store/readStatement(_:)``): `body` is given the tokens naming the
-    /// user (none on the read after a claim) and tells whether anything waits.
-    public func readStatementClaimingWaiting<T: Sendable>(runtime: TenantRuntime, userId: String,
                                                           _ body: @escaping @Sendable (any StoreSession, _ waitingTokens: [String]) throws -> (waiting: Bool, value: T)) async throws -> T {
         let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
         let first = try await store.readStatement { session in try body(session, tokens) }

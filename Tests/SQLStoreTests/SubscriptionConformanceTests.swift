@@ -37,6 +37,8 @@ extension StoreConformance {
             #expect(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "s1", forUpdate: false) } == saved)
             let owned = try await store.read { try $0.subscriptions.owned(tenantId: "a", userId: "u", page: Page(limit: 1)) }
             #expect(owned.total == 1 && owned.items.map(\.originalTransactionId) == ["s2"], "s1 has no owner any more")
+            let pastTheEnd = try await store.read { try $0.subscriptions.owned(tenantId: "a", userId: "u", page: Page(limit: 1, offset: 5)) }
+            #expect(pastTheEnd.items.isEmpty && pastTheEnd.total == 1, "a page past the end still counts the owner's subscriptions")
             let all = try await store.read { try $0.subscriptions.subscriptions(tenantId: "a", userId: nil, page: Page()) }
             #expect(all.total == 3)
         }

@@ -24,7 +24,7 @@ public struct CreditQueries: Sendable {
             try session.userState.creditSources(tenantId: tenantId, userId: userId, now: now, waitingTokens: tokens)
         }
         let sources = if let purchases {
-            try await purchases.readStatementClaimingWaiting(runtime: runtime, userId: userId) { session, tokens in
+            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId) { session, tokens in
                 let sources = try read(session, tokens)
                 return (!sources.waiting.isEmpty, sources)
             }

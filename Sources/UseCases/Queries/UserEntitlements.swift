@@ -33,7 +33,7 @@ public struct UserEntitlements: Sendable {
             try tx.userState.entitlementSources(tenantId: tenantId, userId: userId, waitingTokens: tokens)
         }
         let sources = if let purchases {
-            try await purchases.readStatementClaimingWaiting(runtime: runtime, userId: userId) { tx, tokens in
+            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId) { tx, tokens in
                 let sources = try read(tx, tokens)
                 return (!sources.waiting.isEmpty, sources)
             }
