@@ -67,6 +67,26 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // Google Play: service-account OAuth (RS256 assertion), the Play Developer API, push tokens. No Google SDK.
+        .target(
+            name: "GooglePlayAPI",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "PlayStandIn",
+            dependencies: [
+                "GooglePlayAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "StripeStandIn",
             dependencies: [
@@ -128,8 +148,10 @@ let package = Package(
                 "AppleSignedData",
                 "AppStoreAPI",
                 "StripeAPI",
+                "GooglePlayAPI",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -183,6 +205,8 @@ let package = Package(
                 "BerthApp",
                 "StripeAPI",
                 "StripeStandIn",
+                "GooglePlayAPI",
+                "PlayStandIn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -246,7 +270,7 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "StripeAPI", "StripeStandIn",
+                "HTTPAPI", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -9,7 +9,7 @@ struct TestKitCommand: ParsableCommand {
         commandName: "testkit",
         abstract: "Make a test CA shaped like Apple's and sign test purchases and notifications with it.",
         discussion: "Data signed this way verifies only where the CA's root.pem is explicitly trusted (never by default).",
-        subcommands: [InitCA.self, SignTransaction.self, SignNotification.self, SignReceipt.self, StripeCommand.self]
+        subcommands: [InitCA.self, SignTransaction.self, SignNotification.self, SignReceipt.self, StripeCommand.self, PlayCommand.self]
     )
 }
 
