@@ -139,6 +139,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/014_unapplied_payments.sql"),
                 .embedInCode("Resources/migrations/015_account_tokens.sql"),
                 .embedInCode("Resources/migrations/016_card_payments.sql"),
+                .embedInCode("Resources/migrations/017_google_play.sql"),
             ]
         ),
         .target(

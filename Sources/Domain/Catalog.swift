@@ -77,6 +77,8 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var clientKeys: ClientKeySettings?
     /// The card rail for bookings (card, Apple Pay, Google Pay through Stripe).
     public var stripe: StripeSettings?
+    /// The Android app on Google Play (purchase tokens, acknowledgements, real-time notifications).
+    public var googlePlay: GooglePlaySettings?
 
     /// Client keys are public: by default they submit proofs and read the named user's state.
     public struct ClientKeySettings: Codable, Hashable, Sendable {
@@ -209,6 +211,7 @@ public struct Tenant: Codable, Hashable, Sendable {
         }
         try webhook?.validate(tenant: id)
         try stripe?.validate(tenant: id)
+        try googlePlay?.validate(tenant: id)
         try credits?.validate(tenant: id)
         try subscriptions?.validate(tenant: id)
         for product in products {
@@ -370,6 +373,8 @@ public struct Product: Codable, Hashable, Sendable {
     public var priceMinor: Int64?
     public var displayOrder: Int?
     public var active: Bool?
+    /// How it is sold on Google Play when its id there is not `id` (or a subscription's base plans).
+    public var google: GoogleProduct?
 
     public init(id: String, kind: ProductKind, type: String, title: String, credits: Int? = nil, creditType: String? = nil, entitlement: String? = nil,
                 description: String? = nil, priceMinor: Int64? = nil, displayOrder: Int? = nil, active: Bool? = nil, tier: String? = nil, cycle: String? = nil,

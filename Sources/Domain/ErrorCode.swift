@@ -80,6 +80,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let holdExpired = ErrorCode("hold_expired")
     public static let cardPaymentsNotOffered = ErrorCode("card_payments_not_offered")
     public static let paymentProviderUnavailable = ErrorCode("payment_provider_unavailable")
+    /// Google Play: the tenant sells nothing there (or its service account is not set).
+    public static let googlePlayNotConfigured = ErrorCode("google_play_not_configured")
+    /// Google Play does not know the purchase token (for this package and product).
+    public static let purchaseTokenInvalid = ErrorCode("purchase_token_invalid")
+    /// Google Play: the purchase waits for payment (a pending purchase); send it again once it is paid.
+    public static let purchasePending = ErrorCode("purchase_pending")
+    /// Google Play could not be reached, or refused Berth's credentials; try again shortly.
+    public static let googlePlayUnavailable = ErrorCode("google_play_unavailable")
     public static let refundViaApple = ErrorCode("refund_via_apple")
     public static let bookingNotPaid = ErrorCode("booking_not_paid")
     public static let refundInProgress = ErrorCode("refund_in_progress")
@@ -165,5 +173,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .refundInProgress,
         .invalidAmount,
         .storePurchasesNotOffered,
+        .googlePlayNotConfigured,
+        .purchaseTokenInvalid,
+        .purchasePending,
+        .googlePlayUnavailable,
     ]
 }

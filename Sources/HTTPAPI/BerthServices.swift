@@ -1,3 +1,4 @@
+import Foundation
 import Domain
 import Logging
 import UseCases
@@ -26,6 +27,8 @@ public struct BerthServices: Sendable {
     public let routeAccess = RouteAccessTable()
     /// How often the card rail's jobs run (nil: not in the background; tests run them by hand).
     public var cardPaymentJobsInterval: Duration? = .seconds(1)
+    /// How often Google Play's acknowledgements are tried (nil: not in the background; tests run them by hand).
+    public var playJobsInterval: Duration? = .seconds(1)
     /// API keys presented to this instance (cached briefly; revocations reach it within seconds).
     public let keys: APIKeyResolver
 
@@ -73,6 +76,11 @@ public struct BerthServices: Sendable {
     var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }
     /// The card rail's background work (refunds, overdue and lapsed payments).
     public var cardPaymentJobs: CardPaymentJobs { CardPaymentJobs(store: store, tenants: tenants, clock: clock, logger: logger) }
+    var receivePlayNotification: ReceivePlayNotification { ReceivePlayNotification(store: store, kinds: kinds, clock: clock, logger: logger) }
+    /// Google Play's background work (acknowledgements, the voided-purchases sweep).
+    public var playJobs: PlayJobs { PlayJobs(store: store, tenants: tenants, receive: receivePlayNotification, clock: clock, logger: logger, owner: playJobsOwner) }
+    /// This instance's name as the owner of Play acknowledgement leases.
+    let playJobsOwner = "play-" + UUID().uuidString
     var cardDeposits: CardDeposits { CardDeposits(store: store, clock: clock, logger: logger) }
     var refundCardBooking: RefundCardBooking { RefundCardBooking(store: store, jobs: cardPaymentJobs, clock: clock) }
 }

@@ -67,6 +67,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     VerifyReceiptRoutes(services: services)
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
     AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
+    GooglePlayRoutes(receive: services.receivePlayNotification, tenants: services.tenants, rateLimiter: services.rateLimiter,
+                     trustedProxies: services.trustedProxies, metrics: services.metrics).register(on: open)
     AdminRoutes(services: services).register(on: admin)
     CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
@@ -104,7 +106,7 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
         server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
         services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)]
-            + cardPaymentWorker(services: services),
+            + cardPaymentWorker(services: services) + playWorker(services: services),
         onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in
             guard let portFile, let port = channel.localAddress?.port else { return }
             do {
@@ -123,6 +125,12 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
 func cardPaymentWorker(services: BerthServices) -> [any Service] {
     guard services.cardPaymentJobs.hasWork, let interval = services.cardPaymentJobsInterval else { return [] }
     return [CardPaymentWorker(jobs: services.cardPaymentJobs, logger: services.logger, interval: interval)]
+}
+
+/// Google Play's background jobs, when a tenant sells on Play and the services run them.
+func playWorker(services: BerthServices) -> [any Service] {
+    guard services.playJobs.hasWork, let interval = services.playJobsInterval else { return [] }
+    return [PlayWorker(jobs: services.playJobs, metrics: services.metrics, logger: services.logger, interval: interval)]
 }
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.

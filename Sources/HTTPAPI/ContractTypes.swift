@@ -233,6 +233,9 @@ struct VerifyPurchaseRequest: Codable, RefusesNull {
     var transactionId: String?
     var jwsRepresentation: String?
     var receipt: String?
+    /// Google Play: the purchase token (`Purchase.getPurchaseToken()`), and the app's package when the tenant has several.
+    var purchaseToken: String?
+    var packageName: String?
 }
 
 struct VerifyPurchaseResponse: Codable {

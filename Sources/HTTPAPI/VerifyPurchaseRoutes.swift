@@ -20,25 +20,35 @@ struct VerifyPurchaseRoutes {
         // An empty transactionId (what a client sends when StoreKit gave none) names no transaction.
         let transactionId = body.transactionId.flatMap { $0.isEmpty ? nil : $0 }
         let proof: PurchaseProof
-        if let jws = body.jwsRepresentation, !jws.isEmpty {
+        var productId = body.productId
+        if let token = body.purchaseToken, !token.isEmpty {
+            proof = .playToken(token, packageName: body.packageName)
+            // The app may name the product by its Play Console id.
+            if runtime.tenant.product(id: productId) == nil, let product = runtime.tenant.product(googleProductId: productId, basePlanId: nil) {
+                productId = product.id
+            }
+        } else if let jws = body.jwsRepresentation, !jws.isEmpty {
             proof = .jws(jws)
         } else if let receipt = body.receipt, !receipt.isEmpty {
             proof = .receipt(receipt, transactionId: transactionId)
         } else if let transactionId {
             proof = .transactionId(transactionId)
         } else {
-            throw APIError(.badRequest, .missingField, "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt) or transactionId", field: "jwsRepresentation")
+            throw APIError(.badRequest, .missingField, "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt), transactionId, or purchaseToken (Google Play)",
+                           field: "jwsRepresentation")
         }
         let result: VerifyPurchase.Result
         do {
-            result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: body.productId, transactionId: transactionId,
+            result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: productId, transactionId: proof.isPlay ? nil : transactionId,
                                                     proof: proof, target: body.bookingId.map { .booking(id: $0.value) }))
         } catch {
             metrics?.verificationFailed(error)
             throw error
         }
         metrics?.verification(result.outcome)
-        if let refusal = Self.refusal(result.outcome, namesBooking: body.bookingId != nil) { throw refusal }
+        if let refusal = Self.refusal(result.outcome, namesBooking: body.bookingId != nil, proofField: proof.isPlay ? "purchaseToken" : "jwsRepresentation") {
+            throw refusal
+        }
         guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
         switch result.state {
         case .booking(let booking):
@@ -58,12 +68,12 @@ struct VerifyPurchaseRoutes {
 
     /// The API's refusal for an outcome that is not a purchase applied (or repeated): the one
     /// mapping `/api/verify-purchase` and the cordova validator share.
-    static func refusal(_ outcome: PurchaseOutcome, namesBooking: Bool) -> APIError? {
+    static func refusal(_ outcome: PurchaseOutcome, namesBooking: Bool, proofField: String = "jwsRepresentation") -> APIError? {
         switch outcome {
         case .applied, .repeated:
             nil
         case .replay(let reason):
-            APIError(.conflict, .transactionAlreadyUsed, reason, field: "jwsRepresentation")
+            APIError(.conflict, .transactionAlreadyUsed, reason, field: proofField)
         case .needsRefund(_, let code, let message):
             APIError(.conflict, code, message, field: namesBooking ? "bookingId" : "productId")
         case .refused(.linkedToOtherAccount, let message):
@@ -81,5 +91,13 @@ extension PurchaseOutcome {
         case .applied(let purchase), .repeated(let purchase): purchase
         case .replay, .needsRefund, .refused: nil
         }
+    }
+}
+
+extension PurchaseProof {
+    /// A Google Play purchase token.
+    var isPlay: Bool {
+        if case .playToken = self { return true }
+        return false
     }
 }

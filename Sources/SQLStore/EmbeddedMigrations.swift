@@ -21,5 +21,6 @@ public enum EmbeddedMigrations {
         ("014_unapplied_payments.sql", PackageResources._14_unapplied_payments_sql),
         ("015_account_tokens.sql", PackageResources._15_account_tokens_sql),
         ("016_card_payments.sql", PackageResources._16_card_payments_sql),
+        ("017_google_play.sql", PackageResources._17_google_play_sql),
     ]
 }

@@ -103,6 +103,7 @@ struct SQLSession: StoreSession {
     var subscriptions: any SubscriptionRepository { SQLSubscriptions(db: db) }
     var grants: any GrantRepository { SQLGrants(db: db) }
     var cardPayments: any CardPaymentRepository { SQLCardPayments(db: db) }
+    var play: any PlayRepository { SQLPlay(db: db) }
     var schema: any SchemaRepository { SQLSchema(db: db) }
     var userState: any UserStateRepository { SQLUserState(db: db) }
 }

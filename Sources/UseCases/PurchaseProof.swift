@@ -13,6 +13,9 @@ public enum PurchaseProof: Sendable {
     case receipt(String, transactionId: String?)
     /// A bare transaction id, resolved through the App Store Server API.
     case transactionId(String)
+    /// A Google Play purchase token, read from the Play Developer API (in `packageName`, else the
+    /// tenant's package).
+    case playToken(String, packageName: String?)
 }
 
 /// A verified app receipt: every purchase in it, proven, and what it says of the app.
@@ -37,6 +40,29 @@ public struct PurchaseProver: Sendable {
         case .jws(let jws): try await provenByJWS(jws, runtime: runtime)
         case .receipt(let base64, let transactionId): try await provenByReceipt(base64, transactionId: transactionId, productId: productId, runtime: runtime)
         case .transactionId(let id): try await provenByLookup(id, userId: userId, runtime: runtime)
+        case .playToken(let token, let packageName): try await provenByPlay(token, packageName: packageName, productId: productId, runtime: runtime)
+        }
+    }
+
+    private func provenByPlay(_ token: String, packageName: String?, productId: String?, runtime: TenantRuntime) async throws -> ProvenTransaction {
+        guard let play = runtime.play else {
+            throw DomainError(.unprocessable, .googlePlayNotConfigured, "this app takes no Google Play purchases", field: "purchaseToken")
+        }
+        guard let package = play.package(packageName) else {
+            throw DomainError(.unprocessable, .invalidField, "packageName is not one of this app's", field: "packageName")
+        }
+        guard let productId, !productId.isEmpty else {
+            throw DomainError(.invalidInput, .missingField, "a Google Play purchase needs its productId", field: "productId")
+        }
+        guard let product = runtime.tenant.product(id: productId) ?? runtime.tenant.product(googleProductId: productId, basePlanId: nil) else {
+            throw DomainError(.unprocessable, .unknownProduct, "unknown product \(productId)", field: "productId")
+        }
+        do {
+            return try await PlayProofs.prove(token: token, product: product, package: package, runtime: play, now: Date())
+        } catch let error as DomainError {
+            logger.info("verify-purchase refused", metadata: ["purchaseToken.sha256": .string(String(PlayProofs.proofHash(token).prefix(16))),
+                                                             "code": .string(error.code.rawValue)])
+            throw error
         }
     }
 

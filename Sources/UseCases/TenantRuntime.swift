@@ -27,6 +27,8 @@ public struct TenantRuntime: Sendable {
     public let verifyReceiptClient: VerifyReceiptClient?
     /// The card rail (Stripe), when the tenant configured it and its secrets are set.
     public let stripe: StripeRuntime?
+    /// Google Play, when the tenant configured it and its service account is set.
+    public let play: PlayRuntime?
     /// Signed transactions and receipts this tenant already verified (retries and replays skip the checks).
     public let verifiedProofs = VerifiedProofs()
 
@@ -79,6 +81,7 @@ public struct TenantRuntime: Sendable {
             verifyReceiptClient = nil
         }
         stripe = StripeRuntime.load(tenant, environment: environment, logger: logger)
+        play = PlayRuntime.load(tenant, environment: environment, logger: logger)
         serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
         if let configuration = tenant.webhook {
             // Fail fast: starting without the secret would queue events nobody can sign.

@@ -128,7 +128,7 @@ public struct VerifyPurchase: Sendable {
     func keepUnapplied(_ transaction: ProvenTransaction, refusal: DomainError, runtime: TenantRuntime, userId: String,
                        named: PurchaseTarget?) async throws -> DomainError {
         let now = clock.now()
-        let candidate = UnappliedPayment(id: RecordID.next(), tenantId: runtime.id, store: "app_store", userId: userId, bookingId: named?.bookingId,
+        let candidate = UnappliedPayment(id: RecordID.next(), tenantId: runtime.id, store: transaction.storeName, userId: userId, bookingId: named?.bookingId,
                                          reasonCode: refusal.code, reason: refusal.message, proven: transaction, firstSeenAt: now, lastSeenAt: now)
         let emitsEvents = runtime.webhook != nil
         let kept: UnappliedPayment? = try await store.write { tx in
@@ -161,6 +161,8 @@ public struct VerifyPurchase: Sendable {
         let tokens = remember || looksForWaiting ? Self.tokens(naming: request.userId, policy: request.policy) : []
         let result = try await store.write { [request] tx in
             var result = try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now, remembering: remember ? tokens : [])
+            // Google Play: what Berth owes Google for an applied purchase, in the same unit of work.
+            try PlayAcknowledgements.owe(for: result.outcome, proven: transaction, tenant: request.tenant, tx: tx, now: now)
             // In the same unit of work: one index lookup, no extra round trip to the database.
             if looksForWaiting, !tokens.isEmpty { result.waiting = try tx.purchases.waitingTransactions(tenantId: claim.tenantId, tokens: tokens) }
             return result

@@ -35,6 +35,7 @@ public protocol StoreSession {
     var subscriptions: any SubscriptionRepository { get }
     var grants: any GrantRepository { get }
     var cardPayments: any CardPaymentRepository { get }
+    var play: any PlayRepository { get }
     var schema: any SchemaRepository { get }
     var userState: any UserStateRepository { get }
 }

@@ -19,19 +19,34 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
     public var quantity: Int?
     /// For an auto-renewable subscription: what the proof says of it (its latest period).
     public var subscription: SubscriptionFacts?
+    /// The store that sold it: nil for the App Store, `google_play` for Google Play.
+    public var store: String?
+
+    /// Google Play: the app's package name the purchase was made in.
+    public var package: String?
+
+    /// The store's name as purchases record it (`app_store`, `google_play`).
+    public var storeName: String { store ?? "app_store" }
 
     /// The form of a proof. Signed transactions (JWS and Apple's lookup answer) carry an
     /// appAccountToken field; legacy receipts have none.
     public enum Kind: String, Codable, Hashable, Sendable {
         case jws, receipt, lookup
+        /// A Google Play purchase token, read from the Play Developer API (its account token is
+        /// `obfuscatedExternalAccountId`).
+        case play
 
         public var carriesAccountToken: Bool { self != .receipt }
+
+        /// The request field that carried the proof (named in refusals).
+        public var field: String { self == .play ? "purchaseToken" : "jwsRepresentation" }
     }
 
     public init(transactionId: String, originalTransactionId: String, productId: String, environment: String, purchasedAt: Date?,
                 revoked: Bool, appAccountToken: String?, proofHash: String, kind: Kind = .jws,
-                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, subscription: SubscriptionFacts? = nil) {
+                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, subscription: SubscriptionFacts? = nil, store: String? = nil) {
         self.subscription = subscription
+        self.store = store
         self.kind = kind
         self.priceMilliunits = priceMilliunits
         self.currency = currency

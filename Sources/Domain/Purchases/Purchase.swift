@@ -60,7 +60,7 @@ public struct PurchaseClaim: Hashable, Sendable {
     /// The claim of a proven transaction by a user for a target.
     public init(_ proven: ProvenTransaction, tenantId: String, userId: String, target: PurchaseTarget, now: Date) {
         self.init(
-            tenantId: tenantId, userId: userId, target: target, environment: proven.environment, transactionId: proven.transactionId,
+            tenantId: tenantId, userId: userId, target: target, store: proven.storeName, environment: proven.environment, transactionId: proven.transactionId,
             originalTransactionId: proven.originalTransactionId, productId: proven.productId, purchasedAt: proven.purchasedAt ?? now,
             proofHash: proven.proofHash, priceMilliunits: proven.priceMilliunits, currency: proven.currency, quantity: proven.quantity,
             revoked: proven.revoked, proofKind: proven.kind.rawValue

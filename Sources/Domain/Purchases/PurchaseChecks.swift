@@ -21,14 +21,14 @@ public enum PurchaseChecks {
     public static func buyer(_ proven: ProvenTransaction, userId: String, policy: PurchasePolicy) throws(DomainError) {
         if policy.accountTokenIsUserId, proven.kind.carriesAccountToken {
             guard let token = proven.appAccountToken else {
-                throw DomainError(.unprocessable, .accountTokenMissing, "this app ties purchases to accounts: buy with appAccountToken set to the user id (or cordova-plugin-purchase's token for it)", field: "jwsRepresentation")
+                throw DomainError(.unprocessable, .accountTokenMissing, "this app ties purchases to accounts: buy with appAccountToken set to the user id (or cordova-plugin-purchase's token for it)", field: proven.kind.field)
             }
             guard policy.token(token, names: userId) else {
-                throw DomainError(.unprocessable, .accountTokenMismatch, "the transaction was bought by another account of this app", field: "jwsRepresentation")
+                throw DomainError(.unprocessable, .accountTokenMismatch, "the transaction was bought by another account of this app", field: proven.kind.field)
             }
         }
         if policy.acceptsProduction, proven.environment == "Sandbox", !policy.sandboxTesters.contains(userId) {
-            throw DomainError(.unprocessable, .sandboxNotAllowed, "Sandbox purchases count for this app only for its listed testers", field: "jwsRepresentation")
+            throw DomainError(.unprocessable, .sandboxNotAllowed, "Sandbox purchases count for this app only for its listed testers", field: proven.kind.field)
         }
     }
 }

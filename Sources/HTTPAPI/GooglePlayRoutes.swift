@@ -1,0 +1,43 @@
+import Domain
+import Foundation
+import Hummingbird
+import UseCases
+
+/// `POST /api/google/notifications/{tenant}`: the push endpoint of the tenant's Pub/Sub subscription
+/// for Google Play's real-time developer notifications. The push's OIDC token is checked first; a
+/// message id already received answers 200 with no second effect; Google's state is read and
+/// applied before Pub/Sub gets its 200 (a 503 makes Pub/Sub retry). Failed pushes draw from the
+/// per-address notification limit, like the App Store's.
+struct GooglePlayRoutes {
+    let receive: ReceivePlayNotification
+    let tenants: TenantRegistry
+    let rateLimiter: RateLimiter
+    let trustedProxies: TrustedProxies
+    var metrics: BerthMetrics?
+
+    func register(on router: PublicRoutes) {
+        router.post("/api/google/notifications/{tenant}") { request, context in try await self.push(request, context) }
+    }
+
+    func push(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
+        guard let tenantId = context.parameters.get("tenant"), let runtime = tenants.tenant(id: tenantId), runtime.play?.settings.push != nil else {
+            throw APIError(.notFound, .tenantNotFound, "no app takes Google Play notifications at this URL", field: "tenant")
+        }
+        let address = trustedProxies.clientAddress(peer: context.clientAddress, forwardedFor: request.headers[values: .xForwardedFor])
+        var request = request
+        let result: ReceivePlayNotification.Result
+        do {
+            let buffer: ByteBuffer
+            do { buffer = try await request.collectBody(upTo: JSONCoding.bodyLimit) } catch {
+                throw APIError(.contentTooLarge, .bodyTooLarge, "request bodies are limited to 64 KiB")
+            }
+            result = try await receive(body: Data(buffer.readableBytesView), authorization: request.headers[.authorization], runtime: runtime)
+        } catch {
+            metrics?.notification(type: "google_play", outcome: BerthMetrics.errorCode(error))
+            if !NotificationIntake.isServerSide(error) { try rateLimiter.checkNotification(tenant: runtime.tenant, clientAddress: address) }
+            throw error
+        }
+        metrics?.notification(type: "google_play:" + result.kind, outcome: result.duplicate ? "duplicate" : result.outcome)
+        return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
+    }
+}

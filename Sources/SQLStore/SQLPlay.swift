@@ -1,0 +1,76 @@
+import Domain
+import Foundation
+
+/// Google Play's acknowledgements and sweep marks (SQLite and PostgreSQL alike).
+struct SQLPlay: PlayRepository {
+    let db: any SQLExecutor
+
+    static let columns = """
+        id, tenant_id, package_name, google_product_id, purchase_token, action, purchase_id, status, attempts, last_error, next_attempt_at, \
+        purchased_at, created_at, done_at
+        """
+
+    func enqueue(_ a: PlayAcknowledgement) throws -> Bool {
+        try db.run("""
+            INSERT INTO play_acknowledgements (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, purchase_token, action) DO NOTHING
+            """, [a.id, a.tenantId, a.packageName, a.googleProductId, a.purchaseToken, a.action.rawValue, a.purchaseId, a.status.rawValue, a.attempts,
+                  a.lastError, a.nextAttemptAt.epochMilliseconds, a.purchasedAt.epochMilliseconds, a.createdAt.epochMilliseconds,
+                  a.doneAt?.epochMilliseconds]) == 1
+    }
+
+    func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [PlayAcknowledgement] {
+        let stamp = now.epochMilliseconds
+        // Selected and leased in one write transaction; on PostgreSQL other instances skip the locked rows.
+        let due = try db.rows("""
+            SELECT \(Self.columns) FROM play_acknowledgements
+            WHERE status = 'pending' AND next_attempt_at <= ? AND (leased_until IS NULL OR leased_until <= ?)
+            ORDER BY next_attempt_at, id LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "")
+            """, [stamp, stamp, limit]).map(Self.decode)
+        for a in due {
+            try db.run("UPDATE play_acknowledgements SET lease_owner = ?, leased_until = ? WHERE id = ?", [owner, leaseUntil.epochMilliseconds, a.id])
+        }
+        return due
+    }
+
+    func record(_ a: PlayAcknowledgement, status: PlayAcknowledgement.Status, error: String?, nextAttemptAt: Date, now: Date) throws {
+        try db.run("""
+            UPDATE play_acknowledgements SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?, lease_owner = NULL, leased_until = NULL,
+            done_at = ? WHERE id = ? AND status = 'pending'
+            """, [status.rawValue, error.map { String($0.prefix(500)) }, nextAttemptAt.epochMilliseconds, status == .pending ? nil : now.epochMilliseconds, a.id])
+    }
+
+    func acknowledgements(tenantId: String, purchaseToken: String) throws -> [PlayAcknowledgement] {
+        try db.rows("SELECT \(Self.columns) FROM play_acknowledgements WHERE tenant_id = ? AND purchase_token = ? ORDER BY id", [tenantId, purchaseToken])
+            .map(Self.decode)
+    }
+
+    func pendingSummary(alertBefore: Date) throws -> [(tenantId: String, pending: Int, overdue: Int, oldest: Date?)] {
+        try db.rows("""
+            SELECT tenant_id, COUNT(*) AS pending, SUM(CASE WHEN purchased_at < ? THEN 1 ELSE 0 END) AS overdue, MIN(purchased_at) AS oldest
+            FROM play_acknowledgements WHERE status = 'pending' GROUP BY tenant_id ORDER BY tenant_id
+            """, [alertBefore.epochMilliseconds]).map { row in
+            (tenantId: row["tenant_id"], pending: Int(row["pending"] as Int64), overdue: Int((row["overdue"] as Int64?) ?? 0), oldest: row.optionalDate("oldest"))
+        }
+    }
+
+    func sweep(tenantId: String, packageName: String) throws -> (voidedSince: Date, sweptAt: Date)? {
+        try db.row("SELECT voided_since, swept_at FROM play_sweeps WHERE tenant_id = ? AND package_name = ?", [tenantId, packageName])
+            .map { (voidedSince: $0.date("voided_since"), sweptAt: $0.date("swept_at")) }
+    }
+
+    func setSweep(tenantId: String, packageName: String, voidedSince: Date, sweptAt: Date) throws {
+        try db.run("""
+            INSERT INTO play_sweeps (tenant_id, package_name, voided_since, swept_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (tenant_id, package_name) DO UPDATE SET voided_since = excluded.voided_since, swept_at = excluded.swept_at
+            """, [tenantId, packageName, voidedSince.epochMilliseconds, sweptAt.epochMilliseconds])
+    }
+
+    static func decode(_ row: SQLRow) throws -> PlayAcknowledgement {
+        PlayAcknowledgement(id: row["id"], tenantId: row["tenant_id"], packageName: row["package_name"], googleProductId: row["google_product_id"],
+                            purchaseToken: row["purchase_token"], action: try row.value(PlayAcknowledgement.Action.self, "action"), purchaseId: row["purchase_id"],
+                            status: try row.value(PlayAcknowledgement.Status.self, "status"), attempts: Int(row["attempts"] as Int64), lastError: row["last_error"],
+                            nextAttemptAt: row.date("next_attempt_at"), purchasedAt: row.date("purchased_at"), createdAt: row.date("created_at"),
+                            doneAt: row.optionalDate("done_at"))
+    }
+}

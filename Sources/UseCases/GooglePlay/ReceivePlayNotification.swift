@@ -1,0 +1,198 @@
+import Crypto
+import Domain
+import Foundation
+import GooglePlayAPI
+import JWTKit
+import Logging
+
+/// `POST /api/google/notifications/{tenant}`: a Pub/Sub push of a Google Play real-time developer
+/// notification. The push's OIDC token must be Google's (RS256 by a key of the configured key set,
+/// issuer accounts.google.com, the tenant's audience, the push service account's verified email).
+/// The notification only says that something changed: Berth asks the Play Developer API for the
+/// purchase's state and applies that, once per Pub/Sub message id, through the same rules as the
+/// App Store's notifications (a voided purchase is a REFUND: credits clawed back, booking cancelled,
+/// subscription revoked).
+public struct ReceivePlayNotification: Sendable {
+    public struct Result: Sendable {
+        public var outcome: String
+        public var duplicate: Bool
+        /// `subscription:4`, `one_time_product:1`, `voided_purchase`, `test` (for logs and metrics).
+        public var kind: String
+    }
+
+    let store: any Store
+    let kinds: PurchaseKinds
+    let clock: any BerthClock
+    let logger: Logger
+
+    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger) {
+        self.store = store
+        self.kinds = kinds
+        self.clock = clock
+        self.logger = logger
+    }
+
+    struct PushClaims: JWTPayload {
+        var iss: IssuerClaim
+        var aud: AudienceClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim?
+        var email: String?
+        var email_verified: Bool?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {
+            try exp.verifyNotExpired(currentDate: Date())
+        }
+    }
+
+    static let unauthenticated = DomainError(.unauthenticated, .invalidSignature, "the push carries no valid Google OIDC token for this endpoint", field: "Authorization")
+
+    /// Checks the push's bearer token. Throws 401 for a token that is not Google's for this tenant, 503 when Google's key set cannot be had.
+    func authenticate(_ authorization: String?, play: PlayRuntime) async throws {
+        guard let push = play.settings.push, let keys = play.pushKeys else {
+            throw DomainError(.notFound, .notFound, "this app takes no Google Play notifications")
+        }
+        guard let authorization, authorization.hasPrefix("Bearer "), let parts = RS256JWT.parts(String(authorization.dropFirst(7))),
+              parts.header["alg"]?.string == "RS256" else { throw Self.unauthenticated }
+        let token = String(authorization.dropFirst(7))
+        let collection: JWTKeyCollection?
+        do { collection = try await keys.keys(for: parts.kid) } catch {
+            throw DomainError(.unavailable, .temporarilyUnavailable, "Google's key set cannot be fetched; Pub/Sub will retry", retryAfter: 60)
+        }
+        guard let collection else { throw Self.unauthenticated }
+        let claims: PushClaims
+        do { claims = try await collection.verify(token, as: PushClaims.self) } catch { throw Self.unauthenticated }
+        guard ["https://accounts.google.com", "accounts.google.com"].contains(claims.iss.value), claims.aud.value.contains(push.audience),
+              claims.email == push.serviceAccountEmail, claims.email_verified == true else { throw Self.unauthenticated }
+    }
+
+    public func callAsFunction(body: Data, authorization: String?, runtime: TenantRuntime) async throws -> Result {
+        guard let play = runtime.play else { throw DomainError(.notFound, .notFound, "this app takes no Google Play notifications") }
+        try await authenticate(authorization, play: play)
+        guard let push = try? JSONDecoder().decode(PubSubPush.self, from: body), let message = push.message, let messageId = message.id, !messageId.isEmpty,
+              messageId.utf8.count <= 200, let data = message.data.flatMap({ Data(base64Encoded: $0) }),
+              let notification = try? JSONDecoder().decode(DeveloperNotification.self, from: data) else {
+            throw DomainError(.invalidInput, .malformed, "not a Pub/Sub push of a Google Play developer notification", field: "message")
+        }
+        guard let package = notification.packageName, play.settings.packageNames.contains(package) else {
+            throw DomainError(.unprocessable, .invalidField, "the notification is for another app", field: "packageName")
+        }
+        let uuid = "google_play:" + messageId
+        let tenantId = runtime.id
+        if let seen = try await store.read({ try $0.notifications.outcome(tenantId: tenantId, uuid: uuid) }) {
+            return Result(outcome: seen, duplicate: true, kind: Self.kind(notification))
+        }
+        let now = clock.now()
+        let result: Result
+        if let voided = notification.voidedPurchaseNotification, let token = voided.purchaseToken {
+            result = try await void(token: token, uuid: uuid, package: package, subscription: voided.productType == 1, runtime: runtime, play: play, now: now)
+        } else if let change = notification.subscriptionNotification, let token = change.purchaseToken {
+            result = try await subscriptionChanged(token: token, type: change.notificationType ?? 0, googleProductId: change.subscriptionId, uuid: uuid,
+                                                   package: package, runtime: runtime, play: play, now: now)
+        } else {
+            // A one-time product's purchase is applied when the app sends it; a test says nothing.
+            result = try await record(uuid: uuid, outcome: "recorded", kind: Self.kind(notification), runtime: runtime, now: now)
+        }
+        logger.info("google play notification", metadata: ["message": .string(messageId), "kind": .string(result.kind), "outcome": .string(result.outcome),
+                                                          "duplicate": .stringConvertible(result.duplicate)])
+        return result
+    }
+
+    static func kind(_ n: DeveloperNotification) -> String {
+        if let s = n.subscriptionNotification { return "subscription:\(s.notificationType ?? 0)" }
+        if let o = n.oneTimeProductNotification { return "one_time_product:\(o.notificationType ?? 0)" }
+        if n.voidedPurchaseNotification != nil { return "voided_purchase" }
+        return "test"
+    }
+
+    static func incoming(_ uuid: String, type: NotificationType, token: String, environment: String, now: Date, tenantId: String) -> IncomingNotification {
+        IncomingNotification(tenantId: tenantId, uuid: uuid, type: type, subtype: nil, environment: environment, signedAt: now, transactionId: token,
+                             payloadHash: PlayProofs.proofHash(uuid))
+    }
+
+    private func record(uuid: String, outcome: String, kind: String, runtime: TenantRuntime, now: Date) async throws -> Result {
+        let incoming = Self.incoming(uuid, type: NotificationType(rawValue: "GOOGLE_PLAY"), token: "", environment: "Production", now: now, tenantId: runtime.id)
+        return try await store.write { tx in
+            if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
+            try tx.notifications.insert(incoming, outcome: outcome, receivedAt: now)
+            return Result(outcome: outcome, duplicate: false, kind: kind)
+        }
+    }
+
+    /// A subscription changed: its state is read from Google and applied to its record (created
+    /// without an owner when nobody has verified it yet); a revocation also marks its purchase refunded.
+    private func subscriptionChanged(token: String, type: Int, googleProductId: String?, uuid: String, package: String, runtime: TenantRuntime,
+                                     play: PlayRuntime, now: Date) async throws -> Result {
+        let kind = "subscription:\(type)"
+        let state: SubscriptionPurchaseV2
+        do { state = try await play.client.subscriptionPurchase(package: package, token: token) } catch {
+            if error.isTransient { throw DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be asked; Pub/Sub will retry", retryAfter: 30) }
+            return try await record(uuid: uuid, outcome: "unknown_purchase", kind: kind, runtime: runtime, now: now)
+        }
+        let revoked = type == 12
+        let tenant = runtime.tenant
+        guard let product = (googleProductId ?? state.lineItems?.first?.productId).flatMap({ id in
+            tenant.product(googleProductId: id, basePlanId: state.lineItems?.first(where: { $0.productId == id })?.offerDetails?.basePlanId)
+        }), product.kind == .subscription, let facts = PlayProofs.facts(state, token: token, product: product, now: now, revoked: revoked) else {
+            return try await record(uuid: uuid, outcome: "unknown_product", kind: kind, runtime: runtime, now: now)
+        }
+        let incoming = Self.incoming(uuid, type: revoked ? .revoke : NotificationType(rawValue: "GOOGLE_PLAY_SUBSCRIPTION_\(type)"), token: token,
+                                     environment: facts.environment, now: now, tenantId: runtime.id)
+        let emitsEvents = runtime.webhook != nil
+        return try await store.write { tx in
+            if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
+            let outcome: String
+            switch try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "google_play:\(type)", actor: .provider(GooglePlaySettings.store),
+                                                emitsEvents: emitsEvents, now: now) {
+            case .applied(let subscription, let stale): outcome = stale ? "subscription_stale" : "subscription_\(subscription.state(at: now).rawValue)"
+            case .nothing, .ownedByOther: outcome = "subscription_unknown"
+            }
+            var plan = NotificationPlan(effect: .recordOnly(outcome))
+            if revoked, var purchase = try tx.purchases.purchase(store: GooglePlaySettings.store, environment: facts.environment, transactionId: token, forUpdate: true),
+               purchase.tenantId == tenant.id, purchase.status == .applied {
+                purchase.status = .refunded
+                plan.purchase = purchase
+            }
+            plan.audit = AuditRecord(tenantId: tenant.id, actor: .provider(GooglePlaySettings.store), action: .notification(incoming.type), bookingId: nil,
+                                     purchaseId: plan.purchase?.id, detail: ["uuid": uuid, "outcome": outcome, "purchaseToken.sha256": String(PlayProofs.proofHash(token).prefix(16))],
+                                     at: now)
+            try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
+            return Result(outcome: outcome, duplicate: false, kind: kind)
+        }
+    }
+
+    /// A voided purchase (refund, chargeback, revocation), from a push or the sweep: a REFUND of the
+    /// purchase through its kind; a purchase Berth has not seen yet is remembered as revoked, so that
+    /// it never grants anything later.
+    func void(token: String, uuid: String, package: String, subscription: Bool, runtime: TenantRuntime, play: PlayRuntime, now: Date) async throws -> Result {
+        let kind = "voided_purchase"
+        let tenant = runtime.tenant
+        let kinds = self.kinds
+        let emitsEvents = runtime.webhook != nil
+        // A subscription's record follows Google's state (expired, revoked) as well.
+        var facts: SubscriptionFacts?
+        if subscription, let state = try? await play.client.subscriptionPurchase(package: package, token: token),
+           let product = state.lineItems?.first?.productId.flatMap({ tenant.product(googleProductId: $0, basePlanId: state.lineItems?.first?.offerDetails?.basePlanId) }) {
+            facts = PlayProofs.facts(state, token: token, product: product, now: now, revoked: true)
+        }
+        return try await store.write { [facts] tx in
+            if let seen = try tx.notifications.outcome(tenantId: tenant.id, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
+            var purchase: Purchase?
+            for environment in ["Production", "Sandbox"] where purchase == nil {
+                purchase = try tx.purchases.purchase(store: GooglePlaySettings.store, environment: environment, transactionId: token, forUpdate: true)
+                    .flatMap { $0.tenantId == tenant.id ? $0 : nil }
+            }
+            if let facts {
+                _ = try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "google_play:voided", actor: .provider(GooglePlaySettings.store),
+                                                 emitsEvents: emitsEvents, now: now)
+            }
+            let incoming = Self.incoming(uuid, type: .refund, token: token, environment: purchase?.environment ?? facts?.environment ?? "Production", now: now,
+                                         tenantId: tenant.id)
+            let plan = try purchase.flatMap { purchase in
+                try purchase.kind.map { try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now) }
+            } ?? NotificationRules.plan(incoming, purchase: purchase, booking: nil, slotStillFree: false, now: now)
+            try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
+            return Result(outcome: plan.effect.outcome, duplicate: false, kind: kind)
+        }
+    }
+}
