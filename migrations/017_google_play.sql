@@ -35,3 +35,6 @@ CREATE TABLE play_sweeps (
     swept_at BIGINT NOT NULL,
     PRIMARY KEY (tenant_id, package_name)
 );
+
+-- Which store a subscription is from (its original transaction id is Apple's, or a Play purchase token).
+ALTER TABLE subscriptions ADD COLUMN store TEXT NOT NULL DEFAULT 'app_store';

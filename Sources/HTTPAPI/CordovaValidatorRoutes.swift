@@ -90,22 +90,38 @@ struct CordovaValidatorRoutes {
                 named = claimed.named
                 applied += claimed.applied
                 if id == nil { applicationReceipt = claimed.receipt }
+            case "android-playstore":
+                guard let token = transaction.purchaseToken, !token.isEmpty else {
+                    throw APIError(.badRequest, .missingField, "android-playstore transactions carry purchaseToken", field: "purchaseToken")
+                }
+                // The product is the request's id (the plugin's first product of the purchase), else the
+                // one the purchase's original JSON names; its package likewise.
+                let original = transaction.receipt.flatMap { try? JSONDecoder().decode(ValidatorRequest.PlayPurchaseJSON.self, from: Data($0.utf8)) }
+                let productId = body.id.flatMap { $0.isEmpty ? nil : $0 } ?? original?.productId ?? original?.productIds?.first
+                var catalogId = productId
+                if let id = productId, runtime.tenant.product(id: id) == nil, let product = runtime.tenant.product(googleProductId: id, basePlanId: nil) {
+                    catalogId = product.id
+                }
+                named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: catalogId, transactionId: nil,
+                                                                proof: .playToken(token, packageName: original?.packageName), target: bookingId.map { .booking(id: $0) }))
             default:
-                throw APIError(.badRequest, .invalidField, "Berth validates App Store transactions (ios-appstore, apple-sk2), not \(transaction.type)", field: "transaction.type")
+                throw APIError(.badRequest, .invalidField, "Berth validates App Store and Google Play transactions (ios-appstore, apple-sk2, android-playstore), not \(transaction.type)",
+                               field: "transaction.type")
             }
         } catch {
             services.metrics.verificationFailed(error)
             throw error
         }
         for result in applied { services.metrics.verification(result.outcome) }
-        var native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId)
+        var native = NativeTransaction(type: transaction.type, bundleId: Self.appId(transaction.type, runtime))
         if let named {
             services.metrics.verification(named.outcome)
-            if let refusal = VerifyPurchaseRoutes.refusal(named.outcome, namesBooking: bookingId != nil) { throw refusal }
+            if let refusal = VerifyPurchaseRoutes.refusal(named.outcome, namesBooking: bookingId != nil,
+                                                          proofField: transaction.type == "android-playstore" ? "purchaseToken" : "jwsRepresentation") { throw refusal }
             guard let purchase = named.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
             var subscription: Subscription?
             if case .subscription(let record, _) = named.state { subscription = record }
-            native = NativeTransaction(type: transaction.type, bundleId: runtime.tenant.apple.bundleId, purchase: purchase, subscription: subscription)
+            native = NativeTransaction(type: transaction.type, bundleId: Self.appId(transaction.type, runtime), purchase: purchase, subscription: subscription)
         } else if let applicationReceipt {
             native.originalApplicationVersion = applicationReceipt.originalApplicationVersion
             native.environment = applicationReceipt.environment
@@ -113,6 +129,11 @@ struct CordovaValidatorRoutes {
         let collection = try await Self.collection(of: userId, runtime: runtime, purchases: ([named].compactMap { $0 } + applied), services: services)
         let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native, collection: collection)
         return try JSONCoding.response(ValidatorSuccess(data: data))
+    }
+
+    /// The app's id on the transaction's store: the bundle id, or the package name on Google Play.
+    static func appId(_ type: String, _ runtime: TenantRuntime) -> String {
+        type == "android-playstore" ? runtime.play?.settings.packageName ?? runtime.tenant.apple.bundleId : runtime.tenant.apple.bundleId
     }
 
     /// The transaction id the plugin gives the application receipt itself (StoreKit 1).
@@ -175,6 +196,17 @@ struct ValidatorRequest: Decodable {
         var id: String?
         var appStoreReceipt: String?
         var jwsRepresentation: String?
+        /// android-playstore: the purchase token, the purchase's original JSON and Google's signature of it.
+        var purchaseToken: String?
+        var receipt: String?
+        var signature: String?
+    }
+
+    /// The members of a Play purchase's original JSON Berth reads (the token is proven with Google, never this).
+    struct PlayPurchaseJSON: Decodable {
+        var packageName: String?
+        var productId: String?
+        var productIds: [String]?
     }
 
     struct AdditionalData: Decodable {

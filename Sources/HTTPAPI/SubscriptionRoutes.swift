@@ -29,7 +29,7 @@ struct SubscriptionRoutes {
                 let s = listed.subscription
                 return EntitlementsResponse.Item(entitlement: s.entitlement, productId: s.productId, expiresAt: s.accessUntil(at: now).map(APITime.init),
                                                  state: s.state(at: now).rawValue, autoRenew: s.autoRenew, environment: s.environment,
-                                                 originalTransactionId: s.originalTransactionId, inUse: listed.inUse, source: GrantSource.appStoreSubscription.rawValue)
+                                                 originalTransactionId: s.originalTransactionId, inUse: listed.inUse, source: s.grantSource.rawValue)
             }
             let unlocks = answer.entitlements.flatMap(\.grants).filter { $0.source == .unlock }.map { grant in
                 // These items share the subscriptions' states: an ended (refunded) grant is `revoked`.

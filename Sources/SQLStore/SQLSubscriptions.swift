@@ -8,7 +8,7 @@ struct SQLSubscriptions: SubscriptionRepository {
     static let columns = """
         tenant_id, original_transaction_id, environment, product_id, entitlement, tier, cycle, latest_transaction_id, purchased_at, expires_at, \
         original_purchased_at, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_at, expiration_intent, price_increase_status, \
-        revoked_at, upgraded, ended, user_id, signed_at, created_at, updated_at
+        revoked_at, upgraded, ended, user_id, signed_at, created_at, updated_at, store
         """
 
     static func decode(_ row: SQLRow) -> Subscription {
@@ -19,7 +19,8 @@ struct SQLSubscriptions: SubscriptionRepository {
             autoRenew: row["auto_renew"], autoRenewProductId: row["auto_renew_product_id"], inBillingRetry: row["in_billing_retry"],
             gracePeriodExpiresAt: row.optionalDate("grace_period_expires_at"), expirationIntent: row["expiration_intent"],
             priceIncreaseStatus: row["price_increase_status"], revokedAt: row.optionalDate("revoked_at"), upgraded: row["upgraded"], ended: row["ended"],
-            userId: row["user_id"], signedAt: row.date("signed_at"), createdAt: row.date("created_at"), updatedAt: row.date("updated_at")
+            userId: row["user_id"], signedAt: row.date("signed_at"), createdAt: row.date("created_at"), updatedAt: row.date("updated_at"),
+            store: row["store"]
         )
     }
 
@@ -32,7 +33,7 @@ struct SQLSubscriptions: SubscriptionRepository {
 
     func save(_ s: Subscription) throws {
         try db.run("""
-            INSERT INTO subscriptions (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO subscriptions (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (tenant_id, original_transaction_id) DO UPDATE SET
                 environment = excluded.environment, product_id = excluded.product_id, entitlement = excluded.entitlement, tier = excluded.tier,
                 cycle = excluded.cycle, latest_transaction_id = excluded.latest_transaction_id, purchased_at = excluded.purchased_at,
@@ -45,7 +46,7 @@ struct SQLSubscriptions: SubscriptionRepository {
                   s.purchasedAt.epochMilliseconds, s.expiresAt?.epochMilliseconds, s.originalPurchasedAt?.epochMilliseconds, s.autoRenew,
                   s.autoRenewProductId, s.inBillingRetry, s.gracePeriodExpiresAt?.epochMilliseconds, s.expirationIntent, s.priceIncreaseStatus,
                   s.revokedAt?.epochMilliseconds, s.upgraded, s.ended, s.userId, s.signedAt.epochMilliseconds, s.createdAt.epochMilliseconds,
-                  s.updatedAt.epochMilliseconds])
+                  s.updatedAt.epochMilliseconds, s.store])
     }
 
     /// One user's subscriptions (a handful) in one statement: the total rides along on each row, so an

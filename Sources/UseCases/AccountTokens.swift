@@ -17,6 +17,15 @@ public enum AccountTokens {
         return md5UUID(bytes)
     }
 
+    /// cordova-plugin-purchase on Google Play: `obfuscatedAccountId` is the MD5 of the username as
+    /// 32 lowercase hex digits (the plugin's default obfuscator), hashed as ``cordovaPlugin(_:)`` hashes.
+    public static func cordovaPluginHex(_ userId: String) -> String {
+        guard !userId.isEmpty else { return "" }
+        let units = Array(userId.utf16)
+        let bytes = units.allSatisfy { $0 <= 0xFF } ? units.map { UInt8(truncatingIfNeeded: $0) } : Array(userId.utf8)
+        return Insecure.MD5.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// A stable UUID-formatted name for `text` (its UTF-8 MD5 in the same layout): for records that
     /// a client decodes as a UUID but Berth keys otherwise.
     public static func nameUUID(_ text: String) -> String {
@@ -40,7 +49,7 @@ public enum AccountTokens {
 
     /// Every token besides the user id itself that names `userId` (lowercase).
     public static func derived(_ userId: String) -> [String] {
-        [cordovaPlugin(userId)]
+        [cordovaPlugin(userId), cordovaPluginHex(userId)]
     }
 }
 

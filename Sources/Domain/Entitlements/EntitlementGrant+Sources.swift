@@ -7,7 +7,7 @@ extension EntitlementGrant {
         let state = s.state(at: now)
         let from = min(s.originalPurchasedAt ?? s.purchasedAt, now)
         let until: Date? = state.entitles ? (s.accessUntil(at: now) ?? s.expiresAt) : min(s.expiresAt ?? now, now)
-        return EntitlementGrant(id: 0, tenantId: s.tenantId, userId: userId, entitlement: s.entitlement, source: .appStoreSubscription,
+        return EntitlementGrant(id: 0, tenantId: s.tenantId, userId: userId, entitlement: s.entitlement, source: s.grantSource,
                                 reference: s.originalTransactionId, productId: s.productId, purchasedAt: s.originalPurchasedAt ?? s.purchasedAt, from: from,
                                 until: until, state: state == .revoked ? .ended : .active, endedReason: state == .revoked ? "REVOKE" : nil,
                                 environment: s.environment)
@@ -27,4 +27,9 @@ extension GrantRules {
     /// The entitlement memberships paid elsewhere grant, and the one `isPremium` answers for
     /// besides every subscription's.
     public static let premium = "premium"
+}
+
+extension Subscription {
+    /// The grant source of the store that sells it.
+    public var grantSource: GrantSource { store == "google_play" ? .googlePlaySubscription : .appStoreSubscription }
 }

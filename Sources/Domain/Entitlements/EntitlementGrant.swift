@@ -63,6 +63,8 @@ public struct EntitlementGrant: Codable, Hashable, Sendable {
 public enum GrantSource: String, Codable, Hashable, Sendable, CaseIterable {
     /// An App Store auto-renewable subscription (derived from its record).
     case appStoreSubscription = "app_store_subscription"
+    /// A Google Play auto-renewing subscription (derived from its record).
+    case googlePlaySubscription = "google_play_subscription"
     /// A one-time App Store purchase: a lifetime unlock or a pass.
     case unlock
     /// A membership paid elsewhere (the app's backend or an operator records it).

@@ -55,12 +55,15 @@ public struct Subscription: Hashable, Sendable {
     public var signedAt: Date
     public var createdAt: Date
     public var updatedAt: Date
+    /// The store that sells it: `app_store` (keyed by Apple's originalTransactionId) or `google_play` (by its first purchase token).
+    public var store: String
 
     public init(tenantId: String, originalTransactionId: String, environment: String, productId: String, entitlement: String, tier: String? = nil,
                 cycle: String? = nil, latestTransactionId: String, purchasedAt: Date, expiresAt: Date?, originalPurchasedAt: Date? = nil,
                 autoRenew: Bool? = nil, autoRenewProductId: String? = nil, inBillingRetry: Bool = false, gracePeriodExpiresAt: Date? = nil,
                 expirationIntent: Int? = nil, priceIncreaseStatus: Int? = nil, revokedAt: Date? = nil, upgraded: Bool = false, ended: Bool = false,
-                userId: String? = nil, signedAt: Date, createdAt: Date, updatedAt: Date) {
+                userId: String? = nil, signedAt: Date, createdAt: Date, updatedAt: Date, store: String = "app_store") {
+        self.store = store
         self.tenantId = tenantId
         self.originalTransactionId = originalTransactionId
         self.environment = environment
@@ -158,9 +161,12 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     /// The notification that brought them, when one did (its type decides the extra effects).
     public var notificationType: NotificationType?
     public var notificationSubtype: String?
+    /// The store the facts come from (nil: the App Store).
+    public var store: String?
 
     public init(originalTransactionId: String, environment: String, signedAt: Date, transaction: TransactionFacts?, renewal: RenewalFacts?, source: String,
-                notificationType: NotificationType? = nil, notificationSubtype: String? = nil) {
+                notificationType: NotificationType? = nil, notificationSubtype: String? = nil, store: String? = nil) {
+        self.store = store
         self.originalTransactionId = originalTransactionId
         self.environment = environment
         self.signedAt = signedAt

@@ -100,7 +100,7 @@ public enum SubscriptionRules {
             tenantId: tenantId, originalTransactionId: facts.originalTransactionId, environment: facts.environment, productId: transaction.productId,
             entitlement: info?.entitlement ?? "premium", tier: info?.tier, cycle: info?.cycle, latestTransactionId: transaction.transactionId,
             purchasedAt: transaction.purchasedAt, expiresAt: transaction.expiresAt, originalPurchasedAt: transaction.originalPurchasedAt,
-            signedAt: facts.signedAt, createdAt: now, updatedAt: now
+            signedAt: facts.signedAt, createdAt: now, updatedAt: now, store: facts.store ?? "app_store"
         )
     }
 

@@ -85,6 +85,7 @@ public enum PlayProofs {
                                                      gracePeriodExpiresAt: state == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD" ? expires : nil)
         let type: NotificationType? = revoked ? .revoke : (state == "SUBSCRIPTION_STATE_EXPIRED" ? .expired : nil)
         return SubscriptionFacts(originalTransactionId: token, environment: s.testPurchase != nil ? "Sandbox" : "Production", signedAt: now,
-                                 transaction: transaction, renewal: renewal, source: "google_play", notificationType: type)
+                                 transaction: transaction, renewal: renewal, source: "google_play", notificationType: type,
+                                 store: GooglePlaySettings.store)
     }
 }
