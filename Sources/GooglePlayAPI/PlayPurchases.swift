@@ -178,7 +178,8 @@ public enum RFC3339 {
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: whole).map { $0.addingTimeInterval(fraction) }
+        // Whole milliseconds, as Berth stores times: a date read twice compares equal.
+        return formatter.date(from: whole).map { Date(timeIntervalSince1970: (($0.timeIntervalSince1970 + fraction) * 1000).rounded() / 1000) }
     }
 
     public static func string(_ date: Date) -> String {

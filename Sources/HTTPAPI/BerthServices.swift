@@ -45,10 +45,10 @@ public struct BerthServices: Sendable {
     }
 
     var verifyPurchase: VerifyPurchase {
-        VerifyPurchase(store: store, prover: PurchaseProver(logger: logger), kinds: kinds, clock: clock, logger: logger, recordedTokens: recordedTokens)
+        VerifyPurchase(store: store, prover: PurchaseProver(logger: logger, clock: clock), kinds: kinds, clock: clock, logger: logger, recordedTokens: recordedTokens)
     }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
-    var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger), verifyPurchase: verifyPurchase, logger: logger) }
+    var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), verifyPurchase: verifyPurchase, logger: logger) }
     var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }

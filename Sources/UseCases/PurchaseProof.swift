@@ -30,9 +30,12 @@ public struct ProvenReceipt: Sendable {
 /// Apple's API for bare ids. Refusals are ``DomainError``s naming the proof's field.
 public struct PurchaseProver: Sendable {
     let logger: Logger
+    /// Orders what a store's API answers now (Google Play's state) against what Berth applied before.
+    let clock: any BerthClock
 
-    public init(logger: Logger) {
+    public init(logger: Logger, clock: any BerthClock = SystemClock()) {
         self.logger = logger
+        self.clock = clock
     }
 
     public func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
@@ -58,7 +61,7 @@ public struct PurchaseProver: Sendable {
             throw DomainError(.unprocessable, .unknownProduct, "unknown product \(productId)", field: "productId")
         }
         do {
-            return try await PlayProofs.prove(token: token, product: product, package: package, runtime: play, now: Date())
+            return try await PlayProofs.prove(token: token, product: product, package: package, runtime: play, now: clock.now())
         } catch let error as DomainError {
             logger.info("verify-purchase refused", metadata: ["purchaseToken.sha256": .string(String(PlayProofs.proofHash(token).prefix(16))),
                                                              "code": .string(error.code.rawValue)])

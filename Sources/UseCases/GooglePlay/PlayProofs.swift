@@ -76,7 +76,8 @@ public enum PlayProofs {
         let start = s.startedAt ?? now
         let order = item.latestSuccessfulOrderId ?? s.latestOrderId ?? token
         // A renewal's order id ends in "..N"; Google does not say when its period began, so the read's time orders it.
-        let periodStart = order.contains("..") ? min(now, expires ?? now) : start
+        // (never before the subscription's start; a later expiry then orders two reads of the same moment).
+        let periodStart = order.contains("..") ? max(start, min(now, expires ?? now)) : start
         let inTrouble = state == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD" || state == "SUBSCRIPTION_STATE_ON_HOLD"
         let transaction = SubscriptionFacts.TransactionFacts(transactionId: order, productId: product.id, purchasedAt: periodStart, expiresAt: expires,
                                                              originalPurchasedAt: start, revokedAt: revoked ? now : nil)

@@ -1,0 +1,293 @@
+import _CryptoExtras
+import AppleSignedData
+import Domain
+import Foundation
+import GooglePlayAPI
+import HTTPAPI
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PlayStandIn
+import Testing
+import UseCases
+
+/// Google Play end to end, over real HTTP on loopback: Berth with the shipped `aistylist-test` and
+/// `braindumpster-test` tenants pointed at the Play stand-in (token endpoint, Play Developer API and
+/// push key set), purchases registered with the stand-in and pushes signed as Pub/Sub signs them.
+@Suite("Google Play")
+struct GooglePlayTests {
+    static let credits = "com.aiimagestylist.credits.popular"
+    static let stylist = "com.aiimagestylist.app"
+    static let yearly = "brain_dumpster_yearly_premium"
+    static let brain = "com.braindumpster.app"
+
+    struct Rig: Sendable {
+        var harness: Harness
+        var kit: PlayTestKit
+        var standIn: PlayStandIn
+        var client: any TestClientProtocol
+        var stylistKey: String
+        var brainKey: String
+
+        /// Berth's Play jobs as another instance would run them (its own lease owner).
+        func jobs(owner: String) -> PlayJobs {
+            PlayJobs(store: harness.services.store, tenants: harness.services.tenants,
+                     receive: ReceivePlayNotification(store: harness.services.store, kinds: .all, clock: harness.clock, logger: harness.services.logger),
+                     clock: harness.clock, logger: harness.services.logger, owner: owner)
+        }
+
+        func verify(_ key: String, user: String, product: String, token: String) async throws -> Reply {
+            try await client.call(.post, "/api/verify-purchase", auth: key, user: user, json: ["productId": product, "purchaseToken": token])
+        }
+
+        /// Sends a push as the stand-in's CLI prints it.
+        func push(_ tenant: String, _ push: PlayTestKit.Push) async throws -> Reply {
+            var headers: HTTPFields = [.contentType: "application/json", .authorization: push.authorization]
+            headers[.userAgent] = "APIs-Google"
+            return try await client.execute(uri: "/api/google/notifications/\(tenant)", method: .post, headers: headers,
+                                            body: ByteBuffer(data: try JSONEncoder().encode(push.body))) { response in
+                Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
+            }
+        }
+
+        func balance(_ user: String) async throws -> Int? {
+            let reply = try await client.call(.get, "/api/credits", auth: stylistKey, user: user)
+            return ((reply.json["credits"] as? [[String: Any]])?.first?["available"] as? Int)
+        }
+
+        func premium(_ user: String) async throws -> Bool? {
+            try await client.call(.get, "/api/entitlements", auth: brainKey, user: user).json["isPremium"] as? Bool
+        }
+    }
+
+    /// Berth (background jobs off: the tests run them as instances would) and the stand-in.
+    static func withPlay(_ body: @Sendable (Rig) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-play-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kit = try PlayTestKit.initialize(directory)
+        let standIn = PlayStandIn(kit: kit)
+        try await Application(router: standIn.router()).test(.live) { play in
+            let harness = try await Harness.make(environment: ["PLAY_TEST_SERVICE_ACCOUNT": directory.appendingPathComponent("service-account.json").path,
+                                                               "PLAY_TEST_BASE_URL": "http://127.0.0.1:\(try #require(play.port))"])
+            defer { harness.close() }
+            var services = harness.services
+            services.playJobsInterval = nil
+            try await buildApplication(services: services, server: ServerConfiguration(host: "127.0.0.1", port: 0)).test(.live) { client in
+                try await body(Rig(harness: harness, kit: kit, standIn: standIn, client: client, stylistKey: try await harness.apiKey("aistylist-test", .client),
+                                   brainKey: try await harness.apiKey("braindumpster-test", .client)))
+            }
+        }
+    }
+
+    @Test("a credit pack bought on Android: credited once, a replay by another user refused (409), consumed exactly once though Google fails twice and Berth restarts, a voided purchase claws the credits back")
+    func creditPackOnAndroid() async throws {
+        try await Self.withPlay { rig in
+            let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: "mai").token
+            let bought = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
+            #expect(bought.status == .ok, "\(bought.json)")
+            #expect(bought.json["creditsAdded"] as? Int == 50 && bought.json["newBalance"] as? Int == 52)
+            #expect(bought.purchase?["store"] as? String == "google_play" && bought.purchase?["environment"] as? String == "Sandbox")
+            #expect(bought.purchase?["transactionId"] as? String == token)
+            // The same user again: the same answer, nothing added.
+            let again = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
+            #expect(again.status == .ok && again.json["newBalance"] as? Int == 52)
+            // Another user with Mai's token: refused and recorded.
+            let replay = try await rig.verify(rig.stylistKey, user: "tom", product: Self.credits, token: token)
+            #expect(replay.status == .conflict && replay.errorCode == "transaction_already_used" && replay.errorField == "purchaseToken", "\(replay.json)")
+            #expect(try await rig.balance("tom") == 2)
+
+            // What Berth owes Google: one consumption, written with the credits.
+            let owed = try await rig.harness.services.store.read { try $0.play.acknowledgements(tenantId: "aistylist-test", purchaseToken: token) }
+            #expect(owed.map(\.action) == [.consume] && owed.first?.status == .pending)
+            // Google fails the first two tries; the first instance dies after its first; another carries on.
+            rig.standIn.fail("consume", count: 2)
+            #expect(await rig.jobs(owner: "instance-1").acknowledgeDue() == 1)
+            let second = rig.jobs(owner: "instance-2")
+            #expect(await second.acknowledgeDue() == 0)   // not due yet: the backoff
+            rig.harness.clock.advance(3)
+            #expect(await second.acknowledgeDue() == 1)
+            rig.harness.clock.advance(5)
+            #expect(await second.acknowledgeDue() == 1)
+            rig.harness.clock.advance(3600)
+            #expect(await second.acknowledgeDue() == 0)
+            let record = try #require(rig.kit.record(token))
+            #expect(record.consumed && record.consumeCalls == 1, "\(record)")
+            let done = try #require(try await rig.harness.services.store.read { try $0.play.acknowledgements(tenantId: "aistylist-test", purchaseToken: token) }.first)
+            #expect(done.status == .done && done.attempts == 3)
+
+            // Google refunds it: the push (and its redelivery) takes the 50 credits back once.
+            let push = try rig.kit.notify(package: Self.stylist, token: token, type: "VOIDED_PURCHASE")
+            let voided = try await rig.push("aistylist-test", push)
+            #expect(voided.status == .ok && voided.json["outcome"] as? String == "credits_refunded", "\(voided.json)")
+            let redelivered = try await rig.push("aistylist-test", push)
+            #expect(redelivered.status == .ok && redelivered.json["duplicate"] as? Bool == true)
+            #expect(try await rig.balance("mai") == 2)
+            // The sweep finds the same void and applies nothing twice.
+            #expect(await rig.jobs(owner: "instance-2").sweepVoided(force: true) <= 1)
+            #expect(try await rig.balance("mai") == 2)
+        }
+    }
+
+    @Test("a refund whose push was lost is found by the voided-purchases sweep, once")
+    func voidedSweep() async throws {
+        try await Self.withPlay { rig in
+            let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
+            #expect(try await rig.verify(rig.stylistKey, user: "lan", product: Self.credits, token: token).status == .ok)
+            #expect(try await rig.balance("lan") == 52)
+            _ = try rig.kit.notify(package: Self.stylist, token: token, type: "VOIDED_PURCHASE")   // the push is never delivered
+            let jobs = rig.jobs(owner: "sweeper")
+            #expect(await jobs.sweepVoided(force: true) == 1)
+            #expect(try await rig.balance("lan") == 2)
+            #expect(await jobs.sweepVoided(force: true) == 0)
+            #expect(await jobs.sweepVoided() == 0)   // not due again before its interval
+            // A purchase voided before anyone claimed it never grants anything.
+            let early = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
+            _ = try rig.kit.notify(package: Self.stylist, token: early, type: "VOIDED_PURCHASE")
+            let refused = try await rig.verify(rig.stylistKey, user: "lan", product: Self.credits, token: early)
+            #expect(refused.status != .ok && refused.json["newBalance"] == nil, "\(refused.json)")
+            #expect(try await rig.balance("lan") == 2)
+        }
+    }
+
+    @Test("a subscription bought on Android: premium from Google's state, acknowledged once, a renewal push extends it, another account cannot take it, expiry ends it")
+    func subscriptionOnAndroid() async throws {
+        try await Self.withPlay { rig in
+            let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", accountId: "ana", periodDays: 365).token
+            let bought = try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: token)
+            #expect(bought.status == .ok, "\(bought.json)")
+            let subscription = try #require(bought.json["subscription"] as? [String: Any])
+            #expect(subscription["state"] as? String == "active" && subscription["originalTransactionId"] as? String == token)
+            let firstExpiry = try #require(subscription["expiresAt"] as? String)
+            let held = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
+            #expect(held.json["isPremium"] as? Bool == true)
+            #expect((held.json["entitlements"] as? [[String: Any]])?.first?["source"] as? String == "google_play_subscription", "\(held.json)")
+
+            #expect(await rig.jobs(owner: "a").acknowledgeDue() == 1)
+            #expect(rig.kit.record(token)?.acknowledgeCalls == 1)
+            #expect(await rig.jobs(owner: "a").acknowledgeDue() == 0)
+
+            let renewed = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED"))
+            #expect(renewed.status == .ok && renewed.json["outcome"] as? String == "subscription_active", "\(renewed.json)")
+            let after = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
+            let expiry = try #require((after.json["entitlements"] as? [[String: Any]])?.first?["expiresAt"] as? String)
+            let extended = try #require(APITimeText.parse(expiry)).timeIntervalSince(try #require(APITimeText.parse(firstExpiry)))
+            #expect(abs(extended - 365 * 86_400) < 5, "\(firstExpiry) → \(expiry) \(after.json)")
+
+            let taken = try await rig.verify(rig.brainKey, user: "eve", product: Self.yearly, token: token)
+            #expect(taken.status == .conflict, "\(taken.json)")
+            #expect(try await rig.premium("eve") == false)
+
+            let expired = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_EXPIRED"))
+            #expect(expired.json["outcome"] as? String == "subscription_expired", "\(expired.json)")
+            #expect(try await rig.premium("ana") == false)
+        }
+    }
+
+    @Test("the same user with an iOS and an Android subscription to one entitlement keeps it while either is live")
+    func iosAndAndroid() async throws {
+        try await Self.withPlay { rig in
+            let now = rig.harness.clock.now()
+            // iOS: a period that ends in two days.
+            var period = TransactionPayload.testPurchase(bundleId: Self.brain, productId: Self.yearly, transactionId: "2000000111", originalTransactionId: "2000000111",
+                                                         type: .autoRenewableSubscription, purchaseDate: now, signedDate: now, expiresDate: now.addingTimeInterval(2 * 86_400))
+            period.environment = .sandbox
+            let jws = try rig.harness.ca.signTransaction(period)
+            let ios = try await rig.client.call(.post, "/api/verify-purchase", auth: rig.brainKey, user: "kim", json: ["productId": Self.yearly, "jwsRepresentation": jws])
+            #expect(ios.status == .ok, "\(ios.json)")
+            // Android: a year.
+            let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, periodDays: 365).token
+            #expect(try await rig.verify(rig.brainKey, user: "kim", product: Self.yearly, token: token).status == .ok)
+            let both = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "kim")
+            #expect(Set(((both.json["entitlements"] as? [[String: Any]]) ?? []).compactMap { $0["source"] as? String }) == ["app_store_subscription", "google_play_subscription"],
+                    "\(both.json)")
+            // The iOS period ends: Android keeps the entitlement.
+            rig.harness.clock.advance(3 * 86_400)
+            #expect(try await rig.premium("kim") == true)
+            // Android ends too: no entitlement left.
+            _ = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_EXPIRED", now: rig.harness.clock.now()))
+            #expect(try await rig.premium("kim") == false)
+        }
+    }
+
+    @Test("pushes that are not Google's for this endpoint are refused and change nothing: no token, a forged signature, another audience, another service account, another app")
+    func pushAuthentication() async throws {
+        try await Self.withPlay { rig in
+            let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true).token
+            #expect(try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: token).status == .ok)
+            let genuine = try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_CANCELED")
+            var unsigned = genuine
+            unsigned.authorization = ""
+            // The same claims and key id, signed by a key that is not in Google's set.
+            let forger = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            let parts = try #require(RS256JWT.parts(String(genuine.authorization.dropFirst(7))))
+            var forged = genuine
+            forged.authorization = "Bearer " + (try RS256JWT.sign(claims: parts.claims, kid: parts.kid, key: forger))
+            var otherAudience = genuine
+            otherAudience.authorization = "Bearer " + (try rig.kit.pushToken(audience: "https://example.com/push"))
+            var otherAccount = genuine
+            otherAccount.authorization = "Bearer " + (try rig.kit.pushToken(audience: Self.brain, email: "someone@evil.iam.gserviceaccount.com"))
+            for (name, push) in [("unsigned", unsigned), ("forged", forged), ("audience", otherAudience), ("account", otherAccount)] {
+                let reply = try await rig.push("braindumpster-test", push)
+                #expect(reply.status == .unauthorized, "\(name): \(reply.status) \(reply.json)")
+            }
+            // Another app's genuine push at this endpoint: its package is not this tenant's.
+            let stylistToken = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
+            let foreign = try rig.kit.notify(package: Self.stylist, token: stylistToken, type: "ONE_TIME_PRODUCT_PURCHASED", audience: Self.brain)
+            #expect(try await rig.push("braindumpster-test", foreign).status == .unprocessableContent)
+            // A tenant without Play takes no pushes.
+            #expect(try await rig.push("seaboo-test", genuine).status == .notFound)
+            // Nothing was applied: the record still renews; the genuine push then does apply.
+            let subscriptions = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
+            #expect((subscriptions.json["entitlements"] as? [[String: Any]])?.first?["autoRenew"] as? Bool == true, "\(subscriptions.json)")
+            let applied = try await rig.push("braindumpster-test", genuine)
+            #expect(applied.status == .ok && applied.json["duplicate"] as? Bool == false, "\(applied.json)")
+            let after = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
+            #expect((after.json["entitlements"] as? [[String: Any]])?.first?["autoRenew"] as? Bool == false, "\(after.json)")
+        }
+    }
+
+    @Test("refusals: an unknown token (422), Google down (503, nothing written), a tenant without Play (422), a token of another product (422)")
+    func refusals() async throws {
+        try await Self.withPlay { rig in
+            let unknown = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: "not-a-token-google-issued")
+            #expect(unknown.status == .unprocessableContent && unknown.errorCode == "purchase_token_invalid" && unknown.errorField == "purchaseToken", "\(unknown.json)")
+            let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
+            rig.standIn.fail("get", count: 1)
+            let down = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
+            #expect(down.status == .serviceUnavailable && down.errorCode == "google_play_unavailable", "\(down.json)")
+            #expect(try await rig.balance("mai") == 2)
+            let other = try await rig.verify(rig.stylistKey, user: "mai", product: "com.aiimagestylist.credits.starter", token: token)
+            #expect(other.status == .unprocessableContent && other.errorCode == "purchase_token_invalid", "\(other.json)")
+            let seaboo = try await rig.client.call(.post, "/api/verify-purchase", auth: rig.harness.serverKey, user: "mai",
+                                                   json: ["productId": "it.seaboo.rental.basic", "purchaseToken": token, "bookingId": 1])
+            #expect(seaboo.status != .ok, "\(seaboo.json)")
+            #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token).status == .ok)
+        }
+    }
+
+    @Test("cordova-plugin-purchase's android-playstore transaction goes through the validator and answers the plugin's shape")
+    func cordovaValidator() async throws {
+        try await Self.withPlay { rig in
+            let record = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false,
+                                              accountId: AccountTokens.cordovaPluginHex("mai"))
+            let original = #"{"orderId":"\#(record.orderId)","packageName":"\#(Self.stylist)","productId":"\#(Self.credits)","purchaseTime":1,"purchaseState":0,"purchaseToken":"\#(record.token)","quantity":1,"acknowledged":false}"#
+            let body: [String: Any] = [
+                "id": Self.credits, "type": "consumable",
+                "transaction": ["type": "android-playstore", "id": record.orderId, "purchaseToken": record.token, "signature": "c2lnbmF0dXJl", "receipt": original],
+                "additionalData": ["applicationUsername": "mai"],
+            ]
+            let reply = try await rig.client.call(.post, "/api/validator/aistylist-test", auth: rig.stylistKey, json: body)
+            #expect(reply.status == .ok && reply.json["ok"] as? Bool == true, "\(reply.json)")
+            let data = try #require(reply.json["data"] as? [String: Any])
+            let transaction = try #require(data["transaction"] as? [String: Any])
+            #expect(transaction["type"] as? String == "android-playstore" && transaction["bundle_id"] as? String == Self.stylist)
+            #expect(transaction["transaction_id"] as? String == record.token)
+            #expect(try await rig.balance("mai") == 52)
+            // Another user replaying it through the validator: the plugin's refusal shape.
+            var replay = body
+            replay["additionalData"] = ["applicationUsername": "tom"]
+            let refused = try await rig.client.call(.post, "/api/validator/aistylist-test", auth: rig.stylistKey, json: replay)
+            #expect(refused.status == .ok && refused.json["ok"] as? Bool == false && refused.json["code"] as? Int == 6_777_007, "\(refused.json)")
+        }
+    }
+}
