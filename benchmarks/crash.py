@@ -14,6 +14,11 @@ the provider's success and Berth's answer, or before the event arrives at all: t
 Berth's own check of overdue payments can find it). Every payment Stripe took must end as exactly one
 purchase confirming its booking.
 
+Phase 4 sells credit packs on Google Play through the Play stand-in: each purchase token is sent to
+one instance, some instances are killed while the call is in flight, and Google fails the first
+consumptions. Every token Berth acknowledged must be credited once and consumed at Google exactly
+once (the consumption is owed in the purchase's unit of work and done by whichever instance is alive).
+
 Afterwards it reads the database and prints attempted, acknowledged, present, duplicated and lost;
 it exits non-zero unless every acknowledged purchase is present and applied (booking confirmed by
 it, or exactly one credit grant for it) and none is applied twice.
@@ -44,6 +49,8 @@ CREDITS = int(os.environ.get("CREDITS", "60"))
 KILLS = int(os.environ.get("KILLS", "5"))
 CARDS = int(os.environ.get("CARDS", "30"))
 STRIPE_PORT = int(os.environ["STRIPE_PORT"])
+PLAY_PORT = int(os.environ["PLAY_PORT"])
+PLAYS = int(os.environ.get("PLAYS", "30"))
 RATE = float(os.environ.get("RATE", "40"))          # calls started per second
 CONCURRENCY = int(os.environ.get("CONCURRENCY", "8"))
 DEADLINE = time.time() + float(os.environ.get("TIME_LIMIT", "600"))
@@ -271,6 +278,61 @@ def card_phase(instances, seaboo_key):
             "kills": kills}
 
 
+def play_phase(instances, client_key):
+    """Phase 4: credit packs bought on Google Play while instances die; returns what Berth and the stand-in show of them."""
+    headers = {"Authorization": f"Bearer {client_key}"}
+    product = "com.aiimagestylist.credits.popular"
+    # Google is down for the first consumptions: they wait in the database for a retry.
+    req = urllib.request.Request(f"http://127.0.0.1:{PLAY_PORT}/_standin/fail?call=consume&count=5", method="POST", data=b"")
+    urllib.request.urlopen(req, timeout=30).read()
+    tokens = {}
+    kills = 0
+    for number in range(PLAYS):
+        user = f"play-{number}"
+        token = berth("testkit", "play", "purchase", "--dir", os.path.join(WORK, "play-kit"), "--package", "com.aiimagestylist.app", "--product", product,
+                      "--account-id", user)
+        target = instances[number % 2]
+        if number % 6 == 3:
+            threading.Timer(0.002, target.kill9).start()
+            kills += 1
+        acknowledged = False
+        for instance in [target, instances[1 - number % 2], target]:
+            port = instance.current_port()
+            status, _ = request(port, "POST", "/api/verify-purchase", {**headers, "X-User-Id": user}, {"productId": product, "purchaseToken": token}) if port else (None, None)
+            if status == 200:
+                acknowledged = True
+                break
+        tokens[token] = (user, acknowledged)
+        if target.current_port() is None:
+            time.sleep(0.1)
+            target.start()
+    log(f"play phase: {len(tokens)} purchases, {kills} instances killed in flight; waiting for Google to have every consumption")
+    wanted = ",".join(f"'{token}'" for token in tokens)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        pending = psql(f"SELECT COUNT(*) FROM play_acknowledgements WHERE status <> 'done' AND purchase_token IN ({wanted})")[0][0]
+        if pending == "0":
+            break
+        time.sleep(1)
+    counts = {tx: int(n) for tx, n in psql(f"SELECT transaction_id, COUNT(*) FROM purchases WHERE store = 'google_play' AND transaction_id IN ({wanted}) GROUP BY transaction_id")}
+    grants = {tx: int(n) for tx, n in psql(f"""SELECT p.transaction_id, COUNT(l.id) FROM purchases p JOIN credit_ledger l ON l.purchase_id = p.id AND l.type = 'purchase'
+                                               WHERE p.store = 'google_play' AND p.transaction_id IN ({wanted}) GROUP BY p.transaction_id""")}
+    lost = duplicated = unconsumed = 0
+    for token, (user, acknowledged) in tokens.items():
+        record = json.load(open(os.path.join(WORK, "play-kit", "purchases", token + ".json")))
+        if acknowledged and (counts.get(token, 0) != 1 or grants.get(token, 0) != 1):
+            lost += 1
+            log(f"LOST: play purchase of {user} acknowledged but not credited once")
+        if counts.get(token, 0) > 1 or grants.get(token, 0) > 1 or record["consumeCalls"] > 1:
+            duplicated += 1
+            log(f"DUPLICATED: play purchase of {user}")
+        if counts.get(token, 0) == 1 and record["consumeCalls"] != 1:
+            unconsumed += 1
+            log(f"NOT CONSUMED: play purchase of {user} credited but Google consumed it {record['consumeCalls']} times")
+    return {"purchases": len(tokens), "acknowledged": sum(1 for _, a in tokens.values() if a), "present": sum(1 for t in tokens if counts.get(t, 0) >= 1),
+            "lost": lost, "duplicated": duplicated, "not_consumed_once": unconsumed, "kills": kills}
+
+
 def main():
     seaboo_key = berth("keys", "create", "--tenant", "seaboo-test", "--role", "server", "--database", DB_URL)
     credits_key = berth("keys", "create", "--tenant", "aistylist-test", "--role", "server", "--database", DB_URL)
@@ -314,6 +376,7 @@ def main():
     burst(calls2, instances, keys, restarter)
 
     card_report = card_phase(instances, seaboo_key)
+    play_report = play_phase(instances, berth("keys", "create", "--tenant", "aistylist-test", "--role", "client", "--database", DB_URL))
 
     calls = calls1 + calls2
     acknowledged_first = sum(1 for call in calls if call.get("acknowledged"))
@@ -356,9 +419,11 @@ def main():
     interrupted = sum(1 for call in calls if None in call.get("statuses", []))
     print(json.dumps({"attempted": attempted, "interrupted_in_flight": interrupted, "acknowledged_before_retry": acknowledged_first, "acknowledged": len(acknowledged),
                       "present": present, "duplicated": duplicated, "lost": lost, "instance_kills": kills[0], "database_restarts": restarts[0],
-                      "balances_match_ledger": balances_ok, "card_payments": card_report}))
+                      "balances_match_ledger": balances_ok, "card_payments": card_report,
+                      "play_purchases": play_report}))
     failed = lost > 0 or duplicated > 0 or present != len(acknowledged) or not balances_ok or kills[0] < KILLS or restarts[0] < 1
     failed = failed or card_report["lost"] > 0 or card_report["duplicated"] > 0 or card_report["paid"] < 1 or card_report["kills"] < 2
+    failed = failed or play_report["lost"] > 0 or play_report["duplicated"] > 0 or play_report["not_consumed_once"] > 0 or play_report["present"] < 1
     if failed:
         log("FAILED")
         sys.exit(1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash test on PostgreSQL with two instances (App Store purchases, credit packs and card payments) (see benchmarks/crash.py for what it does and checks).
+# Crash test on PostgreSQL with two instances (App Store purchases, credit packs, card payments and Google Play purchases) (see benchmarks/crash.py for what it does and checks).
 # Starts its own throwaway PostgreSQL on 127.0.0.1 and stops it at the end; bounded and self-stopping.
 #
 #   benchmarks/crash.sh                                  # BOOKINGS=60 CREDITS=60 KILLS=5 (what CI runs)
@@ -45,4 +45,10 @@ export SEABOO_TEST_STRIPE_SECRET_KEY=sk_test_berth_standin SEABOO_TEST_STRIPE_WE
 for _ in $(seq 100); do [ -s "$WORK/stripe.port" ] && break; sleep 0.1; done
 export STRIPE_PORT=$(cat "$WORK/stripe.port")
 export SEABOO_TEST_STRIPE_API_BASE=http://127.0.0.1:$STRIPE_PORT
+# The Play phase's Google: the stand-in, its service account given to the test tenants.
+"$BERTH" testkit play init "$WORK/play-kit" >/dev/null
+"$BERTH" testkit play serve --dir "$WORK/play-kit" --port 0 --port-file "$WORK/play.port" > "$WORK/play.log" 2>&1 &
+for _ in $(seq 100); do [ -s "$WORK/play.port" ] && break; sleep 0.1; done
+export PLAY_PORT=$(cat "$WORK/play.port")
+export PLAY_TEST_BASE_URL=http://127.0.0.1:$PLAY_PORT PLAY_TEST_SERVICE_ACCOUNT=$WORK/play-kit/service-account.json
 python3 "$repo/benchmarks/crash.py"

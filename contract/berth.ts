@@ -142,6 +142,15 @@ export type ErrorCode =
   | "store_purchases_not_offered"
   /** 503: Stripe could not be reached or refused; retry after `Retry-After` */
   | "payment_provider_unavailable"
+  // Google Play (purchaseToken on POST /api/verify-purchase, android-playstore on the validator)
+  /** 422: the app sells nothing on Google Play (no `googlePlay` in the catalog, or its service account is not set) */
+  | "google_play_not_configured"
+  /** 422: Google Play knows no purchase of this product (and package) with this token */
+  | "purchase_token_invalid"
+  /** 409: the purchase waits for payment (Play's pending purchases); send it again once it is paid */
+  | "purchase_pending"
+  /** 503: Google Play could not be reached or refused Berth's credentials; retry after `Retry-After` */
+  | "google_play_unavailable"
   /** 400: a Stripe event whose signature is missing, wrong or outside the 300 s tolerance */
   | "invalid_signature"
   /** purchases' outcomeCode: a card payment of another amount than the booking's price (refunded) */
@@ -491,6 +500,11 @@ export interface VerifyPurchaseRequest {
   jwsRepresentation?: string;
   /** base64 app receipt (verified offline; only its SHA-256 is kept) */
   receipt?: string;
+  /** Google Play: `Purchase.getPurchaseToken()`; proven with the Play Developer API. `productId` is the
+   *  catalog's id or the Play Console's. Its transactionId (and originalTransactionId) in answers is the token. */
+  purchaseToken?: string;
+  /** Google Play: the app's package, when the tenant has several (default: its own) */
+  packageName?: string;
 }
 
 export type PurchaseStatus = "applied" | "needs_refund" | "refunded";
@@ -499,7 +513,8 @@ export interface Purchase {
   id: number;
   userId: string;
   bookingId?: number;
-  store: "app_store" | "stripe";
+  store: "app_store" | "google_play" | "stripe";
+  /** Google Play: a license tester's purchase is Sandbox */
   environment: "Production" | "Sandbox" | "Xcode" | "LocalTesting" | "live" | "test";
   transactionId: string;
   originalTransactionId: string;
@@ -759,13 +774,19 @@ export interface ValidatorRequest {
   id?: string;
   type?: string;
   transaction: {
-    type: "ios-appstore" | "apple-sk2";
-    /** apple-sk2: the product id; ios-appstore: the transaction id, or the bundle id for the receipt's newest purchase */
+    type: "ios-appstore" | "apple-sk2" | "android-playstore";
+    /** apple-sk2: the product id; ios-appstore: the transaction id, or the bundle id for the receipt's newest purchase; android-playstore: the order id */
     id?: string;
     /** ios-appstore: the base64 app receipt */
     appStoreReceipt?: string;
     /** apple-sk2: the signed transaction */
     jwsRepresentation?: string;
+    /** android-playstore: the purchase token (proven with the Play Developer API; the product is the request's `id`) */
+    purchaseToken?: string;
+    /** android-playstore: the purchase's original JSON (its packageName and productId are read; nothing else is trusted) */
+    receipt?: string;
+    /** android-playstore: Google's signature of `receipt` (not needed: the token is checked with Google) */
+    signature?: string;
   };
   additionalData?: {
     /** the user the purchase is applied to (store.applicationUsername) */
@@ -812,7 +833,8 @@ export type ValidatorResponse =
         id: string;
         latest_receipt: true;
         transaction: {
-          type: "ios-appstore" | "apple-sk2";
+          type: "ios-appstore" | "apple-sk2" | "android-playstore";
+          /** the bundle id; the package name on Google Play */
           bundle_id?: string;
           transaction_id?: string;
           original_transaction_id?: string;
@@ -841,6 +863,24 @@ export type ValidatorResponse =
 /** What Apple POSTs to /api/apple/notifications/{tenant}. */
 export interface AppleNotificationRequest {
   signedPayload: string;
+}
+
+/**
+ * What Pub/Sub POSTs to /api/google/notifications/{tenant} (a push subscription with an OIDC token:
+ * `Authorization: Bearer <Google-signed JWT>` for the tenant's `googlePlay.push.audience` and service
+ * account). `message.data` is base64 of Google Play's DeveloperNotification. Answered with a
+ * NotificationAck (outcomes "credits_refunded", "purchase_refunded", "booking_refunded", "subscription_active",
+ * "subscription_expired", "revoked_unclaimed", "recorded", "unknown_purchase", …); 401 for a token that is not Google's for this endpoint.
+ */
+export interface GooglePlayPush {
+  message: {
+    data: string;
+    messageId: string;
+    message_id?: string;
+    publishTime?: string;
+    attributes?: Record<string, string>;
+  };
+  subscription: string;
 }
 
 /** 200 once the notification and its effect are stored (also for a redelivered uuid). */
@@ -1108,7 +1148,7 @@ export interface EntitlementsResponse {
     /** subscriptions: the originalTransactionId; unlocks: the transaction id */
     originalTransactionId: string;
     inUse: boolean;
-    source?: "app_store_subscription" | "unlock";
+    source?: "app_store_subscription" | "google_play_subscription" | "unlock";
   }[];
   /** each entitlement the user has or had, with every grant that gives it */
   byEntitlement?: HeldEntitlement[];
@@ -1123,7 +1163,7 @@ export interface HeldEntitlement {
   /** until when the live grants give it; absent while active: for ever (a lifetime unlock) */
   expiresAt?: string;
   grants: {
-    source: "app_store_subscription" | "unlock" | "membership";
+    source: "app_store_subscription" | "google_play_subscription" | "unlock" | "membership";
     /** the unlock's transaction id, the subscription's originalTransactionId, the member's user id */
     reference: string;
     productId?: string;

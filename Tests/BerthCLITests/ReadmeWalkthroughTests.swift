@@ -52,6 +52,16 @@ struct ReadmeWalkthroughTests {
         #expect(text.contains("1 refund at Stripe\n"), "\(text)")
     }
 
+    @Test("the Google Play walk-through runs verbatim against berth serve and the Play stand-in: credited once, replay refused, consumed once across a restart, refund, renewal, a foreign push refused")
+    func playWalkthroughRunsVerbatim() throws {
+        let text = try Self.run(try Self.walkthrough("## Google Play", in: "docs/walkthroughs.md"))
+        #expect(text.contains("50 52 google_play\n409\n"), "\(text)")
+        #expect(text.contains("consumed 1 time(s)\n"), "\(text)")
+        #expect(text.contains("{\"duplicate\":false,\"outcome\":\"credits_refunded\",\"received\":true}\nbalance 2\n"), "\(text)")
+        #expect(text.contains("active 1 year(s) left\n{\"duplicate\":false,\"outcome\":\"subscription_active\",\"received\":true}\nTrue google_play_subscription 2 year(s) left\n"), "\(text)")
+        #expect(text.contains("401\n{\"duplicate\":false,\"outcome\":\"subscription_expired\",\"received\":true}\npremium False\n"), "\(text)")
+    }
+
     /// Runs a README script in a fresh copy of the catalog (the migrations are in the binary), as a reader would; returns its output.
     static func run(_ script: String) throws -> String {
         let directory = try BerthProcess.temporaryDirectory()
@@ -77,6 +87,7 @@ struct ReadmeWalkthroughTests {
         environment["PATH"] = "\(stubs.path):\(environment["PATH"] ?? "/usr/bin:/bin")"
         environment["BERTH_PORT"] = String(Int.random(in: 40_001...50_000))
         environment["STRIPE_PORT"] = String(Int.random(in: 50_001...55_000))
+        environment["PLAY_PORT"] = String(Int.random(in: 55_001...60_000))
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output

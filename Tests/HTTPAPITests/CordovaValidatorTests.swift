@@ -149,8 +149,9 @@ struct CordovaValidatorTests {
             let android: [String: Any] = ["id": "x", "transaction": ["type": "android-playstore", "id": "GPA.1", "purchaseToken": "t"],
                                           "additionalData": ["applicationUsername": "ana"]]
             let unsupported = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: android)
+            // An app without Google Play: the plugin's refusal, with Berth's code.
             #expect(unsupported.json["ok"] as? Bool == false)
-            #expect((unsupported.json["message"] as? String)?.contains("android-playstore") == true)
+            #expect((unsupported.json["error"] as? [String: Any])?["code"] as? String == "google_play_not_configured", "\(unsupported.json)")
         }
     }
 
