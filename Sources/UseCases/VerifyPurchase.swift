@@ -62,6 +62,10 @@ public struct VerifyPurchase: Sendable {
         var request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: command.userId,
                                       productId: command.productId ?? "", transactionId: command.transactionId, named: command.target)
         var proven: ProvenTransaction?
+        if case .playToken = command.proof, runtime.play == nil {
+            // Before anything about the product: the app does not sell on Google Play at all.
+            throw DomainError(.unprocessable, .googlePlayNotConfigured, "this app takes no Google Play purchases", field: "purchaseToken")
+        }
         do {
             if command.productId == nil {
                 // Without a claimed product, the proof names it (and the checks compare it with itself).
