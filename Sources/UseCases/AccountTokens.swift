@@ -23,7 +23,14 @@ public enum AccountTokens {
         guard !userId.isEmpty else { return "" }
         let units = Array(userId.utf16)
         let bytes = units.allSatisfy { $0 <= 0xFF } ? units.map { UInt8(truncatingIfNeeded: $0) } : Array(userId.utf8)
-        return Insecure.MD5.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(32)
+        for byte in Insecure.MD5.hash(data: bytes) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// A stable UUID-formatted name for `text` (its UTF-8 MD5 in the same layout): for records that
@@ -47,9 +54,15 @@ public enum AccountTokens {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// The further forms a token that names `userId` may take on a proof, only checked (never
+    /// recorded or looked up): Google Play's `obfuscatedExternalAccountId` from cordova-plugin-purchase.
+    public static func checkedOnly(_ userId: String) -> [String] {
+        [cordovaPluginHex(userId)]
+    }
+
     /// Every token besides the user id itself that names `userId` (lowercase).
     public static func derived(_ userId: String) -> [String] {
-        [cordovaPlugin(userId), cordovaPluginHex(userId)]
+        [cordovaPlugin(userId)]
     }
 }
 

@@ -43,7 +43,8 @@ public struct TenantRuntime: Sendable {
     public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws {
         self.tenant = tenant
         purchasePolicy = PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, acceptsProduction: tenant.apple.allowsProduction,
-                                        sandboxTesters: Set(tenant.apple.sandboxTesters ?? []), derivedAccountTokens: AccountTokens.derived)
+                                        sandboxTesters: Set(tenant.apple.sandboxTesters ?? []), derivedAccountTokens: AccountTokens.derived,
+                                        checkedAccountTokens: AccountTokens.checkedOnly)
         var extraRoots: [Certificate] = []
         for file in tenant.apple.trustedRootFiles ?? [] {
             let url = URL(fileURLWithPath: file, relativeTo: baseDirectory)

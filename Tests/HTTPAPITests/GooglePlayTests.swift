@@ -61,13 +61,17 @@ struct GooglePlayTests {
     }
 
     /// Berth (background jobs off: the tests run them as instances would) and the stand-in.
-    static func withPlay(_ body: @Sendable (Rig) async throws -> Void) async throws {
+    /// - Parameter tiesAccounts: `aistylist-test` ties purchases to accounts (`appAccountTokenMatchesUserId`).
+    static func withPlay(tiesAccounts: Bool = false, _ body: @Sendable (Rig) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-play-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let kit = try PlayTestKit.initialize(directory)
         let standIn = PlayStandIn(kit: kit)
         try await Application(router: standIn.router()).test(.live) { play in
-            let harness = try await Harness.make(environment: ["PLAY_TEST_SERVICE_ACCOUNT": directory.appendingPathComponent("service-account.json").path,
+            let harness = try await Harness.make(customize: !tiesAccounts ? nil : { catalog in
+                                                     if let index = catalog.tenants.firstIndex(where: { $0.id == "aistylist-test" }) { catalog.tenants[index].appAccountTokenMatchesUserId = true }
+                                                 },
+                                                 environment: ["PLAY_TEST_SERVICE_ACCOUNT": directory.appendingPathComponent("service-account.json").path,
                                                                "PLAY_TEST_BASE_URL": "http://127.0.0.1:\(try #require(play.port))"])
             defer { harness.close() }
             var services = harness.services
@@ -262,6 +266,26 @@ struct GooglePlayTests {
                                                    json: ["productId": "it.seaboo.rental.basic", "purchaseToken": token, "bookingId": 1])
             #expect(seaboo.status != .ok, "\(seaboo.json)")
             #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token).status == .ok)
+        }
+    }
+
+    @Test("obfuscatedExternalAccountId binds a purchase to its user where the app ties purchases to accounts: the user id or cordova's md5 of it; another account's or none refused")
+    func accountBinding() async throws {
+        try await Self.withPlay(tiesAccounts: true) { rig in
+            for (user, accountId) in [("mai", "mai"), ("lan", AccountTokens.cordovaPluginHex("lan"))] {
+                let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: accountId).token
+                let bought = try await rig.verify(rig.stylistKey, user: user, product: Self.credits, token: token)
+                #expect(bought.status == .ok && bought.json["newBalance"] as? Int == 52, "\(user): \(bought.json)")
+            }
+            let mais = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: AccountTokens.cordovaPluginHex("mai")).token
+            let other = try await rig.verify(rig.stylistKey, user: "tom", product: Self.credits, token: mais)
+            #expect(other.status == .unprocessableContent && other.errorCode == "account_token_mismatch" && other.errorField == "purchaseToken", "\(other.json)")
+            let anonymous = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
+            let missing = try await rig.verify(rig.stylistKey, user: "tom", product: Self.credits, token: anonymous)
+            #expect(missing.status == .unprocessableContent && missing.errorCode == "account_token_missing", "\(missing.json)")
+            #expect(try await rig.balance("tom") == 2)
+            // Mai's purchase is still hers to claim.
+            #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: mais).json["newBalance"] as? Int == 102)
         }
     }
 

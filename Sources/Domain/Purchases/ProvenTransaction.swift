@@ -72,9 +72,14 @@ public struct PurchasePolicy: Sendable {
     /// The tokens besides the user id itself that name a user: what clients derive from the user id
     /// (cordova-plugin-purchase's obfuscated username). Lowercase.
     public var derivedAccountTokens: @Sendable (String) -> [String]
+    /// Further forms of a user's token that a proof may carry and the check accepts, but that are
+    /// never recorded or looked up (Google Play's obfuscated account id).
+    public var checkedAccountTokens: @Sendable (String) -> [String]
 
     public init(accountTokenIsUserId: Bool = false, acceptsProduction: Bool = false, sandboxTesters: Set<String> = [],
-                derivedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] }) {
+                derivedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] },
+                checkedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] }) {
+        self.checkedAccountTokens = checkedAccountTokens
         self.accountTokenIsUserId = accountTokenIsUserId
         self.acceptsProduction = acceptsProduction
         self.sandboxTesters = sandboxTesters
@@ -84,6 +89,6 @@ public struct PurchasePolicy: Sendable {
     /// Whether an appAccountToken names `userId`: the id itself (a UUID user id) or a token derived from it.
     public func token(_ token: String, names userId: String) -> Bool {
         let token = token.lowercased()
-        return token == userId.lowercased() || derivedAccountTokens(userId).contains(token)
+        return token == userId.lowercased() || derivedAccountTokens(userId).contains(token) || checkedAccountTokens(userId).contains(token)
     }
 }
