@@ -932,7 +932,9 @@ export type WebhookEventType =
   | "booking.refunded"
   | "purchase.refunded"
   | "replay.detected"
-  /** data: userId, creditType, balance, available, debt, change, reason (the entry type), entryId, transactionId */
+  /** data: userId, creditType, balance, available, debt, change, reason (the entry type), entryId, transactionId.
+   *  Events about a purchase (booking.*, replay.detected, payment.*, subscription.updated) carry its `store`:
+   *  app_store, google_play or stripe. */
   | "credits.changed"
   /** data: unappliedPaymentId, userId, bookingId?, transactionId, productId, environment, quantity,
    *  priceMilliunits?, currency?, reasonCode, status, purchaseId? (a paid transaction Berth could not

@@ -213,7 +213,7 @@ struct AdminRoutes {
 /// Apple's milliunits, text cells that a spreadsheet would run as a formula prefixed with `'`.
 enum PurchaseCSV {
     static let header = ["id", "createdAt", "purchasedAt", "userId", "productId", "status", "outcomeCode", "environment", "transactionId",
-                         "originalTransactionId", "bookingId", "creditType", "credits", "subscription", "priceMilliunits", "currency", "quantity"]
+                         "originalTransactionId", "bookingId", "creditType", "credits", "subscription", "priceMilliunits", "currency", "quantity", "store"]
 
     static func render(_ purchases: [Purchase]) -> String {
         var lines = [header.joined(separator: ",")]
@@ -223,7 +223,7 @@ enum PurchaseCSV {
             lines.append([String(p.id), APITime.format(p.createdAt), APITime.format(p.purchasedAt), text(p.userId), text(p.productId), p.status.rawValue,
                           text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
                           text(p.creditType), number(p.credits), p.kind == .subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
-                          p.quantity.map(String.init) ?? ""].joined(separator: ","))
+                          p.quantity.map(String.init) ?? "", p.store].joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

@@ -150,6 +150,16 @@ struct GooglePlayTests {
             let refused = try await rig.verify(rig.stylistKey, user: "lan", product: Self.credits, token: early)
             #expect(refused.status != .ok && refused.json["newBalance"] == nil, "\(refused.json)")
             #expect(try await rig.balance("lan") == 2)
+            // A subscription refunded without a push: the sweep revokes it.
+            let yearly = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, periodDays: 365).token
+            #expect(try await rig.verify(rig.brainKey, user: "lan", product: Self.yearly, token: yearly).status == .ok)
+            #expect(try await rig.premium("lan") == true)
+            _ = try rig.kit.notify(package: Self.brain, token: yearly, type: "VOIDED_PURCHASE")
+            // This sweep finds it and the early one above (remembered as revoked, as Apple's refunds of unclaimed transactions are).
+            #expect(await jobs.sweepVoided(force: true) == 2)
+            let revoked = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "lan")
+            #expect(revoked.json["isPremium"] as? Bool == false, "\(revoked.json)")
+            #expect((revoked.json["entitlements"] as? [[String: Any]])?.first?["state"] as? String == "revoked", "\(revoked.json)")
         }
     }
 

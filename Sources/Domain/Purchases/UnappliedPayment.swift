@@ -76,7 +76,8 @@ public struct UnappliedPayment: Hashable, Sendable {
     /// What the tenant's backend is told (`payment.unapplied`, `payment.refund_requested`, `payment.applied`).
     public func event(_ type: WebhookEventType) -> WebhookEvent {
         var data = ["unappliedPaymentId": String(id), "userId": userId, "transactionId": proven.transactionId, "productId": proven.productId,
-                    "environment": proven.environment, "reasonCode": reasonCode.rawValue, "status": currentStatus.rawValue, "quantity": String(proven.quantity ?? 1)]
+                    "environment": proven.environment, "reasonCode": reasonCode.rawValue, "status": currentStatus.rawValue, "quantity": String(proven.quantity ?? 1),
+                    "store": proven.storeName]
         if let bookingId { data["bookingId"] = String(bookingId) }
         if let price = proven.priceMilliunits { data["priceMilliunits"] = String(price) }
         if let currency = proven.currency { data["currency"] = currency }

@@ -131,7 +131,7 @@ public enum SubscriptionRules {
     /// The `subscription.updated` event of a record.
     public static func event(_ s: Subscription, now: Date, reason: String) -> WebhookEvent {
         var data = ["originalTransactionId": s.originalTransactionId, "productId": s.productId, "entitlement": s.entitlement,
-                    "state": s.state(at: now).rawValue, "environment": s.environment, "transactionId": s.latestTransactionId, "reason": reason]
+                    "state": s.state(at: now).rawValue, "environment": s.environment, "transactionId": s.latestTransactionId, "reason": reason, "store": s.store]
         if let userId = s.userId { data["userId"] = userId }
         if let expiresAt = s.expiresAt { data["expiresAt"] = BerthJSON.timestamp(expiresAt) }
         if let autoRenew = s.autoRenew { data["autoRenew"] = String(autoRenew) }

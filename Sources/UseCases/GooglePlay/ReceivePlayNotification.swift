@@ -169,9 +169,20 @@ public struct ReceivePlayNotification: Sendable {
         let tenant = runtime.tenant
         let kinds = self.kinds
         let emitsEvents = runtime.webhook != nil
-        // A subscription's record follows Google's state (expired, revoked) as well.
+        // A subscription's record follows Google's state (expired, revoked) as well (the sweep does not
+        // say what was voided: a purchase Berth recorded as a subscription's says it).
+        var isSubscription = subscription
+        if !isSubscription {
+            let tenantId = tenant.id
+            isSubscription = try await store.read { tx in
+                try ["Production", "Sandbox"].contains { environment in
+                    try tx.purchases.purchase(store: GooglePlaySettings.store, environment: environment, transactionId: token, forUpdate: false)
+                        .map { $0.tenantId == tenantId && $0.kind == .subscription } ?? false
+                }
+            }
+        }
         var facts: SubscriptionFacts?
-        if subscription, let state = try? await play.client.subscriptionPurchase(package: package, token: token),
+        if isSubscription, let state = try? await play.client.subscriptionPurchase(package: package, token: token),
            let product = state.lineItems?.first?.productId.flatMap({ tenant.product(googleProductId: $0, basePlanId: state.lineItems?.first?.offerDetails?.basePlanId) }) {
             facts = PlayProofs.facts(state, token: token, product: product, now: now, revoked: true)
         }

@@ -91,7 +91,7 @@ const views = {
       { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
     ],
     columns: [["id", "#"], ["createdAt", "Recorded", when], ["userId", "User"], ["productId", "Product"], ["status", "Status", statusCell],
-      ["outcomeCode", "Outcome"], ["environment", "Env"], ["transactionId", "Transaction"], ["bookingId", "Booking"], ["credits", "Credits"],
+      ["outcomeCode", "Outcome"], ["store", "Store"], ["environment", "Env"], ["transactionId", "Transaction"], ["bookingId", "Booking"], ["credits", "Credits"],
       ["priceMilliunits", "Price", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || ""))]],
   },
   unapplied: {
