@@ -804,7 +804,8 @@ export interface ValidatorRequest {
 export interface ValidatorPurchase {
   /** the product id */
   id: string;
-  platform: "ios-appstore";
+  /** the store of the purchase (android-playstore for Google Play's) */
+  platform: "ios-appstore" | "android-playstore";
   transactionId: string;
   purchaseDate: number;
   /** subscriptions: the start of the latest period */

@@ -342,6 +342,7 @@ struct ValidatorPurchase: Encodable {
     /// A consumable (credit pack, booking) this call applied; refunded: expired, cancelled by the customer.
     init(_ purchase: Purchase) {
         id = purchase.productId
+        platform = Self.platform(store: purchase.store)
         transactionId = purchase.transactionId
         purchaseDate = purchase.purchasedAt.epochMilliseconds
         if purchase.status == .refunded {
@@ -352,6 +353,7 @@ struct ValidatorPurchase: Encodable {
     /// A subscription the user owns, as it stands at `now`.
     init(subscription: Subscription, now: Date) {
         id = subscription.productId
+        platform = Self.platform(store: subscription.store)
         transactionId = subscription.latestTransactionId
         purchaseDate = (subscription.originalPurchasedAt ?? subscription.purchasedAt).epochMilliseconds
         lastRenewalDate = subscription.purchasedAt.epochMilliseconds
@@ -375,6 +377,9 @@ struct ValidatorPurchase: Encodable {
         default: ""
         }
     }
+
+    /// The plugin's platform of a store's purchases.
+    static func platform(store: String) -> String { store == "google_play" ? "android-playstore" : "ios-appstore" }
 
     /// An unlock or a pass: a lifetime unlock never expires; a pass ends at its place in the user's
     /// chain of passes; a refunded or revoked one is expired and cancelled.

@@ -316,6 +316,8 @@ struct GooglePlayTests {
             let transaction = try #require(data["transaction"] as? [String: Any])
             #expect(transaction["type"] as? String == "android-playstore" && transaction["bundle_id"] as? String == Self.stylist)
             #expect(transaction["transaction_id"] as? String == record.token)
+            let collection = try #require(data["collection"] as? [[String: Any]])
+            #expect(collection.contains { $0["platform"] as? String == "android-playstore" && $0["id"] as? String == Self.credits }, "\(collection)")
             #expect(try await rig.balance("mai") == 52)
             // Another user replaying it through the validator: the plugin's refusal shape.
             var replay = body
