@@ -12,17 +12,20 @@ public enum AccountTokens {
     /// Latin-1 encoding; for others Berth uses UTF-8, which such a client does not match.
     public static func cordovaPlugin(_ userId: String) -> String {
         guard !userId.isEmpty else { return "" }
+        return md5UUID(pluginBytes(userId))
+    }
+
+    /// The bytes the plugin hashes: UTF-16 code units as bytes when they fit (Latin-1), else UTF-8.
+    private static func pluginBytes(_ userId: String) -> [UInt8] {
         let units = Array(userId.utf16)
-        let bytes = units.allSatisfy { $0 <= 0xFF } ? units.map { UInt8(truncatingIfNeeded: $0) } : Array(userId.utf8)
-        return md5UUID(bytes)
+        return units.allSatisfy { $0 <= 0xFF } ? units.map { UInt8(truncatingIfNeeded: $0) } : Array(userId.utf8)
     }
 
     /// cordova-plugin-purchase on Google Play: `obfuscatedAccountId` is the MD5 of the username as
     /// 32 lowercase hex digits (the plugin's default obfuscator), hashed as ``cordovaPlugin(_:)`` hashes.
     public static func cordovaPluginHex(_ userId: String) -> String {
         guard !userId.isEmpty else { return "" }
-        let units = Array(userId.utf16)
-        let bytes = units.allSatisfy { $0 <= 0xFF } ? units.map { UInt8(truncatingIfNeeded: $0) } : Array(userId.utf8)
+        let bytes = pluginBytes(userId)
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(32)

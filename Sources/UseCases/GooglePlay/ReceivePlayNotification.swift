@@ -174,12 +174,7 @@ public struct ReceivePlayNotification: Sendable {
         var isSubscription = subscription
         if !isSubscription {
             let tenantId = tenant.id
-            isSubscription = try await store.read { tx in
-                try ["Production", "Sandbox"].contains { environment in
-                    try tx.purchases.purchase(store: GooglePlaySettings.store, environment: environment, transactionId: token, forUpdate: false)
-                        .map { $0.tenantId == tenantId && $0.kind == .subscription } ?? false
-                }
-            }
+            isSubscription = try await store.read { tx in try Self.purchase(token, tenantId: tenantId, tx: tx, forUpdate: false)?.kind == .subscription }
         }
         var facts: SubscriptionFacts?
         if isSubscription, let state = try? await play.client.subscriptionPurchase(package: package, token: token),
@@ -188,11 +183,7 @@ public struct ReceivePlayNotification: Sendable {
         }
         return try await store.write { [facts] tx in
             if let seen = try tx.notifications.outcome(tenantId: tenant.id, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
-            var purchase: Purchase?
-            for environment in ["Production", "Sandbox"] where purchase == nil {
-                purchase = try tx.purchases.purchase(store: GooglePlaySettings.store, environment: environment, transactionId: token, forUpdate: true)
-                    .flatMap { $0.tenantId == tenant.id ? $0 : nil }
-            }
+            let purchase = try Self.purchase(token, tenantId: tenant.id, tx: tx, forUpdate: true)
             if let facts {
                 _ = try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "google_play:voided", actor: .provider(GooglePlaySettings.store),
                                                  emitsEvents: emitsEvents, now: now)
@@ -205,5 +196,16 @@ public struct ReceivePlayNotification: Sendable {
             try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
             return Result(outcome: plan.effect.outcome, duplicate: false, kind: kind)
         }
+    }
+
+    /// The tenant's purchase of a Play token, in whichever environment it was recorded (a token is Google's, unique across them).
+    static func purchase(_ token: String, tenantId: String, tx: any StoreSession, forUpdate: Bool) throws -> Purchase? {
+        for environment in ["Production", "Sandbox"] {
+            if let found = try tx.purchases.purchase(store: GooglePlaySettings.store, environment: environment, transactionId: token, forUpdate: forUpdate),
+               found.tenantId == tenantId {
+                return found
+            }
+        }
+        return nil
     }
 }
