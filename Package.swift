@@ -218,7 +218,7 @@ let package = Package(
         .executableTarget(
             name: "BerthFuzz",
             dependencies: [
-                "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp",
+                "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp", "GooglePlayAPI",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

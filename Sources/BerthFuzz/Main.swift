@@ -1,5 +1,6 @@
 import AppleSignedData
 import Foundation
+import GooglePlayAPI
 import HTTPAPI
 import JWTKit
 import Synchronization
@@ -128,11 +129,34 @@ enum Seeds {
                 seeds.append((.http, "route\(route)-body\(index)", Data([UInt8(route)]) + body))
             }
         }
+        // What Google sends: a push (token line + body), purchase and subscription answers, a voided page.
+        let playNotification = DeveloperNotification.subscriptionNotificationSeed
+        let push = PubSubPush(message: .init(data: try JSONEncoder().encode(playNotification).base64EncodedString(), messageId: "1234567890", publishTime: "2026-11-27T10:00:00.123Z"),
+                              subscription: "projects/p/subscriptions/s")
+        let header = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImFiYyIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2FjY291bnRzLmdvb2dsZS5jb20iLCJhdWQiOiJhIn0.c2ln\n"
+        seeds.append((.play, "push", Data(header.utf8) + (try JSONEncoder().encode(push))))
+        let item = SubscriptionPurchaseV2.LineItem(productId: "com.example.credits", expiryTime: "2027-01-01T00:00:00.5Z", autoRenewingPlan: .init(autoRenewEnabled: true),
+                                                   offerDetails: .init(basePlanId: "monthly"), latestSuccessfulOrderId: "GPA.1..2")
+        let subscription = SubscriptionPurchaseV2(lineItems: [item], startTime: "2026-01-01T00:00:00Z", subscriptionState: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD",
+                                                  latestOrderId: "GPA.1..2", testPurchase: [:])
+        seeds.append((.play, "subscription", Data("\n".utf8) + (try JSONEncoder().encode(subscription))))
+        seeds.append((.play, "product", Data("\n".utf8) + (try JSONEncoder().encode(ProductPurchase(purchaseTimeMillis: "1795000000000", orderId: "GPA.2", productId: "x")))))
+        seeds.append((.play, "voided", Data("\n".utf8) + (try JSONEncoder().encode(VoidedPurchasesPage(voidedPurchases: [VoidedPurchase(purchaseToken: "t", purchaseTimeMillis: "1",
+                                                                                                                                        voidedTimeMillis: "2", orderId: "o")], nextPageToken: "n")))))
         for (target, name, data) in seeds {
             let folder = directory.appendingPathComponent(target.rawValue)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try data.write(to: folder.appendingPathComponent(name))
         }
         return seeds.count
+    }
+}
+
+extension DeveloperNotification {
+    /// A renewal of a subscription, as a seed.
+    static var subscriptionNotificationSeed: DeveloperNotification {
+        var notification = DeveloperNotification(packageName: "com.example.app", eventTime: Date(timeIntervalSince1970: 1_795_000_000))
+        notification.subscriptionNotification = .init(notificationType: 2, purchaseToken: "token", subscriptionId: "com.example.credits")
+        return notification
     }
 }

@@ -2,6 +2,7 @@ import AppleSignedData
 import BerthApp
 import Domain
 import Foundation
+import GooglePlayAPI
 import HTTPAPI
 import HTTPTypes
 import Hummingbird
@@ -31,6 +32,9 @@ enum FuzzTarget: String, CaseIterable {
     case jwt
     /// A request body to one of Berth's routes (first byte picks the route), through the real router.
     case http
+    /// What Google sends Berth, parsed as Berth parses it: the first line a push's bearer token, the
+    /// rest a Pub/Sub push body, a Play purchase answer or a subscription answer (then read into facts).
+    case play
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -46,6 +50,8 @@ enum FuzzTarget: String, CaseIterable {
             Blocking.run { _ = try? await Fixtures.shared.userKeys.verify(text, as: UserClaims.self) }
         case .http:
             HTTPFuzzing.shared.send(bytes)
+        case .play:
+            PlayParsing.run(bytes)
         }
     }
 }
@@ -91,4 +97,27 @@ final class Fixtures: Sendable {
 final class AdvancingClock: BerthClock {
     private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
     func now() -> Date { current.withLock { $0 = $0.addingTimeInterval(10); return $0 } }
+}
+
+/// The Google Play parsers of the `play` target.
+enum PlayParsing {
+    static let product = Product(id: "com.example.credits", kind: .subscription, type: "Auto-Renewable Subscription", title: "Premium")
+
+    static func run(_ bytes: [UInt8]) {
+        let newline = bytes.firstIndex(of: 0x0A) ?? bytes.endIndex
+        let token = String(decoding: bytes[..<newline], as: UTF8.self)
+        let body = Data(bytes[min(newline + 1, bytes.endIndex)...])
+        _ = RS256JWT.parts(token).map { $0.kid }
+        let decoder = JSONDecoder()
+        if let push = try? decoder.decode(PubSubPush.self, from: body), let data = push.message?.data.flatMap({ Data(base64Encoded: $0) }) {
+            _ = (try? decoder.decode(DeveloperNotification.self, from: data))?.purchaseToken
+            _ = push.message?.publishTime.flatMap(RFC3339.date)
+        }
+        if let purchase = try? decoder.decode(ProductPurchase.self, from: body) { _ = purchase.purchasedAt }
+        if let subscription = try? decoder.decode(SubscriptionPurchaseV2.self, from: body) {
+            _ = PlayProofs.facts(subscription, token: "fuzz-token", product: product, now: Date(), revoked: bytes.count % 2 == 0)
+        }
+        if let page = try? decoder.decode(VoidedPurchasesPage.self, from: body) { _ = page.voidedPurchases?.map(\.voidedAt) }
+        _ = try? ServiceAccount(json: body)
+    }
 }

@@ -29,7 +29,7 @@ struct FuzzReplayTests {
         }
         let seeded = try run(["seed", seeds.path])
         #expect(seeded.status == 0, "\(seeded.stderr)")
-        for target in ["jws", "receipt", "json", "jwt", "http"] {
+        for target in ["jws", "receipt", "json", "jwt", "http", "play"] {
             let regressions = repository.appendingPathComponent("fuzz/regressions/\(target)")
             let replayed = try run(["replay", target, seeds.appendingPathComponent(target).path, regressions.path])
             #expect(replayed.status == 0, "\(target): \(replayed.stdout) \(replayed.stderr.suffix(2000))")
