@@ -14,6 +14,8 @@ public final class AppleStandIn: Sendable {
         public var path: String
         public var claims: [String: String]
         public var kid: String?
+        /// The query's `revision` (Get Transaction History's page), when it has one.
+        public var revision: String? = nil
     }
 
     public struct Canned: Sendable {
@@ -118,7 +120,8 @@ public final class AppleStandIn: Sendable {
     }
 
     private func record(_ environment: String, _ request: Request, claims: [String: String], kid: String?) {
-        state.withLock { $0.requests.append(Recorded(method: request.method.rawValue, path: request.uri.path, claims: claims, kid: kid)) }
+        state.withLock { $0.requests.append(Recorded(method: request.method.rawValue, path: request.uri.path, claims: claims, kid: kid,
+                                                              revision: request.uri.queryParameters["revision"].map(String.init))) }
     }
 
     /// Checks what Apple checks: ES256 by the registered key, kid, iss, bid, aud, a short lifetime.

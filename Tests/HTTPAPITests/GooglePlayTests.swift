@@ -60,11 +60,23 @@ struct GooglePlayTests {
         }
     }
 
+    /// One service account and push key for every test (RSA key generation is the costly part), copied
+    /// into each test's own TestKit directory.
+    static let keys: Result<URL, any Error> = Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-play-keys-\(UUID().uuidString)")
+        _ = try PlayTestKit.initialize(directory)
+        return directory
+    }
+
     /// Berth (background jobs off: the tests run them as instances would) and the stand-in.
     /// - Parameter tiesAccounts: `aistylist-test` ties purchases to accounts (`appAccountTokenMatchesUserId`).
     static func withPlay(tiesAccounts: Bool = false, _ body: @Sendable (Rig) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-play-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for file in ["service-account.json", "push-signing-key.pem"] {
+            try FileManager.default.copyItem(at: try Self.keys.get().appendingPathComponent(file), to: directory.appendingPathComponent(file))
+        }
         let kit = try PlayTestKit.initialize(directory)
         let standIn = PlayStandIn(kit: kit)
         try await Application(router: standIn.router()).test(.live) { play in
