@@ -3,7 +3,7 @@ import AppleSignedData
 import Domain
 import Foundation
 import GooglePlayAPI
-import HTTPAPI
+@testable import HTTPAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -115,6 +115,13 @@ struct GooglePlayTests {
             // What Berth owes Google: one consumption, written with the credits.
             let owed = try await rig.harness.services.store.read { try $0.play.acknowledgements(tenantId: "aistylist-test", purchaseToken: token) }
             #expect(owed.map(\.action) == [.consume] && owed.first?.status == .pending)
+            // The alert gauges count it as owed (not yet overdue).
+            await PlayWorker.gauges(jobs: rig.jobs(owner: "gauges"), metrics: rig.harness.services.metrics)
+            let exposition = rig.harness.services.metrics.render().split(separator: "\n")
+            let owedLine = exposition.first { $0.hasPrefix("berth_play_unacknowledged{") && $0.contains("aistylist-test") }
+            let overdueLine = exposition.first { $0.hasPrefix("berth_play_unacknowledged_overdue{") && $0.contains("aistylist-test") }
+            #expect(owedLine.map { $0.hasSuffix(" 1") || $0.hasSuffix(" 1.0") } == true, "\(exposition.filter { $0.contains("berth_play") })")
+            #expect(overdueLine.map { $0.hasSuffix(" 0") || $0.hasSuffix(" 0.0") } == true, "\(exposition.filter { $0.contains("berth_play") })")
             // Google fails the first two tries; the first instance dies after its first; another carries on.
             rig.standIn.fail("consume", count: 2)
             #expect(await rig.jobs(owner: "instance-1").acknowledgeDue() == 1)
@@ -260,6 +267,11 @@ struct GooglePlayTests {
             let stylistToken = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
             let foreign = try rig.kit.notify(package: Self.stylist, token: stylistToken, type: "ONE_TIME_PRODUCT_PURCHASED", audience: Self.brain)
             #expect(try await rig.push("braindumpster-test", foreign).status == .unprocessableContent)
+            // Google's token on a body that is not a Pub/Sub push of a developer notification: 400.
+            var junk = genuine
+            junk.body.message?.data = Data("not a notification".utf8).base64EncodedString()
+            let malformed = try await rig.push("braindumpster-test", junk)
+            #expect(malformed.status == .badRequest && malformed.errorCode == "malformed", "\(malformed.json)")
             // A tenant without Play takes no pushes.
             #expect(try await rig.push("seaboo-test", genuine).status == .notFound)
             // Nothing was applied: the record still renews; the genuine push then does apply.
@@ -282,6 +294,9 @@ struct GooglePlayTests {
             let down = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
             #expect(down.status == .serviceUnavailable && down.errorCode == "google_play_unavailable", "\(down.json)")
             #expect(try await rig.balance("mai") == 2)
+            let package = try await rig.client.call(.post, "/api/verify-purchase", auth: rig.stylistKey, user: "mai",
+                                                    json: ["productId": Self.credits, "purchaseToken": token, "packageName": "com.other.app"])
+            #expect(package.status == .unprocessableContent && package.errorCode == "invalid_field" && package.errorField == "packageName", "\(package.json)")
             let other = try await rig.verify(rig.stylistKey, user: "mai", product: "com.aiimagestylist.credits.starter", token: token)
             #expect(other.status == .unprocessableContent && other.errorCode == "purchase_token_invalid", "\(other.json)")
             let seaboo = try await rig.client.call(.post, "/api/verify-purchase", auth: rig.harness.serverKey, user: "mai",
