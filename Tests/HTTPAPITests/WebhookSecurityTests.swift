@@ -36,14 +36,22 @@ struct WebhookSecurityTests {
             #expect(outcome.statusCode == 200 && outcome.failure == nil, "\(String(describing: outcome.failure))")
             #expect(hits.withLock { $0 } == 1 && lookups.withLock { $0 } == 1)
 
+            // The slow resolver is held until the answer is back: if the answer came while the
+            // lookup was still held, the deadline ended the wait (no clock reading, so a loaded
+            // machine cannot make this flaky). The hold is bounded so a broken deadline fails
+            // the test instead of hanging it.
+            let release = DispatchSemaphore(value: 0)
+            let lookupEnded = Mutex(false)
             let slow = WebhookHTTPClient(resolutionDeadline: .milliseconds(200), resolver: { _ in
-                Thread.sleep(forTimeInterval: 2)
+                _ = release.wait(timeout: .now() + 20)
+                lookupEnded.withLock { $0 = true }
                 return [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])]
             })
-            let started = ContinuousClock.now
             let late = await slow.post("{}", headers: [], to: webhook)
+            let endedFirst = lookupEnded.withLock { $0 }
+            release.signal()
             #expect(late.failure == .unresolvable)
-            #expect(ContinuousClock.now - started < .seconds(2), "the deadline, not the resolver, ended the wait")
+            #expect(!endedFirst, "the deadline, not the resolver, ended the wait")
         }
     }
 
