@@ -151,6 +151,13 @@ export type ErrorCode =
   | "purchase_pending"
   /** 503: Google Play could not be reached or refused Berth's credentials; retry after `Retry-After` */
   | "google_play_unavailable"
+  // Subscription offers (POST /api/offers/apple/…)
+  /** 422: the app's In-App Purchase key (apple.serverAPI) is not configured: Berth cannot sign offers */
+  | "offers_not_configured"
+  /** 422: the catalog does not sign this offer for this product (or the product is not a subscription) */
+  | "offer_unknown"
+  /** 403: the app's rule does not give this offer to this user (for example: only lapsed subscribers) */
+  | "offer_not_eligible"
   /** 400: a Stripe event whose signature is missing, wrong or outside the 300 s tolerance */
   | "invalid_signature"
   /** purchases' outcomeCode: a card payment of another amount than the booking's price (refunded) */
@@ -1191,6 +1198,52 @@ export interface SubscriptionPage {
   limit: number;
   data: Subscription[];
 }
+
+// ── Subscription offers ───────────────────────────────────────────────────
+
+/** POST /api/offers/apple/promotional: an offer the catalog's apple.offers lists for the product, for the calling user. */
+export interface PromotionalOfferRequest {
+  productId: string;
+  offerId: string;
+  /** What the payment's applicationUsername will be: "", the user id, or (the default) cordova-plugin-purchase's token for the user. */
+  applicationUsername?: string;
+  /** For the JWS: one of the customer's transaction ids, or their appTransactionId (digits). */
+  transactionId?: string;
+}
+
+/**
+ * A signed promotional offer. StoreKit 1 / cordova-plugin-purchase: `{id: offerId, key: keyIdentifier, nonce,
+ * signature, timestamp}` as the payment discount, with `applicationUsername` on the payment. StoreKit 2:
+ * `.promotionalOffer(offerID:, compactJWS:)`.
+ */
+export interface PromotionalOfferResponse {
+  productId: string;
+  offerId: string;
+  keyIdentifier: string;
+  /** A lowercase UUID, new for every signature. */
+  nonce: string;
+  /** Milliseconds since 1970; Apple honours the signature for 24 hours. */
+  timestamp: number;
+  /** Base64 DER ECDSA (P-256, SHA-256) over bundle id, key id, product, offer, applicationUsername, nonce, timestamp joined by U+2063. */
+  signature: string;
+  applicationUsername: string;
+  compactJWS: string;
+}
+
+/** POST /api/offers/apple/introductory-eligibility */
+export interface IntroductoryEligibilityRequest {
+  productId: string;
+  /** One of the customer's transaction ids, or their appTransactionId (Apple requires one). */
+  transactionId: string;
+}
+
+/** Allowed for users who never subscribed to the product's entitlement; pass compactJWS to introductoryOfferEligibility(compactJWS:). */
+export interface IntroductoryEligibilityResponse {
+  productId: string;
+  allowIntroductoryOffer: boolean;
+  compactJWS: string;
+}
+
 
 /** POST /api/subscriptions/link → MembershipDTO; 422 linked_to_other_account | linked_to_other_iap | has_valid_non_iap; 404 subscription_not_found */
 export interface LinkRequest extends LinkProof {

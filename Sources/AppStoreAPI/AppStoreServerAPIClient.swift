@@ -17,7 +17,7 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
-    let credentials: AppStoreAPICredentials
+    public let credentials: AppStoreAPICredentials
     let endpoints: Endpoints
     let http: AppleHTTP
     let verifier: SignedDataVerifier

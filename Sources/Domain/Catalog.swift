@@ -212,6 +212,7 @@ public struct Tenant: Codable, Hashable, Sendable {
         try webhook?.validate(tenant: id)
         try stripe?.validate(tenant: id)
         try googlePlay?.validate(tenant: id)
+        try apple.offers?.validate(tenant: self)
         try credits?.validate(tenant: id)
         try subscriptions?.validate(tenant: id)
         for product in products {
@@ -243,6 +244,9 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     /// For a tenant that accepts Production: the user ids (testers) whose Sandbox purchases may pay for
     /// bookings. Sandbox purchases cost nothing (TestFlight, sandbox accounts); nobody else's confirm.
     public var sandboxTesters: [String]?
+    /// The subscription offers Berth signs for the app, and who may have them (needs `serverAPI`: the
+    /// In-App Purchase key signs them).
+    public var offers: AppleOffers?
 
     public var allowsProduction: Bool { environments.contains("Production") }
 
@@ -283,6 +287,14 @@ public struct ServerAPICredentials: Codable, Hashable, Sendable {
     public var privateKeyFile: String
     public var productionURL: String?
     public var sandboxURL: String?
+
+    public init(issuerId: String, keyId: String, privateKeyFile: String, productionURL: String? = nil, sandboxURL: String? = nil) {
+        self.issuerId = issuerId
+        self.keyId = keyId
+        self.privateKeyFile = privateKeyFile
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+    }
 }
 
 /// How the tenant's user tokens are verified (the tenant is chosen by the token's issuer).

@@ -93,6 +93,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let refundInProgress = ErrorCode("refund_in_progress")
     public static let invalidAmount = ErrorCode("invalid_amount")
     public static let storePurchasesNotOffered = ErrorCode("store_purchases_not_offered")
+    /// Offers: the tenant has no In-App Purchase key (apple.serverAPI) to sign them with.
+    public static let offersNotConfigured = ErrorCode("offers_not_configured")
+    /// Offers: the catalog does not sign this offer for this product.
+    public static let offerUnknown = ErrorCode("offer_unknown")
+    /// Offers: the tenant's rule does not give this offer to this user.
+    public static let offerNotEligible = ErrorCode("offer_not_eligible")
 
     /// Every code above.
     public static let all: [ErrorCode] = [
@@ -173,6 +179,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .refundInProgress,
         .invalidAmount,
         .storePurchasesNotOffered,
+        .offersNotConfigured,
+        .offerUnknown,
+        .offerNotEligible,
         .googlePlayNotConfigured,
         .purchaseTokenInvalid,
         .purchasePending,

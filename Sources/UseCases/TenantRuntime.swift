@@ -15,6 +15,8 @@ public struct TenantRuntime: Sendable {
     public let receiptVerifier: ReceiptVerifier
     /// The App Store Server API, when the tenant configured a key (resolves bare transaction ids).
     public let serverAPI: AppStoreServerAPIClient?
+    /// Signs subscription offers with the same In-App Purchase key, when it is configured.
+    public var offerSigner: AppleOfferSigner? { serverAPI.map { AppleOfferSigner(credentials: $0.credentials) } }
     /// Where and with which secret webhooks are sent; nil when the tenant has none (no events are queued).
     public let webhook: (configuration: Tenant.Webhook, secret: Secret)?
     public let expectations: AppExpectations

@@ -62,8 +62,18 @@ struct Harness {
                 with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\",")
             precondition(catalogText.contains("users.pem"), "the catalog's test tenant changed shape")
         }
-        if webhookURL != nil || otherWebhookURL != nil || customize != nil {
+        if webhookURL != nil || otherWebhookURL != nil || customize != nil || appleStandIn != nil {
             var catalog = try JSONDecoder().decode(Catalog.self, from: Data(catalogText.utf8))
+            if let appleStandIn {
+                // Every tenant that trusts the test CA gets the stand-in's App Store Server API.
+                try Data(appleStandIn.keyPEM.utf8).write(to: directory.appendingPathComponent("apple-key.p8"))
+                let base = "http://127.0.0.1:\(appleStandIn.port)"
+                for index in catalog.tenants.indices where catalog.tenants[index].apple.trustedRootFiles?.contains("berth-ca/root.pem") == true {
+                    catalog.tenants[index].apple.serverAPI = ServerAPICredentials(issuerId: "issuer-1", keyId: "KEY123", privateKeyFile: "apple-key.p8",
+                                                                                   productionURL: base + "/production", sandboxURL: base + "/sandbox")
+                    catalog.tenants[index].apple.answerConsumptionRequests = true
+                }
+            }
             customize?(&catalog)
             // Receivers in tests listen on loopback over plain http: allowed only by this explicit setting.
             for index in catalog.tenants.indices where webhookTenants.contains(catalog.tenants[index].id) {
@@ -75,13 +85,6 @@ struct Harness {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
             catalogText = String(decoding: try encoder.encode(catalog), as: UTF8.self)
-        }
-        if let appleStandIn {
-            try Data(appleStandIn.keyPEM.utf8).write(to: directory.appendingPathComponent("apple-key.p8"))
-            let api = #""serverAPI": {"issuerId": "issuer-1", "keyId": "KEY123", "privateKeyFile": "apple-key.p8", "productionURL": "http://127.0.0.1:\#(appleStandIn.port)/production", "sandboxURL": "http://127.0.0.1:\#(appleStandIn.port)/sandbox"}, "answerConsumptionRequests": true,"#
-            catalogText = catalogText.replacingOccurrences(of: #""trustedRootFiles": ["berth-ca/root.pem", "berth-ca/receipt-root.pem"]"#,
-                                                           with: api + #" "trustedRootFiles": ["berth-ca/root.pem", "berth-ca/receipt-root.pem"]"#)
-            precondition(catalogText.contains("apple-key.p8"), "the catalog's test tenant changed shape")
         }
         try Data(catalogText.utf8).write(to: directory.appendingPathComponent("products.json"))
         let ca = try TestCA.generate()
