@@ -89,13 +89,14 @@ extension TestCA {
     public func signNotification(
         type: NotificationType, subtype: NotificationSubtype? = nil, uuid: UUID = UUID(),
         bundleId: String, appAppleId: Int64? = nil, environment: AppStoreEnvironment = .sandbox,
-        signedTransactionInfo: String?, signedRenewalInfo: String?, signedDate: Date = Date()
+        signedTransactionInfo: String?, signedRenewalInfo: String?, signedDate: Date = Date(),
+        status: SubscriptionStatus? = nil
     ) throws -> String {
         let payload = NotificationPayload(
             notificationType: type, subtype: subtype, notificationUUID: uuid.uuidString.lowercased(),
             data: NotificationData(
                 environment: environment, appAppleId: appAppleId, bundleId: bundleId, bundleVersion: "1",
-                signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo
+                signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo, status: status
             ),
             version: "2.0", signedDate: AppleTimestamp(signedDate)
         )
@@ -110,12 +111,13 @@ extension TransactionPayload {
         originalTransactionId: String? = nil, environment: AppStoreEnvironment = .sandbox,
         type: TransactionType = .consumable, appAccountToken: UUID? = nil, quantity: Int = 1,
         price: Int64? = nil, currency: String? = nil, purchaseDate: Date = Date(), signedDate: Date? = nil,
-        expiresDate: Date? = nil
+        expiresDate: Date? = nil, appTransactionId: String? = nil
     ) -> TransactionPayload {
         let purchased = AppleTimestamp(purchaseDate)
-        return TransactionPayload(
+        let subscription = type == .autoRenewableSubscription
+        var payload = TransactionPayload(
             originalTransactionId: originalTransactionId ?? transactionId, transactionId: transactionId,
-            webOrderLineItemId: type == .autoRenewableSubscription ? TestIDs.transactionId() : nil,
+            webOrderLineItemId: subscription ? TestIDs.transactionId() : nil,
             bundleId: bundleId, productId: productId,
             purchaseDate: purchased, originalPurchaseDate: purchased,
             expiresDate: expiresDate.map(AppleTimestamp.init), quantity: quantity, type: type,
@@ -124,6 +126,42 @@ extension TransactionPayload {
             storefront: "ITA", storefrontId: "143450", transactionReason: .purchase,
             currency: currency, price: price
         )
+        // What Apple's current payloads carry besides: the subscription group of an auto-renewable
+        // product and the customer's app transaction id (stable per Apple Account and app).
+        payload.subscriptionGroupIdentifier = subscription ? TestIDs.subscriptionGroup(bundleId: bundleId) : nil
+        payload.appTransactionId = appTransactionId ?? TestIDs.appTransactionId(appAccountToken: appAccountToken, bundleId: bundleId)
+        return payload
+    }
+}
+
+extension RenewalInfoPayload {
+    /// The renewal info Apple pairs with a subscription transaction: the same ids, product, renewal
+    /// date (the transaction's expiry), the start of the run of periods, the token and price.
+    public static func testRenewal(for transaction: TransactionPayload, autoRenew: Bool = true, autoRenewProductId: String? = nil,
+                                   signedDate: Date = Date()) -> RenewalInfoPayload {
+        var payload = RenewalInfoPayload(
+            originalTransactionId: transaction.originalTransactionId, autoRenewProductId: autoRenewProductId ?? transaction.productId,
+            productId: transaction.productId, autoRenewStatus: autoRenew ? .on : .off, signedDate: AppleTimestamp(signedDate),
+            environment: transaction.environment, recentSubscriptionStartDate: transaction.originalPurchaseDate ?? transaction.purchaseDate,
+            renewalDate: transaction.expiresDate, currency: transaction.currency, renewalPrice: transaction.price,
+            appAccountToken: transaction.appAccountToken, appTransactionId: transaction.appTransactionId
+        )
+        return payload
+    }
+}
+
+extension SubscriptionStatus {
+    /// The status a notification's `data.status` gives for an auto-renewable transaction at `date`
+    /// (nil for other products, which Apple sends without one).
+    public static func of(_ transaction: TransactionPayload, renewalInfo: RenewalInfoPayload?, at date: Date) -> SubscriptionStatus? {
+        guard transaction.type == .autoRenewableSubscription else { return nil }
+        if transaction.revocationDate != nil { return .revoked }
+        if let expires = transaction.expiresDate?.date, expires > date { return .active }
+        if renewalInfo?.isInBillingRetryPeriod == true {
+            if let grace = renewalInfo?.gracePeriodExpiresDate?.date, grace > date { return .billingGracePeriod }
+            return .billingRetry
+        }
+        return .expired
     }
 }
 
@@ -141,22 +179,57 @@ extension TransactionPayload {
         payload.quantity = payload.quantity ?? 1
         payload.type = payload.type ?? .consumable
         payload.inAppOwnershipType = payload.inAppOwnershipType ?? .purchased
+        if payload.type == .autoRenewableSubscription {
+            payload.subscriptionGroupIdentifier = payload.subscriptionGroupIdentifier ?? TestIDs.subscriptionGroup(bundleId: payload.bundleId ?? bundleId)
+            payload.webOrderLineItemId = payload.webOrderLineItemId ?? TestIDs.transactionId()
+        }
+        payload.appTransactionId = payload.appTransactionId
+            ?? TestIDs.appTransactionId(appAccountToken: payload.appAccountToken.flatMap(UUID.init(uuidString:)), bundleId: payload.bundleId ?? bundleId)
+        payload.storefront = payload.storefront ?? "ITA"
+        payload.storefrontId = payload.storefrontId ?? "143450"
+        payload.transactionReason = payload.transactionReason ?? .purchase
         return payload
     }
 }
 
 extension RenewalInfoPayload {
-    /// Fills what a hand-written test payload leaves out: environment and signed date.
-    public func completedForTesting(environment: AppStoreEnvironment, now: Date) -> RenewalInfoPayload {
+    /// Fills what a hand-written test payload leaves out: environment and signed date, and from the
+    /// transaction it goes with (when known) its ids, product, renewal date and start.
+    public func completedForTesting(environment: AppStoreEnvironment, now: Date, transaction: TransactionPayload? = nil) -> RenewalInfoPayload {
         var payload = self
         payload.environment = payload.environment ?? environment
         payload.signedDate = payload.signedDate ?? AppleTimestamp(now)
+        if let transaction {
+            payload.originalTransactionId = payload.originalTransactionId ?? transaction.originalTransactionId
+            payload.productId = payload.productId ?? transaction.productId
+            payload.autoRenewProductId = payload.autoRenewProductId ?? payload.productId
+            payload.renewalDate = payload.renewalDate ?? transaction.expiresDate
+            payload.recentSubscriptionStartDate = payload.recentSubscriptionStartDate ?? transaction.originalPurchaseDate ?? transaction.purchaseDate
+            payload.appAccountToken = payload.appAccountToken ?? transaction.appAccountToken
+            payload.appTransactionId = payload.appTransactionId ?? transaction.appTransactionId
+        }
+        payload.autoRenewProductId = payload.autoRenewProductId ?? payload.productId
         return payload
     }
 }
 
 /// Identifiers shaped like Apple's.
 public enum TestIDs {
+    /// A subscription group id (8 digits, like App Store Connect's), the same for every product of one app.
+    public static func subscriptionGroup(bundleId: String) -> String {
+        var hash: UInt32 = 2_166_136_261
+        for byte in bundleId.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return String(20_000_000 + hash % 10_000_000)
+    }
+
+    /// An app transaction id (Apple's are 18-19 digits): stable for one appAccountToken and app, random otherwise.
+    public static func appTransactionId(appAccountToken: UUID? = nil, bundleId: String = "") -> String {
+        guard let token = appAccountToken else { return String(UInt64.random(in: 700_000_000_000_000_000...799_999_999_999_999_999)) }
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for byte in (token.uuidString.lowercased() + bundleId).utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+        return String(700_000_000_000_000_000 + hash % 100_000_000_000_000_000)
+    }
+
     /// A 16-digit numeric id in the range Apple uses for sandbox transactions.
     public static func transactionId() -> String {
         String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))

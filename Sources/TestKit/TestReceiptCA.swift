@@ -346,6 +346,22 @@ private extension Date {
     var epochSeconds: Int64 { Int64(timeIntervalSince1970.rounded(.down)) }
 }
 
+extension AppReceipt {
+    /// One receipt entry: a purchase of `productId` at `purchased` (receipts carry whole seconds),
+    /// refunded at `cancelled` when given.
+    public static func testEntry(productId: String, transactionId: String, purchased: Date, quantity: Int = 1, cancelled: Date? = nil) -> InAppPurchase {
+        var entry = InAppPurchase()
+        entry.quantity = quantity
+        entry.productId = productId
+        entry.transactionId = transactionId
+        entry.originalTransactionId = transactionId
+        entry.purchaseDate = AppleTimestamp(millisecondsSince1970: purchased.epochSeconds * 1000)
+        entry.originalPurchaseDate = entry.purchaseDate
+        entry.cancellationDate = cancelled.map { AppleTimestamp(millisecondsSince1970: $0.epochSeconds * 1000) }
+        return entry
+    }
+}
+
 extension TestReceiptCA {
     /// File names inside a CA directory (next to the JWS CA's files).
     public enum FileName {

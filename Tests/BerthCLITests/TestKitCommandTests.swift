@@ -71,4 +71,57 @@ struct TestKitCommandTests {
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("--transaction"))
     }
+
+    @Test("sign-renewal-info, sign-app-transaction and sign-receipt with several entries and subscription periods verify, with Apple's fields")
+    func renewalInfoAppTransactionAndReceipts() throws {
+        let directory = try BerthProcess.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = directory.appendingPathComponent("ca").path
+        #expect(try BerthProcess.run(["testkit", "init", ca]).status == 0)
+        func verified(_ text: String, _ extra: [String] = []) throws -> [String: Any] {
+            let result = try BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--root", "\(ca)/receipt-root.pem", "--bundle-id", "com.braindumpster.app"] + extra + ["-"],
+                                              stdin: text)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try jsonObject(result.stdout)
+        }
+
+        let renewal = try BerthProcess.run(["testkit", "sign-renewal-info", "--ca", ca, "--original-transaction-id", "2000000000000501",
+                                            "--product", "brain_dumpster_yearly_premium", "--renewal-date", "2027-01-01T00:00:00Z",
+                                            "--auto-renew-off", "--win-back-offer", "winback50"])
+        #expect(renewal.status == 0, "\(renewal.stderr)")
+        let info = try verified(renewal.stdout)
+        #expect(info["originalTransactionId"] as? String == "2000000000000501" && info["productId"] as? String == "brain_dumpster_yearly_premium")
+        #expect(info["autoRenewProductId"] as? String == "brain_dumpster_yearly_premium" && info["autoRenewStatus"] as? Int == 0)
+        #expect(info["renewalDate"] != nil && info["recentSubscriptionStartDate"] != nil && info["appTransactionId"] != nil)
+        #expect(info["eligibleWinBackOfferIds"] as? [String] == ["winback50"])
+
+        let app = try BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
+                                        "--original-application-version", "1.4", "--app-transaction-id", "704000000000000001"])
+        #expect(app.status == 0, "\(app.stderr)")
+        let appTransaction = try verified(app.stdout)
+        #expect(appTransaction["appTransactionId"] as? String == "704000000000000001" && appTransaction["originalApplicationVersion"] as? String == "1.4")
+        #expect(appTransaction["receiptType"] as? String == "Sandbox" && appTransaction["originalPlatform"] as? String == "iOS")
+        #expect(try BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "x", "--environment", "Production"]).status != 0,
+                "a Production app transaction needs the app's Apple ID")
+
+        let receipt = try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app",
+                                            "--product", "brain_dumpster_yearly_premium", "--product", "extra_pack",
+                                            "--transaction-id", "2000000000000601", "--purchase-date", "2026-06-01T00:00:00Z",
+                                            "--expires-date", "2026-07-01T00:00:00Z", "--renewals", "1", "--cancellation-date", "2026-06-15T00:00:00Z"])
+        #expect(receipt.status == 0, "\(receipt.stderr)")
+        let decoded = try verified(receipt.stdout)
+        let entries = try #require(decoded["inAppPurchases"] as? [[String: Any]])
+        #expect(entries.count == 4, "two periods of each product")
+        let yearly = entries.filter { $0["productId"] as? String == "brain_dumpster_yearly_premium" }
+        #expect(Set(yearly.compactMap { $0["originalTransactionId"] as? String }).count == 1)
+        #expect(yearly.allSatisfy { $0["subscriptionExpirationDate"] != nil && $0["webOrderLineItemId"] != nil })
+        #expect(yearly.contains { $0["transactionId"] as? String == "2000000000000601" && $0["cancellationDate"] != nil })
+        #expect(yearly.filter { $0["cancellationDate"] != nil }.count == 1, "only the latest period was refunded")
+
+        let one = try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app", "--product", "pack", "--transaction-id", "2000000000000701"])
+        let single = try #require(try verified(one.stdout)["inAppPurchases"] as? [[String: Any]])
+        #expect(single.count == 1 && single.first?["transactionId"] as? String == "2000000000000701" && single.first?["subscriptionExpirationDate"] == nil)
+        #expect(try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "x", "--product", "p", "--renewals", "2"]).status != 0,
+                "--renewals needs --expires-date")
+    }
 }
