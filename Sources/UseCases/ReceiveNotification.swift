@@ -45,12 +45,14 @@ public struct ReceiveNotification: Sendable {
         }
         let transaction = verified.transaction?.payload
         let environment = payload.claims.environment?.rawValue ?? transaction?.environment?.rawValue ?? "Production"
-        let incoming = IncomingNotification(
+        var received = IncomingNotification(
             tenantId: runtime.id, uuid: uuid, type: NotificationType(rawValue: type), subtype: payload.subtype?.rawValue, environment: environment,
             signedAt: verified.notification.signedDate.date, transactionId: transaction?.transactionId, payloadHash: payloadHash,
             originalTransactionId: transaction?.originalTransactionId, productId: transaction?.productId, purchasedAt: transaction?.purchaseDate?.date,
             proven: verified.transaction.flatMap { PurchaseProver.proven($0.payload, proofHash: payloadHash) }
         )
+        if transaction?.revocationType == .refundProrated { received.revocationPercentage = transaction?.revocationPercentage }
+        let incoming = received
         let now = clock.now()
         let emitsEvents = runtime.webhook != nil
         let subscriptionFacts = Self.subscriptionFacts(incoming, verified: verified, tenant: runtime.tenant)

@@ -87,4 +87,16 @@ struct TextTests {
         #expect(Text.length("\r\n") == 2 && "\r\n".count == 1)
         #expect(Text.length("👍🏽") == 2)
     }
+
+    @Test("a prorated refund's share of a pack: Apple's milliunits, rounded up; no share, 100 % or nonsense take the whole grant")
+    func refundedShare() {
+        #expect(CreditRules.refundedShare(50, milliunits: 50_000) == 25)
+        #expect(CreditRules.refundedShare(50, milliunits: 33_333) == 17)
+        #expect(CreditRules.refundedShare(50, milliunits: 1) == 1, "any refunded part takes at least one credit")
+        #expect(CreditRules.refundedShare(50, milliunits: 0) == 0)
+        #expect(CreditRules.refundedShare(50, milliunits: nil) == 50)
+        #expect(CreditRules.refundedShare(50, milliunits: 100_000) == 50)
+        #expect(CreditRules.refundedShare(50, milliunits: 250_000) == 50 && CreditRules.refundedShare(50, milliunits: -5) == 50)
+        #expect(CreditRules.refundedShare(Int64.max, milliunits: 99_999) == Int64.max, "an overflow takes the whole grant, never traps")
+    }
 }

@@ -347,6 +347,57 @@ struct CreditsTests {
         }
     }
 
+    @Test("REFUND_PRORATED takes back the refunded share of the pack (rounded up), not the pack; REFUND_REVERSED gives back that share")
+    func proratedRefund() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let keys = try await Keys.make(harness)
+        try await harness.app().test(.router) { client in
+            let transaction = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.popular, transactionId: "3000000000000401")
+            let bought = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
+                                               json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            #expect(bought.json["newBalance"] as? Int == 52, "50 bought, 2 of signup bonus")
+            let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 20])
+            _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
+
+            // Apple refunded a third of the price: 33.333 % of 50 credits is 16.67, so 17 come back.
+            var refunded = transaction
+            refunded.revocationDate = AppleTimestamp(harness.clock.now())
+            refunded.revocationReason = .other
+            refunded.revocationType = .refundProrated
+            refunded.revocationPercentage = 33_333
+            let refund = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
+                                               json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)])
+            #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
+            var account = try await Self.balance(client, key: keys.stylist, user: "ana")
+            #expect(account["balance"] as? Int == 15 && account["debt"] as? Int == 0, "32 − 17: \(account)")
+            let ledger = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=refund", auth: keys.stylistAdmin)
+            let entry = (ledger.json["items"] as? [[String: Any]])?.first
+            #expect(entry?["amount"] as? Int == -17 && entry?["debtChange"] as? Int == 0)
+            #expect((entry?["reason"] as? String)?.contains("REFUND_PRORATED") == true)
+
+            let reversed = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
+                                                 json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)])
+            #expect(reversed.json["outcome"] as? String == "credits_reinstated")
+            account = try await Self.balance(client, key: keys.stylist, user: "ana")
+            #expect(account["balance"] as? Int == 32, "the reversal gives back the 17 taken, not the whole pack")
+            #expect(try await Self.check(client, admin: keys.stylistAdmin))
+
+            // A full refund (REFUND_FULL, or no type) still takes the whole pack.
+            let second = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.popular, transactionId: "3000000000000402")
+            _ = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
+                                      json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(second)])
+            var full = second
+            full.revocationDate = AppleTimestamp(harness.clock.now())
+            full.revocationType = .refundFull
+            full.revocationPercentage = 100_000
+            _ = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
+                                      json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: full)])
+            account = try await Self.balance(client, key: keys.stylist, user: "ana")
+            #expect(account["balance"] as? Int == 32)
+        }
+    }
+
     @Test("a refund of a partly spent pack takes what is left and records the debt; the next pack settles it; REFUND_REVERSED restores")
     func refunds() async throws {
         let harness = try await Harness.make()

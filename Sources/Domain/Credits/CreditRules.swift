@@ -97,6 +97,16 @@ public enum CreditRules {
         return change
     }
 
+    /// The credits a refund of `milliunits` (Apple's revocationPercentage: 50000 = 50 %) of a grant
+    /// of `credits` takes back: the share rounded up (a refund of any part takes at least that part);
+    /// nil or out-of-range shares take everything.
+    public static func refundedShare(_ credits: Int64, milliunits: Int?) -> Int64 {
+        guard let milliunits, (0..<100_000).contains(milliunits), credits > 0 else { return credits }
+        let (product, overflow) = credits.multipliedReportingOverflow(by: Int64(milliunits))
+        guard !overflow else { return credits }
+        return (product + 99_999) / 100_000
+    }
+
     /// Takes back what a refunded purchase granted: its own lot first, then the oldest others. When
     /// the balance may not go negative, only credits not held by reservations are taken and the rest
     /// becomes a debt. The purchase's entry is marked refunded.

@@ -19,6 +19,9 @@ public struct IncomingNotification: Hashable, Sendable {
     /// What the nested signed transaction proved (kept with an unclaimed transaction, so that the
     /// user its appAccountToken names can be given it).
     public var proven: ProvenTransaction?
+    /// A prorated refund (`revocationType` REFUND_PRORATED): the refunded share in milliunits
+    /// (50000 = 50 %). Nil: the whole purchase was refunded.
+    public var revocationPercentage: Int?
 
     public init(tenantId: String, uuid: String, type: NotificationType, subtype: String?, environment: String, signedAt: Date, transactionId: String?, payloadHash: String,
                 originalTransactionId: String? = nil, productId: String? = nil, purchasedAt: Date? = nil, proven: ProvenTransaction? = nil) {
@@ -206,8 +209,10 @@ public enum NotificationRules {
                 p.status = .refunded
                 purchase = p
                 plan.purchase = p
-                let change = CreditRules.refund(credits.account, amount: p.credits ?? 0, purchaseEntry: credits.grant?.entry, purchaseLot: credits.grant?.lot,
-                                                reason: notification.type.rawValue, negativeAllowed: credits.negativeAllowed, now: now)
+                let amount = CreditRules.refundedShare(p.credits ?? 0, milliunits: notification.revocationPercentage)
+                let reason = notification.revocationPercentage.map { "\(notification.type.rawValue) REFUND_PRORATED \($0 / 1000) %" } ?? notification.type.rawValue
+                let change = CreditRules.refund(credits.account, amount: amount, purchaseEntry: credits.grant?.entry, purchaseLot: credits.grant?.lot,
+                                                reason: reason, negativeAllowed: credits.negativeAllowed, now: now)
                 plan.credits = change
                 plan.events = [change.event(reason: .refund)].compactMap { $0 }
             }
@@ -217,7 +222,8 @@ public enum NotificationRules {
                 p.outcomeCode = nil
                 purchase = p
                 plan.purchase = p
-                let change = CreditRules.reverseRefund(credits.account, amount: p.credits ?? 0, purchaseEntry: credits.grant?.entry,
+                // What the refund took (a prorated refund took a share), else the whole grant.
+                let change = CreditRules.reverseRefund(credits.account, amount: credits.refunded ?? p.credits ?? 0, purchaseEntry: credits.grant?.entry,
                                                        negativeAllowed: credits.negativeAllowed, now: now)
                 plan.credits = change
                 plan.events = [change.event(reason: .refundReversal)].compactMap { $0 }
@@ -278,6 +284,8 @@ public struct CreditRefundContext: Hashable, Sendable {
     public var account: CreditAccount
     public var grant: Grant?
     public var negativeAllowed: Bool
+    /// What the purchase's latest refund took back (credits taken plus the debt it left), when it was refunded.
+    public var refunded: Int64?
 
     public struct Grant: Hashable, Sendable {
         public var entry: LedgerEntry
@@ -289,9 +297,10 @@ public struct CreditRefundContext: Hashable, Sendable {
         }
     }
 
-    public init(account: CreditAccount, grant: Grant?, negativeAllowed: Bool) {
+    public init(account: CreditAccount, grant: Grant?, negativeAllowed: Bool, refunded: Int64? = nil) {
         self.account = account
         self.grant = grant
         self.negativeAllowed = negativeAllowed
+        self.refunded = refunded
     }
 }
