@@ -1199,6 +1199,22 @@ export interface SubscriptionPage {
   data: Subscription[];
 }
 
+// ── Refund defence: the customer's consent ────────────────────────────────
+
+/** PUT /api/consumption-consent: the user's answer in the app, with the version of the wording shown. */
+export interface ConsumptionConsentRequest {
+  consented: boolean;
+  textVersion: string;
+}
+
+/** GET|PUT /api/consumption-consent. Berth answers Apple's CONSUMPTION_REQUEST only while `consented` is true. */
+export interface ConsumptionConsent {
+  userId: string;
+  consented: boolean;
+  textVersion?: string;
+  recordedAt?: ISODateTime;
+}
+
 // ── Subscription offers ───────────────────────────────────────────────────
 
 /** POST /api/offers/apple/promotional: an offer the catalog's apple.offers lists for the product, for the calling user. */

@@ -88,9 +88,9 @@ public struct AppStoreServerAPIClient: Sendable {
         return results
     }
 
-    /// Send Consumption Information (a JSON body as Apple documents it) for a consumable.
+    /// Send Consumption Information V2 (a `ConsumptionRequest` JSON body as Apple documents it).
     public func sendConsumptionInformation(_ transactionId: String, body: Data, environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
-        let reply = try await send(method: .PUT, path: "/inApps/v1/transactions/consumption/\(Self.escape(transactionId))", environment: environment, body: body)
+        let reply = try await send(method: .PUT, path: "/inApps/v2/transactions/consumption/\(Self.escape(transactionId))", environment: environment, body: body)
         guard (200..<300).contains(reply.status) else { throw Self.rejection(reply) }
     }
 

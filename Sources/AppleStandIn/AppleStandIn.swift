@@ -16,6 +16,8 @@ public final class AppleStandIn: Sendable {
         public var kid: String?
         /// The query's `revision` (Get Transaction History's page), when it has one.
         public var revision: String? = nil
+        /// The request's body (Send Consumption Information's report), when it has one.
+        public var body: String? = nil
     }
 
     public struct Canned: Sendable {
@@ -79,8 +81,12 @@ public final class AppleStandIn: Sendable {
             router.post("/\(environment)/inApps/v1/notifications/test") { request, context in
                 try await self.answer(environment, request, context) { _ in Canned(status: 200, body: #"{"testNotificationToken": "\#(environment)-token"}"#) }
             }
-            router.put("/\(environment)/inApps/v1/transactions/consumption/{id}") { request, context in
-                try await self.answer(environment, request, context) { _ in Canned(status: 202, body: "") }
+            for version in ["v1", "v2"] {
+                router.put("/\(environment)/inApps/\(version)/transactions/consumption/{id}") { request, context in
+                    var request = request
+                    let body = try await request.collectBody(upTo: 64 * 1024)
+                    return try await self.answer(environment, request, context, body: String(buffer: body)) { _ in Canned(status: 202, body: "") }
+                }
             }
             router.post("/\(environment)/verifyReceipt") { request, context in
                 try await self.answer(environment, request, context, authenticated: false) { state in
@@ -92,7 +98,7 @@ public final class AppleStandIn: Sendable {
     }
 
     private func answer(
-        _ environment: String, _ request: Request, _ context: BasicRequestContext, authenticated: Bool = true,
+        _ environment: String, _ request: Request, _ context: BasicRequestContext, authenticated: Bool = true, body: String? = nil,
         _ normal: (State) -> Canned
     ) async throws -> Response {
         var claims: [String: String] = [:]
@@ -101,12 +107,12 @@ public final class AppleStandIn: Sendable {
             guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
                   let parsed = verifyToken(String(header.dropFirst(7)))
             else {
-                record(environment, request, claims: [:], kid: nil)
+                record(environment, request, claims: [:], kid: nil, body: body)
                 return Self.response(Canned(status: 401, body: #"{"errorCode": 4010000}"#))
             }
             (claims, kid) = parsed
         }
-        record(environment, request, claims: claims, kid: kid)
+        record(environment, request, claims: claims, kid: kid, body: body)
         let canned: Canned = state.withLock { state in
             if var queue = state.forced[environment], !queue.isEmpty {
                 let first = queue.removeFirst()
@@ -119,9 +125,9 @@ public final class AppleStandIn: Sendable {
         return Self.response(canned)
     }
 
-    private func record(_ environment: String, _ request: Request, claims: [String: String], kid: String?) {
+    private func record(_ environment: String, _ request: Request, claims: [String: String], kid: String?, body: String? = nil) {
         state.withLock { $0.requests.append(Recorded(method: request.method.rawValue, path: request.uri.path, claims: claims, kid: kid,
-                                                              revision: request.uri.queryParameters["revision"].map(String.init))) }
+                                                              revision: request.uri.queryParameters["revision"].map(String.init), body: body)) }
     }
 
     /// Checks what Apple checks: ES256 by the registered key, kid, iss, bid, aud, a short lifetime.

@@ -241,6 +241,9 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     /// Answer CONSUMPTION_REQUEST notifications with Send Consumption Information (needs `serverAPI`;
     /// the app's terms must cover sharing this with Apple).
     public var answerConsumptionRequests: Bool?
+    /// What Berth asks Apple to do with refund requests it answers (`auto`, `DECLINE`, `GRANT_FULL`,
+    /// `GRANT_PRORATED`); absent: no preference is sent.
+    public var refundPreference: RefundPreferencePolicy?
     /// For a tenant that accepts Production: the user ids (testers) whose Sandbox purchases may pay for
     /// bookings. Sandbox purchases cost nothing (TestFlight, sandbox accounts); nobody else's confirm.
     public var sandboxTesters: [String]?

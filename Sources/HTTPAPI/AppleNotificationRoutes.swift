@@ -30,6 +30,7 @@ struct AppleNotificationRoutes {
             throw error
         }
         metrics?.notification(type: result.type, outcome: result.duplicate ? "duplicate" : result.outcome)
+        if let consumption = result.consumption { metrics?.consumptionAnswer(tenant: runtime.id, outcome: consumption) }
         return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
     }
 }

@@ -74,6 +74,7 @@ public struct BerthServices: Sendable {
     var adjustCredits: AdjustCredits { AdjustCredits(store: store, clock: clock) }
     var startCardPayment: StartCardPayment { StartCardPayment(store: store, clock: clock, logger: logger) }
     var signAppleOffers: SignAppleOffers { SignAppleOffers(store: store, clock: clock) }
+    var consumptionConsents: ConsumptionConsents { ConsumptionConsents(store: store, clock: clock) }
     var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }
     /// The card rail's background work (refunds, overdue and lapsed payments).
     public var cardPaymentJobs: CardPaymentJobs { CardPaymentJobs(store: store, tenants: tenants, clock: clock, logger: logger) }

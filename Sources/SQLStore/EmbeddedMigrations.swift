@@ -22,5 +22,6 @@ public enum EmbeddedMigrations {
         ("015_account_tokens.sql", PackageResources._15_account_tokens_sql),
         ("016_card_payments.sql", PackageResources._16_card_payments_sql),
         ("017_google_play.sql", PackageResources._17_google_play_sql),
+        ("018_apple_lifecycle.sql", PackageResources._18_apple_lifecycle_sql),
     ]
 }

@@ -345,4 +345,34 @@ struct EntitlementRulesTests {
         #expect(!EntitlementRules.entitlement(from: [], subscriptionProducts: [], now: now).isPremium)
         #expect(EntitlementRules.entitlement(from: periods, subscriptionProducts: [], now: now).productId == "other-app-thing")
     }
+
+    @Test("consumption for Apple (V2): a booking's elapsed share, a pass's, a lifetime unlock in full, none for subscriptions (Apple computes), 0 and UNDELIVERED when not applied; auto refund preference")
+    func consumptionReport() {
+        func paid(_ target: PurchaseTarget, status: PurchaseStatus = .applied, at: Date? = nil) -> Purchase {
+            Purchase(id: 1, tenantId: "t", userId: "u", target: target, store: "app_store", environment: "Sandbox", transactionId: "1", originalTransactionId: "1",
+                     productId: "p", status: status, outcomeCode: nil, purchasedAt: at ?? now, createdAt: now)
+        }
+        var trip = Booking(id: 1, tenantId: "t", userId: "u", resourceId: "gozzo-5m", resourceKind: .rental, start: now, end: now.addingTimeInterval(3600),
+                           seats: 1, priceMinor: 8000, currency: "EUR", requiredProductId: "p", status: .confirmed, holdExpiresAt: now,
+                           createdAt: now, updatedAt: now)   // now … now + 1 h
+        let halfway = now.addingTimeInterval(1800)
+        let report = ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .auto, now: halfway)
+        #expect(report.deliveryStatus == "DELIVERED" && report.consumptionPercentage == 50_000 && report.refundPreference == "GRANT_PRORATED")
+        #expect(ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .auto, now: now.addingTimeInterval(-60)).refundPreference == "GRANT_FULL")
+        #expect(ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .auto, now: now.addingTimeInterval(7200)).refundPreference == "DECLINE")
+        trip.status = .cancelled
+        let cancelled = ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .decline, now: halfway)
+        #expect(cancelled.deliveryStatus == "UNDELIVERED_OTHER" && cancelled.consumptionPercentage == 0 && cancelled.refundPreference == "DECLINE")
+        let refunded = ConsumptionReport(purchase: paid(.credits(type: "c"), status: .refunded), product: nil, booking: nil, lot: nil, preference: nil, now: now)
+        #expect(refunded.deliveryStatus == "UNDELIVERED_OTHER" && refunded.consumptionPercentage == 0 && refunded.refundPreference == nil)
+        let subscription = ConsumptionReport(purchase: paid(.subscription(originalTransactionId: "1")), product: nil, booking: nil, lot: nil, preference: .auto, now: now)
+        #expect(subscription.deliveryStatus == "DELIVERED" && subscription.consumptionPercentage == nil)
+        let lifetime = Product(id: "p", kind: .unlock, type: "Non-Consumable", title: "Lifetime", entitlement: "pro")
+        #expect(ConsumptionReport(purchase: paid(.unlock(productId: "p")), product: lifetime, booking: nil, lot: nil, preference: nil, now: now).consumptionPercentage == 100_000)
+        let pass = Product(id: "p", kind: .unlock, type: "Non-Renewing Subscription", title: "Pass", entitlement: "pro", durationDays: 10)
+        #expect(ConsumptionReport(purchase: paid(.unlock(productId: "p"), at: now), product: pass, booking: nil, lot: nil, preference: nil,
+                                  now: now.addingTimeInterval(2.5 * 86_400)).consumptionPercentage == 25_000)
+        let lot = CreditLot(id: 1, tenantId: "t", userId: "u", creditType: "c", entryId: 1, purchaseId: 1, amount: 3, remaining: 2, grantedAt: now)
+        #expect(ConsumptionReport(purchase: paid(.credits(type: "c")), product: nil, booking: nil, lot: lot, preference: nil, now: now).consumptionPercentage == 33_333)
+    }
 }

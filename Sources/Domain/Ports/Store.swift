@@ -36,6 +36,7 @@ public protocol StoreSession {
     var grants: any GrantRepository { get }
     var cardPayments: any CardPaymentRepository { get }
     var play: any PlayRepository { get }
+    var consents: any ConsentRepository { get }
     var schema: any SchemaRepository { get }
     var userState: any UserStateRepository { get }
 }
