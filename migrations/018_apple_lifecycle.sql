@@ -10,3 +10,13 @@ CREATE TABLE consumption_consents (
     recorded_at BIGINT NOT NULL,
     PRIMARY KEY (tenant_id, user_id)
 );
+
+-- How far each tenant's Get Notification History reading got, per environment: the next reading
+-- starts there (with an overlap), so notifications Apple sent while Berth was down are recovered.
+CREATE TABLE apple_history_marks (
+    tenant_id TEXT NOT NULL REFERENCES tenants (id),
+    environment TEXT NOT NULL,
+    checked_until BIGINT NOT NULL,
+    checked_at BIGINT NOT NULL,
+    PRIMARY KEY (tenant_id, environment)
+);

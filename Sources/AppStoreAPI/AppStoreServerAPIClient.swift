@@ -100,6 +100,46 @@ public struct AppStoreServerAPIClient: Sendable {
         return try Self.decode(TestNotificationResponse.self, reply).testNotificationToken
     }
 
+    /// One page of Get Notification History: the signed payloads Apple sent (or tried to send)
+    /// between `start` and `end` (Apple keeps 180 days), and the token of the next page.
+    public struct NotificationHistoryPage: Sendable {
+        public var signedPayloads: [String]
+        public var hasMore: Bool
+        public var paginationToken: String?
+    }
+
+    struct NotificationHistoryRequest: Encodable {
+        var startDate: Int64
+        var endDate: Int64
+    }
+
+    struct NotificationHistoryResponse: Decodable {
+        struct Item: Decodable { var signedPayload: String? }
+        var notificationHistory: [Item]?
+        var hasMore: Bool?
+        var paginationToken: String?
+    }
+
+    /// Get Notification History (`POST /inApps/v1/notifications/history`).
+    public func notificationHistory(environment: AppStoreEnvironment, start: Date, end: Date, paginationToken: String?) async throws(AppStoreAPIError) -> NotificationHistoryPage {
+        let query = paginationToken.map { "?paginationToken=\(Self.escape($0))" } ?? ""
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(NotificationHistoryRequest(startDate: Self.milliseconds(start), endDate: Self.milliseconds(end)))
+        } catch {
+            throw AppStoreAPIError(.invalidResponse, "the history request could not be encoded")
+        }
+        let reply = try await send(method: .POST, path: "/inApps/v1/notifications/history" + query, environment: environment, body: body)
+        let page = try Self.decode(NotificationHistoryResponse.self, reply)
+        return NotificationHistoryPage(signedPayloads: (page.notificationHistory ?? []).compactMap(\.signedPayload), hasMore: page.hasMore ?? false,
+                                       paginationToken: page.paginationToken)
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        return value.isFinite && abs(value) < 1e15 ? Int64(value) : 0
+    }
+
     // MARK: - Plumbing
 
     private func getWithFallback(_ path: String) async throws(AppStoreAPIError) -> AppleHTTP.Reply {

@@ -41,6 +41,9 @@ public final class AppleStandIn: Sendable {
         /// Answers used before the normal behaviour, in order, per environment.
         public var forced: [String: [Canned]] = ["production": [], "sandbox": []]
         public var receiptStatus: [String: Int] = ["production": 0, "sandbox": 0]
+        /// Notifications Apple sent (or tried to), per environment: Get Notification History answers
+        /// those whose signedDate lies in the asked window, two per page.
+        public var notificationHistory: [String: [String]] = ["production": [], "sandbox": []]
         public var requests: [Recorded] = []
     }
 
@@ -76,6 +79,23 @@ public final class AppleStandIn: Sendable {
                     let hasMore = page + 1 < state.historyPages.count
                     let list = items.map { "\"\($0)\"" }.joined(separator: ",")
                     return Canned(status: 200, body: #"{"revision": "\#(page + 1)", "hasMore": \#(hasMore), "signedTransactions": [\#(list)]}"#)
+                }
+            }
+            router.post("/\(environment)/inApps/v1/notifications/history") { request, context in
+                var request = request
+                let body = try await request.collectBody(upTo: 64 * 1024)
+                let window = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+                let start = (window?["startDate"] as? NSNumber)?.int64Value ?? 0, end = (window?["endDate"] as? NSNumber)?.int64Value ?? Int64.max
+                let offset = Int(request.uri.queryParameters["paginationToken"].map(String.init) ?? "0") ?? 0
+                return try await self.answer(environment, request, context, body: String(buffer: body)) { state in
+                    let inWindow = (state.notificationHistory[environment] ?? []).filter { payload in
+                        Self.signedDate(payload).map { $0 >= start && $0 < end } ?? false
+                    }
+                    let page = Array(inWindow.dropFirst(offset).prefix(2))
+                    let more = offset + page.count < inWindow.count
+                    let items = page.map { #"{"signedPayload": "\#($0)", "sendAttempts": [{"attemptDate": \#(start), "sendAttemptResult": "TIMED_OUT"}]}"# }
+                    let token = more ? #", "paginationToken": "\#(offset + page.count)""# : ""
+                    return Canned(status: 200, body: #"{"notificationHistory": [\#(items.joined(separator: ","))], "hasMore": \#(more)\#(token)}"#)
                 }
             }
             router.post("/\(environment)/inApps/v1/notifications/test") { request, context in
@@ -145,6 +165,14 @@ public final class AppleStandIn: Sendable {
               let iat = claims["iat"] as? Int, let exp = claims["exp"] as? Int, exp > iat, exp - iat <= 3600
         else { return nil }
         return (claims.mapValues { "\($0)" }, header["kid"] as? String)
+    }
+
+    /// A JWS payload's signedDate (milliseconds), read without verifying (the stand-in only files it).
+    static func signedDate(_ jws: String) -> Int64? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Base64URL.decode(parts[1]),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return (object["signedDate"] as? NSNumber)?.int64Value
     }
 
     private static func response(_ canned: Canned) -> Response {

@@ -244,6 +244,9 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     /// What Berth asks Apple to do with refund requests it answers (`auto`, `DECLINE`, `GRANT_FULL`,
     /// `GRANT_PRORATED`); absent: no preference is sent.
     public var refundPreference: RefundPreferencePolicy?
+    /// With `serverAPI`: how often Get Notification History is read to recover missed notifications
+    /// (default 60 minutes; 0 turns it off).
+    public var notificationHistoryMinutes: Int?
     /// For a tenant that accepts Production: the user ids (testers) whose Sandbox purchases may pay for
     /// bookings. Sandbox purchases cost nothing (TestFlight, sandbox accounts); nobody else's confirm.
     public var sandboxTesters: [String]?
@@ -262,6 +265,9 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
         guard !bundleId.isEmpty else { throw CatalogError("tenant \(tenant): apple.bundleId is empty") }
         guard !environments.isEmpty, environments.allSatisfy({ $0 == "Production" || $0 == "Sandbox" }) else {
             throw CatalogError("tenant \(tenant): apple.environments must list Production and/or Sandbox")
+        }
+        if let minutes = notificationHistoryMinutes, !(0...10_080).contains(minutes) {
+            throw CatalogError("tenant \(tenant): apple.notificationHistoryMinutes must be 0 (off) to 10080")
         }
         if sandboxTesters != nil, !allowsProduction {
             throw CatalogError("tenant \(tenant): apple.sandboxTesters applies to tenants that accept Production (every user of a Sandbox-only tenant is a tester)")

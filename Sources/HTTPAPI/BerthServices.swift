@@ -29,6 +29,8 @@ public struct BerthServices: Sendable {
     public var cardPaymentJobsInterval: Duration? = .seconds(1)
     /// How often Google Play's acknowledgements are tried (nil: not in the background; tests run them by hand).
     public var playJobsInterval: Duration? = .seconds(1)
+    /// How often the notification-history worker looks for tenants due a reading (nil: not in the background; tests run it by hand).
+    public var appleHistoryTick: Duration? = .seconds(30)
     /// API keys presented to this instance (cached briefly; revocations reach it within seconds).
     public let keys: APIKeyResolver
 
@@ -74,6 +76,9 @@ public struct BerthServices: Sendable {
     var adjustCredits: AdjustCredits { AdjustCredits(store: store, clock: clock) }
     var startCardPayment: StartCardPayment { StartCardPayment(store: store, clock: clock, logger: logger) }
     var signAppleOffers: SignAppleOffers { SignAppleOffers(store: store, clock: clock) }
+    public var appleHistory: AppleNotificationHistory {
+        AppleNotificationHistory(store: store, tenants: tenants, receive: receiveNotification, clock: clock, logger: logger)
+    }
     var consumptionConsents: ConsumptionConsents { ConsumptionConsents(store: store, clock: clock) }
     var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }
     /// The card rail's background work (refunds, overdue and lapsed payments).

@@ -107,7 +107,7 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
         server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
         services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)]
-            + cardPaymentWorker(services: services) + playWorker(services: services),
+            + cardPaymentWorker(services: services) + playWorker(services: services) + appleHistoryWorker(services: services),
         onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in
             guard let portFile, let port = channel.localAddress?.port else { return }
             do {
@@ -132,6 +132,13 @@ func cardPaymentWorker(services: BerthServices) -> [any Service] {
 func playWorker(services: BerthServices) -> [any Service] {
     guard services.playJobs.hasWork, let interval = services.playJobsInterval else { return [] }
     return [PlayWorker(jobs: services.playJobs, metrics: services.metrics, logger: services.logger, interval: interval)]
+}
+
+/// Get Notification History, when a tenant has an App Store Server API key and the services run it.
+func appleHistoryWorker(services: BerthServices) -> [any Service] {
+    let history = services.appleHistory
+    guard !history.tenantsToRead.isEmpty, let tick = services.appleHistoryTick else { return [] }
+    return [AppleHistoryWorker(history: history, metrics: services.metrics, tick: tick)]
 }
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.

@@ -27,12 +27,18 @@ struct AppleLifecycleTests {
             defer { harness.close() }
             let key = try await harness.apiKey(Self.tenant, .server)
             try await harness.app().test(.router) { client in
-                let transaction = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: CreditsTests.popular, transactionId: "3000000000000501")
+                // The signup bonus (2 credits) is granted at the first read and spent first.
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 2)
+                let bonus = try await CreditsTests.reserve(client, key: key, user: "ana", body: ["amount": 2])
+                _ = try await CreditsTests.settle(client, key: key, user: "ana", reservation: bonus, "commit")
+                harness.clock.advance(60)
+                let transaction = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: CreditsTests.popular, transactionId: "3000000000000501",
+                                                                  purchaseDate: harness.clock.now())
                 let bought = try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana",
                                                    json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
-                #expect(bought.json["newBalance"] as? Int == 52, "50 bought, 2 of signup bonus")
-                // 27 spent: the 2 bonus credits (older) first, then 25 of the pack's 50.
-                let spend = try await CreditsTests.reserve(client, key: key, user: "ana", body: ["amount": 27])
+                #expect(bought.json["newBalance"] as? Int == 50)
+                // 25 of the pack's 50 spent.
+                let spend = try await CreditsTests.reserve(client, key: key, user: "ana", body: ["amount": 25])
                 _ = try await CreditsTests.settle(client, key: key, user: "ana", reservation: spend, "commit")
 
                 func request() async throws -> Reply {
@@ -63,6 +69,62 @@ struct AppleLifecycleTests {
                 #expect(standIn.requests.count { $0.path.contains("/consumption/") } == before)
                 let audit = try await client.call(.get, "/api/admin/audit", auth: try await harness.apiKey(Self.tenant, .admin))
                 #expect((audit.json["items"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "consumption_consent.recorded" }.count == 2)
+            }
+        }
+    }
+
+    @Test("notifications dropped while Berth was down are recovered by the history job and applied once; a failed reading keeps its mark and the next one recovers")
+    func historyRecovers() async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
+            defer { harness.close() }
+            let key = try await harness.apiKey(Self.tenant, .server)
+            let runtime = try #require(harness.services.tenants.tenant(id: Self.tenant))
+            let history = harness.services.appleHistory
+            try await harness.app().test(.router) { client in
+                let transaction = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: CreditsTests.popular, transactionId: "3000000000000601")
+                let bought = try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana",
+                                                   json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+                #expect(bought.json["newBalance"] as? Int == 52)
+
+                // Apple refunds the pack while Berth is down: its POST never arrives, the history keeps it.
+                var refunded = transaction
+                refunded.revocationDate = AppleTimestamp(harness.clock.now())
+                refunded.revocationReason = .other
+                let refund = try harness.ca.signNotification(type: .refund, bundleId: Self.bundle, transaction: refunded, signedDate: harness.clock.now())
+                // A notification Berth did receive is in the history too.
+                let other = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: CreditsTests.popular, transactionId: "3000000000000602")
+                let declined = try harness.ca.signNotification(type: .refundDeclined, bundleId: Self.bundle, transaction: other, signedDate: harness.clock.now())
+                #expect(try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": declined]).status == .ok)
+                standIn.state.withLock { $0.notificationHistory["sandbox"] = [declined, refund] }
+                harness.clock.advance(60)
+
+                // Apple's API is down for the first reading: nothing applied, the mark stays.
+                standIn.state.withLock { $0.forced["sandbox"] = Array(repeating: AppleStandIn.Canned(status: 500, body: "{}"), count: 4) }
+                let failed = await history.read(runtime, environment: "Sandbox")
+                #expect(failed.failed && failed.recovered == 0)
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52)
+                standIn.state.withLock { $0.forced["sandbox"] = [] }
+
+                let first = await history.read(runtime, environment: "Sandbox")
+                #expect(!first.failed && first.seen == 2 && first.recovered == 1 && first.refused == 0, "\(first)")
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 2, "the missed refund took the pack back")
+
+                harness.clock.advance(3600)
+                let second = await history.read(runtime, environment: "Sandbox")
+                #expect(!second.failed && second.recovered == 0, "applied once: \(second)")
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 2)
+                let late = try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": refund])
+                #expect(late.json["duplicate"] as? Bool == true, "Apple's own retry, arriving after the recovery, changes nothing")
+
+                // The second reading started at the first one's end, less the overlap, and went on in pages.
+                let readings = standIn.requests.filter { $0.path == "/sandbox/inApps/v1/notifications/history" }.compactMap(\.body)
+                    .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                let starts = readings.compactMap { ($0["startDate"] as? NSNumber)?.int64Value }
+                let firstEnd = Int64((harness.clock.now().addingTimeInterval(-3600).timeIntervalSince1970 * 1000).rounded(.down))
+                #expect(starts.last == firstEnd - 600_000, "\(starts)")
             }
         }
     }

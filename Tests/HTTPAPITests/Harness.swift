@@ -103,7 +103,9 @@ struct Harness {
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }
         let (catalog, database) = try await setup.prepareStore(logger: logger, now: clock.now())
-        let services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
+        var services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
+        // Tests read Apple's notification history by hand (services.appleHistory), at moments they choose.
+        services.appleHistoryTick = nil
         func key(_ tenant: String, _ role: APIKeyRole) async throws -> String {
             let key = APIKeys.generate(tenantId: tenant)
             _ = try await CreateAPIKey(store: database)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
