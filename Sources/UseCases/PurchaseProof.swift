@@ -95,13 +95,16 @@ public struct PurchaseProver: Sendable {
         guard let transactionId = transaction.transactionId, let productId = transaction.productId, let environment = transaction.environment else {
             return nil
         }
-        return ProvenTransaction(
+        let familyShared = transaction.inAppOwnershipType == .familyShared
+        var proven = ProvenTransaction(
             transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
             productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
-            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken, proofHash: proofHash,
+            revoked: transaction.revocationDate != nil, appAccountToken: familyShared ? nil : transaction.appAccountToken, proofHash: proofHash,
             kind: .jws, priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity,
             subscription: SubscriptionFactsReading.facts(transaction: transaction, renewal: nil, signedAt: Date(), source: "jws")
         )
+        if familyShared { proven.familyShared = true }
+        return proven
     }
 
     /// A base64 app receipt, verified offline; `transactionId` picks its entry, else the newest entry

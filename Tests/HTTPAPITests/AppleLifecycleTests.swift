@@ -128,4 +128,51 @@ struct AppleLifecycleTests {
             }
         }
     }
+
+    @Test("Family Sharing: a family member's FAMILY_SHARED subscription gives them the entitlement (even with the purchaser's appAccountToken on it); FAMILY_REVOKE removes it from them only")
+    func familySharing() async throws {
+        let harness = try await Harness.make(customize: { catalog in
+            // The purchaser's token travels on the shared transaction: it names the purchaser, not the member.
+            guard let index = catalog.tenants.firstIndex(where: { $0.id == SubscriptionsTests.brain }) else { return }
+            catalog.tenants[index].appAccountTokenMatchesUserId = true
+        })
+        defer { harness.close() }
+        let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
+        try await harness.app().test(.router) { client in
+            let now = harness.clock.now()
+            let alice = UUID()
+            var bought = SubscriptionsTests.period(harness, transaction: "2000000800000001", original: "2000000800000001", product: SubscriptionsTests.yearly,
+                                                   bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-86_400), days: 365)
+            bought.appAccountToken = alice.uuidString.lowercased()
+            #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: alice.uuidString.lowercased(), bought).status == .ok)
+
+            // The family member's device holds its own transaction of the same subscription.
+            var shared = SubscriptionsTests.period(harness, transaction: "2000000800000002", original: "2000000800000002", product: SubscriptionsTests.yearly,
+                                                   bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-86_400), days: 365)
+            shared.inAppOwnershipType = .familyShared
+            shared.appAccountToken = alice.uuidString.lowercased()
+            let member = try await SubscriptionsTests.claim(client, harness, key: key, user: "bob", shared)
+            #expect(member.status == .ok, "\(member.json)")
+            var entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "bob")
+            #expect(entitlements["isPremium"] as? Bool == true)
+            #expect((entitlements["entitlements"] as? [[String: Any]])?.first?["originalTransactionId"] as? String == "2000000800000002")
+            // The purchaser's token still names the purchaser (Apple's later notifications with it go to alice).
+            let tokenOwner = try await harness.rows("SELECT user_id FROM account_tokens WHERE token = ?", [alice.uuidString.lowercased()])
+            #expect(tokenOwner.map { $0["user_id"] ?? nil } == [alice.uuidString.lowercased()], "\(tokenOwner)")
+
+            // The purchaser stops sharing: Apple revokes the member's transaction (FAMILY_REVOKE).
+            var revoked = shared
+            revoked.revocationDate = AppleTimestamp(harness.clock.now())
+            revoked.revocationType = .familyRevoke
+            revoked.signedDate = AppleTimestamp(harness.clock.now().addingTimeInterval(1))
+            let notice = try harness.ca.signNotification(type: .revoke, bundleId: SubscriptionsTests.brainBundle, transaction: revoked,
+                                                         signedDate: harness.clock.now().addingTimeInterval(1))
+            let applied = try await client.call(.post, "/api/apple/notifications/\(SubscriptionsTests.brain)", auth: nil, json: ["signedPayload": notice])
+            #expect(applied.status == .ok, "\(applied.json)")
+            entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "bob")
+            #expect(entitlements["isPremium"] as? Bool == false, "\(entitlements)")
+            #expect(try await SubscriptionsTests.entitlements(client, key: key, user: alice.uuidString.lowercased())["isPremium"] as? Bool == true,
+                    "the purchaser keeps hers")
+        }
+    }
 }

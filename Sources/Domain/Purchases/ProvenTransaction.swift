@@ -25,6 +25,11 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
     /// Google Play: the app's package name the purchase was made in.
     public var package: String?
 
+    /// Family Sharing: a family member's transaction of a purchase someone else in the family paid
+    /// for (Apple's inAppOwnershipType FAMILY_SHARED). Its appAccountToken, if any, named the
+    /// purchaser: it is dropped from the proof, neither checked against nor recorded for the member.
+    public var familyShared: Bool?
+
     /// The store's name as purchases record it (`app_store`, `google_play`).
     public var storeName: String { store ?? "app_store" }
 

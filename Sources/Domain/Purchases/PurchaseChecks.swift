@@ -19,7 +19,7 @@ public enum PurchaseChecks {
     /// The account token (when the tenant ties it to users) must be the user's; a Sandbox purchase
     /// counts for a Production tenant only for an allow-listed tester.
     public static func buyer(_ proven: ProvenTransaction, userId: String, policy: PurchasePolicy) throws(DomainError) {
-        if policy.accountTokenIsUserId, proven.kind.carriesAccountToken {
+        if policy.accountTokenIsUserId, proven.kind.carriesAccountToken, proven.familyShared != true {
             guard let token = proven.appAccountToken else {
                 throw DomainError(.unprocessable, .accountTokenMissing, "this app ties purchases to accounts: buy with appAccountToken set to the user id (or cordova-plugin-purchase's token for it)", field: proven.kind.field)
             }
