@@ -1199,6 +1199,23 @@ export interface SubscriptionPage {
   data: Subscription[];
 }
 
+// ── Restore ───────────────────────────────────────────────────────────────
+
+/** POST /api/restore-purchases: one proof that the App Store history is the caller's. */
+export interface RestoreRequest {
+  /** A StoreKit 2 signed transaction the device holds. */
+  jwsRepresentation?: string;
+  /** Or one of the user's purchases Berth already applied. */
+  transactionId?: string;
+}
+
+export interface RestoreResponse {
+  /** How many transactions were applied now. */
+  restored: number;
+  /** Every transaction of the history: `restored`, `known` (Berth had it), or a refusal's code. */
+  items: { transactionId: string; productId: string; outcome: string }[];
+}
+
 // ── Refund defence: the customer's consent ────────────────────────────────
 
 /** PUT /api/consumption-consent: the user's answer in the app, with the version of the wording shown. */

@@ -71,6 +71,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
                      trustedProxies: services.trustedProxies, metrics: services.metrics).register(on: open)
     AdminRoutes(services: services).register(on: admin)
     CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
+    RestoreRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .verification))
     OfferRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .account), reads: reads)
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
     SubscriptionRoutes(services: services).register(.init(

@@ -155,7 +155,7 @@ struct AppStoreServerAPIClientTests {
             #expect(token == "sandbox-token")
             try await api.sendConsumptionInformation("3", body: Data(#"{"customerConsented": true}"#.utf8), environment: .production)
         }
-        #expect(Self.asked(standIn.requests.map(\.path)) == ["/sandbox/inApps/v1/notifications/test", "/production/inApps/v1/transactions/consumption/3"])
+        #expect(Self.asked(standIn.requests.map(\.path)) == ["/sandbox/inApps/v1/notifications/test", "/production/inApps/v2/transactions/consumption/3"])
     }
 }
 

@@ -175,4 +175,51 @@ struct AppleLifecycleTests {
                     "the purchaser keeps hers")
         }
     }
+
+    @Test("restore: the customer's App Store history, read from a transaction the caller proves is theirs, applies what Berth lacks, once; others' purchases stay theirs")
+    func restorePurchases() async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
+            defer { harness.close() }
+            let key = try await harness.apiKey(Self.tenant, .server)
+            try await harness.app().test(.router) { client in
+                func pack(_ id: String) -> TransactionPayload {
+                    TransactionPayload.testPurchase(bundleId: Self.bundle, productId: CreditsTests.popular, transactionId: id)
+                }
+                func buy(_ user: String, _ transaction: TransactionPayload) async throws -> Reply {
+                    try await client.call(.post, "/api/verify-purchase", auth: key, user: user,
+                                          json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+                }
+                #expect(try await buy("ana", pack("3000000000000701")).json["newBalance"] as? Int == 52)
+                #expect(try await buy("bob", pack("3000000000000703")).status == .ok)
+                // 702 was paid but the app never reached Berth (it crashed, the user reinstalled).
+                let history = try [pack("3000000000000701"), pack("3000000000000702"), pack("3000000000000703")].map { try harness.ca.signTransaction($0) }
+                standIn.state.withLock { $0.historyPages = [Array(history.prefix(2)), [history[2]]] }
+
+                let restored = try await client.call(.post, "/api/restore-purchases", auth: key, user: "ana", json: ["transactionId": "3000000000000701"])
+                #expect(restored.status == .ok, "\(restored.json)")
+                let outcomes = Dictionary(uniqueKeysWithValues: (restored.json["items"] as? [[String: Any]] ?? []).compactMap { item in
+                    (item["transactionId"] as? String).map { ($0, item["outcome"] as? String ?? "") }
+                })
+                #expect(outcomes == ["3000000000000701": "known", "3000000000000702": "restored", "3000000000000703": "known"], "\(restored.json)")
+                #expect(restored.json["restored"] as? Int == 1)
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 102)
+                #expect(try await CreditsTests.balance(client, key: key, user: "bob")["balance"] as? Int == 52, "bob's pack stays bob's")
+                #expect(try await harness.count("replay_attempts") == 0, "a restore records no replay")
+
+                let again = try await client.call(.post, "/api/restore-purchases", auth: key, user: "ana",
+                                                  json: ["jwsRepresentation": try harness.ca.signTransaction(pack("3000000000000702"))])
+                #expect(again.status == .ok && again.json["restored"] as? Int == 0, "\(again.json)")
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 102, "applied once")
+
+                let foreign = try await client.call(.post, "/api/restore-purchases", auth: key, user: "eve", json: ["transactionId": "3000000000000703"])
+                #expect(foreign.status == .forbidden && Self.code(foreign) == "proof_required", "a transaction id proves nothing unless it is the caller's")
+                #expect(try await client.call(.post, "/api/restore-purchases", auth: key, user: "eve", json: [:]).status == .badRequest)
+            }
+        }
+    }
+
+    static func code(_ reply: Reply) -> String? { (reply.json["error"] as? [String: Any])?["code"] as? String }
 }

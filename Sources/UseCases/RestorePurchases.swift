@@ -1,0 +1,103 @@
+import AppleSignedData
+import AppStoreAPI
+import Crypto
+import Domain
+import Foundation
+import Logging
+
+/// `POST /api/restore-purchases`: with the App Store Server API configured, reads the customer's
+/// transaction history (Get Transaction History) from one transaction the caller proves is theirs,
+/// and applies to the caller what Berth does not have yet, each through the normal claim (its kind's
+/// checks, exactly once). Transactions Berth already has, for anyone, are left as they are (no
+/// replay is recorded for a restore).
+public struct RestorePurchases: Sendable {
+    let store: any Store
+    let verifyPurchase: VerifyPurchase
+    let logger: Logger
+
+    public init(store: any Store, verifyPurchase: VerifyPurchase, logger: Logger) {
+        self.store = store
+        self.verifyPurchase = verifyPurchase
+        self.logger = logger
+    }
+
+    /// What happened to one transaction of the history.
+    public struct Item: Sendable {
+        public var transactionId: String
+        public var productId: String
+        /// `restored` (applied now), `known` (Berth already had it), or the refusal's code (for
+        /// example `no_product_for_booking`: a booking's payment is kept as an unapplied payment).
+        public var outcome: String
+    }
+
+    /// How the caller proves the history is theirs.
+    public enum Proof: Sendable {
+        /// A StoreKit 2 signed transaction the device holds (verified here).
+        case jws(String)
+        /// A transaction Berth already applied to this user.
+        case owned(transactionId: String)
+    }
+
+    public func callAsFunction(runtime: TenantRuntime, userId: String, proof: Proof) async throws -> [Item] {
+        guard let api = runtime.serverAPI else {
+            throw DomainError(.unprocessable, .appleNotConfigured, "restoring needs the app's App Store Server API key (apple.serverAPI)")
+        }
+        let known: String
+        switch proof {
+        case .jws(let jws):
+            do {
+                let verified = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations)
+                guard let id = verified.payload.transactionId else { throw DomainError.invalid("the signed transaction has no transactionId", field: "jwsRepresentation") }
+                known = id
+            } catch let error as SignedDataError {
+                throw DomainError(error, field: "jwsRepresentation")
+            }
+        case .owned(let transactionId):
+            let tenantId = runtime.id
+            let owned = try await store.read { tx in
+                try ["Production", "Sandbox"].contains { environment in
+                    let purchase = try tx.purchases.purchase(store: "app_store", environment: environment, transactionId: transactionId, forUpdate: false)
+                    return purchase?.tenantId == tenantId && purchase?.userId == userId
+                }
+            }
+            guard owned else {
+                throw DomainError(.forbidden, .proofRequired, "transactionId must be one of this user's purchases; otherwise send jwsRepresentation", field: "transactionId")
+            }
+            known = transactionId
+        }
+        let history: [VerifiedTransaction]
+        do {
+            history = try await api.transactionHistory(known)
+        } catch let error as AppStoreAPIError {
+            throw DomainError(.unavailable, .transactionLookupUnavailable, "Apple's transaction history could not be read (\(error.code.rawValue)); try again shortly",
+                              retryAfter: 30)
+        }
+        var items: [Item] = []
+        for verified in history {
+            let hash = SHA256.hash(data: verified.rawPayload).hexString
+            guard let proven = PurchaseProver.proven(verified.payload, proofHash: hash) else { continue }
+            let present = try await store.read { tx in
+                try tx.purchases.purchase(store: "app_store", environment: proven.environment, transactionId: proven.transactionId, forUpdate: false) != nil
+            }
+            if present {
+                items.append(Item(transactionId: proven.transactionId, productId: proven.productId, outcome: "known"))
+                continue
+            }
+            do {
+                let result = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
+                let outcome: String = switch result.outcome {
+                case .applied: "restored"
+                case .repeated: "known"
+                case .replay: "transaction_already_used"
+                case .needsRefund(_, let code, _): code.rawValue
+                case .refused(let code, _): code.rawValue
+                }
+                items.append(Item(transactionId: proven.transactionId, productId: proven.productId, outcome: outcome))
+            } catch let error as DomainError where error.kind != .unavailable {
+                items.append(Item(transactionId: proven.transactionId, productId: proven.productId, outcome: error.code.rawValue))
+            }
+        }
+        logger.info("purchases restored", metadata: ["restored": .stringConvertible(items.count { $0.outcome == "restored" }), "history": .stringConvertible(items.count)])
+        return items
+    }
+}
