@@ -135,6 +135,14 @@ public struct AppStoreServerAPIClient: Sendable {
                                        paginationToken: page.paginationToken)
     }
 
+    /// Set App Account Token (`PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`):
+    /// later transactions and notifications of the purchase carry `token`.
+    public func setAppAccountToken(originalTransactionId: String, token: UUID, environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
+        let body = Data(#"{"appAccountToken":"\#(token.uuidString.lowercased())"}"#.utf8)
+        let reply = try await send(method: .PUT, path: "/inApps/v1/transactions/\(Self.escape(originalTransactionId))/appAccountToken", environment: environment, body: body)
+        guard (200..<300).contains(reply.status) else { throw Self.rejection(reply) }
+    }
+
     static func milliseconds(_ date: Date) -> Int64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
         return value.isFinite && abs(value) < 1e15 ? Int64(value) : 0

@@ -81,6 +81,11 @@ public final class AppleStandIn: Sendable {
                     return Canned(status: 200, body: #"{"revision": "\#(page + 1)", "hasMore": \#(hasMore), "signedTransactions": [\#(list)]}"#)
                 }
             }
+            router.put("/\(environment)/inApps/v1/transactions/{id}/appAccountToken") { request, context in
+                var request = request
+                let body = try await request.collectBody(upTo: 64 * 1024)
+                return try await self.answer(environment, request, context, body: String(buffer: body)) { _ in Canned(status: 200, body: "") }
+            }
             router.post("/\(environment)/inApps/v1/notifications/history") { request, context in
                 var request = request
                 let body = try await request.collectBody(upTo: 64 * 1024)

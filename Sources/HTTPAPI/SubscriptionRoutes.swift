@@ -67,6 +67,13 @@ struct SubscriptionRoutes {
                                               originalTransactionId: id)
             let membership = try await services.linkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, force: body.force ?? false,
                                                           actor: context.caller.actor)
+            // Apple's later transactions and notifications of it will name the owner.
+            if context.tenant.serverAPI != nil,
+               let linked = try? await services.subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId),
+               linked.subscription.store == "app_store" {
+                await SetAppAccountToken(logger: services.logger)(runtime: context.tenant, originalTransactionId: id,
+                                                                  environment: linked.subscription.environment, userId: context.userId)
+            }
             return try JSONCoding.response(MembershipDTO(membership))
         }
         routes.link.post("/api/subscriptions/unlink") { request, context in

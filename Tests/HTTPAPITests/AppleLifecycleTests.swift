@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TestKit
+import UseCases
 
 /// A purchase's life after the claim, against the Apple stand-in: refund defence (consent, Send
 /// Consumption Information V2 from the credit ledger).
@@ -222,4 +223,30 @@ struct AppleLifecycleTests {
     }
 
     static func code(_ reply: Reply) -> String? { (reply.json["error"] as? [String: Any])?["code"] as? String }
+
+    @Test("a link tells Apple the owner (Set App Account Token): the user id when it is a UUID, else the token cordova-plugin-purchase derives from it")
+    func linkSetsAppAccountToken() async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: SubscriptionsTests.brainBundle)
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
+            defer { harness.close() }
+            let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
+            try await harness.app().test(.router) { client in
+                let now = harness.clock.now()
+                let owner = UUID().uuidString.lowercased()
+                for (user, otid) in [(owner, "2000000810000001"), ("carol", "2000000810000002")] {
+                    let period = SubscriptionsTests.period(harness, transaction: otid, original: otid, product: SubscriptionsTests.yearly,
+                                                           bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-86_400), days: 365)
+                    #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: user, period).status == .ok)
+                    let linked = try await client.call(.post, "/api/subscriptions/link", auth: key, user: user, json: ["originalTransactionId": otid])
+                    #expect(linked.status == .ok, "\(linked.json)")
+                }
+                let sets = standIn.requests.filter { $0.method == "PUT" && $0.path.hasSuffix("/appAccountToken") }
+                let bodies = Dictionary(uniqueKeysWithValues: sets.map { ($0.path, $0.body ?? "") })
+                #expect(bodies["/sandbox/inApps/v1/transactions/2000000810000001/appAccountToken"] == #"{"appAccountToken":"\#(owner)"}"#, "\(bodies)")
+                #expect(bodies["/sandbox/inApps/v1/transactions/2000000810000002/appAccountToken"] == #"{"appAccountToken":"\#(AccountTokens.cordovaPlugin("carol"))"}"#)
+            }
+        }
+    }
 }
