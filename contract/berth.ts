@@ -1199,6 +1199,40 @@ export interface SubscriptionPage {
   data: Subscription[];
 }
 
+// ── Renewal-date extensions (admin) ───────────────────────────────────────
+
+/** POST /api/admin/subscriptions/{originalTransactionId}/extend → Subscription with its new expiresAt. */
+export interface ExtendRequest {
+  /** 1…90 */
+  days: number;
+  /** 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage (default). */
+  reasonCode?: 0 | 1 | 2 | 3;
+}
+
+/** POST /api/admin/subscriptions/extend-all (202). */
+export interface ExtendAllRequest {
+  productId: string;
+  days: number;
+  reasonCode?: 0 | 1 | 2 | 3;
+  storefronts?: string[];
+  environment?: "Production" | "Sandbox";
+}
+
+export interface ExtendAllResponse {
+  requestIdentifier: string;
+  productId: string;
+  environment: string;
+}
+
+/** GET /api/admin/subscriptions/extend-all/{productId}/{requestIdentifier}?environment= */
+export interface ExtendAllStatus {
+  requestIdentifier?: string;
+  complete: boolean;
+  completeDate?: ISODateTime;
+  succeededCount: number;
+  failedCount: number;
+}
+
 // ── Restore ───────────────────────────────────────────────────────────────
 
 /** POST /api/restore-purchases: one proof that the App Store history is the caller's. */

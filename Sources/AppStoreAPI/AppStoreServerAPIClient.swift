@@ -143,6 +143,64 @@ public struct AppStoreServerAPIClient: Sendable {
         guard (200..<300).contains(reply.status) else { throw Self.rejection(reply) }
     }
 
+    struct ExtendRequest: Encodable {
+        var extendByDays: Int
+        var extendReasonCode: Int
+        var requestIdentifier: String
+    }
+
+    struct ExtendResponse: Decodable {
+        var effectiveDate: Int64?
+        var success: Bool?
+    }
+
+    /// Extend a Subscription Renewal Date (`PUT /inApps/v1/subscriptions/extend/{id}`): the new
+    /// expiry when Apple extended it, nil when it did not.
+    public func extendRenewalDate(originalTransactionId: String, days: Int, reasonCode: Int, requestIdentifier: UUID,
+                                  environment: AppStoreEnvironment) async throws(AppStoreAPIError) -> Date? {
+        let body = try Self.encode(ExtendRequest(extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier.uuidString.lowercased()))
+        let reply = try await send(method: .PUT, path: "/inApps/v1/subscriptions/extend/\(Self.escape(originalTransactionId))", environment: environment, body: body)
+        let answer = try Self.decode(ExtendResponse.self, reply)
+        guard answer.success == true, let effective = answer.effectiveDate else { return nil }
+        return Date(timeIntervalSince1970: Double(effective) / 1000)
+    }
+
+    struct MassExtendRequest: Encodable {
+        var extendByDays: Int
+        var extendReasonCode: Int
+        var requestIdentifier: String
+        var productId: String
+        var storefrontCountryCodes: [String]?
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers of a product (`POST /inApps/v1/subscriptions/extend/mass`).
+    public func massExtendRenewalDate(productId: String, days: Int, reasonCode: Int, requestIdentifier: UUID, storefronts: [String]?,
+                                      environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
+        let body = try Self.encode(MassExtendRequest(extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier.uuidString.lowercased(),
+                                                     productId: productId, storefrontCountryCodes: storefronts))
+        let reply = try await send(method: .POST, path: "/inApps/v1/subscriptions/extend/mass", environment: environment, body: body)
+        guard (200..<300).contains(reply.status) else { throw Self.rejection(reply) }
+    }
+
+    /// Where a mass extension stands (`GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`).
+    public struct MassExtensionStatus: Decodable, Sendable {
+        public var requestIdentifier: String?
+        public var complete: Bool?
+        public var completeDate: Int64?
+        public var succeededCount: Int64?
+        public var failedCount: Int64?
+    }
+
+    public func massExtensionStatus(productId: String, requestIdentifier: String, environment: AppStoreEnvironment) async throws(AppStoreAPIError) -> MassExtensionStatus {
+        let reply = try await send(method: .GET, path: "/inApps/v1/subscriptions/extend/mass/\(Self.escape(productId))/\(Self.escape(requestIdentifier))",
+                                   environment: environment, body: nil)
+        return try Self.decode(MassExtensionStatus.self, reply)
+    }
+
+    private static func encode(_ value: some Encodable) throws(AppStoreAPIError) -> Data {
+        do { return try JSONEncoder().encode(value) } catch { throw AppStoreAPIError(.invalidResponse, "the request could not be encoded") }
+    }
+
     static func milliseconds(_ date: Date) -> Int64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
         return value.isFinite && abs(value) < 1e15 ? Int64(value) : 0

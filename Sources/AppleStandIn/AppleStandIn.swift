@@ -44,6 +44,9 @@ public final class AppleStandIn: Sendable {
         /// Notifications Apple sent (or tried to), per environment: Get Notification History answers
         /// those whose signedDate lies in the asked window, two per page.
         public var notificationHistory: [String: [String]] = ["production": [], "sandbox": []]
+        /// Subscriptions' current expiries (ms) by original transaction id: Extend a Subscription
+        /// Renewal Date moves them and answers the new one; unknown ids are not extended.
+        public var expiries: [String: Int64] = [:]
         public var requests: [Recorded] = []
     }
 
@@ -79,6 +82,37 @@ public final class AppleStandIn: Sendable {
                     let hasMore = page + 1 < state.historyPages.count
                     let list = items.map { "\"\($0)\"" }.joined(separator: ",")
                     return Canned(status: 200, body: #"{"revision": "\#(page + 1)", "hasMore": \#(hasMore), "signedTransactions": [\#(list)]}"#)
+                }
+            }
+            router.put("/\(environment)/inApps/v1/subscriptions/extend/{id}") { request, context in
+                var request = request
+                let body = try await request.collectBody(upTo: 64 * 1024)
+                let days = ((try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["extendByDays"] as? NSNumber)?.int64Value ?? 0
+                let id = context.parameters.get("id") ?? ""
+                // Moved before the answer is chosen (the answer is chosen under the state's lock).
+                let effective: Int64? = self.state.withLock { state in
+                    guard let current = state.expiries[id] else { return nil }
+                    state.expiries[id] = current + days * 86_400_000
+                    return current + days * 86_400_000
+                }
+                return try await self.answer(environment, request, context, body: String(buffer: body)) { _ in
+                    guard let effective else { return Canned(status: 200, body: #"{"success": false, "originalTransactionId": "\#(id)"}"#) }
+                    return Canned(status: 200, body: #"{"success": true, "effectiveDate": \#(effective), "originalTransactionId": "\#(id)", "webOrderLineItemId": "1"}"#)
+                }
+            }
+            router.post("/\(environment)/inApps/v1/subscriptions/extend/mass") { request, context in
+                var request = request
+                let body = try await request.collectBody(upTo: 64 * 1024)
+                let rid = ((try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["requestIdentifier"] as? String) ?? ""
+                return try await self.answer(environment, request, context, body: String(buffer: body)) { _ in
+                    Canned(status: 200, body: #"{"requestIdentifier": "\#(rid)"}"#)
+                }
+            }
+            router.get("/\(environment)/inApps/v1/subscriptions/extend/mass/{product}/{rid}") { request, context in
+                let rid = context.parameters.get("rid") ?? ""
+                return try await self.answer(environment, request, context) { state in
+                    let extended = state.expiries.count
+                    return Canned(status: 200, body: #"{"requestIdentifier": "\#(rid)", "complete": true, "completeDate": 1800000000000, "succeededCount": \#(extended), "failedCount": 0}"#)
                 }
             }
             router.put("/\(environment)/inApps/v1/transactions/{id}/appAccountToken") { request, context in

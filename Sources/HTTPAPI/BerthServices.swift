@@ -79,6 +79,7 @@ public struct BerthServices: Sendable {
     public var appleHistory: AppleNotificationHistory {
         AppleNotificationHistory(store: store, tenants: tenants, receive: receiveNotification, clock: clock, logger: logger)
     }
+    var extendRenewalDates: ExtendRenewalDates { ExtendRenewalDates(store: store, clock: clock, logger: logger) }
     var restorePurchases: RestorePurchases { RestorePurchases(store: store, verifyPurchase: verifyPurchase, logger: logger) }
     var consumptionConsents: ConsumptionConsents { ConsumptionConsents(store: store, clock: clock) }
     var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }

@@ -109,6 +109,31 @@ struct SubscriptionRoutes {
             return try JSONCoding.response(ListResponse(items: result.items.map { SubscriptionDTO($0, inUse: false, now: now) }, total: result.total,
                                                         limit: page.limit, offset: page.offset))
         }
+        // Renewal-date extensions (outage compensation) through the App Store Server API.
+        routes.admin.post("/api/admin/subscriptions/{id}/extend") { request, context in
+            let body = try await JSONCoding.decode(ExtendRequest.self, from: request)
+            let extended = try await services.extendRenewalDates.extend(runtime: context.tenant, originalTransactionId: try Self.id(context), days: body.days,
+                                                                        reasonCode: body.reasonCode ?? 3, actor: context.actor)
+            return try JSONCoding.response(SubscriptionDTO(extended, inUse: false, now: services.clock.now()))
+        }
+        routes.admin.post("/api/admin/subscriptions/extend-all") { request, context in
+            let body = try await JSONCoding.decode(ExtendAllRequest.self, from: request)
+            let environment = body.environment ?? context.tenant.tenant.apple.environments.first ?? "Production"
+            let identifier = try await services.extendRenewalDates.extendAll(runtime: context.tenant, productId: try Self.text(body.productId, field: "productId"),
+                                                                             days: body.days, reasonCode: body.reasonCode ?? 3, storefronts: body.storefronts,
+                                                                             environment: environment, actor: context.actor)
+            return try JSONCoding.response(ExtendAllDTO(requestIdentifier: identifier, productId: body.productId, environment: environment), status: .accepted)
+        }
+        routes.admin.get("/api/admin/subscriptions/extend-all/{product}/{request}") { request, context in
+            let environment = request.uri.queryParameters["environment"].map(String.init) ?? context.tenant.tenant.apple.environments.first ?? "Production"
+            let status = try await services.extendRenewalDates.status(runtime: context.tenant,
+                                                                      productId: try Self.text(context.parameters.get("product") ?? "", field: "productId"),
+                                                                      requestIdentifier: try Self.text(context.parameters.get("request") ?? "", field: "requestIdentifier"),
+                                                                      environment: environment)
+            return try JSONCoding.response(ExtendAllStatusDTO(requestIdentifier: status.requestIdentifier, complete: status.complete ?? false,
+                                                              completeDate: status.completeDate.map { APITime(Date(timeIntervalSince1970: Double($0) / 1000)) },
+                                                              succeededCount: status.succeededCount ?? 0, failedCount: status.failedCount ?? 0))
+        }
         routes.admin.get("/api/admin/subscriptions/cheats") { request, context in
             let page = try Paging.page(request)
             let tenantId = context.tenant.id
@@ -154,4 +179,33 @@ struct SubscriptionRoutes {
         guard !trimmed.isEmpty, Text.length(trimmed) <= 200 else { throw APIError(.badRequest, .invalidField, "\(field) must be 1 to 200 characters", field: field) }
         return trimmed
     }
+}
+
+/// `POST /api/admin/subscriptions/{id}/extend`: 1…90 days; reasonCode 0…3 (default 3, a service issue or outage).
+struct ExtendRequest: Codable, RefusesNull {
+    var days: Int
+    var reasonCode: Int?
+}
+
+/// `POST /api/admin/subscriptions/extend-all`: every active subscriber of a product (optionally some storefronts).
+struct ExtendAllRequest: Codable, RefusesNull {
+    var productId: String
+    var days: Int
+    var reasonCode: Int?
+    var storefronts: [String]?
+    var environment: String?
+}
+
+struct ExtendAllDTO: Codable {
+    var requestIdentifier: String
+    var productId: String
+    var environment: String
+}
+
+struct ExtendAllStatusDTO: Codable {
+    var requestIdentifier: String?
+    var complete: Bool
+    var completeDate: APITime?
+    var succeededCount: Int64
+    var failedCount: Int64
 }

@@ -249,4 +249,54 @@ struct AppleLifecycleTests {
             }
         }
     }
+
+    @Test("renewal-date extension: one subscription (its expiry moves at once, audited) and every subscriber of a product (request, then its status); bad input refused")
+    func renewalExtension() async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: SubscriptionsTests.brainBundle)
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
+            defer { harness.close() }
+            let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
+            let admin = try await harness.apiKey(SubscriptionsTests.brain, .admin)
+            try await harness.app().test(.router) { client in
+                let now = harness.clock.now()
+                let otid = "2000000820000001"
+                let period = SubscriptionsTests.period(harness, transaction: otid, original: otid, product: SubscriptionsTests.yearly,
+                                                       bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-355 * 86_400), days: 365)
+                #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: "ana", period).status == .ok)
+                let expiry = try #require(period.expiresDate)
+                standIn.state.withLock { $0.expiries[otid] = expiry.millisecondsSince1970 }
+
+                let extended = try await client.call(.post, "/api/admin/subscriptions/\(otid)/extend", auth: admin, json: ["days": 7, "reasonCode": 3])
+                #expect(extended.status == .ok, "\(extended.json)")
+                let expected = expiry.date.addingTimeInterval(7 * 86_400)
+                let expiresAt = try #require(extended.json["expiresAt"] as? String)
+                #expect(APITimeText.parse(expiresAt).map { abs($0.timeIntervalSince(expected)) < 1 } == true, "\(expiresAt) vs \(expected)")
+                let held = try await SubscriptionsTests.entitlements(client, key: key, user: "ana")
+                let item = (held["entitlements"] as? [[String: Any]])?.first
+                #expect((item?["expiresAt"] as? String).flatMap(APITimeText.parse).map { abs($0.timeIntervalSince(expected)) < 1 } == true)
+                let sent = standIn.requests.first { $0.path == "/sandbox/inApps/v1/subscriptions/extend/\(otid)" }
+                let body = try #require(try JSONSerialization.jsonObject(with: Data((sent?.body ?? "").utf8)) as? [String: Any])
+                #expect(body["extendByDays"] as? Int == 7 && body["extendReasonCode"] as? Int == 3 && (body["requestIdentifier"] as? String).flatMap { UUID(uuidString: $0) } != nil)
+                let audit = try await client.call(.get, "/api/admin/audit", auth: admin)
+                #expect((audit.json["items"] as? [[String: Any]] ?? []).contains { $0["action"] as? String == "subscription.renewal_extended" })
+
+                #expect(try await client.call(.post, "/api/admin/subscriptions/\(otid)/extend", auth: admin, json: ["days": 0]).status == .badRequest)
+                #expect(try await client.call(.post, "/api/admin/subscriptions/\(otid)/extend", auth: admin, json: ["days": 91]).status == .badRequest)
+                #expect(try await client.call(.post, "/api/admin/subscriptions/2000000829999999/extend", auth: admin, json: ["days": 3]).status == .notFound)
+                #expect(try await client.call(.post, "/api/admin/subscriptions/\(otid)/extend", auth: key, user: "ana", json: ["days": 3]).status == .forbidden)
+
+                let mass = try await client.call(.post, "/api/admin/subscriptions/extend-all", auth: admin,
+                                                 json: ["productId": SubscriptionsTests.yearly, "days": 5, "storefronts": ["ITA"]])
+                #expect(mass.status == .accepted, "\(mass.json)")
+                let identifier = try #require(mass.json["requestIdentifier"] as? String)
+                let massBody = standIn.requests.first { $0.path == "/sandbox/inApps/v1/subscriptions/extend/mass" }?.body ?? ""
+                #expect(massBody.contains(identifier) && massBody.contains(SubscriptionsTests.yearly) && massBody.contains("ITA"))
+                let status = try await client.call(.get, "/api/admin/subscriptions/extend-all/\(SubscriptionsTests.yearly)/\(identifier)", auth: admin)
+                #expect(status.status == .ok && status.json["complete"] as? Bool == true && status.json["succeededCount"] as? Int == 1, "\(status.json)")
+                #expect(try await client.call(.post, "/api/admin/subscriptions/extend-all", auth: admin, json: ["productId": "nope", "days": 5]).status == .unprocessableContent)
+            }
+        }
+    }
 }

@@ -37,6 +37,7 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let apiKeyRevoked = AuditAction(rawValue: "api_key.revoked")
     public static let apiKeyRotated = AuditAction(rawValue: "api_key.rotated")
     public static let consumptionConsent = AuditAction(rawValue: "consumption_consent.recorded")
+    public static let renewalExtended = AuditAction(rawValue: "subscription.renewal_extended")
     /// `notification.refund`, `notification.did_renew`, …
     public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }
 }
