@@ -87,7 +87,9 @@ public final class AppleStandIn: Sendable {
             router.put("/\(environment)/inApps/v1/subscriptions/extend/{id}") { request, context in
                 var request = request
                 let body = try await request.collectBody(upTo: 64 * 1024)
-                let days = ((try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["extendByDays"] as? NSNumber)?.int64Value ?? 0
+                // Apple allows 1…90 days; anything else extends nothing here (and never overflows).
+                let asked = ((try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["extendByDays"] as? NSNumber)?.int64Value ?? 0
+                let days = (1...90).contains(asked) ? asked : 0
                 let id = context.parameters.get("id") ?? ""
                 // Moved before the answer is chosen (the answer is chosen under the state's lock).
                 let effective: Int64? = self.state.withLock { state in
@@ -125,7 +127,7 @@ public final class AppleStandIn: Sendable {
                 let body = try await request.collectBody(upTo: 64 * 1024)
                 let window = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
                 let start = (window?["startDate"] as? NSNumber)?.int64Value ?? 0, end = (window?["endDate"] as? NSNumber)?.int64Value ?? Int64.max
-                let offset = Int(request.uri.queryParameters["paginationToken"].map(String.init) ?? "0") ?? 0
+                let offset = max(0, Int(request.uri.queryParameters["paginationToken"].map(String.init) ?? "0") ?? 0)
                 return try await self.answer(environment, request, context, body: String(buffer: body)) { state in
                     let inWindow = (state.notificationHistory[environment] ?? []).filter { payload in
                         Self.signedDate(payload).map { $0 >= start && $0 < end } ?? false
