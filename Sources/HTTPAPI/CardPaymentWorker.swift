@@ -20,7 +20,7 @@ public struct CardPaymentWorker: Service, CustomStringConvertible {
     public func run() async throws {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             await jobs.runDue()
-            try? await Task.sleep(for: interval)
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
         }
     }
 }

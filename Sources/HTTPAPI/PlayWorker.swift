@@ -34,7 +34,7 @@ public struct PlayWorker: Service, CustomStringConvertible {
                 lastGauge = now
                 await PlayWorker.gauges(jobs: jobs, metrics: metrics)
             }
-            try? await Task.sleep(for: interval)
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
         }
     }
 

@@ -10,22 +10,31 @@ import TestKit
 import UseCases
 
 /// A purchase's life after the claim, against the Apple stand-in: refund defence (consent, Send
-/// Consumption Information V2 from the credit ledger).
-@Suite("Apple lifecycle: consumption answers with consent")
+/// Consumption Information V2 from the credit ledger), the notification-history safety net, Family
+/// Sharing, restore, Set App Account Token and renewal-date extensions.
+@Suite("Apple lifecycle: notification history, refund defence, Family Sharing, restore, owners, renewal extensions")
 struct AppleLifecycleTests {
     static let tenant = CreditsTests.stylist
     static let bundle = CreditsTests.stylistBundle
 
+    /// A harness whose test tenants use a live Apple stand-in (for `bundle`'s bearer tokens) as their App Store Server API.
+    static func withStandIn(bundle: String, customize: (@Sendable (inout Catalog) -> Void)? = nil,
+                            _ body: @Sendable (AppleStandIn, Harness) async throws -> Void) async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: bundle)
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (try #require(apple.port), apiKey.pemRepresentation), customize: customize)
+            defer { harness.close() }
+            try await body(standIn, harness)
+        }
+    }
+
     @Test("a consumption request for a half-spent credit pack sends 50 % with the recorded consent (V2 body, the tenant's refund preference); without consent nothing is sent")
     func halfSpentPack() async throws {
-        let apiKey = P256.Signing.PrivateKey()
-        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
-        try await Application(router: standIn.router()).test(.live) { apple in
-            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation), customize: { catalog in
-                guard let index = catalog.tenants.firstIndex(where: { $0.id == Self.tenant }) else { return }
-                catalog.tenants[index].apple.refundPreference = .auto
-            })
-            defer { harness.close() }
+        try await Self.withStandIn(bundle: Self.bundle, customize: { catalog in
+            guard let index = catalog.tenants.firstIndex(where: { $0.id == Self.tenant }) else { return }
+            catalog.tenants[index].apple.refundPreference = .auto
+        }) { standIn, harness in
             let key = try await harness.apiKey(Self.tenant, .server)
             try await harness.app().test(.router) { client in
                 // The signup bonus (2 credits) is granted at the first read and spent first.
@@ -76,11 +85,7 @@ struct AppleLifecycleTests {
 
     @Test("notifications dropped while Berth was down are recovered by the history job and applied once; a failed reading keeps its mark and the next one recovers")
     func historyRecovers() async throws {
-        let apiKey = P256.Signing.PrivateKey()
-        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
-        try await Application(router: standIn.router()).test(.live) { apple in
-            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
-            defer { harness.close() }
+        try await Self.withStandIn(bundle: Self.bundle) { standIn, harness in
             let key = try await harness.apiKey(Self.tenant, .server)
             let runtime = try #require(harness.services.tenants.tenant(id: Self.tenant))
             let history = harness.services.appleHistory
@@ -179,11 +184,7 @@ struct AppleLifecycleTests {
 
     @Test("restore: the customer's App Store history, read from a transaction the caller proves is theirs, applies what Berth lacks, once; others' purchases stay theirs")
     func restorePurchases() async throws {
-        let apiKey = P256.Signing.PrivateKey()
-        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
-        try await Application(router: standIn.router()).test(.live) { apple in
-            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
-            defer { harness.close() }
+        try await Self.withStandIn(bundle: Self.bundle) { standIn, harness in
             let key = try await harness.apiKey(Self.tenant, .server)
             try await harness.app().test(.router) { client in
                 func pack(_ id: String) -> TransactionPayload {
@@ -226,11 +227,7 @@ struct AppleLifecycleTests {
 
     @Test("a link tells Apple the owner (Set App Account Token): the user id when it is a UUID, else the token cordova-plugin-purchase derives from it")
     func linkSetsAppAccountToken() async throws {
-        let apiKey = P256.Signing.PrivateKey()
-        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: SubscriptionsTests.brainBundle)
-        try await Application(router: standIn.router()).test(.live) { apple in
-            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
-            defer { harness.close() }
+        try await Self.withStandIn(bundle: SubscriptionsTests.brainBundle) { standIn, harness in
             let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
             try await harness.app().test(.router) { client in
                 let now = harness.clock.now()
@@ -252,11 +249,7 @@ struct AppleLifecycleTests {
 
     @Test("renewal-date extension: one subscription (its expiry moves at once, audited) and every subscriber of a product (request, then its status); bad input refused")
     func renewalExtension() async throws {
-        let apiKey = P256.Signing.PrivateKey()
-        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: SubscriptionsTests.brainBundle)
-        try await Application(router: standIn.router()).test(.live) { apple in
-            let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
-            defer { harness.close() }
+        try await Self.withStandIn(bundle: SubscriptionsTests.brainBundle) { standIn, harness in
             let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
             let admin = try await harness.apiKey(SubscriptionsTests.brain, .admin)
             try await harness.app().test(.router) { client in
