@@ -72,7 +72,9 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     AdminRoutes(services: services).register(on: admin)
     CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
     RestoreRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .verification))
-    OfferRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .account), reads: reads)
+    let accountWrites = group(UserContext.self, scope: .purchases, limit: .account)
+    OfferRoutes(services: services).register(on: accountWrites)
+    ConsentRoutes(services: services).register(reads: reads, writes: accountWrites)
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
     SubscriptionRoutes(services: services).register(.init(
         reads: reads,

@@ -4,23 +4,11 @@ import Hummingbird
 import UseCases
 
 /// `POST /api/offers/apple/promotional` and `POST /api/offers/apple/introductory-eligibility`:
-/// what StoreKit needs the app's server to sign, for the calling user; and
-/// `GET|PUT /api/consumption-consent`, the user's consent to Berth answering Apple's refund questions.
+/// what StoreKit needs the app's server to sign, for the calling user.
 struct OfferRoutes {
     let services: BerthServices
 
-    func register(on users: GuardedRoutes<UserContext>, reads: GuardedRoutes<UserContext>) {
-        reads.get("/api/consumption-consent") { _, context in
-            let consent = try await services.consumptionConsents.current(runtime: context.tenant, userId: context.userId)
-            return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
-        }
-        users.put("/api/consumption-consent") { request, context in
-            let body = try await JSONCoding.decode(ConsumptionConsentRequest.self, from: request)
-            let version = try SubscriptionRoutes.text(body.textVersion, field: "textVersion")
-            let consent = try await services.consumptionConsents.record(runtime: context.tenant, userId: context.userId, consented: body.consented,
-                                                                        textVersion: version, actor: context.caller.actor)
-            return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
-        }
+    func register(on users: GuardedRoutes<UserContext>) {
         users.post("/api/offers/apple/promotional") { request, context in
             let body = try await JSONCoding.decode(PromotionalOfferRequest.self, from: request)
             let offer = try await services.signAppleOffers.promotional(
@@ -86,25 +74,4 @@ struct IntroductoryEligibilityDTO: Codable {
     var productId: String
     var allowIntroductoryOffer: Bool
     var compactJWS: String
-}
-
-/// `PUT /api/consumption-consent`: what the user answered, and which wording they saw.
-struct ConsumptionConsentRequest: Codable, RefusesNull {
-    var consented: Bool
-    var textVersion: String
-}
-
-/// The user's latest answer; `consented` false and no `recordedAt` when they never answered.
-struct ConsumptionConsentDTO: Codable {
-    var userId: String
-    var consented: Bool
-    var textVersion: String?
-    var recordedAt: APITime?
-
-    init(_ consent: ConsumptionConsent?, userId: String) {
-        self.userId = userId
-        consented = consent?.consented ?? false
-        textVersion = consent?.textVersion
-        recordedAt = consent.map { APITime($0.recordedAt) }
-    }
 }

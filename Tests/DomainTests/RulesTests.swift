@@ -321,6 +321,32 @@ struct RulesTests {
         falling.tenants[0].bookingRules?.rentalPriceBands[1].maxPriceMinor = 9000
         #expect(throws: CatalogError.self) { try falling.validate() }
     }
+
+    @Test("Apple lifecycle settings: offers need the In-App Purchase key, unique ids and the tenant's own subscription products; history minutes 0…10080; refund preference one of Apple's values or auto")
+    func appleLifecycleSettings() throws {
+        var catalog = try Catalog.decode(Data(contentsOf: Self.catalogURL))
+        let index = try #require(catalog.tenants.firstIndex { $0.id == "braindumpster-test" })
+        let yearly = "brain_dumpster_yearly_premium"
+        catalog.tenants[index].apple.serverAPI = ServerAPICredentials(issuerId: "i", keyId: "K", privateKeyFile: "key.p8")
+        catalog.tenants[index].apple.offers = AppleOffers(promotional: [.init(id: "winback", productIds: [yearly], eligibility: .lapsed)])
+        catalog.tenants[index].apple.notificationHistoryMinutes = 0
+        try catalog.validate()
+        func refused(_ change: (inout Tenant) -> Void) -> Bool {
+            var copy = catalog
+            change(&copy.tenants[index])
+            return (try? copy.validate()) == nil
+        }
+        #expect(refused { $0.apple.serverAPI = nil }, "offers are signed with the In-App Purchase key")
+        #expect(refused { $0.apple.offers?.promotional.append(.init(id: "winback")) }, "an offer id twice")
+        #expect(refused { $0.apple.offers?.promotional.append(.init(id: "")) })
+        #expect(refused { $0.apple.offers?.promotional.append(.init(id: "x", productIds: ["not-a-subscription"])) })
+        #expect(refused { $0.apple.notificationHistoryMinutes = -1 } && refused { $0.apple.notificationHistoryMinutes = 10_081 })
+        #expect(throws: (any Error).self) {
+            try JSONDecoder().decode(AppleIdentity.self, from: Data(#"{"bundleId": "b", "environments": ["Sandbox"], "refundPreference": "MAYBE"}"#.utf8))
+        }
+        let auto = try JSONDecoder().decode(AppleIdentity.self, from: Data(#"{"bundleId": "b", "environments": ["Sandbox"], "refundPreference": "auto"}"#.utf8))
+        #expect(auto.refundPreference == .auto)
+    }
 }
 
 @Suite("Entitlement rules")

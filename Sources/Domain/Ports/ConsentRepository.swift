@@ -24,10 +24,3 @@ public protocol ConsentRepository {
     /// Replaces the user's answer.
     func record(_ consent: ConsumptionConsent) throws
 }
-
-/// How far each tenant's Get Notification History reading got, per environment.
-public protocol AppleHistoryRepository {
-    func mark(tenantId: String, environment: String) throws -> Date?
-    /// Moves the mark forward (never back).
-    func setMark(tenantId: String, environment: String, checkedUntil: Date, at now: Date) throws
-}
