@@ -1143,6 +1143,32 @@ export interface SubscriptionPurchaseResponse {
   purchase: Purchase;
 }
 
+/**
+ * GET /api/answer-signing/{tenant}: the key a tenant with answerSigning signs its answers with.
+ * Signed answers carry these headers (the request sends X-Berth-Nonce); see docs/api.md "Signed answers"
+ * and the README's verifyBerthAnswer.
+ */
+export interface AnswerSigningKey {
+  tenant: string;
+  format: "berth-answer-v1";
+  keyId: string;
+  algorithm: "ES256";
+  /** SubjectPublicKeyInfo DER, base64: WebCrypto importKey("spki"), CryptoKit derRepresentation. */
+  publicKeySPKI: string;
+  publicKeyPEM: string;
+  jwk: { kty: "EC"; crv: "P-256"; x: string; y: string; kid: string; alg: "ES256"; use: "sig" };
+}
+
+/** The headers of a signed answer. */
+export interface SignedAnswerHeaders {
+  "X-Berth-Signature": string;
+  /** Milliseconds since 1970, as signed. */
+  "X-Berth-Signed-At": string;
+  "X-Berth-Key-Id": string;
+  /** The request's nonce, echoed when it sent one. */
+  "X-Berth-Nonce"?: string;
+}
+
 /** GET /api/entitlements */
 export interface EntitlementsResponse {
   /** An owned subscription is active or in its grace period, or a membership paid elsewhere has not expired. */

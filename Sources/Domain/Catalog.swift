@@ -79,6 +79,9 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var stripe: StripeSettings?
     /// The Android app on Google Play (purchase tokens, acknowledgements, real-time notifications).
     public var googlePlay: GooglePlaySettings?
+    /// Signs the answers an app decides access from (entitlements, balances, validator), so that a
+    /// proxy or a jailbroken device cannot rewrite them unnoticed.
+    public var answerSigning: AnswerSigningSettings?
 
     /// Client keys are public: by default they submit proofs and read the named user's state.
     public struct ClientKeySettings: Codable, Hashable, Sendable {
@@ -212,6 +215,7 @@ public struct Tenant: Codable, Hashable, Sendable {
         try webhook?.validate(tenant: id)
         try stripe?.validate(tenant: id)
         try googlePlay?.validate(tenant: id)
+        try answerSigning?.validate(tenant: id)
         try apple.offers?.validate(tenant: self)
         try credits?.validate(tenant: id)
         try subscriptions?.validate(tenant: id)

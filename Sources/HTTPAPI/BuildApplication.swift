@@ -41,13 +41,17 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     router.middlewares.add(MethodGuard(routes: routes))
     router.middlewares.add(authenticator)
 
+    /// `signed`: the group's answers are signed for tenants with `answerSigning` (what an app
+    /// decides access from: a user's state, purchase and validator answers).
     func group<C: GuardedContext>(_ context: C.Type, scope: KeyScope?, limit: RateLimiter.Scope?, shape: ErrorShape? = nil,
-                                  authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil, note: String? = nil) -> GuardedRoutes<C> {
-        GuardedRoutes(router, context, table: table, shape: shape, scope: scope, limit: limit, rateLimiter: limiter, authenticate: authenticate, note: note)
+                                  authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil, note: String? = nil,
+                                  signed: Bool = false) -> GuardedRoutes<C> {
+        GuardedRoutes(router, context, table: table, shape: shape, scope: scope, limit: limit, rateLimiter: limiter, authenticate: authenticate, note: note,
+                      signedBy: signed ? services.clock : nil)
     }
     let open = PublicRoutes(router, table: table)
     let admin = group(AdminRequestContext.self, scope: .admin, limit: .admin)
-    let reads = group(UserContext.self, scope: .read, limit: .reads)
+    let reads = group(UserContext.self, scope: .read, limit: .reads, signed: true)
 
     OperationsRoutes(store: services.store, metrics: services.metrics, metricsToken: services.metricsToken,
                      expectedMigrations: services.expectedMigrations).register(on: open)
@@ -57,13 +61,13 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account))
     AdminCreditRoutes(services: services).register(on: admin)
     V1CreditRoutes(services: services).register(.init(
-        reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape),
-        purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape),
+        reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
+        purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true),
         open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
     ))
     BookingRoutes(services: services).register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
     VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, clock: services.clock, metrics: services.metrics)
-        .register(on: group(UserContext.self, scope: .purchases, limit: .verification))
+        .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
     VerifyReceiptRoutes(services: services)
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
     AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
@@ -71,7 +75,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
                      trustedProxies: services.trustedProxies, metrics: services.metrics).register(on: open)
     AdminRoutes(services: services).register(on: admin)
     CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
-    RestoreRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .verification))
+    RestoreRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
     let accountWrites = group(UserContext.self, scope: .purchases, limit: .account)
     OfferRoutes(services: services).register(on: accountWrites)
     ConsentRoutes(services: services).register(reads: reads, writes: accountWrites)
@@ -92,7 +96,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     ))
     CordovaValidatorRoutes(services: services).register(on: group(ProofContext.self, scope: .purchases, limit: .verification,
                                                                     shape: CordovaValidatorRoutes.shape,
-                                                                    authenticate: ValidatorQueryKey(authenticator: authenticator)))
+                                                                    authenticate: ValidatorQueryKey(authenticator: authenticator), signed: true))
+    AnswerSigningRoutes(tenants: services.tenants).register(on: open)
     routes.load(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router
 }

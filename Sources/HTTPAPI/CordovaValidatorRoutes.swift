@@ -128,7 +128,10 @@ struct CordovaValidatorRoutes {
         }
         let collection = try await Self.collection(of: userId, runtime: runtime, purchases: ([named].compactMap { $0 } + applied), services: services)
         let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native, collection: collection)
-        return try JSONCoding.response(ValidatorSuccess(data: data))
+        var response = try JSONCoding.response(ValidatorSuccess(data: data))
+        // A signed answer names the user it is about: here the plugin's applicationUsername.
+        response.headers[SignAnswers.answerUserHeader] = userId
+        return response
     }
 
     /// The app's id on the transaction's store: the bundle id, or the package name on Google Play.

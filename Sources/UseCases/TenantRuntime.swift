@@ -31,6 +31,8 @@ public struct TenantRuntime: Sendable {
     public let stripe: StripeRuntime?
     /// Google Play, when the tenant configured it and its service account is set.
     public let play: PlayRuntime?
+    /// Signs the tenant's answers, when `answerSigning` is configured.
+    public let answerSigner: AnswerSigner?
     /// Signed transactions and receipts this tenant already verified (retries and replays skip the checks).
     public let verifiedProofs = VerifiedProofs()
 
@@ -85,6 +87,7 @@ public struct TenantRuntime: Sendable {
         }
         stripe = StripeRuntime.load(tenant, environment: environment, logger: logger)
         play = PlayRuntime.load(tenant, environment: environment, logger: logger)
+        answerSigner = try tenant.answerSigning.map { try AnswerSigner.load($0, tenant: tenant.id, environment: environment) }
         serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
         if let configuration = tenant.webhook {
             // Fail fast: starting without the secret would queue events nobody can sign.

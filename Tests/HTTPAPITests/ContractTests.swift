@@ -1,4 +1,5 @@
 import AppStoreAPI
+import Crypto
 import Domain
 import Foundation
 import AppleSignedData
@@ -126,6 +127,12 @@ struct ContractTests {
             try await recordCredits(client, harness, recorder)
             try await recordSubscriptions(client, harness, recorder)
             try await recordValidator(client, harness, recorder)
+        }
+        // A tenant with answerSigning publishes its key.
+        let signing = try await SignedAnswerTests.harness(P256.Signing.PrivateKey())
+        defer { signing.close() }
+        try await signing.app().test(.router) { client in
+            recorder.record("AnswerSigningKey", "AnswerSigningKey", try await client.call(.get, "/api/answer-signing/\(SignedAnswerTests.tenant)", auth: nil))
         }
         return recorder.all
     }
@@ -256,7 +263,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 76)
+        #expect(exchanges.count == 77)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -279,7 +286,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 76)
+        #expect(files.count == 77)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

@@ -44,7 +44,7 @@ public struct SubscriptionSettings: Codable, Hashable, Sendable {
 
     /// The segments after `/api/` that Berth's own routes use (a test checks the router against it).
     public static let berthAPISegments: Set<String> = [
-        "admin", "apple", "bookings", "consumption-consent", "credits", "entitlements", "google", "offers", "products", "resources", "restore-purchases", "stripe", "subscriptions", "validator", "verify-purchase", "verify-receipt",
+        "admin", "answer-signing", "apple", "bookings", "consumption-consent", "credits", "entitlements", "google", "offers", "products", "resources", "restore-purchases", "stripe", "subscriptions", "validator", "verify-purchase", "verify-receipt",
     ]
 
     func validate(tenant: String) throws {

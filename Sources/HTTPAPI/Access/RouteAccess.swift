@@ -76,12 +76,16 @@ extension RecordedRoutes where Context: GuardedContext {
     ///   - limit: the rate-limit scope every route of the group draws from.
     ///   - authenticate: authentication of the group's own (the validator's `?key=`), before the guard.
     ///   - note: what the access table says beside the policy's own note (a rule of the handlers').
+    ///   - signedBy: signs the group's answers, refusals included, for tenants with `answerSigning`
+    ///     (the clock gives the signing time); nil: the group's answers are never signed.
     init(_ router: Router<BerthRequestContext>, _ context: Context.Type, table: RouteAccessTable, shape: ErrorShape? = nil, scope: KeyScope?,
          limit: RateLimiter.Scope?, rateLimiter: RateLimiter, authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil,
-         note: String? = nil) {
+         note: String? = nil, signedBy clock: (any BerthClock)? = nil) {
         let outer = router.group()
         if let shape { outer.add(middleware: ShapedErrors(shape: shape)) }
         if let authenticate { outer.add(middleware: authenticate) }
+        // Inside the authentication (it needs the tenant), outside the guard (its refusals are signed too).
+        if let clock { outer.add(middleware: SignAnswers(shape: shape, clock: clock)) }
         let group = outer.group(context: Context.self)
         if let scope { group.add(middleware: RequireScope<Context>(scope: scope)) }
         if let limit { group.add(middleware: RateLimit<Context>(scope: limit, limiter: rateLimiter)) }

@@ -1,0 +1,32 @@
+/// Where a tenant's answer-signing key comes from: an ES256 (P-256) private key, never the catalog.
+/// The app pins the public half (published at `GET /api/answer-signing/{tenant}`) by its id.
+public struct AnswerSigningSettings: Codable, Hashable, Sendable {
+    /// The id the app pins the key under (`X-Berth-Key-Id`): 1 to 64 letters, digits, `.`, `_` or `-`.
+    public var keyId: String
+    /// A variable holding the PEM private key (PKCS #8 or SEC 1).
+    public var privateKeyEnv: String?
+    /// A variable naming a file that holds it.
+    public var privateKeyFileEnv: String?
+
+    public init(keyId: String, privateKeyEnv: String? = nil, privateKeyFileEnv: String? = nil) {
+        self.keyId = keyId
+        self.privateKeyEnv = privateKeyEnv
+        self.privateKeyFileEnv = privateKeyFileEnv
+    }
+
+    /// Whether a key id is one the header and the signed text carry unambiguously.
+    public static func isValidKeyId(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }
+    }
+
+    func validate(tenant: String) throws {
+        guard Self.isValidKeyId(keyId) else {
+            throw CatalogError("tenant \(tenant): answerSigning.keyId must be 1 to 64 letters, digits, ., _ or -")
+        }
+        guard (privateKeyEnv == nil) != (privateKeyFileEnv == nil) else {
+            throw CatalogError("tenant \(tenant): answerSigning needs exactly one of privateKeyEnv (a variable holding the PEM key) or privateKeyFileEnv (a variable naming its file)")
+        }
+    }
+}
