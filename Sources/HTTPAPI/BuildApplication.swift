@@ -41,13 +41,15 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     router.middlewares.add(MethodGuard(routes: routes))
     router.middlewares.add(authenticator)
 
+    // Without a signing tenant the middleware is left out altogether (nothing to pay per request).
+    let anyTenantSigns = services.tenants.ordered.contains { $0.answerSigner != nil }
     /// `signed`: the group's answers are signed for tenants with `answerSigning` (what an app
     /// decides access from: a user's state, purchase and validator answers).
     func group<C: GuardedContext>(_ context: C.Type, scope: KeyScope?, limit: RateLimiter.Scope?, shape: ErrorShape? = nil,
                                   authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil, note: String? = nil,
                                   signed: Bool = false) -> GuardedRoutes<C> {
         GuardedRoutes(router, context, table: table, shape: shape, scope: scope, limit: limit, rateLimiter: limiter, authenticate: authenticate, note: note,
-                      signedBy: signed ? services.clock : nil)
+                      signedBy: signed && anyTenantSigns ? services.clock : nil)
     }
     let open = PublicRoutes(router, table: table)
     let admin = group(AdminRequestContext.self, scope: .admin, limit: .admin)
