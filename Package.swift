@@ -141,6 +141,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/016_card_payments.sql"),
                 .embedInCode("Resources/migrations/017_google_play.sql"),
                 .embedInCode("Resources/migrations/018_apple_lifecycle.sql"),
+                .embedInCode("Resources/migrations/019_subscription_offers.sql"),
             ]
         ),
         .target(

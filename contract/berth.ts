@@ -1135,6 +1135,10 @@ export interface Subscription {
   inUse: boolean;
   userId?: string;
   updatedAt: string;
+  /** the win-back offers Apple's latest renewal info lets the customer redeem (App Store; absent when none) */
+  eligibleWinBackOfferIds?: string[];
+  /** present when the user has it through Family Sharing, not by paying */
+  familyShared?: true;
 }
 
 /** POST /api/verify-purchase with a subscription product (JWS, receipt or transaction id): 200; 409 linked_to_other_account when another account owns it. */
@@ -1185,6 +1189,10 @@ export interface EntitlementsResponse {
     originalTransactionId: string;
     inUse: boolean;
     source?: "app_store_subscription" | "google_play_subscription" | "unlock";
+    /** subscriptions: the win-back offers Apple lets the customer redeem (absent when none) */
+    eligibleWinBackOfferIds?: string[];
+    /** present for a subscription the user has through Family Sharing */
+    familyShared?: true;
   }[];
   /** each entitlement the user has or had, with every grant that gives it */
   byEntitlement?: HeldEntitlement[];

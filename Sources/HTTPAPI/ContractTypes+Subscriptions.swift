@@ -24,8 +24,14 @@ struct SubscriptionDTO: Codable {
     var inUse: Bool
     var userId: String?
     var updatedAt: APITime
+    /// The win-back offers Apple says the customer may redeem now (App Store; left out when none).
+    var eligibleWinBackOfferIds: [String]?
+    /// Present (true) when the user has it through Family Sharing, not by paying.
+    var familyShared: Bool?
 
     init(_ s: Subscription, inUse: Bool, now: Date) {
+        eligibleWinBackOfferIds = s.eligibleWinBackOfferIds.isEmpty ? nil : s.eligibleWinBackOfferIds
+        familyShared = s.familyShared ? true : nil
         originalTransactionId = s.originalTransactionId
         productId = s.productId
         entitlement = s.entitlement
@@ -68,6 +74,10 @@ struct EntitlementsResponse: Codable {
         var inUse: Bool
         /// `app_store_subscription` or `unlock`.
         var source: String?
+        /// Subscriptions: the win-back offers Apple says the customer may redeem (left out when none).
+        var eligibleWinBackOfferIds: [String]? = nil
+        /// Present (true) for a subscription the user has through Family Sharing.
+        var familyShared: Bool? = nil
     }
     var isPremium: Bool
     var entitlements: [Item]

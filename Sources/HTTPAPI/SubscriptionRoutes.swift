@@ -29,7 +29,9 @@ struct SubscriptionRoutes {
                 let s = listed.subscription
                 return EntitlementsResponse.Item(entitlement: s.entitlement, productId: s.productId, expiresAt: s.accessUntil(at: now).map(APITime.init),
                                                  state: s.state(at: now).rawValue, autoRenew: s.autoRenew, environment: s.environment,
-                                                 originalTransactionId: s.originalTransactionId, inUse: listed.inUse, source: s.grantSource.rawValue)
+                                                 originalTransactionId: s.originalTransactionId, inUse: listed.inUse, source: s.grantSource.rawValue,
+                                                 eligibleWinBackOfferIds: s.eligibleWinBackOfferIds.isEmpty ? nil : s.eligibleWinBackOfferIds,
+                                                 familyShared: s.familyShared ? true : nil)
             }
             let unlocks = answer.entitlements.flatMap(\.grants).filter { $0.source == .unlock }.map { grant in
                 // These items share the subscriptions' states: an ended (refunded) grant is `revoked`.

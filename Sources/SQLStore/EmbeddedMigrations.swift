@@ -23,5 +23,6 @@ public enum EmbeddedMigrations {
         ("016_card_payments.sql", PackageResources._16_card_payments_sql),
         ("017_google_play.sql", PackageResources._17_google_play_sql),
         ("018_apple_lifecycle.sql", PackageResources._18_apple_lifecycle_sql),
+        ("019_subscription_offers.sql", PackageResources._19_subscription_offers_sql),
     ]
 }

@@ -8,7 +8,7 @@ struct SQLSubscriptions: SubscriptionRepository {
     static let columns = """
         tenant_id, original_transaction_id, environment, product_id, entitlement, tier, cycle, latest_transaction_id, purchased_at, expires_at, \
         original_purchased_at, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_at, expiration_intent, price_increase_status, \
-        revoked_at, upgraded, ended, user_id, signed_at, created_at, updated_at, store
+        revoked_at, upgraded, ended, user_id, signed_at, created_at, updated_at, store, eligible_win_back_offer_ids, family_shared
         """
 
     static func decode(_ row: SQLRow) -> Subscription {
@@ -20,8 +20,19 @@ struct SQLSubscriptions: SubscriptionRepository {
             gracePeriodExpiresAt: row.optionalDate("grace_period_expires_at"), expirationIntent: row["expiration_intent"],
             priceIncreaseStatus: row["price_increase_status"], revokedAt: row.optionalDate("revoked_at"), upgraded: row["upgraded"], ended: row["ended"],
             userId: row["user_id"], signedAt: row.date("signed_at"), createdAt: row.date("created_at"), updatedAt: row.date("updated_at"),
-            store: row["store"]
+            store: row["store"], eligibleWinBackOfferIds: offerIds(row["eligible_win_back_offer_ids"]), familyShared: row["family_shared"]
         )
+    }
+
+    /// Offer ids are stored as a JSON array (NULL when there are none).
+    static func offerIds(_ text: String?) -> [String] {
+        guard let text, let ids = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
+        return ids
+    }
+
+    static func offerIdsText(_ ids: [String]) -> String? {
+        guard !ids.isEmpty, let data = try? JSONEncoder().encode(ids) else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     func subscription(tenantId: String, originalTransactionId: String, forUpdate: Bool) throws -> Subscription? {
@@ -33,7 +44,7 @@ struct SQLSubscriptions: SubscriptionRepository {
 
     func save(_ s: Subscription) throws {
         try db.run("""
-            INSERT INTO subscriptions (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO subscriptions (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (tenant_id, original_transaction_id) DO UPDATE SET
                 environment = excluded.environment, product_id = excluded.product_id, entitlement = excluded.entitlement, tier = excluded.tier,
                 cycle = excluded.cycle, latest_transaction_id = excluded.latest_transaction_id, purchased_at = excluded.purchased_at,
@@ -41,12 +52,13 @@ struct SQLSubscriptions: SubscriptionRepository {
                 auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
                 grace_period_expires_at = excluded.grace_period_expires_at, expiration_intent = excluded.expiration_intent,
                 price_increase_status = excluded.price_increase_status, revoked_at = excluded.revoked_at, upgraded = excluded.upgraded,
-                ended = excluded.ended, user_id = excluded.user_id, signed_at = excluded.signed_at, updated_at = excluded.updated_at
+                ended = excluded.ended, user_id = excluded.user_id, signed_at = excluded.signed_at, updated_at = excluded.updated_at,
+                eligible_win_back_offer_ids = excluded.eligible_win_back_offer_ids, family_shared = excluded.family_shared
             """, [s.tenantId, s.originalTransactionId, s.environment, s.productId, s.entitlement, s.tier, s.cycle, s.latestTransactionId,
                   s.purchasedAt.epochMilliseconds, s.expiresAt?.epochMilliseconds, s.originalPurchasedAt?.epochMilliseconds, s.autoRenew,
                   s.autoRenewProductId, s.inBillingRetry, s.gracePeriodExpiresAt?.epochMilliseconds, s.expirationIntent, s.priceIncreaseStatus,
                   s.revokedAt?.epochMilliseconds, s.upgraded, s.ended, s.userId, s.signedAt.epochMilliseconds, s.createdAt.epochMilliseconds,
-                  s.updatedAt.epochMilliseconds, s.store])
+                  s.updatedAt.epochMilliseconds, s.store, Self.offerIdsText(s.eligibleWinBackOfferIds), s.familyShared])
     }
 
     /// One user's subscriptions (a handful) in one statement: the total rides along on each row, so an

@@ -162,6 +162,11 @@ struct AppleLifecycleTests {
             var entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "bob")
             #expect(entitlements["isPremium"] as? Bool == true)
             #expect((entitlements["entitlements"] as? [[String: Any]])?.first?["originalTransactionId"] as? String == "2000000800000002")
+            #expect((entitlements["entitlements"] as? [[String: Any]])?.first?["familyShared"] as? Bool == true, "the member's answer says it is shared")
+            let purchaser = try await SubscriptionsTests.entitlements(client, key: key, user: alice.uuidString.lowercased())
+            #expect((purchaser["entitlements"] as? [[String: Any]])?.first?["familyShared"] == nil, "the purchaser's is her own")
+            let listed = try await client.call(.get, "/api/subscriptions", auth: key, user: "bob")
+            #expect((listed.json["data"] as? [[String: Any]])?.first?["familyShared"] as? Bool == true, "\(listed.json)")
             // The purchaser's token still names the purchaser (Apple's later notifications with it go to alice).
             let tokenOwner = try await harness.rows("SELECT user_id FROM account_tokens WHERE token = ?", [alice.uuidString.lowercased()])
             #expect(tokenOwner.map { $0["user_id"] ?? nil } == [alice.uuidString.lowercased()], "\(tokenOwner)")
@@ -179,6 +184,39 @@ struct AppleLifecycleTests {
             #expect(entitlements["isPremium"] as? Bool == false, "\(entitlements)")
             #expect(try await SubscriptionsTests.entitlements(client, key: key, user: alice.uuidString.lowercased())["isPremium"] as? Bool == true,
                     "the purchaser keeps hers")
+        }
+    }
+
+    @Test("win-back offers: the ids Apple's renewal info lists reach the subscription and the entitlements answer, and leave them when a later renewal info omits them")
+    func winBackOffers() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
+        try await harness.app().test(.router) { client in
+            let now = harness.clock.now()
+            // A yearly subscription that lapsed yesterday.
+            let lapsed = SubscriptionsTests.period(harness, transaction: "2000000810000001", original: "2000000810000001", product: SubscriptionsTests.yearly,
+                                                   bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-366 * 86_400), days: 365)
+            #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: "cleo", lapsed).status == .ok)
+            func notify(_ offers: [String]?, at offset: TimeInterval) async throws {
+                var renewal = RenewalInfoPayload.testRenewal(for: lapsed, autoRenew: false, signedDate: now.addingTimeInterval(offset))
+                renewal.eligibleWinBackOfferIds = offers
+                let notice = try harness.ca.signNotification(type: .didChangeRenewalStatus, subtype: .autoRenewDisabled, bundleId: SubscriptionsTests.brainBundle,
+                                                             transaction: lapsed, renewalInfo: renewal, signedDate: now.addingTimeInterval(offset))
+                let applied = try await client.call(.post, "/api/apple/notifications/\(SubscriptionsTests.brain)", auth: nil, json: ["signedPayload": notice])
+                #expect(applied.status == .ok, "\(applied.json)")
+            }
+            func offers() async throws -> (listed: [String]?, entitlements: [String]?) {
+                let listed = try await client.call(.get, "/api/subscriptions", auth: key, user: "cleo")
+                let entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "cleo")
+                return ((listed.json["data"] as? [[String: Any]])?.first?["eligibleWinBackOfferIds"] as? [String],
+                        (entitlements["entitlements"] as? [[String: Any]])?.first?["eligibleWinBackOfferIds"] as? [String])
+            }
+            #expect(try await offers() == (nil, nil), "none before Apple says")
+            try await notify(["winback.yearly.50", "winback.yearly.3m"], at: 10)
+            #expect(try await offers() == (["winback.yearly.50", "winback.yearly.3m"], ["winback.yearly.50", "winback.yearly.3m"]))
+            try await notify(nil, at: 20)
+            #expect(try await offers() == (nil, nil), "a later renewal info without the field: no offer any more")
         }
     }
 

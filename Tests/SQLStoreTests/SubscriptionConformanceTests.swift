@@ -32,9 +32,19 @@ extension StoreConformance {
             changed.autoRenew = nil
             changed.ended = true
             changed.userId = nil
+            changed.eligibleWinBackOfferIds = ["winback.50", "winback \"quoted\", with commas"]
+            changed.familyShared = true
             let saved = changed
             try await store.write { try $0.subscriptions.save(saved) }
             #expect(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "s1", forUpdate: false) } == saved)
+            var owned2 = saved
+            owned2.tenantId = "b"
+            owned2.originalTransactionId = "s9"
+            owned2.userId = "w"
+            let sharedOwned = owned2
+            try await store.write { try $0.subscriptions.save(sharedOwned) }
+            let sources = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "b", userId: "w", waitingTokens: []) }
+            #expect(sources.owned == [sharedOwned], "the one-statement read carries the offers and the sharing too")
             let owned = try await store.read { try $0.subscriptions.owned(tenantId: "a", userId: "u", page: Page(limit: 1)) }
             #expect(owned.total == 1 && owned.items.map(\.originalTransactionId) == ["s2"], "s1 has no owner any more")
             let pastTheEnd = try await store.read { try $0.subscriptions.owned(tenantId: "a", userId: "u", page: Page(limit: 1, offset: 5)) }

@@ -57,13 +57,20 @@ public struct Subscription: Hashable, Sendable {
     public var updatedAt: Date
     /// The store that sells it: `app_store` (keyed by Apple's originalTransactionId) or `google_play` (by its first purchase token).
     public var store: String
+    /// The win-back offers Apple's latest renewal info says the customer may redeem (App Store; empty otherwise).
+    public var eligibleWinBackOfferIds: [String] = []
+    /// Whether the owner has it through Family Sharing (Apple's inAppOwnershipType FAMILY_SHARED), not by paying.
+    public var familyShared: Bool = false
 
     public init(tenantId: String, originalTransactionId: String, environment: String, productId: String, entitlement: String, tier: String? = nil,
                 cycle: String? = nil, latestTransactionId: String, purchasedAt: Date, expiresAt: Date?, originalPurchasedAt: Date? = nil,
                 autoRenew: Bool? = nil, autoRenewProductId: String? = nil, inBillingRetry: Bool = false, gracePeriodExpiresAt: Date? = nil,
                 expirationIntent: Int? = nil, priceIncreaseStatus: Int? = nil, revokedAt: Date? = nil, upgraded: Bool = false, ended: Bool = false,
-                userId: String? = nil, signedAt: Date, createdAt: Date, updatedAt: Date, store: String = "app_store") {
+                userId: String? = nil, signedAt: Date, createdAt: Date, updatedAt: Date, store: String = "app_store",
+                eligibleWinBackOfferIds: [String] = [], familyShared: Bool = false) {
         self.store = store
+        self.eligibleWinBackOfferIds = eligibleWinBackOfferIds
+        self.familyShared = familyShared
         self.tenantId = tenantId
         self.originalTransactionId = originalTransactionId
         self.environment = environment
@@ -118,9 +125,12 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
         public var originalPurchasedAt: Date?
         public var revokedAt: Date?
         public var upgraded: Bool
+        /// Apple's inAppOwnershipType is FAMILY_SHARED (nil: the source does not say).
+        public var familyShared: Bool?
 
         public init(transactionId: String, productId: String, purchasedAt: Date, expiresAt: Date?, originalPurchasedAt: Date? = nil, revokedAt: Date? = nil,
-                    upgraded: Bool = false) {
+                    upgraded: Bool = false, familyShared: Bool? = nil) {
+            self.familyShared = familyShared
             self.transactionId = transactionId
             self.productId = productId
             self.purchasedAt = purchasedAt
@@ -138,9 +148,12 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
         public var gracePeriodExpiresAt: Date?
         public var expirationIntent: Int?
         public var priceIncreaseStatus: Int?
+        /// Apple's eligibleWinBackOfferIds (an empty list when renewal info carries none; nil: the source does not say).
+        public var eligibleWinBackOfferIds: [String]?
 
         public init(autoRenew: Bool? = nil, autoRenewProductId: String? = nil, inBillingRetry: Bool? = nil, gracePeriodExpiresAt: Date? = nil,
-                    expirationIntent: Int? = nil, priceIncreaseStatus: Int? = nil) {
+                    expirationIntent: Int? = nil, priceIncreaseStatus: Int? = nil, eligibleWinBackOfferIds: [String]? = nil) {
+            self.eligibleWinBackOfferIds = eligibleWinBackOfferIds
             self.autoRenew = autoRenew
             self.autoRenewProductId = autoRenewProductId
             self.inBillingRetry = inBillingRetry

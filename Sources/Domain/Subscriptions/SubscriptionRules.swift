@@ -48,6 +48,7 @@ public enum SubscriptionRules {
             if let original = transaction.originalPurchasedAt { record.originalPurchasedAt = original }
             record.revokedAt = transaction.revokedAt
             record.upgraded = transaction.upgraded
+            if let shared = transaction.familyShared { record.familyShared = shared }
             if newPeriod, let expiresAt = transaction.expiresAt, expiresAt > facts.signedAt {
                 // A new paid period ends any failed renewal and Apple's "expired".
                 record.ended = false
@@ -66,6 +67,7 @@ public enum SubscriptionRules {
             }
             if let intent = renewal.expirationIntent { record.expirationIntent = intent }
             if let status = renewal.priceIncreaseStatus { record.priceIncreaseStatus = status }
+            if let offers = renewal.eligibleWinBackOfferIds { record.eligibleWinBackOfferIds = offers }
         }
         switch facts.notificationType {
         case .expired?:
@@ -121,11 +123,14 @@ public enum SubscriptionRules {
         var grace: Date?
         var userId: String?
         var transaction: String
+        var winBackOffers: [String]
+        var familyShared: Bool
     }
 
     static func visible(_ s: Subscription, now: Date) -> Visible {
         Visible(state: s.state(at: now), productId: s.productId, expiresAt: s.expiresAt, autoRenew: s.autoRenew, autoRenewProductId: s.autoRenewProductId,
-                grace: s.gracePeriodExpiresAt, userId: s.userId, transaction: s.latestTransactionId)
+                grace: s.gracePeriodExpiresAt, userId: s.userId, transaction: s.latestTransactionId, winBackOffers: s.eligibleWinBackOfferIds,
+                familyShared: s.familyShared)
     }
 
     /// The `subscription.updated` event of a record.

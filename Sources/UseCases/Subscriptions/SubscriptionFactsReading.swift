@@ -22,14 +22,17 @@ public enum SubscriptionFactsReading {
         guard let id = t.transactionId, let product = t.productId, let expires = t.expiresDate else { return nil }
         return SubscriptionFacts.TransactionFacts(
             transactionId: id, productId: product, purchasedAt: t.purchaseDate?.date ?? expires.date, expiresAt: expires.date,
-            originalPurchasedAt: t.originalPurchaseDate?.date, revokedAt: t.revocationDate?.date, upgraded: t.isUpgraded ?? false
+            originalPurchasedAt: t.originalPurchaseDate?.date, revokedAt: t.revocationDate?.date, upgraded: t.isUpgraded ?? false,
+            familyShared: t.inAppOwnershipType.map { $0 == .familyShared }
         )
     }
 
     static func renewalFacts(from r: RenewalInfoPayload) -> SubscriptionFacts.RenewalFacts {
         SubscriptionFacts.RenewalFacts(
             autoRenew: r.autoRenewStatus.map { $0 == .on }, autoRenewProductId: r.autoRenewProductId, inBillingRetry: r.isInBillingRetryPeriod,
-            gracePeriodExpiresAt: r.gracePeriodExpiresDate?.date, expirationIntent: r.expirationIntent?.rawValue, priceIncreaseStatus: r.priceIncreaseStatus?.rawValue
+            gracePeriodExpiresAt: r.gracePeriodExpiresDate?.date, expirationIntent: r.expirationIntent?.rawValue, priceIncreaseStatus: r.priceIncreaseStatus?.rawValue,
+            // Apple leaves the field out when no win-back offer applies: renewal info always says.
+            eligibleWinBackOfferIds: r.eligibleWinBackOfferIds ?? []
         )
     }
 
