@@ -34,7 +34,6 @@ struct CordovaValidatorRoutes {
         guard context.tenant.id == tenantId else {
             throw APIError(.forbidden, .forbidden, "this key belongs to another app than \(tenantId)")
         }
-        let runtime = context.tenant
         var request = request
         let buffer: ByteBuffer
         do {
@@ -63,7 +62,17 @@ struct CordovaValidatorRoutes {
         } else {
             throw APIError(.badRequest, .missingUser, "set store.applicationUsername (or X-User-Id): Berth applies purchases to a user", field: "applicationUsername")
         }
+        // From here the answer, refusals included, is about that user (a signed answer names them).
+        do {
+            return try await validate(request, context, body: body, transaction: transaction, userId: userId)
+        } catch {
+            throw AnsweringFor(userId: userId, underlying: error)
+        }
+    }
 
+    private func validate(_ request: Request, _ context: ProofContext, body: ValidatorRequest, transaction: ValidatorRequest.Transaction,
+                          userId: String) async throws -> Response {
+        let runtime = context.tenant
         let bookingId = body.additionalData?.bookingId?.value ?? request.uri.queryParameters["bookingId"].flatMap { Int64(String($0)) }
         let named: VerifyPurchase.Result?
         // What Apple told Berth of that the user's appAccountToken names, first (it is in the collection then).

@@ -32,13 +32,20 @@ struct SignAnswers: RouterMiddleware {
             return try await next(request, context)
         }
         let nonce = try Self.nonce(request)
+        func render(_ error: any Error) throws -> Response {
+            try shape?.render(error, context.logger) ?? APIError.from(error, logger: context.logger).response()
+        }
         var response: Response
+        var answerUser: String?
         do {
             response = try await next(request, context)
+        } catch let scoped as AnsweringFor {
+            answerUser = scoped.userId
+            response = try render(scoped.underlying)
         } catch {
-            response = try shape?.render(error, context.logger) ?? APIError.from(error, logger: context.logger).response()
+            response = try render(error)
         }
-        let userId = response.headers[Self.answerUserHeader] ?? caller.userId ?? ""
+        let userId = answerUser ?? response.headers[Self.answerUserHeader] ?? caller.userId ?? ""
         response.headers[Self.answerUserHeader] = nil
         // Berth's answers are its own JSON, of bounded size (lists are paged): held whole to be signed.
         let collector = BodyCollector()
@@ -73,6 +80,13 @@ struct SignAnswers: RouterMiddleware {
         }
         return value
     }
+}
+
+/// A handler's error once it knows whom its answer is about, when that is not the caller's user
+/// (the validator's applicationUsername): the signer names that user; everyone else sees the error.
+struct AnsweringFor: Error {
+    let userId: String
+    let underlying: any Error
 }
 
 /// Reads a response body back into one buffer (one task writes it, then reads `buffer`).

@@ -142,11 +142,12 @@ struct SignedAnswerTests {
             #expect(validated.status == .ok && validated.json["ok"] as? Bool == true, "\(validated.json)")
             #expect(Self.verifies(validated, key: pinned, nonce: "n-000005", user: "cy", method: "POST", path: path))
             #expect(Self.header(validated, "X-Berth-Answer-User") == nil, "the handler's note to the signer is not sent")
-            // The plugin's refusal shape (HTTP 200, ok: false) is signed like any answer.
-            let refused = try await Self.call(http, .post, path, auth: client, user: "dee", nonce: "n-000006",
+            // The plugin's refusal shape (HTTP 200, ok: false) is signed like any answer, about the plugin's user too.
+            let refused = try await Self.call(http, .post, path, auth: server, nonce: "n-000006",
                                               json: CordovaValidatorTests.sk2Body(jws: second, product: CreditsTests.starter, user: "dee"))
             #expect(refused.status == .ok && refused.json["ok"] as? Bool == false, "\(refused.json)")
             #expect(Self.verifies(refused, key: pinned, nonce: "n-000006", user: "dee", method: "POST", path: path))
+            #expect((refused.json["error"] as? [String: Any])?["code"] as? String == "transaction_already_used", "the refusal itself is unchanged: \(refused.json)")
 
             // A guard's refusal (a server key that names nobody) is signed for no user.
             let nobody = try await Self.call(http, .get, "/api/entitlements", auth: server, nonce: "n-000007")

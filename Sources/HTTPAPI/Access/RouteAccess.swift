@@ -164,6 +164,8 @@ extension APIError {
         switch error {
         case let error as APIError:
             return error
+        case let error as AnsweringFor:
+            return plain(error.underlying, logger: logger)
         case let error as DomainError:
             return APIError(error)
         case let error as StoreUnavailable:
