@@ -142,6 +142,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/017_google_play.sql"),
                 .embedInCode("Resources/migrations/018_apple_lifecycle.sql"),
                 .embedInCode("Resources/migrations/019_subscription_offers.sql"),
+                .embedInCode("Resources/migrations/020_consumption_answers.sql"),
             ]
         ),
         .target(

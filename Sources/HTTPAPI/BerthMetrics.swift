@@ -112,8 +112,9 @@ public final class BerthMetrics: Sendable {
         count("berth_notifications_total", [("type", type), ("outcome", outcome)])
     }
 
-    /// Answers to Apple's consumption requests: `sent`, `late` (after its 12-hour window), `failed`,
-    /// `no_consent`, `not_configured`: `berth_consumption_answers_total{tenant,outcome}`.
+    /// Attempts to answer Apple's consumption requests: `sent`, `failed` (tried again within Apple's
+    /// 12-hour window), `expired` (the window closed first), `no_consent`, `not_configured`:
+    /// `berth_consumption_answers_total{tenant,outcome}`.
     func consumptionAnswer(tenant: String, outcome: String) {
         count("berth_consumption_answers_total", [("tenant", tenant), ("outcome", outcome)])
     }

@@ -82,6 +82,9 @@ public struct BerthServices: Sendable {
     var extendRenewalDates: ExtendRenewalDates { ExtendRenewalDates(store: store, clock: clock, logger: logger) }
     var restorePurchases: RestorePurchases { RestorePurchases(store: store, verifyPurchase: verifyPurchase, logger: logger) }
     var consumptionConsents: ConsumptionConsents { ConsumptionConsents(store: store, clock: clock) }
+    /// The consumption answers still owed to Apple (the history worker's every tick).
+    public var consumptionAnswers: ConsumptionAnswers { ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: consumptionAnswersOwner) }
+    let consumptionAnswersOwner = "consumption-" + UUID().uuidString
     var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }
     /// The card rail's background work (refunds, overdue and lapsed payments).
     public var cardPaymentJobs: CardPaymentJobs { CardPaymentJobs(store: store, tenants: tenants, clock: clock, logger: logger) }

@@ -147,8 +147,8 @@ func playWorker(services: BerthServices) -> [any Service] {
 /// Get Notification History, when a tenant has an App Store Server API key and the services run it.
 func appleHistoryWorker(services: BerthServices) -> [any Service] {
     let history = services.appleHistory
-    guard !history.tenantsToRead.isEmpty, let tick = services.appleHistoryTick else { return [] }
-    return [AppleHistoryWorker(history: history, metrics: services.metrics, tick: tick)]
+    guard !history.tenantsToRead.isEmpty || ConsumptionAnswers.hasWork(services.tenants), let tick = services.appleHistoryTick else { return [] }
+    return [AppleHistoryWorker(history: history, consumption: services.consumptionAnswers, metrics: services.metrics, tick: tick)]
 }
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.

@@ -24,5 +24,6 @@ public enum EmbeddedMigrations {
         ("017_google_play.sql", PackageResources._17_google_play_sql),
         ("018_apple_lifecycle.sql", PackageResources._18_apple_lifecycle_sql),
         ("019_subscription_offers.sql", PackageResources._19_subscription_offers_sql),
+        ("020_consumption_answers.sql", PackageResources._20_consumption_answers_sql),
     ]
 }

@@ -39,3 +39,54 @@ struct SQLAppleHistory: AppleHistoryRepository {
             """, [tenantId, environment, checkedUntil.epochMilliseconds, now.epochMilliseconds])
     }
 }
+
+/// Consumption answers owed to Apple (SQLite and PostgreSQL alike).
+struct SQLConsumptionAnswers: ConsumptionAnswerRepository {
+    let db: any SQLExecutor
+
+    static let columns = """
+        id, tenant_id, environment, transaction_id, notification_uuid, requested_at, status, attempts, last_error, next_attempt_at, created_at, done_at
+        """
+
+    static func decode(_ row: SQLRow) -> ConsumptionAnswer {
+        ConsumptionAnswer(id: row["id"], tenantId: row["tenant_id"], environment: row["environment"], transactionId: row["transaction_id"],
+                          notificationUUID: row["notification_uuid"], requestedAt: row.date("requested_at"),
+                          status: ConsumptionAnswer.Status(rawValue: row["status"]) ?? .pending, attempts: Int(row["attempts"] as Int64),
+                          lastError: row["last_error"], nextAttemptAt: row.date("next_attempt_at"), createdAt: row.date("created_at"),
+                          doneAt: row.optionalDate("done_at"))
+    }
+
+    func enqueue(_ a: ConsumptionAnswer, owner: String, leaseUntil: Date) throws -> Bool {
+        try db.run("""
+            INSERT INTO consumption_answers (\(Self.columns), lease_owner, leased_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, notification_uuid) DO NOTHING
+            """, [a.id, a.tenantId, a.environment, a.transactionId, a.notificationUUID, a.requestedAt.epochMilliseconds, a.status.rawValue, a.attempts,
+                  a.lastError, a.nextAttemptAt.epochMilliseconds, a.createdAt.epochMilliseconds, a.doneAt?.epochMilliseconds, owner,
+                  leaseUntil.epochMilliseconds]) == 1
+    }
+
+    func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [ConsumptionAnswer] {
+        let stamp = now.epochMilliseconds
+        let due = try db.rows("""
+            SELECT \(Self.columns) FROM consumption_answers
+            WHERE status = 'pending' AND next_attempt_at <= ? AND (leased_until IS NULL OR leased_until <= ?)
+            ORDER BY next_attempt_at, id LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "")
+            """, [stamp, stamp, limit]).map(Self.decode)
+        for a in due {
+            try db.run("UPDATE consumption_answers SET lease_owner = ?, leased_until = ? WHERE id = ?", [owner, leaseUntil.epochMilliseconds, a.id])
+        }
+        return due
+    }
+
+    func record(_ a: ConsumptionAnswer, status: ConsumptionAnswer.Status, error: String?, nextAttemptAt: Date, now: Date) throws {
+        try db.run("""
+            UPDATE consumption_answers SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?, lease_owner = NULL, leased_until = NULL,
+            done_at = ? WHERE id = ? AND status = 'pending'
+            """, [status.rawValue, error.map { String($0.prefix(500)) }, nextAttemptAt.epochMilliseconds, status == .pending ? nil : now.epochMilliseconds, a.id])
+    }
+
+    func answers(tenantId: String, transactionId: String) throws -> [ConsumptionAnswer] {
+        try db.rows("SELECT \(Self.columns) FROM consumption_answers WHERE tenant_id = ? AND transaction_id = ? ORDER BY requested_at, id", [tenantId, transactionId])
+            .map(Self.decode)
+    }
+}

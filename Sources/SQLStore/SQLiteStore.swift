@@ -105,6 +105,7 @@ struct SQLSession: StoreSession {
     var cardPayments: any CardPaymentRepository { SQLCardPayments(db: db) }
     var play: any PlayRepository { SQLPlay(db: db) }
     var consents: any ConsentRepository { SQLConsents(db: db) }
+    var consumptionAnswers: any ConsumptionAnswerRepository { SQLConsumptionAnswers(db: db) }
     var appleHistory: any AppleHistoryRepository { SQLAppleHistory(db: db) }
     var schema: any SchemaRepository { SQLSchema(db: db) }
     var userState: any UserStateRepository { SQLUserState(db: db) }

@@ -11,7 +11,7 @@ import Logging
 /// run it: the uuid decides, and the mark only moves forward.
 public struct AppleNotificationHistory: Sendable {
     let store: any Store
-    let tenants: TenantRegistry
+    public let tenants: TenantRegistry
     let receive: ReceiveNotification
     let clock: any BerthClock
     let logger: Logger

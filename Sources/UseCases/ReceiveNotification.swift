@@ -13,10 +13,13 @@ public struct ReceiveNotification: Sendable {
         public var duplicate: Bool
         /// Apple's notificationType (for metrics).
         public var type: String = ""
-        /// For a CONSUMPTION_REQUEST: `sent`, `late` (sent after Apple's 12-hour window), `failed`,
-        /// `no_consent`, `not_configured` (for metrics).
+        /// For a CONSUMPTION_REQUEST's first arrival, its answer's first attempt: `sent`, `failed`
+        /// (tried again later), `expired`, `no_consent`, `not_configured` (for metrics).
         public var consumption: String?
     }
+
+    /// This process's name on the consumption answers it tries as requests arrive.
+    static let intakeOwner = "intake-" + UUID().uuidString
 
     let store: any Store
     let kinds: PurchaseKinds
@@ -96,8 +99,11 @@ public struct ReceiveNotification: Sendable {
         }
         logger.info("notification", metadata: ["uuid": .string(uuid), "type": .string(type), "outcome": .string(result.outcome),
                                                "duplicate": .stringConvertible(result.duplicate)])
-        if incoming.type == .consumptionRequest, !result.duplicate {
-            result.consumption = await answerConsumptionRequest(incoming, runtime: runtime)
+        // Apple's retries of a request (duplicates) owe nothing more: the answer is keyed by its uuid.
+        // Asking again makes sure a request stored just before a crash is owed all the same.
+        if incoming.type == .consumptionRequest {
+            result.consumption = await ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: Self.intakeOwner)
+                .requested(incoming, runtime: runtime)?.rawValue
         }
         return result
     }
@@ -155,44 +161,5 @@ public struct ReceiveNotification: Sendable {
         plan.audit = AuditRecord(tenantId: incoming.tenantId, actor: .apple, action: .notification(incoming.type), bookingId: nil, purchaseId: purchase?.id,
                                  detail: ["uuid": incoming.uuid, "outcome": outcome, "originalTransactionId": facts.originalTransactionId], at: now)
         return plan
-    }
-
-    /// Apple wants consumption information within 12 hours of its request.
-    public static let consumptionWindow: TimeInterval = 12 * 3600
-
-    /// Sends Apple what Berth knows of the purchase (delivered, how much was used, the tenant's refund
-    /// preference) when the tenant opted in and the customer consented in the app. Failures are logged
-    /// and counted: the notification itself is already stored and acknowledged.
-    private func answerConsumptionRequest(_ notification: IncomingNotification, runtime: TenantRuntime) async -> String {
-        guard runtime.tenant.apple.answerConsumptionRequests == true, let api = runtime.serverAPI, let transactionId = notification.transactionId else {
-            return "not_configured"
-        }
-        do {
-            let tenant = runtime.tenant
-            let tenantId = runtime.id
-            let now = clock.now()
-            let known: (Purchase?, Booking?, CreditLot?, ConsumptionConsent?) = try await store.read { tx in
-                guard let purchase = try tx.purchases.purchase(store: "app_store", environment: notification.environment, transactionId: transactionId, forUpdate: false),
-                      purchase.tenantId == tenantId else { return (nil, nil, nil, nil) }
-                let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: tenantId, forUpdate: false) }
-                let lot = purchase.creditType == nil ? nil : try tx.credits.grant(purchaseId: purchase.id, tenantId: tenantId)?.lot
-                return (purchase, booking, lot, try tx.consents.consent(tenantId: tenantId, userId: purchase.userId))
-            }
-            // Without the customer's consent Apple must not be told (and refuses the call).
-            guard let consent = known.3, consent.consented else {
-                logger.info("consumption information not sent: no consent recorded", metadata: ["transaction": .string(transactionId)])
-                return "no_consent"
-            }
-            let product = known.0.flatMap { purchase in tenant.products.first { $0.id == purchase.productId } }
-            let report = ConsumptionReport(purchase: known.0, product: product, booking: known.1, lot: known.2, preference: tenant.apple.refundPreference, now: now)
-            try await api.sendConsumptionInformation(transactionId, body: try JSONEncoder().encode(report), environment: AppStoreEnvironment(rawValue: notification.environment))
-            let late = now.timeIntervalSince(notification.signedAt) > Self.consumptionWindow
-            logger.info("consumption information sent", metadata: ["transaction": .string(transactionId), "consumption": .stringConvertible(report.consumptionPercentage ?? -1),
-                                                                   "textVersion": .string(consent.textVersion)])
-            return late ? "late" : "sent"
-        } catch {
-            logger.warning("consumption information not sent: \(error)")
-            return "failed"
-        }
     }
 }

@@ -135,6 +135,66 @@ struct AppleLifecycleTests {
         }
     }
 
+    @Test("a consumption answer Apple's API failed to take is tried again by the background round until it is sent; one per request, none past Apple's 12-hour window")
+    func durableConsumptionAnswers() async throws {
+        try await Self.withStandIn(bundle: Self.bundle) { standIn, harness in
+            let key = try await harness.apiKey(Self.tenant, .server)
+            let tenants = harness.services.tenants
+            let answers = harness.services.consumptionAnswers
+            try await harness.app().test(.router) { client in
+                let transaction = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: CreditsTests.popular, transactionId: "3000000000000701",
+                                                                  purchaseDate: harness.clock.now())
+                #expect(try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana",
+                                              json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]).status == .ok)
+                #expect(try await client.call(.put, "/api/consumption-consent", auth: key, user: "ana",
+                                              json: ["consented": true, "textVersion": "refund-terms-2026-11"]).status == .ok)
+                func consumptionCalls() -> [AppleStandIn.Recorded] { standIn.requests.filter { $0.method == "PUT" && $0.path.contains("/consumption/") } }
+                func rows() async throws -> [[String: String?]] {
+                    try await harness.rows("SELECT status, attempts, notification_uuid FROM consumption_answers WHERE transaction_id = ? ORDER BY requested_at DESC", ["3000000000000701"])
+                }
+
+                // Apple's API answers 500 to every try of the first attempt (the client's own retries included).
+                standIn.state.withLock { $0.forced["sandbox"] = Array(repeating: AppleStandIn.Canned(status: 500, body: "{}"), count: 8) }
+                let request = try harness.ca.signNotification(type: .consumptionRequest, bundleId: Self.bundle, transaction: transaction, signedDate: harness.clock.now())
+                #expect(try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": request]).status == .ok)
+                let tried = consumptionCalls().count
+                #expect(tried >= 1)
+                #expect(try await rows().map { $0["status"] ?? nil } == ["pending"], "owed, not lost")
+                standIn.state.withLock { $0.forced["sandbox"] = [] }
+                // Apple sends the request again: still one answer owed, and nothing tried before it is due.
+                #expect(try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": request]).status == .ok)
+                #expect(try await rows().count == 1 && consumptionCalls().count == tried)
+                #expect(await answers.runDue(tenants: tenants).isEmpty, "due 30 s after the failure")
+                harness.clock.advance(31)
+                let round = await answers.runDue(tenants: tenants)
+                #expect(round.map(\.outcome) == [.sent] && round.first?.tenantId == Self.tenant)
+                #expect(consumptionCalls().count == tried + 1)
+                #expect(try await rows().map { $0["status"] ?? nil } == ["sent"])
+                let body = try #require(try JSONSerialization.jsonObject(with: Data((consumptionCalls().last?.body ?? "").utf8)) as? [String: Any])
+                #expect(body["customerConsented"] as? Bool == true && body["deliveryStatus"] as? String == "DELIVERED")
+                harness.clock.advance(3600)
+                #expect(await answers.runDue(tenants: tenants).isEmpty, "sent once")
+
+                // A request whose window closes before another try fits: expired, not retried forever.
+                standIn.state.withLock { $0.forced["sandbox"] = Array(repeating: AppleStandIn.Canned(status: 500, body: "{}"), count: 8) }
+                let closing = try harness.ca.signNotification(type: .consumptionRequest, bundleId: Self.bundle, transaction: transaction,
+                                                              signedDate: harness.clock.now().addingTimeInterval(-(12 * 3600 - 10)))
+                #expect(try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": closing]).status == .ok)
+                standIn.state.withLock { $0.forced["sandbox"] = [] }
+                #expect(try await rows().map { $0["status"] ?? nil } == ["sent", "expired"])
+                // One the history job recovers after its window: expired without a call.
+                let before = consumptionCalls().count
+                let stale = try harness.ca.signNotification(type: .consumptionRequest, bundleId: Self.bundle, transaction: transaction,
+                                                            signedDate: harness.clock.now().addingTimeInterval(-13 * 3600))
+                #expect(try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": stale]).status == .ok)
+                let finalRows = try await rows()
+                #expect(finalRows.map { $0["status"] ?? nil } == ["sent", "expired", "expired"] && consumptionCalls().count == before, "\(finalRows) \(consumptionCalls().count) \(before)")
+                harness.clock.advance(3600)
+                #expect(await answers.runDue(tenants: tenants).isEmpty)
+            }
+        }
+    }
+
     @Test("Family Sharing: a family member's FAMILY_SHARED subscription gives them the entitlement (even with the purchaser's appAccountToken on it); FAMILY_REVOKE removes it from them only")
     func familySharing() async throws {
         let harness = try await Harness.make(customize: { catalog in

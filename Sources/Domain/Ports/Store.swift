@@ -37,6 +37,7 @@ public protocol StoreSession {
     var cardPayments: any CardPaymentRepository { get }
     var play: any PlayRepository { get }
     var consents: any ConsentRepository { get }
+    var consumptionAnswers: any ConsumptionAnswerRepository { get }
     var appleHistory: any AppleHistoryRepository { get }
     var schema: any SchemaRepository { get }
     var userState: any UserStateRepository { get }
