@@ -44,6 +44,12 @@ struct AdminRoutes {
             let (payment, result) = try await services.resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
                                                                                      bookingId: body.bookingId)
             if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: body.bookingId != nil), payment.currentStatus == .open { throw refusal }
+            // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
+            if payment.store == "app_store", context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
+               let token = SetAppAccountToken.token(for: owner), payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased() {
+                await SetAppAccountToken(logger: services.logger)(runtime: context.tenant, originalTransactionId: payment.proven.originalTransactionId,
+                                                                  environment: payment.proven.environment, userId: owner)
+            }
             return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
         }
         router.post("/api/admin/unapplied-payments/{id}/refund") { request, context in

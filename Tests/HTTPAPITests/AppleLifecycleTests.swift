@@ -345,6 +345,30 @@ struct AppleLifecycleTests {
         }
     }
 
+    @Test("an operator's attribution tells Apple the owner too: an unapplied App Store payment applied to a user sets that user's appAccountToken")
+    func attributionSetsAppAccountToken() async throws {
+        try await Self.withStandIn(bundle: Self.bundle) { standIn, harness in
+            let key = try await harness.apiKey(Self.tenant, .server)
+            let admin = try await harness.apiKey(Self.tenant, .admin)
+            try await harness.app().test(.router) { client in
+                // The app sends the starter pack's transaction as another product: refused, and the payment kept for an operator.
+                let transaction = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: CreditsTests.starter, transactionId: "3000000000000801",
+                                                                  purchaseDate: harness.clock.now())
+                let refused = try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana",
+                                                    json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+                let kept = try #require(refused.json["unappliedPayment"] as? [String: Any], "\(refused.json)")
+                let id = try #require(kept["id"] as? Int64)
+                #expect(!standIn.requests.contains { $0.path.hasSuffix("/appAccountToken") })
+                // The operator finds it was Dora's.
+                let applied = try await client.call(.post, "/api/admin/unapplied-payments/\(id)/apply", auth: admin, json: ["userId": "dora"])
+                #expect(applied.status == .ok, "\(applied.json)")
+                let sets = standIn.requests.filter { $0.method == "PUT" && $0.path.hasSuffix("/appAccountToken") }
+                #expect(sets.map(\.path) == ["/sandbox/inApps/v1/transactions/3000000000000801/appAccountToken"])
+                #expect(sets.first?.body == #"{"appAccountToken":"\#(AccountTokens.cordovaPlugin("dora"))"}"#, "\(sets.map(\.body))")
+            }
+        }
+    }
+
     @Test("renewal-date extension: one subscription (its expiry moves at once, audited) and every subscriber of a product (request, then its status); bad input refused")
     func renewalExtension() async throws {
         try await Self.withStandIn(bundle: SubscriptionsTests.brainBundle) { standIn, harness in
