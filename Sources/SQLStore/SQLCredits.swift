@@ -133,6 +133,11 @@ struct SQLCredits: CreditRepository {
         return (entry, lot)
     }
 
+    func lastRefund(purchaseId: Int64, tenantId: String) throws -> LedgerEntry? {
+        try db.row("SELECT \(Self.entryColumns) FROM credit_ledger WHERE purchase_id = ? AND tenant_id = ? AND type = 'refund' ORDER BY sequence DESC LIMIT 1",
+                   [purchaseId, tenantId]).map(Self.entry)
+    }
+
     // MARK: Lots
 
     static let lotColumns = "id, tenant_id, user_id, credit_type, entry_id, purchase_id, amount, remaining, granted_at, consumed_at, refunded_at"

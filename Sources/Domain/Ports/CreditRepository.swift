@@ -99,6 +99,8 @@ public protocol CreditRepository {
     func setStatus(_ status: LedgerEntryStatus, entryId: Int64) throws
     /// The entry that granted a purchase's credits (and its lot).
     func grant(purchaseId: Int64, tenantId: String) throws -> (entry: LedgerEntry, lot: CreditLot?)?
+    /// The newest refund entry of a purchase (what its last refund took), if it was refunded.
+    func lastRefund(purchaseId: Int64, tenantId: String) throws -> LedgerEntry?
     func insert(_ lot: CreditLot) throws
     func update(_ lot: CreditLot) throws
     func insert(_ use: CreditLotUse) throws

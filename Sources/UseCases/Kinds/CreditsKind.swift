@@ -56,9 +56,7 @@ public struct CreditsKind: PurchaseKind {
         // A reversal gives back what the refund took: a prorated refund took only a share.
         var refunded: Int64?
         if notification.type == .refundReversed, purchase.status == .refunded {
-            let refunds = try tx.credits.entries(tenantId: notification.tenantId, filter: LedgerFilter(userId: purchase.userId, productId: purchase.productId, type: .refund),
-                                                 page: Page(limit: Page.maximumLimit)).items
-            refunded = refunds.filter { $0.purchaseId == purchase.id }.max { $0.sequence < $1.sequence }.map { $0.debtChange - $0.amount }
+            refunded = try tx.credits.lastRefund(purchaseId: purchase.id, tenantId: notification.tenantId).map { $0.debtChange - $0.amount }
         }
         let context = CreditRefundContext(account: account, grant: grant, negativeAllowed: tenant.credits?.negativeAllowed ?? false, refunded: refunded)
         return NotificationRules.plan(notification, purchase: purchase, booking: nil, slotStillFree: false, credits: context, now: now)
