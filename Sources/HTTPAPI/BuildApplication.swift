@@ -60,7 +60,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     WebRoutes(assets: WebAssets.shared).register(on: open)
     CatalogRoutes(tenants: services.tenants, store: services.store).register(public: open, callers: group(CatalogContext.self, scope: nil, limit: .reads))
     CreditRoutes(services: services)
-        .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account))
+        .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
     AdminCreditRoutes(services: services).register(on: admin)
     V1CreditRoutes(services: services).register(.init(
         reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
@@ -86,7 +86,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         reads: reads,
         link: group(UserContext.self, scope: .purchases, limit: .account,
                     note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"),
-        view: group(SubscriptionViewContext.self, scope: nil, limit: .account),
+        view: group(SubscriptionViewContext.self, scope: nil, limit: .account, signed: true),
         backend: group(BackendContext.self, scope: .memberships, limit: .account),
         admin: admin
     ))

@@ -131,6 +131,9 @@ struct SignedAnswerTests {
 
             let credits = try await Self.call(http, .get, "/api/credits", auth: client, user: "ana", nonce: "n-000003")
             #expect(credits.status == .ok && Self.verifies(credits, key: pinned, nonce: "n-000003", user: "ana", method: "GET", path: "/api/credits"))
+            let reserved = try await Self.call(http, .post, "/api/credits/reservations", auth: server, user: "ana", nonce: "n-000010", json: ["amount": 1])
+            #expect(reserved.status == .created || reserved.status == .ok, "\(reserved.json)")
+            #expect(Self.verifies(reserved, key: pinned, nonce: "n-000010", user: "ana", method: "POST", path: "/api/credits/reservations"))
             let v1 = try await Self.call(http, .get, "/v1/credits/balance", auth: client, user: "ana", nonce: "n-000004")
             #expect(v1.status == .ok && Self.verifies(v1, key: pinned, nonce: "n-000004", user: "ana", method: "GET", path: "/v1/credits/balance"))
 
