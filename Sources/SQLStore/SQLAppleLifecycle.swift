@@ -66,23 +66,12 @@ struct SQLConsumptionAnswers: ConsumptionAnswerRepository {
     }
 
     func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [ConsumptionAnswer] {
-        let stamp = now.epochMilliseconds
-        let due = try db.rows("""
-            SELECT \(Self.columns) FROM consumption_answers
-            WHERE status = 'pending' AND next_attempt_at <= ? AND (leased_until IS NULL OR leased_until <= ?)
-            ORDER BY next_attempt_at, id LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "")
-            """, [stamp, stamp, limit]).map(Self.decode)
-        for a in due {
-            try db.run("UPDATE consumption_answers SET lease_owner = ?, leased_until = ? WHERE id = ?", [owner, leaseUntil.epochMilliseconds, a.id])
-        }
-        return due
+        try LeasedWork.claimDue(db, table: "consumption_answers", columns: Self.columns, now: now, limit: limit, owner: owner, leaseUntil: leaseUntil,
+                                decode: Self.decode, id: \.id)
     }
 
     func record(_ a: ConsumptionAnswer, status: ConsumptionAnswer.Status, error: String?, nextAttemptAt: Date, now: Date) throws {
-        try db.run("""
-            UPDATE consumption_answers SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?, lease_owner = NULL, leased_until = NULL,
-            done_at = ? WHERE id = ? AND status = 'pending'
-            """, [status.rawValue, error.map { String($0.prefix(500)) }, nextAttemptAt.epochMilliseconds, status == .pending ? nil : now.epochMilliseconds, a.id])
+        try LeasedWork.record(db, table: "consumption_answers", id: a.id, status: status.rawValue, error: error, nextAttemptAt: nextAttemptAt, now: now)
     }
 
     func answers(tenantId: String, transactionId: String) throws -> [ConsumptionAnswer] {
