@@ -102,8 +102,9 @@ public struct ReceiveNotification: Sendable {
         // Apple's retries of a request (duplicates) owe nothing more: the answer is keyed by its uuid.
         // Asking again makes sure a request stored just before a crash is owed all the same.
         if incoming.type == .consumptionRequest {
-            result.consumption = await ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: Self.intakeOwner)
-                .requested(incoming, runtime: runtime)?.rawValue
+            let outcome = await ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: Self.intakeOwner).requested(incoming, runtime: runtime)
+            // A retry of a request the tenant does not answer is not counted twice.
+            result.consumption = result.duplicate && outcome == .notConfigured ? nil : outcome?.rawValue
         }
         return result
     }
