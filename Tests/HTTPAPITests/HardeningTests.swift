@@ -196,12 +196,13 @@ struct HardeningTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         // GRDB's writer runs its transaction synchronously: hold it open on its queue until the
-        // listings are done (at most 15 s). Judged by order, not by a deadline: on a loaded machine
-        // the listings may be slow, but they must finish while the writer still holds its transaction.
+        // listings are done (at most 180 s, only reached when they wait for it: the failure). Judged
+        // by order, not by a deadline: on a loaded machine the listings may be slow (CI once took
+        // over 15 s), but they must finish while the writer still holds its transaction.
         let state = Mutex((listed: false, released: false))
         let holder = Task {
             try await harness.database.write { _ in
-                for _ in 0..<300 where !state.withLock({ $0.listed }) { Thread.sleep(forTimeInterval: 0.05) }
+                for _ in 0..<3600 where !state.withLock({ $0.listed }) { Thread.sleep(forTimeInterval: 0.05) }
                 state.withLock { $0.released = true }
             }
         }
