@@ -138,8 +138,9 @@ struct CordovaValidatorRoutes {
         let collection = try await Self.collection(of: userId, runtime: runtime, purchases: ([named].compactMap { $0 } + applied), services: services)
         let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native, collection: collection)
         var response = try JSONCoding.response(ValidatorSuccess(data: data))
-        // A signed answer names the user it is about: here the plugin's applicationUsername.
-        response.headers[SignAnswers.answerUserHeader] = userId
+        // A signed answer names the user it is about: here the plugin's applicationUsername. Only
+        // for a signing tenant, whose signer takes the note off again (it is never sent).
+        if runtime.answerSigner != nil { response.headers[SignAnswers.answerUserHeader] = userId }
         return response
     }
 

@@ -40,6 +40,8 @@ struct CordovaValidatorTests {
             let first = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
             #expect(first.status == .ok)
             #expect(Self.ok(first), "\(first.json)")
+            #expect(first.headers[HTTPField.Name("X-Berth-Answer-User")!] == nil && first.headers[HTTPField.Name("X-Berth-Signature")!] == nil,
+                    "a tenant that does not sign sends neither a signature nor the signer's internal note")
             #expect(Self.data(first)["id"] as? String == Self.bundle)
             #expect(Self.data(first)["latest_receipt"] as? Bool == true)
             let transaction = Self.data(first)["transaction"] as? [String: Any] ?? [:]
