@@ -53,8 +53,13 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var auth: UserAuth
     /// How long a pending booking holds its slot.
     public var holdMinutes: Int?
-    /// Whether a transaction's appAccountToken, when present, must equal the user id.
+    /// Whether a transaction's appAccountToken, when present, must name the user (a token derived
+    /// from the user id, or the id itself for apps whose user ids are UUIDs: ``userIdFormat``).
     public var appAccountTokenMatchesUserId: Bool?
+    /// How the app spells its user ids: `text` (the default: any id; an appAccountToken names a user
+    /// only when derived from the id) or `uuid` (every user id is a UUID in canonical lowercase form,
+    /// refused otherwise at every entry, and is itself the user's appAccountToken).
+    public var userIdFormat: UserIdFormat?
     /// The language of user-facing refusals when the request's Accept-Language names none Berth
     /// speaks: one of ``Tenant/languages``. Default English.
     public var defaultLanguage: String?
@@ -94,6 +99,18 @@ public struct Tenant: Codable, Hashable, Sendable {
 
     /// Whether the app's client keys may create bookings.
     public var clientKeysCreateBookings: Bool { clientKeys?.createBookings ?? false }
+
+    /// How an app spells its user ids.
+    public enum UserIdFormat: String, Codable, Hashable, Sendable {
+        /// Any text (at most 200 UTF-8 bytes in NFC).
+        case text
+        /// A UUID in canonical lowercase form (`7c9e6679-7425-40de-944b-e07fc1f90ae7`); the id is the
+        /// user's appAccountToken.
+        case uuid
+    }
+
+    /// Whether every user id is a canonical lowercase UUID that is also the user's appAccountToken.
+    public var userIdsAreUUIDs: Bool { userIdFormat == .uuid }
 
     /// Per-tenant limits that keep one caller from taking inventory or CPU from everyone else.
     public struct Limits: Codable, Hashable, Sendable {

@@ -78,7 +78,9 @@ public final class PlayClient: Sendable {
 
     static func component(_ value: String) throws(PlayError) -> String {
         guard !value.isEmpty, value.utf8.count <= 1024,
-              value.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
+              value.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }),
+              // At least one letter or digit: `.` and `..` would walk the path (T11).
+              value.utf8.contains(where: { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) })
         else { throw PlayError(status: 400, reason: "invalid", message: "not a package name, product id or purchase token") }
         return value
     }

@@ -74,7 +74,7 @@ struct AdminCreditRoutes {
             let (runtime, keyId) = admin(context)
             let body = try await JSONCoding.decode(AdjustmentRequest.self, from: request)
             let trimmed = Text.trimmed(body.userId)
-            guard !trimmed.isEmpty, let userId = try? Authenticator.userId(trimmed, field: "userId") else {
+            guard !trimmed.isEmpty, let userId = try? Authenticator.userId(trimmed, field: "userId", tenant: runtime.tenant) else {
                 throw APIError(.badRequest, .invalidField, "userId must be 1-\(Authenticator.maximumUserIdBytes) bytes", field: "userId")
             }
             let reason = Text.trimmed(body.reason)

@@ -40,13 +40,13 @@ struct AdminRoutes {
         router.post("/api/admin/unapplied-payments/{id}/apply") { request, context in
             let id = try Self.unappliedId(context)
             let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
-            let userId = try body.userId.map { try Authenticator.userId($0, field: "userId") }.flatMap { $0.isEmpty ? nil : $0 }
+            let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap { $0.isEmpty ? nil : $0 }
             let (payment, result) = try await services.resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
                                                                                      bookingId: body.bookingId)
             if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: body.bookingId != nil), payment.currentStatus == .open { throw refusal }
             // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
             if payment.store == "app_store", context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
-               let token = SetAppAccountToken.token(for: owner), payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased() {
+               let token = SetAppAccountToken.token(for: owner, policy: context.tenant.purchasePolicy), payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased() {
                 await SetAppAccountToken(logger: services.logger)(runtime: context.tenant, originalTransactionId: payment.proven.originalTransactionId,
                                                                   environment: payment.proven.environment, userId: owner)
             }

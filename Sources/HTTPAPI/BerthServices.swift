@@ -49,6 +49,11 @@ public struct BerthServices: Sendable {
     var verifyPurchase: VerifyPurchase {
         VerifyPurchase(store: store, prover: PurchaseProver(logger: logger, clock: clock), kinds: kinds, clock: clock, logger: logger, recordedTokens: recordedTokens)
     }
+    /// What claims the transactions waiting for a read's user: only for a caller who proved who the
+    /// user is (a user token or a server key); a client key names a user without proving it (T1).
+    func claimingWaiting(for caller: Caller) -> VerifyPurchase? {
+        caller.provesUser ? verifyPurchase : nil
+    }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
     var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), verifyPurchase: verifyPurchase, logger: logger) }
     var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }

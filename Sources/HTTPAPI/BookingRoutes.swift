@@ -16,10 +16,17 @@ struct BookingRoutes {
     func create(_ request: Request, _ context: BookingContext) async throws -> Response {
         let (runtime, userId, via) = (context.tenant, context.userId, context.caller.actor)
         let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
-        let booking = try await services.createBooking(.init(
-            runtime: runtime, userId: userId, createdVia: via,
-            request: BookingRequest(resourceId: body.resourceId, start: body.start?.date, end: body.end?.date, slot: body.slot?.date, seats: body.seats)
-        ))
+        let booking: Booking
+        do {
+            booking = try await services.createBooking(.init(
+                runtime: runtime, userId: userId, createdVia: via,
+                request: BookingRequest(resourceId: body.resourceId, start: body.start?.date, end: body.end?.date, slot: body.slot?.date, seats: body.seats)
+            ))
+        } catch let error as DomainError where error.code == .tooManyPendingBookings {
+            // Operators alert on this: a slot full of unpaid holds refuses paying customers.
+            services.metrics.count("berth_booking_holds_refused_total", [("tenant", runtime.id), ("cap", error.field == "resourceId" ? "resource" : "user_or_key")])
+            throw error
+        }
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
     }
 

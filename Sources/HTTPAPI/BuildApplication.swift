@@ -12,11 +12,14 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Where to write the port actually bound, once the server listens (for supervisors and tests).
     public var portFile: String?
+    /// Connections held at once (overall, per client address) and the deadline of a request's head.
+    public var connections: ConnectionLimits
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, portFile: String? = nil) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, portFile: String? = nil, connections: ConnectionLimits = ConnectionLimits()) {
         self.host = host
         self.port = port
         self.portFile = portFile
+        self.connections = connections
     }
 }
 
@@ -78,7 +81,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     AdminRoutes(services: services).register(on: admin)
     CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
     RestoreRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
-    let accountWrites = group(UserContext.self, scope: .purchases, limit: .account)
+    // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
+    let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account)
     OfferRoutes(services: services).register(on: accountWrites)
     ConsentRoutes(services: services).register(reads: reads, writes: accountWrites)
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
@@ -86,7 +90,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         reads: reads,
         link: group(UserContext.self, scope: .purchases, limit: .account,
                     note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"),
-        view: group(SubscriptionViewContext.self, scope: nil, limit: .account, signed: true),
+        view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),   // T10: a key narrowed to other scopes does not reach it
         backend: group(BackendContext.self, scope: .memberships, limit: .account),
         admin: admin
     ))
@@ -111,10 +115,12 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
 public func buildApplication(services: BerthServices, server: ServerConfiguration, storeService: (any Service)? = nil,
                              beforeServerStarts: (@Sendable () async throws -> Void)? = nil) -> some ApplicationProtocol {
     let client = WebhookHTTPClient()
+    let governor = ConnectionGovernor(limits: server.connections, metrics: services.metrics)
     var application = Application(
         router: buildRouter(services: services),
-        // Idle connections are closed after 60 s (slow clients cannot hold connections forever).
-        server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+        // Connections are capped overall and per address, and a request's head has its own deadline
+        // (ConnectionGovernor); a request's body and answer idle for 60 s close the connection.
+        server: .http1(configuration: .init(additionalChannelHandlers: [governor.handler()], idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
         services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)]
             + cardPaymentWorker(services: services) + playWorker(services: services) + appleHistoryWorker(services: services),

@@ -54,16 +54,19 @@ struct CardPaymentRoutes {
             throw APIError(.notFound, .tenantNotFound, "no app takes card payments at this webhook URL", field: "tenant")
         }
         var request = request
+        let address = services.trustedProxies.clientAddress(peer: context.clientAddress, forwardedFor: request.headers[values: .xForwardedFor])
+        // An address whose failures used up its budget is refused before its body is read (T8); Stripe retries.
+        try services.rateLimiter.admitNotification(tenant: runtime.tenant, clientAddress: address)
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: Self.webhookBodyLimit)
         } catch {
             throw APIError(.contentTooLarge, .bodyTooLarge, "webhook bodies are limited to 256 KiB")
         }
-        let address = services.trustedProxies.clientAddress(peer: context.clientAddress, forwardedFor: request.headers[values: .xForwardedFor])
         do {
             let result = try await services.receiveStripeEvent(runtime: runtime, body: Data(buffer.readableBytesView),
                                                                signature: request.headers[.init("Stripe-Signature")!])
+            services.rateLimiter.notificationVerified(tenant: runtime.tenant, clientAddress: address)
             services.metrics.notification(type: "stripe:\(result.type)", outcome: result.duplicate ? "duplicate" : result.outcome)
             return try JSONCoding.response(StripeWebhookAck(received: true, outcome: result.outcome, duplicate: result.duplicate))
         } catch {

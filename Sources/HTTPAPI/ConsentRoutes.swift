@@ -8,7 +8,7 @@ import UseCases
 struct ConsentRoutes {
     let services: BerthServices
 
-    func register(reads: GuardedRoutes<UserContext>, writes: GuardedRoutes<UserContext>) {
+    func register(reads: GuardedRoutes<UserContext>, writes: GuardedRoutes<AccountContext>) {
         reads.get("/api/consumption-consent") { _, context in
             let consent = try await services.consumptionConsents.current(runtime: context.tenant, userId: context.userId)
             return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))

@@ -53,7 +53,7 @@ struct CordovaValidatorRoutes {
         // A user's token speaks only for its subject.
         let userId: String
         if let name = body.additionalData?.applicationUsername?.value.trimmingCharacters(in: .whitespaces), !name.isEmpty {
-            userId = try Authenticator.userId(name, field: "applicationUsername")
+            userId = try Authenticator.userId(name, field: "applicationUsername", tenant: context.tenant.tenant)
             if context.caller.kind == .userToken, name != context.caller.userId {
                 throw APIError(.forbidden, .forbidden, "applicationUsername must be the signed-in user's id", field: "applicationUsername")
             }
@@ -76,7 +76,9 @@ struct CordovaValidatorRoutes {
         let bookingId = body.additionalData?.bookingId?.value ?? request.uri.queryParameters["bookingId"].flatMap { Int64(String($0)) }
         let named: VerifyPurchase.Result?
         // What Apple told Berth of that the user's appAccountToken names, first (it is in the collection then).
-        var applied: [VerifyPurchase.Result] = await services.verifyPurchase.claimWaiting(runtime: runtime, userId: userId)
+        // Only for a caller who proved the user (a client key names one: T1); otherwise the proof
+        // below finds them when it carries a token naming the user.
+        var applied: [VerifyPurchase.Result] = context.caller.provesUser ? await services.verifyPurchase.claimWaiting(runtime: runtime, userId: userId) : []
         var applicationReceipt: ProvenReceipt?
         do {
             switch transaction.type {
@@ -86,7 +88,8 @@ struct CordovaValidatorRoutes {
                 }
                 // The plugin puts the product id in transaction.id for StoreKit 2.
                 named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: transaction.id.flatMap { $0.isEmpty ? nil : $0 },
-                                                                transactionId: nil, proof: .jws(jws), target: bookingId.map { .booking(id: $0) }))
+                                                                transactionId: nil, proof: .jws(jws), target: bookingId.map { .booking(id: $0) },
+                                                                callerProvesUser: context.caller.provesUser))
             case "ios-appstore":
                 guard let receipt = transaction.appStoreReceipt, !receipt.isEmpty else {
                     throw APIError(.badRequest, .missingField, "ios-appstore transactions carry appStoreReceipt", field: "appStoreReceipt")
@@ -112,7 +115,8 @@ struct CordovaValidatorRoutes {
                     catalogId = product.id
                 }
                 named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: catalogId, transactionId: nil,
-                                                                proof: .playToken(token, packageName: original?.packageName), target: bookingId.map { .booking(id: $0) }))
+                                                                proof: .playToken(token, packageName: original?.packageName), target: bookingId.map { .booking(id: $0) },
+                                                                callerProvesUser: context.caller.provesUser))
             default:
                 throw APIError(.badRequest, .invalidField, "Berth validates App Store and Google Play transactions (ios-appstore, apple-sk2, android-playstore), not \(transaction.type)",
                                field: "transaction.type")

@@ -12,7 +12,7 @@ struct CreditRoutes {
     func register(reads router: GuardedRoutes<UserContext>, spending account: GuardedRoutes<AccountContext>) {
         router.get("/api/credits") { _, context in
             let (runtime, userId) = (context.tenant, context.userId)
-            let balances = try await services.creditQueries.balances(runtime, userId: userId, claimingWaitingWith: services.verifyPurchase)
+            let balances = try await services.creditQueries.balances(runtime, userId: userId, claimingWaitingWith: services.claimingWaiting(for: context.caller))
             return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
         }
         router.get("/api/credits/transactions") { request, context in

@@ -108,7 +108,7 @@ struct FTCRoutes {
 
     func list(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         guard let given = request.headers[.xFtcId]?.trimmingCharacters(in: .whitespaces), !given.isEmpty else { throw FTCShape.missing("X-Ftc-Id") }
-        let ftcId = try FTCShape.userId(given, field: "X-Ftc-Id")
+        let ftcId = try FTCShape.userId(given, field: "X-Ftc-Id", tenant: base.runtime.tenant)
         let query = request.uri.queryParameters
         let perPage = min(max(1, query["per_page"].flatMap { Int(String($0)) } ?? 20), Page.maximumLimit)
         // Pages past the listing's offset bound show its last page (no arithmetic on the raw number).
@@ -138,7 +138,7 @@ struct FTCRoutes {
     private func linkBody(_ request: Request, _ context: AppKeyContext, base: Base) async throws -> (String, String, Bool) {
         let body = try await JSONCoding.decode(LinkBody.self, from: request)
         guard let given = body.ftcId, !given.isEmpty else { throw FTCShape.missing("ftcId") }
-        let ftcId = try FTCShape.userId(given, field: "ftcId")
+        let ftcId = try FTCShape.userId(given, field: "ftcId", tenant: base.runtime.tenant)
         guard let otid = body.originalTxId, !otid.isEmpty else { throw FTCShape.missing("originalTxId") }
         // The backend links by id; the app (a client key) proves with the device's receipt.
         let authority: LinkAuthority = context.caller.kind == .clientKey
@@ -196,11 +196,11 @@ enum FTCShape {
     }
 
     /// An FT Chinese user id, held to Berth's rule for user ids (at most 200 UTF-8 bytes, NFC).
-    static func userId(_ text: String, field: String) throws(Refusal) -> String {
+    static func userId(_ text: String, field: String, tenant: Tenant) throws(Refusal) -> String {
         do {
-            return try Authenticator.userId(text, field: field)
+            return try Authenticator.userId(text, field: field, tenant: tenant)
         } catch {
-            throw Refusal(status: .unprocessableContent, message: "\(field) is limited to \(Authenticator.maximumUserIdBytes) bytes", field: field, code: "invalid")
+            throw Refusal(status: .unprocessableContent, message: (error as? APIError)?.message ?? "\(field) is not a user id of this app", field: field, code: "invalid")
         }
     }
 

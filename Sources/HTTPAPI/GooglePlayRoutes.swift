@@ -26,6 +26,7 @@ struct GooglePlayRoutes {
         let address = trustedProxies.clientAddress(peer: context.clientAddress, forwardedFor: request.headers[values: .xForwardedFor])
         var request = request
         let result: ReceivePlayNotification.Result
+        try rateLimiter.admitNotification(tenant: runtime.tenant, clientAddress: address)
         do {
             let buffer: ByteBuffer
             do { buffer = try await request.collectBody(upTo: JSONCoding.bodyLimit) } catch {
@@ -37,6 +38,7 @@ struct GooglePlayRoutes {
             if !NotificationIntake.isServerSide(error) { try rateLimiter.checkNotification(tenant: runtime.tenant, clientAddress: address) }
             throw error
         }
+        rateLimiter.notificationVerified(tenant: runtime.tenant, clientAddress: address)
         metrics?.notification(type: "google_play:" + result.kind, outcome: result.duplicate ? "duplicate" : result.outcome)
         return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
     }

@@ -5,11 +5,11 @@ import HTTPTypes
 import Hummingbird
 import UseCases
 
-/// The App Store notification endpoints' common step (Berth's and FT Chinese's URL): every body is
-/// verified, and only what fails draws from the per-address limit. A notification that verifies is
-/// never refused for the traffic of others (behind one proxy, Apple and an attacker share an
-/// address); junk stays cheap to refuse (cheap checks first, failed chains cached) and an address
-/// that keeps sending it gets 429 for it.
+/// The App Store notification endpoints' common step (Berth's and FT Chinese's URL): only what fails
+/// draws from the per-address limit, and an address whose failures used it up is refused before its
+/// body is read (T8), until its budget refills or one of its notifications verifies. Behind one
+/// proxy Apple and an attacker share an address: Apple retries a refused notification, and the
+/// notification history reader recovers it.
 struct NotificationIntake {
     let receive: ReceiveNotification
     let rateLimiter: RateLimiter
@@ -17,9 +17,12 @@ struct NotificationIntake {
 
     func callAsFunction(_ request: Request, context: BerthRequestContext, runtime: TenantRuntime) async throws -> ReceiveNotification.Result {
         let address = trustedProxies.clientAddress(peer: context.clientAddress, forwardedFor: request.headers[values: .xForwardedFor])
+        try rateLimiter.admitNotification(tenant: runtime.tenant, clientAddress: address)
         do {
             let body = try await JSONCoding.decode(NotificationRequestBody.self, from: request)
-            return try await receive(signedPayload: body.signedPayload, runtime: runtime)
+            let result = try await receive(signedPayload: body.signedPayload, runtime: runtime)
+            rateLimiter.notificationVerified(tenant: runtime.tenant, clientAddress: address)
+            return result
         } catch {
             // Storage trouble (5xx) is not the sender's failure; Apple retries it.
             if !Self.isServerSide(error) {

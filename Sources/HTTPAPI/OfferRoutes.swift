@@ -8,7 +8,7 @@ import UseCases
 struct OfferRoutes {
     let services: BerthServices
 
-    func register(on users: GuardedRoutes<UserContext>) {
+    func register(on users: GuardedRoutes<AccountContext>) {
         users.post("/api/offers/apple/promotional") { request, context in
             let body = try await JSONCoding.decode(PromotionalOfferRequest.self, from: request)
             let offer = try await services.signAppleOffers.promotional(

@@ -77,6 +77,23 @@ final class RateLimiter: Sendable {
         return nil
     }
 
+    /// How long until `principal`'s bucket of `scope` holds a token again (nil: it holds one now),
+    /// without taking any.
+    func wait(tenant: String, scope: Scope, principal: String, limit: Tenant.RateLimit) -> Duration? {
+        let now = clock.now()
+        return tables.withLock { tables -> Duration? in
+            guard let bucket = tables[tenant]?[Key(scope: scope, principal: principal)] else { return nil }
+            let tokens = min(Double(limit.burst), bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * limit.perSecond)
+            guard tokens < 1 else { return nil }
+            return .milliseconds(Int64(((1 - tokens) / max(limit.perSecond, 0.001) * 1000).rounded(.up)))
+        }
+    }
+
+    /// Drops `principal`'s bucket of `scope`: it is full again.
+    func refill(tenant: String, scope: Scope, principal: String) {
+        tables.withLock { tables in _ = tables[tenant]?.removeValue(forKey: Key(scope: scope, principal: principal)) }
+    }
+
     /// How many buckets a tenant holds (for tests and metrics).
     func bucketCount(tenant: String) -> Int {
         tables.withLock { $0[tenant]?.count ?? 0 }
@@ -123,11 +140,27 @@ extension RateLimiter {
         try refuse(take(tenant: tenant.id, scope: scope, principals: principals), what: scope.rawValue)
     }
 
-    /// The notification endpoint, keyed by the client's address (it carries no credentials).
+    /// The notification endpoint, keyed by the client's address (it carries no credentials): a
+    /// failed notification takes a token.
     func checkNotification(tenant: Tenant, clientAddress: String?) throws {
-        try refuse(take(tenant: tenant.id, scope: .notification, principals: [("address:\(clientAddress ?? "unknown")", tenant.notificationLimit)]),
+        try refuse(take(tenant: tenant.id, scope: .notification, principals: [(Self.notificationPrincipal(clientAddress), tenant.notificationLimit)]),
                    what: "notification")
     }
+
+    /// Refuses, before any work, an address whose failures used up its notification budget (T8:
+    /// the refusal must save the verification, not follow it). Apple retries, and the notification
+    /// history reader recovers what a refusal delayed.
+    func admitNotification(tenant: Tenant, clientAddress: String?) throws {
+        try refuse(wait(tenant: tenant.id, scope: .notification, principal: Self.notificationPrincipal(clientAddress), limit: tenant.notificationLimit),
+                   what: "failed notification")
+    }
+
+    /// A notification from this address verified: its failure budget is whole again.
+    func notificationVerified(tenant: Tenant, clientAddress: String?) {
+        refill(tenant: tenant.id, scope: .notification, principal: Self.notificationPrincipal(clientAddress))
+    }
+
+    private static func notificationPrincipal(_ clientAddress: String?) -> String { "address:\(clientAddress ?? "unknown")" }
 
     private func refuse(_ wait: Duration?, what: String) throws {
         guard let wait else { return }

@@ -55,13 +55,20 @@ struct SignAnswers: RouterMiddleware {
         guard !userId.contains(where: { $0.isNewline }) else { return Response(status: response.status, headers: response.headers, body: .init(byteBuffer: body)) }
         let signedAt = Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down))
         let answer = AnswerSigner.Answer(nonce: nonce, signedAt: signedAt, status: Int(response.status.code), method: request.method.rawValue,
-                                         path: request.uri.path, userId: userId, body: Data(body.readableBytesView))
+                                         path: Self.target(request), userId: userId, body: Data(body.readableBytesView))
         var headers = response.headers
         headers[Self.signatureHeader] = try signer.signature(answer)
         headers[Self.signedAtHeader] = String(signedAt)
         headers[Self.keyIdHeader] = signer.keyId
         if !nonce.isEmpty { headers[Self.nonceHeader] = nonce }
         return Response(status: response.status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// The path with its query exactly as received (T9: an answer to `?offset=5` must not verify
+    /// as the answer to the plain request).
+    static func target(_ request: Request) -> String {
+        guard let query = request.uri.query, !query.isEmpty else { return request.uri.path }
+        return request.uri.path + "?" + query
     }
 
     /// The request's nonce: up to 128 characters of base64, base64url, hex or a UUID (`A–Z a–z 0–9

@@ -23,7 +23,7 @@ struct SubscriptionRoutes {
     func register(_ routes: Groups) {
         routes.reads.get("/api/entitlements") { _, context in
             let answer = try await UserEntitlements(store: services.store, clock: services.clock)(runtime: context.tenant, userId: context.userId,
-                                                                                                   claimingWaitingWith: services.verifyPurchase)
+                                                                                                   claimingWaitingWith: services.claimingWaiting(for: context.caller))
             let now = services.clock.now()
             let subscriptions = answer.subscriptions.map { listed in
                 let s = listed.subscription

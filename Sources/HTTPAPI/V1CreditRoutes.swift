@@ -23,7 +23,7 @@ struct V1CreditRoutes {
     func register(_ routes: Groups) {
         routes.reads.get("/v1/credits/balance") { _, context in
             let (runtime, type) = try Self.served(context.tenant)
-            let balances = try await services.creditQueries.balances(runtime, userId: context.userId, claimingWaitingWith: services.verifyPurchase)
+            let balances = try await services.creditQueries.balances(runtime, userId: context.userId, claimingWaitingWith: services.claimingWaiting(for: context.caller))
             return try JSONCoding.response(V1Balance(credits: balances.first { $0.creditType == type }?.balance ?? 0))
         }
         routes.reads.get("/v1/credits/transactions") { request, context in
@@ -55,7 +55,7 @@ struct V1CreditRoutes {
             throw APIError(.badRequest, .missingField, "product_id is required", field: "product_id")
         }
         let result = try await services.verifyPurchase(.init(runtime: runtime, userId: context.userId, productId: productId, transactionId: nil,
-                                                             proof: .jws(data), target: nil))
+                                                             proof: .jws(data), target: nil, callerProvesUser: context.caller.provesUser))
         if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: false) { throw refusal }
         guard let purchase = result.outcome.purchase, case .credits(let credits) = result.state else {
             throw APIError(.unprocessableContent, .productMismatch, "product_id is not a credit pack of this app", field: "product_id")

@@ -40,7 +40,8 @@ struct VerifyPurchaseRoutes {
         let result: VerifyPurchase.Result
         do {
             result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: productId, transactionId: proof.isPlay ? nil : transactionId,
-                                                    proof: proof, target: body.bookingId.map { .booking(id: $0.value) }))
+                                                    proof: proof, target: body.bookingId.map { .booking(id: $0.value) },
+                                                    callerProvesUser: context.caller.provesUser))
         } catch {
             metrics?.verificationFailed(error)
             throw error

@@ -22,7 +22,7 @@ struct VerifyReceiptRoutes {
 
     func verify(_ request: Request, _ context: ProofContext) async throws -> Response {
         let body = try await JSONCoding.decode(VerifyReceiptRequest.self, from: request)
-        let named = try body.userId.map { try Authenticator.userId($0, field: "userId") }.flatMap { $0.isEmpty ? nil : $0 }
+        let named = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap { $0.isEmpty ? nil : $0 }
         // A user's token speaks for its subject only; a key names the user (X-User-Id or the body's userId).
         var userId = context.caller.userId
         if context.caller.kind == .userToken {

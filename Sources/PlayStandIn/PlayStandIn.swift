@@ -20,6 +20,7 @@ public final class PlayStandIn: Sendable {
         /// Calls of a kind (`token`, `get`, `acknowledge`, `consume`, `voided`) still to fail.
         var failures: [String: (count: Int, status: Int)] = [:]
         var calls: [String: Int] = [:]
+        var omitPurchaseState = false
     }
 
     private let state = Mutex(State())
@@ -62,6 +63,16 @@ public final class PlayStandIn: Sendable {
     public func fail(_ call: String, count: Int, status: Int = 503) {
         state.withLock { $0.failures[call] = (count, status) }
     }
+
+    /// Test control: one-time purchases are answered without `purchaseState` (an answer Berth must
+    /// not read as paid).
+    public var omitPurchaseState: Bool {
+        get { state.withLock { $0.omitPurchaseState } }
+        set { state.withLock { $0.omitPurchaseState = newValue } }
+    }
+
+    /// Calls of the Play Developer API answered so far (every kind).
+    public var requestCount: Int { state.withLock { $0.calls.values.reduce(0, +) } }
 
     private func failing(_ call: String) -> Response? {
         state.withLock { state in
@@ -119,7 +130,9 @@ public final class PlayStandIn: Sendable {
         case (.get, let rest) where rest.count == 4 && rest[0] == "products" && rest[2] == "tokens":
             if let failure = failing("get") { return failure }
             guard let record = kit.record(rest[3]), record.package == package, record.productId == rest[1], !record.subscription else { return Self.notFound() }
-            return try Self.encoded(Self.product(record))
+            var answer = Self.product(record)
+            if omitPurchaseState { answer.purchaseState = nil }
+            return try Self.encoded(answer)
         case (.get, let rest) where rest.count == 3 && rest[0] == "subscriptionsv2" && rest[1] == "tokens":
             if let failure = failing("get") { return failure }
             guard let record = kit.record(rest[2]), record.package == package, record.subscription else { return Self.notFound() }

@@ -109,11 +109,12 @@ struct SQLBookings: BookingRepository {
             """, [tenantId, createdVia, now.epochMilliseconds, limit])
     }
 
-    func activeHolds(tenantId: String, resourceId: String, now: Date, upTo limit: Int) throws -> Int {
+    func activeHolds(tenantId: String, resourceId: String, start: Date, end: Date, now: Date, upTo limit: Int) throws -> Int {
         try db.lock("holds:\(tenantId):resource:\(resourceId)")
         return try db.count("""
-            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
-            """, [tenantId, resourceId, now.epochMilliseconds, limit])
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND hold_expires_at > ?
+                                  AND starts_at < ? AND ends_at > ? LIMIT ?) AS holds
+            """, [tenantId, resourceId, now.epochMilliseconds, end.epochMilliseconds, start.epochMilliseconds, limit])
     }
 
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int) {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Crypto
 import Foundation
 import X509
@@ -46,9 +49,35 @@ enum PEMFiles {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for file in files {
             let url = directory.appendingPathComponent(file.name)
-            try Data((file.contents + "\n").utf8).write(to: url, options: .atomic)
-            if file.secret { try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path) }
+            let data = Data((file.contents + "\n").utf8)
+            if file.secret {
+                // L14: a key is never readable by others, not even for a moment: written to a new
+                // file created 0600, then moved over the old one.
+                let temporary = directory.appendingPathComponent(".\(file.name).\(UUID().uuidString)")
+                try writePrivate(data, to: temporary.path)
+                if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+                try FileManager.default.moveItem(at: temporary, to: url)
+            } else {
+                try data.write(to: url, options: .atomic)
+            }
         }
+    }
+
+    /// Creates `path` (which must not exist) with mode 0600 from the start and writes `data` into it.
+    static func writePrivate(_ data: Data, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+        defer { close(descriptor) }
+        let written = data.withUnsafeBytes { buffer -> Int in
+            var offset = 0
+            while offset < buffer.count {
+                let count = Glibc.write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                guard count > 0 else { return -1 }
+                offset += count
+            }
+            return offset
+        }
+        guard written == data.count else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
     }
 
     static func read(_ name: String, in directory: URL) throws -> String {

@@ -198,7 +198,7 @@ public struct PurchaseProver: Sendable {
         guard let productId = transaction.productId, let environment = transaction.environment else {
             throw DomainError(.unprocessable, .malformed, "Apple's transaction lacks productId or environment", field: "transactionId")
         }
-        guard let token = transaction.appAccountToken, token.lowercased() == userId.lowercased() else {
+        guard let token = transaction.appAccountToken, runtime.purchasePolicy.token(token, names: userId) else {
             logger.warning("bare transaction id refused: not bought with this user's appAccountToken", metadata: ["transaction": .string(transactionId)])
             throw DomainError(.unprocessable, .proofRequired,
                               "a transaction id alone proves a purchase only when it was bought with this user's appAccountToken; send jwsRepresentation or receipt",

@@ -117,6 +117,12 @@ public struct ReceiveNotification: Sendable {
         let tenantId = runtime.id
         do {
             guard let userId = try await store.read({ try $0.purchases.user(token: token, tenantId: tenantId) }) else { return nil }
+            // Only a user the token is derived from (a row recorded under an older rule, where a user
+            // id equal to the token sufficed, names nobody: T1).
+            guard runtime.purchasePolicy.token(token, names: userId) else {
+                logger.warning("account token recorded for a user it does not name; left waiting", metadata: ["transaction": .string(proven.transactionId)])
+                return nil
+            }
             let claimed = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
             guard case .applied = claimed.outcome else { return nil }
             logger.info("unclaimed transaction applied to the user its token names", metadata: ["transaction": .string(proven.transactionId)])

@@ -20,39 +20,42 @@ public struct ResolveUnappliedPayment: Sendable {
     public func apply(_ id: Int64, runtime: TenantRuntime, actor: Actor, userId: String?, bookingId: Int64?) async throws
         -> (payment: UnappliedPayment, result: VerifyPurchase.Result) {
         let payment = try await open(id, runtime: runtime)
-        let result = try await verifyPurchase.claim(proven: payment.proven, runtime: runtime, userId: userId ?? payment.userId,
-                                                    named: bookingId.map { .booking(id: $0) }, keepsRefusals: false)
-        let status: UnappliedPayment.Status
-        switch result.outcome {
-        case .applied, .repeated: status = .applied
-        case .needsRefund: status = .refundRequested
-        case .replay, .refused: return (payment, result)
-        }
         let now = clock.now()
         let emitsEvents = runtime.webhook != nil
-        let decided = try await store.write { tx in
-            guard var current = try tx.purchases.unappliedPayment(id: id, tenantId: runtime.id, forUpdate: true) else {
-                throw Self.notFound(id)
+        let tenantId = runtime.id
+        // The decision is taken in the claim's own unit of work, under the payment's row lock: an
+        // operator marking it for a refund meanwhile either comes first (the claim is undone: 409)
+        // or finds it applied (T12), never both.
+        let result = try await verifyPurchase.claim(proven: payment.proven, runtime: runtime, userId: userId ?? payment.userId,
+                                                    named: bookingId.map { .booking(id: $0) }, keepsRefusals: false) { tx, outcome in
+            let status: UnappliedPayment.Status
+            switch outcome {
+            case .applied, .repeated: status = .applied
+            case .needsRefund: status = .refundRequested
+            case .replay, .refused: return
             }
-            let purchaseId: Int64? = switch result.outcome {
+            guard var current = try tx.purchases.unappliedPayment(id: id, tenantId: tenantId, forUpdate: true) else { throw Self.notFound(id) }
+            // The stored decision (its transaction now has a purchase: this claim's).
+            guard current.status == .open else {
+                throw DomainError(.conflict, .unappliedPaymentResolved, "unapplied payment \(id) is already \(current.status.rawValue)", field: "id")
+            }
+            let purchaseId: Int64? = switch outcome {
             case .applied(let purchase), .repeated(let purchase), .needsRefund(let purchase, _, _): purchase.id
             case .replay, .refused: nil
             }
-            // A concurrent action decided first: the claim itself was exactly once; keep the first decision.
-            guard current.status == .open else { return current }
             current.status = status
             current.resolvedAt = now
             current.resolvedBy = actor.rawValue
             current.purchaseId = purchaseId
             try tx.purchases.update(current)
-            try tx.audit.append(AuditRecord(tenantId: runtime.id, actor: actor, action: status == .applied ? .paymentApplied : .paymentRefundRequested,
+            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: status == .applied ? .paymentApplied : .paymentRefundRequested,
                                             bookingId: bookingId, purchaseId: purchaseId,
                                             detail: ["unappliedPaymentId": String(id), "transactionId": current.proven.transactionId], at: now))
             if emitsEvents {
-                try tx.outbox.enqueue([current.event(status == .applied ? .paymentApplied : .paymentRefundRequested)], tenantId: runtime.id, now: now)
+                try tx.outbox.enqueue([current.event(status == .applied ? .paymentApplied : .paymentRefundRequested)], tenantId: tenantId, now: now)
             }
-            return current
         }
+        let decided = try await store.read { try $0.purchases.unappliedPayment(id: id, tenantId: tenantId, forUpdate: false) } ?? payment
         return (decided, result)
     }
 

@@ -49,18 +49,21 @@ public struct RestorePurchases: Sendable {
                 let verified = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations)
                 guard let id = verified.payload.transactionId else { throw DomainError.invalid("the signed transaction has no transactionId", field: "jwsRepresentation") }
                 known = id
+                // A JWS shows the transaction exists, not whose it is (one leaked in a support ticket
+                // would pull a whole history, T7): it must carry a token naming the caller, or be a
+                // purchase Berth already applied to them.
+                var mine = verified.payload.appAccountToken.map { runtime.purchasePolicy.token($0, names: userId) } ?? false
+                if !mine { mine = try await owns(id, runtime: runtime, userId: userId) }
+                guard mine else {
+                    throw DomainError(.forbidden, .proofRequired,
+                                      "this signed transaction does not show it is the user's: it carries no appAccountToken of theirs and is not one of their purchases",
+                                      field: "jwsRepresentation")
+                }
             } catch let error as SignedDataError {
                 throw DomainError(error, field: "jwsRepresentation")
             }
         case .owned(let transactionId):
-            let tenantId = runtime.id
-            let owned = try await store.read { tx in
-                try ["Production", "Sandbox"].contains { environment in
-                    let purchase = try tx.purchases.purchase(store: "app_store", environment: environment, transactionId: transactionId, forUpdate: false)
-                    return purchase?.tenantId == tenantId && purchase?.userId == userId
-                }
-            }
-            guard owned else {
+            guard try await owns(transactionId, runtime: runtime, userId: userId) else {
                 throw DomainError(.forbidden, .proofRequired, "transactionId must be one of this user's purchases; otherwise send jwsRepresentation", field: "transactionId")
             }
             known = transactionId
@@ -99,5 +102,16 @@ public struct RestorePurchases: Sendable {
         }
         logger.info("purchases restored", metadata: ["restored": .stringConvertible(items.count { $0.outcome == "restored" }), "history": .stringConvertible(items.count)])
         return items
+    }
+
+    /// Whether Berth applied App Store transaction `transactionId` to `userId` of this tenant.
+    private func owns(_ transactionId: String, runtime: TenantRuntime, userId: String) async throws -> Bool {
+        let tenantId = runtime.id
+        return try await store.read { tx in
+            try ["Production", "Sandbox"].contains { environment in
+                let purchase = try tx.purchases.purchase(store: "app_store", environment: environment, transactionId: transactionId, forUpdate: false)
+                return purchase?.tenantId == tenantId && purchase?.userId == userId
+            }
+        }
     }
 }

@@ -46,7 +46,8 @@ public struct TenantRuntime: Sendable {
     ///   - environment: the process environment (secrets come from it).
     public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws {
         self.tenant = tenant
-        purchasePolicy = PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, acceptsProduction: tenant.apple.allowsProduction,
+        purchasePolicy = PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, userIdIsToken: tenant.userIdsAreUUIDs,
+                                        acceptsProduction: tenant.apple.allowsProduction,
                                         sandboxTesters: Set(tenant.apple.sandboxTesters ?? []), derivedAccountTokens: AccountTokens.derived,
                                         checkedAccountTokens: AccountTokens.checkedOnly)
         var extraRoots: [Certificate] = []

@@ -17,8 +17,14 @@ public struct VerifyPurchase: Sendable {
         /// What the purchase pays for: a booking the app names, or nil to let the product decide
         /// (a credit pack: its credit type).
         public var target: PurchaseTarget?
+        /// Whether the caller proved who the user is (the user's own token, or the app's backend with
+        /// a server key). A client key only names a user: for it, transactions waiting for the user
+        /// are claimed only when the proof itself carries a token naming the user.
+        public var callerProvesUser: Bool
 
-        public init(runtime: TenantRuntime, userId: String, productId: String?, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget?) {
+        public init(runtime: TenantRuntime, userId: String, productId: String?, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget?,
+                    callerProvesUser: Bool) {
+            self.callerProvesUser = callerProvesUser
             self.runtime = runtime
             self.userId = userId
             self.productId = productId
@@ -81,7 +87,10 @@ public struct VerifyPurchase: Sendable {
                 transaction = try await prove(command, request: request)
                 proven = transaction
             }
-            let result = try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime, looksForWaiting: true)
+            // The user's waiting transactions are looked for only for a caller who proved the user, or
+            // a proof that carries a token naming them (a client key alone proves nothing: T1).
+            let provesUser = command.callerProvesUser || transaction.appAccountToken.map { request.policy.token($0, names: command.userId) } == true
+            let result = try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime, looksForWaiting: provesUser)
             // The user's next call: what Apple told Berth of that the user's tokens name is applied now.
             for waiting in result.waiting where waiting.transactionId != transaction.transactionId {
                 do {
@@ -112,14 +121,17 @@ public struct VerifyPurchase: Sendable {
     /// Claims a transaction already proven (one entry of a verified receipt) for `userId`: the
     /// product names its kind and target, unless the app names a target. A refusal keeps it as an
     /// unapplied payment unless `keepsRefusals` is false (an operator applying one).
+    ///
+    /// `alongside` runs in the claim's unit of work, after it: what it writes commits with the claim,
+    /// and what it throws undoes the claim (an operator's decision on the payment the claim resolves).
     public func claim(proven transaction: ProvenTransaction, runtime: TenantRuntime, userId: String, named: PurchaseTarget?,
-                      keepsRefusals: Bool = true) async throws -> Result {
+                      keepsRefusals: Bool = true, alongside: (@Sendable (any StoreSession, PurchaseOutcome) throws -> Void)? = nil) async throws -> Result {
         let request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: userId,
                                       productId: transaction.productId, transactionId: transaction.transactionId, named: named)
         do {
             let kind = try kinds.module(kinds.kind(of: request))
             let target = try await kind.target(for: request, store: store)
-            return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime)
+            return try await claim(transaction, request: request, kind: kind, target: target, runtime: runtime, alongside: alongside)
         } catch let error as DomainError where keepsRefusals && UnappliedPayment.keeps(error) {
             throw try await keepUnapplied(transaction, refusal: error, runtime: runtime, userId: userId, named: named)
         }
@@ -158,7 +170,8 @@ public struct VerifyPurchase: Sendable {
     }
 
     private func claim(_ transaction: ProvenTransaction, request: PurchaseRequest, kind: some PurchaseKind, target: PurchaseTarget,
-                       runtime: TenantRuntime, looksForWaiting: Bool = false) async throws -> Result {
+                       runtime: TenantRuntime, looksForWaiting: Bool = false,
+                       alongside: (@Sendable (any StoreSession, PurchaseOutcome) throws -> Void)? = nil) async throws -> Result {
         let now = clock.now()
         let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: request.userId, target: target, now: now)
         let remember = !recordedTokens.contains(tenantId: runtime.id, userId: request.userId)
@@ -169,6 +182,7 @@ public struct VerifyPurchase: Sendable {
             try PlayAcknowledgements.owe(for: result.outcome, proven: transaction, tenant: request.tenant, tx: tx, now: now)
             // In the same unit of work: one index lookup, no extra round trip to the database.
             if looksForWaiting, !tokens.isEmpty { result.waiting = try tx.purchases.waitingTransactions(tenantId: claim.tenantId, tokens: tokens) }
+            try alongside?(tx, result.outcome)
             return result
         }
         // Recorded with the claim's commit: later claims of this user need not write them again.
@@ -201,14 +215,12 @@ public struct VerifyPurchase: Sendable {
         return Result(outcome: plan.outcome, state: state)
     }
 
-    /// The appAccountTokens that name `userId`: the user id itself when it is a UUID, and the tokens
-    /// clients derive from it (cordova-plugin-purchase's). Only tokens computed from the user id: a
-    /// token merely seen on a user's proof is not taken as theirs (another account could have put
-    /// someone else's token on its own purchase to collect that person's unclaimed ones).
+    /// The appAccountTokens that name `userId`: the tokens clients derive one-way from the id
+    /// (cordova-plugin-purchase's), and the id itself only for apps whose user ids are UUIDs (in
+    /// their one canonical spelling). A token merely seen on a user's proof is not taken as theirs,
+    /// and neither is a user id that happens to equal someone's token (T1: anyone may pick such an id).
     static func tokens(naming userId: String, policy: PurchasePolicy) -> [String] {
-        var tokens = policy.derivedAccountTokens(userId)
-        if UUID(uuidString: userId) != nil { tokens.append(userId.lowercased()) }
-        return tokens
+        policy.tokens(naming: userId)
     }
 
     /// Applies to `userId` the transactions Berth learned of without a claim (Apple's notifications)
@@ -243,6 +255,7 @@ public struct VerifyPurchase: Sendable {
     public func readClaimingWaiting<T: Sendable>(runtime: TenantRuntime, userId: String,
                                                           _ body: @escaping @Sendable (any StoreSession, _ waitingTokens: [String]) throws -> (waiting: Bool, value: T)) async throws -> T {
         let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
+        guard !tokens.isEmpty else { return try await store.readStatement { session in try body(session, []).value } }
         let first = try await store.readStatement { session in try body(session, tokens) }
         guard first.waiting else { return first.value }
         _ = await claimWaiting(runtime: runtime, userId: userId)

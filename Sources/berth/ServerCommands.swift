@@ -54,11 +54,22 @@ struct ServeCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let logger = makeLogger("berth")
         let setup = try storage.setup()
+        // The soft descriptor limit is raised to the hard one (systemd's default soft limit is 1,024);
+        // connections are capped below what is left for them (T2).
+        let descriptors = DescriptorLimit.raiseToHard(logger: logger)
+        let connections: ConnectionLimits
+        do {
+            connections = try ConnectionLimits.from(environment: environment, descriptors: descriptors)
+        } catch let error as ConnectionLimitsError {
+            throw ValidationError(error.description)
+        }
         let server = ServerConfiguration(
             host: host ?? environment["BERTH_HOST"] ?? "127.0.0.1",
             port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080,
-            portFile: portFile
+            portFile: portFile,
+            connections: connections
         )
+        logger.info("connections: at most \(connections.maximum), \(connections.perAddress) per client address; a request's head within \(connections.headTimeout.nanoseconds / 1_000_000_000) s; descriptors \(descriptors)")
         if let postgres = setup.postgres {
             // The connection pool is a service of the application; migrations run once it runs, before the server listens.
             let catalog = try setup.loadCatalog()

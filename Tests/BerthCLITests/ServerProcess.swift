@@ -44,13 +44,21 @@ final class ServerProcess: Sendable {
 
     /// Starts the server (the build's `berth`, or `executable`) and waits until /healthz answers (at
     /// most 20 s). Its standard error goes to `errorLog` when given (the logs), else nowhere.
-    func start(environment extra: [String: String] = [:], errorLog: URL? = nil, executable: URL? = nil) async throws {
+    /// `openFileLimit` runs it under `ulimit -n` (soft and hard) of that many descriptors.
+    func start(environment extra: [String: String] = [:], errorLog: URL? = nil, executable: URL? = nil, openFileLimit: Int? = nil) async throws {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-        process.executableURL = try executable ?? BerthProcess.executable
+        let berth = try executable ?? BerthProcess.executable
         let portFile = directory.appendingPathComponent("\(name).port")
         try? FileManager.default.removeItem(at: portFile)
-        process.arguments = ["serve", "--port", "0", "--port-file", portFile.path]
+        let arguments = ["serve", "--port", "0", "--port-file", portFile.path]
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", berth.path] + arguments
+        } else {
+            process.executableURL = berth
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = directory
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         if let errorLog {
@@ -78,6 +86,9 @@ final class ServerProcess: Sendable {
         kill(pid, SIGKILL)
         waitForExit()
     }
+
+    /// Whether the child process still runs.
+    var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
 
     func stop() {
         guard let pid = process.withLock({ $0?.processIdentifier }) else { return }

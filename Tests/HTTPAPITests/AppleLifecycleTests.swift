@@ -317,6 +317,15 @@ struct AppleLifecycleTests {
                 let foreign = try await client.call(.post, "/api/restore-purchases", auth: key, user: "eve", json: ["transactionId": "3000000000000703"])
                 #expect(foreign.status == .forbidden && Self.code(foreign) == "proof_required", "a transaction id proves nothing unless it is the caller's")
                 #expect(try await client.call(.post, "/api/restore-purchases", auth: key, user: "eve", json: [:]).status == .badRequest)
+                // T7: a signed transaction someone else holds (a support ticket, a log) is not the caller's proof.
+                let leaked = try await client.call(.post, "/api/restore-purchases", auth: key, user: "eve",
+                                                   json: ["jwsRepresentation": try harness.ca.signTransaction(pack("3000000000000702"))])
+                #expect(leaked.status == .forbidden && Self.code(leaked) == "proof_required", "\(leaked.json)")
+                var evesOwn = pack("3000000000000704")
+                evesOwn.appAccountToken = AccountTokens.cordovaPlugin("eve")
+                let tokenProof = try await client.call(.post, "/api/restore-purchases", auth: key, user: "eve",
+                                                       json: ["jwsRepresentation": try harness.ca.signTransaction(evesOwn)])
+                #expect(tokenProof.status == .ok, "a transaction bought with the caller's token proves the history is theirs: \(tokenProof.json)")
             }
         }
     }

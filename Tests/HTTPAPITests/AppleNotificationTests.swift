@@ -11,7 +11,7 @@ import TestKit
 
 @Suite("POST /api/apple/notifications/{tenant}")
 struct AppleNotificationTests {
-    @Test("S6: junk from one address is limited, a notification that verifies never is; a trusted proxy's X-Forwarded-For separates clients")
+    @Test("S6, T8: only failures draw from an address's budget; once it is used up the address is refused before any work (Apple's retry then succeeds), a verified notification makes it whole; a trusted proxy's X-Forwarded-For separates clients")
     func onlyFailuresAreLimited() async throws {
         let harness = try await Harness.make(environment: ["BERTH_TRUSTED_PROXIES": "127.0.0.1"])
         defer { harness.close() }
@@ -24,7 +24,15 @@ struct AppleNotificationTests {
             var junk: [UInt: Int] = [:]
             for _ in 0..<80 { junk[UInt(try await post(#"{"signedPayload":"x.y.z"}"#, from: "203.0.113.9").code), default: 0] += 1 }
             #expect(junk[429, default: 0] > 0 && junk[400, default: 0] > 0, "junk beyond the burst is refused with 429: \(junk)")
-            // The same address (Apple behind the same proxy) with a genuine notification: never limited.
+            // The budget is used up: even a genuine notification from that address is refused before its body is read (T8).
+            let early = try harness.ca.signNotification(type: .test, bundleId: "it.seaboo.app")
+            #expect(try await post(#"{"signedPayload":"\#(early)"}"#, from: "203.0.113.9") == .tooManyRequests)
+            // Apple retries later (the bucket refills with time): accepted, and the budget is whole again.
+            harness.clock.advance(1)
+            #expect(try await post(#"{"signedPayload":"\#(early)"}"#, from: "203.0.113.9") == .ok)
+            var after: [UInt: Int] = [:]
+            for _ in 0..<50 { after[UInt(try await post(#"{"signedPayload":"x.y.z"}"#, from: "203.0.113.9").code), default: 0] += 1 }
+            #expect(after == [400: 50], "a verified notification refilled the address's budget: \(after)")
             for _ in 0..<3 {
                 let genuine = try harness.ca.signNotification(type: .test, bundleId: "it.seaboo.app")
                 #expect(try await post(#"{"signedPayload":"\#(genuine)"}"#, from: "203.0.113.9") == .ok)

@@ -1,4 +1,5 @@
 import AppleSignedData
+import AppleStandIn
 import Crypto
 import Domain
 import Foundation
@@ -18,9 +19,9 @@ struct AppleOfferTests {
     static let bundle = SubscriptionsTests.brainBundle
     static let yearly = SubscriptionsTests.yearly
 
-    static func harness(_ key: P256.Signing.PrivateKey) async throws -> Harness {
-        // Nothing calls Apple here: the stand-in's port only completes the key's configuration.
-        try await Harness.make(appleStandIn: (9, key.pemRepresentation), customize: { catalog in
+    /// - Parameter applePort: the App Store Server API stand-in's port (9, nobody, where nothing calls Apple).
+    static func harness(_ key: P256.Signing.PrivateKey, applePort: Int = 9) async throws -> Harness {
+        try await Harness.make(appleStandIn: (applePort, key.pemRepresentation), customize: { catalog in
             guard let index = catalog.tenants.firstIndex(where: { $0.id == brain }) else { return }
             catalog.tenants[index].apple.offers = AppleOffers(promotional: [
                 .init(id: "welcome"),
@@ -103,7 +104,10 @@ struct AppleOfferTests {
     @Test("eligibility follows the tenant's rule and the user's subscriptions: win-back for lapsed users only, loyalty for live subscribers, intro for new ones")
     func eligibility() async throws {
         let iapKey = P256.Signing.PrivateKey()
-        let harness = try await Self.harness(iapKey)
+        // Introductory eligibility also reads the Apple account's history (T3): an empty one here.
+        let standIn = AppleStandIn(apiKey: iapKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
+        try await Application(router: standIn.router()).test(.live) { apple in
+        let harness = try await Self.harness(iapKey, applePort: try #require(apple.port))
         defer { harness.close() }
         let key = try await harness.apiKey(Self.brain, .server)
         try await harness.app().test(.router) { client in
@@ -139,6 +143,16 @@ struct AppleOfferTests {
             #expect(try await Self.offer(client, key: key, user: "bob", offer: "loyal20").status == .ok)
             #expect(try await Self.offer(client, key: key, user: "bob", offer: "winback50").status == .forbidden)
             #expect(try await Self.offer(client, key: key, user: "bob", offer: "welcome").status == .ok, "no rule: anyone")
+
+            // T3: a user Berth has never seen, on an Apple account whose history holds a yearly subscription (bob's),
+            // gets no second trial: the account decides, not the name.
+            standIn.state.withLock { $0.historyPages = [[try? harness.ca.signTransaction(live)].compactMap { $0 }] }
+            let fresh = try await client.call(.post, "/api/offers/apple/introductory-eligibility", auth: key, user: "eve-fresh-1",
+                                              json: ["productId": Self.yearly, "transactionId": "2000000700000002"])
+            #expect(fresh.status == .ok && fresh.json["allowIntroductoryOffer"] as? Bool == false, "\(fresh.json)")
+            let newcomer = try await Self.offer(client, key: key, user: "eve-fresh-2", offer: "loyal20", extra: ["transactionId": "2000000700000002"])
+            #expect(newcomer.status == .ok, "the account subscribes now: a loyalty offer for it whoever Berth knows it as: \(newcomer.json)")
+        }
         }
     }
 

@@ -354,3 +354,52 @@ struct GooglePlayTests {
         }
     }
 }
+
+extension GooglePlayTests {
+    @Test("T6: a captured push token with a forged void of another customer's purchase revokes nothing (Google does not confirm it); Google's own void is applied")
+    func forgedVoidNotBelieved() async throws {
+        try await Self.withPlay { rig in
+            let tokenA = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: "mai").token
+            let tokenB = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: "lan").token
+            #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: tokenA).status == .ok)
+            #expect(try await rig.verify(rig.stylistKey, user: "lan", product: Self.credits, token: tokenB).status == .ok)
+            // A genuine push about A; its Authorization header is captured.
+            let genuine = try rig.kit.notify(package: Self.stylist, token: tokenA, type: "ONE_TIME_PRODUCT_PURCHASED")
+            #expect(try await rig.push("aistylist-test", genuine).status == .ok)
+            // The same header on a forged body voiding B.
+            var notification = DeveloperNotification(packageName: Self.stylist, eventTime: Date())
+            notification.voidedPurchaseNotification = .init(purchaseToken: tokenB, orderId: nil, productType: 2)
+            var forged = genuine
+            forged.body = PubSubPush(message: .init(data: try JSONEncoder().encode(notification).base64EncodedString(), messageId: "forged-1",
+                                                    publishTime: RFC3339.string(Date())),
+                                     subscription: genuine.body.subscription ?? "projects/x/subscriptions/y")
+            let replayed = try await rig.push("aistylist-test", forged)
+            #expect(replayed.status == .ok && replayed.json["outcome"] as? String == "void_unconfirmed", "\(replayed.json)")
+            #expect(try await rig.balance("lan") == 52, "Google never voided B")
+            // Google voids B for real: the push is confirmed and applied.
+            let real = try rig.kit.notify(package: Self.stylist, token: tokenB, type: "VOIDED_PURCHASE")
+            let voided = try await rig.push("aistylist-test", real)
+            #expect(voided.json["outcome"] as? String == "credits_refunded", "\(voided.json)")
+            #expect(try await rig.balance("lan") == 2)
+        }
+    }
+
+    @Test("T11: a Play answer without purchaseState is not paid; tokens of only dots are refused before Google is asked")
+    func strictPlayAnswers() async throws {
+        try await Self.withPlay { rig in
+            let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: "mai").token
+            rig.standIn.omitPurchaseState = true
+            let unsaid = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
+            #expect(unsaid.status == .unprocessableContent && unsaid.errorCode == "purchase_token_invalid", "\(unsaid.json)")
+            #expect(try await rig.balance("mai") == 2)
+            rig.standIn.omitPurchaseState = false
+            #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token).status == .ok)
+            let before = rig.standIn.requestCount
+            for dots in [".", ".."] {
+                let reply = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: dots)
+                #expect(reply.status == .unprocessableContent, "\(dots): \(reply.json)")
+            }
+            #expect(rig.standIn.requestCount == before, "Google was not asked about a path of dots")
+        }
+    }
+}

@@ -318,3 +318,23 @@ struct AnswerSnippetTests {
                           "stale: refused (the answer is stale)"], "\(lines)")
     }
 }
+
+extension SignedAnswerTests {
+    @Test("T9: the signature covers the query string as sent: an answer to ?limit=1&offset=5 does not verify as the answer to the plain request")
+    func queryIsSigned() async throws {
+        let key = P256.Signing.PrivateKey()
+        let harness = try await Self.harness(key)
+        defer { harness.close() }
+        let client = try await harness.apiKey(Self.tenant, .client)
+        try await harness.app().test(.router) { http in
+            let nonce = UUID().uuidString
+            let paged = try await Self.call(http, .get, "/api/credits/transactions?limit=1&offset=5", auth: client, user: "ana", nonce: nonce)
+            #expect(paged.status == .ok, "\(paged.json)")
+            #expect(!Self.verifies(paged, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions"),
+                    "a proxy cannot pass the answer to another question off as the answer to the app's")
+            #expect(Self.verifies(paged, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions?limit=1&offset=5"))
+            let plain = try await Self.call(http, .get, "/api/credits/transactions", auth: client, user: "ana", nonce: nonce)
+            #expect(Self.verifies(plain, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions"))
+        }
+    }
+}

@@ -1,6 +1,7 @@
 import AppleSignedData
 import Domain
 import Foundation
+@testable import HTTPAPI
 import HTTPTypes
 import HummingbirdTesting
 import Testing
@@ -166,5 +167,54 @@ struct UnappliedPaymentsTests {
         #expect(!UnappliedPayment.keeps(DomainError(.unprocessable, .sandboxNotAllowed, "")))
         #expect(!UnappliedPayment.keeps(DomainError(.unavailable, .temporarilyUnavailable, "")))
         #expect(!UnappliedPayment.keeps(DomainError(.unauthenticated, .unauthenticated, "")))
+    }
+}
+
+extension UnappliedPaymentsTests {
+    @Test("T12: an operator applying a payment while another marks it for refund ends one way only: applied (credits granted) or refund requested (nothing granted), never both")
+    func applyRacesMarkForRefund() async throws {
+        let harness = try await Harness.make(customize: { catalog in
+            guard let index = catalog.tenants.firstIndex(where: { $0.id == CreditsTests.stylist }) else { return }
+            catalog.tenants[index].appAccountTokenMatchesUserId = true
+        })
+        defer { harness.close() }
+        let server = try await harness.apiKey(CreditsTests.stylist, .server)
+        let runtime = try #require(harness.services.tenants.tenant(id: CreditsTests.stylist))
+        let resolve = harness.services.resolveUnappliedPayment
+        let rounds = 24
+        let ids: [Int64] = try await harness.app().test(.router) { client in
+            var ids: [Int64] = []
+            // Ana sends purchases Bo bought (Bo's token): each is kept as an unapplied payment.
+            for round in 0..<rounds {
+                let jws = try harness.ca.signTransaction(.testPurchase(bundleId: CreditsTests.stylistBundle, productId: CreditsTests.starter,
+                                                                       transactionId: String(3_000_000_000_095_000 + round),
+                                                                       appAccountToken: UUID(uuidString: AccountTokens.cordovaPlugin("bo"))))
+                let reply = try await client.call(.post, "/api/verify-purchase", auth: server, user: "ana", json: ["productId": CreditsTests.starter, "jwsRepresentation": jws])
+                #expect(reply.errorCode == "account_token_mismatch", "\(reply.json)")
+                ids.append(try #require((reply.json["unappliedPayment"] as? [String: Any])?["id"] as? Int64))
+            }
+            return ids
+        }
+        // Two operators decide each payment at once: one applies it to Bo, the other marks it for refund.
+        for id in ids {
+            async let applied: Void = { _ = try? await resolve.apply(id, runtime: runtime, actor: Actor.admin(keyId: 1), userId: "bo", bookingId: Int64?.none) }()
+            async let marked: Void = { _ = try? await resolve.markForRefund(id, runtime: runtime, actor: Actor.admin(keyId: 2), note: "duplicate charge") }()
+            _ = await (applied, marked)
+        }
+        var appliedCount = 0
+        for id in ids {
+            let row = try #require(try await harness.rows("SELECT u.status AS status, u.transaction_id AS tid FROM unapplied_payments u WHERE u.id = ?", [id]).first)
+            let status = try #require(row["status"] ?? nil)
+            let purchases = try await harness.rows("SELECT status FROM purchases WHERE transaction_id = ?", [row["tid"] ?? ""])
+            if status == "applied" {
+                appliedCount += 1
+                #expect(purchases.count == 1, "applied payment \(id) has its purchase")
+            } else {
+                #expect(status == "refund_requested", "payment \(id): \(status)")
+                #expect(purchases.isEmpty, "payment \(id) was marked for refund and must grant nothing: \(purchases)")
+            }
+        }
+        // Every purchase Berth holds is one of an applied payment.
+        #expect(try await harness.count("purchases") == appliedCount)
     }
 }

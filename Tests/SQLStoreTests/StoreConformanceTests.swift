@@ -191,13 +191,19 @@ struct StoreConformance {
             let free = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later) }
             #expect(free == .none)
             #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", userId: "slow", now: later, upTo: 10) } == 0)
-            // Holds per resource: only unpaid bookings still within their hold count, up to the limit asked.
-            _ = try await Self.admit(store, user: "third", quote: Self.quote(Self.rental, start: start.addingTimeInterval(9 * 86_400)), now: later)
-            _ = try await Self.admit(store, user: "fourth", quote: Self.quote(Self.rental, start: start.addingTimeInterval(10 * 86_400)), now: later)
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", now: later, upTo: 10) } == 2)
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", now: later, upTo: 1) } == 1)
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "b", resourceId: "boat", now: later, upTo: 10) } == 0)
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", now: later.addingTimeInterval(901), upTo: 10) } == 0,
+            // Holds per resource and slot window: only unpaid bookings still within their hold and overlapping the window count, up to the limit asked.
+            let day9 = start.addingTimeInterval(9 * 86_400), day10 = start.addingTimeInterval(10 * 86_400)
+            _ = try await Self.admit(store, user: "third", quote: Self.quote(Self.rental, start: day9), now: later)
+            _ = try await Self.admit(store, user: "fourth", quote: Self.quote(Self.rental, start: day10), now: later)
+            let bothDays = (start: day9, end: day10.addingTimeInterval(86_400))
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10) } == 2)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 1) } == 1)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: day9.addingTimeInterval(3600), end: day9.addingTimeInterval(5400), now: later, upTo: 10) } == 1,
+                    "a window overlapping one hold counts that one")
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: day9.addingTimeInterval(2 * 3600), end: day9.addingTimeInterval(4 * 3600), now: later, upTo: 10) } == 0,
+                    "a hold ending where the window starts does not block it")
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "b", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10) } == 0)
+            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later.addingTimeInterval(901), upTo: 10) } == 0,
                     "expired holds do not count")
         }
     }

@@ -1,5 +1,6 @@
 // Resolves to the answer's JSON if Berth signed it, unchanged, for this request; throws otherwise.
-// publicKeySPKI and keyId are built into the app; nonce is the fresh X-Berth-Nonce the request sent.
+// publicKeySPKI and keyId are built into the app; nonce is the fresh X-Berth-Nonce the request sent;
+// path is the request's path with its query string as sent (url.pathname + url.search).
 async function verifyBerthAnswer(response, { publicKeySPKI, keyId, nonce, userId, method, path, now = Date.now(), maxAgeMs = 300000 }) {
   const body = new Uint8Array(await response.arrayBuffer());
   const header = (name) => response.headers.get(name) ?? '';

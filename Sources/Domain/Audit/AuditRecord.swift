@@ -26,6 +26,8 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let bookingPartlyPaid = AuditAction(rawValue: "booking.partly_paid")
     public static let bookingManualConfirm = AuditAction(rawValue: "booking.manual_confirm")
     public static let bookingCancelled = AuditAction(rawValue: "booking.cancelled")
+    /// A resource's slot window reached four fifths of its cap on unpaid holds.
+    public static let bookingHoldsHigh = AuditAction(rawValue: "booking.holds_high")
     public static let purchaseNeedsRefund = AuditAction(rawValue: "purchase.needs_refund")
     public static let purchaseRefused = AuditAction(rawValue: "purchase.refused")
     public static let replayDetected = AuditAction(rawValue: "replay.detected")

@@ -6,7 +6,7 @@ public struct BookingLoad: Hashable, Sendable {
     public var userHolds: Int
     /// The same, of everything the creating API key created (0 for a user's own token).
     public var creatorHolds: Int
-    /// The same, on the resource asked for, whoever holds them.
+    /// The same, on the resource asked for and overlapping the slot asked for, whoever holds them.
     public var resourceHolds: Int
 
     public init(occupancy: Occupancy, userHolds: Int, creatorHolds: Int, resourceHolds: Int = 0) {
@@ -26,7 +26,12 @@ public struct HoldLimits: Hashable, Sendable {
 
     public var perUser: Int
     public var perServerKey: Int
+    /// Unpaid holds at once on one resource's overlapping slot window, whoever holds them.
     public var perResource: Int
+
+    /// Holds on one slot window at which operators are told (an audit entry `booking.holds_high`):
+    /// four fifths of the cap.
+    public var resourceAlertThreshold: Int { max(1, perResource * 4 / 5) }
 
     public init(perUser: Int = defaultPerUser, perServerKey: Int = defaultPerServerKey, perResource: Int = defaultPerResource) {
         self.perUser = perUser
@@ -43,7 +48,7 @@ public enum BookingAdmission {
         }
         guard load.resourceHolds < limits.perResource else {
             throw DomainError(.conflict, .tooManyPendingBookings,
-                              "\(resource.name) already has \(load.resourceHolds) unpaid bookings waiting for payment, the most this app allows; try again in a few minutes",
+                              "\(resource.name) already has \(load.resourceHolds) unpaid bookings waiting for payment at that time, the most this app allows; try again in a few minutes",
                               field: "resourceId")
         }
         if viaKey, load.creatorHolds >= limits.perServerKey {

@@ -19,6 +19,9 @@ public enum BookingPurchaseRules {
         case .pendingPayment:
             if booking.holdExpiresAt > now {
                 refund = nil
+            } else if booking.end <= now {
+                // L15: a late payment never confirms a booking whose time is over.
+                refund = (.bookingNotPayable, "the hold expired and the booking's time has passed; the payment is recorded for a refund", .paymentNeedsRefund)
             } else if let resource, Capacity.fits(resource, seats: booking.seats, occupancy: occupancy) {
                 refund = nil
             } else {

@@ -15,7 +15,8 @@ public enum APIKeyRole: String, Codable, Hashable, Sendable, CaseIterable {
         switch self {
         case .client: [.purchases, .read]
         case .server: [.purchases, .read, .bookings, .credits, .subscriptions, .memberships]
-        case .admin: [.admin, .memberships, .subscriptions]
+        // `read`: what the routes operators share with users serve (one subscription by id).
+        case .admin: [.admin, .read, .memberships, .subscriptions]
         }
     }
 }

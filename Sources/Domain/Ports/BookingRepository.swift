@@ -16,7 +16,9 @@ public protocol BookingRepository {
     /// created, counted up to `limit` (the answer is min(holds, limit): the cost stays bounded).
     func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int
     func activeHolds(tenantId: String, createdVia: String, now: Date, upTo limit: Int) throws -> Int
-    func activeHolds(tenantId: String, resourceId: String, now: Date, upTo limit: Int) throws -> Int
+    /// Unpaid holds on `resourceId` whose slot overlaps [`start`, `end`): the inventory a new
+    /// booking of that window competes for (holds on other days do not block it).
+    func activeHolds(tenantId: String, resourceId: String, start: Date, end: Date, now: Date, upTo limit: Int) throws -> Int
 
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int)
 }

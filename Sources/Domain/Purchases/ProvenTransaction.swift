@@ -71,29 +71,60 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
 public struct PurchasePolicy: Sendable {
     /// The transaction's appAccountToken must be the user's (and be present on proofs that carry one).
     public var accountTokenIsUserId: Bool
+    /// The app's user ids are UUIDs in canonical lowercase form, and each is its user's own
+    /// appAccountToken. Without it, a token equal to a user id names nobody: anyone may pick a user
+    /// id that equals another customer's token (the upper-case spelling of a UUID, or the token a
+    /// client derived from someone's user name).
+    public var userIdIsToken: Bool
     /// The tenant takes Production purchases: Sandbox ones (free for testers) pay only for `sandboxTesters`.
     public var acceptsProduction: Bool
     public var sandboxTesters: Set<String>
-    /// The tokens besides the user id itself that name a user: what clients derive from the user id
-    /// (cordova-plugin-purchase's obfuscated username). Lowercase.
+    /// The tokens derived one-way from a user id that name that user (cordova-plugin-purchase's
+    /// obfuscated username). Lowercase.
     public var derivedAccountTokens: @Sendable (String) -> [String]
     /// Further forms of a user's token that a proof may carry and the check accepts, but that are
     /// never recorded or looked up (Google Play's obfuscated account id).
     public var checkedAccountTokens: @Sendable (String) -> [String]
 
-    public init(accountTokenIsUserId: Bool = false, acceptsProduction: Bool = false, sandboxTesters: Set<String> = [],
+    public init(accountTokenIsUserId: Bool = false, userIdIsToken: Bool = false, acceptsProduction: Bool = false, sandboxTesters: Set<String> = [],
                 derivedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] },
                 checkedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] }) {
         self.checkedAccountTokens = checkedAccountTokens
         self.accountTokenIsUserId = accountTokenIsUserId
+        self.userIdIsToken = userIdIsToken
         self.acceptsProduction = acceptsProduction
         self.sandboxTesters = sandboxTesters
         self.derivedAccountTokens = derivedAccountTokens
     }
 
-    /// Whether an appAccountToken names `userId`: the id itself (a UUID user id) or a token derived from it.
+    /// The account tokens that name `userId` and may be recorded and looked up for it: those derived
+    /// from the id, and the id itself only where ids are UUIDs and this one is in canonical form.
+    public func tokens(naming userId: String) -> [String] {
+        var tokens = derivedAccountTokens(userId)
+        if userIdIsToken, CanonicalUUID.isCanonical(userId) { tokens.append(userId) }
+        return tokens
+    }
+
+    /// Whether an appAccountToken names `userId`: a token derived from the id (or, where user ids
+    /// are UUIDs, the id itself in its canonical form).
     public func token(_ token: String, names userId: String) -> Bool {
         let token = token.lowercased()
-        return token == userId.lowercased() || derivedAccountTokens(userId).contains(token) || checkedAccountTokens(userId).contains(token)
+        return tokens(naming: userId).contains(token) || checkedAccountTokens(userId).contains(token)
+    }
+}
+
+/// The one spelling of a UUID Berth takes as a user id where ids are UUIDs: 8-4-4-4-12 lowercase hex digits.
+public enum CanonicalUUID {
+    public static func isCanonical(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f")) else { return false }
+            }
+        }
+        return true
     }
 }

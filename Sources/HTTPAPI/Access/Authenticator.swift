@@ -95,7 +95,7 @@ struct Authenticator: RouterMiddleware {
         case .server, .client:
             var userId: String?
             if let user = request.headers[.xUserId]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
-                userId = try Self.userId(user, field: "X-User-Id")
+                userId = try Self.userId(user, field: "X-User-Id", tenant: tenant.tenant)
             }
             return Caller(tenant: tenant, kind: key.role == .server ? .serverKey : .clientKey, key: key, userId: userId)
         }
@@ -105,10 +105,17 @@ struct Authenticator: RouterMiddleware {
     /// compares strings by canonical equivalence and SQL by bytes; one normal form at every entry
     /// makes `jos\u{e9}` and `jose\u{301}` the same user everywhere (L8), not the same in one
     /// comparison and two users in another.
-    static func userId(_ text: String, field: String) throws -> String {
+    ///
+    /// For an app whose user ids are UUIDs (`userIdFormat: uuid`), the id must be one in its
+    /// canonical lowercase spelling: there each id is its user's appAccountToken, and a second
+    /// spelling of the same UUID would be a second user holding the first one's token (T1).
+    static func userId(_ text: String, field: String, tenant: Tenant) throws -> String {
         let normal = Self.composed(text)
         guard normal.utf8.count <= maximumUserIdBytes, text.utf8.count <= 4 * maximumUserIdBytes else {
             throw APIError(.badRequest, .invalidUserId, "\(field) is limited to \(maximumUserIdBytes) bytes", field: field)
+        }
+        if tenant.userIdsAreUUIDs, !CanonicalUUID.isCanonical(normal) {
+            throw APIError(.badRequest, .invalidUserId, "\(field) must be a UUID in lowercase (8-4-4-4-12 hex digits): this app's user ids are UUIDs", field: field)
         }
         return normal
     }
@@ -169,6 +176,9 @@ struct Authenticator: RouterMiddleware {
         }
         let user = Self.composed(claims.sub.value)
         guard !user.isEmpty, user.utf8.count <= Self.maximumUserIdBytes else { throw APIError.unauthenticated("the token's subject is empty or too long") }
+        if tenant.tenant.userIdsAreUUIDs, !CanonicalUUID.isCanonical(user) {
+            throw APIError.unauthenticated("the token's subject must be a UUID in lowercase: this app's user ids are UUIDs")
+        }
         return Caller(tenant: tenant, kind: .userToken, key: nil, userId: user)
     }
 }

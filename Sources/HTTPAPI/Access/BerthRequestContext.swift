@@ -27,6 +27,10 @@ public struct Caller: Sendable {
     /// The end user: a token's subject, or the user a key names in `X-User-Id`.
     public var userId: String?
 
+    /// Whether the caller proved who the user is: the user's own token, or the app's backend (a
+    /// server key). A client key ships in every copy of the app: it only names a user.
+    public var provesUser: Bool { kind == .userToken || kind == .serverKey }
+
     /// What the caller may do: a key's scopes; a user token may do what a user may.
     public var scopes: Set<KeyScope> {
         key?.scopes ?? [.purchases, .read, .bookings, .credits]

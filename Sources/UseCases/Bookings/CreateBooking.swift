@@ -38,7 +38,9 @@ public struct CreateBooking: Sendable {
             let occupancy = try tx.bookings.occupancy(tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end,
                                                       excluding: nil, now: now)
             let userHolds = try tx.bookings.activeHolds(tenantId: draft.tenantId, userId: draft.userId, now: now, upTo: limits.perUser)
-            let resourceHolds = try tx.bookings.activeHolds(tenantId: draft.tenantId, resourceId: quote.resource.id, now: now, upTo: limits.perResource)
+            // Per resource and slot window (T4): holds on other days or hours do not block this one.
+            let resourceHolds = try tx.bookings.activeHolds(tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end,
+                                                            now: now, upTo: limits.perResource)
             let creatorHolds = viaKey
                 ? try tx.bookings.activeHolds(tenantId: draft.tenantId, createdVia: draft.createdVia, now: now, upTo: limits.perServerKey)
                 : 0
@@ -47,6 +49,12 @@ public struct CreateBooking: Sendable {
             let (booking, audit) = BookingTransitions.created(draft)
             try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
             try tx.audit.append(audit)
+            if resourceHolds + 1 == limits.resourceAlertThreshold {
+                // Operators see a slot filling with unpaid holds before customers are refused.
+                try tx.audit.append(AuditRecord(tenantId: draft.tenantId, actor: .system, action: .bookingHoldsHigh, bookingId: booking.id, purchaseId: nil,
+                                                detail: ["resourceId": quote.resource.id, "holds": String(resourceHolds + 1), "cap": String(limits.perResource),
+                                                         "start": String(quote.start.epochMilliseconds), "end": String(quote.end.epochMilliseconds)], at: now))
+            }
             return booking
         }
     }

@@ -32,9 +32,15 @@ public enum PlayProofs {
     public static func proofHash(_ token: String) -> String { SHA256.hash(data: Data(token.utf8)).hexString }
 
     static func proven(_ p: ProductPurchase, token: String, product: Product) throws -> ProvenTransaction {
-        if p.purchaseState == 2 {
+        switch p.purchaseState {
+        case 0, 1: break   // purchased; cancelled (kept as revoked: it never grants)
+        case 2:
             throw DomainError(.conflict, .purchasePending, "the purchase waits for payment; send it again once Google Play says it is paid", field: "purchaseToken")
+        default:
+            // An answer that does not say "purchased" is not read as paid (T11).
+            throw DomainError(.unprocessable, .purchaseTokenInvalid, "Google Play's answer does not say the purchase is paid", field: "purchaseToken")
         }
+        // Google names the product in the request's path and may leave it out of the answer; one it names must be that product.
         if let id = p.productId, id != product.googleProductId {
             throw DomainError(.unprocessable, .productMismatch, "the purchase is of \(id), not \(product.googleProductId)", field: "productId")
         }

@@ -85,7 +85,14 @@ public struct ReceivePlayNotification: Sendable {
         let now = clock.now()
         let result: Result
         if let voided = notification.voidedPurchaseNotification, let token = voided.purchaseToken {
-            result = try await void(token: token, uuid: uuid, package: package, subscription: voided.productType == 1, runtime: runtime, play: play, now: now)
+            // Google's token authenticates the sender, not this body (a captured one replays for an
+            // hour): a void is believed only when Google says so itself (T6).
+            if try await confirmsVoid(token: token, package: package, subscription: voided.productType == 1, runtime: runtime, play: play, now: now) {
+                result = try await void(token: token, uuid: uuid, package: package, subscription: voided.productType == 1, runtime: runtime, play: play, now: now)
+            } else {
+                logger.warning("google play void push not confirmed by Google; nothing revoked", metadata: ["message": .string(messageId)])
+                result = try await record(uuid: uuid, outcome: "void_unconfirmed", kind: Self.kind(notification), runtime: runtime, now: now)
+            }
         } else if let change = notification.subscriptionNotification, let token = change.purchaseToken {
             result = try await subscriptionChanged(token: token, type: change.notificationType ?? 0, googleProductId: change.subscriptionId, uuid: uuid,
                                                    package: package, runtime: runtime, play: play, now: now)
@@ -195,6 +202,32 @@ public struct ReceivePlayNotification: Sendable {
             } ?? NotificationRules.plan(incoming, purchase: purchase, booking: nil, slotStillFree: false, now: now)
             try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
             return Result(outcome: plan.effect.outcome, duplicate: false, kind: kind)
+        }
+    }
+
+    /// Whether Google itself says `token` was voided: a one-time purchase Berth knows is read
+    /// (`purchaseState` 1, cancelled); otherwise the voided-purchases list of the last 30 days is
+    /// searched for it. Google out of reach is a 503 (Pub/Sub retries); an unknown token is not confirmed.
+    func confirmsVoid(token: String, package: String, subscription: Bool, runtime: TenantRuntime, play: PlayRuntime, now: Date) async throws -> Bool {
+        let tenantId = runtime.id
+        let known = try await store.read { tx in try Self.purchase(token, tenantId: tenantId, tx: tx, forUpdate: false) }
+        do {
+            if !subscription, let known, known.kind != .subscription, let product = runtime.tenant.product(id: known.productId) {
+                let state = try await play.client.productPurchase(package: package, productId: product.googleProductId, token: token)
+                if state.purchaseState == 1 { return true }
+            }
+            var pageToken: String?
+            var pages = 0
+            repeat {
+                let page = try await play.client.voidedPurchases(package: package, since: now.addingTimeInterval(-30 * 86_400), pageToken: pageToken)
+                if page.voidedPurchases?.contains(where: { $0.purchaseToken == token }) == true { return true }
+                pageToken = page.tokenPagination?.nextPageToken
+                pages += 1
+            } while pageToken != nil && pages < 20
+            return false
+        } catch {
+            if error.isTransient { throw DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be asked; Pub/Sub will retry", retryAfter: 30) }
+            return false
         }
     }
 

@@ -1,3 +1,4 @@
+import AppleSignedData
 import AppStoreAPI
 import Domain
 import Foundation
@@ -42,9 +43,15 @@ public struct SignAppleOffers: Sendable {
         guard let offer = runtime.tenant.apple.offers?.promotional(offerId, productId: productId) else {
             throw DomainError(.unprocessable, .offerUnknown, "the app does not sign offer \(offerId) for \(productId)", field: "offerId")
         }
-        let username = try Self.applicationUsername(applicationUsername, userId: userId)
+        let username = try Self.applicationUsername(applicationUsername, userId: userId, policy: runtime.purchasePolicy)
         let transaction = try transactionId.map { try Self.transactionId($0) }
-        let (ever, now) = try await history(runtime: runtime, userId: userId, entitlement: product.subscriptionInfo?.entitlement ?? "premium")
+        let entitlement = product.subscriptionInfo?.entitlement ?? "premium"
+        var (ever, now) = try await history(runtime: runtime, userId: userId, entitlement: entitlement)
+        if let transaction, (offer.eligibility ?? .anyone) != .anyone, !(ever && now) {
+            // The Apple account the offer will be redeemed on counts too, whoever Berth knows it as (T3).
+            let account = try await accountHistory(runtime: runtime, transactionId: transaction, entitlement: entitlement)
+            (ever, now) = (ever || account.ever, now || account.now)
+        }
         guard (offer.eligibility ?? .anyone).admits(everSubscribed: ever, isSubscribed: now) else {
             throw DomainError(.forbidden, .offerNotEligible, "offer \(offerId) is for \((offer.eligibility ?? .anyone).rawValue) users of \(product.subscriptionInfo?.entitlement ?? "premium")",
                               field: "offerId")
@@ -66,7 +73,13 @@ public struct SignAppleOffers: Sendable {
         let signer = try Self.signer(runtime)
         let product = try Self.subscriptionProduct(runtime, productId)
         let transaction = try Self.transactionId(transactionId)
-        let (ever, _) = try await history(runtime: runtime, userId: userId, entitlement: product.subscriptionInfo?.entitlement ?? "premium")
+        let entitlement = product.subscriptionInfo?.entitlement ?? "premium"
+        var (ever, _) = try await history(runtime: runtime, userId: userId, entitlement: entitlement)
+        if !ever {
+            // The signature overrides Apple's one-trial rule for the Apple account of `transaction`: that
+            // account's own history decides, not only the user the caller names (T3).
+            ever = try await accountHistory(runtime: runtime, transactionId: transaction, entitlement: entitlement).ever
+        }
         let allow = OfferEligibility.new.admits(everSubscribed: ever, isSubscribed: false)
         let jws = try signer.introductoryEligibilityJWS(productId: productId, allow: allow, transactionId: transaction, nonce: UUID(), now: clock.now())
         return IntroductoryEligibility(productId: productId, allowIntroductoryOffer: allow, compactJWS: jws)
@@ -79,6 +92,38 @@ public struct SignAppleOffers: Sendable {
         let now = clock.now()
         let granting = owned.filter { $0.entitlement == entitlement }
         return (!granting.isEmpty, granting.contains { $0.state(at: now).entitles })
+    }
+
+    /// Whether the Apple account of `transactionId` ever had, and has now, a subscription of this app
+    /// granting `entitlement`: Apple's transaction history of that customer (Get Transaction History),
+    /// whoever Berth knows them as. An id Apple does not know is refused; Apple out of reach is a 503.
+    func accountHistory(runtime: TenantRuntime, transactionId: String, entitlement: String) async throws -> (ever: Bool, now: Bool) {
+        guard let api = runtime.serverAPI else { throw Self.notConfigured() }
+        let history: [VerifiedTransaction]
+        do {
+            history = try await api.transactionHistory(transactionId, maximumPages: 20)
+        } catch let error as AppStoreAPIError where error.code == .transactionNotFound || error.code == .rejected {
+            throw DomainError(.unprocessable, .proofRequired, "transactionId is not a transaction of this app's customers", field: "transactionId")
+        } catch let error as AppStoreAPIError {
+            throw DomainError(.unavailable, .transactionLookupUnavailable, "Apple's transaction history could not be read (\(error.code.rawValue)); try again shortly",
+                              retryAfter: 30)
+        } catch {
+            throw DomainError(.unprocessable, .proofRequired, "Apple's answer about transactionId did not verify", field: "transactionId")
+        }
+        let moment = clock.now()
+        var ever = false, now = false
+        for verified in history {
+            let payload = verified.payload
+            guard let productId = payload.productId, let product = runtime.tenant.product(id: productId), product.kind == .subscription,
+                  (product.subscriptionInfo?.entitlement ?? "premium") == entitlement else { continue }
+            ever = true
+            if payload.revocationDate == nil, let expires = payload.expiresDate?.date, expires > moment { now = true }
+        }
+        return (ever, now)
+    }
+
+    private static func notConfigured() -> DomainError {
+        DomainError(.unprocessable, .offersNotConfigured, "the app's In-App Purchase key (apple.serverAPI) is not configured; Berth cannot sign offers")
     }
 
     static func signer(_ runtime: TenantRuntime) throws -> AppleOfferSigner {
@@ -101,11 +146,11 @@ public struct SignAppleOffers: Sendable {
     /// The legacy signature's application username: what the payment will carry. Empty is Apple's
     /// "none"; otherwise it must name the caller (their id, or the token cordova-plugin-purchase
     /// derives from it, which is the default).
-    static func applicationUsername(_ given: String?, userId: String) throws -> String {
+    static func applicationUsername(_ given: String?, userId: String, policy: PurchasePolicy) throws -> String {
         let derived = AccountTokens.cordovaPlugin(userId)
         guard let given else { return derived }
         let lowered = given.lowercased()
-        guard lowered.isEmpty || lowered == userId.lowercased() || AccountTokens.derived(userId).contains(lowered) else {
+        guard lowered.isEmpty || lowered == userId.lowercased() || policy.token(lowered, names: userId) else {
             throw DomainError(.forbidden, .accountTokenMismatch, "applicationUsername must be empty, the user's id or the token derived from it", field: "applicationUsername")
         }
         return lowered.isEmpty ? "" : given

@@ -6,8 +6,8 @@ import Logging
 
 /// After a link (an account claims a subscription), tells Apple the owner's appAccountToken (Set App
 /// Account Token) so that Apple's later transactions and notifications of it carry the owner. Only
-/// with the App Store Server API configured, and only for users with a token: a user id that is a
-/// UUID, else the token cordova-plugin-purchase derives from it. Best effort: a refusal (a family
+/// with the App Store Server API configured: the user id itself where the app's ids are UUIDs, else
+/// the token cordova-plugin-purchase derives from it. Best effort: a refusal (a family
 /// member's transaction, Apple unreachable) is logged and the link stands.
 public struct SetAppAccountToken: Sendable {
     let logger: Logger
@@ -17,14 +17,17 @@ public struct SetAppAccountToken: Sendable {
     }
 
     /// The token that names `userId` to Apple.
-    public static func token(for userId: String) -> UUID? {
-        UUID(uuidString: userId) ?? UUID(uuidString: AccountTokens.cordovaPlugin(userId))
+    /// The id itself only where the app's user ids are UUIDs (`userIdFormat: uuid`); otherwise the
+    /// token derived one-way from it, so that no other user can name themselves after it (T1).
+    public static func token(for userId: String, policy: PurchasePolicy) -> UUID? {
+        if policy.userIdIsToken, CanonicalUUID.isCanonical(userId) { return UUID(uuidString: userId) }
+        return UUID(uuidString: AccountTokens.cordovaPlugin(userId))
     }
 
     /// Returns whether Apple accepted it.
     @discardableResult
     public func callAsFunction(runtime: TenantRuntime, originalTransactionId: String, environment: String, userId: String) async -> Bool {
-        guard let api = runtime.serverAPI, let token = Self.token(for: userId) else { return false }
+        guard let api = runtime.serverAPI, let token = Self.token(for: userId, policy: runtime.purchasePolicy) else { return false }
         do {
             try await api.setAppAccountToken(originalTransactionId: originalTransactionId, token: token, environment: AppStoreEnvironment(rawValue: environment))
             return true

@@ -1,0 +1,271 @@
+import Foundation
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// How many connections Berth holds and how long a request's head may take (T2: idle connections
+/// that trickle a partial request line must not take the service off the air).
+public struct ConnectionLimits: Sendable, Equatable {
+    /// Connections open at once, over all clients.
+    public var maximum: Int
+    /// Connections open at once from one client address.
+    public var perAddress: Int
+    /// From the moment a connection waits for a request (opened, or its last answer sent) until
+    /// that request's head has arrived whole. Separate from the idle timeout, which covers a
+    /// request's body and the answer.
+    public var headTimeout: TimeAmount
+
+    public static let defaultMaximum = 4096
+    public static let defaultPerAddress = 512
+    public static let defaultHeadSeconds: Int64 = 10
+    /// Descriptors kept for everything that is not a client connection: the database (SQLite's
+    /// readers, WAL and shared memory, or PostgreSQL's pool), webhook and store clients, the
+    /// event loops, the listening socket, logs, and the backtracer should anything trap.
+    public static let descriptorReserve = 96
+
+    public init(maximum: Int = ConnectionLimits.defaultMaximum, perAddress: Int = ConnectionLimits.defaultPerAddress,
+                headTimeout: TimeAmount = .seconds(ConnectionLimits.defaultHeadSeconds)) {
+        self.maximum = max(1, maximum)
+        self.perAddress = max(1, perAddress)
+        self.headTimeout = headTimeout
+    }
+
+    /// The limits for a process allowed `descriptors` open files, from `environment`
+    /// (`BERTH_MAX_CONNECTIONS`, `BERTH_MAX_CONNECTIONS_PER_ADDRESS`, `BERTH_HEAD_TIMEOUT_SECONDS`).
+    /// The overall cap never exceeds the descriptors less ``descriptorReserve`` (at least 16 connections).
+    public static func from(environment: [String: String], descriptors: Int) throws -> ConnectionLimits {
+        func positive(_ name: String) throws -> Int? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let value = Int(text), value > 0, value <= 1_000_000 else {
+                throw ConnectionLimitsError(description: "\(name) is '\(text)'; give a whole number from 1 to 1000000")
+            }
+            return value
+        }
+        let ceiling = max(16, descriptors - descriptorReserve)
+        let maximum = min(try positive("BERTH_MAX_CONNECTIONS") ?? defaultMaximum, ceiling)
+        let perAddress = min(try positive("BERTH_MAX_CONNECTIONS_PER_ADDRESS") ?? defaultPerAddress, maximum)
+        let head = try positive("BERTH_HEAD_TIMEOUT_SECONDS").map { Int64($0) } ?? defaultHeadSeconds
+        return ConnectionLimits(maximum: maximum, perAddress: perAddress, headTimeout: .seconds(min(head, 3600)))
+    }
+}
+
+/// A limit that cannot be used, and why.
+public struct ConnectionLimitsError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// Counts the server's connections and decides, as each one opens, whether it is admitted. At a cap,
+/// the connection that has waited longest for a request head (an idle keep-alive connection, or one
+/// trickling a partial request line) is closed to make room; a new connection is refused only when
+/// every connection it competes with is in the middle of a request.
+public final class ConnectionGovernor: Sendable {
+    public let limits: ConnectionLimits
+    let metrics: BerthMetrics?
+
+    private struct Entry {
+        var channel: any Channel
+        var address: String
+        /// When it began waiting for a request head; nil while a request is being served.
+        var waitingSince: UInt64?
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var perAddress: [String: Int] = [:]
+        var nextId: UInt64 = 1
+    }
+
+    private let state = Mutex(State())
+
+    public init(limits: ConnectionLimits, metrics: BerthMetrics?) {
+        self.limits = limits
+        self.metrics = metrics
+    }
+
+    /// Connections open now.
+    public var open: Int { state.withLock { $0.entries.count } }
+
+    enum Admission {
+        case admitted(id: UInt64, shed: [any Channel])
+        case refused
+    }
+
+    /// Admits `channel` from `address` (waiting for its first head), shedding what must go to make room.
+    func admit(_ channel: any Channel, address: String) -> Admission {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let limits = self.limits
+        let (admission, open) = state.withLock { state -> (Admission, Int) in
+            var shed: [any Channel] = []
+            if state.perAddress[address, default: 0] >= limits.perAddress {
+                guard let oldest = Self.oldestWaiting(state, address: address) else { return (.refused, state.entries.count) }
+                if let channel = Self.remove(&state, oldest) { shed.append(channel) }
+            }
+            if state.entries.count >= limits.maximum {
+                guard let oldest = Self.oldestWaiting(state, address: nil) else { return (.refused, state.entries.count) }
+                if let channel = Self.remove(&state, oldest) { shed.append(channel) }
+            }
+            let id = state.nextId
+            state.nextId &+= 1
+            state.entries[id] = Entry(channel: channel, address: address, waitingSince: now)
+            state.perAddress[address, default: 0] += 1
+            return (.admitted(id: id, shed: shed), state.entries.count)
+        }
+        switch admission {
+        case .refused:
+            metrics?.count("berth_connections_refused_total")
+        case .admitted(_, let shed):
+            if !shed.isEmpty { metrics?.count("berth_connections_shed_total", [("reason", "capacity")], by: Int64(shed.count)) }
+        }
+        metrics?.gauge("berth_connections_open", [], Double(open))
+        return admission
+    }
+
+    /// The connection began serving a request (its head arrived).
+    func serving(_ id: UInt64) {
+        state.withLock { $0.entries[id]?.waitingSince = nil }
+    }
+
+    /// The connection answered and waits for the next request head.
+    func waiting(_ id: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        state.withLock { $0.entries[id]?.waitingSince = now }
+    }
+
+    /// The connection closed (whoever closed it).
+    func closed(_ id: UInt64) {
+        let open = state.withLock { state -> Int? in
+            guard Self.remove(&state, id) != nil else { return nil }
+            return state.entries.count
+        }
+        if let open { metrics?.gauge("berth_connections_open", [], Double(open)) }
+    }
+
+    /// A connection closed because its request head did not arrive in time.
+    func headTimedOut() {
+        metrics?.count("berth_connections_shed_total", [("reason", "head_timeout")])
+    }
+
+    private static func oldestWaiting(_ state: State, address: String?) -> UInt64? {
+        var best: (id: UInt64, since: UInt64)?
+        for (id, entry) in state.entries {
+            guard let since = entry.waitingSince, address == nil || entry.address == address else { continue }
+            if let current = best, current.since < since || (current.since == since && current.id < id) { continue }
+            best = (id, since)
+        }
+        return best?.id
+    }
+
+    @discardableResult
+    private static func remove(_ state: inout State, _ id: UInt64) -> (any Channel)? {
+        guard let entry = state.entries.removeValue(forKey: id) else { return nil }
+        let left = (state.perAddress[entry.address] ?? 1) - 1
+        state.perAddress[entry.address] = left > 0 ? left : nil
+        return entry.channel
+    }
+
+    /// The handler each connection's pipeline gets (after HTTP decoding, before Hummingbird's).
+    public func handler() -> any RemovableChannelHandler {
+        ConnectionGuard(governor: self)
+    }
+}
+
+/// One connection's view of the governor: admitted when it becomes active, serving from a request
+/// head until its answer's end, waiting otherwise; closed when a head takes longer than the limit.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let governor: ConnectionGovernor
+    private var id: UInt64?
+    /// Requests whose head arrived and whose answer has not ended (HTTP/1.1 pipelining).
+    private var inFlight = 0
+    private var deadline: Scheduled<Void>?
+    /// Bumped whenever the connection stops waiting, so a stale deadline does nothing.
+    private var generation: UInt64 = 0
+
+    init(governor: ConnectionGovernor) {
+        self.governor = governor
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { admit(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        admit(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        release()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) {
+            inFlight += 1
+            if inFlight == 1, let id {
+                governor.serving(id)
+                stopWaiting()
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), inFlight > 0 {
+            inFlight -= 1
+            if inFlight == 0, let id {
+                governor.waiting(id)
+                startWaiting(context)
+            }
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func admit(_ context: ChannelHandlerContext) {
+        guard id == nil else { return }
+        let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        switch governor.admit(context.channel, address: address) {
+        case .refused:
+            context.close(promise: nil)
+        case .admitted(let admitted, let shed):
+            id = admitted
+            for channel in shed { channel.close(promise: nil) }
+            startWaiting(context)
+        }
+    }
+
+    private func startWaiting(_ context: ChannelHandlerContext) {
+        stopWaiting()
+        let expected = generation
+        let channel = context.channel
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let governor = self.governor
+        deadline = context.eventLoop.scheduleTask(in: governor.limits.headTimeout) {
+            guard bound.value.generation == expected, bound.value.inFlight == 0 else { return }
+            governor.headTimedOut()
+            channel.close(promise: nil)
+        }
+    }
+
+    private func stopWaiting() {
+        generation &+= 1
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    private func release() {
+        stopWaiting()
+        if let id {
+            governor.closed(id)
+            self.id = nil
+        }
+    }
+}
