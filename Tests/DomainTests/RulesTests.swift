@@ -95,13 +95,30 @@ struct RulesTests {
         #expect(ClaimPolicy.plan(claim(), existing: nil, revokedByApple: false, now: now) == nil)
     }
 
+    @Test("T1: a token names a user only when derived from the id, or, where ids are UUIDs, when it is the id in its one canonical spelling")
+    func tokensNameUsersOneWay() {
+        let uuid = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+        let text = PurchasePolicy(accountTokenIsUserId: true, derivedAccountTokens: { ["d-" + $0] })
+        #expect(!text.token(uuid, names: uuid), "on a text-id app, an id equal to a token owns nothing")
+        #expect(text.tokens(naming: uuid) == ["d-" + uuid])
+        #expect(text.token("D-" + uuid.uppercased(), names: uuid), "tokens compare in any case")
+        let uuids = PurchasePolicy(accountTokenIsUserId: true, userIdIsToken: true, derivedAccountTokens: { ["d-" + $0] })
+        #expect(uuids.token(uuid.uppercased(), names: uuid), "the id is its user's token")
+        #expect(!uuids.token(uuid, names: uuid.uppercased()), "a second spelling of the id is nobody's")
+        #expect(uuids.tokens(naming: uuid.uppercased()) == ["d-" + uuid.uppercased()])
+        #expect(uuids.tokens(naming: uuid) == ["d-" + uuid, uuid])
+        #expect(CanonicalUUID.isCanonical(uuid) && !CanonicalUUID.isCanonical(uuid.uppercased()) && !CanonicalUUID.isCanonical("{\(uuid)}")
+                && !CanonicalUUID.isCanonical(String(uuid.dropLast())) && !CanonicalUUID.isCanonical(uuid.replacingOccurrences(of: "-", with: "_")))
+    }
+
     @Test("a proven transaction must match the app's product, the booking's product and quantity, the claimed id, and the user's token")
     func proofChecks() throws {
         var target = booking(status: .pendingPayment, holdExpiresAt: now)
         target.requiredProductId = "basic"
         let proven = ProvenTransaction(transactionId: "1", originalTransactionId: "1", productId: "basic", environment: "Sandbox",
-                                       purchasedAt: now, revoked: false, appAccountToken: "U-1", proofHash: "h")
-        let tokens = PurchasePolicy(accountTokenIsUserId: true)
+                                       purchasedAt: now, revoked: false, appAccountToken: "D-U-1", proofHash: "h")
+        // A token names the user it is derived from (here "d-" + the id), in any case.
+        let tokens = PurchasePolicy(accountTokenIsUserId: true, derivedAccountTokens: { ["d-" + $0] })
         let open = PurchasePolicy()
         try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "1", booking: target, userId: "u-1", policy: tokens)
         func code(_ body: () throws -> Void) -> String? {

@@ -209,14 +209,16 @@ struct AppleLifecycleTests {
             let alice = UUID()
             var bought = SubscriptionsTests.period(harness, transaction: "2000000800000001", original: "2000000800000001", product: SubscriptionsTests.yearly,
                                                    bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-86_400), days: 365)
-            bought.appAccountToken = alice.uuidString.lowercased()
+            // The app's ids are text here: the token is the one cordova-plugin-purchase derives from alice's id.
+            let aliceToken = AccountTokens.cordovaPlugin(alice.uuidString.lowercased())
+            bought.appAccountToken = aliceToken
             #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: alice.uuidString.lowercased(), bought).status == .ok)
 
             // The family member's device holds its own transaction of the same subscription.
             var shared = SubscriptionsTests.period(harness, transaction: "2000000800000002", original: "2000000800000002", product: SubscriptionsTests.yearly,
                                                    bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-86_400), days: 365)
             shared.inAppOwnershipType = .familyShared
-            shared.appAccountToken = alice.uuidString.lowercased()
+            shared.appAccountToken = aliceToken
             let member = try await SubscriptionsTests.claim(client, harness, key: key, user: "bob", shared)
             #expect(member.status == .ok, "\(member.json)")
             var entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "bob")
@@ -228,7 +230,7 @@ struct AppleLifecycleTests {
             let listed = try await client.call(.get, "/api/subscriptions", auth: key, user: "bob")
             #expect((listed.json["data"] as? [[String: Any]])?.first?["familyShared"] as? Bool == true, "\(listed.json)")
             // The purchaser's token still names the purchaser (Apple's later notifications with it go to alice).
-            let tokenOwner = try await harness.rows("SELECT user_id FROM account_tokens WHERE token = ?", [alice.uuidString.lowercased()])
+            let tokenOwner = try await harness.rows("SELECT user_id FROM account_tokens WHERE token = ?", [aliceToken])
             #expect(tokenOwner.map { $0["user_id"] ?? nil } == [alice.uuidString.lowercased()], "\(tokenOwner)")
 
             // The purchaser stops sharing: Apple revokes the member's transaction (FAMILY_REVOKE).
@@ -332,14 +334,19 @@ struct AppleLifecycleTests {
 
     static func code(_ reply: Reply) -> String? { (reply.json["error"] as? [String: Any])?["code"] as? String }
 
-    @Test("a link tells Apple the owner (Set App Account Token): the user id when it is a UUID, else the token cordova-plugin-purchase derives from it")
-    func linkSetsAppAccountToken() async throws {
-        try await Self.withStandIn(bundle: SubscriptionsTests.brainBundle) { standIn, harness in
+    @Test("a link tells Apple the owner (Set App Account Token): the user id itself where the app's ids are UUIDs, else the token cordova-plugin-purchase derives from it (a UUID-looking text id included)",
+          arguments: [false, true])
+    func linkSetsAppAccountToken(uuidIds: Bool) async throws {
+        try await Self.withStandIn(bundle: SubscriptionsTests.brainBundle, customize: { catalog in
+            guard uuidIds, let index = catalog.tenants.firstIndex(where: { $0.id == SubscriptionsTests.brain }) else { return }
+            catalog.tenants[index].userIdFormat = .uuid
+        }) { standIn, harness in
             let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
             try await harness.app().test(.router) { client in
                 let now = harness.clock.now()
                 let owner = UUID().uuidString.lowercased()
-                for (user, otid) in [(owner, "2000000810000001"), ("carol", "2000000810000002")] {
+                let carol = uuidIds ? UUID().uuidString.lowercased() : "carol"
+                for (user, otid) in [(owner, "2000000810000001"), (carol, "2000000810000002")] {
                     let period = SubscriptionsTests.period(harness, transaction: otid, original: otid, product: SubscriptionsTests.yearly,
                                                            bundle: SubscriptionsTests.brainBundle, start: now.addingTimeInterval(-86_400), days: 365)
                     #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: user, period).status == .ok)
@@ -348,8 +355,10 @@ struct AppleLifecycleTests {
                 }
                 let sets = standIn.requests.filter { $0.method == "PUT" && $0.path.hasSuffix("/appAccountToken") }
                 let bodies = Dictionary(uniqueKeysWithValues: sets.map { ($0.path, $0.body ?? "") })
-                #expect(bodies["/sandbox/inApps/v1/transactions/2000000810000001/appAccountToken"] == #"{"appAccountToken":"\#(owner)"}"#, "\(bodies)")
-                #expect(bodies["/sandbox/inApps/v1/transactions/2000000810000002/appAccountToken"] == #"{"appAccountToken":"\#(AccountTokens.cordovaPlugin("carol"))"}"#)
+                let ownerToken = uuidIds ? owner : AccountTokens.cordovaPlugin(owner)
+                let carolToken = uuidIds ? carol : AccountTokens.cordovaPlugin(carol)
+                #expect(bodies["/sandbox/inApps/v1/transactions/2000000810000001/appAccountToken"] == #"{"appAccountToken":"\#(ownerToken)"}"#, "\(bodies)")
+                #expect(bodies["/sandbox/inApps/v1/transactions/2000000810000002/appAccountToken"] == #"{"appAccountToken":"\#(carolToken)"}"#)
             }
         }
     }

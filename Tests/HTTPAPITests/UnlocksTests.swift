@@ -142,11 +142,12 @@ struct UnlocksTests {
         }
     }
 
-    @Test("an unlock Apple notified for a user who never called waits; that user's next GET /api/entitlements applies it and shows it in the same answer")
+    @Test("an unlock Apple notified for a user who never called waits; that user's next GET /api/entitlements with proof of who they are (the backend's key) applies it and shows it in the same answer; the public client key naming them claims nothing")
     func waitingUnlockOnEntitlements() async throws {
         let harness = try await Self.make()
         defer { harness.close() }
-        let key = try await harness.apiKey(Self.tenant, .client)
+        let key = try await harness.apiKey(Self.tenant, .server)
+        let appKey = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             var t = Self.transaction(harness, Self.lifetime)
             t.appAccountToken = AccountTokens.cordovaPlugin("dee")
@@ -154,6 +155,9 @@ struct UnlocksTests {
             #expect(try await harness.count("entitlement_grants") == 0)
             // Someone else's call takes nothing.
             #expect(try await Self.entitlements(client, key: key, user: "eve").held("premium") == nil)
+            #expect(try await harness.count("purchases") == 0)
+            // The app's public key naming Dee proves nothing about who calls: nothing is claimed.
+            #expect(try await Self.entitlements(client, key: appKey, user: "dee").held("premium") == nil)
             #expect(try await harness.count("purchases") == 0)
             // Dee's first call: the waiting unlock is claimed, and the answer already holds it.
             let held = try await Self.entitlements(client, key: key, user: "dee")

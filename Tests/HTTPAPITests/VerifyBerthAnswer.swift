@@ -6,7 +6,8 @@ import Crypto
 #endif
 
 /// Whether a Berth answer is Berth's, unchanged, for this request: `pinnedKeySPKI` and `keyId` are
-/// built into the app; `nonce` is the fresh X-Berth-Nonce the request sent.
+/// built into the app; `nonce` is the fresh X-Berth-Nonce the request sent; `path` is the request's
+/// path with its query string as sent (`url.path` + `?` + `url.query`).
 func verifyBerthAnswer(body: Data, status: Int, headers: [String: String], pinnedKeySPKI: String, keyId: String, nonce: String,
                        userId: String, method: String, path: String, now: Date = Date(), maxAge: TimeInterval = 300) -> Bool {
     func header(_ name: String) -> String { headers.first { $0.key.lowercased() == name.lowercased() }?.value ?? "" }

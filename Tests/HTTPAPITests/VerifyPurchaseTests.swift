@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TestKit
+import UseCases
 @testable import UseCases
 
 @Suite("POST /api/verify-purchase")
@@ -298,9 +299,10 @@ struct VerifyPurchaseLookupTests {
             let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
             defer { harness.close() }
             let transactionId = "2000000000009101"
-            // Bare ids prove a purchase only when bought with the caller's appAccountToken: user ids here are UUIDs.
+            // Bare ids prove a purchase only when bought with the caller's appAccountToken (the one derived from the id:
+            // this app's ids are text, so an id that looks like a UUID is not a token).
             let alice = "0e0c4f4a-6c7b-4f64-9c44-3a1f0d3f6a11"
-            let token = UUID(uuidString: alice)
+            let token = UUID(uuidString: AccountTokens.cordovaPlugin(alice))
             standIn.state.withLock {
                 $0.transactions["sandbox"]?[transactionId] = try? harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token)
                 $0.transactions["sandbox"]?["2000000000009102"] = try? harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000009102")

@@ -23,7 +23,9 @@ public enum PurchaseChecks {
             guard let token = proven.appAccountToken else {
                 throw DomainError(.unprocessable, .accountTokenMissing, "this app ties purchases to accounts: buy with appAccountToken set to the user id (or cordova-plugin-purchase's token for it)", field: proven.kind.field)
             }
-            guard policy.token(token, names: userId) else {
+            // Google Play's obfuscatedExternalAccountId is any text the app sets (often the user id
+            // itself); it proves nothing without the purchase token, which Apple's ids do not need.
+            guard policy.token(token, names: userId) || (proven.kind == .play && token == userId) else {
                 throw DomainError(.unprocessable, .accountTokenMismatch, "the transaction was bought by another account of this app", field: proven.kind.field)
             }
         }
