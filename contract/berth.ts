@@ -938,6 +938,8 @@ export interface TestNotificationResponse {
 export type WebhookEventType =
   | "booking.confirmed"
   | "booking.refunded"
+  /** an operator cancelled the booking (POST /api/admin/bookings/{id}/cancel); an operator's confirmation is booking.confirmed */
+  | "booking.cancelled"
   | "purchase.refunded"
   | "replay.detected"
   /** data: userId, creditType, balance, available, debt, change, reason (the entry type), entryId, transactionId.

@@ -232,6 +232,11 @@ struct RulesTests {
         #expect(taken.outcome == .needsRefund(try #require(taken.purchase), code: .slotUnavailable,
                                              message: "the hold expired and the slot was taken; the payment is recorded for a refund"))
         #expect(taken.booking?.status == .paymentNeedsRefund && taken.purchase?.status == .needsRefund && taken.events.isEmpty)
+        // L15: a late payment for a booking whose time is over never confirms it, free slot or not.
+        let over = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: .none, now: expired.end)
+        #expect(over.outcome == .needsRefund(try #require(over.purchase), code: .bookingNotPayable,
+                                            message: "the hold expired and the booking's time has passed; the payment is recorded for a refund"))
+        #expect(over.booking?.status == .paymentNeedsRefund && over.events.isEmpty)
         for status in [BookingStatus.confirmed, .cancelled, .refunded, .paymentNeedsRefund] {
             let plan = BookingPurchaseRules.plan(claim(), booking: booking(status: status, holdExpiresAt: now), resource: resource, occupancy: .none, now: now)
             guard case .needsRefund = plan.outcome else { Issue.record("\(status) must not confirm"); continue }

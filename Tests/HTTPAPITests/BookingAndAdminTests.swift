@@ -88,9 +88,10 @@ struct BookingAndAdminTests {
         }
     }
 
-    @Test("admin confirms with a reason and cancels; both are audited")
+    @Test("admin confirms with a reason and cancels; both are audited and told to the tenant's backend (L2: booking.confirmed, booking.cancelled)")
     func adminConfirmAndCancel() async throws {
-        let harness = try await Harness.make()
+        // The receiver is never reached here: the events are read from the outbox.
+        let harness = try await Harness.make(webhookURL: "http://127.0.0.1:9/hooks")
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
@@ -120,6 +121,8 @@ struct BookingAndAdminTests {
             #expect(actions.contains("booking.manual_confirm"))
             #expect(actions.contains("booking.cancelled"))
             #expect(actions.contains("booking.created"))
+            let events = try await harness.rows("SELECT event_type FROM webhook_outbox ORDER BY sequence").compactMap { $0["event_type"] ?? nil }
+            #expect(events == ["booking.confirmed", "booking.cancelled"], "\(events)")
 
             let listed = try await client.call(.get, "/api/admin/bookings?status=cancelled&resourceId=rib-7m&limit=10", auth: harness.adminKey)
             #expect(listed.json["total"] as? Int == 1)

@@ -4,6 +4,8 @@ import Foundation
 public struct BookingTransition: Hashable, Sendable {
     public var booking: Booking
     public var audit: AuditRecord
+    /// What the tenant's backend is told (L2): `booking.confirmed` or `booking.cancelled`.
+    public var events: [WebhookEvent]
 }
 
 public enum BookingTransitions {
@@ -31,7 +33,8 @@ public enum BookingTransitions {
             bookingId: booking.id, purchaseId: booking.purchaseId,
             detail: ["from": booking.status.rawValue, "to": status.rawValue, "reason": reason ?? ""], at: now
         )
-        return BookingTransition(booking: updated, audit: audit)
+        let event: WebhookEventType = status == .confirmed ? .bookingConfirmed : .bookingCancelled
+        return BookingTransition(booking: updated, audit: audit, events: [.booking(event, updated, purchase: nil)])
     }
 
     /// A new booking and its audit entry, once admitted.

@@ -37,6 +37,8 @@ public struct WebhookEventType: RawRepresentable, Hashable, Sendable {
 
     public static let bookingConfirmed = WebhookEventType(rawValue: "booking.confirmed")
     public static let bookingRefunded = WebhookEventType(rawValue: "booking.refunded")
+    /// An operator cancelled the booking.
+    public static let bookingCancelled = WebhookEventType(rawValue: "booking.cancelled")
     public static let purchaseRefunded = WebhookEventType(rawValue: "purchase.refunded")
     public static let replayDetected = WebhookEventType(rawValue: "replay.detected")
     public static let creditsChanged = WebhookEventType(rawValue: "credits.changed")

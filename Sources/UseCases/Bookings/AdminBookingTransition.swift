@@ -14,6 +14,7 @@ public struct AdminBookingTransition: Sendable {
     public func callAsFunction(_ id: Int64, to status: BookingStatus, runtime: TenantRuntime, actor: Actor, reason: String?) async throws -> Booking {
         let now = clock.now()
         let tenant = runtime.tenant
+        let emitsEvents = runtime.webhook != nil
         return try await store.write { tx in
             guard let booking = try tx.bookings.booking(id: id, tenantId: tenant.id, forUpdate: true) else { throw DomainError.bookingNotFound(id) }
             let occupancy = BookingTransitions.needsOccupancy(to: status)
@@ -23,6 +24,7 @@ public struct AdminBookingTransition: Sendable {
                                                           occupancy: occupancy, now: now)
             try tx.bookings.update(transition.booking, now: now)
             try tx.audit.append(transition.audit)
+            if emitsEvents { try tx.outbox.enqueue(transition.events, tenantId: tenant.id, now: now) }
             return transition.booking
         }
     }
