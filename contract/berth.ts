@@ -98,6 +98,8 @@ export type ErrorCode =
   | "transaction_already_used"
   | "booking_already_paid"
   | "booking_not_payable"
+  /** 202 from verify-purchase: the payment was applied (finish the transaction) and the booking still needs more units */
+  | "booking_partly_paid"
   /** 422: the product is not a credit product of the app (verify-purchase without bookingId) */
   | "unknown_product"
   /** 422: the transaction is not what the product says (a subscription product proven by a transaction that is no subscription period) */
@@ -545,6 +547,19 @@ export interface VerifyPurchaseResponse {
   success: true;
   booking: Booking;
   purchase: Purchase;
+}
+
+/** verify-purchase of a booking that this payment does not complete (a client that buys one unit of
+ *  an N-seat experience): HTTP 202. The payment is applied and kept: finish the store transaction,
+ *  then buy `remainingQuantity` more units of `booking.requiredProductId`. `success` is false so that
+ *  a client testing `success` does not tell the customer the booking is paid. */
+export interface PartialPaymentResponse {
+  success: false;
+  finishTransaction: true;
+  remainingQuantity: number;
+  booking: Booking;
+  purchase: Purchase;
+  error: { code: "booking_partly_paid"; message: string; field?: string };
 }
 
 /** verify-purchase of a credit pack (no bookingId). A retry of the same transaction by the same user

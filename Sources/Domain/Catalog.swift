@@ -60,6 +60,10 @@ public struct Tenant: Codable, Hashable, Sendable {
     /// only when derived from the id) or `uuid` (every user id is a UUID in canonical lowercase form,
     /// refused otherwise at every entry, and is itself the user's appAccountToken).
     public var userIdFormat: UserIdFormat?
+    /// The web origins the app calls Berth from (CORS): its WebView's (`capacitor://localhost`,
+    /// `https://localhost`, `ionic://localhost`, `app://localhost`) and, for development,
+    /// `http://localhost:*`. Exact origins; none by default (no browser may call).
+    public var allowedOrigins: [String]?
     /// The language of user-facing refusals when the request's Accept-Language names none Berth
     /// speaks: one of ``Tenant/languages``. Default English.
     public var defaultLanguage: String?
@@ -108,6 +112,9 @@ public struct Tenant: Codable, Hashable, Sendable {
         /// user's appAccountToken.
         case uuid
     }
+
+    /// The origins of ``allowedOrigins``, parsed (entries that are not origins are refused by ``validate()``).
+    public var origins: [AllowedOrigin] { (allowedOrigins ?? []).compactMap(AllowedOrigin.init) }
 
     /// Whether every user id is a canonical lowercase UUID that is also the user's appAccountToken.
     public var userIdsAreUUIDs: Bool { userIdFormat == .uuid }
@@ -203,6 +210,9 @@ public struct Tenant: Codable, Hashable, Sendable {
             throw CatalogError("tenant id \"\(id)\" must be letters, digits, - or _")
         }
         guard currency.count == 3 else { throw CatalogError("tenant \(id): currency must be an ISO 4217 code") }
+        for origin in allowedOrigins ?? [] where AllowedOrigin(origin) == nil {
+            throw CatalogError("tenant \(id): allowedOrigins entry \"\(origin)\" is not an origin (scheme://host, scheme://host:port or scheme://host:* for any port; never * or a path)")
+        }
         try apple.validate(tenant: id)
         try auth.validate(tenant: id)
         if let minutes = holdMinutes, !(1...1440).contains(minutes) {

@@ -16,6 +16,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let bookingAlreadyPaid = ErrorCode("booking_already_paid")
     public static let bookingNotFound = ErrorCode("booking_not_found")
     public static let bookingNotPayable = ErrorCode("booking_not_payable")
+    /// Not a refusal: the payment was applied, and the booking still waits for more units.
+    public static let bookingPartlyPaid = ErrorCode("booking_partly_paid")
     public static let bookingsNotOffered = ErrorCode("bookings_not_offered")
     public static let deliveryNotFound = ErrorCode("delivery_not_found")
     public static let forbidden = ErrorCode("forbidden")
@@ -110,6 +112,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .bookingAlreadyPaid,
         .bookingNotFound,
         .bookingNotPayable,
+        .bookingPartlyPaid,
         .bookingsNotOffered,
         .deliveryNotFound,
         .forbidden,

@@ -39,6 +39,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     router.middlewares.add(MetricsMiddleware(metrics: services.metrics))
     // Outside the error middlewares: refusals are rendered in the caller's language.
     router.middlewares.add(LanguageMiddleware())
+    // CORS per tenant, outside the error middleware: a WebView's app reads refusals too.
+    router.middlewares.add(CrossOrigin(tenants: services.tenants, routes: routes))
     // FT Chinese's route forms under a prefix nobody serves: its 404 shape, as the OpenAPI document gives those routes.
     router.middlewares.add(ErrorMiddleware(unmatched: [(FTCRoutes.hasRouteForm, FTCRoutes.shape)]))
     router.middlewares.add(MethodGuard(routes: routes))
@@ -117,7 +119,7 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
     let client = WebhookHTTPClient()
     let governor = ConnectionGovernor(limits: server.connections, metrics: services.metrics)
     var application = Application(
-        router: buildRouter(services: services),
+        router: BerthResponders(router: buildRouter(services: services)),
         // Connections are capped overall and per address, and a request's head has its own deadline
         // (ConnectionGovernor); a request's body and answer idle for 60 s close the connection.
         server: .http1(configuration: .init(additionalChannelHandlers: [governor.handler()], idleTimeout: .seconds(60))),

@@ -244,6 +244,23 @@ struct VerifyPurchaseResponse: Codable {
     var purchase: PurchaseDTO
 }
 
+/// A payment applied to a booking that it does not complete (HTTP 202): not a success to a client
+/// that tests `success`, and still "finish the transaction", with what remains to pay.
+struct PartialPaymentResponse: Codable {
+    struct Detail: Codable {
+        var code: String
+        var message: String
+        var field: String?
+    }
+
+    var success = false
+    var finishTransaction = true
+    var remainingQuantity: Int
+    var booking: BookingDTO
+    var purchase: PurchaseDTO
+    var error: Detail
+}
+
 struct ReplayDTO: Codable {
     var id: Int64
     var userId: String

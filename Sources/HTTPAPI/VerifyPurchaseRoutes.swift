@@ -52,6 +52,14 @@ struct VerifyPurchaseRoutes {
         }
         guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
         switch result.state {
+        case .booking(let booking) where booking.status == .pendingPayment:
+            // Paid in part (a client that buys one unit of an N-seat booking): applied, not complete.
+            let dto = BookingDTO(booking)
+            let remaining = dto.remainingQuantity
+            let message = "payment received for \(booking.paidQuantity) of \(booking.requiredQuantity) units; buy \(remaining) more of \(booking.requiredProductId) to confirm the booking"
+            return try JSONCoding.response(PartialPaymentResponse(remainingQuantity: remaining, booking: dto, purchase: PurchaseDTO(purchase),
+                                                                  error: .init(code: ErrorCode.bookingPartlyPaid.rawValue, message: message, field: "bookingId")),
+                                           status: .accepted)
         case .booking(let booking):
             return try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase)))
         case .credits(let credits):

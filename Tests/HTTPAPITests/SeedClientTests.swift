@@ -35,13 +35,16 @@ struct SeedClientTests {
                                              json: ["bookingId": bookingId, "productId": product, "transactionId": transactionId, "receipt": receipt])
             }
             let first = try await pay("2000000000009001")
-            #expect(first.status == .ok, "\(first.json)")
-            #expect(first.json["success"] as? Bool == true)
+            // Applied, not complete: the app's `if (result.success) alert('Pagamento completato!')` must stay silent,
+            // and it is told to finish the transaction and buy one more unit.
+            #expect(first.status == .accepted, "\(first.json)")
+            #expect(first.json["success"] as? Bool == false && first.json["finishTransaction"] as? Bool == true)
+            #expect(first.errorCode == "booking_partly_paid" && first.json["remainingQuantity"] as? Int == 1)
             #expect(first.booking?["status"] as? String == "pending_payment")
             #expect(first.booking?["remainingQuantity"] as? Int == 1, "the app buys one more unit")
             // The plugin retries the same call: nothing more is counted.
             let retried = try await pay("2000000000009001")
-            #expect(retried.status == .ok && retried.booking?["paidQuantity"] as? Int == 1)
+            #expect(retried.status == .accepted && retried.booking?["paidQuantity"] as? Int == 1)
             let second = try await pay("2000000000009002")
             #expect(second.status == .ok, "\(second.json)")
             #expect(second.booking?["status"] as? String == "confirmed")

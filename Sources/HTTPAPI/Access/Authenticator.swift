@@ -64,8 +64,10 @@ struct Authenticator: RouterMiddleware {
     }
 
     /// Refusals from here on may answer in the caller's tenant's default language.
+    /// The answer's CORS headers follow the caller's tenant (``CrossOrigin``).
     static func speak(_ caller: Caller) {
         RequestLanguage.current?.tenantDefault.withLock { $0 = caller.tenant.tenant.defaultLanguage }
+        CrossOrigin.Note.current?.caller.withLock { $0 = (caller.tenant.id, caller.kind == .adminKey) }
     }
 
     func authenticate(header: String, request: Request) async -> Authentication {
