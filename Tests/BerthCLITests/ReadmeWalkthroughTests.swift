@@ -62,6 +62,14 @@ struct ReadmeWalkthroughTests {
         #expect(text.contains("401\n{\"duplicate\":false,\"outcome\":\"subscription_expired\",\"received\":true}\npremium False\n"), "\(text)")
     }
 
+    @Test("the hybrid-app guide (docs/compatibility.md) runs verbatim: a WebView's preflight and purchase from capacitor://localhost, a foreign origin without the header, HEAD")
+    func hybridGuideRunsVerbatim() throws {
+        let text = try Self.run(try Self.walkthrough("## Hybrid apps", in: "docs/compatibility.md"))
+        #expect(text.contains("HTTP/1.1 204 No Content\nAccess-Control-Allow-Origin: capacitor://localhost\nAccess-Control-Allow-Methods: POST\n"), "\(text)")
+        #expect(text.contains("50 52\nAccess-Control-Allow-Origin: capacitor://localhost\nAccess-Control-Expose-Headers: X-Berth-Signature, "), "\(text)")
+        #expect(text.contains("\n0\n200\n"), "\(text)")
+    }
+
     /// Runs a README script in a fresh copy of the catalog (the migrations are in the binary), as a reader would; returns its output.
     static func run(_ script: String) throws -> String {
         let directory = try BerthProcess.temporaryDirectory()

@@ -1,0 +1,98 @@
+// The client's retry rules and verdicts, against answers played by an injected fetch (node 18+).
+// The browser test (Tests/browser/webview_test.py) runs the same client against a real Berth.
+// Usage: node clients/typescript/test/client.test.mjs  (after tsc -p clients/typescript)
+import assert from "node:assert/strict";
+import { BerthClient, BerthError } from "../dist/index.js";
+
+function answers(list) {
+  const seen = [];
+  const fetch = async (url, init) => {
+    seen.push({ url, init });
+    const next = list.shift();
+    if (next instanceof Error) throw next;
+    const [status, body, headers = {}] = next;
+    return new Response(body === undefined ? null : JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+  };
+  return { fetch, seen };
+}
+
+function client(fetch, waits = []) {
+  return new BerthClient({ baseURL: "https://berth.test/", clientKey: "berth_app_x", userId: "ana", fetch, retries: 3, backoffMs: 100,
+                           sleep: async (ms) => { waits.push(ms); }, random: () => 1 });
+}
+
+const refusal = (code, extra = {}) => ({ success: false, error: { code, message: code }, ...extra });
+let failures = 0;
+async function test(name, body) {
+  try { await body(); console.log("ok:", name); } catch (error) { failures += 1; console.log("FAILED:", name, "\n", error); }
+}
+
+await test("a 503 with Retry-After is retried after that long, then succeeds; the nonce is fresh each try", async () => {
+  const { fetch, seen } = answers([[503, refusal("temporarily_unavailable"), { "Retry-After": "2" }], [200, { credits: [{ balance: 7 }] }]]);
+  const waits = [];
+  const credits = await client(fetch, waits).credits();
+  assert.equal(credits[0].balance, 7);
+  assert.deepEqual(waits, [2000]);
+  assert.equal(seen.length, 2);
+  assert.notEqual(seen[0].init.headers["X-Berth-Nonce"], seen[1].init.headers["X-Berth-Nonce"]);
+  assert.equal(seen[0].url, "https://berth.test/api/credits");
+  assert.equal(seen[0].init.headers.Authorization, "Bearer berth_app_x");
+  assert.equal(seen[0].init.headers["X-User-Id"], "ana");
+});
+
+await test("network errors and 5xx back off (doubling, capped), up to the retry limit", async () => {
+  const { fetch, seen } = answers([new TypeError("Failed to fetch"), [500, refusal("internal_error")], [502, undefined], [503, refusal("temporarily_unavailable")]]);
+  const waits = [];
+  await assert.rejects(client(fetch, waits).entitlements(), (error) => error instanceof BerthError && error.retryable && error.status === 503);
+  assert.equal(seen.length, 4);
+  assert.deepEqual(waits, [100, 200, 400]);
+});
+
+await test("a 4xx is never retried: a typed error with code, field and status", async () => {
+  const { fetch, seen } = answers([[400, { success: false, error: { code: "invalid_user_id", message: "X-User-Id is limited", field: "X-User-Id" } }]]);
+  await assert.rejects(client(fetch).credits(), (error) => error.code === "invalid_user_id" && error.field === "X-User-Id" && error.status === 400 && !error.retryable);
+  assert.equal(seen.length, 1);
+});
+
+await test("purchase verdicts: applied, partly paid, kept, recorded for refund, already used finish; offline and refused do not", async () => {
+  const cases = [
+    [[200, { success: true, transactionId: "1", creditType: "credits", creditsAdded: 10, newBalance: 12, purchase: {} }], "applied", true],
+    [[202, { success: false, finishTransaction: true, remainingQuantity: 1, booking: { status: "pending_payment" }, purchase: {}, error: { code: "booking_partly_paid", message: "one more" } }], "partly_paid", true],
+    [[404, refusal("booking_not_found", { finishTransaction: true, unappliedPayment: { id: 1 } })], "kept", true],
+    [[409, refusal("slot_unavailable")], "kept", true],
+    [[409, refusal("transaction_already_used")], "already_used", true],
+    [[422, refusal("bad_signature")], "refused", false],
+  ];
+  for (const [answer, kind, finish] of cases) {
+    const { fetch } = answers([answer]);
+    const verdict = await client(fetch).verifyPurchase("p", { jwsRepresentation: "a.b.c" });
+    assert.equal(verdict.kind, kind, JSON.stringify(answer));
+    assert.equal(verdict.finish, finish, kind);
+  }
+  const { fetch } = answers([new TypeError("offline"), new TypeError("offline"), new TypeError("offline"), new TypeError("offline")]);
+  const offline = await client(fetch).verifyPurchase("p", { jwsRepresentation: "a.b.c" }, 5);
+  assert.equal(offline.kind, "retry_later");
+  assert.equal(offline.finish, false);
+});
+
+await test("the request body names the product, the proof and the booking", async () => {
+  const { fetch, seen } = answers([[200, { success: true, booking: {}, purchase: {} }]]);
+  await client(fetch).verifyPurchase("it.seaboo.rental.basic", { receipt: "MIIB", transactionId: "2000" }, 42);
+  assert.deepEqual(JSON.parse(seen[0].init.body), { productId: "it.seaboo.rental.basic", receipt: "MIIB", transactionId: "2000", bookingId: 42 });
+  assert.equal(seen[0].init.method, "POST");
+  assert.equal(seen[0].init.headers["Content-Type"], "application/json");
+});
+
+await test("a pinned key makes an unsigned answer of a signed route an error, never data", async () => {
+  const { fetch } = answers([[200, { isPremium: true, entitlements: [] }]]);
+  const pinned = new BerthClient({ baseURL: "https://berth.test", clientKey: "k", userId: "ana", fetch, answerKey: { keyId: "k1", publicKeySPKI: "AAAA" } });
+  await assert.rejects(pinned.entitlements(), (error) => error.code === "unsigned_answer");
+});
+
+await test("a client key without a user, or no credentials at all, is a configuration error", async () => {
+  assert.throws(() => new BerthClient({ baseURL: "https://berth.test", clientKey: "k" }), (error) => error.code === "configuration");
+  assert.throws(() => new BerthClient({ baseURL: "https://berth.test" }), (error) => error.code === "configuration");
+});
+
+if (failures > 0) { console.log(`${failures} test(s) failed`); process.exit(1); }
+console.log("client tests: every check passed");
