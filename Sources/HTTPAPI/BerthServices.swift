@@ -13,6 +13,8 @@ public struct BerthServices: Sendable {
     let rateLimiter: RateLimiter
     /// Users whose account tokens this process has recorded (see ``RecordedTokenUsers``).
     let recordedTokens: RecordedTokenUsers
+    /// When a validation may read a user's App Store history (once per user per 10 minutes).
+    let catchUps: CatchUpThrottle
     /// This instance's metrics (`GET /metrics`).
     public let metrics: BerthMetrics
     /// When set, `GET /metrics` asks for `Authorization: Bearer <token>`.
@@ -44,6 +46,7 @@ public struct BerthServices: Sendable {
         self.metrics = metrics
         self.keys = APIKeyResolver(store: self.store, clock: clock)
         self.recordedTokens = RecordedTokenUsers()
+        self.catchUps = CatchUpThrottle()
     }
 
     var verifyPurchase: VerifyPurchase {
@@ -53,6 +56,14 @@ public struct BerthServices: Sendable {
     /// user is (a user token or a server key); a client key names a user without proving it (T1).
     func claimingWaiting(for caller: Caller) -> VerifyPurchase? {
         caller.provesUser ? verifyPurchase : nil
+    }
+    /// After a validation applied an App Store transaction to a user: what the customer's history
+    /// holds that Berth lacks is applied too (with the App Store Server API; throttled per user).
+    /// Only for a caller who proved the user, or a proof bought with the user's token: a transaction
+    /// someone else's JWS put on a named user does not open that customer's whole history (T7).
+    func catchUp(after result: VerifyPurchase.Result, runtime: TenantRuntime, userId: String, callerProvesUser: Bool) async {
+        guard callerProvesUser || result.proofNamesUser, let purchase = result.outcome.purchase, purchase.store == "app_store" else { return }
+        _ = await restorePurchases.catchUp(runtime: runtime, userId: userId, transactionId: purchase.transactionId, throttle: catchUps, now: clock.now())
     }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
     var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), verifyPurchase: verifyPurchase, logger: logger) }

@@ -73,7 +73,10 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
     ))
     BookingRoutes(services: services).register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
-    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, clock: services.clock, metrics: services.metrics)
+    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, clock: services.clock, metrics: services.metrics,
+                         catchUp: { [services] result, runtime, userId, proves in
+                             await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
+                         })
         .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
     VerifyReceiptRoutes(services: services)
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))

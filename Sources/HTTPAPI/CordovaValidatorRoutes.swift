@@ -87,9 +87,13 @@ struct CordovaValidatorRoutes {
                     throw APIError(.badRequest, .missingField, "apple-sk2 transactions carry jwsRepresentation", field: "jwsRepresentation")
                 }
                 // The plugin puts the product id in transaction.id for StoreKit 2.
-                named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: transaction.id.flatMap { $0.isEmpty ? nil : $0 },
-                                                                transactionId: nil, proof: .jws(jws), target: bookingId.map { .booking(id: $0) },
-                                                                callerProvesUser: context.caller.provesUser))
+                let result = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: transaction.id.flatMap { $0.isEmpty ? nil : $0 },
+                                                                     transactionId: nil, proof: .jws(jws), target: bookingId.map { .booking(id: $0) },
+                                                                     callerProvesUser: context.caller.provesUser))
+                // The plugin posts only the last of several unfinished transactions, then finishes them
+                // all: the others are read from the customer's history (with the App Store Server API).
+                await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: context.caller.provesUser)
+                named = result
             case "ios-appstore":
                 guard let receipt = transaction.appStoreReceipt, !receipt.isEmpty else {
                     throw APIError(.badRequest, .missingField, "ios-appstore transactions carry appStoreReceipt", field: "appStoreReceipt")

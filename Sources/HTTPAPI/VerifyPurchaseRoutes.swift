@@ -13,6 +13,8 @@ struct VerifyPurchaseRoutes {
     }
 
     var metrics: BerthMetrics?
+    /// What a validation catches up from the customer's App Store history (``BerthServices/catchUp(after:runtime:userId:)``).
+    var catchUp: (@Sendable (VerifyPurchase.Result, TenantRuntime, String, Bool) async -> Void)?
 
     func verify(_ request: Request, _ context: UserContext) async throws -> Response {
         let (runtime, userId) = (context.tenant, context.userId)
@@ -47,6 +49,7 @@ struct VerifyPurchaseRoutes {
             throw error
         }
         metrics?.verification(result.outcome)
+        if let catchUp, !proof.isPlay { await catchUp(result, runtime, userId, context.caller.provesUser) }
         if let refusal = Self.refusal(result.outcome, namesBooking: body.bookingId != nil, proofField: proof.isPlay ? "purchaseToken" : "jwsRepresentation") {
             throw refusal
         }

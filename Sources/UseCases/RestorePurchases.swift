@@ -4,6 +4,7 @@ import Crypto
 import Domain
 import Foundation
 import Logging
+import Synchronization
 
 /// `POST /api/restore-purchases`: with the App Store Server API configured, reads the customer's
 /// transaction history (Get Transaction History) from one transaction the caller proves is theirs,
@@ -112,6 +113,51 @@ public struct RestorePurchases: Sendable {
                 let purchase = try tx.purchases.purchase(store: "app_store", environment: environment, transactionId: transactionId, forUpdate: false)
                 return purchase?.tenantId == tenantId && purchase?.userId == userId
             }
+        }
+    }
+}
+
+extension RestorePurchases {
+    /// A validation's catch-up (no paid consumable lost at launch): after `transactionId` was applied
+    /// to `userId` (the proof is theirs), the customer's App Store history is read from it and what
+    /// Berth lacks is applied to them, as a restore would. A plugin that posts only the last of
+    /// several unfinished transactions and then finishes them all loses none. At most once per user
+    /// and `throttle` interval; only with the App Store Server API configured; best effort (a
+    /// failure is logged, never the validation's). Returns how many transactions were applied.
+    public func catchUp(runtime: TenantRuntime, userId: String, transactionId: String, throttle: CatchUpThrottle, now: Date) async -> Int {
+        guard runtime.serverAPI != nil, throttle.admit(tenantId: runtime.id, userId: userId, now: now) else { return 0 }
+        do {
+            let items = try await self(runtime: runtime, userId: userId, proof: .owned(transactionId: transactionId))
+            let restored = items.count { $0.outcome == "restored" }
+            if restored > 0 { logger.info("validation caught up from the App Store history", metadata: ["restored": .stringConvertible(restored)]) }
+            return restored
+        } catch {
+            logger.warning("App Store history not read after a validation: \(error)")
+            return 0
+        }
+    }
+}
+
+/// Once per user and interval: when a validation may read the customer's App Store history (each
+/// read is a call to Apple). Forgetting (a full table is cleared, a restart empties it) costs one
+/// more read, never a wrong answer.
+public final class CatchUpThrottle: Sendable {
+    private let last = Mutex<[String: Date]>([:])
+    let interval: TimeInterval
+    let capacity: Int
+
+    public init(interval: TimeInterval = 600, capacity: Int = 100_000) {
+        self.interval = interval
+        self.capacity = max(1, capacity)
+    }
+
+    func admit(tenantId: String, userId: String, now: Date) -> Bool {
+        let key = tenantId + "\u{0}" + userId
+        return last.withLock { last in
+            if let previous = last[key], now < previous.addingTimeInterval(interval) { return false }
+            if last.count >= capacity { last.removeAll(keepingCapacity: true) }
+            last[key] = now
+            return true
         }
     }
 }

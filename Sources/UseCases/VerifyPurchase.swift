@@ -41,6 +41,8 @@ public struct VerifyPurchase: Sendable {
         /// Transactions Apple told Berth of that the user's account tokens name, found in the same
         /// unit of work (the caller claims them next).
         var waiting: [ProvenTransaction] = []
+        /// Whether the proof carried an account token that names the claim's user.
+        public internal(set) var proofNamesUser = false
     }
 
     let store: any Store
@@ -176,7 +178,7 @@ public struct VerifyPurchase: Sendable {
         let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: request.userId, target: target, now: now)
         let remember = !recordedTokens.contains(tenantId: runtime.id, userId: request.userId)
         let tokens = remember || looksForWaiting ? Self.tokens(naming: request.userId, policy: request.policy) : []
-        let result = try await store.write { [request] tx in
+        var result = try await store.write { [request] tx in
             var result = try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now, remembering: remember ? tokens : [])
             // Google Play: what Berth owes Google for an applied purchase, in the same unit of work.
             try PlayAcknowledgements.owe(for: result.outcome, proven: transaction, tenant: request.tenant, tx: tx, now: now)
@@ -185,6 +187,7 @@ public struct VerifyPurchase: Sendable {
             try alongside?(tx, result.outcome)
             return result
         }
+        result.proofNamesUser = transaction.appAccountToken.map { request.policy.token($0, names: request.userId) } == true
         // Recorded with the claim's commit: later claims of this user need not write them again.
         if remember, case .applied = result.outcome { recordedTokens.insert(tenantId: runtime.id, userId: request.userId) }
         log(result.outcome, proofHash: transaction.proofHash, transactionId: transaction.transactionId, target: target)

@@ -1,4 +1,7 @@
 import AppleSignedData
+import AppleStandIn
+import Crypto
+import Hummingbird
 import Domain
 import Foundation
 @testable import HTTPAPI
@@ -232,6 +235,84 @@ struct CordovaPluginFlowTests {
             let own = try await Self.validate(client, key: key, Self.storeKit2(jws, product: Self.coins, user: "cleo"))
             #expect(CordovaValidatorTests.ok(own), "\(own.json)")
             #expect(try await harness.count("purchases") == 1)
+        }
+    }
+}
+
+/// No paid consumable lost at launch: the plugin, holding two unfinished transactions, posts only
+/// the last one to the validator and then finishes both.
+extension CordovaPluginFlowTests {
+    static func pack(_ harness: Harness, _ id: String, user: String?) throws -> (payload: TransactionPayload, jws: String) {
+        let payload = TransactionPayload.testPurchase(bundleId: bundle, productId: coins, transactionId: id,
+                                                      appAccountToken: user.flatMap { UUID(uuidString: AccountTokens.cordovaPlugin($0)) }, signedDate: harness.clock.now())
+        return (payload, try harness.ca.signTransaction(payload))
+    }
+
+    static func balance(_ client: some TestClientProtocol, _ harness: Harness, user: String) async throws -> Int? {
+        let server = try await harness.apiKey(tenant, .server)
+        return try await CreditsTests.balance(client, key: server, user: user)["balance"] as? Int
+    }
+
+    @Test("with Apple's notifications: the transaction the plugin never posted reaches its user, whether ONE_TIME_CHARGE arrives before the validator call or after it")
+    func launchLossThroughNotifications() async throws {
+        let harness = try await Self.make()
+        defer { harness.close() }
+        let key = try await harness.apiKey(Self.tenant, .client)
+        try await harness.app().test(.router) { client in
+            func notify(_ payload: TransactionPayload) async throws -> String? {
+                try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil,
+                                      json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.bundle, transaction: payload)])
+                    .json["outcome"] as? String
+            }
+            // Before: the notification of the first pack waits; the plugin's call with the second applies both.
+            let first = try Self.pack(harness, "4500000000000001", user: "nia"), second = try Self.pack(harness, "4500000000000002", user: "nia")
+            #expect(try await notify(first.payload) == "unclaimed_purchase")
+            #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(second.jws, product: Self.coins, user: "nia"))))
+            #expect(try await Self.balance(client, harness, user: "nia") == 22, "2 free + both packs")
+            // After: the validator call records the user's token; Apple's later notification of the first pack goes to them at once.
+            let third = try Self.pack(harness, "4500000000000003", user: "omar"), fourth = try Self.pack(harness, "4500000000000004", user: "omar")
+            #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(fourth.jws, product: Self.coins, user: "omar"))))
+            #expect(try await notify(third.payload) == "applied_to_token_user")
+            #expect(try await Self.balance(client, harness, user: "omar") == 22)
+        }
+    }
+
+    @Test("with the App Store Server API: the validation reads the customer's history and applies the transaction the plugin never posted; at most once per user in 10 minutes")
+    func launchLossThroughHistory() async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
+        try await Application(router: standIn.router()).test(.live) { apple in
+            let harness = try await Harness.make(appleStandIn: (try #require(apple.port), apiKey.pemRepresentation), customize: { catalog in
+                guard let index = catalog.tenants.firstIndex(where: { $0.id == Self.tenant }),
+                      let stylist = catalog.tenants.first(where: { $0.id == CreditsTests.stylist }) else { return }
+                catalog.tenants[index].credits = stylist.credits
+                catalog.tenants[index].products += [Product(id: Self.coins, kind: .credits, type: "Consumable", title: "10 coins", credits: 10, creditType: "credits")]
+            })
+            defer { harness.close() }
+            let key = try await harness.apiKey(Self.tenant, .client)
+            try await harness.app().test(.router) { client in
+                // The first pack was bought before the user signed in (no token); the plugin posts only the second.
+                let first = try Self.pack(harness, "4600000000000001", user: nil), second = try Self.pack(harness, "4600000000000002", user: "pia")
+                standIn.state.withLock { $0.historyPages = [[first.jws, second.jws]] }
+                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(second.jws, product: Self.coins, user: "pia"))))
+                #expect(try await Self.balance(client, harness, user: "pia") == 22, "2 free + both packs")
+                #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '4600000000000001'").first?["user_id"] == "pia")
+                let reads = { standIn.requests.count { $0.path.contains("/inApps/v2/history/") } }
+                #expect(reads() == 1)
+                // Another validation soon after does not ask Apple again; ten minutes later it does.
+                let third = try Self.pack(harness, "4600000000000003", user: "pia")
+                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(third.jws, product: Self.coins, user: "pia"))))
+                #expect(reads() == 1)
+                harness.clock.advance(601)
+                let fourth = try Self.pack(harness, "4600000000000004", user: "pia")
+                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(fourth.jws, product: Self.coins, user: "pia"))))
+                #expect(reads() == 2)
+                // A transaction of someone else's put on a named user by the public key (no token of theirs) opens no history.
+                let foreign = try Self.pack(harness, "4600000000000005", user: nil)
+                harness.clock.advance(601)
+                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(foreign.jws, product: Self.coins, user: "quin"))))
+                #expect(reads() == 2)
+            }
         }
     }
 }
