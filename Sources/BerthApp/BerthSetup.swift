@@ -38,8 +38,18 @@ public struct BerthSetup: Sendable {
     /// The catalog and a migrated store whose tenants match it.
     public func prepareStore(logger: Logger, now: Date) async throws -> (Catalog, SQLiteStore) {
         let catalog = try loadCatalog()
+        let existed = (try? FileManager.default.attributesOfItem(atPath: databasePath)[.size] as? Int).map { ($0 ?? 0) > 0 } ?? false
         let store = try SQLiteStore.open(path: databasePath)
         do {
+            // A file that is there but holds no Berth schema is not taken for a new database: it may be a
+            // copy made without its -wal file, or another program's file.
+            if existed, environment["BERTH_CREATE_DATABASE"] != "1", try !store.holdsBerthSchema() {
+                throw StoreError("""
+                    \(databasePath) exists but holds no Berth schema: refusing to start a new database in it. If it is a copy of a \
+                    database, the copy is incomplete (copy berth.sqlite with its -wal file, or use `berth backup`); to start \
+                    anew in this file, set BERTH_CREATE_DATABASE=1
+                    """)
+            }
             try await prepare(store, catalog: catalog, logger: logger, now: now)
             return (catalog, store)
         } catch {

@@ -46,8 +46,43 @@ public final class SQLiteStore: MigratableStore {
         return url
     }
 
+    /// Closes the database after moving every committed page into the main file
+    /// (`wal_checkpoint(TRUNCATE)`): a stopped service leaves one self-contained `berth.sqlite`, which
+    /// an operator may copy alone.
     public func close() throws {
+        do {
+            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        } catch {
+            // A reader still busy (or the disk full): the WAL stays beside the file, complete; SQLite
+            // replays it at the next open.
+        }
         try pool.close()
+    }
+
+    /// Every table of the database with its row count (backups and restores compare them).
+    public func tableCounts() throws -> [(table: String, rows: Int)] {
+        try pool.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            return try tables.map { table in (table, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"") ?? 0) }
+        }
+    }
+
+    /// Whether the database holds Berth's schema (its migrations table).
+    public func holdsBerthSchema() throws -> Bool {
+        try pool.read { db in try db.tableExists("schema_migrations") }
+    }
+
+    /// A consistent copy of the database as it is now, while the service keeps writing (SQLite's
+    /// `VACUUM INTO`, in one read transaction): a new, self-contained, compacted file at `path`,
+    /// which must not exist yet.
+    public func backup(to path: String) throws {
+        guard !FileManager.default.fileExists(atPath: path) else { throw StoreError("\(path) exists already; back up into a new file") }
+        do {
+            // Outside a transaction (VACUUM opens its own read transaction), on a reader: writers carry on.
+            try pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+        } catch {
+            throw StoreError("the backup into \(path) failed: \(error)")
+        }
     }
 
     /// Units of work queued together share one transaction (``GroupCommit``), each in its own

@@ -6,6 +6,6 @@ struct Berth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "berth",
         abstract: "Berth: a self-hosted purchase backend for App Store in-app purchases.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, KeysCommand.self, CopyDatabaseCommand.self, VerifyCommand.self, TestKitCommand.self]
+        subcommands: [ServeCommand.self, MigrateCommand.self, KeysCommand.self, BackupCommand.self, CopyDatabaseCommand.self, VerifyCommand.self, TestKitCommand.self]
     )
 }

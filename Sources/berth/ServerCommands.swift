@@ -297,6 +297,39 @@ func parseDuration(_ text: String) throws -> TimeInterval {
     return value * unit
 }
 
+/// `berth backup --to FILE`: a consistent copy of a running SQLite deployment.
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copy the SQLite database into a new file while the service runs (a consistent, self-contained copy).",
+        discussion: """
+            The copy is made in one read transaction (SQLite's VACUUM INTO): the service keeps answering and writing, and \
+            the copy holds every transaction committed before it began. Restore by stopping the service and putting the \
+            copy in the database's place (without the old -wal and -shm files). PostgreSQL: use pg_dump (docs/operating.md).
+            """
+    )
+
+    @Option(help: "The new file to write (must not exist).") var to: String
+    @Option(help: "The database, sqlite:PATH (env BERTH_DATABASE; default sqlite:./berth.sqlite).") var database: String?
+
+    func run() async throws {
+        let url = database ?? ProcessInfo.processInfo.environment["BERTH_DATABASE"] ?? "sqlite:./berth.sqlite"
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            throw ValidationError("berth backup copies SQLite databases; back up PostgreSQL with pg_dump (docs/operating.md)")
+        }
+        let path = try SQLiteStore.path(fromURL: url)
+        guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("no SQLite database at \(path)") }
+        let store = try SQLiteStore.open(path: path)
+        defer { try? store.close() }
+        guard try store.holdsBerthSchema() else { throw ValidationError("\(path) holds no Berth database") }
+        try store.backup(to: to)
+        let copy = try SQLiteStore.open(path: to)
+        defer { try? copy.close() }
+        let counts = try copy.tableCounts()
+        print("backed up \(path) into \(to): \(counts.reduce(0) { $0 + $1.rows }) rows in \(counts.count) tables")
+    }
+}
+
 /// `berth copy-database`: moves a SQLite deployment to PostgreSQL.
 struct CopyDatabaseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

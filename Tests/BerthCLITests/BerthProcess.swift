@@ -20,10 +20,12 @@ struct BerthProcess {
     }
 
     /// Runs the build's `berth`, or another copy of it (`executable`).
-    static func run(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil, executable other: URL? = nil) throws -> Result {
+    static func run(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil, executable other: URL? = nil,
+                    environment extra: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = try other ?? executable
         process.arguments = arguments
+        if !extra.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 } }
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe(), errors = Pipe(), input = Pipe()
         process.standardOutput = output

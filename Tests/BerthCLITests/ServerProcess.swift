@@ -38,8 +38,8 @@ final class ServerProcess: Sendable {
         try #require(made.status == 0, "\(made.stderr)")
     }
 
-    func berth(_ arguments: [String]) throws -> BerthProcess.Result {
-        try BerthProcess.run(arguments, in: directory)
+    func berth(_ arguments: [String], environment: [String: String] = [:]) throws -> BerthProcess.Result {
+        try BerthProcess.run(arguments, in: directory, environment: environment)
     }
 
     /// Starts the server (the build's `berth`, or `executable`) and waits until /healthz answers (at

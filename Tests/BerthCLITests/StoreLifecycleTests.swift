@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// The SQLite file as operators handle it: stopped and copied, backed up while serving, restored,
+/// and a file that is not Berth's refused rather than taken for a new database.
+@Suite("The SQLite file: stop, copy, back up, restore")
+struct StoreLifecycleTests {
+    /// Rows of `table` in the SQLite file at `path`, read by Python's sqlite3 (another program, as an operator's tools are).
+    static func rows(_ table: String, in path: String) throws -> Int? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM ' + sys.argv[2]).fetchone()[0])",
+                             path, table]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test("SIGTERM with the card, Play and webhook workers configured (their services unreachable) leaves one self-contained berth.sqlite: copied alone, it holds every row")
+    func stopLeavesSelfContainedFile() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        // Every background worker runs, each against a service that does not answer.
+        try await server.start(environment: ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_lifecycle", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": "whsec_lifecycle_0123456789",
+                                             "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:9"])
+        for role in ["client", "server", "admin"] {
+            #expect(try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", role]).status == 0)
+        }
+        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let day = ISO8601DateFormatter().string(from: Date().addingTimeInterval(5 * 86_400)).prefix(10)
+        let booked = try await server.request("POST", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"],
+                                              body: ["resourceId": "gozzo-5m", "start": "\(day)T08:00:00Z", "end": "\(day)T18:00:00Z"])
+        #expect(booked.status == 201, "\(booked.json)")
+        server.stop()
+
+        let database = server.directory.appendingPathComponent("berth.sqlite").path
+        let wal = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0, "every page is in the main file after a stop (WAL of \(wal) bytes)")
+        let copyDirectory = try BerthProcess.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: copyDirectory) }
+        let copy = copyDirectory.appendingPathComponent("berth.sqlite").path
+        try FileManager.default.copyItem(atPath: database, toPath: copy)
+        #expect(try Self.rows("api_keys", in: copy) == 4, "the copy of the file alone holds the keys")
+        #expect(try Self.rows("bookings", in: copy) == 1, "and the booking")
+    }
+
+    @Test("berth backup copies the database while the service writes; the copy restores: same rows, and the service runs on it")
+    func backupAndRestore() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        try await server.start()
+        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Writes keep coming while the backup runs.
+        let writer = Task {
+            for index in 0..<40 {
+                _ = try? await server.request("GET", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "user-\(index)"])
+                _ = try? server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "client"])
+            }
+        }
+        let backup = server.directory.appendingPathComponent("backup.sqlite").path
+        let made = try server.berth(["backup", "--to", backup])
+        #expect(made.status == 0 && made.stdout.contains("backed up"), "\(made.stdout) \(made.stderr)")
+        await writer.value
+        let again = try server.berth(["backup", "--to", backup])
+        #expect(again.status != 0 && again.stderr.contains("exists"), "a backup never overwrites: \(again.stderr)")
+        #expect((try Self.rows("schema_migrations", in: backup) ?? 0) > 10)
+        let copied = try #require(try Self.rows("api_keys", in: backup))
+        #expect(copied >= 1 && copied <= 41, "a consistent moment of the writes: \(copied) keys")
+        server.stop()
+
+        // Restore: the copy in the database's place, without the old -wal and -shm files.
+        let database = server.directory.appendingPathComponent("berth.sqlite").path
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        try FileManager.default.copyItem(atPath: backup, toPath: database)
+        try await server.start()
+        #expect(try await server.request("GET", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"]).status == 200,
+                "the key made before the backup works on the restored database")
+        server.stop()
+        #expect(try Self.rows("api_keys", in: database) == copied)
+    }
+
+    @Test("a file that is there but holds no Berth schema (a copy without its -wal, another program's file) is refused, not migrated as a new database; BERTH_CREATE_DATABASE=1 allows it")
+    func foreignFileRefused() throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        let database = server.directory.appendingPathComponent("berth.sqlite").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 7'); c.commit()", database]
+        try process.run()
+        process.waitUntilExit()
+        #expect((try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int ?? 0) > 0)
+        let refused = try server.berth(["migrate"])
+        #expect(refused.status != 0 && refused.stderr.contains("holds no Berth schema"), "\(refused.stderr)")
+        #expect(try Self.rows("schema_migrations", in: database) == nil, "nothing was written into it")
+        let allowed = try server.berth(["migrate"], environment: ["BERTH_CREATE_DATABASE": "1"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+    }
+}
