@@ -45,6 +45,8 @@ struct OperationsRoutes {
             if queueDepth.due(), let depth = try? await store.read({ tx in try tx.outbox.pendingCount() }) {
                 metrics.gauge("berth_webhook_queue_depth", [], Double(depth))
             }
+            ProcessStats.read().record(in: metrics)
+            metrics.gauge("berth_build_info", [("version", BuildInfo.version), ("commit", BuildInfo.commit)], 1)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
         }

@@ -91,3 +91,15 @@ struct VerifyReceiptCommandTests {
         #expect(tampered.stderr.contains("bad_signature"))
     }
 }
+
+extension VerifyCommandTests {
+    @Test("berth --version prints the release and the commit it was built from")
+    func version() throws {
+        let result = try BerthProcess.run(["--version"])
+        #expect(result.status == 0)
+        let text = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(text.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+ \([^)]+\)$"#, options: .regularExpression) != nil, "\(text)")
+        let changelog = try String(contentsOf: ServerProcess.repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        #expect(changelog.contains("## " + (text.split(separator: " ").first.map(String.init) ?? "?")), "CHANGELOG.md has a section for this release")
+    }
+}

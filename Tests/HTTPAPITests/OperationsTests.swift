@@ -108,3 +108,28 @@ struct OperationsTests {
         }
     }
 }
+
+extension OperationsTests {
+    @Test("/metrics carries the build (berth_build_info with version and commit) and the process's own figures: resident memory, descriptors, CPU, start time")
+    func buildAndProcessMetrics() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let reply = try await client.call(.get, "/metrics", auth: nil)
+            #expect(reply.status == .ok)
+            let text = String(decoding: reply.data, as: UTF8.self)
+            #expect(text.contains("berth_build_info{version=\"\(BuildInfo.version)\",commit=\"\(BuildInfo.commit)\"} 1")
+                    || text.contains("berth_build_info{commit=\"\(BuildInfo.commit)\",version=\"\(BuildInfo.version)\"} 1"), "\(text.prefix(400))")
+            func value(_ name: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+            }
+            #if os(Linux)
+            #expect((value("process_resident_memory_bytes") ?? 0) > 1_000_000, "a Swift process holds more than a megabyte")
+            #expect((value("process_open_fds") ?? 0) >= 3 && (value("process_max_fds") ?? 0) >= (value("process_open_fds") ?? 0))
+            #expect((value("process_cpu_seconds_total") ?? -1) >= 0)
+            let started = value("process_start_time_seconds") ?? 0
+            #expect(started > 1_500_000_000 && started <= Date().timeIntervalSince1970 + 5, "\(started)")
+            #endif
+        }
+    }
+}
