@@ -163,10 +163,23 @@ public struct TenantRegistry: Sendable {
     }
 
     /// Builds the runtime of every catalog tenant.
+    ///
+    /// What a tenant leaves off for want of a setting (a secret not in the environment, a test CA not
+    /// made yet) is said in one line at start, each at debug level: the shipped catalog's sample apps
+    /// start quietly, and an operator still sees that something is off.
     public static func load(_ catalog: Catalog, baseDirectory: URL, environment: [String: String], logger: Logger) async throws -> TenantRegistry {
+        let notes = StartupNotes()
+        let gathering = Logger(label: logger.label, factory: { _ in GatheringLogHandler(inner: logger.handler, notes: notes) })
         var runtimes: [TenantRuntime] = []
+        defer { notes.stop() }
         for tenant in catalog.tenants {
-            runtimes.append(try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger))
+            runtimes.append(try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, logger: gathering))
+        }
+        notes.stop()
+        let gathered = notes.gathered
+        if !gathered.isEmpty {
+            let byTenant = Dictionary(grouping: gathered, by: \.tenant).map { "\($0.key) (\($0.value.count))" }.sorted().joined(separator: ", ")
+            logger.warning("\(gathered.count) part(s) of the catalog's apps are off for want of a setting: \(byTenant); BERTH_LOG_LEVEL=debug names each")
         }
         return TenantRegistry(runtimes)
     }

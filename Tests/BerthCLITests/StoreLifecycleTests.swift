@@ -101,3 +101,24 @@ struct StoreLifecycleTests {
         #expect(allowed.status == 0, "\(allowed.stderr)")
     }
 }
+
+@Suite("A quiet first start")
+struct QuietStartTests {
+    @Test("the shipped catalog starts with one line naming what is off for want of a setting; BERTH_LOG_LEVEL=debug names each")
+    func oneLine() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        let log = server.directory.appendingPathComponent("serve.log")
+        let quiet = ["SEABOO_JWT_SECRET": "", "SEABOO_TEST_JWT_SECRET": "", "SEABOO_STRIPE_SECRET_KEY": "", "BERTH_LOG_LEVEL": "info"]
+        try await server.start(environment: quiet, errorLog: log)
+        server.stop()
+        let text = try String(contentsOf: log, encoding: .utf8)
+        let warnings = text.split(separator: "\n").filter { $0.contains("warning") }
+        #expect(warnings.count == 1, "\(warnings.joined(separator: "\n"))")
+        #expect(warnings.first?.contains("off for want of a setting: ") == true && warnings.first?.contains("seaboo (2)") == true, "\(warnings)")
+        try await server.start(environment: quiet.merging(["BERTH_LOG_LEVEL": "debug"]) { $1 }, errorLog: log)
+        server.stop()
+        let detailed = try String(contentsOf: log, encoding: .utf8)
+        #expect(detailed.contains("tenant seaboo: SEABOO_JWT_SECRET is unset"), "each is named at debug level")
+    }
+}
