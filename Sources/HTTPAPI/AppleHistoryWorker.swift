@@ -26,21 +26,28 @@ public struct AppleHistoryWorker: Service, CustomStringConvertible {
     public func run() async throws {
         var lastRead: [String: ContinuousClock.Instant] = [:]
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let now = ContinuousClock.now
+            var due: [TenantRuntime] = []
             for (runtime, every) in history.tenantsToRead {
-                let now = ContinuousClock.now
                 if let last = lastRead[runtime.id], now - last < .seconds(every) { continue }
                 lastRead[runtime.id] = now
-                for outcome in await history.read(runtime) {
-                    AppleHistoryWorker.count(outcome, metrics: metrics)
-                }
+                due.append(runtime)
             }
-            if ConsumptionAnswers.hasWork(history.tenants) {
-                for (tenant, outcome) in await consumption.runDue(tenants: history.tenants) {
-                    metrics.consumptionAnswer(tenant: tenant, outcome: outcome.rawValue)
+            // A shutdown cancels the round (Apple not answering, with its retries) as well as the wait:
+            // the history is read again from the kept mark at the next start.
+            try? await cancelWhenGracefulShutdown { [due] in
+                for runtime in due {
+                    for outcome in await self.history.read(runtime) {
+                        AppleHistoryWorker.count(outcome, metrics: self.metrics)
+                    }
                 }
+                if ConsumptionAnswers.hasWork(self.history.tenants) {
+                    for (tenant, outcome) in await self.consumption.runDue(tenants: self.history.tenants) {
+                        self.metrics.consumptionAnswer(tenant: tenant, outcome: outcome.rawValue)
+                    }
+                }
+                try await Task.sleep(for: self.tick)
             }
-            // A shutdown ends the wait at once rather than after the tick.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.tick) }
         }
     }
 

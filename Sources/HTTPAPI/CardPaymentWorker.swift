@@ -19,8 +19,12 @@ public struct CardPaymentWorker: Service, CustomStringConvertible {
 
     public func run() async throws {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            await jobs.runDue()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            // A shutdown cancels the round too (a Stripe call that does not answer), not only the wait:
+            // what a round had not finished is due again at the next start.
+            try? await cancelWhenGracefulShutdown {
+                await self.jobs.runDue()
+                try await Task.sleep(for: self.interval)
+            }
         }
     }
 }

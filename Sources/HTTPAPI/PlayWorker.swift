@@ -24,17 +24,18 @@ public struct PlayWorker: Service, CustomStringConvertible {
         var lastGauge: ContinuousClock.Instant?
         var lastSweep: ContinuousClock.Instant?
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            await jobs.acknowledgeDue()
             let now = ContinuousClock.now
-            if lastSweep.map({ now - $0 >= .seconds(60) }) ?? true {
-                lastSweep = now
-                await jobs.sweepVoided()
+            let sweep = lastSweep.map({ now - $0 >= .seconds(60) }) ?? true
+            let gauge = lastGauge.map({ now - $0 >= .seconds(30) }) ?? true
+            if sweep { lastSweep = now }
+            if gauge { lastGauge = now }
+            // A shutdown cancels the round too (Google not answering), not only the wait.
+            try? await cancelWhenGracefulShutdown {
+                await self.jobs.acknowledgeDue()
+                if sweep { await self.jobs.sweepVoided() }
+                if gauge { await PlayWorker.gauges(jobs: self.jobs, metrics: self.metrics) }
+                try await Task.sleep(for: self.interval)
             }
-            if lastGauge.map({ now - $0 >= .seconds(30) }) ?? true {
-                lastGauge = now
-                await PlayWorker.gauges(jobs: jobs, metrics: metrics)
-            }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
         }
     }
 

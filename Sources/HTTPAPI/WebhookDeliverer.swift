@@ -72,13 +72,17 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
     /// pause of `interval`.
     private func loop(tenantId: String) async {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            var attempted = 0
-            do {
-                attempted = try await deliverDue(tenantId: tenantId, limit: claimSize)
-            } catch {
-                logger.error("webhook delivery of \(tenantId) failed: \(String(reflecting: error))")
+            // A shutdown cancels a delivery to a receiver that does not answer, and the wait: a
+            // delivery cut short is attempted again (receivers de-duplicate by the event's id).
+            try? await cancelWhenGracefulShutdown {
+                var attempted = 0
+                do {
+                    attempted = try await self.deliverDue(tenantId: tenantId, limit: self.claimSize)
+                } catch where !Task.isCancelled {
+                    self.logger.error("webhook delivery of \(tenantId) failed: \(String(reflecting: error))")
+                }
+                if attempted == 0 { try await Task.sleep(for: self.interval) }
             }
-            if attempted == 0 { try? await Task.sleep(for: interval) }
         }
     }
 

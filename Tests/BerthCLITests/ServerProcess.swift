@@ -87,6 +87,15 @@ final class ServerProcess: Sendable {
         waitForExit()
     }
 
+    /// SIGTERM, then the exit status once the process is gone.
+    func stopAndWait() -> Int32 {
+        guard let process = process.withLock({ $0 }) else { return -1 }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        self.process.withLock { $0 = nil }
+        return process.terminationStatus
+    }
+
     /// Whether the child process still runs.
     var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
 

@@ -122,3 +122,89 @@ struct QuietStartTests {
         #expect(detailed.contains("tenant seaboo: SEABOO_JWT_SECRET is unset"), "each is named at debug level")
     }
 }
+
+@Suite("Stopping while the outside world does not answer")
+struct BoundedShutdownTests {
+    /// A TCP listener on 127.0.0.1 that accepts connections and never answers (Python, so that it
+    /// shares nothing with the server under test); stopped by `stop()`.
+    final class BlackHole: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+
+        init() throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", """
+                import socket, threading, time
+                s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(256)
+                print(s.getsockname()[1], flush=True)
+                held = []
+                deadline = time.time() + 120
+                s.settimeout(1)
+                while time.time() < deadline:
+                    try:
+                        held.append(s.accept()[0])
+                    except socket.timeout:
+                        pass
+                """]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            var line = Data()
+            while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
+            port = Int(String(decoding: line, as: UTF8.self)) ?? 0
+        }
+
+        /// SIGKILL: the test runner may ignore SIGTERM (signal handling of the services it runs), and its
+        /// children inherit that.
+        func stop() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test("SIGTERM with Apple (history and consumption), Google Play, Stripe and webhook receivers black-holed: the process exits within 10 s, status 0")
+    func stopWithinTenSeconds() async throws {
+        let hole = try BlackHole()
+        defer { hole.stop() }
+        try #require(hole.port > 0)
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        let base = "http://127.0.0.1:\(hole.port)"
+        // The App Store Server API (notification history read at start), a webhook receiver, Google Play and Stripe: all the black hole.
+        let key = try BerthProcess.run(["testkit", "play", "init", "play"], in: server.directory)
+        try #require(key.status == 0, "\(key.stderr)")
+        let p8 = Process()
+        p8.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p8.arguments = ["-c", "openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt > apple.p8"]
+        p8.currentDirectoryURL = server.directory
+        try p8.run()
+        p8.waitUntilExit()
+        let catalogURL = server.directory.appendingPathComponent("products.json")
+        var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
+        var tenants = try #require(catalog["tenants"] as? [[String: Any]])
+        for index in tenants.indices where tenants[index]["id"] as? String == "aistylist-test" {
+            var apple = tenants[index]["apple"] as? [String: Any] ?? [:]
+            apple["serverAPI"] = ["issuerId": "issuer-1", "keyId": "KEY123", "privateKeyFile": "apple.p8", "productionURL": base, "sandboxURL": base]
+            apple["notificationHistoryMinutes"] = 1
+            tenants[index]["apple"] = apple
+            tenants[index]["webhook"] = ["url": base + "/hooks", "secretEnv": "AIS_WEBHOOK_SECRET", "allowLoopbackHTTP": true]
+        }
+        catalog["tenants"] = tenants
+        try JSONSerialization.data(withJSONObject: catalog).write(to: catalogURL)
+        try await server.start(environment: ["AIS_WEBHOOK_SECRET": "webhook-secret-0123456789", "PLAY_TEST_SERVICE_ACCOUNT": server.directory.appendingPathComponent("play/service-account.json").path,
+                                             "PLAY_TEST_BASE_URL": base, "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_shutdown",
+                                             "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": "whsec_shutdown_0123456789", "SEABOO_TEST_STRIPE_API_BASE": base])
+        // Work for the webhook deliverer: an operator's adjustment sends credits.changed to the black hole.
+        let admin = try server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let adjusted = try await server.request("POST", "/api/admin/credits/adjustments", headers: ["Authorization": "Bearer \(admin)"],
+                                                body: ["userId": "ana", "amount": 5, "reason": "goodwill"])
+        #expect(adjusted.status == 201 || adjusted.status == 200, "\(adjusted.json)")
+        // Let the workers reach the black hole (each connects within a second of its round); the stop is what is measured.
+        for _ in 0..<100 where hole.port > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        let started = ContinuousClock.now
+        let stopped = server.stopAndWait()
+        let took = ContinuousClock.now - started
+        #expect(stopped == 0, "exit status \(stopped)")
+        #expect(took < .seconds(10), "stopping took \(took)")
+    }
+}
