@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import GRDB
+import Synchronization
 
 /// Berth's store on SQLite (GRDB `DatabasePool`, WAL, `synchronous=NORMAL`): each unit of work is
 /// one `BEGIN IMMEDIATE` transaction run in one hop on the writer's queue; reads run on the pool's
@@ -12,6 +13,9 @@ public final class SQLiteStore: MigratableStore {
     let pool: DatabasePool
     private let group: GroupCommit
     public let path: String
+    /// Set by the first ``close()``: a closed pool's connections must not be touched again (a
+    /// checkpoint on one dereferences a freed handle).
+    private let closed = Mutex(false)
 
     private init(pool: DatabasePool, path: String) {
         self.pool = pool
@@ -50,6 +54,11 @@ public final class SQLiteStore: MigratableStore {
     /// (`wal_checkpoint(TRUNCATE)`): a stopped service leaves one self-contained `berth.sqlite`, which
     /// an operator may copy alone.
     public func close() throws {
+        let first = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
         do {
             try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         } catch {
