@@ -26,6 +26,10 @@ public final class JWKSKeys: Sendable {
     /// The shortest lifetime a set gets, whatever its max-age says.
     let shortestMaxAge: Int
     let logger: Logger
+    /// The whole fetch's deadline.
+    let fetchTimeout: Duration
+    /// The clock the set's age is read on (injected by tests; the monotonic clock otherwise).
+    let now: @Sendable () -> ContinuousClock.Instant
     private let state = Mutex<State>(State())
 
     struct State {
@@ -37,14 +41,16 @@ public final class JWKSKeys: Sendable {
 
     /// Key sets are fetched with their own client: no redirects, short timeouts.
     static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(60)))
         configuration.httpVersion = .automatic
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
     public init(url: String, minimumInterval: Duration = .seconds(1), staleGrace: Duration = .seconds(6 * 3600), shortestMaxAge: Int = 60,
-                logger: Logger) {
+                fetchTimeout: Duration = .seconds(10), now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }, logger: Logger) {
         self.url = url
+        self.fetchTimeout = fetchTimeout
+        self.now = now
         self.shortestMaxAge = shortestMaxAge
         self.minimumInterval = minimumInterval
         self.staleGrace = staleGrace
@@ -57,7 +63,7 @@ public final class JWKSKeys: Sendable {
     /// when there is no usable set.
     public func keys(for kid: String?) async throws(JWKSUnavailable) -> JWTKeyCollection? {
         guard let kid, !kid.isEmpty else { return nil }
-        let now = ContinuousClock.now
+        let now = self.now()
         let (cached, known, fresh, due, usable) = state.withLock { s -> (JWTKeyCollection?, Bool, Bool, Bool, Bool) in
             let fresh = s.expires.map { now < $0 } ?? false
             let due = s.lastAttempt.map { now - $0 >= minimumInterval } ?? true
@@ -75,7 +81,7 @@ public final class JWKSKeys: Sendable {
             state.withLock { s in
                 s.keys = collection
                 s.kids = kids
-                s.expires = ContinuousClock.now + maxAge
+                s.expires = self.now() + maxAge
             }
             return kids.contains(kid) ? collection : nil
         } catch {
@@ -89,7 +95,8 @@ public final class JWKSKeys: Sendable {
     private func fetch() async throws -> (JWTKeyCollection, Set<String>, Duration) {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
-        let response = try await Self.client.execute(request, timeout: .seconds(10))
+        let seconds = max(1, fetchTimeout.components.seconds)
+        let response = try await Self.client.execute(request, timeout: .seconds(seconds))
         guard response.status == .ok else { throw JWKSError("the JWKS endpoint answered HTTP \(response.status.code)") }
         let body = try await response.body.collect(upTo: 1 << 20)
         let set = try JSONDecoder().decode(PublishedKeySet.self, from: Data(body.readableBytesView))

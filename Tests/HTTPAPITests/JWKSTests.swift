@@ -138,14 +138,19 @@ struct JWKSTests {
         publisher.cacheControl.withLock { $0 = "public, max-age=1, must-revalidate" }
         try await Application(router: publisher.router()).test(.live) { server in
             let port = try #require(server.port)
-            let keys = JWKSKeys(url: "http://127.0.0.1:\(port)/jwks", minimumInterval: .milliseconds(100), shortestMaxAge: 0, logger: Logger(label: "test"))
+            // The set's age is read on a clock the test moves (a loaded machine's slow fetch never ages it), and the
+            // fetch may take long on such a machine.
+            let start = ContinuousClock.now
+            let elapsed = Mutex(Duration.zero)
+            let keys = JWKSKeys(url: "http://127.0.0.1:\(port)/jwks", minimumInterval: .milliseconds(100), shortestMaxAge: 0, fetchTimeout: .seconds(120),
+                                now: { start + elapsed.withLock { $0 } }, logger: Logger(label: "test"))
             let token = try await Self.token(first, kid: "k1", user: "alice")
             _ = try await #require(try await keys.keys(for: "k1")).verify(token, as: TestUserClaims.self)
             let keySet = "{\"keys\": [\(try Self.jwk(second, kid: "k2"))]}"
             publisher.body.withLock { $0 = keySet }
             _ = try await #require(try await keys.keys(for: "k1")).verify(token, as: TestUserClaims.self)   // still within max-age: cached
             #expect(publisher.fetches.load(ordering: .relaxed) == 1)
-            try await Task.sleep(for: .milliseconds(1200))
+            elapsed.withLock { $0 += .milliseconds(1200) }
             #expect(try await keys.keys(for: "k1") == nil, "k1 was withdrawn")
             #expect(try await keys.keys(for: "k2") != nil)
             #expect(publisher.fetches.load(ordering: .relaxed) == 2)
