@@ -303,9 +303,11 @@ export interface Resource {
   /** experience: price of one seat, minor units */
   pricePerSeat?: number;
   seatsPerSlot?: number;
-  /** experience: daily start times, "HH:mm" UTC */
+  /** experience: daily start times, "HH:mm" local time in `timeZone` */
   slotTimes?: string[];
   durationMinutes?: number;
+  /** experience: the IANA time zone slotTimes are in ("UTC" unless the catalog names one, e.g. "Europe/Rome") */
+  timeZone?: string;
 }
 
 export interface ResourcesResponse {

@@ -60,6 +60,9 @@ public struct Tenant: Codable, Hashable, Sendable {
     /// only when derived from the id) or `uuid` (every user id is a UUID in canonical lowercase form,
     /// refused otherwise at every entry, and is itself the user's appAccountToken).
     public var userIdFormat: UserIdFormat?
+    /// The IANA time zone the operator lives in (`Europe/Rome`): experiences' `slotTimes` are local
+    /// times there (a resource may name its own). Without it, UTC.
+    public var timeZone: String?
     /// The web origins the app calls Berth from (CORS): its WebView's (`capacitor://localhost`,
     /// `https://localhost`, `ionic://localhost`, `app://localhost`) and, for development,
     /// `http://localhost:*`. Exact origins; none by default (no browser may call).
@@ -210,6 +213,9 @@ public struct Tenant: Codable, Hashable, Sendable {
             throw CatalogError("tenant id \"\(id)\" must be letters, digits, - or _")
         }
         guard currency.count == 3 else { throw CatalogError("tenant \(id): currency must be an ISO 4217 code") }
+        if let timeZone, TimeZone(identifier: timeZone) == nil {
+            throw CatalogError("tenant \(id): timeZone \(timeZone) is not an IANA time zone (Europe/Rome, America/New_York…)")
+        }
         for origin in allowedOrigins ?? [] where AllowedOrigin(origin) == nil {
             throw CatalogError("tenant \(id): allowedOrigins entry \"\(origin)\" is not an origin (scheme://host, scheme://host:port or scheme://host:* for any port; never * or a path)")
         }

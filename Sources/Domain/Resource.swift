@@ -19,10 +19,13 @@ public struct Resource: Codable, Hashable, Sendable {
     public var pricePerSeatMinor: Int64?
     /// Experience: seats per slot.
     public var seatsPerSlot: Int?
-    /// Experience: daily start times, "HH:mm" UTC.
+    /// Experience: daily start times, "HH:mm" in the resource's time zone (``timeZone``, else the
+    /// tenant's, else UTC).
     public var slotTimes: [String]?
     /// Experience: length of one slot.
     public var durationMinutes: Int?
+    /// The IANA time zone its slots are in (`Europe/Rome`), when it differs from the tenant's.
+    public var timeZone: String?
 
     public init(id: String, kind: Kind, name: String, pricePerDayMinor: Int64? = nil, units: Int? = nil, experienceType: String? = nil,
                 pricePerSeatMinor: Int64? = nil, seatsPerSlot: Int? = nil, slotTimes: [String]? = nil, durationMinutes: Int? = nil) {
@@ -57,6 +60,9 @@ public struct Resource: Codable, Hashable, Sendable {
             guard let seats = seatsPerSlot, (1...10_000).contains(seats) else { throw CatalogError("tenant \(tenant): experience \(id) needs seatsPerSlot in 1...10000") }
             guard let times = slotTimes, !times.isEmpty, times.allSatisfy({ Self.minutesOfDay($0) != nil }) else {
                 throw CatalogError("tenant \(tenant): experience \(id) needs slotTimes as HH:mm")
+            }
+            if let timeZone, TimeZone(identifier: timeZone) == nil {
+                throw CatalogError("tenant \(tenant): resource \(id) names time zone \(timeZone), which is not an IANA time zone (Europe/Rome, America/New_York…)")
             }
             guard let minutes = durationMinutes, (1...10_080).contains(minutes) else {
                 throw CatalogError("tenant \(tenant): experience \(id) needs durationMinutes in 1...10080 (a week)")

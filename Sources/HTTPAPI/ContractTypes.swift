@@ -99,8 +99,10 @@ struct ResourceDTO: Codable {
     var seatsPerSlot: Int?
     var slotTimes: [String]?
     var durationMinutes: Int?
+    /// Experiences: the IANA time zone `slotTimes` are in (`UTC` unless the catalog names one).
+    var timeZone: String?
 
-    init(_ resource: Resource, currency: String) {
+    init(_ resource: Resource, currency: String, tenantTimeZone: String? = nil) {
         id = resource.id
         kind = resource.kind.rawValue
         name = resource.name
@@ -112,6 +114,7 @@ struct ResourceDTO: Codable {
         seatsPerSlot = resource.seatsPerSlot
         slotTimes = resource.slotTimes
         durationMinutes = resource.durationMinutes
+        timeZone = resource.kind == .experience ? (resource.timeZone ?? tenantTimeZone ?? "UTC") : nil
     }
 }
 

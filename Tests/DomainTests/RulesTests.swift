@@ -424,3 +424,61 @@ struct EntitlementRulesTests {
         #expect(ConsumptionReport(purchase: paid(.credits(type: "c")), product: nil, booking: nil, lot: lot, preference: nil, now: now).consumptionPercentage == 33_333)
     }
 }
+
+extension RulesTests {
+    static func instant(_ text: String) throws -> Date {
+        try #require(ISO8601DateFormatter().date(from: text))
+    }
+
+    func code(_ body: () throws -> Void) -> String? {
+        do { try body(); return nil } catch { return (error as? DomainError)?.code.rawValue ?? "not a DomainError" }
+    }
+
+    @Test("time zones: with timeZone Europe/Rome the 17:30 sunset cruise is 15:30Z in July and 16:30Z in January; the other instant is refused")
+    func slotsInLocalTime() throws {
+        var tenant = try seaboo()
+        tenant.timeZone = "Europe/Rome"
+        let now = try Self.instant("2026-12-01T00:00:00Z")
+        func book(_ at: String) throws -> BookingQuote {
+            try tenant.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant(at), seats: 1), now: now)
+        }
+        #expect(try book("2027-07-14T15:30:00Z").start == (try Self.instant("2027-07-14T15:30:00Z")))
+        #expect(try book("2027-01-14T16:30:00Z").start == (try Self.instant("2027-01-14T16:30:00Z")))
+        #expect(code { _ = try book("2027-07-14T16:30:00Z") } == "slot_not_offered", "17:30 UTC is 19:30 in Rome in July")
+        #expect(code { _ = try book("2027-01-14T17:30:00Z") } == "slot_not_offered")
+        // Without a time zone the catalog keeps UTC.
+        #expect(try seaboo().quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-07-14T17:30:00Z"), seats: 1), now: now).seats == 1)
+        // A resource may name its own zone.
+        var lisbon = tenant
+        if let index = lisbon.resources.firstIndex(where: { $0.id == "sunset-cruise" }) { lisbon.resources[index].timeZone = "Europe/Lisbon" }
+        #expect(try lisbon.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-07-14T16:30:00Z"), seats: 1), now: now).seats == 1)
+    }
+
+    @Test("daylight-saving days: a local time the change skips cannot be booked; one it repeats is two slots, each its own instant, never moved")
+    func daylightSavingDays() throws {
+        var tenant = try seaboo()
+        tenant.timeZone = "Europe/Rome"
+        if let index = tenant.resources.firstIndex(where: { $0.id == "sunset-cruise" }) { tenant.resources[index].slotTimes = ["02:30"] }
+        let now = try Self.instant("2026-12-01T00:00:00Z")
+        func book(_ at: String) -> String? {
+            code { _ = try tenant.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant(at), seats: 1), now: now) }
+        }
+        // 28 March 2027: 02:00 becomes 03:00 in Rome; the instants around 02:30 are 01:30 CET and 03:30 CEST.
+        for at in ["2027-03-28T00:30:00Z", "2027-03-28T01:30:00Z", "2027-03-28T02:30:00Z"] { #expect(book(at) == "slot_not_offered", "\(at)") }
+        #expect(book("2027-03-27T01:30:00Z") == nil, "the day before: 02:30 CET")
+        #expect(book("2027-03-29T00:30:00Z") == nil, "the day after: 02:30 CEST")
+        // 31 October 2027: 03:00 becomes 02:00; 02:30 happens twice, 00:30Z (CEST) and 01:30Z (CET).
+        #expect(book("2027-10-31T00:30:00Z") == nil)
+        #expect(book("2027-10-31T01:30:00Z") == nil)
+        #expect(book("2027-10-31T02:30:00Z") == "slot_not_offered")
+    }
+
+    @Test("a time zone that is not IANA's is refused by the catalog")
+    func unknownTimeZone() throws {
+        var catalog = try Catalog.decode(Data(contentsOf: Self.catalogURL))
+        catalog.tenants[0].timeZone = "Europe/Atlantis"
+        #expect(throws: CatalogError.self) { try catalog.validate() }
+        catalog.tenants[0].timeZone = "Europe/Rome"
+        #expect(throws: Never.self) { try catalog.validate() }
+    }
+}

@@ -48,6 +48,22 @@ extension Tenant {
     public static let maximumAdvance: TimeInterval = 3 * 366 * 86_400
 
     /// Prices a request and finds the product that must pay for it.
+    /// The time zone `resource`'s slot times are in: its own, else the tenant's, else UTC.
+    public func slotTimeZone(_ resource: Resource) -> TimeZone {
+        (resource.timeZone ?? timeZone).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
+    }
+
+    /// The minute of the day `instant` is at in `zone` (fractions of a second ignored), or nil when
+    /// it is not on a whole minute.
+    static func localMinuteOfDay(_ instant: Date, in zone: TimeZone) -> Int? {
+        let seconds = instant.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: instant))
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return nil }
+        let whole = Int64(seconds.rounded(.down))
+        let secondOfDay = ((whole % 86_400) + 86_400) % 86_400
+        guard secondOfDay % 60 == 0 else { return nil }
+        return Int(secondOfDay / 60)
+    }
+
     public func quote(_ request: BookingRequest, now: Date) throws(DomainError) -> BookingQuote {
         guard let resource = resource(id: request.resourceId) else {
             throw DomainError(.notFound, .resourceNotFound, "no resource \(request.resourceId)", field: "resourceId")
@@ -78,11 +94,13 @@ extension Tenant {
             guard request.start == nil, request.end == nil else { throw .invalid("an experience takes slot, not start and end", field: "slot") }
             guard let slot = request.slot else { throw .invalid("slot is required", field: "slot") }
             try checkStart(slot, now: now)
-            let seconds = Int(slot.timeIntervalSince1970)
-            let secondOfDay = ((seconds % 86_400) + 86_400) % 86_400
+            // The slot's wall-clock time where the experience happens: a daylight-saving change moves
+            // the instant, never the local time (a local time the change skips has no instant at all).
+            let zone = slotTimeZone(resource)
             let offered = (resource.slotTimes ?? []).compactMap(Resource.minutesOfDay)
-            guard secondOfDay % 60 == 0, offered.contains(secondOfDay / 60) else {
-                throw DomainError(.invalidInput, .slotNotOffered, "\(resource.name) starts at \((resource.slotTimes ?? []).joined(separator: ", ")) UTC", field: "slot")
+            guard let local = Self.localMinuteOfDay(slot, in: zone), offered.contains(local) else {
+                throw DomainError(.invalidInput, .slotNotOffered,
+                                  "\(resource.name) starts at \((resource.slotTimes ?? []).joined(separator: ", ")) \(zone.identifier == "GMT" ? "UTC" : zone.identifier)", field: "slot")
             }
             let seats = request.seats ?? 1
             guard seats >= 1, seats <= (resource.seatsPerSlot ?? 0) else {
