@@ -10,9 +10,8 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var maximum: Int
     /// Connections open at once from one client address.
     public var perAddress: Int
-    /// From the moment a connection waits for a request (opened, or its last answer sent) until
-    /// that request's head has arrived whole. Separate from the idle timeout, which covers a
-    /// request's body and the answer.
+    /// From a request's first byte until its head has arrived whole. Separate from the idle
+    /// timeout (60 s), which covers a silent connection, a request's body and the answer.
     public var headTimeout: TimeAmount
 
     public static let defaultMaximum = 4096
@@ -169,8 +168,26 @@ public final class ConnectionGovernor: Sendable {
     }
 }
 
+/// Sees the connection's bytes before the HTTP decoder: the first bytes of a request start its
+/// head's deadline (``ConnectionGuard``). Idle time before them is the idle timeout's.
+final class FirstBytes: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    /// The guard of the same connection (same event loop); weak: the pipeline owns both.
+    weak var owner: ConnectionGuard?
+
+    init(owner: ConnectionGuard) { self.owner = owner }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if unwrapInboundIn(data).readableBytes > 0 { owner?.bytesArrived() }
+        context.fireChannelRead(data)
+    }
+}
+
 /// One connection's view of the governor: admitted when it becomes active, serving from a request
-/// head until its answer's end, waiting otherwise; closed when a head takes longer than the limit.
+/// head until its answer's end, waiting otherwise. While it waits, the first bytes of the next
+/// request start the head deadline: a head that does not arrive whole in time closes the
+/// connection. (A connection that sends nothing is the idle timeout's, and is shed first at a cap.)
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -184,13 +201,27 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var deadline: Scheduled<Void>?
     /// Bumped whenever the connection stops waiting, so a stale deadline does nothing.
     private var generation: UInt64 = 0
+    /// Whether the request being waited for has sent bytes (its head deadline runs).
+    private var headStarted = false
+    /// This handler's context while it is in the pipeline (used on its event loop only).
+    private var context: ChannelHandlerContext?
 
     init(governor: ConnectionGovernor) {
         self.governor = governor
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        // Before the HTTP decoder: raw bytes tell when a request begins.
+        try? context.pipeline.syncOperations.addHandler(FirstBytes(owner: self), position: .first)
         if context.channel.isActive { admit(context) }
+    }
+
+    /// Bytes arrived: while waiting for a request, its head's deadline starts now.
+    func bytesArrived() {
+        guard id != nil, inFlight == 0, !headStarted, let context else { return }
+        headStarted = true
+        startHeadDeadline(context)
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -205,6 +236,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         release()
+        self.context = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -243,6 +275,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func startWaiting(_ context: ChannelHandlerContext) {
+        stopWaiting()
+        headStarted = false
+    }
+
+    private func startHeadDeadline(_ context: ChannelHandlerContext) {
         stopWaiting()
         let expected = generation
         let channel = context.channel
