@@ -129,6 +129,7 @@ struct BoundedShutdownTests {
     /// shares nothing with the server under test); stopped by `stop()`.
     final class BlackHole: @unchecked Sendable {
         let process = Process()
+        let output = Pipe()
         let port: Int
 
         init() throws {
@@ -143,15 +144,32 @@ struct BoundedShutdownTests {
                 while time.time() < deadline:
                     try:
                         held.append(s.accept()[0])
+                        print("accepted", flush=True)
                     except socket.timeout:
                         pass
                 """]
-            let output = Pipe()
             process.standardOutput = output
             try process.run()
             var line = Data()
             while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
             port = Int(String(decoding: line, as: UTF8.self)) ?? 0
+        }
+
+        /// Waits until `count` connections have reached the hole (an event, not a time: the hole
+        /// reports each); false if it ended first (its own 120 s bound).
+        func waitForConnections(_ count: Int) throws -> Bool {
+            var seen = 0
+            var line = Data()
+            while seen < count {
+                guard let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty else { return false }
+                if byte == Data("\n".utf8) {
+                    if line == Data("accepted".utf8) { seen += 1 }
+                    line = Data()
+                } else {
+                    line += byte
+                }
+            }
+            return true
         }
 
         /// SIGKILL: the test runner may ignore SIGTERM (signal handling of the services it runs), and its
@@ -199,8 +217,8 @@ struct BoundedShutdownTests {
         let adjusted = try await server.request("POST", "/api/admin/credits/adjustments", headers: ["Authorization": "Bearer \(admin)"],
                                                 body: ["userId": "ana", "amount": 5, "reason": "goodwill"])
         #expect(adjusted.status == 201 || adjusted.status == 200, "\(adjusted.json)")
-        // Let the workers reach the black hole (each connects within a second of its round); the stop is what is measured.
-        for _ in 0..<100 where hole.port > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        // Stop once Apple's history read, Google's token request and the webhook delivery are all waiting on the hole.
+        #expect(try hole.waitForConnections(3), "the workers reach the black hole")
         let started = ContinuousClock.now
         let stopped = server.stopAndWait()
         let took = ContinuousClock.now - started
