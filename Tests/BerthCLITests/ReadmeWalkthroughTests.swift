@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 @Suite("README")
@@ -70,6 +73,23 @@ struct ReadmeWalkthroughTests {
         #expect(text.contains("\n0\n200\n"), "\(text)")
     }
 
+    /// A TCP port on 127.0.0.1 that was free a moment ago.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Runs a README script in a fresh copy of the catalog (the migrations are in the binary), as a reader would; returns its output.
     static func run(_ script: String) throws -> String {
         let directory = try BerthProcess.temporaryDirectory()
@@ -93,16 +113,22 @@ struct ReadmeWalkthroughTests {
         process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = "\(stubs.path):\(environment["PATH"] ?? "/usr/bin:/bin")"
-        environment["BERTH_PORT"] = String(Int.random(in: 40_001...50_000))
-        environment["STRIPE_PORT"] = String(Int.random(in: 50_001...55_000))
-        environment["PLAY_PORT"] = String(Int.random(in: 55_001...60_000))
+        // Ports the system just handed out as free (a random one collided with another test's listener,
+        // and the script's `until curl …` then waited forever).
+        environment["BERTH_PORT"] = String(try Self.freePort())
+        environment["STRIPE_PORT"] = String(try Self.freePort())
+        environment["PLAY_PORT"] = String(try Self.freePort())
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
         try process.run()
+        // A script that never ends (a server that did not start) is stopped, not waited for forever.
+        let watchdog = DispatchWorkItem { if process.isRunning { kill(-process.processIdentifier, SIGKILL); process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 900, execute: watchdog)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        watchdog.cancel()
 
         #expect(process.terminationStatus == 0, "\(text)")
         return text
