@@ -10,6 +10,8 @@
 //     swift run -c release BerthBenchmarks prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S]
 //         buys S subscriptions on a running server and writes N signed DID_RENEW notifications for them
 //         (one per line: "-", a tab, the JSON body) for benchmarks/run's notification phase
+//     swift run -c release BerthBenchmarks prepare-credit-purchases --ca DIR --count N --out FILE [--bundle-id B] [--product P] [--user-prefix U]
+//         signs N credit-pack purchases offline (nothing is sent), one verify-purchase request per line (benchmarks/soak)
 //     swift run -c release BerthBenchmarks seed-history --sqlite PATH --tenant T --count N
 //         writes N past purchases into a migrated SQLite database (benchmarks/run HISTORY=N)
 //     swift run -c release BerthBenchmarks credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]
@@ -62,6 +64,12 @@ case "prepare-notifications":
                                    subscriptions: option("--subscriptions").flatMap(Int.init).map { max($0, 1) } ?? 1000, count: count, output: out,
                                    bundleId: option("--bundle-id") ?? "it.seaboo.app", productId: option("--product") ?? "it.seaboo.member.monthly",
                                    userPrefix: option("--user-prefix") ?? "member-")
+case "prepare-credit-purchases":
+    guard let ca = option("--ca"), let out = option("--out"), let count = option("--count").flatMap(Int.init), count > 0 else {
+        fail("prepare-credit-purchases needs --ca, --count N and --out")
+    }
+    try prepareCreditPurchases(caDirectory: ca, count: count, output: out, bundleId: option("--bundle-id") ?? "it.seaboo.app",
+                               productId: option("--product") ?? "it.seaboo.credits.pack", userPrefix: option("--user-prefix") ?? "buyer-")
 case "credits-flow":
     guard let url = option("--url"), let ca = option("--ca"), let secret = option("--jwt-secret"), let issuer = option("--issuer") else {
         fail("credits-flow needs --url, --jwt-secret S --issuer I (user tokens of the credits tenant) and --ca")
@@ -75,7 +83,7 @@ case "seed-history":
     }
     try await seedHistory(databasePath: path, tenantId: tenant, count: count)
 case "--help", "-h", "help":
-    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P] | prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S] | seed-history --sqlite PATH --tenant T --count N | credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]")
+    print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P] | prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S] | prepare-credit-purchases --ca DIR --count N --out FILE [--user-prefix P] | seed-history --sqlite PATH --tenant T --count N | credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]")
 default:
     fail("unknown mode \(mode)")
 }

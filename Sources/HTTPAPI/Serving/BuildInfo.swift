@@ -2,9 +2,9 @@
 public enum BuildInfo {
     /// The release this source tree is (CHANGELOG.md names each).
     public static let version = "0.43.0"
-    /// The commit a release build was made from; `scripts/release`-style builds may stamp it,
+    /// The commit a release build was made from (`scripts/release` stamps it, BuildStamp.swift);
     /// a development build says `development`.
-    public static let commit = "development"
+    public static let commit = buildStampCommit
 
     /// `0.43.0 (development)`.
     public static var description: String { "\(version) (\(commit))" }
