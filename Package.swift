@@ -144,6 +144,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/018_apple_lifecycle.sql"),
                 .embedInCode("Resources/migrations/019_subscription_offers.sql"),
                 .embedInCode("Resources/migrations/020_consumption_answers.sql"),
+                .embedInCode("Resources/migrations/021_booking_references.sql"),
             ]
         ),
         .target(

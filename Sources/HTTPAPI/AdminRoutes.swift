@@ -193,7 +193,7 @@ struct AdminRoutes {
 
     func confirm(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let (tenant, keyId) = (context.tenant, context.keyId)
-        let id = try Paging.bookingId(context)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "a manual confirmation needs a reason", field: "reason") }
@@ -204,7 +204,7 @@ struct AdminRoutes {
 
     func cancel(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let (tenant, keyId) = (context.tenant, context.keyId)
-        let id = try Paging.bookingId(context)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
         var reason: String?
         if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
             reason = try await JSONCoding.decode(AdminCancelRequest.self, from: request).reason.map(Text.trimmed)

@@ -20,7 +20,7 @@ struct BookingRoutes {
         do {
             booking = try await services.createBooking(.init(
                 runtime: runtime, userId: userId, createdVia: via,
-                request: BookingRequest(resourceId: body.resourceId, start: body.start?.date, end: body.end?.date, slot: body.slot?.date, seats: body.seats)
+                request: BookingRequest(resourceId: body.resourceId, start: body.start?.time, end: body.end?.time, slot: body.slot?.time, seats: body.seats)
             ))
         } catch let error as DomainError where error.code == .tooManyPendingBookings {
             // Operators alert on this: a slot full of unpaid holds refuses paying customers.
@@ -40,7 +40,7 @@ struct BookingRoutes {
 
     func show(_ context: UserContext) async throws -> Response {
         let (tenant, userId) = (context.tenant, context.userId)
-        let id = try Paging.bookingId(context)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
         let tenantId = tenant.id
         let found = try await services.store.read { tx -> (Booking, CardPayment?)? in
             guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else { return nil }
@@ -65,11 +65,24 @@ enum Paging {
         return Page(limit: try integer("limit", default: 50, range: 1...Page.maximumLimit), offset: try integer("offset", default: 0, range: 0...Page.maximumOffset))
     }
 
-    static func bookingId(_ context: some RequestContext) throws -> Int64 {
-        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
-            throw APIError(.notFound, .bookingNotFound, "booking ids are positive integers", field: "id")
+    /// The booking a path's `{id}` names: its id, or its reference (`K7MX2QA`, any case, spaces or
+    /// dashes allowed) looked up within the tenant.
+    static func bookingId(_ context: some RequestContext, tenantId: String, store: any Store) async throws -> Int64 {
+        guard let text = context.parameters.get("id") else {
+            throw APIError(.notFound, .bookingNotFound, "name a booking by its id or its reference", field: "id")
         }
-        return id
+        if let id = Int64(text) {
+            guard id > 0 else { throw APIError(.notFound, .bookingNotFound, "booking ids are positive integers", field: "id") }
+            return id
+        }
+        let decoded = text.removingPercentEncoding ?? text
+        guard let reference = BookingReference.normalized(decoded) else {
+            throw APIError(.notFound, .bookingNotFound, "a booking is named by its id (digits) or its 7-character reference", field: "id")
+        }
+        guard let booking = try await store.read({ try $0.bookings.booking(reference: reference, tenantId: tenantId) }) else {
+            throw APIError(.notFound, .bookingNotFound, "no booking \(reference)", field: "id")
+        }
+        return booking.id
     }
 
     static func time(_ request: Request, _ name: String) throws -> Date? {

@@ -25,26 +25,26 @@ struct CardPaymentRoutes {
         groups.admin.post("/api/admin/bookings/{id}/refund") { request, context in try await refund(request, context) }
         groups.admin.get("/api/admin/bookings/{id}/payments") { _, context in try await payments(context) }
         groups.admin.post("/api/admin/bookings/{id}/deposit") { request, context in
-            let id = try Paging.bookingId(context)
+            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
             let body = try await JSONCoding.decode(DepositRequest.self, from: request)
             let result = try await services.cardDeposits.start(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
             return try JSONCoding.response(DepositStartDTO(result), status: result.created ? .created : .ok)
         }
         groups.admin.post("/api/admin/bookings/{id}/deposit/capture") { request, context in
-            let id = try Paging.bookingId(context)
+            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
             let body = try await JSONCoding.decode(DepositCaptureRequest.self, from: request, emptyAs: DepositCaptureRequest())
             let payment = try await services.cardDeposits.capture(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
             return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
         }
         groups.admin.post("/api/admin/bookings/{id}/deposit/release") { _, context in
-            let id = try Paging.bookingId(context)
+            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
             let payment = try await services.cardDeposits.release(runtime: context.tenant, bookingId: id, actor: context.actor)
             return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
         }
     }
 
     func start(_ context: UserContext) async throws -> Response {
-        let id = try Paging.bookingId(context)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
         let result = try await services.startCardPayment(runtime: context.tenant, userId: context.userId, bookingId: id)
         return try JSONCoding.response(CardPaymentStartDTO(result), status: result.created ? .created : .ok)
     }
@@ -77,7 +77,7 @@ struct CardPaymentRoutes {
     }
 
     func refund(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
-        let id = try Paging.bookingId(context)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
         let body = try await JSONCoding.decode(AdminRefundRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "say why the booking is refunded", field: "reason") }
@@ -90,7 +90,7 @@ struct CardPaymentRoutes {
     }
 
     func payments(_ context: AdminRequestContext) async throws -> Response {
-        let id = try Paging.bookingId(context)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
         let tenantId = context.tenant.id
         let items = try await services.store.read { tx -> [CardPaymentDTO]? in
             guard try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) != nil else { return nil }

@@ -124,10 +124,37 @@ struct ResourcesResponse: Codable {
 
 struct CreateBookingRequest: Codable, RefusesNull {
     var resourceId: String
-    var start: APITime?
-    var end: APITime?
-    var slot: APITime?
+    var start: BookingTimeText?
+    var end: BookingTimeText?
+    var slot: BookingTimeText?
     var seats: Int?
+}
+
+/// A time in a booking request: an RFC 3339 instant (`2026-07-14T15:30:00Z`, `…+02:00`), or a
+/// wall-clock time in the resource's zone (`2026-07-14T17:30`), or for rentals a day (`2026-07-14`).
+struct BookingTimeText: Codable, Hashable {
+    var time: BookingTime
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        if let date = APITime.parse(text) {
+            time = .instant(date)
+        } else if let local = LocalDateTime.parse(text) {
+            time = .local(local)
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription:
+                "must be an ISO 8601 date-time (2026-07-14T15:30:00Z, or with an offset), a local date-time in the resource's time zone (2026-07-14T17:30) or a date (2026-07-14)")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch time {
+        case .instant(let date): try container.encode(APITime(date))
+        case .local(let local): try container.encode(local.description)
+        }
+    }
 }
 
 struct BookingDTO: Codable {
@@ -160,8 +187,18 @@ struct BookingDTO: Codable {
     var environment: String?
     /// The latest card payment of the booking (`GET /api/bookings/{id}` and the card-payment answer; absent otherwise).
     var payment: BookingPaymentDTO?
+    /// The short reference people read out (7 characters without 0, O, 1, I); accepted wherever a booking id is.
+    var reference: String
+    /// `UTC` or the IANA zone the booking happens in; `localStart`/`localEnd` are its wall-clock times with their offset.
+    var timeZone: String
+    var localStart: String
+    var localEnd: String
 
     init(_ booking: Booking, payment: CardPayment? = nil) {
+        reference = booking.reference
+        timeZone = booking.zoneName
+        localStart = booking.localStart
+        localEnd = booking.localEnd
         self.payment = payment.map(BookingPaymentDTO.init)
         requiredQuantity = booking.requiredQuantity
         paidQuantity = booking.paidQuantity

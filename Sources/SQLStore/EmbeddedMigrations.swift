@@ -25,5 +25,6 @@ public enum EmbeddedMigrations {
         ("018_apple_lifecycle.sql", PackageResources._18_apple_lifecycle_sql),
         ("019_subscription_offers.sql", PackageResources._19_subscription_offers_sql),
         ("020_consumption_answers.sql", PackageResources._20_consumption_answers_sql),
+        ("021_booking_references.sql", PackageResources._21_booking_references_sql),
     ]
 }

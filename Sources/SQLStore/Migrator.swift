@@ -77,8 +77,22 @@ public struct Migrator: Sendable {
                 try db.run("INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (?, ?, ?)",
                            [migration.version, migration.checksum, now.epochMilliseconds])
                 appliedNow.append(migration.version)
+                if migration.version == "021_booking_references" { try Self.giveReferences(db) }
             }
             return appliedNow
+        }
+    }
+
+    /// Gives every booking made before references existed one of its own (in the migration's unit of work).
+    static func giveReferences(_ db: any SQLExecutor) throws {
+        let rows = try db.rows("SELECT id, tenant_id FROM bookings WHERE reference IS NULL", [])
+        var taken: [String: Set<String>] = [:]
+        for row in rows {
+            let tenant: String = row["tenant_id"]
+            var reference = BookingReference.random()
+            while taken[tenant, default: []].contains(reference) { reference = BookingReference.random() }
+            taken[tenant, default: []].insert(reference)
+            try db.run("UPDATE bookings SET reference = ? WHERE id = ?", [reference, row["id"] as Int64])
         }
     }
 

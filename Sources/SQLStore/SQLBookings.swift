@@ -8,18 +8,20 @@ struct SQLBookings: BookingRepository {
     static let columns = """
         id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, \
         required_product_id, status, hold_expires_at, created_at, updated_at, confirmed_at, purchase_id, status_reason, \
-        required_quantity, environment, created_via, paid_quantity
+        required_quantity, environment, created_via, paid_quantity, reference, time_zone
         """
 
     static func decode(_ row: SQLRow) throws -> Booking {
-        Booking(
+        let reference: String? = row["reference"]
+        let timeZone: String? = row["time_zone"]
+        return Booking(
             id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], resourceId: row["resource_id"],
             resourceKind: try row.value(Resource.Kind.self, "resource_kind"), start: row.date("starts_at"), end: row.date("ends_at"),
             seats: row["seats"], priceMinor: row["price_minor"], currency: row["currency"], requiredProductId: row["required_product_id"],
             status: try row.value(BookingStatus.self, "status"), holdExpiresAt: row.date("hold_expires_at"), createdAt: row.date("created_at"),
             updatedAt: row.date("updated_at"), confirmedAt: row.optionalDate("confirmed_at"), purchaseId: row["purchase_id"],
             statusReason: row["status_reason"], requiredQuantity: row["required_quantity"], environment: row["environment"],
-            paidQuantity: row["paid_quantity"]
+            paidQuantity: row["paid_quantity"], reference: reference ?? "", timeZone: timeZone
         )
     }
 
@@ -28,14 +30,22 @@ struct SQLBookings: BookingRepository {
             .map(Self.decode)
     }
 
+    func booking(reference: String, tenantId: String) throws -> Booking? {
+        try db.row("SELECT \(Self.columns) FROM bookings WHERE tenant_id = ? AND reference = ?", [tenantId, reference]).map(Self.decode)
+    }
+
+    func referenceTaken(_ reference: String, tenantId: String) throws -> Bool {
+        try db.row("SELECT 1 AS taken FROM bookings WHERE tenant_id = ? AND reference = ?", [tenantId, reference]) != nil
+    }
+
     func insert(_ b: Booking, createdVia: String, now: Date) throws {
         let occupies = b.holdsSlot(at: now)
         try db.run("""
-            INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [b.id, b.tenantId, b.userId, b.resourceId, b.resourceKind.rawValue, b.start.epochMilliseconds, b.end.epochMilliseconds, b.seats,
                   b.priceMinor, b.currency, b.requiredProductId, b.status.rawValue, b.holdExpiresAt.epochMilliseconds, b.createdAt.epochMilliseconds,
                   b.updatedAt.epochMilliseconds, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.statusReason, b.requiredQuantity, b.environment,
-                  createdVia, b.paidQuantity, occupies])
+                  createdVia, b.paidQuantity, b.reference.isEmpty ? nil : b.reference, b.timeZone, occupies])
         if occupies { try count(b, by: 1) }
     }
 

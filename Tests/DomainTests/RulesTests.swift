@@ -454,6 +454,84 @@ extension RulesTests {
         #expect(try lisbon.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-07-14T16:30:00Z"), seats: 1), now: now).seats == 1)
     }
 
+    @Test("local requests: a wall-clock slot in the resource's zone, a skipped one refused, a repeated one refused with both offsets named; answers' local times carry the offset")
+    func localRequests() throws {
+        var tenant = try seaboo()
+        tenant.timeZone = "Europe/Rome"
+        let now = try Self.instant("2026-12-01T00:00:00Z")
+        func local(_ text: String) throws -> BookingTime { .local(try #require(LocalDateTime.parse(text))) }
+        func book(_ slot: String) throws -> BookingQuote {
+            try tenant.quote(BookingRequest(resourceId: "sunset-cruise", start: nil, end: nil, slot: try local(slot), seats: 1), now: now)
+        }
+        let july = try book("2027-07-14T17:30")
+        #expect(july.start == (try Self.instant("2027-07-14T15:30:00Z")))
+        #expect(july.timeZone == "Europe/Rome")
+        #expect(try book("2027-01-14T17:30:00").start == (try Self.instant("2027-01-14T16:30:00Z")))
+        #expect(code { _ = try book("2027-07-14T19:30") } == "slot_not_offered")
+        #expect(code { _ = try tenant.quote(BookingRequest(resourceId: "sunset-cruise", start: nil, end: nil, slot: try local("2027-07-14"), seats: 1), now: now) }
+                == "invalid_request", "a slot needs a time of day")
+        // The booking shows its wall-clock time with the offset of that day.
+        let booking = Booking(id: 1, tenantId: "t", userId: "u", resourceId: "sunset-cruise", resourceKind: .experience, start: july.start, end: july.end, seats: 1,
+                              priceMinor: 1, currency: "EUR", requiredProductId: "p", status: .pendingPayment, holdExpiresAt: now, createdAt: now, updatedAt: now,
+                              timeZone: july.timeZone)
+        #expect(booking.localStart == "2027-07-14T17:30:00+02:00")
+        #expect(booking.zoneName == "Europe/Rome")
+        var winter = booking
+        winter.start = try book("2027-01-14T17:30").start
+        #expect(winter.localStart == "2027-01-14T17:30:00+01:00")
+        var utc = booking
+        utc.timeZone = nil
+        #expect(utc.localStart == "2027-07-14T15:30:00+00:00" && utc.zoneName == "UTC")
+        // Daylight-saving days, named as local times.
+        if let index = tenant.resources.firstIndex(where: { $0.id == "sunset-cruise" }) { tenant.resources[index].slotTimes = ["02:30"] }
+        do {
+            _ = try book("2027-03-28T02:30")
+            Issue.record("a skipped local time was booked")
+        } catch let error as DomainError {
+            #expect(error.message.contains("does not exist in Europe/Rome"), "\(error.message)")
+        }
+        do {
+            _ = try book("2027-10-31T02:30")
+            Issue.record("a repeated local time was booked without its offset")
+        } catch let error as DomainError {
+            #expect(error.message.contains("2027-10-31T02:30:00+02:00 or 2027-10-31T02:30:00+01:00"), "\(error.message)")
+        }
+        // The offset picks one of the pair.
+        let second = try tenant.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-10-31T02:30:00+01:00"), seats: 1), now: now)
+        #expect(second.start == (try Self.instant("2027-10-31T01:30:00Z")))
+    }
+
+    @Test("local rental days: dates are local midnights and a day across a daylight-saving change is still one day; UTC catalogs count 24-hour days as before")
+    func localRentalDays() throws {
+        var tenant = try seaboo()
+        tenant.timeZone = "Europe/Rome"
+        let now = try Self.instant("2026-12-01T00:00:00Z")
+        func day(_ text: String) throws -> BookingTime { .local(try #require(LocalDateTime.parse(text))) }
+        let autumn = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: try day("2027-10-30"), end: try day("2027-11-01"), slot: nil, seats: nil), now: now)
+        #expect(autumn.start == (try Self.instant("2027-10-29T22:00:00Z")), "local midnight, CEST")
+        #expect(autumn.end == (try Self.instant("2027-10-31T23:00:00Z")), "local midnight, CET: 49 hours later")
+        let perDay = try #require(tenant.resources.first { $0.id == "gozzo-5m" }?.pricePerDayMinor)
+        #expect(autumn.priceMinor == 2 * perDay, "two days, not three")
+        let utc = try seaboo().quote(BookingRequest(resourceId: "gozzo-5m", start: try Self.instant("2027-10-30T00:00:00Z"), end: try Self.instant("2027-11-01T01:00:00Z")), now: now)
+        #expect(utc.priceMinor == 3 * perDay, "a part day counts as a day, as before")
+        #expect(LocalDateTime.parse("2027-02-29") == nil && LocalDateTime.parse("2027-07-14T25:00") == nil && LocalDateTime.parse("2027-07-14 17:30") == nil)
+    }
+
+    @Test("booking references: 7 characters without 0, O, 1, I; read back in any case with spaces or dashes; nothing else is one")
+    func bookingReferences() {
+        var seen = Set<String>()
+        for _ in 0..<2000 {
+            let reference = BookingReference.random()
+            #expect(reference.count == 7 && !reference.contains { "01OI".contains($0) })
+            seen.insert(reference)
+        }
+        #expect(seen.count == 2000)
+        #expect(BookingReference.normalized("k7m-x2q a") == "K7MX2QA")
+        #expect(BookingReference.normalized("K7MX2Q0") == nil, "0 is not in the alphabet")
+        #expect(BookingReference.normalized("K7MX2Q") == nil && BookingReference.normalized("K7MX2QAB") == nil)
+        #expect(BookingReference.normalized("K7MX2QÄ") == nil)
+    }
+
     @Test("daylight-saving days: a local time the change skips cannot be booked; one it repeats is two slots, each its own instant, never moved")
     func daylightSavingDays() throws {
         var tenant = try seaboo()

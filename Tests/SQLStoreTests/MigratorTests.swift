@@ -214,6 +214,33 @@ struct MigratorTests {
         #expect(pending?.paidQuantity == 0 && pending?.remainingQuantity == 3)
     }
 
+    @Test("migration 021: every booking made before it gets its own reference (unique within the tenant) and no zone (UTC, as then)")
+    func referencesBackfill() async throws {
+        let (directory, migrations, database) = try await migrated(before: "021")
+        defer { try? FileManager.default.removeItem(at: directory); try? database.close() }
+        try await database.withConnection { db in
+            for tenant in ["t", "u"] { try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES (?, 'T', 0)", arguments: [tenant]) }
+            for id in 1...300 {
+                try db.execute(sql: """
+                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                    status, hold_expires_at, created_at, updated_at) VALUES (?, ?, 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
+                    """, arguments: [id, id % 2 == 0 ? "t" : "u"])
+            }
+        }
+        try restore("021_booking_references.sql", into: migrations)
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["021_booking_references"])
+        let bookings = try await database.read { tx in
+            try (1...300).compactMap { id in try tx.bookings.booking(id: Int64(id), tenantId: id % 2 == 0 ? "t" : "u", forUpdate: false) }
+        }
+        #expect(bookings.count == 300)
+        #expect(bookings.allSatisfy { BookingReference.normalized($0.reference) == $0.reference && $0.timeZone == nil && $0.zoneName == "UTC" })
+        #expect(Set(bookings.map(\.reference)).count == 300)
+        let found = try await database.read { tx in try tx.bookings.booking(reference: bookings[41].reference, tenantId: bookings[41].tenantId) }
+        #expect(found?.id == bookings[41].id)
+        let elsewhere = try await database.read { tx in try tx.bookings.booking(reference: bookings[41].reference, tenantId: bookings[41].tenantId == "t" ? "u" : "t") }
+        #expect(elsewhere == nil, "a reference names a booking within its tenant only")
+    }
+
     @Test("database URLs", arguments: [("sqlite:./b.sqlite", "./b.sqlite"), ("sqlite:///tmp/x.db", "/tmp/x.db"), ("plain.sqlite", "plain.sqlite")])
     func databaseURLs(url: String, path: String) throws {
         #expect(try SQLiteStore.path(fromURL: url) == path)

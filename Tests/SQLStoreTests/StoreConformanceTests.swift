@@ -76,7 +76,7 @@ struct StoreConformance {
             let holds = try tx.bookings.activeHolds(tenantId: tenant, userId: user, now: now, upTo: 10)
             try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: holds, creatorHolds: 0), resource: quote.resource, seats: quote.seats,
                                        limits: HoldLimits(perUser: 10), viaKey: false)
-            let (booking, audit) = BookingTransitions.created(draft)
+            let (booking, audit) = BookingTransitions.created(draft, reference: try tx.bookings.unusedReference(tenantId: tenant))
             try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
             try tx.audit.append(audit)
             return booking

@@ -51,6 +51,19 @@ public struct Booking: Codable, Hashable, Sendable {
     /// pays an N-seat booking with N transactions; the booking is confirmed when this reaches
     /// `requiredQuantity`.
     public var paidQuantity: Int
+    /// The short reference people read out (`BookingReference`), unique within the tenant.
+    public var reference: String
+    /// The IANA zone the booking was made in (its resource's, else its tenant's; nil: UTC). Kept
+    /// with the booking: a later change of the catalog does not move what was sold.
+    public var timeZone: String?
+
+    /// The zone its wall-clock times are shown in.
+    public var zone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current }
+    /// `UTC` or the IANA name.
+    public var zoneName: String { ZonedTime.name(zone) }
+    /// Start and end as wall-clock times with their offset: `2026-07-14T17:30:00+02:00`.
+    public var localStart: String { ZonedTime.format(start, in: zone) }
+    public var localEnd: String { ZonedTime.format(end, in: zone) }
 
     /// Units still to pay before the booking is confirmed.
     public var remainingQuantity: Int { status == .confirmed ? 0 : max(0, requiredQuantity - paidQuantity) }
@@ -60,8 +73,10 @@ public struct Booking: Codable, Hashable, Sendable {
         start: Date, end: Date, seats: Int, priceMinor: Int64, currency: String, requiredProductId: String,
         status: BookingStatus, holdExpiresAt: Date, createdAt: Date, updatedAt: Date,
         confirmedAt: Date? = nil, purchaseId: Int64? = nil, statusReason: String? = nil,
-        requiredQuantity: Int = 1, environment: String? = nil, paidQuantity: Int = 0
+        requiredQuantity: Int = 1, environment: String? = nil, paidQuantity: Int = 0, reference: String = "", timeZone: String? = nil
     ) {
+        self.reference = reference
+        self.timeZone = timeZone
         self.paidQuantity = paidQuantity
         self.requiredQuantity = requiredQuantity
         self.environment = environment

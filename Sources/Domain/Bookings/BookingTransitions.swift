@@ -37,18 +37,18 @@ public enum BookingTransitions {
         return BookingTransition(booking: updated, audit: audit, events: [.booking(event, updated, purchase: nil)])
     }
 
-    /// A new booking and its audit entry, once admitted.
-    public static func created(_ draft: NewBooking) -> (Booking, AuditRecord) {
+    /// A new booking and its audit entry, once admitted, with `reference` (one the tenant has not used).
+    public static func created(_ draft: NewBooking, reference: String) -> (Booking, AuditRecord) {
         let quote = draft.quote
         let booking = Booking(
             id: RecordID.next(), tenantId: draft.tenantId, userId: draft.userId, resourceId: quote.resource.id,
             resourceKind: quote.resource.kind, start: quote.start, end: quote.end, seats: quote.seats,
             priceMinor: quote.priceMinor, currency: quote.currency, requiredProductId: quote.requiredProductId,
             status: .pendingPayment, holdExpiresAt: draft.holdExpiresAt, createdAt: draft.now, updatedAt: draft.now,
-            requiredQuantity: quote.requiredQuantity
+            requiredQuantity: quote.requiredQuantity, reference: reference, timeZone: quote.timeZone
         )
         let audit = AuditRecord(tenantId: booking.tenantId, actor: .user(booking.userId), action: .bookingCreated, bookingId: booking.id, purchaseId: nil,
-                                detail: ["requiredProductId": booking.requiredProductId, "price": String(booking.priceMinor)], at: draft.now)
+                                detail: ["requiredProductId": booking.requiredProductId, "price": String(booking.priceMinor), "reference": booking.reference], at: draft.now)
         return (booking, audit)
     }
 }

@@ -4,6 +4,10 @@ import Foundation
 public protocol BookingRepository {
     /// A tenant's booking, locked for the rest of the unit of work when `forUpdate`.
     func booking(id: Int64, tenantId: String, forUpdate: Bool) throws -> Booking?
+    /// A tenant's booking by its reference (`BookingReference.normalized`).
+    func booking(reference: String, tenantId: String) throws -> Booking?
+    /// Whether a booking of the tenant already has `reference`.
+    func referenceTaken(_ reference: String, tenantId: String) throws -> Bool
     /// Inserts a new booking (its occupancy counted when it holds its slot at `now`).
     func insert(_ booking: Booking, createdVia: String, now: Date) throws
     /// Writes a booking's new state (its occupancy follows: counted while it holds its slot at `now`).
@@ -21,4 +25,14 @@ public protocol BookingRepository {
     func activeHolds(tenantId: String, resourceId: String, start: Date, end: Date, now: Date, upTo limit: Int) throws -> Int
 
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int)
+}
+
+extension BookingRepository {
+    /// A random reference no booking of the tenant has yet (BookingReference: a clash is rare, so
+    /// this asks once or twice).
+    public func unusedReference(tenantId: String) throws -> String {
+        var reference = BookingReference.random()
+        while try referenceTaken(reference, tenantId: tenantId) { reference = BookingReference.random() }
+        return reference
+    }
 }

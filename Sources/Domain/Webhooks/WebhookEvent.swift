@@ -20,6 +20,13 @@ public struct WebhookEvent: Hashable, Sendable {
     static func booking(_ type: WebhookEventType, _ booking: Booking, purchase: Purchase?) -> WebhookEvent {
         var data = ["bookingId": String(booking.id), "userId": booking.userId, "status": booking.status.rawValue, "resourceId": booking.resourceId]
         if let environment = purchase?.environment ?? booking.environment { data["environment"] = environment }
+        // When: the UTC instants and the wall-clock times where the booking happens, with their offset.
+        data["start"] = UTCTimestamp.format(epochMilliseconds: booking.start.epochMilliseconds, milliseconds: false)
+        data["end"] = UTCTimestamp.format(epochMilliseconds: booking.end.epochMilliseconds, milliseconds: false)
+        data["localStart"] = booking.localStart
+        data["localEnd"] = booking.localEnd
+        data["timeZone"] = booking.zoneName
+        if !booking.reference.isEmpty { data["reference"] = booking.reference }
         if let purchase {
             data["purchaseId"] = String(purchase.id)
             data["transactionId"] = purchase.transactionId

@@ -46,7 +46,7 @@ public struct CreateBooking: Sendable {
                 : 0
             try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: userHolds, creatorHolds: creatorHolds, resourceHolds: resourceHolds),
                                        resource: quote.resource, seats: quote.seats, limits: limits, viaKey: viaKey)
-            let (booking, audit) = BookingTransitions.created(draft)
+            let (booking, audit) = BookingTransitions.created(draft, reference: try tx.bookings.unusedReference(tenantId: draft.tenantId))
             try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
             try tx.audit.append(audit)
             if resourceHolds + 1 == limits.resourceAlertThreshold {
