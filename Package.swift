@@ -145,6 +145,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/019_subscription_offers.sql"),
                 .embedInCode("Resources/migrations/020_consumption_answers.sql"),
                 .embedInCode("Resources/migrations/021_booking_references.sql"),
+                .embedInCode("Resources/migrations/022_order_ids.sql"),
             ]
         ),
         .target(

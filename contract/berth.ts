@@ -319,11 +319,19 @@ export interface ResourcesResponse {
 /** A rental takes start and end; an experience takes slot (one of its slotTimes) and seats. */
 export interface CreateBookingRequest {
   resourceId: string;
-  start?: ISODateTime;
-  end?: ISODateTime;
-  slot?: ISODateTime;
+  start?: BookingTime;
+  end?: BookingTime;
+  slot?: BookingTime;
   seats?: number;
 }
+
+/**
+ * A time in a booking request: an instant (`2026-07-14T15:30:00Z`, or with an offset), a wall-clock
+ * time in the resource's time zone (`2026-07-14T17:30`), or for a rental's start and end a day
+ * (`2026-07-14`, local midnight). A local time a daylight-saving change skips is refused; one it
+ * repeats is refused with both offsets named (send one of them).
+ */
+export type BookingTime = string;
 
 export type BookingStatus =
   | "pending_payment"
@@ -334,6 +342,13 @@ export type BookingStatus =
 
 export interface Booking {
   id: number;
+  /** the short reference people read out (7 characters without 0, O, 1, I); accepted wherever a booking id is */
+  reference: string;
+  /** start and end as the wall-clock time where the booking happens, with its offset (2026-07-14T17:30:00+02:00) */
+  localStart: string;
+  localEnd: string;
+  /** "UTC" or the IANA zone the booking was made in (its resource's, else its app's) */
+  timeZone: string;
   userId: string;
   resourceId: string;
   resourceKind: ResourceKind;
@@ -493,6 +508,100 @@ export interface ListResponse<Item> {
 }
 
 export type BookingListResponse = ListResponse<Booking>;
+
+/** `GET /api/admin/search?q=` (admin key): what the query names exactly, within the app */
+export interface SearchResponse {
+  query: string;
+  items: SearchHit[];
+  /** present when the query looked like an Apple order ID (App Store Server API Look Up Order ID) */
+  appleOrderLookup?: "found" | "found_not_recorded" | "not_found" | "unavailable" | "not_configured";
+}
+
+export interface SearchHit {
+  kind: "booking" | "purchase" | "user" | "card_payment" | "unapplied_payment";
+  id: string;
+  matched: "reference" | "id" | "transactionId" | "originalTransactionId" | "orderId" | "appleOrderId" | "paymentIntent" | "userId";
+  summary: string;
+  userId?: string;
+  bookingId?: number;
+  purchaseId?: number;
+  at?: ISODateTime;
+}
+
+/** `GET /api/admin/customers/{userId}/timeline` (admin key): everything about one user, newest first */
+export interface TimelineResponse {
+  userId: string;
+  items: TimelineEntry[];
+  /** entries of each kind at most (`limit`, default 200) */
+  limitPerKind: number;
+}
+
+export interface TimelineEntry {
+  kind: "purchase" | "booking" | "booking_change" | "credits" | "subscription" | "notification" | "grant" | "unapplied_payment" | "card_payment" | "refund" | "consent" | "webhook";
+  at: ISODateTime;
+  summary: string;
+  detail: Record<string, string>;
+  bookingId?: number;
+  purchaseId?: number;
+}
+
+/** `GET /api/admin/overview?from=&to=&interval=day|week|month` (admin key) */
+export interface OverviewResponse {
+  from: ISODateTime;
+  to: ISODateTime;
+  interval: "day" | "week" | "month";
+  /** the app's zone: buckets are its local days, weeks (Monday first) or months */
+  timeZone: string;
+  buckets: OverviewBucket[];
+  moneyIn: OverviewAmount[];
+  refunds: OverviewAmount[];
+  bookingsToday: ResourceLoad[];
+  bookingsNext7Days: ResourceLoad[];
+  activeSubscriptions: { productId: string; count: number }[];
+  /** per currency, no conversion: each active subscription's last price per month of its cycle */
+  monthlyRecurringRevenue: OverviewAmount[];
+  /** unappliedPayments, deadLetters, webhookBacklog, overduePlayAcknowledgements, bookingsNeedingRefund, purchasesNeedingRefund */
+  needsAction: Record<string, number>;
+}
+
+export interface OverviewBucket {
+  start: ISODateTime;
+  /** 2026-07-14, the Monday of a week, or 2026-07 */
+  label: string;
+  moneyIn: OverviewMoney[];
+  /** of the period's purchases, those refunded or to refund */
+  refunds: OverviewMoney[];
+  newSubscriptions: number;
+  endedSubscriptions: number;
+  creditPacksSold: number;
+  creditsSpent: number;
+  bookingsMade: number;
+}
+
+export interface OverviewMoney {
+  currency: string;
+  /** app_store, google_play or stripe (the card rail) */
+  store: string;
+  count: number;
+  amountMilliunits: number;
+}
+
+export interface OverviewAmount {
+  currency: string;
+  amountMilliunits: number;
+}
+
+export interface ResourceLoad {
+  resourceId: string;
+  name: string;
+  kind: ResourceKind;
+  confirmed: number;
+  /** unpaid bookings still holding their slot */
+  pending: number;
+  seats: number;
+  /** booked share (0…1) of the unit-days or seats the resource offers in the window */
+  occupancy?: number;
+}
 
 // ---------------------------------------------------------------- purchases
 
@@ -983,7 +1092,7 @@ export interface WebhookPayload {
   type: WebhookEventType;
   tenant: string;
   createdAt: ISODateTime;
-  /** bookingId, userId, status, resourceId, purchaseId, transactionId, productId, reason (all strings) */
+  /** bookingId, userId, status, resourceId, purchaseId, transactionId, productId, reason (all strings); booking events also reference, start and end (UTC), localStart and localEnd (the wall-clock times with their offset) and timeZone */
   data: Record<string, string>;
 }
 

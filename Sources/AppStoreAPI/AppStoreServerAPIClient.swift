@@ -57,6 +57,22 @@ public struct AppStoreServerAPIClient: Sendable {
         return try await verifier.verifyTransaction(decoded.signedTransactionInfo, expecting: expectations)
     }
 
+    struct OrderLookupResponse: Decodable { var status: Int; var signedTransactions: [String]? }
+
+    /// Look Up Order ID: the transactions of the order a customer's receipt email names (Production,
+    /// then Sandbox when Production does not know it); empty when neither knows it.
+    public func lookUpOrder(_ orderId: String) async throws -> [VerifiedTransaction] {
+        for environment in [AppStoreEnvironment.production, .sandbox] {
+            let reply = try await send(method: .GET, path: "/inApps/v1/lookup/\(Self.escape(orderId))", environment: environment, body: nil)
+            let decoded = try Self.decode(OrderLookupResponse.self, reply)
+            guard decoded.status == 0 else { continue }
+            var results: [VerifiedTransaction] = []
+            for signed in decoded.signedTransactions ?? [] { results.append(try await verifier.verifyTransaction(signed, expecting: expectations)) }
+            return results
+        }
+        return []
+    }
+
     /// Get Transaction History v2, every page.
     public func transactionHistory(_ transactionId: String, maximumPages: Int = 100) async throws -> [VerifiedTransaction] {
         var revision: String?

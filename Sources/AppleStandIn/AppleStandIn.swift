@@ -48,6 +48,8 @@ public final class AppleStandIn: Sendable {
         /// Renewal Date moves them and answers the new one; unknown ids are not extended.
         public var expiries: [String: Int64] = [:]
         public var requests: [Recorded] = []
+        /// Look Up Order ID: the signed transactions of each order id (the customer's receipt email), per environment.
+        public var orders: [String: [String: [String]]] = ["production": [:], "sandbox": [:]]
     }
 
     public let apiKey: P256.Signing.PublicKey
@@ -73,6 +75,14 @@ public final class AppleStandIn: Sendable {
                         return Canned(status: 404, body: #"{"errorCode": 4040010, "errorMessage": "Transaction id not found."}"#)
                     }
                     return Canned(status: 200, body: #"{"signedTransactionInfo": "\#(signed)"}"#)
+                }
+            }
+            router.get("/\(environment)/inApps/v1/lookup/{orderId}") { request, context in
+                try await self.answer(environment, request, context) { state in
+                    // Apple answers 200 with status 1 for an order id it does not know.
+                    guard let signed = state.orders[environment]?[context.parameters.get("orderId") ?? ""] else { return Canned(status: 200, body: #"{"status": 1}"#) }
+                    let list = signed.map { "\"\($0)\"" }.joined(separator: ",")
+                    return Canned(status: 200, body: #"{"status": 0, "signedTransactions": [\#(list)]}"#)
                 }
             }
             router.get("/\(environment)/inApps/v2/history/{id}") { request, context in

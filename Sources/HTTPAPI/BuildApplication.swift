@@ -84,6 +84,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     GooglePlayRoutes(receive: services.receivePlayNotification, tenants: services.tenants, rateLimiter: services.rateLimiter,
                      trustedProxies: services.trustedProxies, metrics: services.metrics).register(on: open)
     AdminRoutes(services: services).register(on: admin)
+    OperatorRoutes(services: services).register(on: admin)
     CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
     RestoreRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
     // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.

@@ -26,5 +26,6 @@ public enum EmbeddedMigrations {
         ("019_subscription_offers.sql", PackageResources._19_subscription_offers_sql),
         ("020_consumption_answers.sql", PackageResources._20_consumption_answers_sql),
         ("021_booking_references.sql", PackageResources._21_booking_references_sql),
+        ("022_order_ids.sql", PackageResources._22_order_ids_sql),
     ]
 }

@@ -7,11 +7,11 @@ struct SQLPurchases: PurchaseRepository {
 
     static let columns = """
         id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, \
-        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credits, target_kind, target_ref
+        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credits, target_kind, target_ref, order_id
         """
 
     static func decode(_ row: SQLRow) throws -> Purchase {
-        Purchase(
+        var purchase = Purchase(
             id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], target: PurchaseTarget(kind: row["target_kind"], reference: row["target_ref"]),
             store: row["store"],
             environment: row["environment"], transactionId: row["transaction_id"], originalTransactionId: row["original_transaction_id"],
@@ -20,6 +20,8 @@ struct SQLPurchases: PurchaseRepository {
             priceMilliunits: row["price_milliunits"], currency: row["currency"], quantity: row["quantity"],
             credits: row["credits"]
         )
+        purchase.orderId = row["order_id"]
+        return purchase
     }
 
     func purchase(store: String, environment: String, transactionId: String, forUpdate: Bool) throws -> Purchase? {
@@ -31,10 +33,10 @@ struct SQLPurchases: PurchaseRepository {
 
     func insert(_ p: Purchase, proofHash: String) throws {
         try db.run("""
-            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [p.id, p.tenantId, p.userId, p.bookingId, p.store, p.environment, p.transactionId, p.originalTransactionId, p.productId,
                   p.status.rawValue, p.outcomeCode, p.purchasedAt.epochMilliseconds, p.createdAt.epochMilliseconds,
-                  p.priceMilliunits, p.currency, p.quantity, p.credits, p.target?.kind.rawValue, p.target?.reference, proofHash])
+                  p.priceMilliunits, p.currency, p.quantity, p.credits, p.target?.kind.rawValue, p.target?.reference, p.orderId, proofHash])
     }
 
     func update(_ p: Purchase) throws {

@@ -153,6 +153,7 @@ struct SQLSession: StoreSession {
     var appleHistory: any AppleHistoryRepository { SQLAppleHistory(db: db) }
     var schema: any SchemaRepository { SQLSchema(db: db) }
     var userState: any UserStateRepository { SQLUserState(db: db) }
+    var operatorViews: any OperatorViewRepository { SQLOperatorViews(db: db) }
 }
 
 /// Which migrations are applied (none when the bookkeeping table does not exist yet).

@@ -97,6 +97,14 @@ struct ContractTests {
             try recordRequest("AdminCancelRequest", "AdminCancelRequest", cancel)
             record("BookingResponse.cancelled", "BookingResponse", try await client.call(.post, "/api/admin/bookings/\(sunsetId)/cancel", auth: admin, json: cancel))
 
+            let localSlot: [String: Any] = ["resourceId": "sunset-cruise", "slot": String(iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)).prefix(16)), "seats": 1]
+            try recordRequest("CreateBookingRequest.local_slot", "CreateBookingRequest", localSlot)
+            let local = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: localSlot)
+            #expect(local.status == .created, "\(String(decoding: local.data, as: UTF8.self))")
+            let reference = try #require(created.booking?["reference"] as? String)
+            record("SearchResponse", "SearchResponse", try await client.call(.get, "/api/admin/search?q=\(reference.lowercased())", auth: admin))
+            record("TimelineResponse", "TimelineResponse", try await client.call(.get, "/api/admin/customers/alice/timeline", auth: admin))
+            record("OverviewResponse", "OverviewResponse", try await client.call(.get, "/api/admin/overview?interval=week", auth: admin))
             record("PurchaseListResponse", "PurchaseListResponse", try await client.call(.get, "/api/admin/purchases?limit=1", auth: admin))
             record("ReplayListResponse", "ReplayListResponse", try await client.call(.get, "/api/admin/replays?limit=1", auth: admin))
             record("AuditListResponse", "AuditListResponse", try await client.call(.get, "/api/admin/audit?limit=2", auth: admin))
@@ -263,7 +271,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 77)
+        #expect(exchanges.count == 81)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -286,7 +294,7 @@ struct ContractTests {
     func noStrayExamples() throws {
         let validator = try validator()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
-        #expect(files.count == 77)
+        #expect(files.count == 81)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

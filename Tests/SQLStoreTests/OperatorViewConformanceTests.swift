@@ -25,4 +25,135 @@ extension StoreConformance {
             #expect(listed.items.first?.reference == booking.reference && listed.items.first?.timeZone == "Europe/Rome")
         }
     }
+
+    static func sale(_ id: String, user: String, tenant: String = "a", product: String = "p", store: String = "app_store", price: Int64 = 4_990,
+                     at: Date, status: PurchaseStatus = .applied, target: PurchaseTarget? = nil, order: String? = nil, original: String? = nil) -> Purchase {
+        var purchase = Purchase(id: RecordID.next(), tenantId: tenant, userId: user, target: target, store: store, environment: "Sandbox", transactionId: id,
+                                originalTransactionId: original ?? id, productId: product, status: status, outcomeCode: nil, purchasedAt: at, createdAt: at,
+                                priceMilliunits: price, currency: "EUR", quantity: 1)
+        purchase.orderId = order
+        return purchase
+    }
+
+    @Test("search finds, within its tenant only, a booking by reference or id, purchases by id, transaction, original transaction and order number, a PaymentIntent, an unapplied payment and a user; nothing for a stranger",
+          arguments: StoreBackend.available)
+    func operatorSearch(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let booking = try await Self.admit(store, user: "ann", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(86_400)))
+            let play = Self.sale("play-token-1", user: "ann", store: "google_play", at: Self.now, order: "GPA.3345-1234-5678-90123")
+            let renewal = Self.sale("2000000000000102", user: "ann", at: Self.now.addingTimeInterval(60), original: "2000000000000101")
+            let other = Self.sale("2000000000000999", user: "zed", tenant: "b", at: Self.now)
+            let payment = CardPaymentConformance.payment(booking, ref: "pi_3Q0search", key: "search-key", status: .open)
+            try await store.write { tx in
+                try tx.purchases.insert(play, proofHash: "h1")
+                try tx.purchases.insert(renewal, proofHash: "h2")
+                try tx.purchases.insert(other, proofHash: "h3")
+                try tx.cardPayments.insert(payment)
+            }
+            func search(_ text: String, tenant: String = "a") async throws -> [SearchHit] {
+                try await store.read { try $0.operatorViews.search(tenantId: tenant, text: text, reference: BookingReference.normalized(text), limit: 50) }
+            }
+            let byReference = try await search(booking.reference.lowercased())
+            #expect(byReference.map(\.kind) == [.booking] && byReference.first?.bookingId == booking.id && byReference.first?.matched == "reference")
+            #expect(try await search(String(booking.id)).contains { $0.kind == .booking && $0.matched == "id" })
+            #expect(try await search(String(play.id)).contains { $0.kind == .purchase && $0.purchaseId == play.id })
+            let byOrder = try await search("GPA.3345-1234-5678-90123")
+            #expect(byOrder.map(\.matched) == ["orderId"] && byOrder.first?.purchaseId == play.id && byOrder.first?.userId == "ann")
+            #expect(try await search("play-token-1").map(\.matched) == ["transactionId"])
+            #expect(try await search("2000000000000101").map(\.matched) == ["originalTransactionId"], "a renewal found by its original transaction id")
+            let card = try await search("pi_3Q0search")
+            #expect(card.map(\.kind) == [.cardPayment] && card.first?.bookingId == booking.id)
+            let user = try await search("ann")
+            #expect(user.map(\.kind) == [.user])
+            #expect(try await search("zed").isEmpty, "a user of another tenant is not found")
+            #expect(try await search("2000000000000999").isEmpty, "another tenant's purchase is not found")
+            #expect(try await search(booking.reference, tenant: "b").isEmpty)
+            #expect(try await search("nobody-at-all").isEmpty)
+            let order = try await store.read { try $0.operatorViews.purchases(tenantId: "a", transactionIds: ["2000000000000102", "2000000000000999"]) }
+            #expect(order.map(\.purchaseId) == [renewal.id], "an Apple order's transactions, this tenant's only")
+            // The order number is stored with the purchase.
+            #expect(try await store.read { try $0.purchases.purchase(store: "google_play", environment: "Sandbox", transactionId: "play-token-1", forUpdate: false) }?.orderId
+                    == "GPA.3345-1234-5678-90123")
+        }
+    }
+
+    @Test("a customer's timeline: purchases, bookings and their changes, credits, subscriptions and their notifications, grants, unapplied payments, card payments, consent and webhooks, newest first, one user and tenant only",
+          arguments: StoreBackend.available)
+    func customerTimeline(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            var quote = Self.quote(Self.experience, start: Self.now.addingTimeInterval(2 * 86_400))
+            quote.timeZone = "Europe/Rome"
+            let booking = try await Self.admit(store, user: "ann", quote: quote)
+            _ = try await Self.admit(store, user: "bob", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(3 * 86_400)))
+            let later = Self.now.addingTimeInterval(600)
+            let sale = Self.sale("2000000000000201", user: "ann", at: Self.now.addingTimeInterval(60), target: .booking(id: booking.id))
+            try await store.write { tx in
+                try tx.purchases.insert(sale, proofHash: "h")
+                var cancelled = booking
+                cancelled.status = .cancelled
+                cancelled.statusReason = "storm warning"
+                cancelled.updatedAt = later
+                try tx.bookings.update(cancelled, now: later)
+                try tx.audit.append(AuditRecord(tenantId: "a", actor: .admin(keyId: 77), action: .bookingCancelled, bookingId: booking.id, purchaseId: nil,
+                                                detail: ["from": "pending_payment", "to": "cancelled", "reason": "storm warning"], at: later))
+                try tx.outbox.enqueue([WebhookEvent(type: .bookingCancelled, data: ["bookingId": String(booking.id)], subject: WebhookEvent.bookingSubject(booking.id))],
+                                      tenantId: "a", now: later)
+                try tx.subscriptions.save(Self.subscription("2000000000000301", owner: "ann"))
+                try tx.consents.record(ConsumptionConsent(tenantId: "a", userId: "ann", consented: true, textVersion: "v1", recordedAt: later))
+                try tx.cardPayments.insert(CardPaymentConformance.payment(booking, ref: "pi_timeline", key: "timeline-key", status: .open))
+                try tx.notifications.insert(IncomingNotification(tenantId: "a", uuid: "n-1", type: NotificationType(rawValue: "REFUND"), subtype: nil,
+                                                                 environment: "Sandbox", signedAt: later, transactionId: "2000000000000201", payloadHash: "ph"), outcome: "booking_refunded", receivedAt: later)
+            }
+            let entries = try await store.read { try $0.operatorViews.timeline(tenantId: "a", userId: "ann", limit: 100) }
+            let kinds = Set(entries.map(\.kind))
+            for kind in ["purchase", "booking", "booking_change", "subscription", "consent", "card_payment", "webhook", "notification"] {
+                #expect(kinds.contains(kind), "no \(kind) in \(entries.map(\.kind))")
+            }
+            #expect(entries.map(\.at) == entries.map(\.at).sorted(by: >), "newest first")
+            let change = try #require(entries.first { $0.kind == "booking_change" })
+            #expect(change.detail["reason"] == "storm warning" && change.summary.contains("storm warning"))
+            let made = try #require(entries.first { $0.kind == "booking" })
+            #expect(made.detail["timeZone"] == "Europe/Rome" && made.detail["reference"] == booking.reference)
+            #expect(made.detail["localStart"] == booking.localStart)
+            #expect(entries.allSatisfy { $0.bookingId == nil || $0.bookingId == booking.id }, "bob's booking is not ann's")
+            #expect(try await store.read { try $0.operatorViews.timeline(tenantId: "b", userId: "ann", limit: 100) }.isEmpty)
+            let bob = try await store.read { try $0.operatorViews.timeline(tenantId: "a", userId: "bob", limit: 100) }
+            #expect(bob.map(\.kind) == ["booking"])
+        }
+    }
+
+    @Test("overview facts: money per hour, store, currency and status; subscriptions new, ended and active with their last price; held slots; what needs action — this tenant's only",
+          arguments: StoreBackend.available)
+    func overviewFacts(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let held = try await Self.admit(store, user: "ann", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(3600)))
+            try await store.write { tx in
+                try tx.purchases.insert(Self.sale("t1", user: "ann", price: 10_000, at: Self.now), proofHash: "h")
+                try tx.purchases.insert(Self.sale("t2", user: "bob", price: 5_000, at: Self.now.addingTimeInterval(60)), proofHash: "h")
+                try tx.purchases.insert(Self.sale("t3", user: "cy", store: "google_play", price: 2_000, at: Self.now.addingTimeInterval(120), status: .refunded), proofHash: "h")
+                try tx.purchases.insert(Self.sale("t4", user: "cy", price: 1_000, at: Self.now.addingTimeInterval(7200), target: .credits(type: "credits")), proofHash: "h")
+                try tx.purchases.insert(Self.sale("t9", user: "zed", tenant: "b", price: 99_000, at: Self.now), proofHash: "h")
+                try tx.purchases.insert(Self.sale("s-renewal", user: "ann", price: 9_990, at: Self.now.addingTimeInterval(30), original: "sub-1"), proofHash: "h")
+                try tx.subscriptions.save(Self.subscription("sub-1", owner: "ann"))
+                var ended = Self.subscription("sub-2", owner: "bob", purchased: -40 * 86_400)
+                ended.expiresAt = Self.now.addingTimeInterval(-3600)
+                try tx.subscriptions.save(ended)
+            }
+            let facts = try await store.read {
+                try $0.operatorViews.overview(tenantId: "a", from: Self.now.addingTimeInterval(-86_400), to: Self.now.addingTimeInterval(86_400), now: Self.now.addingTimeInterval(60),
+                                              heldUntil: Self.now.addingTimeInterval(8 * 86_400), playOverdueBefore: Self.now)
+            }
+            let hour = Self.now.epochMilliseconds / 3_600_000
+            let applied = facts.money.filter { $0.hour == hour && $0.store == "app_store" && $0.status == "applied" }
+            #expect(applied.map(\.count).reduce(0, +) == 3 && applied.map(\.milliunits).reduce(0, +) == 24_990, "\(facts.money)")
+            #expect(facts.money.contains { $0.store == "google_play" && $0.status == "refunded" && $0.milliunits == 2_000 })
+            #expect(!facts.money.contains { $0.milliunits == 99_000 }, "another tenant's money is not counted")
+            #expect(facts.creditPacks.map(\.count).reduce(0, +) == 1)
+            #expect(facts.newSubscriptions.map(\.count).reduce(0, +) == 2)
+            #expect(facts.endedSubscriptions.map(\.count).reduce(0, +) == 1, "the subscription that expired an hour ago")
+            #expect(facts.activeSubscriptions.count == 1 && facts.activeSubscriptions.first?.milliunits == 9_990 && facts.activeSubscriptions.first?.currency == "EUR")
+            #expect(facts.held.map(\.resourceId) == ["boat"] && facts.held.first?.start == held.start && facts.held.first?.confirmed == false)
+            #expect(facts.unappliedPayments == 0 && facts.deadLetters == 0 && facts.webhookBacklog == 0 && facts.purchasesNeedingRefund == 0)
+        }
+    }
 }

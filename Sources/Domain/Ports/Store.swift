@@ -41,6 +41,7 @@ public protocol StoreSession {
     var appleHistory: any AppleHistoryRepository { get }
     var schema: any SchemaRepository { get }
     var userState: any UserStateRepository { get }
+    var operatorViews: any OperatorViewRepository { get }
 }
 
 /// The schema's own bookkeeping (readiness checks that the code's migrations are applied).

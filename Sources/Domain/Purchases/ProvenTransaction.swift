@@ -30,6 +30,10 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
     /// purchaser: it is dropped from the proof, neither checked against nor recorded for the member.
     public var familyShared: Bool?
 
+    /// The store's order number where the proof names one (Google Play's `GPA.…`), for operators'
+    /// searches.
+    public var orderId: String?
+
     /// The store's name as purchases record it (`app_store`, `google_play`).
     public var storeName: String { store ?? "app_store" }
 

@@ -33,6 +33,8 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var revoked: Bool
     /// How the transaction was proven: `jws`, `receipt` or `lookup` (recorded with refusals).
     public var proofKind: String
+    /// The store's order number, where the proof names one (Google Play).
+    public var orderId: String?
 
     public init(
         tenantId: String, userId: String, target: PurchaseTarget, store: String = "app_store", environment: String,
@@ -65,6 +67,7 @@ public struct PurchaseClaim: Hashable, Sendable {
             proofHash: proven.proofHash, priceMilliunits: proven.priceMilliunits, currency: proven.currency, quantity: proven.quantity,
             revoked: proven.revoked, proofKind: proven.kind.rawValue
         )
+        orderId = proven.orderId
     }
 }
 
@@ -91,6 +94,8 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var quantity: Int?
     /// For a credits purchase: how many credits it granted (its effect; the target names the type).
     public var credits: Int64?
+    /// The store's order number, where the proof named one (Google Play's `GPA.…`).
+    public var orderId: String?
 
     public init(
         id: Int64, tenantId: String, userId: String, target: PurchaseTarget?, store: String, environment: String,
@@ -134,6 +139,7 @@ extension Purchase {
             productId: claim.productId, status: status, outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now,
             priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity
         )
+        orderId = claim.orderId
     }
 }
 

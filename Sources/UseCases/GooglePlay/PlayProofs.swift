@@ -45,9 +45,11 @@ public enum PlayProofs {
             throw DomainError(.unprocessable, .productMismatch, "the purchase is of \(id), not \(product.googleProductId)", field: "productId")
         }
         let quantity = min(max(p.quantity ?? 1, 1), 1000)
-        return ProvenTransaction(transactionId: token, originalTransactionId: token, productId: product.id, environment: p.purchaseType == 0 ? "Sandbox" : "Production",
-                                 purchasedAt: p.purchasedAt, revoked: p.purchaseState == 1, appAccountToken: p.obfuscatedExternalAccountId,
-                                 proofHash: proofHash(token), kind: .play, quantity: quantity, store: GooglePlaySettings.store)
+        var proven = ProvenTransaction(transactionId: token, originalTransactionId: token, productId: product.id, environment: p.purchaseType == 0 ? "Sandbox" : "Production",
+                                       purchasedAt: p.purchasedAt, revoked: p.purchaseState == 1, appAccountToken: p.obfuscatedExternalAccountId,
+                                       proofHash: proofHash(token), kind: .play, quantity: quantity, store: GooglePlaySettings.store)
+        proven.orderId = p.orderId
+        return proven
     }
 
     static func proven(_ s: SubscriptionPurchaseV2, token: String, product: Product, now: Date) throws -> ProvenTransaction {
@@ -63,9 +65,11 @@ public enum PlayProofs {
             throw DomainError(.unprocessable, .productMismatch, "the subscription is not of \(product.googleProductId)\(product.google?.basePlanIds.map { " (base plans \($0.joined(separator: ", ")))" } ?? "")",
                               field: "productId")
         }
-        return ProvenTransaction(transactionId: token, originalTransactionId: token, productId: product.id, environment: facts.environment,
-                                 purchasedAt: s.startedAt, revoked: false, appAccountToken: s.externalAccountIdentifiers?.obfuscatedExternalAccountId,
-                                 proofHash: proofHash(token), kind: .play, quantity: 1, subscription: facts, store: GooglePlaySettings.store)
+        var proven = ProvenTransaction(transactionId: token, originalTransactionId: token, productId: product.id, environment: facts.environment,
+                                       purchasedAt: s.startedAt, revoked: false, appAccountToken: s.externalAccountIdentifiers?.obfuscatedExternalAccountId,
+                                       proofHash: proofHash(token), kind: .play, quantity: 1, subscription: facts, store: GooglePlaySettings.store)
+        proven.orderId = s.latestOrderId
+        return proven
     }
 
     /// The subscription facts of a subscriptionsv2 answer for the catalog's `product` (nil when no

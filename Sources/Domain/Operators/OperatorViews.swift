@@ -1,0 +1,117 @@
+import Foundation
+
+/// One thing an operator's search found within the tenant.
+public struct SearchHit: Hashable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case booking, purchase, user, cardPayment = "card_payment", unappliedPayment = "unapplied_payment"
+    }
+    public var kind: Kind
+    /// The booking's or purchase's id, the card payment's id, the user id.
+    public var id: String
+    /// What matched: `reference`, `id`, `transactionId`, `originalTransactionId`, `orderId`,
+    /// `appleOrderId`, `paymentIntent`, `userId`.
+    public var matched: String
+    public var userId: String?
+    public var bookingId: Int64?
+    public var purchaseId: Int64?
+    /// A line for people: "booking K7MX2QA · sunset-cruise · confirmed".
+    public var summary: String
+    public var at: Date?
+
+    public init(kind: Kind, id: String, matched: String, userId: String?, bookingId: Int64? = nil, purchaseId: Int64? = nil, summary: String, at: Date?) {
+        (self.kind, self.id, self.matched, self.userId, self.bookingId, self.purchaseId, self.summary, self.at) =
+            (kind, id, matched, userId, bookingId, purchaseId, summary, at)
+    }
+}
+
+/// One moment in a customer's history.
+public struct TimelineEntry: Hashable, Sendable {
+    /// `purchase`, `booking`, `booking_change`, `credits`, `subscription`, `notification`, `grant`,
+    /// `unapplied_payment`, `card_payment`, `refund`, `consent`, `webhook`.
+    public var kind: String
+    public var at: Date
+    /// A line for people.
+    public var summary: String
+    /// The facts behind it (store, amount, environment, status, reason…), as text.
+    public var detail: [String: String]
+    public var bookingId: Int64?
+    public var purchaseId: Int64?
+
+    public init(kind: String, at: Date, summary: String, detail: [String: String], bookingId: Int64? = nil, purchaseId: Int64? = nil) {
+        (self.kind, self.at, self.summary, self.detail, self.bookingId, self.purchaseId) = (kind, at, summary, detail, bookingId, purchaseId)
+    }
+}
+
+/// What the store counts for an overview, before it is cut into the operator's days, weeks or
+/// months (`Overview.make`). Sums are per UTC hour: zones with half-hour offsets see an hour's
+/// money in the hour it started.
+public struct OverviewFacts: Hashable, Sendable {
+    public struct Money: Hashable, Sendable {
+        public var hour: Int64   // hours since 1970-01-01T00:00Z
+        public var store: String
+        public var currency: String
+        public var status: String
+        public var count: Int
+        public var milliunits: Int64
+        public init(hour: Int64, store: String, currency: String, status: String, count: Int, milliunits: Int64) {
+            (self.hour, self.store, self.currency, self.status, self.count, self.milliunits) = (hour, store, currency, status, count, milliunits)
+        }
+    }
+    public struct Count: Hashable, Sendable {
+        public var hour: Int64
+        public var count: Int
+        public var amount: Int64
+        public init(hour: Int64, count: Int, amount: Int64 = 0) { (self.hour, self.count, self.amount) = (hour, count, amount) }
+    }
+    public struct Held: Hashable, Sendable {
+        public var resourceId: String
+        public var start: Date
+        public var end: Date
+        public var seats: Int
+        public var confirmed: Bool
+        public init(resourceId: String, start: Date, end: Date, seats: Int, confirmed: Bool) {
+            (self.resourceId, self.start, self.end, self.seats, self.confirmed) = (resourceId, start, end, seats, confirmed)
+        }
+    }
+    public struct Active: Hashable, Sendable {
+        public var productId: String
+        public var currency: String?
+        public var milliunits: Int64?
+        public var count: Int
+        public init(productId: String, currency: String?, milliunits: Int64?, count: Int) {
+            (self.productId, self.currency, self.milliunits, self.count) = (productId, currency, milliunits, count)
+        }
+    }
+
+    public var money: [Money] = []
+    public var newSubscriptions: [Count] = []
+    public var endedSubscriptions: [Count] = []
+    public var creditPacks: [Count] = []
+    public var creditsSpent: [Count] = []
+    public var bookingsMade: [Count] = []
+    /// Bookings holding a slot in the next days (confirmed, or pending within their hold).
+    public var held: [Held] = []
+    public var activeSubscriptions: [Active] = []
+    public var unappliedPayments = 0
+    public var deadLetters = 0
+    public var webhookBacklog = 0
+    public var overduePlayAcknowledgements = 0
+    public var bookingsNeedingRefund = 0
+    public var purchasesNeedingRefund = 0
+
+    public init() {}
+}
+
+/// What operators read about their tenant, beyond the listings.
+public protocol OperatorViewRepository {
+    /// Bookings, purchases, card payments, unapplied payments and users of the tenant that `text`
+    /// names exactly (id, reference, transaction or original transaction id, Google order number,
+    /// Stripe PaymentIntent, user id); at most `limit` hits.
+    func search(tenantId: String, text: String, reference: String?, limit: Int) throws -> [SearchHit]
+    /// Purchases whose transaction id is one of `transactionIds` (an Apple order's transactions).
+    func purchases(tenantId: String, transactionIds: [String]) throws -> [SearchHit]
+    /// Everything about one user, newest first, at most `limit` entries of each kind.
+    func timeline(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry]
+    /// The figures of [from, to) and of the bookings in [now, heldUntil).
+    func overview(tenantId: String, from: Date, to: Date, now: Date, heldUntil: Date, playOverdueBefore: Date) throws -> OverviewFacts
+}

@@ -1,0 +1,209 @@
+import AppStoreAPI
+import Domain
+import Foundation
+import Hummingbird
+import UseCases
+
+/// `/api/admin/search`, `/api/admin/customers/{userId}/timeline`, `/api/admin/overview`: where an
+/// operator looks first (admin API key, within the key's tenant).
+struct OperatorRoutes {
+    let services: BerthServices
+
+    func register(on router: GuardedRoutes<AdminRequestContext>) {
+        router.get("/api/admin/search") { request, context in try await search(request, context) }
+        router.get("/api/admin/customers/{userId}/timeline") { request, context in try await timeline(request, context) }
+        router.get("/api/admin/overview") { request, context in try await overview(request, context) }
+    }
+
+    /// Hits at most, over every kind.
+    static let searchLimit = 50
+
+    func search(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
+        let tenant = context.tenant
+        guard let raw = request.uri.queryParameters["q"] else {
+            throw APIError(.badRequest, .invalidQuery, "q names what to find: a booking reference or id, a transaction id, an order number, a PaymentIntent, a user id", field: "q")
+        }
+        let text = Text.trimmed(String(raw)).precomposedStringWithCanonicalMapping
+        guard !text.isEmpty, text.count <= 200 else { throw APIError(.badRequest, .invalidQuery, "q must be 1 to 200 characters", field: "q") }
+        let tenantId = tenant.id
+        let reference = BookingReference.normalized(text)
+        var hits = try await services.store.read { try $0.operatorViews.search(tenantId: tenantId, text: text, reference: reference, limit: Self.searchLimit) }
+        // An Apple order ID (the customer's receipt email: 10 or so letters and digits) is Apple's to resolve.
+        var appleOrderLookup: String?
+        if Self.mayBeAppleOrderId(text) {
+            if let api = tenant.serverAPI {
+                do {
+                    let transactions = try await api.lookUpOrder(text)
+                    let ids = transactions.compactMap(\.payload.transactionId)
+                    let found = try await services.store.read { try $0.operatorViews.purchases(tenantId: tenantId, transactionIds: ids) }
+                    appleOrderLookup = ids.isEmpty ? "not_found" : "found"
+                    for hit in found where !hits.contains(where: { $0.kind == hit.kind && $0.id == hit.id }) { hits.append(hit) }
+                    if found.isEmpty, !ids.isEmpty { appleOrderLookup = "found_not_recorded" }
+                } catch {
+                    context.logger.warning("Apple's order lookup failed: \(String(describing: type(of: error)))")
+                    appleOrderLookup = "unavailable"
+                }
+            } else {
+                appleOrderLookup = "not_configured"
+            }
+        }
+        return try JSONCoding.response(SearchResponse(query: text, items: hits.map(SearchHitDTO.init), appleOrderLookup: appleOrderLookup))
+    }
+
+    /// Apple's order ids are 10 upper-case letters and digits (`MK5TTTVWJH`); nothing else is sent to Apple.
+    static func mayBeAppleOrderId(_ text: String) -> Bool {
+        (8...14).contains(text.count) && text.allSatisfy { ($0.isASCII && $0.isUppercase) || ($0.isASCII && $0.isNumber) } && text.contains(where: \.isLetter)
+    }
+
+    func timeline(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
+        guard let raw = context.parameters.get("userId") else { throw APIError(.badRequest, .invalidField, "name a user", field: "userId") }
+        let userId = try Authenticator.userId(raw.removingPercentEncoding ?? raw, field: "userId", tenant: context.tenant.tenant)
+        let limit: Int
+        if let text = request.uri.queryParameters["limit"] {
+            guard let value = Int(text), (1...1000).contains(value) else {
+                throw APIError(.badRequest, .invalidQuery, "limit must be an integer in 1...1000 (entries of each kind)", field: "limit")
+            }
+            limit = value
+        } else {
+            limit = 200
+        }
+        let tenantId = context.tenant.id
+        let entries = try await services.store.read { try $0.operatorViews.timeline(tenantId: tenantId, userId: userId, limit: limit) }
+        return try JSONCoding.response(TimelineResponse(userId: userId, items: entries.map(TimelineEntryDTO.init), limitPerKind: limit))
+    }
+
+    func overview(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
+        let now = services.clock.now()
+        let query = request.uri.queryParameters
+        var interval = Overview.Interval.day
+        if let text = query["interval"] {
+            guard let value = Overview.Interval(rawValue: String(text)) else {
+                throw APIError(.badRequest, .invalidQuery, "interval must be day, week or month", field: "interval")
+            }
+            interval = value
+        }
+        let to = try Paging.time(request, "to") ?? now
+        let defaultSpan: TimeInterval = interval == .day ? 30 * 86_400 : interval == .week ? 12 * 7 * 86_400 : 365 * 86_400
+        let from = try Paging.time(request, "from") ?? to.addingTimeInterval(-defaultSpan)
+        guard from < to else { throw APIError(.badRequest, .invalidQuery, "from must be before to", field: "from") }
+        let longest: TimeInterval = interval == .day ? 400 * 86_400 : interval == .week ? 400 * 7 * 86_400 : 10 * 366 * 86_400
+        guard to.timeIntervalSince(from) <= longest else {
+            throw APIError(.badRequest, .invalidQuery, "a period holds at most 400 \(interval.rawValue)s: narrow from and to, or choose a longer interval", field: "from")
+        }
+        let tenantId = context.tenant.id
+        let heldUntil = now.addingTimeInterval(8 * 86_400)
+        let overdue = now.addingTimeInterval(-(context.tenant.tenant.googlePlay?.alertAfter ?? 24 * 3600))
+        let facts = try await services.store.read {
+            try $0.operatorViews.overview(tenantId: tenantId, from: from, to: to, now: now, heldUntil: heldUntil, playOverdueBefore: overdue)
+        }
+        let overview = Overview.make(facts, tenant: context.tenant.tenant, from: from, to: to, interval: interval, now: now)
+        return try JSONCoding.response(OverviewResponse(overview))
+    }
+}
+
+struct SearchResponse: Codable {
+    var query: String
+    var items: [SearchHitDTO]
+    /// Whether Apple's Look Up Order ID was asked (a query shaped like an order id): `found`,
+    /// `found_not_recorded`, `not_found`, `unavailable`, `not_configured`; absent when not asked.
+    var appleOrderLookup: String?
+}
+
+struct SearchHitDTO: Codable {
+    var kind: String
+    var id: String
+    var matched: String
+    var summary: String
+    var userId: String?
+    var bookingId: Int64?
+    var purchaseId: Int64?
+    var at: APITime?
+
+    init(_ hit: SearchHit) {
+        (kind, id, matched, summary, userId, bookingId, purchaseId) = (hit.kind.rawValue, hit.id, hit.matched, hit.summary, hit.userId, hit.bookingId, hit.purchaseId)
+        at = hit.at.map(APITime.init)
+    }
+}
+
+struct TimelineResponse: Codable {
+    var userId: String
+    /// Newest first.
+    var items: [TimelineEntryDTO]
+    var limitPerKind: Int
+}
+
+struct TimelineEntryDTO: Codable {
+    var kind: String
+    var at: APITime
+    var summary: String
+    var detail: [String: String]
+    var bookingId: Int64?
+    var purchaseId: Int64?
+
+    init(_ entry: TimelineEntry) {
+        (kind, at, summary, detail, bookingId, purchaseId) = (entry.kind, APITime(entry.at), entry.summary, entry.detail, entry.bookingId, entry.purchaseId)
+    }
+}
+
+struct OverviewResponse: Codable {
+    struct MoneyLine: Codable { var currency: String; var store: String; var count: Int; var amountMilliunits: Int64 }
+    struct Amount: Codable { var currency: String; var amountMilliunits: Int64 }
+    struct Bucket: Codable {
+        var start: APITime
+        var label: String
+        var moneyIn: [MoneyLine]
+        var refunds: [MoneyLine]
+        var newSubscriptions: Int
+        var endedSubscriptions: Int
+        var creditPacksSold: Int
+        var creditsSpent: Int64
+        var bookingsMade: Int
+    }
+    struct ResourceLoad: Codable {
+        var resourceId: String
+        var name: String
+        var kind: String
+        var confirmed: Int
+        var pending: Int
+        var seats: Int
+        var occupancy: Double?
+    }
+    struct ProductCount: Codable { var productId: String; var count: Int }
+
+    var from: APITime
+    var to: APITime
+    var interval: String
+    var timeZone: String
+    var buckets: [Bucket]
+    var moneyIn: [Amount]
+    var refunds: [Amount]
+    var bookingsToday: [ResourceLoad]
+    var bookingsNext7Days: [ResourceLoad]
+    var activeSubscriptions: [ProductCount]
+    var monthlyRecurringRevenue: [Amount]
+    var needsAction: [String: Int]
+
+    init(_ o: Overview) {
+        func lines(_ values: [Overview.MoneyLine]) -> [MoneyLine] { values.map { MoneyLine(currency: $0.currency, store: $0.store, count: $0.count, amountMilliunits: $0.milliunits) } }
+        func amounts(_ values: [Overview.Amount]) -> [Amount] { values.map { Amount(currency: $0.currency, amountMilliunits: $0.milliunits) } }
+        func loads(_ values: [Overview.ResourceLoad]) -> [ResourceLoad] {
+            values.map { ResourceLoad(resourceId: $0.resourceId, name: $0.name, kind: $0.kind, confirmed: $0.bookings, pending: $0.pending, seats: $0.seats,
+                                      occupancy: $0.occupancy.map { ($0 * 1000).rounded() / 1000 }) }
+        }
+        from = APITime(o.from)
+        to = APITime(o.to)
+        interval = o.interval.rawValue
+        timeZone = o.timeZone
+        buckets = o.buckets.map {
+            Bucket(start: APITime($0.start), label: $0.label, moneyIn: lines($0.moneyIn), refunds: lines($0.refunds), newSubscriptions: $0.newSubscriptions,
+                   endedSubscriptions: $0.endedSubscriptions, creditPacksSold: $0.creditPacksSold, creditsSpent: $0.creditsSpent, bookingsMade: $0.bookingsMade)
+        }
+        moneyIn = amounts(o.moneyIn)
+        refunds = amounts(o.refunds)
+        bookingsToday = loads(o.today)
+        bookingsNext7Days = loads(o.next7Days)
+        activeSubscriptions = o.activeByProduct.map { ProductCount(productId: $0.productId, count: $0.count) }
+        monthlyRecurringRevenue = amounts(o.monthlyRecurringRevenue)
+        needsAction = o.needsAction
+    }
+}
