@@ -182,6 +182,11 @@ struct AdminRoutes {
         filter.to = try Paging.time(request, "to")
         let page = try Paging.page(request)
         let tenantId = tenant.id, bookingFilter = filter
+        if try AdminCreditRoutes.wantsCSV(request) {
+            let rows = try await services.store.read { try $0.bookings.exportBookings(tenantId: tenantId, filter: bookingFilter, limit: AdminCreditRoutes.exportLimit) }
+            return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-bookings.csv\""],
+                            body: .init(byteBuffer: ByteBuffer(string: BookingCSV.render(rows))))
+        }
         let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page) }
         return try JSONCoding.response(ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset))
     }
@@ -212,6 +217,25 @@ struct AdminRoutes {
         }
         let booking = try await services.adminTransition(id, to: .cancelled, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
+    }
+}
+
+/// Bookings as CSV (RFC 4180), oldest first: each time as the UTC instant and as the wall-clock time
+/// where the booking happens, with its offset and zone.
+enum BookingCSV {
+    static let header = ["id", "reference", "createdAt", "userId", "resourceId", "status", "statusReason", "start", "end", "localStart", "localEnd", "timeZone",
+                         "seats", "priceMinor", "currency", "requiredProductId", "requiredQuantity", "paidQuantity", "environment", "purchaseId"]
+
+    static func render(_ bookings: [Booking]) -> String {
+        var lines = [header.joined(separator: ",")]
+        let text = LedgerCSV.text
+        for b in bookings {
+            lines.append([String(b.id), b.reference, APITime.format(b.createdAt), text(b.userId), text(b.resourceId), b.status.rawValue, text(b.statusReason),
+                          APITime.format(b.start), APITime.format(b.end), b.localStart, b.localEnd, b.zoneName, String(b.seats), String(b.priceMinor), b.currency,
+                          text(b.requiredProductId), String(b.requiredQuantity), String(b.paidQuantity), text(b.environment), b.purchaseId.map(String.init) ?? ""]
+                .joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
     }
 }
 

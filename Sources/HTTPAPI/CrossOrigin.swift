@@ -105,11 +105,11 @@ struct CrossOrigin: RouterMiddleware {
 /// `HEAD` on every `GET` route (load balancers and uptime checkers use it): the GET's status and
 /// headers, without the body. Wraps the router's responder, because the router picks the route
 /// before its middlewares run.
-struct HeadAsGet<Inner: HTTPResponder>: HTTPResponder where Inner.Context == BerthRequestContext {
-    typealias Context = BerthRequestContext
+public struct HeadAsGet<Inner: HTTPResponder>: HTTPResponder where Inner.Context == BerthRequestContext {
+    public typealias Context = BerthRequestContext
     let inner: Inner
 
-    func respond(to request: Request, context: Context) async throws -> Response {
+    public func respond(to request: Request, context: Context) async throws -> Response {
         guard request.method == .head else { return try await inner.respond(to: request, context: context) }
         var head = request.head
         head.method = .get
@@ -126,7 +126,9 @@ public struct BerthResponders: HTTPResponderBuilder {
 
     public init(router: Router<BerthRequestContext>) { self.router = router }
 
-    public func buildResponder() -> some HTTPResponder<BerthRequestContext> {
+    // A concrete return type: with `some HTTPResponder<BerthRequestContext>` here the release
+    // compiler (Swift 6.3.1, -O) crashed emitting `buildApplication` (signal 11 in IRGen).
+    public func buildResponder() -> HeadAsGet<RouterResponder<BerthRequestContext>> {
         HeadAsGet(inner: router.buildResponder())
     }
 }

@@ -127,7 +127,18 @@ struct SQLBookings: BookingRepository {
             """, [tenantId, resourceId, now.epochMilliseconds, end.epochMilliseconds, start.epochMilliseconds, limit])
     }
 
+    func exportBookings(tenantId: String, filter: BookingFilter, limit: Int) throws -> [Booking] {
+        let (clause, arguments) = Self.whereClause(tenantId: tenantId, filter: filter)
+        return try db.rows("SELECT \(Self.columns) FROM bookings WHERE \(clause) ORDER BY created_at, id LIMIT ?", arguments + [limit]).map(Self.decode)
+    }
+
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int) {
+        let (clause, arguments) = Self.whereClause(tenantId: tenantId, filter: filter)
+        return try db.page(table: "bookings", columns: Self.columns, whereClause: clause, arguments: arguments, order: "created_at", page: page,
+                           decode: Self.decode)
+    }
+
+    static func whereClause(tenantId: String, filter: BookingFilter) -> (String, SQLArguments) {
         var clause = "tenant_id = ?"
         var arguments: SQLArguments = [tenantId]
         if let status = filter.status { clause += " AND status = ?"; arguments += [status.rawValue] }
@@ -135,7 +146,6 @@ struct SQLBookings: BookingRepository {
         if let user = filter.userId { clause += " AND user_id = ?"; arguments += [user] }
         if let from = filter.from { clause += " AND ends_at > ?"; arguments += [from.epochMilliseconds] }
         if let to = filter.to { clause += " AND starts_at < ?"; arguments += [to.epochMilliseconds] }
-        return try db.page(table: "bookings", columns: Self.columns, whereClause: clause, arguments: arguments, order: "created_at", page: page,
-                           decode: Self.decode)
+        return (clause, arguments)
     }
 }

@@ -25,6 +25,8 @@ public protocol BookingRepository {
     func activeHolds(tenantId: String, resourceId: String, start: Date, end: Date, now: Date, upTo limit: Int) throws -> Int
 
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int)
+    /// Bookings matching `filter`, oldest first, at most `limit` (the CSV export).
+    func exportBookings(tenantId: String, filter: BookingFilter, limit: Int) throws -> [Booking]
 }
 
 extension BookingRepository {

@@ -80,7 +80,8 @@ public struct CardPaymentJobs: Sendable {
                         let total = try tx.cardPayments.refunds(paymentId: payment.id, tenantId: tenantId).filter { $0.status == .succeeded }
                             .reduce(Int64(0)) { $0.addingReportingOverflow($1.amountMinor).partialValue }
                         let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: emitsEvents, tx: tx, now: now)
-                        _ = try settlement.refunded(&payment, total: total, reason: current.initiatedBy == .admin ? "admin_refund" : current.reason)
+                        // The operator's own words ("storm warning"), as a cancellation or a manual confirmation keeps them.
+                        _ = try settlement.refunded(&payment, total: total, reason: current.reason)
                     }
                 case .failure(let error) where error.isTransient:
                     current.lastError = error.description

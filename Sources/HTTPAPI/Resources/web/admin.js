@@ -61,18 +61,35 @@ const money = (minor, currency) => (minor === undefined ? "" : (minor / 100).toF
 
 function statusCell(value) { return el("span", { class: "status-" + value, text: value }); }
 
+// A booking's wall-clock time where it happens: "2026-07-14 17:30 (+02:00)", "… (UTC)".
+function localTime(text) {
+  const match = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d):\d\d([+-]\d\d:\d\d)$/.exec(text || "");
+  if (!match) return when(text);
+  return `${match[1]} ${match[2]} (${match[3] === "+00:00" ? "UTC" : match[3]})`;
+}
+const bookingWhen = (v, b) => el("span", { title: `${b.timeZone}: ${b.localStart} → ${b.localEnd}; UTC ${b.start}`, text: localTime(b.localStart) });
+
+// One vocabulary for environments: the App Store's words; a card payment's Stripe mode maps onto them.
+const environmentLabel = (value) => ({ live: "Production (card)", test: "Sandbox (card)" })[value] || value || "";
+
+// Every user id shown leads to that customer's timeline.
+function userLink(userId) {
+  if (!userId) return "";
+  return el("a", { class: "user", href: "#", "data-user": userId, text: userId, onclick: (event) => { event.preventDefault(); showTimeline(userId); } });
+}
+
 // Each view: where it reads, its filters, its columns, its row actions.
 const views = {
   bookings: {
-    title: "Bookings", path: "/api/admin/bookings",
+    title: "Bookings", path: "/api/admin/bookings", csv: "bookings",
     filters: [
       { name: "day", label: "Day (UTC)", type: "date" },
       { name: "resourceId", label: "Resource", type: "select", options: async () => (await api("GET", "/api/resources")).resources.map((r) => [r.id, r.name]) },
       { name: "status", label: "Status", type: "select", options: ["pending_payment", "confirmed", "cancelled", "refunded", "payment_needs_refund"] },
       { name: "userId", label: "User" },
     ],
-    columns: [["id", "#"], ["resourceId", "Resource"], ["start", "Start", when], ["end", "End", when], ["seats", "Seats"], ["userId", "User"],
-      ["price", "Price", (v, b) => money(v, b.currency)], ["status", "Status", statusCell], ["statusReason", "Reason"], ["purchaseId", "Purchase"]],
+    columns: [["reference", "Ref"], ["resourceId", "Resource"], ["localStart", "When (local)", bookingWhen], ["seats", "Seats"], ["userId", "User", userLink],
+      ["price", "Price", (v, b) => money(v, b.currency)], ["status", "Status", statusCell], ["statusReason", "Reason"]],
     actions: (booking) => [
       booking.status === "pending_payment" || booking.status === "payment_needs_refund" ? el("button", { text: "Confirm", onclick: () => askReason(booking, "confirm") }) : null,
       booking.status !== "cancelled" && booking.status !== "refunded" ? el("button", { class: "danger", text: "Cancel", onclick: () => askReason(booking, "cancel") }) : null,
@@ -87,17 +104,17 @@ const views = {
     filters: [
       { name: "userId", label: "User" }, { name: "productId", label: "Product" },
       { name: "status", label: "Status", type: "select", options: ["applied", "needs_refund", "refunded"] },
-      { name: "environment", label: "Environment", type: "select", options: ["Production", "Sandbox", "live", "test"] },
+      { name: "environment", label: "Environment", type: "select", options: async () => ["Production", "Sandbox", "live", "test"].map((v) => [v, environmentLabel(v)]) },
       { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
     ],
-    columns: [["id", "#"], ["createdAt", "Recorded", when], ["userId", "User"], ["productId", "Product"], ["status", "Status", statusCell],
-      ["outcomeCode", "Outcome"], ["store", "Store"], ["environment", "Env"], ["transactionId", "Transaction"], ["bookingId", "Booking"], ["credits", "Credits"],
+    columns: [["createdAt", "Recorded", when], ["userId", "User", userLink], ["productId", "Product"], ["status", "Status", statusCell],
+      ["outcomeCode", "Outcome"], ["store", "Store", (v, p) => `${v} · ${environmentLabel(p.environment)}`], ["transactionId", "Transaction"], ["credits", "Credits"],
       ["priceMilliunits", "Price", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || ""))]],
   },
   unapplied: {
     title: "Unapplied payments (paid, not applied)", path: "/api/admin/unapplied-payments",
     filters: [{ name: "status", label: "Status", type: "select", options: ["open", "applied", "refund_requested"] }],
-    columns: [["lastSeenAt", "Last seen", when], ["userId", "User"], ["productId", "Product"],
+    columns: [["lastSeenAt", "Last seen", when], ["userId", "User", userLink], ["productId", "Product"],
       ["priceMilliunits", "Amount", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || "") + (p.quantity > 1 ? ` (${p.quantity})` : ""))],
       ["reasonCode", "Reason"], ["bookingId", "Booking"], ["attempts", "Tries"], ["status", "Status", statusCell], ["transactionId", "Transaction"]],
     actions: (payment) => payment.status !== "open" ? [] : [
@@ -114,16 +131,17 @@ const views = {
       { name: "status", label: "Status", type: "select", options: ["completed", "refunded"] },
       { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
     ],
-    columns: [["id", "#"], ["createdAt", "At", when], ["userId", "User"], ["creditType", "Credit type"], ["type", "Type"], ["amount", "Amount"],
+    columns: [["id", "#"], ["createdAt", "At", when], ["userId", "User", userLink], ["creditType", "Credit type"], ["type", "Type"], ["amount", "Amount"],
       ["balanceAfter", "Balance"], ["status", "Status", statusCell], ["actor", "Actor"], ["reason", "Reason"], ["productId", "Product"]],
   },
+  overview: { title: "Overview", custom: renderOverview },
   products: { title: "Credit products", custom: renderProducts },
   keys: { title: "API keys", custom: renderKeys },
   subscriptions: {
     title: "Subscriptions", path: "/api/admin/subscriptions",
     filters: [{ name: "userId", label: "User" }],
-    columns: [["originalTransactionId", "Original transaction"], ["productId", "Product"], ["userId", "User"], ["state", "State", statusCell],
-      ["environment", "Env"], ["expiresAt", "Expires", when], ["autoRenew", "Auto-renew", (v) => (v === undefined ? "" : v ? "on" : "off")], ["updatedAt", "Updated", when]],
+    columns: [["originalTransactionId", "Original transaction"], ["productId", "Product"], ["userId", "User", userLink], ["state", "State", statusCell],
+      ["environment", "Env", environmentLabel], ["expiresAt", "Expires", when], ["autoRenew", "Auto-renew", (v) => (v === undefined ? "" : v ? "on" : "off")], ["updatedAt", "Updated", when]],
   },
   cheats: {
     title: "Subscription cheats", path: "/api/admin/subscriptions/cheats", filters: [],
@@ -145,7 +163,7 @@ const views = {
   },
   replays: {
     title: "Refused replays", path: "/api/admin/replays", filters: [],
-    columns: [["id", "#"], ["at", "At", when], ["userId", "User"], ["transactionId", "Transaction"], ["existingPurchaseId", "Purchase"], ["bookingId", "Booking"], ["reason", "Reason"]],
+    columns: [["id", "#"], ["at", "At", when], ["userId", "User", userLink], ["transactionId", "Transaction"], ["existingPurchaseId", "Purchase"], ["bookingId", "Booking"], ["reason", "Reason"]],
   },
   audit: {
     title: "Audit trail", path: "/api/admin/audit", filters: [{ name: "bookingId", label: "Booking #" }],
@@ -216,7 +234,8 @@ async function load(view) {
       const row = el("tr", { "data-id": item.id ?? item.originalTransactionId });
       for (const [key, , format] of columns) {
         const value = format ? format(item[key], item) : item[key];
-        row.append(el("td", { class: key === "detail" || key === "reason" || key === "error" ? "wrap" : null }, value instanceof Node ? value : String(value ?? "")));
+        const kind = key === "detail" || key === "reason" || key === "error" ? "wrap" : /At$|^start$|^end$|^localStart$/.test(key) ? "when" : null;
+        row.append(el("td", { class: kind }, value instanceof Node ? value : String(value ?? "")));
       }
       if (view.actions) row.append(el("td", {}, el("div", { class: "actions" }, ...view.actions(item))));
       table.append(row);
@@ -248,12 +267,176 @@ async function exportCSV(view, form) {
   }
 }
 
+// The operator's home: money in, subscriptions, credits and bookings per local day, week or month,
+// today's and the week's bookings per resource, and what needs action (GET /api/admin/overview).
+const PALETTE = ["#0b63c5", "#1e7b34", "#b86e00", "#7b3fb3", "#b3261e", "#00838f"];
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attributes = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+// A bar chart drawn here (no external script): one bar per bucket, stacked by series.
+function barChart(id, title, labels, series, format) {
+  const width = 720, height = 220, left = 48, bottom = 28, top = 12;
+  const totals = labels.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] || 0), 0));
+  const max = Math.max(1, ...totals);
+  const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title, id });
+  const step = (width - left - 8) / Math.max(1, labels.length);
+  for (const fraction of [0, 0.5, 1]) {
+    const y = top + (height - top - bottom) * (1 - fraction);
+    plot.append(svg("line", { x1: left, x2: width - 4, y1: y, y2: y, stroke: "#d8dee6" }));
+    const label = svg("text", { x: left - 6, y: y + 4, "text-anchor": "end", "font-size": 11, fill: "#5b6675" });
+    label.textContent = format(max * fraction);
+    plot.append(label);
+  }
+  labels.forEach((text, i) => {
+    let base = height - bottom;
+    series.forEach((s, k) => {
+      const value = s.values[i] || 0;
+      if (value <= 0) return;
+      const h = (height - top - bottom) * value / max;
+      base -= h;
+      const bar = svg("rect", { x: left + i * step + step * 0.15, y: base, width: Math.max(1, step * 0.7), height: h, fill: PALETTE[k % PALETTE.length] });
+      const tip = svg("title");
+      tip.textContent = `${text} · ${s.name}: ${format(value)}`;
+      bar.append(tip);
+      plot.append(bar);
+    });
+    const every = Math.ceil(labels.length / 8);
+    if (i % every === 0) {
+      const label = svg("text", { x: left + i * step + step / 2, y: height - 10, "text-anchor": "middle", "font-size": 11, fill: "#5b6675" });
+      label.textContent = text.length > 7 ? text.slice(5) : text;
+      plot.append(label);
+    }
+  });
+  const legend = el("div", { class: "legend" }, ...series.map((s, k) => el("span", {}, el("span", { class: "swatch", style: `background:${PALETTE[k % PALETTE.length]}` }), s.name)));
+  return el("div", { class: "chart" }, el("strong", { text: title }), plot, legend);
+}
+
+const amount = (milliunits, currency) => `${(milliunits / 1000).toFixed(2)} ${currency}`;
+
+async function renderOverview(main, query = {}) {
+  const interval = query.interval || "day";
+  const choose = el("select", { id: "overview-interval", name: "interval" }, ...["day", "week", "month"].map((v) => el("option", { value: v, text: v === "day" ? "last 30 days" : v === "week" ? "last 12 weeks" : "last 12 months", selected: v === interval })));
+  choose.addEventListener("change", () => renderOverview(main, { interval: choose.value }));
+  main.replaceChildren(el("h2", { text: "Overview" }), el("form", { class: "filters" }, el("label", {}, "Period", choose)));
+  let data;
+  try {
+    data = await api("GET", "/api/admin/overview?interval=" + interval);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  const action = data.needsAction;
+  const actions = [
+    ["unappliedPayments", "Unapplied payments", "unapplied"], ["purchasesNeedingRefund", "Purchases to refund", "purchases"],
+    ["bookingsNeedingRefund", "Bookings to refund", "bookings"], ["deadLetters", "Webhook dead letters", "deadLetters"],
+    ["webhookBacklog", "Webhooks waiting", "webhooks"], ["overduePlayAcknowledgements", "Play acknowledgements overdue", null],
+  ];
+  const cards = el("div", { class: "cards", id: "overview-cards" });
+  for (const [key, label, view] of actions) {
+    const count = action[key] || 0;
+    cards.append(el("div", { class: count > 0 ? "card alert" : "card", "data-key": key }, el("div", { class: "muted", text: label }), el("div", { class: "figure", text: String(count) }),
+      count > 0 && view ? el("a", { href: "#", class: "user", text: "show", onclick: (event) => { event.preventDefault(); show(view); } }) : null));
+  }
+  const money = data.moneyIn.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "nothing yet";
+  const refunds = data.refunds.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "none";
+  const mrr = data.monthlyRecurringRevenue.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "—";
+  const active = data.activeSubscriptions.reduce((sum, s) => sum + s.count, 0);
+  const totals = el("div", { class: "cards", id: "overview-totals" },
+    el("div", { class: "card" }, el("div", { class: "muted", text: "Money in" }), el("div", { class: "figure", text: money })),
+    el("div", { class: "card" }, el("div", { class: "muted", text: "Refunded" }), el("div", { class: "figure", text: refunds })),
+    app.sells.includes("subscription") ? el("div", { class: "card" }, el("div", { class: "muted", text: `Active subscriptions (MRR)` }), el("div", { class: "figure", text: `${active} (${mrr})` })) : null);
+  main.append(el("h3", { text: "Needs action" }), cards, el("h3", { text: `Period (${data.timeZone})` }), totals);
+
+  const labels = data.buckets.map((b) => b.label);
+  const currencies = [...new Set(data.buckets.flatMap((b) => b.moneyIn.map((m) => m.currency)))].sort();
+  for (const currency of currencies.length ? currencies : [app.currency]) {
+    const stores = [...new Set(data.buckets.flatMap((b) => b.moneyIn.filter((m) => m.currency === currency).map((m) => m.store)))].sort();
+    const series = (stores.length ? stores : ["app_store"]).map((store) => ({
+      name: store === "stripe" ? "card" : store.replace("_", " "),
+      values: data.buckets.map((b) => b.moneyIn.filter((m) => m.currency === currency && m.store === store).reduce((sum, m) => sum + m.amountMilliunits, 0) / 1000),
+    }));
+    main.append(barChart(`chart-money-${currency}`, `Money in (${currency}) per ${interval}`, labels, series, (v) => v.toFixed(v >= 100 ? 0 : 2)));
+  }
+  if (app.sells.includes("booking")) {
+    main.append(barChart("chart-bookings", `Bookings made per ${interval}`, labels, [{ name: "bookings", values: data.buckets.map((b) => b.bookingsMade) }], (v) => v.toFixed(0)));
+    for (const [title, rows, id] of [["Today", data.bookingsToday, "overview-today"], ["Next 7 days", data.bookingsNext7Days, "overview-week"]]) {
+      const table = el("table", { id }, el("tr", {}, ...["Resource", "Confirmed", "Unpaid holds", "Seats", "Occupancy"].map((text) => el("th", { text }))));
+      for (const r of rows) {
+        const share = r.occupancy === undefined ? null : Math.round(r.occupancy * 100);
+        table.append(el("tr", { "data-id": r.resourceId }, el("td", { text: r.name }), el("td", { text: String(r.confirmed) }), el("td", { text: String(r.pending) }),
+          el("td", { text: String(r.seats) }), el("td", {}, share === null ? "" : el("div", { class: "bar", title: `${share} %` }, el("span", { style: `width:${share}%` })), share === null ? "" : ` ${share} %`)));
+      }
+      main.append(el("h3", { text: title }), el("div", { class: "table-wrap" }, table));
+    }
+  }
+  if (app.sells.includes("subscription")) {
+    main.append(barChart("chart-subscriptions", `Subscriptions per ${interval}`, labels, [
+      { name: "new", values: data.buckets.map((b) => b.newSubscriptions) }, { name: "ended", values: data.buckets.map((b) => b.endedSubscriptions) }], (v) => v.toFixed(0)));
+  }
+  if (app.sells.includes("credits")) {
+    main.append(barChart("chart-credits", `Credits per ${interval}`, labels, [
+      { name: "packs sold", values: data.buckets.map((b) => b.creditPacksSold) }, { name: "credits spent", values: data.buckets.map((b) => b.creditsSpent) }], (v) => v.toFixed(0)));
+  }
+}
+
+// Search (the header's box): a booking reference or id, a transaction or order number, a PaymentIntent, a user.
+async function showSearch(text) {
+  current = { name: "search", offset: 0, query: {} };
+  for (const button of document.querySelectorAll("#tabs button")) button.classList.remove("active");
+  const main = $("#view");
+  main.replaceChildren(el("h2", { text: `Search: ${text}` }));
+  say("");
+  try {
+    const result = await api("GET", "/api/admin/search?q=" + encodeURIComponent(text));
+    const list = el("table", { id: "search-results" }, el("tr", {}, ...["Found", "Matched", "What", "Customer", ""].map((t) => el("th", { text: t }))));
+    for (const hit of result.items) {
+      list.append(el("tr", { "data-kind": hit.kind, "data-id": hit.id }, el("td", { text: hit.kind.replace("_", " ") }), el("td", { text: hit.matched }),
+        el("td", { class: "wrap", text: hit.summary }), el("td", {}, userLink(hit.userId)),
+        el("td", {}, el("div", { class: "actions" },
+          hit.userId ? el("button", { class: "secondary", text: "Timeline", onclick: () => showTimeline(hit.userId) }) : null,
+          hit.bookingId ? el("button", { class: "secondary", text: "Booking audit", onclick: () => showAudit({ id: hit.bookingId }) }) : null))));
+    }
+    const lookup = { found: "Apple found this order.", found_not_recorded: "Apple knows this order, but Berth has no purchase of it.", not_found: "Apple does not know this order id.",
+      unavailable: "Apple's order lookup did not answer; try again.", not_configured: "Apple order ids need the App Store Server API key." }[result.appleOrderLookup];
+    main.append(el("div", { id: "detail" }), result.items.length ? el("div", { class: "table-wrap" }, list) : el("p", { id: "search-empty", text: "Nothing of this app matches." }),
+      lookup ? el("p", { class: "muted", id: "apple-lookup", text: lookup }) : null);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+// A customer's whole history, newest first (GET /api/admin/customers/{userId}/timeline).
+async function showTimeline(userId) {
+  current = { name: "timeline", offset: 0, query: {} };
+  for (const button of document.querySelectorAll("#tabs button")) button.classList.remove("active");
+  const main = $("#view");
+  main.replaceChildren(el("h2", { text: `Customer ${userId}` }));
+  say("");
+  try {
+    const result = await api("GET", `/api/admin/customers/${encodeURIComponent(userId)}/timeline`);
+    const list = el("ol", { class: "timeline", id: "timeline" });
+    for (const entry of result.items) {
+      const facts = Object.entries(entry.detail).filter(([, v]) => v !== "").map(([k, v]) => `${k}: ${v}`).join(" · ");
+      list.append(el("li", { "data-kind": entry.kind }, el("span", { class: "when", text: when(entry.at) }), el("span", { class: "kind", text: entry.kind.replace("_", " ") }),
+        el("span", { text: entry.summary }), facts ? el("details", {}, el("summary", { text: "details" }), facts) : null));
+    }
+    main.append(result.items.length ? list : el("p", { text: "Nothing recorded for this customer." }));
+  } catch (error) {
+    failed(error);
+  }
+}
+
 // Confirm needs a reason (it overrides payment); cancel takes an optional one.
 function askReason(booking, action) {
   const detail = $("#detail");
   const reason = el("input", { id: "reason", name: "reason", size: 40, required: action === "confirm", placeholder: action === "confirm" ? "why (required)" : "why (optional)" });
   const form = el("form", { class: "panel", id: "action-form" },
-    el("strong", { text: `${action === "confirm" ? "Confirm" : "Cancel"} booking #${booking.id} (${booking.resourceId}, ${when(booking.start)})` }),
+    el("strong", { text: `${action === "confirm" ? "Confirm" : "Cancel"} booking ${booking.reference || "#" + booking.id} (${booking.resourceId}, ${localTime(booking.localStart)})` }),
     el("label", {}, "Reason", reason),
     el("button", { type: "submit", id: "action-submit", class: action === "cancel" ? "danger" : null, text: action === "confirm" ? "Confirm booking" : "Cancel booking" }),
     el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
@@ -263,7 +446,7 @@ function askReason(booking, action) {
     try {
       const result = await api("POST", `/api/admin/bookings/${booking.id}/${action}`, action === "confirm" || text ? { reason: text } : undefined);
       detail.replaceChildren();
-      say(`Booking #${booking.id} is ${result.booking.status}.`);
+      say(`Booking ${booking.reference || ""} #${booking.id} is ${result.booking.status}.`);
       await load(views.bookings);
     } catch (error) {
       failed(error);
@@ -516,6 +699,11 @@ document.addEventListener("DOMContentLoaded", () => {
     signIn(key);
   });
   $("#signout").addEventListener("click", () => signOut("Signed out."));
+  $("#search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("#search").value.trim();
+    if (text) showSearch(text);
+  });
   for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => show(button.dataset.view));
   if (sessionStorage.getItem(KEY)) signIn(sessionStorage.getItem(KEY));
 });
