@@ -71,7 +71,14 @@ def main():
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     # The shipped catalog beside a fresh test CA, which its test tenants trust (./berth-ca).
-    shutil.copy(os.path.join(ROOT, "products.json"), os.path.join(work, "products.json"))
+    # seaboo-test in Italian time: its 17:30 sunset cruise is 15:30Z in July and 16:30Z in January.
+    with open(os.path.join(ROOT, "products.json")) as f:
+        catalog = json.load(f)
+    for tenant in catalog["tenants"]:
+        if tenant["id"] == "seaboo-test":
+            tenant["timeZone"] = "Europe/Rome"
+    with open(os.path.join(work, "products.json"), "w") as f:
+        json.dump(catalog, f)
     env = dict(os.environ, BERTH_DATABASE=f"sqlite:{work}/berth.sqlite", BERTH_CATALOG=os.path.join(work, "products.json"),
                BERTH_MIGRATIONS=os.path.join(ROOT, "migrations"))
     subprocess.run([BERTH, "testkit", "init", os.path.join(work, "berth-ca")], env=env, check=True, capture_output=True, timeout=60)
@@ -133,16 +140,21 @@ def main():
         check("refused" in error.lower(), f"a wrong key is refused with a message: {error!r}")
         check("berth_not_a_key" not in driver.current_url, "the key is never in the URL")
 
-        print("sign in, bookings")
+        print("sign in: the overview is home; bookings")
         driver.find_element(By.ID, "key").send_keys(admin)
         driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
+        wait.until(EC.visibility_of_element_located((By.ID, "overview-cards")))
+        check(driver.find_element(By.CSS_SELECTOR, "#view h2").text == "Overview", "the first view is the overview")
+        today = wait.until(EC.visibility_of_element_located((By.ID, "overview-week")))
+        check("Gozzo" in today.text, f"the week's bookings per resource: {today.text[:120]!r}")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
         wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{bookings[0]["id"]}"]')))
         check(admin not in driver.current_url, "signed in; the key is not in the URL")
         pager = wait.until(lambda d: d.find_element(By.ID, "pager").text)
         check(pager.startswith("1–2 of 2") and "null" not in pager, f"the pager counts the bookings: {pager!r}")
         check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") == admin, "the key is kept in session storage")
         check(driver.find_element(By.ID, "app-name").text.startswith("Seaboo"), "the header names the app")
-        check(visible_tabs(driver) == ["bookings", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
+        check(visible_tabs(driver) == ["overview", "bookings", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"a booking app's admin sees no credit or subscription views: {visible_tabs(driver)}")
         driver.save_screenshot(os.path.join(SHOTS, "bookings.png"))
 
@@ -292,6 +304,86 @@ def main():
         elapsed = time.time() - revoked_at
         check(elapsed <= 5, f"the revoked key is refused within 5 s (after {elapsed:.1f} s)")
 
+        print("the operator's world: local times, references, search, a customer's timeline, the overview; 1400 px and a phone")
+        year = datetime.date.today().year
+        july = datetime.date(year + 1, 7, 14)
+        january = datetime.date(year + 1 if datetime.date.today() >= datetime.date(year, 1, 7) else year, 1, 14)
+        rosa = {}
+        for name, date, expected in [("july", july, "15:30:00"), ("january", january, "16:30:00")]:
+            status, body = call(url + "/api/bookings", "POST", server, {"resourceId": "sunset-cruise", "slot": f"{date}T17:30", "seats": 2}, "rosa")
+            check(status == 201 and body["booking"]["start"].startswith(f"{date}T{expected}"),
+                  f"17:30 in Rome on {date} is {expected}Z ({status} {body.get('booking', body)})")
+            rosa[name] = body["booking"]
+        check(rosa["july"]["localStart"] == f"{july}T17:30:00+02:00" and rosa["january"]["localStart"] == f"{january}T17:30:00+01:00",
+              f"answers carry the local time with its offset: {rosa['july']['localStart']}, {rosa['january']['localStart']}")
+        status, body = call(url + f"/api/bookings/{rosa['july']['reference'].lower()}", key=server, user="rosa")
+        check(status == 200 and body["booking"]["id"] == rosa["july"]["id"], f"a reference is accepted wherever a booking id is ({status})")
+
+        driver.set_window_size(1400, 1000)
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
+        driver.find_element(By.ID, "filter-userId").send_keys("rosa")
+        driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+        wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{rosa["january"]["id"]}"]')))
+        rows = driver.find_element(By.ID, "rows").text
+        check(f"{july} 17:30 (+02:00)" in rows and f"{january} 17:30 (+01:00)" in rows, f"the page shows 17:30 on both days: {rows!r}")
+        check(rosa["july"]["reference"] in rows, "and the references people read out")
+        driver.find_element(By.ID, "filter-userId").clear()
+        driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+        row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{card_booking}"]')))
+        check("storm warning" in row.text, f"the operator's typed refund reason is shown, not a code: {row.text!r}")
+        fits = "const w = document.querySelector('.table-wrap'); return w.scrollWidth <= w.clientWidth + 1;"
+        check(driver.execute_script(fits), "at 1400 px the bookings table needs no sideways scrolling")
+        driver.save_screenshot(os.path.join(SHOTS, "bookings-1400.png"))
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="purchases"]').click()
+        wait.until(lambda d: d.find_element(By.ID, "pager").text)
+        check(driver.execute_script(fits), "nor the purchases table")
+
+        def search(text):
+            box = driver.find_element(By.ID, "search")
+            box.clear()
+            box.send_keys(text)
+            driver.find_element(By.CSS_SELECTOR, "#search-form button").click()
+            return wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results tr[data-kind]") or d.find_elements(By.ID, "search-empty") or None)
+
+        hits = search("  " + rosa["july"]["reference"].lower()[:3] + "-" + rosa["july"]["reference"].lower()[3:])
+        check([h.get_attribute("data-id") for h in hits] == [str(rosa["july"]["id"])], f"the reference, as a customer spells it, finds the booking: {[h.text for h in hits]}")
+        driver.save_screenshot(os.path.join(SHOTS, "search-1400.png"))
+        hits = search("carla")
+        check(any(h.get_attribute("data-kind") == "user" for h in hits), f"a user id finds the customer: {[h.text for h in hits]}")
+        hits = search("MK5TTTVWJH")
+        check(driver.find_elements(By.ID, "search-empty") and "App Store Server API" in driver.find_element(By.ID, "apple-lookup").text,
+              "an Apple order id without Apple's API key says what is missing")
+        search("carla")
+        driver.find_element(By.CSS_SELECTOR, '#search-results a.user[data-user="carla"]').click()
+        timeline = wait.until(EC.visibility_of_element_located((By.ID, "timeline")))
+        kinds = {li.get_attribute("data-kind") for li in timeline.find_elements(By.TAG_NAME, "li")}
+        check({"booking", "booking_change", "card_payment", "refund", "purchase"} <= kinds, f"carla's timeline has her booking and its changes, card payment, refunds and purchase: {kinds}")
+        check("storm warning" in timeline.text and "fuel not used" in timeline.text, "with the operator's reasons")
+        driver.save_screenshot(os.path.join(SHOTS, "timeline-1400.png"))
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="overview"]').click()
+        wait.until(EC.visibility_of_element_located((By.ID, "chart-bookings")))
+        bars = driver.find_elements(By.CSS_SELECTOR, "#chart-bookings rect")
+        check(len(bars) >= 1, f"the bookings chart draws a bar per day with bookings ({len(bars)})")
+        money = driver.find_element(By.ID, "overview-totals").text
+        check("EUR" in money, f"money in per currency: {money!r}")
+        check(driver.find_elements(By.CSS_SELECTOR, "#chart-money-EUR rect"), "a money chart for EUR")
+        driver.save_screenshot(os.path.join(SHOTS, "overview-1400.png"))
+
+        driver.set_window_size(390, 844)
+        wait.until(EC.visibility_of_element_located((By.ID, "chart-bookings")))
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        check(width <= 400, f"the overview fits a 390 px phone: {width}px")
+        nav = driver.execute_script("return document.getElementById('tabs').getBoundingClientRect().height")
+        check(nav <= 56, f"the navigation is one compact line on a phone ({nav}px high)")
+        driver.save_screenshot(os.path.join(SHOTS, "overview-390.png"))
+        search(rosa["january"]["reference"])
+        check(driver.execute_script("return document.documentElement.scrollWidth") <= 400, "search results fit the phone")
+        driver.save_screenshot(os.path.join(SHOTS, "search-390.png"))
+        driver.find_element(By.CSS_SELECTOR, '#search-results a.user[data-user="rosa"]').click()
+        wait.until(EC.visibility_of_element_located((By.ID, "timeline")))
+        check(driver.execute_script("return document.documentElement.scrollWidth") <= 400, "the timeline fits the phone")
+        driver.save_screenshot(os.path.join(SHOTS, "timeline-390.png"))
+
         print("narrow screen (phone)")
         driver.set_window_size(400, 860)
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
@@ -312,10 +404,12 @@ def main():
         wait.until(EC.visibility_of_element_located((By.ID, "key"))).send_keys(credits_admin)
         driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
         wait.until(lambda d: d.find_element(By.ID, "app-name").text.startswith("AI Image Stylist"))
-        heading = driver.find_element(By.CSS_SELECTOR, "#view h2").text
-        check(heading == "Credit ledger", f"the first view is the credit ledger: {heading!r}")
+        wait.until(EC.visibility_of_element_located((By.ID, "chart-credits")))
+        check(not driver.find_elements(By.ID, "chart-bookings"), "a credits app's overview draws credits, not bookings")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="ledger"]').click()
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#view h2").text == "Credit ledger")
         wait.until(lambda d: d.find_element(By.ID, "pager").text or d.find_element(By.ID, "message").text)
-        check(visible_tabs(driver) == ["ledger", "products", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
+        check(visible_tabs(driver) == ["overview", "ledger", "products", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"no bookings or subscriptions views: {visible_tabs(driver)}")
         types = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#filter-creditType option")]
         check(types == ["", "credits"], f"the credit type filter offers the app's types: {types}")
@@ -328,7 +422,7 @@ def main():
         check("com.aiimagestylist.credits.starter" in text and len(rows) > 1, "its credit products are listed")
         check(not driver.find_element(By.ID, "message").text.startswith(("Refused", "Failed")), "without a refusal")
         driver.find_element(By.ID, "signout").click()
-        print("browser test: all checks passed")
+        print(f"browser test: all checks passed (screenshots in {SHOTS})")
     finally:
         if driver:
             driver.quit()

@@ -79,7 +79,11 @@ public struct ReceiveStripeEvent: Sendable {
             return try settlement.canceled(&payment)
         case "charge.refunded", "charge.refund.updated":
             guard let total = object.amountRefunded else { return "recorded" }
-            return try settlement.refunded(&payment, total: total, reason: "card_refund")
+            // A refund an operator asked for keeps their words as the booking's reason, whichever of
+            // Stripe's event and the refund job's answer arrives first; a refund made in Stripe's
+            // dashboard is `card_refund`.
+            let asked = try settlement.tx.cardPayments.refunds(paymentId: payment.id, tenantId: payment.tenantId).last { $0.initiatedBy == RefundInitiator.admin }
+            return try settlement.refunded(&payment, total: total, reason: asked?.reason ?? "card_refund")
         case "charge.dispute.created", "charge.dispute.updated", "charge.dispute.closed", "charge.dispute.funds_withdrawn", "charge.dispute.funds_reinstated":
             guard let status = object.status, !status.isEmpty, status.utf8.count <= 40 else { return "recorded" }
             return try settlement.disputed(&payment, status: status)
