@@ -205,7 +205,8 @@ export interface ErrorResponse {
 /** POST /api/admin/unapplied-payments/{id}/apply: the user (default: the one it was claimed for) and booking to apply it to */
 export interface ApplyUnappliedPaymentRequest {
   userId?: string;
-  bookingId?: number;
+  /** the booking's id, or its reference (K7MX2QA) */
+  bookingId?: number | string;
 }
 
 /** POST /api/admin/unapplied-payments/{id}/refund */

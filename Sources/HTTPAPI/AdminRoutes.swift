@@ -40,10 +40,11 @@ struct AdminRoutes {
         router.post("/api/admin/unapplied-payments/{id}/apply") { request, context in
             let id = try Self.unappliedId(context)
             let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
+            let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, store: services.store)
             let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap { $0.isEmpty ? nil : $0 }
             let (payment, result) = try await services.resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
-                                                                                     bookingId: body.bookingId)
-            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: body.bookingId != nil), payment.currentStatus == .open { throw refusal }
+                                                                                     bookingId: bookingId)
+            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil), payment.currentStatus == .open { throw refusal }
             // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
             if payment.store == "app_store", context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
                let token = SetAppAccountToken.token(for: owner, policy: context.tenant.purchasePolicy), payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased() {
@@ -102,8 +103,10 @@ struct AdminRoutes {
             let page = try Paging.page(request)
             var bookingId: Int64?
             if let text = request.uri.queryParameters["bookingId"] {
-                guard let id = Int64(text), id > 0 else { throw APIError(.badRequest, .invalidQuery, "bookingId must be a positive integer", field: "bookingId") }
-                bookingId = id
+                guard Int64(text).map({ $0 > 0 }) ?? (BookingReference.normalized(text) != nil) else {
+                    throw APIError(.badRequest, .invalidQuery, "bookingId is a booking's id (a positive integer) or its reference", field: "bookingId")
+                }
+                bookingId = try await Paging.bookingId(String(text), field: "bookingId", tenantId: tenant.id, store: store)
             }
             let tenantId = tenant.id, booking = bookingId
             let result = try await store.read { try $0.audit.audit(tenantId: tenantId, bookingId: booking, page: page) }

@@ -71,16 +71,20 @@ enum Paging {
         guard let text = context.parameters.get("id") else {
             throw APIError(.notFound, .bookingNotFound, "name a booking by its id or its reference", field: "id")
         }
+        return try await bookingId(text.removingPercentEncoding ?? text, field: "id", tenantId: tenantId, store: store)
+    }
+
+    /// A booking named by an operator or a path: its id (digits), or its reference looked up within the tenant.
+    static func bookingId(_ text: String, field: String, tenantId: String, store: any Store) async throws -> Int64 {
         if let id = Int64(text) {
-            guard id > 0 else { throw APIError(.notFound, .bookingNotFound, "booking ids are positive integers", field: "id") }
+            guard id > 0 else { throw APIError(.notFound, .bookingNotFound, "booking ids are positive integers", field: field) }
             return id
         }
-        let decoded = text.removingPercentEncoding ?? text
-        guard let reference = BookingReference.normalized(decoded) else {
-            throw APIError(.notFound, .bookingNotFound, "a booking is named by its id (digits) or its 7-character reference", field: "id")
+        guard let reference = BookingReference.normalized(text) else {
+            throw APIError(.notFound, .bookingNotFound, "a booking is named by its id (digits) or its 7-character reference", field: field)
         }
         guard let booking = try await store.read({ try $0.bookings.booking(reference: reference, tenantId: tenantId) }) else {
-            throw APIError(.notFound, .bookingNotFound, "no booking \(reference)", field: "id")
+            throw APIError(.notFound, .bookingNotFound, "no booking \(reference)", field: field)
         }
         return booking.id
     }

@@ -549,7 +549,34 @@ struct UnappliedPaymentResponse: Codable {
 /// and the booking (default: none; the product decides) to apply it to.
 struct ApplyUnappliedRequest: Codable {
     var userId: String?
-    var bookingId: Int64?
+    /// The booking's id, or its reference (what an operator has at hand).
+    var bookingId: BookingKey?
+}
+
+/// A booking named in a body: its id (a number) or its reference (a string).
+enum BookingKey: Codable, Hashable {
+    case id(Int64)
+    case text(String)
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let id = try? container.decode(Int64.self) { self = .id(id) } else { self = .text(try container.decode(String.self)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .id(let id): try container.encode(id)
+        case .text(let text): try container.encode(text)
+        }
+    }
+
+    func resolve(field: String, tenantId: String, store: any Store) async throws -> Int64 {
+        switch self {
+        case .id(let id): try await Paging.bookingId(String(id), field: field, tenantId: tenantId, store: store)
+        case .text(let text): try await Paging.bookingId(text, field: field, tenantId: tenantId, store: store)
+        }
+    }
 }
 
 /// `POST /api/admin/unapplied-payments/{id}/refund`: why (shown in the audit log and the listing).

@@ -56,6 +56,9 @@ struct OperatorWorldTests {
                 #expect(confirmed.status == .ok && confirmed.booking?["status"] as? String == "confirmed")
                 #expect(try await client.call(.post, "/api/admin/bookings/\(reference)/confirm", auth: harness.otherAdminKey, json: ["reason": "x"]).status == .notFound,
                         "a reference names a booking within its tenant only")
+                let trail = try await client.call(.get, "/api/admin/audit?bookingId=\(reference.lowercased())", auth: harness.adminKey)
+                #expect((trail.json["items"] as? [[String: Any]])?.contains { $0["action"] as? String == "booking.manual_confirm" } == true, "\(trail.json)")
+                #expect(try await client.call(.get, "/api/admin/audit?bookingId=ABCDEFG", auth: harness.adminKey).status == .notFound)
 
                 // The CSV: the instant and the local time of each booking.
                 let csv = try await client.call(.get, "/api/admin/bookings?format=csv&userId=rosa", auth: harness.adminKey)

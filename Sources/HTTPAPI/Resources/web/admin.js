@@ -166,7 +166,7 @@ const views = {
     columns: [["id", "#"], ["at", "At", when], ["userId", "User", userLink], ["transactionId", "Transaction"], ["existingPurchaseId", "Purchase"], ["bookingId", "Booking"], ["reason", "Reason"]],
   },
   audit: {
-    title: "Audit trail", path: "/api/admin/audit", filters: [{ name: "bookingId", label: "Booking #" }],
+    title: "Audit trail", path: "/api/admin/audit", filters: [{ name: "bookingId", label: "Booking (ref or #)" }],
     columns: [["id", "#"], ["at", "At", when], ["actor", "Actor"], ["action", "Action"], ["bookingId", "Booking"], ["purchaseId", "Purchase"], ["detail", "Detail"]],
   },
 };
@@ -525,7 +525,7 @@ async function showAudit(booking) {
 function decidePayment(payment, action) {
   const detail = $("#detail");
   const fields = action === "apply"
-    ? [el("label", {}, "Booking #", el("input", { id: "apply-booking", name: "bookingId", size: 8, inputmode: "numeric" })),
+    ? [el("label", {}, "Booking (ref or #)", el("input", { id: "apply-booking", name: "bookingId", size: 10 })),
        el("label", {}, "User", el("input", { id: "apply-user", name: "userId", size: 14, placeholder: payment.userId }))]
     : [el("label", {}, "Note", el("input", { id: "refund-note", name: "note", size: 40, required: true, placeholder: "why (required)" }))];
   const amount = payment.priceMilliunits === undefined ? "" : ` ${(payment.priceMilliunits / 1000).toFixed(2)} ${payment.currency || ""}`;
@@ -538,7 +538,8 @@ function decidePayment(payment, action) {
     event.preventDefault();
     const data = values(form);
     const body = action === "apply"
-      ? Object.fromEntries([["bookingId", data.bookingId ? Number(data.bookingId) : undefined], ["userId", data.userId || undefined]].filter(([, v]) => v !== undefined))
+      ? Object.fromEntries([["bookingId", data.bookingId ? (/^\d+$/.test(data.bookingId) ? Number(data.bookingId) : data.bookingId) : undefined],
+        ["userId", data.userId || undefined]].filter(([, v]) => v !== undefined))
       : { note: data.note };
     try {
       const result = await api("POST", `/api/admin/unapplied-payments/${payment.id}/${action}`, body);
