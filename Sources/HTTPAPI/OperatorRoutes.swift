@@ -84,12 +84,10 @@ struct OperatorRoutes {
         }
         let to = try Paging.time(request, "to") ?? now
         let defaultSpan: TimeInterval = interval == .day ? 30 * 86_400 : interval == .week ? 12 * 7 * 86_400 : 365 * 86_400
-        let from = try Paging.time(request, "from") ?? to.addingTimeInterval(-defaultSpan)
-        guard from < to else { throw APIError(.badRequest, .invalidQuery, "from must be before to", field: "from") }
-        let longest: TimeInterval = interval == .day ? 400 * 86_400 : interval == .week ? 400 * 7 * 86_400 : 10 * 366 * 86_400
-        guard to.timeIntervalSince(from) <= longest else {
-            throw APIError(.badRequest, .invalidQuery, "a period holds at most 400 \(interval.rawValue)s: narrow from and to, or choose a longer interval", field: "from")
-        }
+        // A period holds at most 400 buckets: an earlier `from` moves up (the answer's `from` says
+        // where it starts); a `from` at or after `to` is an empty period.
+        let longest: TimeInterval = interval == .day ? 400 * 86_400 : interval == .week ? 400 * 7 * 86_400 : 400 * 28 * 86_400
+        let from = max(try Paging.time(request, "from") ?? to.addingTimeInterval(-defaultSpan), to.addingTimeInterval(-longest))
         let tenantId = context.tenant.id
         let heldUntil = now.addingTimeInterval(8 * 86_400)
         let overdue = now.addingTimeInterval(-(context.tenant.tenant.googlePlay?.alertAfter ?? 24 * 3600))

@@ -103,7 +103,8 @@ struct ContractTests {
             #expect(local.status == .created, "\(String(decoding: local.data, as: UTF8.self))")
             let reference = try #require(created.booking?["reference"] as? String)
             record("SearchResponse", "SearchResponse", try await client.call(.get, "/api/admin/search?q=\(reference.lowercased())", auth: admin))
-            record("TimelineResponse", "TimelineResponse", try await client.call(.get, "/api/admin/customers/alice/timeline", auth: admin))
+            // bob: a booking and nothing else (his replay was refused): every entry on the test clock, one shape each run.
+            record("TimelineResponse", "TimelineResponse", try await client.call(.get, "/api/admin/customers/bob/timeline", auth: admin))
             record("OverviewResponse", "OverviewResponse", try await client.call(.get, "/api/admin/overview?interval=week", auth: admin))
             record("PurchaseListResponse", "PurchaseListResponse", try await client.call(.get, "/api/admin/purchases?limit=1", auth: admin))
             record("ReplayListResponse", "ReplayListResponse", try await client.call(.get, "/api/admin/replays?limit=1", auth: admin))
