@@ -146,6 +146,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/020_consumption_answers.sql"),
                 .embedInCode("Resources/migrations/021_booking_references.sql"),
                 .embedInCode("Resources/migrations/022_order_ids.sql"),
+                .embedInCode("Resources/migrations/023_outbox_claim.sql"),
             ]
         ),
         .target(

@@ -27,5 +27,6 @@ public enum EmbeddedMigrations {
         ("020_consumption_answers.sql", PackageResources._20_consumption_answers_sql),
         ("021_booking_references.sql", PackageResources._21_booking_references_sql),
         ("022_order_ids.sql", PackageResources._22_order_ids_sql),
+        ("023_outbox_claim.sql", PackageResources._23_outbox_claim_sql),
     ]
 }
