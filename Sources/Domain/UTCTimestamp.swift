@@ -9,7 +9,16 @@ public enum UTCTimestamp {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` (or without `.mmm`), or nil for an instant outside years 1 to 9999
     /// (callers fall back to Foundation there).
     public static func format(epochMilliseconds: Int64, milliseconds: Bool) -> String? {
-        guard range.contains(epochMilliseconds) else { return nil }
+        format(epochMilliseconds: epochMilliseconds, milliseconds: milliseconds, offsetSeconds: nil)
+    }
+
+    /// The wall-clock time `offsetSeconds` east of UTC with that offset written out
+    /// (`2026-07-14T17:30:00+02:00`), in one allocation; nil `offsetSeconds` writes UTC with `Z`.
+    public static func format(epochMilliseconds instant: Int64, milliseconds: Bool, offsetSeconds: Int?) -> String? {
+        let offset = Int64(clamping: offsetSeconds ?? 0)
+        guard offset > -86_400, offset < 86_400 else { return nil }
+        let (epochMilliseconds, overflow) = instant.addingReportingOverflow(offset * 1000)
+        guard !overflow, range.contains(epochMilliseconds) else { return nil }
         // Floor division: instants before 1970 are negative.
         var seconds = epochMilliseconds / 1000, fraction = epochMilliseconds % 1000
         if fraction < 0 { fraction += 1000; seconds -= 1 }
@@ -26,7 +35,7 @@ public enum UTCTimestamp {
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         let hour = secondOfDay / 3600, minute = secondOfDay % 3600 / 60, second = secondOfDay % 60
-        let length = milliseconds ? 24 : 20
+        let length = (milliseconds ? 24 : 20) + (offsetSeconds == nil ? 0 : 5)
         return String(unsafeUninitializedCapacity: length) { buffer in
             var index = 0
             func put(_ value: Int64, digits: Int) {
@@ -44,7 +53,12 @@ public enum UTCTimestamp {
             put(year, digits: 4); put(0x2D); put(month, digits: 2); put(0x2D); put(day, digits: 2); put(0x54)
             put(hour, digits: 2); put(0x3A); put(minute, digits: 2); put(0x3A); put(second, digits: 2)
             if milliseconds { put(0x2E); put(fraction, digits: 3) }
-            put(0x5A)
+            if offsetSeconds != nil {
+                put(offset < 0 ? 0x2D : 0x2B)
+                put(abs(offset) / 3600, digits: 2); put(0x3A); put(abs(offset) % 3600 / 60, digits: 2)
+            } else {
+                put(0x5A)
+            }
             return index
         }
     }

@@ -58,12 +58,12 @@ public struct Booking: Codable, Hashable, Sendable {
     public var timeZone: String?
 
     /// The zone its wall-clock times are shown in.
-    public var zone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current }
+    public var zone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? ZonedTime.utc }
     /// `UTC` or the IANA name.
-    public var zoneName: String { ZonedTime.name(zone) }
+    public var zoneName: String { timeZone == nil ? "UTC" : ZonedTime.name(zone) }
     /// Start and end as wall-clock times with their offset: `2026-07-14T17:30:00+02:00`.
-    public var localStart: String { ZonedTime.format(start, in: zone) }
-    public var localEnd: String { ZonedTime.format(end, in: zone) }
+    public var localStart: String { ZonedTime.format(start, in: timeZone == nil ? nil : zone) }
+    public var localEnd: String { ZonedTime.format(end, in: timeZone == nil ? nil : zone) }
 
     /// Units still to pay before the booking is confirmed.
     public var remainingQuantity: Int { status == .confirmed ? 0 : max(0, requiredQuantity - paidQuantity) }

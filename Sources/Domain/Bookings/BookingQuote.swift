@@ -58,7 +58,7 @@ extension Tenant {
 
     /// The time zone `resource`'s slot times and rental days are in: its own, else the tenant's, else UTC.
     public func slotTimeZone(_ resource: Resource) -> TimeZone {
-        (resource.timeZone ?? timeZone).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
+        (resource.timeZone ?? timeZone).flatMap(TimeZone.init(identifier:)) ?? ZonedTime.utc
     }
 
     /// The IANA name the catalog gives `resource` (its own, else the tenant's), nil for none (UTC).

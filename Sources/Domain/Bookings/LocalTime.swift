@@ -122,23 +122,28 @@ public enum ZonedTime {
         zone.identifier == "GMT" || zone.identifier == "UTC" ? "UTC" : zone.identifier
     }
 
+    /// UTC, made once (answers of catalogs without a zone format their times many times a second).
+    public static let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+
     /// RFC 3339 with the zone's offset at that instant (`Z` never: `+00:00` in UTC, so a reader
-    /// sees a local time). Nil outside years 1 to 9999.
-    public static func format(_ instant: Date, in zone: TimeZone) -> String {
-        let offset = zone.secondsFromGMT(for: instant)
+    /// sees a local time); nil `zone` is UTC.
+    public static func format(_ instant: Date, in zone: TimeZone?) -> String {
+        let offset = zone?.secondsFromGMT(for: instant) ?? 0
         let milliseconds = instant.timeIntervalSince1970 * 1000
         guard milliseconds.isFinite, abs(milliseconds) < 9e15,
-              let text = UTCTimestamp.format(epochMilliseconds: Int64(milliseconds.rounded(.down)) + Int64(offset) * 1000, milliseconds: false)
+              let text = UTCTimestamp.format(epochMilliseconds: Int64(milliseconds.rounded(.down)), milliseconds: false, offsetSeconds: offset)
         else { return instant.formatted(.iso8601) }
-        let sign = offset < 0 ? "-" : "+"
-        let magnitude = abs(offset)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(text.dropLast())\(sign)\(two(magnitude / 3600)):\(two(magnitude % 3600 / 60))"
+        return text
     }
 
     /// Whole local calendar days a span covers in `zone`, a part day counted as a day: 2 for
     /// 24 Oct 00:00 → 26 Oct 00:00 in Rome although that span is 49 hours (a day of 25).
     public static func days(from start: Date, to end: Date, in zone: TimeZone) -> Int {
+        if zone == utc {
+            // UTC days are 24 hours each: no calendar needed.
+            let days = (end.timeIntervalSince(start) / 86_400).rounded(.up)
+            return days.isFinite && days >= 0 && days < 1e9 ? Int(days) : 0
+        }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.day, .hour, .minute, .second, .nanosecond], from: start, to: end)
