@@ -5,7 +5,7 @@ import Testing
 
 /// What operators read about bookings (references, time zones), on every backend.
 extension StoreConformance {
-    @Test("references and zones: a booking keeps both; it is found by its reference within its tenant only; a taken reference is known",
+    @Test("references and zones: a booking keeps both; it is found by its reference within its tenant only; a taken reference is known; the export lists oldest first",
           arguments: StoreBackend.available)
     func bookingReferencesAndZones(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
@@ -23,6 +23,13 @@ extension StoreConformance {
             // Listings carry both.
             let listed = try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(userId: "ann"), page: Page(limit: 10, offset: 0)) }
             #expect(listed.items.first?.reference == booking.reference && listed.items.first?.timeZone == "Europe/Rome")
+            // The CSV export: oldest first, the filter applied, both new columns.
+            let later = try await Self.admit(store, user: "ann", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(5 * 86_400)), now: Self.now.addingTimeInterval(1))
+            _ = try await Self.admit(store, user: "bob", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(6 * 86_400)), now: Self.now.addingTimeInterval(2))
+            let exported = try await store.read { try $0.bookings.exportBookings(tenantId: "a", filter: BookingFilter(userId: "ann"), limit: 10) }
+            #expect(exported.map(\.id) == [booking.id, later.id] && exported.first?.timeZone == "Europe/Rome" && exported.last?.reference == later.reference)
+            #expect(try await store.read { try $0.bookings.exportBookings(tenantId: "a", filter: BookingFilter(), limit: 2) }.count == 2)
+            #expect(try await store.read { try $0.bookings.exportBookings(tenantId: "b", filter: BookingFilter(), limit: 10) }.isEmpty)
         }
     }
 
