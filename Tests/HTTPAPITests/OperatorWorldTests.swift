@@ -59,6 +59,8 @@ struct OperatorWorldTests {
                 let trail = try await client.call(.get, "/api/admin/audit?bookingId=\(reference.lowercased())", auth: harness.adminKey)
                 #expect((trail.json["items"] as? [[String: Any]])?.contains { $0["action"] as? String == "booking.manual_confirm" } == true, "\(trail.json)")
                 #expect(try await client.call(.get, "/api/admin/audit?bookingId=ABCDEFG", auth: harness.adminKey).status == .notFound)
+                #expect(try await client.call(.get, "/api/admin/audit?bookingId=\(reference.prefix(3))+\(reference.dropFirst(3))", auth: harness.adminKey).status == .ok,
+                        "a space written as + in a query string")
 
                 // The CSV: the instant and the local time of each booking.
                 let csv = try await client.call(.get, "/api/admin/bookings?format=csv&userId=rosa", auth: harness.adminKey)

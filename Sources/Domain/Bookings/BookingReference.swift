@@ -19,7 +19,8 @@ public enum BookingReference {
     public static func normalized(_ text: some StringProtocol) -> String? {
         var characters: [Character] = []
         for character in text {
-            if character == " " || character == "-" { continue }
+            // Spaces and dashes people type; `+`, a space in a form-encoded query string.
+            if character == " " || character == "-" || character == "+" { continue }
             guard let ascii = character.asciiValue else { return nil }
             let upper = Character(Unicode.Scalar(ascii >= 0x61 && ascii <= 0x7A ? ascii - 0x20 : ascii))
             guard alphabet.contains(upper) else { return nil }
