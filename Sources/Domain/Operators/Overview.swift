@@ -101,7 +101,7 @@ public struct Overview: Hashable, Sendable {
         func add(_ lines: inout [MoneyLine], _ money: OverviewFacts.Money) {
             if let at = lines.firstIndex(where: { $0.currency == money.currency && $0.store == money.store }) {
                 lines[at].count += money.count
-                lines[at].milliunits += money.milliunits
+                lines[at].milliunits = Self.sum(lines[at].milliunits, money.milliunits)
             } else {
                 lines.append(MoneyLine(currency: money.currency, store: money.store, count: money.count, milliunits: money.milliunits))
             }
@@ -110,16 +110,16 @@ public struct Overview: Hashable, Sendable {
         for money in facts.money {
             guard let at = index(ofHour: money.hour) else { continue }
             add(&buckets[at].moneyIn, money)
-            moneyTotals[money.currency, default: 0] += money.milliunits
+            moneyTotals[money.currency] = Self.sum(moneyTotals[money.currency] ?? 0, money.milliunits)
             if money.status != "applied" {
                 add(&buckets[at].refunds, money)
-                refundTotals[money.currency, default: 0] += money.milliunits
+                refundTotals[money.currency] = Self.sum(refundTotals[money.currency] ?? 0, money.milliunits)
             }
         }
         for count in facts.newSubscriptions { if let at = index(ofHour: count.hour) { buckets[at].newSubscriptions += count.count } }
         for count in facts.endedSubscriptions { if let at = index(ofHour: count.hour) { buckets[at].endedSubscriptions += count.count } }
         for count in facts.creditPacks { if let at = index(ofHour: count.hour) { buckets[at].creditPacksSold += count.count } }
-        for count in facts.creditsSpent { if let at = index(ofHour: count.hour) { buckets[at].creditsSpent += count.amount } }
+        for count in facts.creditsSpent { if let at = index(ofHour: count.hour) { buckets[at].creditsSpent = Self.sum(buckets[at].creditsSpent, count.amount) } }
         for count in facts.bookingsMade { if let at = index(ofHour: count.hour) { buckets[at].bookingsMade += count.count } }
         for at in buckets.indices {
             buckets[at].moneyIn.sort { ($0.currency, $0.store) < ($1.currency, $1.store) }
@@ -161,7 +161,9 @@ public struct Overview: Hashable, Sendable {
             guard let currency = active.currency, let price = active.milliunits,
                   let months = monthsPerCycle(tenant.products.first { $0.id == active.productId }?.cycle ?? active.productId)
             else { continue }
-            recurring[currency, default: 0] += Int64((Double(price) / months).rounded()) * Int64(active.count)
+            let monthly = (Double(price) / months * Double(active.count)).rounded()
+            guard monthly.isFinite, abs(monthly) < 9e18 else { continue }
+            recurring[currency] = Self.sum(recurring[currency] ?? 0, Int64(monthly))
         }
         func amounts(_ totals: [String: Int64]) -> [Amount] { totals.sorted { $0.key < $1.key }.map { Amount(currency: $0.key, milliunits: $0.value) } }
         return Overview(
@@ -173,6 +175,12 @@ public struct Overview: Hashable, Sendable {
                           "overduePlayAcknowledgements": facts.overduePlayAcknowledgements, "bookingsNeedingRefund": facts.bookingsNeedingRefund,
                           "purchasesNeedingRefund": facts.purchasesNeedingRefund]
         )
+    }
+
+    /// Sums of stored amounts saturate instead of trapping (a trap would stop every tenant).
+    static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : total
     }
 
     /// Months one period of a cycle lasts, read from the catalog's `cycle` (or, without one, the
