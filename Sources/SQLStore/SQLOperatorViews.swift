@@ -154,8 +154,8 @@ struct SQLOperatorViews: OperatorViewRepository {
         }
         let creditHooks = try db.rows("""
             SELECT event_type, status, attempts, delivered_at, dead_at, created_at, subject FROM webhook_outbox
-            WHERE tenant_id = ? AND subject LIKE ? ORDER BY created_at DESC LIMIT ?
-            """, [tenantId, "credits:%:\(userId)", limit])
+            WHERE tenant_id = ? AND subject LIKE ? ESCAPE '!' ORDER BY created_at DESC LIMIT ?
+            """, [tenantId, "credits:%:" + Self.likeLiteral(userId), limit])
         entries += creditHooks.filter { ($0["subject"] as String?)?.hasSuffix(":\(userId)") == true }.map(Self.webhookEntry)
         let ledger = try db.rows("""
             SELECT id, credit_type, type, amount, balance_after, status, actor, reason, product_id, purchase_id, created_at FROM credit_ledger
@@ -256,6 +256,11 @@ struct SQLOperatorViews: OperatorViewRepository {
                                          detail: ["consented": given ? "true" : "false", "textVersion": consent["text_version"] as String]))
         }
         return entries.sorted { ($0.at, $0.kind) > ($1.at, $1.kind) }
+    }
+
+    /// `text` matched literally by LIKE … ESCAPE '!' (a user id may hold `%` or `_`).
+    static func likeLiteral(_ text: String) -> String {
+        text.replacingOccurrences(of: "!", with: "!!").replacingOccurrences(of: "%", with: "!%").replacingOccurrences(of: "_", with: "!_")
     }
 
     static func webhookEntry(_ row: SQLRow) -> TimelineEntry {

@@ -126,6 +126,15 @@ extension StoreConformance {
             #expect(try await store.read { try $0.operatorViews.timeline(tenantId: "b", userId: "ann", limit: 100) }.isEmpty)
             let bob = try await store.read { try $0.operatorViews.timeline(tenantId: "a", userId: "bob", limit: 100) }
             #expect(bob.map(\.kind) == ["booking"])
+            // Credit webhooks are a user's by their subject; `_` in a user id matches itself only.
+            try await store.write { tx in
+                for user in ["an_n", "anXn"] {
+                    try tx.outbox.enqueue([WebhookEvent(type: WebhookEventType(rawValue: "credits.changed"), data: ["userId": user], subject: "credits:credits:\(user)")],
+                                          tenantId: "a", now: later)
+                }
+            }
+            let underscore = try await store.read { try $0.operatorViews.timeline(tenantId: "a", userId: "an_n", limit: 1) }
+            #expect(underscore.map(\.kind) == ["webhook"] && underscore.first?.detail["subject"] == "credits:credits:an_n")
         }
     }
 
