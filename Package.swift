@@ -104,6 +104,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The C allocator's figures for /metrics (glibc's mallinfo2 is not in Swift's Glibc module).
+        .target(name: "CHeapStats"),
         .target(
             name: "Domain",
             dependencies: []
@@ -113,6 +115,7 @@ let package = Package(
             dependencies: [
                 "Domain",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -180,6 +183,7 @@ let package = Package(
             name: "HTTPAPI",
             dependencies: [
                 "Domain",
+                "CHeapStats",
                 "UseCases",
                 "AppleSignedData",
                 "AppStoreAPI",
@@ -281,6 +285,7 @@ let package = Package(
             dependencies: [
                 "HTTPAPI", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

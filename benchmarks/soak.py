@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The load half of benchmarks/soak: holds a mixed load on a running Berth for a set time and
-prints, every INTERVAL seconds, the server's resident memory, open descriptors and each kind of
+prints, every INTERVAL seconds, the server's resident memory (with its C heap in use and freed-but-kept
+and SQLite's part, from /metrics), open descriptors and each kind of
 request's rate and latency. Talks to 127.0.0.1 only; stops by itself after DURATION seconds.
 
     soak.py URL SERVER_PID KEY PURCHASES_TSV RENEWALS_TSV REPORT_JSON
@@ -143,6 +144,29 @@ def process(pid):
     return rss, fds, cpu
 
 
+def engine(url):
+    """The server's own account of its memory, from /metrics: the C heap in use and freed-but-kept,
+    and SQLite's part of the heap (absent on PostgreSQL)."""
+    figures = {}
+    try:
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+        connection.close()
+    except OSError:
+        return figures
+    wanted = {'berth_process_heap_bytes{state="in_use"}': "heap_in_use", 'berth_process_heap_bytes{state="free"}': "heap_free",
+              "berth_sqlite_memory_bytes": "sqlite"}
+    for line in text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name in wanted:
+            try:
+                figures[wanted[name]] = float(value)
+            except ValueError:
+                pass
+    return figures
+
+
 def percentile(values, q):
     if not values:
         return 0.0
@@ -157,7 +181,7 @@ def main():
     for thread in threads:
         thread.start()
     rows = []
-    header = f"{'min':>6} {'RSS MB':>7} {'fds':>5} {'CPU %':>6} | " + " | ".join(f"{kind[:5]:>5}/s p50 ms p99 ms err" for kind in ["purchase", "read", "notification"]) + f" | {'hooks/s':>7}"
+    header = f"{'min':>6} {'RSS MB':>7} {'heap':>6} {'free':>6} {'sqlite':>6} {'fds':>5} {'CPU %':>6} | " + " | ".join(f"{kind[:5]:>5}/s p50 ms p99 ms err" for kind in ["purchase", "read", "notification"]) + f" | {'hooks/s':>7}"
     print(header, flush=True)
     last_cpu = process(PID)[2]
     last = time.monotonic()
@@ -177,12 +201,14 @@ def main():
             errs = dict(errors)
         span = now - last
         row = {"seconds": round(now - began, 1), "rss": rss, "fds": fds, "cpu_percent": round(100 * (cpu - last_cpu) / span, 1)}
+        row.update(engine(URL))
         for kind, values in taken.items():
             row[kind] = {"rate": round(len(values) / span, 1), "p50_ms": round(1000 * percentile(values, 0.5), 2),
                          "p99_ms": round(1000 * percentile(values, 0.99), 2), "errors": errs[kind]}
         rows.append(row)
         last, last_cpu = now, cpu
-        print(f"{row['seconds'] / 60:6.1f} {rss / 1048576:7.1f} {fds:5d} {row['cpu_percent']:6.1f} | " + " | ".join(
+        mb = lambda key: f"{row[key] / 1048576:6.1f}" if key in row else f"{'-':>6}"
+        print(f"{row['seconds'] / 60:6.1f} {rss / 1048576:7.1f} {mb('heap_in_use')} {mb('heap_free')} {mb('sqlite')} {fds:5d} {row['cpu_percent']:6.1f} | " + " | ".join(
             f"{row[k]['rate']:7.1f} {row[k]['p50_ms']:6.2f} {row[k]['p99_ms']:6.2f} {row[k]['errors']:3d}" for k in ["purchase", "read", "notification"])
             + f" | {row['webhook']['rate']:7.1f}", flush=True)
     stop.set()
@@ -203,6 +229,9 @@ def main():
         "rss_max_after_warmup_mb": round(max(row["rss"] for row in settled) / 1048576, 1),
         "rss_last_mb": round(rows[-1]["rss"] / 1048576, 1),
         "rss_middle_third_mean_mb": round(middle / 1048576, 1), "rss_last_third_mean_mb": round(final / 1048576, 1),
+        "heap_in_use_last_mb": round(rows[-1].get("heap_in_use", 0) / 1048576, 1),
+        "heap_free_last_mb": round(rows[-1].get("heap_free", 0) / 1048576, 1),
+        "sqlite_last_mb": round(rows[-1].get("sqlite", 0) / 1048576, 1),
         "fds_first": rows[0]["fds"], "fds_last": rows[-1]["fds"], "fds_max": max(row["fds"] for row in rows),
         "totals": totals, "errors": errors,
         "p99_ms_worst_interval": {kind: max(row[kind]["p99_ms"] for row in rows) for kind in ["purchase", "read", "notification", "webhook"]},

@@ -16,18 +16,22 @@ public struct AppleTimestamp: Codable, Hashable, Comparable, Sendable, CustomStr
 
     public var date: Date { Date(timeIntervalSince1970: Double(millisecondsSince1970) / 1000) }
 
+    /// Integers as they are; a number with a fraction (Xcode's StoreKit testing writes
+    /// `1697679936049.7297`) loses its fraction (toward zero), as Apple's libraries read it. Refused:
+    /// anything that is not a number, and numbers beyond ±9·10^15 ms (about 285,000 years).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let integer = try? container.decode(Int64.self) {
             millisecondsSince1970 = integer
-        } else {
-            // Some producers emit 1.6e12-style numbers; accept whole-millisecond doubles only.
-            let double = try container.decode(Double.self)
-            guard double.isFinite, double.rounded() == double, abs(double) < 9.0e15 else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a millisecond timestamp")
-            }
-            millisecondsSince1970 = Int64(double)
+            return
         }
+        guard let double = try? container.decode(Double.self) else {
+            throw DecodingError.typeMismatch(Int64.self, .init(codingPath: decoder.codingPath, debugDescription: "not a number of milliseconds since 1970"))
+        }
+        guard double.isFinite, abs(double) < 9.0e15 else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(double) is not a millisecond timestamp (out of range)")
+        }
+        millisecondsSince1970 = Int64(double.rounded(.towardZero))
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -14,18 +14,26 @@ import SwiftASN1
 /// payload's `signedDate`; the ES256 signature verifies with the leaf key; then the payload's app
 /// and environment match the caller's ``AppExpectations``.
 ///
+/// The time the chain is judged at is the payload's `signedDate` (an app transaction's
+/// `receiptCreationDate` when it has none); a payload that states neither, as some genuine
+/// notifications and Xcode's app transactions do, is judged at the present (`now`), as Apple's
+/// libraries do.
+///
 /// Built chains are cached by certificate fingerprints (bounded, shared by copies of the verifier),
 /// so the P-384 link checks run once per leaf; validity dates are checked for every payload.
 public struct SignedDataVerifier: Sendable {
     public let roots: TrustedRoots
     let cache: ChainCache
+    let now: @Sendable () -> Date
 
     /// - Parameters:
     ///   - roots: the anchors (default: the bundled Apple Root CA - G3).
     ///   - cacheCapacity: how many distinct chains to remember.
-    public init(roots: TrustedRoots, cacheCapacity: Int = 1024) {
+    ///   - now: the present, for payloads that do not say when they were signed.
+    public init(roots: TrustedRoots, cacheCapacity: Int = 1024, now: @escaping @Sendable () -> Date = { Date() }) {
         self.roots = roots
         self.cache = ChainCache(capacity: cacheCapacity)
+        self.now = now
     }
 
     /// A verifier that trusts Apple Root CA - G3 (bundled) and nothing else.
@@ -81,9 +89,14 @@ public struct SignedDataVerifier: Sendable {
         return VerifiedNotification(notification: outer, transaction: transaction, renewalInfo: renewalInfo)
     }
 
-    /// Verifies a JWS of any kind, telling the kind from its payload's fields.
+    /// Verifies a JWS of any kind, telling the kind from its payload's fields (refused when no
+    /// field tells; ``verify(_:as:expecting:)`` takes the kind from the caller).
     public func verifyAny(_ jws: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedAnySignedData {
-        let kind = try CompactJWS(jws).payloadKind()
+        try await verify(jws, as: try CompactJWS(jws).payloadKind(), expecting: expectations)
+    }
+
+    /// Verifies a JWS as the kind the caller expects.
+    public func verify(_ jws: String, as kind: SignedPayloadKind, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedAnySignedData {
         switch kind {
         case .notification: return .notification(try await verifyNotification(jws, expecting: expectations))
         case .appTransaction: return .appTransaction(try await verifyAppTransaction(jws, expecting: expectations))
@@ -117,11 +130,16 @@ public struct SignedDataVerifier: Sendable {
         do {
             payload = try JSONDecoder().decode(Payload.self, from: jws.payload)
         } catch {
+            // Foundation reports a fraction where a whole number belongs as invalid JSON, with no
+            // path (the bytes passed StrictJSON above): name the member instead.
+            if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               let member = Self.fractionalMember(in: jws.payload, wholeNumbers: Payload.wholeNumberMembers) {
+                throw SignedDataError(.malformed, "payload is not a valid \(Payload.self): \(member.path): \(member.value) is not a whole number")
+            }
             throw SignedDataError(.malformed, "payload is not a valid \(Payload.self): \(Self.describe(error))")
         }
-        guard let signedDate = payload.signedDate else {
-            throw SignedDataError(.malformed, "payload has no signedDate")
-        }
+        let stated = payload.signingTime
+        let signedDate = stated ?? AppleTimestamp(now())
         let claims = payload.claims
 
         let trust: VerifiedSignedData<Payload>.Trust
@@ -142,12 +160,12 @@ public struct SignedDataVerifier: Sendable {
                 if let header { chainHeader = header } else { chainHeader = try jws.decodeHeader() }
                 chain = try await trustedChain(for: jws, header: chainHeader)
             }
-            try Self.checkValidity(of: chain, at: signedDate)
+            try Self.checkValidity(of: chain, at: signedDate, stated: stated != nil)
             try Self.checkSignature(jws, with: chain.leafKey)
             trust = .chain(rootFingerprint: chain.rootFingerprint)
         }
         try Self.check(claims, against: expectations)
-        return VerifiedSignedData(payload: payload, rawPayload: jws.payload, signedDate: signedDate, trust: trust)
+        return VerifiedSignedData(payload: payload, rawPayload: jws.payload, signedDate: signedDate, statesSignedDate: stated != nil, trust: trust)
     }
 
     // MARK: - Chain
@@ -249,14 +267,15 @@ public struct SignedDataVerifier: Sendable {
         )
     }
 
-    private static func checkValidity(of chain: TrustedChain, at signedDate: AppleTimestamp) throws(SignedDataError) {
+    private static func checkValidity(of chain: TrustedChain, at signedDate: AppleTimestamp, stated: Bool) throws(SignedDataError) {
         let time = signedDate.date
+        let when = stated ? "the payload was signed \(signedDate)" : "the payload states no signedDate and was judged now, \(signedDate)"
         for certificate in chain.validity {
             if time < certificate.notBefore {
-                throw SignedDataError(.certificateNotYetValid, "the \(certificate.role) certificate is valid from \(certificate.notBefore.formatted(.iso8601)), the payload was signed \(signedDate)")
+                throw SignedDataError(.certificateNotYetValid, "the \(certificate.role) certificate is valid from \(certificate.notBefore.formatted(.iso8601)), \(when)")
             }
             if time > certificate.notAfter {
-                throw SignedDataError(.certificateExpired, "the \(certificate.role) certificate expired \(certificate.notAfter.formatted(.iso8601)), the payload was signed \(signedDate)")
+                throw SignedDataError(.certificateExpired, "the \(certificate.role) certificate expired \(certificate.notAfter.formatted(.iso8601)), \(when)")
             }
         }
     }
@@ -309,14 +328,54 @@ public struct SignedDataVerifier: Sendable {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    /// The field and the problem: `quantity: Parsed JSON number <1.5> does not fit in Int.`,
+    /// `transactionId: expected a string, found a number`.
+    static func describe(_ error: any Error) -> String {
+        func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String {
+            (context.codingPath + (last.map { [$0] } ?? [])).map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+                .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+        }
+        func named(_ path: String, _ problem: String) -> String { path.isEmpty ? problem : "\(path): \(problem)" }
         switch error {
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-             DecodingError.dataCorrupted(let context):
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        case DecodingError.typeMismatch(let type, let context):
+            return named(path(context), "expected \(Self.jsonName(of: type)) (\(context.debugDescription))")
+        case DecodingError.valueNotFound(let type, let context):
+            return named(path(context), "expected \(Self.jsonName(of: type)), found null")
+        case DecodingError.keyNotFound(let key, let context):
+            return named(path(context, key), "missing")
+        case DecodingError.dataCorrupted(let context):
+            return named(path(context), context.debugDescription)
         default:
-            return "not JSON"
+            return "\(error)"
+        }
+    }
+
+    /// The first member named in `wholeNumbers` (at any depth) whose value is a number with a fraction.
+    static func fractionalMember(in payload: Data, wholeNumbers: Set<String>) -> (path: String, value: String)? {
+        func search(_ value: Any, _ path: String) -> (path: String, value: String)? {
+            if let object = value as? [String: Any] {
+                for key in object.keys.sorted() {
+                    let inner = path.isEmpty ? key : "\(path).\(key)"
+                    if wholeNumbers.contains(key), let number = object[key] as? NSNumber, !(number is Bool),
+                       number.doubleValue.rounded() != number.doubleValue || !number.doubleValue.isFinite {
+                        return (inner, "\(number)")
+                    }
+                    if let found = search(object[key] as Any, inner) { return found }
+                }
+            }
+            return nil
+        }
+        guard let value = try? JSONSerialization.jsonObject(with: payload) else { return nil }
+        return search(value, "")
+    }
+
+    private static func jsonName(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Int.Type, is Int64.Type, is Int32.Type, is AppleTimestamp.Type: return "a whole number"
+        case is Double.Type: return "a number"
+        case is Bool.Type: return "true or false"
+        default: return "\(type)"
         }
     }
 }

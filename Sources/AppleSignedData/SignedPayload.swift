@@ -11,10 +11,24 @@ public struct PayloadClaims: Hashable, Sendable {
 
 /// A payload type that Apple signs as a compact JWS.
 public protocol SignedPayload: Codable, Hashable, Sendable {
-    /// When Apple signed it; certificates are checked for validity at this time.
+    /// When Apple signed it.
     var signedDate: AppleTimestamp? { get }
+    /// The time certificates are checked for validity at: `signedDate`, or another date of the
+    /// payload that Apple's libraries use in its place; nil: the present.
+    var signingTime: AppleTimestamp? { get }
+    /// Members that hold whole numbers (a fraction there is refused by name).
+    static var wholeNumberMembers: Set<String> { get }
     /// The app and environment the payload claims.
     var claims: PayloadClaims { get }
+}
+
+extension SignedPayload {
+    public var signingTime: AppleTimestamp? { signedDate }
+    /// Every integer member of Apple's payload models (dates are read with their fractions).
+    public static var wholeNumberMembers: Set<String> {
+        ["quantity", "revocationReason", "revocationPercentage", "offerType", "price", "autoRenewStatus", "expirationIntent",
+         "priceIncreaseStatus", "renewalPrice", "appAppleId", "versionExternalIdentifier", "status", "version"]
+    }
 }
 
 extension TransactionPayload: SignedPayload {
@@ -30,6 +44,9 @@ extension RenewalInfoPayload: SignedPayload {
 }
 
 extension AppTransactionPayload: SignedPayload {
+    /// Xcode's app transactions carry no `signedDate`; `receiptCreationDate` stands for it.
+    public var signingTime: AppleTimestamp? { signedDate ?? receiptCreationDate }
+
     public var claims: PayloadClaims {
         PayloadClaims(bundleId: bundleId, carriesBundleId: true, appAppleId: appAppleId, carriesAppAppleId: true, environment: receiptType)
     }

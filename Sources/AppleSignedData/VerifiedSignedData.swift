@@ -15,13 +15,18 @@ public struct VerifiedSignedData<Payload: SignedPayload>: Sendable {
     public let payload: Payload
     /// The exact JSON bytes that were signed (every field, including ones this version does not model).
     public let rawPayload: Data
+    /// When the payload was signed (its `signedDate`; an app transaction's `receiptCreationDate`), or,
+    /// when it states neither, when it was verified: the time its chain was judged at.
     public let signedDate: AppleTimestamp
+    /// Whether ``signedDate`` is the payload's own.
+    public let statesSignedDate: Bool
     public let trust: Trust
 
-    init(payload: Payload, rawPayload: Data, signedDate: AppleTimestamp, trust: Trust) {
+    init(payload: Payload, rawPayload: Data, signedDate: AppleTimestamp, statesSignedDate: Bool, trust: Trust) {
         self.payload = payload
         self.rawPayload = rawPayload
         self.signedDate = signedDate
+        self.statesSignedDate = statesSignedDate
         self.trust = trust
     }
 }

@@ -160,6 +160,8 @@ struct MeasuredStore: Store {
         try await measured("read") { try await store.readStatement(body) }
     }
 
+    func engineGauges() -> [(name: String, value: Double)] { store.engineGauges() }
+
     private func measured<T>(_ kind: String, _ body: () async throws -> T) async throws -> T {
         let start = DispatchTime.now().uptimeNanoseconds
         defer {

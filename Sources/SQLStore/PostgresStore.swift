@@ -97,6 +97,9 @@ public final class PostgresStore: Store, Service {
         try await unitOfWork(.statement) { db in try body(SQLSession(db: db)) }
     }
 
+    /// The database's memory is the PostgreSQL server's, watched there.
+    public func engineGauges() -> [(name: String, value: Double)] { [] }
+
     /// Runs `body` as one transaction on one connection, retried as a whole on transient failures.
     /// A unique index refusing a row is retried once: when another instance won a race to insert
     /// it, the second run sees the winner's row and decides accordingly; when it fails again, the

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// Berth's store on SQLite (GRDB `DatabasePool`, WAL, `synchronous=NORMAL`): each unit of work is
@@ -66,6 +67,12 @@ public final class SQLiteStore: MigratableStore {
             // replays it at the next open.
         }
         try pool.close()
+    }
+
+    /// SQLite's own heap (page caches, prepared statements, schema), process-wide: the page caches
+    /// grow with the database up to their `cache_size` caps (24 MiB for the writer, 4 MiB per reader).
+    public func engineGauges() -> [(name: String, value: Double)] {
+        [("berth_sqlite_memory_bytes", Double(sqlite3_memory_used())), ("berth_sqlite_memory_highwater_bytes", Double(sqlite3_memory_highwater(0)))]
     }
 
     /// Every table of the database with its row count (backups and restores compare them).

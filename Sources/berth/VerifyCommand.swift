@@ -9,7 +9,9 @@ struct VerifyCommand: AsyncParsableCommand {
         abstract: "Verify a signed transaction, renewal info, app transaction, notification or app receipt offline.",
         discussion: """
             Reads a compact JWS (or a notification body {"signedPayload": "..."}), or a base64 app
-            receipt, from PATH, or from standard input when PATH is '-'; the kind is detected. On
+            receipt, from PATH, or from standard input when PATH is '-'. The kind is told from the
+            payload's fields unless --kind names it (a payload with only common fields, such as
+            {"environment":"Sandbox","signedDate":…}, needs --kind). On
             success prints the decoded payload as JSON on stdout (a notification with its nested
             signed data decoded in place) and exits 0. Otherwise prints "error: <code>: <reason>" on
             stderr and exits 1. JWS are anchored at Apple Root CA - G3, receipts at Apple Inc. Root.
@@ -25,6 +27,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-apple-id"), help: "Require this App Store app id (needed with --environment Production).")
     var appAppleId: Int64?
 
+    @Option(help: "The kind of signed data: transaction, renewal-info, notification or app-transaction (default: told from its fields).")
+    var kind: String?
+
     @Flag(name: .customLong("allow-xcode"), help: "Accept Xcode/LocalTesting data (never with Production).")
     var allowXcode = false
 
@@ -36,6 +41,7 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
+            let expectedKind = try kind.map(Self.parseKind)
             let input = try readInput()
             let environment = try environment.map(Self.parseEnvironment)
             let expectations = try AppExpectations.inspecting(
@@ -45,7 +51,7 @@ struct VerifyCommand: AsyncParsableCommand {
             for root in roots {
                 trusted = trusted.adding(try TrustedRoots.load(contentsOf: URL(fileURLWithPath: root)))
             }
-            if Self.looksLikeReceipt(input) {
+            if expectedKind == nil, Self.looksLikeReceipt(input) {
                 var receiptRoots = TrustedRoots([try TrustedRoots.appleIncRoot])
                 for root in roots {
                     receiptRoots = receiptRoots.adding(try TrustedRoots.load(contentsOf: URL(fileURLWithPath: root)))
@@ -56,7 +62,11 @@ struct VerifyCommand: AsyncParsableCommand {
                 return
             }
             let verifier = SignedDataVerifier(roots: trusted)
-            let verified = try await verifier.verifyAny(input, expecting: expectations)
+            let verified = if let expectedKind {
+                try await verifier.verify(input, as: expectedKind, expecting: expectations)
+            } else {
+                try await verifier.verifyAny(input, expecting: expectations)
+            }
             let (kind, json, trust) = try VerifiedOutput.render(verified)
             print(json)
             Diagnostics.write("verified \(kind) (\(trust))")
@@ -90,6 +100,13 @@ struct VerifyCommand: AsyncParsableCommand {
     /// A receipt is one base64 blob (no dots); a JWS has three dot-separated parts.
     static func looksLikeReceipt(_ text: String) -> Bool {
         !text.contains(".") && text.count > 64
+    }
+
+    static func parseKind(_ text: String) throws(SignedDataError) -> SignedPayloadKind {
+        guard let kind = SignedPayloadKind(rawValue: text.lowercased()) else {
+            throw SignedDataError(.malformed, "--kind must be one of \(SignedPayloadKind.names), not \(text)")
+        }
+        return kind
     }
 
     static func parseEnvironment(_ text: String) throws(SignedDataError) -> AppStoreEnvironment {

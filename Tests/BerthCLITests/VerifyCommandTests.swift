@@ -23,6 +23,19 @@ struct VerifyCommandTests {
         #expect(try jsonObject(result.stdout)["signedDate"] is NSNumber)
     }
 
+    @Test("--kind names the kind instead of telling it from the fields")
+    func namedKind() throws {
+        let path = try BerthProcess.fixture("renewal-info-sandbox-2023.jws")
+        let named = try BerthProcess.run(["verify", "--kind", "renewal-info", path])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(named.stderr.contains("verified renewal info"), "\(named.stderr)")
+        #expect(try jsonObject(named.stdout)["autoRenewProductId"] is String)
+
+        let unknown = try BerthProcess.run(["verify", "--kind", "receipt", path])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("--kind must be one of transaction, renewal-info, notification, app-transaction"), "\(unknown.stderr)")
+    }
+
     @Test("a notification prints with its nested transaction decoded, and checks the app when asked")
     func notificationWithNestedData() throws {
         let path = try BerthProcess.fixture("notification-production-consumption-request-2023.jws")

@@ -110,7 +110,7 @@ struct OperationsTests {
 }
 
 extension OperationsTests {
-    @Test("/metrics carries the build (berth_build_info with version and commit) and the process's own figures: resident memory, descriptors, CPU, start time")
+    @Test("/metrics carries the build (berth_build_info with version and commit) and the process's own figures: resident memory, descriptors, CPU, start time, C heap, SQLite's memory")
     func buildAndProcessMetrics() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
@@ -129,6 +129,14 @@ extension OperationsTests {
             #expect((value("process_cpu_seconds_total") ?? -1) >= 0)
             let started = value("process_start_time_seconds") ?? 0
             #expect(started > 1_500_000_000 && started <= Date().timeIntervalSince1970 + 5, "\(started)")
+            // What the resident memory is made of: the C heap (in use, and freed but kept) and, of it,
+            // SQLite's own (page caches and statements; the harness runs on SQLite).
+            let inUse = value("berth_process_heap_bytes{state=\"in_use\"}") ?? 0
+            #expect(inUse > 100_000, "\(text.split(separator: "\n").filter { $0.contains("heap") })")
+            #expect(value("berth_process_heap_bytes{state=\"free\"}") != nil)
+            let sqlite = value("berth_sqlite_memory_bytes") ?? 0
+            #expect(sqlite > 0 && sqlite < inUse, "\(sqlite) of \(inUse)")
+            #expect((value("berth_sqlite_memory_highwater_bytes") ?? 0) >= sqlite)
             #endif
         }
     }

@@ -14,6 +14,8 @@ public protocol Store: Sendable {
     /// transaction around it: on PostgreSQL that is one round trip instead of three. A second
     /// statement in `body` fails the read.
     func readStatement<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T
+    /// The storage engine's own figures for `/metrics` (gauges), read without a query.
+    func engineGauges() -> [(name: String, value: Double)]
 }
 
 extension Store {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHeapStats
 import Foundation
 
 /// The process's own figures for `/metrics`, in Prometheus' conventional names: resident memory,
@@ -12,6 +13,10 @@ struct ProcessStats {
     var maximumDescriptors: Double?
     var cpuSeconds: Double?
     var startTimeSeconds: Double?
+    /// glibc malloc: bytes handed out and not freed, and bytes freed but kept by the allocator (not
+    /// returned to the system; counted in resident memory once touched).
+    var heapInUseBytes: Double?
+    var heapFreeBytes: Double?
 
     static func read() -> ProcessStats {
         var stats = ProcessStats()
@@ -35,6 +40,11 @@ struct ProcessStats {
             }
         }
         #endif
+        let heap = berth_read_heap_stats()
+        if heap.in_use > 0 {
+            stats.heapInUseBytes = Double(heap.in_use)
+            stats.heapFreeBytes = Double(heap.free)
+        }
         return stats
     }
 
@@ -54,6 +64,9 @@ struct ProcessStats {
                                             ("process_start_time_seconds", startTimeSeconds)]
         for (name, value) in figures {
             if let value, value.isFinite { metrics.gauge(name, [], value) }
+        }
+        for (state, value) in [("in_use", heapInUseBytes), ("free", heapFreeBytes)] {
+            if let value, value.isFinite { metrics.gauge("berth_process_heap_bytes", [("state", state)], value) }
         }
     }
 }
