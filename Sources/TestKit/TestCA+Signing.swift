@@ -70,7 +70,8 @@ extension TestCA {
         try signJWS(payload, header: header)
     }
 
-    /// Builds and signs a notification whose nested transaction and renewal info are signed by this CA.
+    /// Builds and signs a notification whose nested transaction and renewal info are signed by this CA;
+    /// `data.status` is the subscription's status at `signedDate` (none for other products), as Apple sends it.
     public func signNotification(
         type: NotificationType, subtype: NotificationSubtype? = nil, uuid: UUID = UUID(),
         bundleId: String, appAppleId: Int64? = nil, environment: AppStoreEnvironment = .sandbox,
@@ -80,12 +81,14 @@ extension TestCA {
         try signNotification(
             type: type, subtype: subtype, uuid: uuid, bundleId: bundleId, appAppleId: appAppleId,
             environment: environment, signedTransactionInfo: try transaction.map { try signTransaction($0) },
-            signedRenewalInfo: try renewalInfo.map { try signRenewalInfo($0) }, signedDate: signedDate
+            signedRenewalInfo: try renewalInfo.map { try signRenewalInfo($0) }, signedDate: signedDate,
+            status: transaction.flatMap { SubscriptionStatus.of($0, renewalInfo: renewalInfo, at: signedDate) }
         )
     }
 
     /// Builds and signs a notification around already-signed transaction and renewal info
-    /// (which may come from another CA, for negative tests).
+    /// (which may come from another CA, for negative tests). A `TEST` notification carries what
+    /// Apple's do: the app's ids and environment, no `bundleVersion` and no signed data.
     public func signNotification(
         type: NotificationType, subtype: NotificationSubtype? = nil, uuid: UUID = UUID(),
         bundleId: String, appAppleId: Int64? = nil, environment: AppStoreEnvironment = .sandbox,
@@ -95,7 +98,7 @@ extension TestCA {
         let payload = NotificationPayload(
             notificationType: type, subtype: subtype, notificationUUID: uuid.uuidString.lowercased(),
             data: NotificationData(
-                environment: environment, appAppleId: appAppleId, bundleId: bundleId, bundleVersion: "1",
+                environment: environment, appAppleId: appAppleId, bundleId: bundleId, bundleVersion: type == .test ? nil : "1",
                 signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo, status: status
             ),
             version: "2.0", signedDate: AppleTimestamp(signedDate)
@@ -209,6 +212,8 @@ extension RenewalInfoPayload {
             payload.appTransactionId = payload.appTransactionId ?? transaction.appTransactionId
         }
         payload.autoRenewProductId = payload.autoRenewProductId ?? payload.productId
+        // Apple always says whether the subscription renews; left out, it does.
+        payload.autoRenewStatus = payload.autoRenewStatus ?? .on
         return payload
     }
 }

@@ -104,10 +104,14 @@ extension TestKitCommand {
             let testCA = try TestCA.load(from: URL(fileURLWithPath: ca))
             let environment = AppStoreEnvironment(rawValue: environment)
             let now = try signedDate.map(parseDate) ?? Date()
-            // A transaction given as fields is known here: its renewal info and data.status follow from it.
+            // The transaction (as fields, or read from the JWS given) is known here: its renewal info
+            // and data.status follow from it.
             var transactionFields: TransactionPayload?
             let signedTransaction = try transaction.map { input -> String in
-                if let jws = Self.jws(input) { return jws }
+                if let jws = Self.jws(input) {
+                    transactionFields = Self.payload(TransactionPayload.self, of: jws)
+                    return jws
+                }
                 let fields = try Self.decode(TransactionPayload.self, from: input, option: "--transaction")
                     .completedForTesting(bundleId: bundleId, environment: environment, now: now)
                 transactionFields = fields
@@ -115,7 +119,10 @@ extension TestKitCommand {
             }
             var renewalFields: RenewalInfoPayload?
             let signedRenewal = try renewalInfo.map { input -> String in
-                if let jws = Self.jws(input) { return jws }
+                if let jws = Self.jws(input) {
+                    renewalFields = Self.payload(RenewalInfoPayload.self, of: jws)
+                    return jws
+                }
                 let fields = try Self.decode(RenewalInfoPayload.self, from: input, option: "--renewal-info")
                     .completedForTesting(environment: environment, now: now, transaction: transactionFields)
                 renewalFields = fields
@@ -145,6 +152,14 @@ extension TestKitCommand {
             let trimmed = input.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.hasPrefix("{"), trimmed.split(separator: ".", omittingEmptySubsequences: false).count == 3 else { return nil }
             return trimmed
+        }
+
+        /// The payload of a JWS given on the command line, read without verifying it (it is only
+        /// embedded; what follows from it here is the notification's data.status and renewal info).
+        private static func payload<T: Decodable>(_ type: T.Type, of jws: String) -> T? {
+            let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return nil }
+            return try? JSONDecoder().decode(T.self, from: bytes)
         }
 
         private static func decode<T: Decodable>(_ type: T.Type, from input: String, option: String) throws -> T {
@@ -290,7 +305,8 @@ extension TestKitCommand {
         @Option(name: .customLong("original-purchase-date"), help: "ISO 8601; default now.") var originalPurchaseDate: String?
         @Option(name: .customLong("app-transaction-id"), help: "Default: a random 18-digit id.") var appTransactionId: String?
         @Option(name: .customLong("original-platform"), help: "iOS (default), MacOS, TvOS or VisionOS.") var originalPlatform = "iOS"
-        @Option(name: .customLong("signed-date"), help: "ISO 8601; default now.") var signedDate: String?
+        @Option(name: .customLong("signed-date"), help: "ISO 8601, written as receiptCreationDate (an app transaction's signing date); default now.")
+        var signedDate: String?
 
         func run() throws {
             let kind = AppStoreEnvironment(rawValue: environment)
@@ -302,8 +318,9 @@ extension TestKitCommand {
                 originalPurchaseDate: AppleTimestamp(try originalPurchaseDate.map(parseDate) ?? now), originalApplicationVersion: originalApplicationVersion,
                 deviceVerification: Data((0..<48).map { _ in UInt8.random(in: 0...255) }).base64EncodedString(),
                 deviceVerificationNonce: UUID().uuidString.lowercased(), appTransactionId: appTransactionId ?? TestIDs.appTransactionId(),
-                originalPlatform: PurchasePlatform(rawValue: originalPlatform), signedDate: AppleTimestamp(now)
+                originalPlatform: PurchasePlatform(rawValue: originalPlatform)
             )
+            // Apple signs no signedDate member into an app transaction: receiptCreationDate is its signing date.
             print(try TestCA.load(from: URL(fileURLWithPath: ca)).signAppTransaction(payload))
         }
     }

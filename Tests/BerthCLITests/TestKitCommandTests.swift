@@ -72,6 +72,35 @@ struct TestKitCommandTests {
         #expect(bad.stderr.contains("--transaction"))
     }
 
+    @Test("notifications in Apple's shape: TEST carries no bundleVersion; data.status and renewal info follow from a subscription given as JWS")
+    func notificationShapes() throws {
+        let directory = try BerthProcess.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = directory.appendingPathComponent("ca").path
+        #expect(try BerthProcess.run(["testkit", "init", ca]).status == 0)
+        func data(_ arguments: [String]) throws -> [String: Any] {
+            let body = try BerthProcess.run(["testkit", "sign-notification", "--ca", ca, "--bundle-id", "com.braindumpster.app"] + arguments)
+            #expect(body.status == 0, "\(body.stderr)")
+            let verified = try BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--bundle-id", "com.braindumpster.app", "-"], stdin: body.stdout)
+            #expect(verified.status == 0, "\(verified.stderr)")
+            return try #require(try jsonObject(verified.stdout)["data"] as? [String: Any])
+        }
+        // Apple's TEST: {"bundleId", "environment"} (and appAppleId in Production), nothing else.
+        let test = try data(["--type", "TEST"])
+        #expect(Set(test.keys) == ["bundleId", "environment"], "\(test.keys.sorted())")
+        #expect(try data(["--type", "DID_RENEW", "--transaction", #"{"productId":"credits_50"}"#])["bundleVersion"] as? String == "1")
+
+        let subscription = try BerthProcess.run(["testkit", "sign-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
+                                                 "--product", "brain_dumpster_yearly_premium", "--type", "Auto-Renewable Subscription",
+                                                 "--transaction-id", "2000000000000701", "--expires-date", "2099-01-01T00:00:00Z"])
+        #expect(subscription.status == 0, "\(subscription.stderr)")
+        let renewed = try data(["--type", "DID_RENEW", "--transaction", subscription.stdout, "--renewal-info", "{}"])
+        #expect(renewed["status"] as? Int == 1, "a live subscription's notification says ACTIVE: \(renewed.keys.sorted())")
+        let renewal = try #require(renewed["signedRenewalInfo"] as? [String: Any])
+        #expect(renewal["originalTransactionId"] as? String == "2000000000000701" && renewal["productId"] as? String == "brain_dumpster_yearly_premium")
+        #expect(renewal["renewalDate"] != nil && renewal["recentSubscriptionStartDate"] != nil && renewal["appTransactionId"] != nil, "\(renewal.keys.sorted())")
+    }
+
     @Test("sign-renewal-info, sign-app-transaction and sign-receipt with several entries and subscription periods verify, with Apple's fields")
     func renewalInfoAppTransactionAndReceipts() throws {
         let directory = try BerthProcess.temporaryDirectory()
