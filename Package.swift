@@ -55,6 +55,7 @@ let package = Package(
         .target(
             name: "AppStoreAPI",
             dependencies: [
+                "OutboundHTTP",
                 "AppleSignedData",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -63,6 +64,7 @@ let package = Package(
         .target(
             name: "StripeAPI",
             dependencies: [
+                "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -72,6 +74,7 @@ let package = Package(
         .target(
             name: "GooglePlayAPI",
             dependencies: [
+                "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -102,6 +105,16 @@ let package = Package(
                 "AppleSignedData",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // How an outbound request failed, in an operator's words (shared by every outbound client).
+        .target(
+            name: "OutboundHTTP",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // The C allocator's figures for /metrics (glibc's mallinfo2 is not in Swift's Glibc module).
@@ -184,6 +197,7 @@ let package = Package(
             dependencies: [
                 "Domain",
                 "CHeapStats",
+                "OutboundHTTP",
                 "UseCases",
                 "AppleSignedData",
                 "AppStoreAPI",
@@ -266,7 +280,9 @@ let package = Package(
         .testTarget(
             name: "AppStoreAPITests",
             dependencies: [
-                "AppStoreAPI", "AppleSignedData", "TestKit", "AppleStandIn",
+                "AppStoreAPI", "AppleSignedData", "TestKit", "AppleStandIn", "OutboundHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

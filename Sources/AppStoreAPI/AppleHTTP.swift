@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 
 /// One HTTP exchange with Apple, retried by ``RetryPolicy`` on 429, 5xx, timeouts and network errors.
 struct AppleHTTP: Sendable {
@@ -40,7 +41,7 @@ struct AppleHTTP: Sendable {
             } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
                 failure = AppStoreAPIError(.timeout, "Apple did not answer in time", retryable: true)
             } catch {
-                failure = AppStoreAPIError(.timeout, "could not reach Apple: \(error)", retryable: true)
+                failure = AppStoreAPIError(.timeout, "could not reach Apple: \(TransportFailure.describe(error))", retryable: true)
             }
             guard attempt < retry.maxAttempts else { throw failure }
             try? await Task.sleep(for: retry.delay(afterAttempt: attempt, retryAfter: retryAfter))

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import OutboundHTTP
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -188,7 +189,7 @@ public final class PlayClient: Sendable {
             let body = try await response.body.collect(upTo: 1 << 20)
             return (Int(response.status.code), Data(body.readableBytesView))
         } catch {
-            throw PlayError(status: nil, reason: "network", message: "Google could not be reached: \(error)")
+            throw PlayError(status: nil, reason: "network", message: "Google could not be reached: \(TransportFailure.describe(error))")
         }
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import OutboundHTTP
 import NIOCore
 import NIOHTTP1
 
@@ -105,7 +106,7 @@ public struct StripeClient: Sendable {
             status = Int(response.status.code)
             body = Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
         } catch {
-            throw StripeError(status: nil, type: "network", message: "Stripe could not be reached: \(error)")
+            throw StripeError(status: nil, type: "network", message: "Stripe could not be reached: \(TransportFailure.describe(error))")
         }
         guard (200..<300).contains(status) else {
             if let failure = try? JSONDecoder().decode(StripeErrorBody.self, from: body) {

@@ -216,3 +216,44 @@ struct VerifyReceiptClientTests {
         #expect(standIn.requests.count == 2)
     }
 }
+
+extension AppStoreServerAPIClientTests {
+    /// A loopback port nothing listens on (bound, then closed).
+    static func closedPort() throws -> Int {
+        let socket = try ServerSocket()
+        return socket.port
+    }
+
+    @Test("a refused connection is reported as refused, not as a reset or a timeout")
+    func refusedConnection() async throws {
+        let api = try client(port: try Self.closedPort(), retry: RetryPolicy(maxAttempts: 1, baseDelay: .milliseconds(1), timeout: .seconds(5)))
+        let error = await #expect(throws: AppStoreAPIError.self) { _ = try await api.transactionInfo("2000000000000001") }
+        #expect(error?.reason.contains("connection refused") == true, "\(error?.reason ?? "")")
+        #expect(error?.retryable == true)
+    }
+}
+
+/// Binds a loopback TCP socket to a free port and closes it at once.
+struct ServerSocket {
+    let port: Int
+
+    init() throws {
+        #if canImport(Glibc)
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw CancellationError() }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw CancellationError() }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+}
