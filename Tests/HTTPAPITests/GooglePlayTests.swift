@@ -216,6 +216,54 @@ struct GooglePlayTests {
         }
     }
 
+    @Test("linkedPurchaseToken: a resubscription or plan change ends the old subscription at once, and the new one is the old owner's even when Google's push comes first")
+    func linkedPurchaseTokenChain() async throws {
+        try await Self.withPlay { rig in
+            let old = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365).token
+            #expect(try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: old).status == .ok)
+
+            // On her phone Ana changes plan: Google issues a new token that names the old one, and pushes it before the app calls Berth.
+            let new = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365,
+                                           linkedPurchaseToken: old).token
+            let pushed = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: new, type: "SUBSCRIPTION_PURCHASED"))
+            #expect(pushed.status == .ok && pushed.json["outcome"] as? String == "subscription_active", "\(pushed.json)")
+
+            let listed = try await rig.client.call(.get, "/api/subscriptions", auth: rig.brainKey, user: "ana")
+            let states = Dictionary(uniqueKeysWithValues: ((listed.json["data"] as? [[String: Any]]) ?? []).compactMap { item in
+                (item["originalTransactionId"] as? String).map { ($0, item["state"] as? String ?? "") }
+            })
+            #expect(states == [old: "upgraded", new: "active"], "\(listed.json)")
+            let held = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
+            #expect(held.json["isPremium"] as? Bool == true)
+            let live = ((held.json["entitlements"] as? [[String: Any]]) ?? []).filter { $0["state"] as? String == "active" }
+            #expect(live.compactMap { $0["originalTransactionId"] as? String } == [new], "\(held.json)")
+            #expect((held.json["membership"] as? [String: Any])?["originalTransactionId"] as? String == new)
+
+            // The app sends the new token for Ana: hers already. Nobody else can take it.
+            #expect(try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: new).status == .ok)
+            #expect(try await rig.verify(rig.brainKey, user: "eve", product: Self.yearly, token: new).status == .conflict)
+            // Google expiring the old token later changes nothing for Ana.
+            _ = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: old, type: "SUBSCRIPTION_EXPIRED"))
+            #expect(try await rig.premium("ana") == true)
+        }
+    }
+
+    @Test("linkedPurchaseToken when the app calls first: the old subscription ends as the new token is verified")
+    func linkedPurchaseTokenVerifiedFirst() async throws {
+        try await Self.withPlay { rig in
+            let old = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365).token
+            #expect(try await rig.verify(rig.brainKey, user: "bo", product: Self.yearly, token: old).status == .ok)
+            let new = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 30,
+                                           linkedPurchaseToken: old).token
+            let verified = try await rig.verify(rig.brainKey, user: "bo", product: Self.yearly, token: new)
+            #expect(verified.status == .ok, "\(verified.json)")
+            let oldState = try await rig.client.call(.get, "/api/subscriptions/\(old)", auth: rig.brainKey, user: "bo")
+            #expect(oldState.json["state"] as? String == "upgraded", "\(oldState.json)")
+            let membership = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "bo").json["membership"] as? [String: Any]
+            #expect(membership?["originalTransactionId"] as? String == new, "\(membership ?? [:])")
+        }
+    }
+
     @Test("the same user with an iOS and an Android subscription to one entitlement keeps it while either is live")
     func iosAndAndroid() async throws {
         try await Self.withPlay { rig in

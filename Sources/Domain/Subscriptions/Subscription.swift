@@ -176,6 +176,9 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     public var notificationSubtype: String?
     /// The store the facts come from (nil: the App Store).
     public var store: String?
+    /// The subscription (its originalTransactionId) this one replaces: Google Play's
+    /// `linkedPurchaseToken` of an upgrade, downgrade or resubscription. The replaced one ends.
+    public var replaces: String?
 
     public init(originalTransactionId: String, environment: String, signedAt: Date, transaction: TransactionFacts?, renewal: RenewalFacts?, source: String,
                 notificationType: NotificationType? = nil, notificationSubtype: String? = nil, store: String? = nil) {

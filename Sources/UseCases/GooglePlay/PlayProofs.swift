@@ -95,8 +95,10 @@ public enum PlayProofs {
                                                      inBillingRetry: inTrouble,
                                                      gracePeriodExpiresAt: state == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD" ? expires : nil)
         let type: NotificationType? = revoked ? .revoke : (state == "SUBSCRIPTION_STATE_EXPIRED" ? .expired : nil)
-        return SubscriptionFacts(originalTransactionId: token, environment: s.testPurchase != nil ? "Sandbox" : "Production", signedAt: now,
-                                 transaction: transaction, renewal: renewal, source: "google_play", notificationType: type,
-                                 store: GooglePlaySettings.store)
+        var facts = SubscriptionFacts(originalTransactionId: token, environment: s.testPurchase != nil ? "Sandbox" : "Production", signedAt: now,
+                                      transaction: transaction, renewal: renewal, source: "google_play", notificationType: type,
+                                      store: GooglePlaySettings.store)
+        facts.replaces = s.linkedPurchaseToken.flatMap { $0.isEmpty || $0 == token ? nil : $0 }
+        return facts
     }
 }

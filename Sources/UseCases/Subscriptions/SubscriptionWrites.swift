@@ -33,6 +33,9 @@ public enum SubscriptionWrites {
             changed = true
         }
         if changed || current == nil { try tx.subscriptions.save(subscription) }
+        if let replaced = facts.replaces, replaced != subscription.originalTransactionId {
+            subscription = try endReplaced(tx, replaced: replaced, by: subscription, tenantId: tenant.id, source: source, actor: actor, emitsEvents: emitsEvents, now: now)
+        }
         if let userId, newlyAttached {
             try tx.audit.append(AuditRecord(tenantId: tenant.id, actor: actor, action: .subscriptionAttached, bookingId: nil, purchaseId: nil,
                                             detail: ["originalTransactionId": subscription.originalTransactionId, "userId": userId, "source": source], at: now))
@@ -47,6 +50,41 @@ public enum SubscriptionWrites {
             try tx.outbox.enqueue([SubscriptionRules.event(subscription, now: now, reason: source)], tenantId: tenant.id, now: now)
         }
         return .applied(subscription, stale: update.stale)
+    }
+
+    /// A subscription replaced by `successor` (Google Play's upgrades, downgrades and resubscriptions:
+    /// a new purchase token naming the old one) ends now rather than when Google expires it: it is
+    /// marked upgraded (no entitlement), its owner's membership moves to the successor, and a
+    /// successor nobody has claimed yet (a notification came first) belongs to the old one's owner.
+    static func endReplaced(_ tx: any StoreSession, replaced: String, by successor: Subscription, tenantId: String, source: String, actor: Actor,
+                            emitsEvents: Bool, now: Date) throws -> Subscription {
+        var successor = successor
+        guard var old = try tx.subscriptions.subscription(tenantId: tenantId, originalTransactionId: replaced, forUpdate: true) else { return successor }
+        if !old.upgraded {
+            old.upgraded = true
+            old.autoRenew = false
+            old.updatedAt = now
+            try tx.subscriptions.save(old)
+            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .subscriptionReplaced, bookingId: nil, purchaseId: nil,
+                                            detail: ["originalTransactionId": old.originalTransactionId, "replacedBy": successor.originalTransactionId, "source": source],
+                                            at: now))
+            if emitsEvents { try tx.outbox.enqueue([SubscriptionRules.event(old, now: now, reason: "\(source):replaced")], tenantId: tenantId, now: now) }
+        }
+        if successor.userId == nil, let owner = old.userId {
+            successor.userId = owner
+            successor.updatedAt = now
+            try tx.subscriptions.save(successor)
+            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .subscriptionAttached, bookingId: nil, purchaseId: nil,
+                                            detail: ["originalTransactionId": successor.originalTransactionId, "userId": owner, "source": "\(source):replaces"], at: now))
+        }
+        if let membership = try tx.subscriptions.membership(tenantId: tenantId, originalTransactionId: replaced) {
+            if membership.userId == successor.userId {
+                try tx.subscriptions.save(Membership.apple(successor, userId: membership.userId, now: now))
+            } else {
+                try syncMembership(tx, old, now: now)
+            }
+        }
+        return successor
     }
 
     /// Brings the membership made from `subscription` (if any) up to date with it.
@@ -71,6 +109,8 @@ public enum SubscriptionWrites {
 extension AuditAction {
     public static let subscriptionAttached = AuditAction(rawValue: "subscription.attached")
     public static let subscriptionCheat = AuditAction(rawValue: "subscription.cheat")
+    /// Another subscription took its place (Google Play's linkedPurchaseToken).
+    public static let subscriptionReplaced = AuditAction(rawValue: "subscription.replaced")
     public static let subscriptionLinked = AuditAction(rawValue: "subscription.linked")
     public static let subscriptionUnlinked = AuditAction(rawValue: "subscription.unlinked")
     public static let membershipRecorded = AuditAction(rawValue: "membership.recorded")
