@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLStore
+import UseCases
 import Testing
 
 /// Google Play's tables on every backend: what Berth owes Google for each purchase token, once;
@@ -125,6 +126,60 @@ struct PlayConformance {
             #expect(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "1000", forUpdate: false) }?.store == "app_store")
             let sources = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: []) }
             #expect(Set(sources.owned.map(\.store)) == ["google_play", "app_store"])
+        }
+    }
+}
+
+extension PlayConformance {
+    static let tenant: Result<Tenant, any Error> = Result {
+        let catalog = try Catalog.decode(Data("""
+            {"tenants": [{"id": "a", "name": "A", "currency": "EUR", "apple": {"bundleId": "com.example.app", "environments": ["Sandbox"]},
+              "auth": {"algorithm": "HS256", "issuer": "https://auth.example.test", "secretEnv": "UNUSED_JWT_SECRET"}, "resources": [],
+              "products": [{"id": "monthly", "kind": "subscription", "type": "Auto-Renewable Subscription", "title": "Monthly", "entitlement": "premium"}]}]}
+            """.utf8))
+        return try #require(catalog.tenants.first)
+    }
+
+    static func facts(_ token: String, replaces: String?, at date: Date) -> SubscriptionFacts {
+        var facts = SubscriptionFacts(originalTransactionId: token, environment: "Sandbox", signedAt: date,
+                                      transaction: .init(transactionId: "GPA.\(token)", productId: "monthly", purchasedAt: date, expiresAt: date.addingTimeInterval(30 * 86_400)),
+                                      renewal: .init(autoRenew: true), source: "google_play", store: "google_play")
+        facts.replaces = replaces
+        return facts
+    }
+
+    @Test("linkedPurchaseToken through the shipped SubscriptionWrites: the replaced subscription ends, its owner and membership move to the new token",
+          arguments: Backend.available)
+    func replacedSubscription(backend: Backend) async throws {
+        let tenant = try Self.tenant.get()
+        try await backend.scope { store in
+            let bought = try await store.write { tx in
+                try SubscriptionWrites.apply(tx, facts: Self.facts("old", replaces: nil, at: Self.now), tenant: tenant, userId: "ana", source: "test",
+                                             actor: .user("ana"), emitsEvents: true, now: Self.now)
+            }
+            guard case .applied = bought else { Issue.record("not applied: \(bought)"); return }
+            #expect(try await store.read { try $0.subscriptions.membership(tenantId: "a", userId: "ana") }?.originalTransactionId == "old")
+
+            let later = Self.now.addingTimeInterval(3600)
+            _ = try await store.write { tx in
+                try SubscriptionWrites.apply(tx, facts: Self.facts("new", replaces: "old", at: later), tenant: tenant, userId: nil, source: "google_play:4",
+                                             actor: .provider("google_play"), emitsEvents: true, now: later)
+            }
+            let old = try #require(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "old", forUpdate: false) })
+            let new = try #require(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "new", forUpdate: false) })
+            #expect(old.upgraded && old.state(at: later) == .upgraded && old.autoRenew == false)
+            #expect(new.userId == "ana" && new.state(at: later) == .active)
+            #expect(try await store.read { try $0.subscriptions.membership(tenantId: "a", userId: "ana") }?.originalTransactionId == "new")
+            let owned = try await store.read { try $0.subscriptions.owned(tenantId: "a", userId: "ana", page: Page()) }
+            #expect(Set(owned.items.map(\.originalTransactionId)) == ["old", "new"])
+
+            // The same facts again (Google's push and the app's call both carry them): nothing more happens.
+            let audited = try await store.read { try $0.audit.audit(tenantId: "a", page: Page()) }.total
+            _ = try await store.write { tx in
+                try SubscriptionWrites.apply(tx, facts: Self.facts("new", replaces: "old", at: later), tenant: tenant, userId: "ana", source: "verify_purchase",
+                                             actor: .user("ana"), emitsEvents: true, now: later)
+            }
+            #expect(try await store.read { try $0.audit.audit(tenantId: "a", page: Page()) }.total == audited)
         }
     }
 }
