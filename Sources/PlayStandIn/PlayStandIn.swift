@@ -165,7 +165,7 @@ public final class PlayStandIn: Sendable {
             let voided = kit.records().filter { $0.package == package }.compactMap { record -> VoidedPurchase? in
                 guard let at = record.voidedAt, Int64(at.timeIntervalSince1970 * 1000) >= start else { return nil }
                 return VoidedPurchase(purchaseToken: record.token, purchaseTimeMillis: String(Int64(record.purchasedAt.timeIntervalSince1970 * 1000)),
-                                      voidedTimeMillis: String(Int64(at.timeIntervalSince1970 * 1000)), orderId: record.orderId)
+                                      voidedTimeMillis: String(Int64(at.timeIntervalSince1970 * 1000)), orderId: record.latestOrderId)
             }.sorted { ($0.voidedTimeMillis ?? "") < ($1.voidedTimeMillis ?? "") }
             return try Self.encoded(VoidedPurchasesPage(voidedPurchases: voided, nextPageToken: nil))
         default:
@@ -187,7 +187,7 @@ public final class PlayStandIn: Sendable {
     }
 
     public static func subscription(_ record: PlayTestKit.Record) -> SubscriptionPurchaseV2 {
-        let order = record.renewals > 0 ? "\(record.orderId)..\(record.renewals - 1)" : record.orderId
+        let order = record.latestOrderId
         let item = SubscriptionPurchaseV2.LineItem(productId: record.productId, expiryTime: record.expiresAt.map(RFC3339.string),
                                                    autoRenewingPlan: .init(autoRenewEnabled: record.autoRenew), offerDetails: .init(basePlanId: record.basePlanId),
                                                    latestSuccessfulOrderId: order)

@@ -34,7 +34,8 @@ extension PlayTestKit {
                     record.expiresAt = now
                     record.autoRenew = false
                 }
-                notification.voidedPurchaseNotification = .init(purchaseToken: token, orderId: record.orderId, productType: record.subscription ? 1 : 2)
+                // Google voids an order: a subscription's current period (a renewal's own order id).
+                notification.voidedPurchaseNotification = .init(purchaseToken: token, orderId: record.latestOrderId, productType: record.subscription ? 1 : 2)
             case let name where DeveloperNotification.oneTimeProductTypes[name] != nil:
                 guard !record.subscription, let number = DeveloperNotification.oneTimeProductTypes[name] else { throw TestKitFailure("\(type) is about one-time products") }
                 if name == "ONE_TIME_PRODUCT_CANCELED" { record.purchaseState = 1 }

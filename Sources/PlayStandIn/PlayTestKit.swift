@@ -90,6 +90,9 @@ public struct PlayTestKit: Sendable {
         /// How many acknowledge and consume calls succeeded (a test checks "exactly once").
         public var acknowledgeCalls: Int
         public var consumeCalls: Int
+
+        /// The order of the current period: the first purchase's id, a renewal's with `..N` (the first renewal `..0`).
+        public var latestOrderId: String { renewals > 0 ? "\(orderId)..\(renewals - 1)" : orderId }
     }
 
     func file(_ token: String) -> URL { directory.appendingPathComponent("purchases").appendingPathComponent(token + ".json") }

@@ -248,6 +248,36 @@ struct GooglePlayTests {
         }
     }
 
+    @Test("each Google Play renewal is a purchase of its order id, once; voiding a renewal refunds that period's row, not the first purchase")
+    func renewalsArePurchases() async throws {
+        try await Self.withPlay { rig in
+            let admin = try await rig.harness.apiKey("braindumpster-test", .admin)
+            func rows() async throws -> [String: String] {
+                let listed = try await rig.client.call(.get, "/api/admin/purchases?userId=ana&limit=50", auth: admin)
+                return Dictionary(uniqueKeysWithValues: ((listed.json["items"] as? [[String: Any]]) ?? []).compactMap { row in
+                    (row["transactionId"] as? String).map { ($0, row["status"] as? String ?? "") }
+                })
+            }
+            let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 30).token
+            #expect(try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: token).status == .ok)
+            let order = try #require(rig.kit.record(token)?.orderId)
+            #expect(try await rows() == [token: "applied"])
+
+            #expect(try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")).status == .ok)
+            #expect(try await rows() == [token: "applied", "\(order)..0": "applied"])
+            // Google tells again of the same period (another message, same state): no second row.
+            #expect(try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_CANCELED")).status == .ok)
+            #expect(try await rows().count == 2)
+            #expect(try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")).status == .ok)
+            #expect(try await rows() == [token: "applied", "\(order)..0": "applied", "\(order)..1": "applied"])
+
+            // Google refunds the latest period.
+            let voided = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "VOIDED_PURCHASE"))
+            #expect(voided.status == .ok, "\(voided.json)")
+            #expect(try await rows() == [token: "applied", "\(order)..0": "applied", "\(order)..1": "refunded"])
+        }
+    }
+
     @Test("linkedPurchaseToken when the app calls first: the old subscription ends as the new token is verified")
     func linkedPurchaseTokenVerifiedFirst() async throws {
         try await Self.withPlay { rig in

@@ -133,8 +133,12 @@ public struct PlayJobs: Sendable {
                 let page = try await play.client.voidedPurchases(package: package, since: since, pageToken: pageToken)
                 for voided in page.voidedPurchases ?? [] {
                     guard let token = voided.purchaseToken, !token.isEmpty else { continue }
-                    let uuid = "google_play:voided:" + PlayProofs.proofHash(token).prefix(32)
-                    let result = try await receive.void(token: token, uuid: uuid, package: package, subscription: false, runtime: runtime, play: play, now: now)
+                    // A subscription's renewals are voided one by one: a renewal's order id (`..N`) tells them apart
+                    // (other voids keep the token's own key, as recorded before renewals had rows).
+                    let renewalOrder = voided.orderId.flatMap { $0.contains("..") ? "|" + $0 : nil } ?? ""
+                    let uuid = "google_play:voided:" + PlayProofs.proofHash(token + renewalOrder).prefix(32)
+                    let result = try await receive.void(token: token, orderId: voided.orderId, uuid: uuid, package: package, subscription: false,
+                                                        runtime: runtime, play: play, now: now)
                     if !result.duplicate { applied += 1 }
                     if let at = voided.voidedAt, at > newest { newest = at }
                 }

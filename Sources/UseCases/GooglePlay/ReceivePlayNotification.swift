@@ -88,7 +88,8 @@ public struct ReceivePlayNotification: Sendable {
             // Google's token authenticates the sender, not this body (a captured one replays for an
             // hour): a void is believed only when Google says so itself (T6).
             if try await confirmsVoid(token: token, package: package, subscription: voided.productType == 1, runtime: runtime, play: play, now: now) {
-                result = try await void(token: token, uuid: uuid, package: package, subscription: voided.productType == 1, runtime: runtime, play: play, now: now)
+                result = try await void(token: token, orderId: voided.orderId, uuid: uuid, package: package, subscription: voided.productType == 1, runtime: runtime,
+                                        play: play, now: now)
             } else {
                 logger.warning("google play void push not confirmed by Google; nothing revoked", metadata: ["message": .string(messageId)])
                 result = try await record(uuid: uuid, outcome: "void_unconfirmed", kind: Self.kind(notification), runtime: runtime, now: now)
@@ -149,9 +150,12 @@ public struct ReceivePlayNotification: Sendable {
         return try await store.write { tx in
             if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
             let outcome: String
+            var renewal: Purchase?
             switch try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "google_play:\(type)", actor: .provider(GooglePlaySettings.store),
                                                 emitsEvents: emitsEvents, now: now) {
-            case .applied(let subscription, let stale): outcome = stale ? "subscription_stale" : "subscription_\(subscription.state(at: now).rawValue)"
+            case .applied(let subscription, let stale):
+                outcome = stale ? "subscription_stale" : "subscription_\(subscription.state(at: now).rawValue)"
+                renewal = try Self.recordRenewal(tx, subscription: subscription, facts: facts, now: now)
             case .nothing, .ownedByOther: outcome = "subscription_unknown"
             }
             var plan = NotificationPlan(effect: .recordOnly(outcome))
@@ -160,18 +164,38 @@ public struct ReceivePlayNotification: Sendable {
                 purchase.status = .refunded
                 plan.purchase = purchase
             }
+            var detail = ["uuid": uuid, "outcome": outcome, "purchaseToken.sha256": String(PlayProofs.proofHash(token).prefix(16))]
+            if let renewal { detail["renewalOrderId"] = renewal.transactionId }
             plan.audit = AuditRecord(tenantId: tenant.id, actor: .provider(GooglePlaySettings.store), action: .notification(incoming.type), bookingId: nil,
-                                     purchaseId: plan.purchase?.id, detail: ["uuid": uuid, "outcome": outcome, "purchaseToken.sha256": String(PlayProofs.proofHash(token).prefix(16))],
-                                     at: now)
+                                     purchaseId: plan.purchase?.id ?? renewal?.id, detail: detail, at: now)
             try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
             return Result(outcome: outcome, duplicate: false, kind: kind)
         }
     }
 
+    /// Each paid renewal of an owned Google Play subscription is a purchase of its own: its order id
+    /// (`GPA.….N`, the first renewal `..0`) is the transaction id, so revenue and refunds of renewals
+    /// show, and a notification repeated or a second read of the same period adds nothing.
+    static func recordRenewal(_ tx: any StoreSession, subscription: Subscription, facts: SubscriptionFacts, now: Date) throws -> Purchase? {
+        guard let owner = subscription.userId, let period = facts.transaction, period.transactionId.contains(".."),
+              period.revokedAt == nil, subscription.latestTransactionId == period.transactionId,
+              try tx.purchases.purchase(store: GooglePlaySettings.store, environment: facts.environment, transactionId: period.transactionId, forUpdate: false) == nil
+        else { return nil }
+        var claim = PurchaseClaim(tenantId: subscription.tenantId, userId: owner, target: .subscription(originalTransactionId: subscription.originalTransactionId),
+                                  store: GooglePlaySettings.store, environment: facts.environment, transactionId: period.transactionId,
+                                  originalTransactionId: subscription.originalTransactionId, productId: period.productId, purchasedAt: period.purchasedAt,
+                                  proofHash: PlayProofs.proofHash(period.transactionId), quantity: 1, proofKind: "play")
+        claim.orderId = period.transactionId
+        let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
+        try tx.purchases.insert(purchase, proofHash: claim.proofHash)
+        return purchase
+    }
+
     /// A voided purchase (refund, chargeback, revocation), from a push or the sweep: a REFUND of the
     /// purchase through its kind; a purchase Berth has not seen yet is remembered as revoked, so that
-    /// it never grants anything later.
-    func void(token: String, uuid: String, package: String, subscription: Bool, runtime: TenantRuntime, play: PlayRuntime, now: Date) async throws -> Result {
+    /// it never grants anything later. A renewal's order id (`GPA.….N`) names its own purchase row.
+    func void(token: String, orderId: String? = nil, uuid: String, package: String, subscription: Bool, runtime: TenantRuntime, play: PlayRuntime,
+              now: Date) async throws -> Result {
         let kind = "voided_purchase"
         let tenant = runtime.tenant
         let kinds = self.kinds
@@ -190,7 +214,8 @@ public struct ReceivePlayNotification: Sendable {
         }
         return try await store.write { [facts] tx in
             if let seen = try tx.notifications.outcome(tenantId: tenant.id, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
-            let purchase = try Self.purchase(token, tenantId: tenant.id, tx: tx, forUpdate: true)
+            let renewal = try orderId.flatMap { order in order.contains("..") ? try Self.purchase(order, tenantId: tenant.id, tx: tx, forUpdate: true) : nil }
+            let purchase = try renewal ?? Self.purchase(token, tenantId: tenant.id, tx: tx, forUpdate: true)
             if let facts {
                 _ = try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "google_play:voided", actor: .provider(GooglePlaySettings.store),
                                                  emitsEvents: emitsEvents, now: now)
