@@ -163,6 +163,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/021_booking_references.sql"),
                 .embedInCode("Resources/migrations/022_order_ids.sql"),
                 .embedInCode("Resources/migrations/023_outbox_claim.sql"),
+                .embedInCode("Resources/migrations/024_play_pending_claims.sql"),
             ]
         ),
         .target(

@@ -104,7 +104,9 @@ public struct BerthServices: Sendable {
     var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }
     /// The card rail's background work (refunds, overdue and lapsed payments).
     public var cardPaymentJobs: CardPaymentJobs { CardPaymentJobs(store: store, tenants: tenants, clock: clock, logger: logger) }
-    var receivePlayNotification: ReceivePlayNotification { ReceivePlayNotification(store: store, kinds: kinds, clock: clock, logger: logger) }
+    var receivePlayNotification: ReceivePlayNotification {
+        ReceivePlayNotification(store: store, kinds: kinds, clock: clock, logger: logger, verifyPurchase: verifyPurchase)
+    }
     /// Google Play's background work (acknowledgements, the voided-purchases sweep).
     public var playJobs: PlayJobs { PlayJobs(store: store, tenants: tenants, receive: receivePlayNotification, clock: clock, logger: logger, owner: playJobsOwner) }
     /// This instance's name as the owner of Play acknowledgement leases.

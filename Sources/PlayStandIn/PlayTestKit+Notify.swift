@@ -39,6 +39,8 @@ extension PlayTestKit {
             case let name where DeveloperNotification.oneTimeProductTypes[name] != nil:
                 guard !record.subscription, let number = DeveloperNotification.oneTimeProductTypes[name] else { throw TestKitFailure("\(type) is about one-time products") }
                 if name == "ONE_TIME_PRODUCT_CANCELED" { record.purchaseState = 1 }
+                // A pending payment (cash, a bank transfer) went through.
+                if name == "ONE_TIME_PRODUCT_PURCHASED", record.purchaseState == 2 { record.purchaseState = 0 }
                 notification.oneTimeProductNotification = .init(notificationType: number, purchaseToken: token, sku: record.productId)
             case let name where DeveloperNotification.subscriptionTypes[name] != nil:
                 guard record.subscription, let number = DeveloperNotification.subscriptionTypes[name] else { throw TestKitFailure("\(type) is about subscriptions") }

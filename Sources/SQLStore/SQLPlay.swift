@@ -54,6 +54,28 @@ struct SQLPlay: PlayRepository {
             """, [tenantId, packageName, voidedSince.epochMilliseconds, sweptAt.epochMilliseconds])
     }
 
+    func rememberPending(_ c: PlayPendingClaim) throws {
+        try db.run("""
+            INSERT INTO play_pending_claims (tenant_id, purchase_token, user_id, product_id, booking_id, package_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, purchase_token) DO UPDATE SET user_id = excluded.user_id, product_id = excluded.product_id,
+                booking_id = excluded.booking_id, package_name = excluded.package_name, created_at = excluded.created_at
+            """, [c.tenantId, c.purchaseToken, c.userId, c.productId, c.bookingId, c.packageName, c.createdAt.epochMilliseconds])
+    }
+
+    func pendingClaim(tenantId: String, purchaseToken: String) throws -> PlayPendingClaim? {
+        try db.row("""
+            SELECT tenant_id, purchase_token, user_id, product_id, booking_id, package_name, created_at FROM play_pending_claims
+            WHERE tenant_id = ? AND purchase_token = ?
+            """, [tenantId, purchaseToken]).map { row in
+            PlayPendingClaim(tenantId: row["tenant_id"], purchaseToken: row["purchase_token"], userId: row["user_id"], productId: row["product_id"],
+                             bookingId: row["booking_id"], packageName: row["package_name"], createdAt: row.date("created_at"))
+        }
+    }
+
+    func forgetPending(tenantId: String, purchaseToken: String) throws {
+        try db.run("DELETE FROM play_pending_claims WHERE tenant_id = ? AND purchase_token = ?", [tenantId, purchaseToken])
+    }
+
     static func decode(_ row: SQLRow) throws -> PlayAcknowledgement {
         PlayAcknowledgement(id: row["id"], tenantId: row["tenant_id"], packageName: row["package_name"], googleProductId: row["google_product_id"],
                             purchaseToken: row["purchase_token"], action: try row.value(PlayAcknowledgement.Action.self, "action"), purchaseId: row["purchase_id"],

@@ -283,8 +283,23 @@ public struct VerifyPurchase: Sendable {
             } catch {
                 throw ProofRefusal(error: error)
             }
+            try? await rememberPending(command, refusal: error)
             throw ProofRefusal(error: error)
         }
+    }
+
+    /// A Google Play one-time purchase that waits for its payment (409 purchase_pending): who sent it
+    /// and for what is kept, so that Google's notification of the payment applies it to that user
+    /// (``ReceivePlayNotification``) through the same claim, whether or not the app calls again.
+    private func rememberPending(_ command: Command, refusal: any Error) async throws {
+        guard let error = refusal as? DomainError, error.code == .purchasePending, case .playToken(let token, let packageName) = command.proof,
+              let play = command.runtime.play, let package = play.package(packageName), let productId = command.productId,
+              let product = command.runtime.tenant.product(id: productId) ?? command.runtime.tenant.product(googleProductId: productId, basePlanId: nil),
+              product.kind != .subscription else { return }
+        let bookingId: Int64? = if case .booking(let id)? = command.target { id } else { nil }
+        let claim = PlayPendingClaim(tenantId: command.runtime.id, purchaseToken: token, userId: command.userId, productId: product.id, bookingId: bookingId,
+                                     packageName: package, createdAt: clock.now())
+        try await store.write { tx in try tx.play.rememberPending(claim) }
     }
 
     private func log(_ outcome: PurchaseOutcome, proofHash: String, transactionId: String, target: PurchaseTarget) {

@@ -151,6 +151,35 @@ struct GooglePlayTests {
         }
     }
 
+    @Test("a one-time purchase sent while Google waited for payment (409 purchase_pending) is applied to its user when Google tells of the payment, once")
+    func pendingPurchaseCompletes() async throws {
+        try await Self.withPlay { rig in
+            var record = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false)
+            record.purchaseState = 2
+            try rig.kit.save(record)
+            let waiting = try await rig.verify(rig.stylistKey, user: "ana", product: Self.credits, token: record.token)
+            #expect(waiting.status == .conflict && waiting.errorCode == "purchase_pending", "\(waiting.json)")
+            let before = try await rig.balance("ana") ?? 0
+
+            // The payment goes through; Google pushes ONE_TIME_PRODUCT_PURCHASED. The app is closed by now.
+            let paid = try await rig.push("aistylist-test", try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED"))
+            #expect(paid.status == .ok && paid.json["outcome"] as? String == "pending_purchase_applied", "\(paid.json)")
+            let after = try #require(try await rig.balance("ana"))
+            #expect(after > before, "\(before) → \(after)")
+            #expect(await rig.jobs(owner: "a").acknowledgeDue() == 1, "what Berth owes Google for it is owed too")
+
+            // The app sends it again later: already hers, nothing more. Nobody else can take it.
+            let again = try await rig.verify(rig.stylistKey, user: "ana", product: Self.credits, token: record.token)
+            #expect(again.status == .ok, "\(again.json)")
+            #expect(try await rig.balance("ana") == after)
+            #expect(try await rig.verify(rig.stylistKey, user: "eve", product: Self.credits, token: record.token).status == .conflict)
+            // Google's push delivered twice changes nothing.
+            let twice = try await rig.push("aistylist-test", try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED"))
+            #expect(twice.status == .ok && twice.json["outcome"] as? String == "recorded", "\(twice.json)")
+            #expect(try await rig.balance("ana") == after)
+        }
+    }
+
     @Test("a refund whose push was lost is found by the voided-purchases sweep, once")
     func voidedSweep() async throws {
         try await Self.withPlay { rig in

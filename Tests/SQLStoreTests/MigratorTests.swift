@@ -51,7 +51,7 @@ struct MigratorTests {
         let path = directory.appendingPathComponent("db.sqlite").path
 
         let database = try SQLiteStore.open(path: path)
-        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions", "006_hardening", "007_core", "008_credits", "009_subscriptions", "010_key_roles", "011_webhook_dead_letters", "012_product_kinds", "013_part_payments", "014_unapplied_payments", "015_account_tokens", "016_card_payments", "017_google_play", "018_apple_lifecycle", "019_subscription_offers", "020_consumption_answers", "021_booking_references", "022_order_ids", "023_outbox_claim"])
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions", "006_hardening", "007_core", "008_credits", "009_subscriptions", "010_key_roles", "011_webhook_dead_letters", "012_product_kinds", "013_part_payments", "014_unapplied_payments", "015_account_tokens", "016_card_payments", "017_google_play", "018_apple_lifecycle", "019_subscription_offers", "020_consumption_answers", "021_booking_references", "022_order_ids", "023_outbox_claim", "024_play_pending_claims"])
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()).isEmpty)
         let journal = try await database.withConnection { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(journal == "wal")

@@ -183,3 +183,25 @@ extension PlayConformance {
         }
     }
 }
+
+extension PlayConformance {
+    @Test("a pending one-time purchase's claim: remembered once per token (a later sending replaces it), apart per tenant, forgotten once applied",
+          arguments: Backend.available)
+    func pendingClaims(backend: Backend) async throws {
+        try await backend.scope { store in
+            @Sendable func claim(_ user: String, tenant: String = "a", booking: Int64? = nil) -> PlayPendingClaim {
+                PlayPendingClaim(tenantId: tenant, purchaseToken: "tok", userId: user, productId: "credits.pack", bookingId: booking, packageName: "com.example.app",
+                                 createdAt: Self.now)
+            }
+            try await store.write { try $0.play.rememberPending(claim("ana")) }
+            try await store.write { try $0.play.rememberPending(claim("bo", booking: 42)) }
+            try await store.write { try $0.play.rememberPending(claim("cy", tenant: "b")) }
+            let read = try await store.read { try $0.play.pendingClaim(tenantId: "a", purchaseToken: "tok") }
+            #expect(read == claim("bo", booking: 42))
+            #expect(try await store.read { try $0.play.pendingClaim(tenantId: "b", purchaseToken: "tok") }?.userId == "cy")
+            try await store.write { try $0.play.forgetPending(tenantId: "a", purchaseToken: "tok") }
+            #expect(try await store.read { try $0.play.pendingClaim(tenantId: "a", purchaseToken: "tok") } == nil)
+            #expect(try await store.read { try $0.play.pendingClaim(tenantId: "b", purchaseToken: "tok") } != nil)
+        }
+    }
+}

@@ -18,4 +18,32 @@ public protocol PlayRepository {
     /// The newest voided time the package's sweep has seen, and when it last ran.
     func sweep(tenantId: String, packageName: String) throws -> (voidedSince: Date, sweptAt: Date)?
     func setSweep(tenantId: String, packageName: String, voidedSince: Date, sweptAt: Date) throws
+
+    /// Remembers who sent a one-time purchase that waited for payment (a later sending replaces it).
+    func rememberPending(_ claim: PlayPendingClaim) throws
+    /// The claim waiting for `purchaseToken`, if any.
+    func pendingClaim(tenantId: String, purchaseToken: String) throws -> PlayPendingClaim?
+    func forgetPending(tenantId: String, purchaseToken: String) throws
+}
+
+/// A Google Play one-time purchase its app sent while Google still waited for the payment.
+public struct PlayPendingClaim: Hashable, Sendable {
+    public var tenantId: String
+    public var purchaseToken: String
+    public var userId: String
+    /// The catalog's product id.
+    public var productId: String
+    public var bookingId: Int64?
+    public var packageName: String
+    public var createdAt: Date
+
+    public init(tenantId: String, purchaseToken: String, userId: String, productId: String, bookingId: Int64?, packageName: String, createdAt: Date) {
+        self.tenantId = tenantId
+        self.purchaseToken = purchaseToken
+        self.userId = userId
+        self.productId = productId
+        self.bookingId = bookingId
+        self.packageName = packageName
+        self.createdAt = createdAt
+    }
 }

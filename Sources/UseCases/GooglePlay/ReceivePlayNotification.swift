@@ -24,12 +24,15 @@ public struct ReceivePlayNotification: Sendable {
     let kinds: PurchaseKinds
     let clock: any BerthClock
     let logger: Logger
+    /// Applies a pending purchase once Google says it is paid (nil: such purchases wait for the app).
+    let verifyPurchase: VerifyPurchase?
 
-    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger) {
+    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger, verifyPurchase: VerifyPurchase? = nil) {
         self.store = store
         self.kinds = kinds
         self.clock = clock
         self.logger = logger
+        self.verifyPurchase = verifyPurchase
     }
 
     struct PushClaims: JWTPayload {
@@ -97,6 +100,10 @@ public struct ReceivePlayNotification: Sendable {
         } else if let change = notification.subscriptionNotification, let token = change.purchaseToken {
             result = try await subscriptionChanged(token: token, type: change.notificationType ?? 0, googleProductId: change.subscriptionId, uuid: uuid,
                                                    package: package, runtime: runtime, play: play, now: now)
+        } else if let bought = notification.oneTimeProductNotification, bought.notificationType == 1, let token = bought.purchaseToken,
+                  let outcome = try await completePending(token: token, runtime: runtime, play: play) {
+            // ONE_TIME_PRODUCT_PURCHASED of a purchase its app sent while it waited for payment.
+            result = try await record(uuid: uuid, outcome: outcome, kind: Self.kind(notification), runtime: runtime, now: now)
         } else {
             // A one-time product's purchase is applied when the app sends it; a test says nothing.
             result = try await record(uuid: uuid, outcome: "recorded", kind: Self.kind(notification), runtime: runtime, now: now)
@@ -104,6 +111,41 @@ public struct ReceivePlayNotification: Sendable {
         logger.info("google play notification", metadata: ["message": .string(messageId), "kind": .string(result.kind), "outcome": .string(result.outcome),
                                                           "duplicate": .stringConvertible(result.duplicate)])
         return result
+    }
+
+    /// A one-time purchase its app sent while Google waited for the payment: proven again now and
+    /// claimed for the user (and booking) it was sent for, through the same checks as the app's call.
+    /// nil when nobody sent it pending; Google still waiting leaves the claim for the next push.
+    func completePending(token: String, runtime: TenantRuntime, play: PlayRuntime) async throws -> String? {
+        guard let verifyPurchase else { return nil }
+        let tenantId = runtime.id
+        guard let pending = try await store.read({ try $0.play.pendingClaim(tenantId: tenantId, purchaseToken: token) }),
+              let product = runtime.tenant.product(id: pending.productId) else { return nil }
+        let outcome: String
+        do {
+            let proven = try await PlayProofs.prove(token: token, product: product, package: pending.packageName, runtime: play, now: clock.now())
+            let named: PurchaseTarget? = pending.bookingId.map { .booking(id: $0) }
+            let claimed = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: pending.userId, named: named)
+            switch claimed.outcome {
+            case .applied: outcome = "pending_purchase_applied"
+            case .repeated: outcome = "pending_purchase_already_applied"
+            case .replay: outcome = "pending_purchase_replay"
+            case .needsRefund: outcome = "pending_purchase_needs_refund"
+            case .refused(let code, _): outcome = "pending_purchase_refused:\(code.rawValue)"
+            }
+        } catch let error as DomainError where error.code == .purchasePending {
+            return "pending_purchase_still_waiting"
+        } catch let error as DomainError where error.kind == .unavailable {
+            throw error
+        } catch let error as DomainError where error.unappliedPayment != nil {
+            outcome = "unapplied_payment"
+        } catch let error as DomainError {
+            logger.warning("a pending Google Play purchase could not be applied: \(error.code.rawValue)", metadata: ["tenant": .string(tenantId)])
+            outcome = "pending_purchase_refused:\(error.code.rawValue)"
+        }
+        try await store.write { tx in try tx.play.forgetPending(tenantId: tenantId, purchaseToken: token) }
+        logger.info("pending google play purchase completed", metadata: ["tenant": .string(tenantId), "outcome": .string(outcome)])
+        return outcome
     }
 
     static func kind(_ n: DeveloperNotification) -> String {
