@@ -303,15 +303,9 @@ public struct SignedDataVerifier: Sendable {
 
     // MARK: - App checks
 
+    /// The app first (bundle id, then App Store app id), then the environment: the order of Apple's
+    /// libraries, so a payload wrong on both counts is refused for the same reason.
     private static func check(_ claims: PayloadClaims, against expectations: AppExpectations) throws(SignedDataError) {
-        if let accepted = expectations.environments {
-            let claimed = claims.environment
-            let allowedLocal = expectations.allowsLocalTesting && (claimed?.isLocalTesting ?? false)
-            guard let claimed, accepted.contains(claimed) || allowedLocal else {
-                let names = accepted.map(\.rawValue).sorted().joined(separator: " or ")
-                throw SignedDataError(.wrongEnvironment, "expected \(names) data, got \(claims.environment?.rawValue ?? "no environment")")
-            }
-        }
         if let expected = expectations.bundleId, claims.carriesBundleId {
             guard claims.bundleId == expected else {
                 throw SignedDataError(.wrongBundle, "expected bundle id \(expected), got \(claims.bundleId ?? "none")")
@@ -324,6 +318,14 @@ public struct SignedDataVerifier: Sendable {
                 }
             } else if claims.environment == .production {
                 throw SignedDataError(.wrongAppAppleId, "production data must carry appAppleId \(expected)")
+            }
+        }
+        if let accepted = expectations.environments {
+            let claimed = claims.environment
+            let allowedLocal = expectations.allowsLocalTesting && (claimed?.isLocalTesting ?? false)
+            guard let claimed, accepted.contains(claimed) || allowedLocal else {
+                let names = accepted.map(\.rawValue).sorted().joined(separator: " or ")
+                throw SignedDataError(.wrongEnvironment, "expected \(names) data, got \(claims.environment?.rawValue ?? "no environment")")
             }
         }
     }
