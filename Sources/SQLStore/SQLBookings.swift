@@ -121,10 +121,14 @@ struct SQLBookings: BookingRepository {
 
     func activeHolds(tenantId: String, resourceId: String, start: Date, end: Date, now: Date, upTo limit: Int) throws -> Int {
         try db.lock("holds:\(tenantId):resource:\(resourceId)")
+        // Bookings last at most 30 days: one starting earlier than that cannot overlap. Without this
+        // bound the index range was every booking of the resource before `end`, so each new booking
+        // read all earlier ones (confirmed and expired included) and grew slower as they accumulated.
+        let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
         return try db.count("""
-            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND hold_expires_at > ?
-                                  AND starts_at < ? AND ends_at > ? LIMIT ?) AS holds
-            """, [tenantId, resourceId, now.epochMilliseconds, end.epochMilliseconds, start.epochMilliseconds, limit])
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ?
+                                  AND status = 'pending_payment' AND hold_expires_at > ? AND ends_at > ? LIMIT ?) AS holds
+            """, [tenantId, resourceId, earliest, end.epochMilliseconds, now.epochMilliseconds, start.epochMilliseconds, limit])
     }
 
     func exportBookings(tenantId: String, filter: BookingFilter, limit: Int) throws -> [Booking] {
