@@ -81,7 +81,8 @@ public struct BerthSetup: Sendable {
     /// Everything `buildApplication` needs, over an open store. Throws when a tenant names a secret
     /// that is not set (webhooks), so that nothing is queued that could never be sent.
     public func services(catalog: Catalog, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) async throws -> BerthServices {
-        let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, logger: logger)
+        let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, clock: clock,
+                                                    logger: logger)
         var services = BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
         services.expectedMigrations = Set(try (migrationsURL.map(Migrator.init(directory:)) ?? Migrator()).migrations.map(\.version))
         services.metricsToken = environment["BERTH_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }

@@ -44,7 +44,9 @@ public struct TenantRuntime: Sendable {
     /// - Parameters:
     ///   - baseDirectory: where relative files named by the catalog live (the catalog's folder).
     ///   - environment: the process environment (secrets come from it).
-    public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws {
+    ///   - clock: the present for payloads that do not say when they were signed, and the key set's age
+    ///     (the monotonic clock unless a test injects its own).
+    public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], clock: any BerthClock = SystemClock(), logger: Logger) async throws {
         self.tenant = tenant
         purchasePolicy = PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, userIdIsToken: tenant.userIdsAreUUIDs,
                                         acceptsProduction: tenant.apple.allowsProduction,
@@ -59,7 +61,7 @@ public struct TenantRuntime: Sendable {
                 logger.warning("tenant \(tenant.id): trusted root \(url.path) not loaded (\(error)); its test purchases will be refused as untrusted_root")
             }
         }
-        verifier = SignedDataVerifier(roots: try TrustedRoots.apple().adding(extraRoots))
+        verifier = SignedDataVerifier(roots: try TrustedRoots.apple().adding(extraRoots), now: { clock.now() })
         receiptVerifier = ReceiptVerifier(roots: TrustedRoots([try TrustedRoots.appleIncRoot]).adding(extraRoots))
         expectations = try AppExpectations(
             bundleId: tenant.apple.bundleId, appAppleId: tenant.apple.appAppleId,
@@ -67,7 +69,7 @@ public struct TenantRuntime: Sendable {
             allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
         )
         if let url = tenant.auth.jwksURL {
-            jwks = JWKSKeys(url: url, logger: logger)
+            jwks = JWKSKeys(url: url, now: Self.instants(of: clock), logger: logger)
             userKeys = nil
         } else {
             jwks = nil
@@ -119,6 +121,14 @@ public struct TenantRuntime: Sendable {
         }
     }
 
+    /// Instants of the monotonic clock for the wall clock; for a test's clock, instants that move as it
+    /// is moved (a key set ages when the test advances its clock, not while a busy machine is slow).
+    static func instants(of clock: any BerthClock) -> @Sendable () -> ContinuousClock.Instant {
+        if clock is SystemClock { return { ContinuousClock.now } }
+        let origin = ContinuousClock.now, originDate = clock.now()
+        return { origin + .milliseconds(Int64((clock.now().timeIntervalSince(originDate) * 1000).rounded())) }
+    }
+
     private static func userKeys(for tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws -> JWTKeyCollection? {
         let keys = JWTKeyCollection()
         let auth = tenant.auth
@@ -167,13 +177,14 @@ public struct TenantRegistry: Sendable {
     /// What a tenant leaves off for want of a setting (a secret not in the environment, a test CA not
     /// made yet) is said in one line at start, each at debug level: the shipped catalog's sample apps
     /// start quietly, and an operator still sees that something is off.
-    public static func load(_ catalog: Catalog, baseDirectory: URL, environment: [String: String], logger: Logger) async throws -> TenantRegistry {
+    public static func load(_ catalog: Catalog, baseDirectory: URL, environment: [String: String], clock: any BerthClock = SystemClock(),
+                            logger: Logger) async throws -> TenantRegistry {
         let notes = StartupNotes()
         let gathering = Logger(label: logger.label, factory: { _ in GatheringLogHandler(inner: logger.handler, notes: notes) })
         var runtimes: [TenantRuntime] = []
         defer { notes.stop() }
         for tenant in catalog.tenants {
-            runtimes.append(try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, logger: gathering))
+            runtimes.append(try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, clock: clock, logger: gathering))
         }
         notes.stop()
         let gathered = notes.gathered

@@ -152,9 +152,9 @@ struct BraindumpsterTests {
                 let refusedBody = try Self.decodeAsClient(refusedReceipt)
                 #expect(refusedReceipt.status == .unauthorized && refusedBody.isPremium == false)
 
-                // Google rotates its keys: the new kid is fetched (at most once a second).
+                // Google rotates its keys: the new kid is fetched (at most once a second, on Berth's clock).
                 jwks.body.withLock { $0 = "{\"keys\": [\(try! Self.jwk(published, kid: "k1")), \(try! Self.jwk(rotated, kid: "k2"))]}" }
-                try await Task.sleep(for: .milliseconds(1100))
+                harness.clock.advance(1.1)
                 #expect(try await client.call(.get, "/api/entitlements", auth: unknown).status == .ok)
                 let fetches = jwks.fetches.load(ordering: .relaxed)
                 for _ in 0..<5 { _ = try await client.call(.get, "/api/entitlements", auth: good) }

@@ -69,6 +69,11 @@ struct JWKSTests {
 
     /// Runs `body` against a Berth whose braindumpster-test tenant takes tokens from `publisher`.
     static func withBerth(_ publisher: Publisher, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await withBerth(publisher) { client, _ in try await body(client) }
+    }
+
+    /// Berth with the publisher's key set, and the clock Berth reads (the key set's age and refetch pace run on it).
+    static func withBerth(_ publisher: Publisher, _ body: @escaping @Sendable (any TestClientProtocol, TestClock) async throws -> Void) async throws {
         try await Application(router: publisher.router()).test(.live) { server in
             let port = try #require(server.port)
             let harness = try await Harness.make(customize: { catalog in
@@ -76,7 +81,7 @@ struct JWKSTests {
                 catalog.tenants[index].auth = UserAuth(algorithm: "RS256", issuer: issuer, audience: "brain-test", jwksURL: "http://127.0.0.1:\(port)/jwks")
             })
             defer { harness.close() }
-            try await harness.app().test(.router) { client in try await body(client) }
+            try await harness.app().test(.router) { client in try await body(client, harness.clock) }
         }
     }
 
@@ -112,19 +117,19 @@ struct JWKSTests {
         let keySet = "{\"keys\": [\(try Self.jwk(published, kid: "k1", alg: "RS256"))]}"
         publisher.body.withLock { $0 = keySet }
         publisher.status.withLock { $0 = .internalServerError }
-        try await Self.withBerth(publisher) { client in
+        try await Self.withBerth(publisher) { client, clock in
             let genuine = try await Self.token(published, kid: "k1", user: "alice")
             let down = try await client.call(.get, "/api/entitlements", auth: genuine)
             #expect(down.status == .serviceUnavailable && down.headers[.retryAfter] != nil, "\(down.status) \(down.json)")
             #expect(down.errorCode == "temporarily_unavailable")
 
             publisher.status.withLock { $0 = .found }   // to /elsewhere, which would serve the set
-            try await Task.sleep(for: .milliseconds(1100))
+            clock.advance(1.1)   // the next fetch may go (at most one a second)
             let redirected = try await client.call(.get, "/api/entitlements", auth: genuine)
             #expect(redirected.status == .serviceUnavailable, "a redirect is not followed: \(redirected.status)")
 
             publisher.status.withLock { $0 = .ok }
-            try await Task.sleep(for: .milliseconds(1100))
+            clock.advance(1.1)   // the next fetch may go (at most one a second)
             #expect(try await client.call(.get, "/api/entitlements", auth: genuine).status == .ok, "back once the set can be fetched")
         }
     }

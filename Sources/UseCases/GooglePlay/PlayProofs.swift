@@ -35,7 +35,7 @@ public enum PlayProofs {
         switch p.purchaseState {
         case 0, 1: break   // purchased; cancelled (kept as revoked: it never grants)
         case 2:
-            throw DomainError(.conflict, .purchasePending, "the purchase waits for payment; send it again once Google Play says it is paid", field: "purchaseToken")
+            throw DomainError(.conflict, .purchasePending, "the purchase waits for payment: Google Play's notification of the payment applies it for this user (or send it again once paid)", field: "purchaseToken")
         default:
             // An answer that does not say "purchased" is not read as paid (T11).
             throw DomainError(.unprocessable, .purchaseTokenInvalid, "Google Play's answer does not say the purchase is paid", field: "purchaseToken")
