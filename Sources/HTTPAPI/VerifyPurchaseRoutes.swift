@@ -26,9 +26,7 @@ struct VerifyPurchaseRoutes {
         if let token = body.purchaseToken, !token.isEmpty {
             proof = .playToken(token, packageName: body.packageName)
             // The app may name the product by its Play Console id.
-            if runtime.tenant.product(id: productId) == nil, let product = runtime.tenant.product(googleProductId: productId, basePlanId: nil) {
-                productId = product.id
-            }
+            productId = runtime.tenant.product(namedOnPlay: productId)?.id ?? productId
         } else if let jws = body.jwsRepresentation, !jws.isEmpty {
             proof = .jws(jws)
         } else if let receipt = body.receipt, !receipt.isEmpty {

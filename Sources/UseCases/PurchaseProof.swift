@@ -57,7 +57,7 @@ public struct PurchaseProver: Sendable {
         guard let productId, !productId.isEmpty else {
             throw DomainError(.invalidInput, .missingField, "a Google Play purchase needs its productId", field: "productId")
         }
-        guard let product = runtime.tenant.product(id: productId) ?? runtime.tenant.product(googleProductId: productId, basePlanId: nil) else {
+        guard let product = runtime.tenant.product(namedOnPlay: productId) else {
             throw DomainError(.unprocessable, .unknownProduct, "unknown product \(productId)", field: "productId")
         }
         do {

@@ -294,7 +294,7 @@ public struct VerifyPurchase: Sendable {
     private func rememberPending(_ command: Command, refusal: any Error) async throws {
         guard let error = refusal as? DomainError, error.code == .purchasePending, case .playToken(let token, let packageName) = command.proof,
               let play = command.runtime.play, let package = play.package(packageName), let productId = command.productId,
-              let product = command.runtime.tenant.product(id: productId) ?? command.runtime.tenant.product(googleProductId: productId, basePlanId: nil),
+              let product = command.runtime.tenant.product(namedOnPlay: productId),
               product.kind != .subscription else { return }
         let bookingId: Int64? = if case .booking(let id)? = command.target { id } else { nil }
         let claim = PlayPendingClaim(tenantId: command.runtime.id, purchaseToken: token, userId: command.userId, productId: product.id, bookingId: bookingId,

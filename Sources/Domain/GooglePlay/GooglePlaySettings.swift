@@ -127,4 +127,9 @@ extension Tenant {
             return plans.contains(basePlanId)
         }
     }
+
+    /// The product an Android app names: by the catalog's id, or by its Play Console id.
+    public func product(namedOnPlay id: String) -> Product? {
+        product(id: id) ?? product(googleProductId: id, basePlanId: nil)
+    }
 }
