@@ -82,7 +82,7 @@ public struct ReceiveNotification: Sendable {
                 // A purchase Berth knows: its kind decides. Otherwise the rules for unknown transactions.
                 let plan = try purchase.flatMap { purchase in
                     try purchase.kind.map { try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now) }
-                } ?? NotificationRules.plan(incoming, purchase: purchase, booking: nil, slotStillFree: false, now: now)
+                } ?? NotificationRules.plan(incoming, purchase: purchase, now: now)
                 try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
             }

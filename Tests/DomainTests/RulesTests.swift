@@ -74,7 +74,7 @@ struct RulesTests {
         let replay = try #require(ClaimPolicy.plan(claim(user: "other"), existing: purchase(), revokedByApple: false, now: now))
         #expect(replay.outcome == .replay(reason: "transaction already used by another user"))
         #expect(replay.replay?.existingPurchaseId == 9)
-        #expect(replay.purchase == nil && replay.booking == nil)
+        #expect(replay.purchase == nil && replay.effects.isEmpty)
         #expect(replay.audit.map(\.action) == [.replayDetected])
         let repeated = try #require(ClaimPolicy.plan(claim(), existing: purchase(), revokedByApple: false, now: now))
         #expect(repeated == PurchasePlan(outcome: .repeated(purchase())))
@@ -226,22 +226,22 @@ struct RulesTests {
         #expect(BookingPurchaseRules.needsOccupancy(expired, now: now))
         let free = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: .none, now: now)
         guard case .applied(let purchase) = free.outcome else { Issue.record("a free slot confirms"); return }
-        #expect(free.booking?.status == .confirmed && free.booking?.purchaseId == purchase.id && free.purchase == purchase)
+        #expect(free.effects.booking?.status == .confirmed && free.effects.booking?.purchaseId == purchase.id && free.purchase == purchase)
         #expect(free.events.map(\.type) == [.bookingConfirmed])
         let taken = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: Occupancy(bookings: 1, seats: 1), now: now)
         #expect(taken.outcome == .needsRefund(try #require(taken.purchase), code: .slotUnavailable,
                                              message: "the hold expired and the slot was taken; the payment is recorded for a refund"))
-        #expect(taken.booking?.status == .paymentNeedsRefund && taken.purchase?.status == .needsRefund && taken.events.isEmpty)
+        #expect(taken.effects.booking?.status == .paymentNeedsRefund && taken.purchase?.status == .needsRefund && taken.events.isEmpty)
         // L15: a late payment for a booking whose time is over never confirms it, free slot or not.
         let over = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: .none, now: expired.end)
         #expect(over.outcome == .needsRefund(try #require(over.purchase), code: .bookingNotPayable,
                                             message: "the hold expired and the booking's time has passed; the payment is recorded for a refund"))
-        #expect(over.booking?.status == .paymentNeedsRefund && over.events.isEmpty)
+        #expect(over.effects.booking?.status == .paymentNeedsRefund && over.events.isEmpty)
         for status in [BookingStatus.confirmed, .cancelled, .refunded, .paymentNeedsRefund] {
             let plan = BookingPurchaseRules.plan(claim(), booking: booking(status: status, holdExpiresAt: now), resource: resource, occupancy: .none, now: now)
             guard case .needsRefund = plan.outcome else { Issue.record("\(status) must not confirm"); continue }
-            #expect(plan.purchase?.status == .needsRefund && plan.booking?.purchaseId == nil, "\(status) must not take the payment")
-            #expect(plan.booking?.status == (status == .confirmed || status == .paymentNeedsRefund ? status : .paymentNeedsRefund))
+            #expect(plan.purchase?.status == .needsRefund && plan.effects.booking?.purchaseId == nil, "\(status) must not take the payment")
+            #expect(plan.effects.booking?.status == (status == .confirmed || status == .paymentNeedsRefund ? status : .paymentNeedsRefund))
         }
     }
 
@@ -255,7 +255,7 @@ struct RulesTests {
         let first = BookingPurchaseRules.plan(one, booking: target, resource: resource, occupancy: .none, now: now, holdExtension: 900)
         guard case .applied(let purchase) = first.outcome else { Issue.record("a part payment is applied"); return }
         #expect(purchase.status == .applied)
-        let partly = try #require(first.booking)
+        let partly = try #require(first.effects.booking)
         #expect(partly.status == .pendingPayment && partly.paidQuantity == 1 && partly.remainingQuantity == 2 && partly.purchaseId == nil)
         #expect(partly.holdExpiresAt == now.addingTimeInterval(900))
         #expect(first.events.isEmpty && first.audit.map(\.action) == [.bookingPartlyPaid])
@@ -263,7 +263,7 @@ struct RulesTests {
         two.transactionId = "2"
         two.quantity = 2
         let last = BookingPurchaseRules.plan(two, booking: partly, resource: resource, occupancy: .none, now: now)
-        #expect(last.booking?.status == .confirmed && last.booking?.remainingQuantity == 0 && last.booking?.paidQuantity == 3)
+        #expect(last.effects.booking?.status == .confirmed && last.effects.booking?.remainingQuantity == 0 && last.effects.booking?.paidQuantity == 3)
         #expect(last.events.map(\.type) == [.bookingConfirmed] && last.audit.map(\.action) == [.bookingConfirmed])
         // A part payment after the hold expired, when the slot was taken meanwhile, is kept for a refund.
         var lapsed = partly
@@ -281,18 +281,18 @@ struct RulesTests {
                                           payloadHash: "h")
         var pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
         (pending.requiredQuantity, pending.paidQuantity) = (3, 2)
-        let waiting = NotificationRules.plan(refund, purchase: part, booking: pending, slotStillFree: true, now: now)
-        #expect(waiting.effect == .refundPart)
-        #expect(waiting.booking?.status == .pendingPayment && waiting.booking?.paidQuantity == 1 && waiting.purchase?.status == .refunded)
+        let waiting = BookingRefundRules.plan(refund, purchase: part, booking: pending, slotStillFree: true, now: now)
+        #expect(waiting.effect == .appliedByKind("part_refunded"))
+        #expect(waiting.effects.booking?.status == .pendingPayment && waiting.effects.booking?.paidQuantity == 1 && waiting.purchase?.status == .refunded)
         var confirmed = pending
         (confirmed.status, confirmed.paidQuantity, confirmed.purchaseId) = (.confirmed, 3, 77)
-        let broken = NotificationRules.plan(refund, purchase: part, booking: confirmed, slotStillFree: true, now: now)
-        #expect(broken.booking?.status == .paymentNeedsRefund && broken.booking?.paidQuantity == 2)
+        let broken = BookingRefundRules.plan(refund, purchase: part, booking: confirmed, slotStillFree: true, now: now)
+        #expect(broken.effects.booking?.status == .paymentNeedsRefund && broken.effects.booking?.paidQuantity == 2)
         #expect(broken.events.map(\.type) == [.purchaseRefunded])
         // A booking paid by one transaction: the refund refunds the booking, as before.
         var single = confirmed
         (single.requiredQuantity, single.paidQuantity, single.purchaseId) = (1, 1, part.id)
-        #expect(NotificationRules.decide(refund, purchase: part, booking: single, slotStillFree: true) == .refundBooking)
+        #expect(BookingRefundRules.decide(refund, purchase: part, booking: single, slotStillFree: true) == .refundBooking)
     }
 
     @Test("a slot is held by confirmed bookings and by pending ones within their hold")

@@ -73,6 +73,7 @@ public enum BookingPurchaseRules {
             bookingId: booking.id, purchaseId: purchase.id, detail: detail, at: now
         )
         let events: [WebhookEvent] = confirmed ? [.booking(.bookingConfirmed, updated, purchase: purchase)] : []
-        return PurchasePlan(outcome: outcome, purchase: purchase, proofHash: claim.proofHash, booking: updated, audit: [audit], events: events)
+        return PurchasePlan(outcome: outcome, purchase: purchase, proofHash: claim.proofHash, effects: [.booking(updated)], audit: [audit],
+                            events: events)
     }
 }

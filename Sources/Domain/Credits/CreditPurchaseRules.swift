@@ -36,7 +36,7 @@ public enum CreditPurchaseRules {
         let audit = AuditRecord(tenantId: claim.tenantId, actor: .user(claim.userId), action: .creditsPurchased, bookingId: nil, purchaseId: purchase.id,
                                 detail: ["transactionId": claim.transactionId, "productId": claim.productId, "creditType": product.creditType,
                                          "credits": String(credits)], at: now)
-        return PurchasePlan(outcome: .applied(purchase), purchase: purchase, proofHash: claim.proofHash, credits: change, audit: [audit],
+        return PurchasePlan(outcome: .applied(purchase), purchase: purchase, proofHash: claim.proofHash, effects: [.credits(change)], audit: [audit],
                             events: change.event(reason: .purchase).map { [$0] } ?? [])
     }
 }

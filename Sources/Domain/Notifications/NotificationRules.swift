@@ -40,27 +40,12 @@ public struct IncomingNotification: Hashable, Sendable {
     }
 }
 
-/// What a notification does. Pure data; the store applies it with the notification row in one transaction.
+/// What a notification does, as stored with it. Pure data; the store applies the plan with the
+/// notification row in one transaction. What it does to a purchase Berth knows is its kind's
+/// (``BookingRefundRules``, ``CreditRefundRules``, ``UnlockRules``, …): `appliedByKind`.
 public enum NotificationEffect: Hashable, Sendable {
-    /// The purchase was refunded or revoked: purchase `refunded`, booking `refunded` (its slot is released).
-    case refundBooking
-    /// A payment that was never honoured (it awaited a refund) was refunded: purchase `refunded` only.
-    case refundPurchaseOnly
-    /// One of several payments of a booking was refunded: purchase `refunded` and its units no longer
-    /// paid. A pending booking stays pending (the units are to be bought again); a confirmed one is no
-    /// longer paid in full and becomes `payment_needs_refund` (slot released; operators refund the
-    /// other payments or confirm it by hand).
-    case refundPart
-    /// A refund was reversed: purchase `applied` again, booking `confirmed` (or `payment_needs_refund`
-    /// if its slot was taken meanwhile).
-    case reinstateBooking(slotStillFree: Bool)
-    /// A credit purchase was refunded or revoked: purchase `refunded`, its credits taken back (a debt
-    /// where they are spent, unless the tenant allows negative balances).
-    case refundCredits
-    /// A credit purchase's refund was reversed: purchase `applied` again, its credits given back.
-    case reinstateCredits
-    /// The purchase's kind decided and planned it (an unlock's grant ended or reinstated, …); the
-    /// string is the outcome stored with the notification.
+    /// The purchase's kind decided and planned it (a booking refunded, credits taken back, an
+    /// unlock's grant ended, …); the string is the outcome stored with the notification.
     case appliedByKind(String)
     /// A purchase Apple reports before the app did: kept as an unclaimed transaction until a user claims it.
     case keepUnclaimed
@@ -75,16 +60,10 @@ public enum NotificationEffect: Hashable, Sendable {
     /// The outcome stored with the notification.
     public var outcome: String {
         switch self {
-        case .refundBooking: "booking_refunded"
-        case .refundPurchaseOnly: "purchase_refunded"
-        case .refundPart: "part_refunded"
-        case .refundCredits: "credits_refunded"
-        case .reinstateCredits: "credits_reinstated"
         case .appliedByKind(let outcome): outcome
         case .keepUnclaimed: "unclaimed_purchase"
         case .rememberRevoked: "revoked_unclaimed"
         case .forgetRevoked: "revocation_reversed"
-        case .reinstateBooking(let free): free ? "booking_reinstated" : "reinstated_needs_refund"
         case .recordOnly(let reason): reason
         }
     }
@@ -108,44 +87,26 @@ public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, C
     public static let offerRedeemed = NotificationType(rawValue: "OFFER_REDEEMED")
 }
 
+/// What a notification does when no kind decides: a transaction Berth has no purchase of, and the
+/// types that change nothing (TEST, REFUND_DECLINED, …). The kinds' rules start from ``decide(_:purchase:)``
+/// for everything but a refund, revocation or reversal of their own purchase.
 public enum NotificationRules {
-    /// Whether deciding needs the occupancy of the booking's slot (a reversed refund gives the slot back only if it is free).
-    public static func needsOccupancy(_ notification: IncomingNotification) -> Bool { notification.type == .refundReversed }
+    /// Whether the notification refunds, revokes or reinstates a purchase (its kind decides how).
+    public static func isRefund(_ notification: IncomingNotification) -> Bool {
+        notification.type == .refund || notification.type == .revoke || notification.type == .refundReversed
+    }
 
-    /// The effect of a notification on the purchase it names (if Berth knows it) and its booking.
-    public static func decide(_ notification: IncomingNotification, purchase: Purchase?, booking: Booking?, slotStillFree: Bool) -> NotificationEffect {
+    /// The effect of a notification no kind decides: `purchase` is the one it names, if Berth knows
+    /// it (a purchase whose kind decides nothing about a refund is recorded as `no_booking`).
+    public static func decide(_ notification: IncomingNotification, purchase: Purchase?) -> NotificationEffect {
         switch notification.type {
         case .test: return .recordOnly("test")
         case .refundDeclined: return .recordOnly("refund_declined")
         case .consumptionRequest: return .recordOnly("consumption_requested")
         case .refund, .revoke, .refundReversed:
-            guard let purchase else {
-                guard notification.transactionId != nil else { return .recordOnly("unknown_transaction") }
-                return notification.type == .refundReversed ? .forgetRevoked : .rememberRevoked
-            }
-            if purchase.creditType != nil {
-                if notification.type == .refundReversed { return purchase.status == .refunded ? .reinstateCredits : .recordOnly("not_refunded") }
-                switch purchase.status {
-                case .refunded: return .recordOnly("already_refunded")
-                case .needsRefund: return .refundPurchaseOnly
-                case .applied: return .refundCredits
-                }
-            }
-            guard let booking else { return .recordOnly("no_booking") }
-            if notification.type == .refundReversed {
-                guard purchase.status == .refunded, booking.status == .refunded else { return .recordOnly("not_refunded") }
-                return .reinstateBooking(slotStillFree: slotStillFree)
-            }
-            switch purchase.status {
-            case .refunded: return .recordOnly("already_refunded")
-            case .needsRefund: return .refundPurchaseOnly
-            case .applied:
-                // A booking paid by several transactions: refunding one of them takes its units back.
-                let units = max(1, purchase.quantity ?? 1)
-                let paidByOthers = booking.paidQuantity - units > 0
-                if booking.status == .pendingPayment || (booking.status == .confirmed && paidByOthers) { return .refundPart }
-                return booking.purchaseId == purchase.id ? .refundBooking : .refundPurchaseOnly
-            }
+            guard purchase == nil else { return .recordOnly("no_booking") }
+            guard notification.transactionId != nil else { return .recordOnly("unknown_transaction") }
+            return notification.type == .refundReversed ? .forgetRevoked : .rememberRevoked
         case .oneTimeCharge, .subscribed, .didRenew, .offerRedeemed:
             guard purchase == nil, notification.transactionId != nil, notification.productId != nil else { return .recordOnly("recorded") }
             return .keepUnclaimed
@@ -155,79 +116,11 @@ public enum NotificationRules {
         }
     }
 
-    /// Everything a notification writes: its effect on the purchase and booking, the notification
-    /// row, the audit entry and the events.
-    public static func plan(_ notification: IncomingNotification, purchase: Purchase?, booking: Booking?, slotStillFree: Bool,
-                            credits: CreditRefundContext? = nil, now: Date) -> NotificationPlan {
-        let effect = decide(notification, purchase: purchase, booking: booking, slotStillFree: slotStillFree)
+    /// The plan of a notification no kind decides (see ``decide(_:purchase:)``).
+    public static func plan(_ notification: IncomingNotification, purchase: Purchase?, now: Date) -> NotificationPlan {
+        let effect = decide(notification, purchase: purchase)
         var plan = NotificationPlan(effect: effect)
-        var purchase = purchase, booking = booking
         switch effect {
-        case .refundBooking:
-            if var p = purchase, var b = booking {
-                p.status = .refunded
-                b.status = .refunded
-                b.statusReason = notification.type.rawValue
-                b.updatedAt = now
-                (purchase, booking) = (p, b)
-                (plan.purchase, plan.booking) = (p, b)
-                plan.events = [.booking(.bookingRefunded, b, purchase: p), .booking(.purchaseRefunded, b, purchase: p)]
-            }
-        case .refundPurchaseOnly:
-            if var p = purchase {
-                p.status = .refunded
-                purchase = p
-                plan.purchase = p
-                if let booking { plan.events = [.booking(.purchaseRefunded, booking, purchase: p)] }
-            }
-        case .refundPart:
-            if var p = purchase, var b = booking {
-                p.status = .refunded
-                b.paidQuantity = max(0, b.paidQuantity - max(1, p.quantity ?? 1))
-                if b.status == .confirmed {
-                    b.status = .paymentNeedsRefund
-                    b.statusReason = notification.type.rawValue
-                }
-                b.updatedAt = now
-                (purchase, booking) = (p, b)
-                (plan.purchase, plan.booking) = (p, b)
-                plan.events = [.booking(.purchaseRefunded, b, purchase: p)]
-            }
-        case .reinstateBooking(let free):
-            if var p = purchase, var b = booking {
-                p.status = free ? .applied : .needsRefund
-                p.outcomeCode = free ? nil : ErrorCode.slotUnavailable.rawValue
-                b.status = free ? .confirmed : .paymentNeedsRefund
-                b.statusReason = notification.type.rawValue
-                b.updatedAt = now
-                (purchase, booking) = (p, b)
-                (plan.purchase, plan.booking) = (p, b)
-                plan.events = [.booking(.bookingConfirmed, b, purchase: p)]
-            }
-        case .refundCredits:
-            if var p = purchase, let credits {
-                p.status = .refunded
-                purchase = p
-                plan.purchase = p
-                let amount = CreditRules.refundedShare(p.credits ?? 0, milliunits: notification.revocationPercentage)
-                let reason = notification.revocationPercentage.map { "\(notification.type.rawValue) REFUND_PRORATED \($0 / 1000) %" } ?? notification.type.rawValue
-                let change = CreditRules.refund(credits.account, amount: amount, purchaseEntry: credits.grant?.entry, purchaseLot: credits.grant?.lot,
-                                                reason: reason, negativeAllowed: credits.negativeAllowed, now: now)
-                plan.credits = change
-                plan.events = [change.event(reason: .refund)].compactMap { $0 }
-            }
-        case .reinstateCredits:
-            if var p = purchase, let credits {
-                p.status = .applied
-                p.outcomeCode = nil
-                purchase = p
-                plan.purchase = p
-                // What the refund took (a prorated refund took a share), else the whole grant.
-                let change = CreditRules.reverseRefund(credits.account, amount: credits.refunded ?? p.credits ?? 0, purchaseEntry: credits.grant?.entry,
-                                                       negativeAllowed: credits.negativeAllowed, now: now)
-                plan.credits = change
-                plan.events = [change.event(reason: .refundReversal)].compactMap { $0 }
-            }
         case .keepUnclaimed:
             if let transactionId = notification.transactionId, let productId = notification.productId {
                 plan.unclaimed = UnclaimedTransaction(
@@ -244,8 +137,14 @@ public enum NotificationRules {
         case .recordOnly, .appliedByKind:
             break
         }
-        plan.audit = AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: booking?.id,
-                                 purchaseId: purchase?.id, detail: ["uuid": notification.uuid, "outcome": effect.outcome], at: now)
+        return audited(plan, notification, bookingId: nil, purchaseId: purchase?.id, now: now)
+    }
+
+    /// `plan` with the audit entry every notification leaves (by Apple, naming its uuid and outcome).
+    public static func audited(_ plan: NotificationPlan, _ notification: IncomingNotification, bookingId: Int64?, purchaseId: Int64?, now: Date) -> NotificationPlan {
+        var plan = plan
+        plan.audit = AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: bookingId,
+                                 purchaseId: purchaseId, detail: ["uuid": notification.uuid, "outcome": plan.effect.outcome], at: now)
         return plan
     }
 }
@@ -262,45 +161,15 @@ public struct NotificationPlan: Hashable, Sendable {
     public var effect: NotificationEffect
     /// The purchase's new state.
     public var purchase: Purchase?
-    /// The booking's new state.
-    public var booking: Booking?
-    /// What a credit refund (or its reversal) does to the account.
-    public var credits: CreditChange?
+    /// What the notification changes besides the purchase row (the booking, a credit account,
+    /// grants), saved in order.
+    public var effects: [PlanEffect] = []
     public var unclaimed: UnclaimedTransaction?
-    /// Grants to write as they are (an unlock ended or reinstated, passes re-chained).
-    public var grants: [EntitlementGrant] = []
     public var revocation: Revocation?
     public var audit: AuditRecord?
     public var events: [WebhookEvent] = []
 
     public init(effect: NotificationEffect) {
         self.effect = effect
-    }
-}
-
-/// What a notification about a credit purchase needs to decide: the account it granted to (locked),
-/// the entry and lot of that grant, and the tenant's negative-balance policy.
-public struct CreditRefundContext: Hashable, Sendable {
-    public var account: CreditAccount
-    public var grant: Grant?
-    public var negativeAllowed: Bool
-    /// What the purchase's latest refund took back (credits taken plus the debt it left), when it was refunded.
-    public var refunded: Int64?
-
-    public struct Grant: Hashable, Sendable {
-        public var entry: LedgerEntry
-        public var lot: CreditLot?
-
-        public init(entry: LedgerEntry, lot: CreditLot?) {
-            self.entry = entry
-            self.lot = lot
-        }
-    }
-
-    public init(account: CreditAccount, grant: Grant?, negativeAllowed: Bool, refunded: Int64? = nil) {
-        self.account = account
-        self.grant = grant
-        self.negativeAllowed = negativeAllowed
-        self.refunded = refunded
     }
 }

@@ -5,12 +5,19 @@ extension StoreSession {
     /// Events go to the outbox only for tenants that receive webhooks.
     public func save(_ plan: PurchasePlan, tenantId: String, store: String, emitsEvents: Bool, now: Date) throws {
         if let purchase = plan.purchase { try purchases.insert(purchase, proofHash: plan.proofHash ?? "") }
-        if let booking = plan.booking { try bookings.update(booking, now: now) }
-        if let change = plan.credits { try save(change, now: now) }
-        for grant in plan.grants { try grants.save(grant, now: now) }
+        for effect in plan.effects { try save(effect, now: now) }
         if let replay = plan.replay { try purchases.insert(replay, store: store) }
         for record in plan.audit { try audit.append(record) }
         if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: tenantId, now: now) }
+    }
+
+    /// Writes one effect of a plan as it is.
+    public func save(_ effect: PlanEffect, now: Date) throws {
+        switch effect {
+        case .booking(let booking): try bookings.update(booking, now: now)
+        case .credits(let change): try save(change, now: now)
+        case .grants(let list): for grant in list { try grants.save(grant, now: now) }
+        }
     }
 
     /// Writes a credit change as it is: entries, lots, uses, reservation and the balance row.
@@ -30,9 +37,7 @@ extension StoreSession {
     /// index refuses a second row, so a redelivery racing the first one fails instead of applying twice).
     public func save(_ plan: NotificationPlan, for notification: IncomingNotification, store: String, emitsEvents: Bool, now: Date) throws {
         if let purchase = plan.purchase { try purchases.update(purchase) }
-        if let booking = plan.booking { try bookings.update(booking, now: now) }
-        if let change = plan.credits { try save(change, now: now) }
-        for grant in plan.grants { try grants.save(grant, now: now) }
+        for effect in plan.effects { try save(effect, now: now) }
         if let unclaimed = plan.unclaimed {
             try purchases.keepUnclaimed(unclaimed, tenantId: notification.tenantId, store: store, notificationUUID: notification.uuid)
         }

@@ -14,30 +14,26 @@ public enum PurchaseOutcome: Hashable, Sendable {
     case refused(code: ErrorCode, message: String)
 }
 
-/// Everything one claim writes, decided by Domain and saved by the store as it is: rows to insert
-/// or update, audit entries and webhook events. One plan is one transaction.
+/// Everything one claim writes, decided by Domain and saved by the store as it is: the purchase
+/// row (or a replay attempt), what it changes (``PlanEffect``: one case per kind of state), audit
+/// entries and webhook events. One plan is one transaction.
 public struct PurchasePlan: Hashable, Sendable {
     public var outcome: PurchaseOutcome
     /// A new purchase row (with the proof's hash).
     public var purchase: Purchase?
     public var proofHash: String?
-    /// The booking's new state, when the claim changes it.
-    public var booking: Booking?
-    /// What the claim does to a credit account.
-    public var credits: CreditChange?
+    /// What the claim changes, saved in order.
+    public var effects: [PlanEffect]
     public var replay: ReplayAttempt?
-    /// Entitlement grants to write as they are (new, or re-chained passes).
-    public var grants: [EntitlementGrant] = []
     public var audit: [AuditRecord]
     public var events: [WebhookEvent]
 
-    public init(outcome: PurchaseOutcome, purchase: Purchase? = nil, proofHash: String? = nil, booking: Booking? = nil, credits: CreditChange? = nil,
+    public init(outcome: PurchaseOutcome, purchase: Purchase? = nil, proofHash: String? = nil, effects: [PlanEffect] = [],
                 replay: ReplayAttempt? = nil, audit: [AuditRecord] = [], events: [WebhookEvent] = []) {
-        self.credits = credits
         self.outcome = outcome
         self.purchase = purchase
         self.proofHash = proofHash
-        self.booking = booking
+        self.effects = effects
         self.replay = replay
         self.audit = audit
         self.events = events

@@ -27,9 +27,7 @@ public enum UnlockRules {
         if let until = saved.until { detail["until"] = String(until.epochMilliseconds) }
         let audit = AuditRecord(tenantId: claim.tenantId, actor: .user(claim.userId), action: .unlockGranted, bookingId: nil, purchaseId: purchase.id,
                                 detail: detail, at: now)
-        var plan = PurchasePlan(outcome: .applied(purchase), purchase: purchase, proofHash: claim.proofHash, audit: [audit])
-        plan.grants = grants
-        return plan
+        return PurchasePlan(outcome: .applied(purchase), purchase: purchase, proofHash: claim.proofHash, effects: [.grants(grants)], audit: [audit])
     }
 
     /// What a REFUND, REVOKE or REFUND_REVERSED does to an unlock purchase: the purchase's status,
@@ -61,15 +59,12 @@ public enum UnlockRules {
         let others = grants.filter { $0.id != grant.id }
         var plan = NotificationPlan(effect: effect)
         plan.purchase = purchase
-        plan.grants = ended.durationDays == nil ? [ended] : changed(chain: others + [ended], before: grants)
+        plan.effects = [.grants(ended.durationDays == nil ? [ended] : changed(chain: others + [ended], before: grants))]
         return record(plan, notification, purchase: purchase, now: now)
     }
 
     private static func record(_ plan: NotificationPlan, _ notification: IncomingNotification, purchase: Purchase, now: Date) -> NotificationPlan {
-        var plan = plan
-        plan.audit = AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: nil, purchaseId: purchase.id,
-                                 detail: ["uuid": notification.uuid, "outcome": plan.effect.outcome], at: now)
-        return plan
+        NotificationRules.audited(plan, notification, bookingId: nil, purchaseId: purchase.id, now: now)
     }
 
     /// The grants a re-chaining changes (or adds), compared with what was stored.

@@ -44,7 +44,7 @@ struct CardPaymentSettlement {
             return try applyRefundEffect(payment, reason: "card_refund", disputeLost: false)
         }
         switch plan.outcome {
-        case .applied: return plan.booking?.status == .confirmed ? "booking_confirmed" : "booking_part_paid"
+        case .applied: return plan.effects.booking?.status == .confirmed ? "booking_confirmed" : "booking_part_paid"
         case .needsRefund(let purchase, let code, _):
             if settings.refundsLatePayments {
                 try requestRefund(payment, amount: payment.amountMinor, reason: code.rawValue, initiatedBy: .autoLatePayment, actor: .system,

@@ -266,7 +266,7 @@ public struct ReceivePlayNotification: Sendable {
                                          tenantId: tenant.id)
             let plan = try purchase.flatMap { purchase in
                 try purchase.kind.map { try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now) }
-            } ?? NotificationRules.plan(incoming, purchase: purchase, booking: nil, slotStillFree: false, now: now)
+            } ?? NotificationRules.plan(incoming, purchase: purchase, now: now)
             try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
             return Result(outcome: plan.effect.outcome, duplicate: false, kind: kind)
         }

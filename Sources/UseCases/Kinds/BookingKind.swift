@@ -52,21 +52,21 @@ public struct BookingKind: PurchaseKind {
             : .none
         let plan = BookingPurchaseRules.plan(claim, booking: booking, resource: loaded.resource, occupancy: occupancy, now: now,
                                              holdExtension: loaded.holdExtension)
-        return (plan, .booking(plan.booking ?? booking))
+        return (plan, .booking(plan.effects.booking ?? booking))
     }
 
     public func state(settled plan: PurchasePlan, claim: PurchaseClaim, loaded: Loaded, tx: any StoreSession, now: Date) throws -> PurchasedState {
-        .booking(plan.booking ?? loaded.booking)
+        .booking(plan.effects.booking ?? loaded.booking)
     }
 
     public func notificationPlan(_ notification: IncomingNotification, purchase: Purchase, tenant: Tenant, tx: any StoreSession, now: Date) throws -> NotificationPlan {
         let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: notification.tenantId, forUpdate: true) }
         var slotFree = false
-        if NotificationRules.needsOccupancy(notification), let booking, let resource = tenant.resource(id: booking.resourceId) {
+        if BookingRefundRules.needsOccupancy(notification), let booking, let resource = tenant.resource(id: booking.resourceId) {
             let occupancy = try tx.bookings.occupancy(tenantId: booking.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
                                                       excluding: booking.id, now: now)
             slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
         }
-        return NotificationRules.plan(notification, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)
+        return BookingRefundRules.plan(notification, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)
     }
 }

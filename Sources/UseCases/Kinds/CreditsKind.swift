@@ -42,7 +42,7 @@ public struct CreditsKind: PurchaseKind {
     public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
         let account = try tx.credits.account(tenantId: claim.tenantId, userId: claim.userId, creditType: loaded.product.creditType, now: now, forUpdate: true)
         let plan = CreditPurchaseRules.plan(claim, product: loaded.product, account: account, negativeAllowed: loaded.negativeAllowed, now: now)
-        return (plan, .credits((plan.credits?.account ?? account).summary))
+        return (plan, .credits((plan.effects.credits?.account ?? account).summary))
     }
 
     public func state(settled plan: PurchasePlan, claim: PurchaseClaim, loaded: Loaded, tx: any StoreSession, now: Date) throws -> PurchasedState {
@@ -50,7 +50,7 @@ public struct CreditsKind: PurchaseKind {
     }
 
     public func notificationPlan(_ notification: IncomingNotification, purchase: Purchase, tenant: Tenant, tx: any StoreSession, now: Date) throws -> NotificationPlan {
-        guard let creditType = purchase.creditType else { return NotificationRules.plan(notification, purchase: purchase, booking: nil, slotStillFree: false, now: now) }
+        guard let creditType = purchase.creditType else { return NotificationRules.plan(notification, purchase: purchase, now: now) }
         let account = try tx.credits.account(tenantId: notification.tenantId, userId: purchase.userId, creditType: creditType, now: now, forUpdate: true)
         let grant = try tx.credits.grant(purchaseId: purchase.id, tenantId: notification.tenantId).map { CreditRefundContext.Grant(entry: $0.entry, lot: $0.lot) }
         // A reversal gives back what the refund took: a prorated refund took only a share.
@@ -59,7 +59,7 @@ public struct CreditsKind: PurchaseKind {
             refunded = try tx.credits.lastRefund(purchaseId: purchase.id, tenantId: notification.tenantId).map { $0.debtChange - $0.amount }
         }
         let context = CreditRefundContext(account: account, grant: grant, negativeAllowed: tenant.credits?.negativeAllowed ?? false, refunded: refunded)
-        return NotificationRules.plan(notification, purchase: purchase, booking: nil, slotStillFree: false, credits: context, now: now)
+        return CreditRefundRules.plan(notification, purchase: purchase, credits: context, now: now)
     }
 
     static func unknown(_ productId: String) -> DomainError {

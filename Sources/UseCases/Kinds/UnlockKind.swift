@@ -32,8 +32,8 @@ public struct UnlockKind: PurchaseKind {
     public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
         let passes = loaded.grants.filter { $0.source == .unlock && $0.durationDays != nil }
         let plan = UnlockRules.plan(claim, terms: loaded.terms, passes: passes, now: now)
-        let changed = Dictionary(plan.grants.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
-        let after = loaded.grants.map { changed[$0.id] ?? $0 } + plan.grants.filter { grant in !loaded.grants.contains { $0.id == grant.id } }
+        let changed = Dictionary(plan.effects.grants.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        let after = loaded.grants.map { changed[$0.id] ?? $0 } + plan.effects.grants.filter { grant in !loaded.grants.contains { $0.id == grant.id } }
         return (plan, Self.state(after, entitlement: loaded.terms.entitlement, transactionId: claim.transactionId, now: now))
     }
 
