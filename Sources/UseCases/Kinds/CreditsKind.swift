@@ -8,6 +8,9 @@ public struct CreditsKind: PurchaseKind {
     public struct Loaded {
         var product: CreditProduct
         var negativeAllowed: Bool
+        /// The account the signup bonus goes to (locked), when this claim is the user's first call
+        /// and the bonus is due: every plan of the claim, applied or not, grants it.
+        var bonus: SignupBonusRules.Due?
     }
 
     public var kind: ProductKind { .credits }
@@ -34,19 +37,30 @@ public struct CreditsKind: PurchaseKind {
         claim.target = .credits(type: product.creditType)
         try CreditPurchaseRules.check(proven, claimedProductId: request.productId, claimedTransactionId: request.transactionId, userId: claim.userId,
                                       policy: request.policy)
-        try tx.grantSignupBonusIfDue(tenant: request.tenant, userId: claim.userId, emitsEvents: request.emitsEvents, now: now)
-        return Loaded(product: product, negativeAllowed: settings.negativeAllowed)
+        let bonus = try tx.signupBonusDue(tenant: request.tenant, userId: claim.userId, now: now)
+        return Loaded(product: product, negativeAllowed: settings.negativeAllowed, bonus: bonus)
+    }
+
+    public func settle(_ claim: PurchaseClaim, existing: Purchase?, revokedByApple: Bool, loaded: Loaded, now: Date) -> PurchasePlan? {
+        ClaimPolicy.plan(claim, existing: existing, revokedByApple: revokedByApple, now: now).map { SignupBonusRules.granting(loaded.bonus, before: $0, now: now) }
     }
 
     // The account is locked after the purchase (as notifications lock them), never before.
     public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
-        let account = try tx.credits.account(tenantId: claim.tenantId, userId: claim.userId, creditType: loaded.product.creditType, now: now, forUpdate: true)
-        let plan = CreditPurchaseRules.plan(claim, product: loaded.product, account: account, negativeAllowed: loaded.negativeAllowed, now: now)
-        return (plan, .credits((plan.effects.credits?.account ?? account).summary))
+        let creditType = loaded.product.creditType
+        let bonus = loaded.bonus.map { SignupBonusRules.change($0, now: now) }
+        let account = try bonus.flatMap { $0.account.balance.creditType == creditType ? $0.account : nil }
+            ?? tx.credits.account(tenantId: claim.tenantId, userId: claim.userId, creditType: creditType, now: now, forUpdate: true)
+        var plan = CreditPurchaseRules.plan(claim, product: loaded.product, account: account, negativeAllowed: loaded.negativeAllowed, now: now)
+        let after = plan.effects.credits?.account ?? account
+        plan = SignupBonusRules.granting(loaded.bonus, before: plan, now: now)
+        return (plan, .credits(after.summary))
     }
 
     public func state(settled plan: PurchasePlan, claim: PurchaseClaim, loaded: Loaded, tx: any StoreSession, now: Date) throws -> PurchasedState {
-        .credits(try tx.credits.account(tenantId: claim.tenantId, userId: claim.userId, creditType: loaded.product.creditType, now: now, forUpdate: true).summary)
+        let creditType = loaded.product.creditType
+        if let planned = plan.effects.credits?.account, planned.balance.creditType == creditType { return .credits(planned.summary) }
+        return .credits(try tx.credits.account(tenantId: claim.tenantId, userId: claim.userId, creditType: creditType, now: now, forUpdate: true).summary)
     }
 
     public func notificationPlan(_ notification: IncomingNotification, purchase: Purchase, tenant: Tenant, tx: any StoreSession, now: Date) throws -> NotificationPlan {
@@ -64,18 +78,5 @@ public struct CreditsKind: PurchaseKind {
 
     static func unknown(_ productId: String) -> DomainError {
         DomainError(.unprocessable, .unknownProduct, "\(productId) is not a credit product of this app", field: "productId")
-    }
-}
-
-extension StoreSession {
-    /// Grants the signup bonus in this unit of work if the user never had it (a unique key decides:
-    /// concurrent first calls grant it once). Credit reads and credit purchases both start with it.
-    public func grantSignupBonusIfDue(tenant: Tenant, userId: String, emitsEvents: Bool, now: Date) throws {
-        guard let settings = tenant.credits, let bonus = settings.signupBonus, try credits.claimBonus(tenantId: tenant.id, userId: userId, now: now) else { return }
-        let account = try credits.account(tenantId: tenant.id, userId: userId, creditType: bonus.creditType, now: now, forUpdate: true)
-        let change = CreditRules.grant(account, amount: Int64(bonus.amount), type: .bonus, actor: .system, reason: "signup bonus",
-                                       negativeAllowed: settings.negativeAllowed, now: now)
-        try save(change, now: now)
-        if emitsEvents, let event = change.event(reason: .bonus) { try outbox.enqueue([event], tenantId: tenant.id, now: now) }
     }
 }
