@@ -75,7 +75,7 @@ public struct ReceiveNotification: Sendable {
                     try tx.purchases.purchase(store: store, environment: incoming.environment, transactionId: $0, forUpdate: true)
                 }.flatMap { $0.tenantId == incoming.tenantId ? $0 : nil }
                 if let facts = subscriptionFacts {
-                    let plan = try Self.subscriptionPlan(tx, incoming, facts: facts, purchase: purchase, tenant: tenant, emitsEvents: emitsEvents, now: now)
+                    let plan = try Self.subscriptionPlan(tx, incoming, facts: facts, purchase: purchase, tenant: tenant, now: now)
                     try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
                     return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
                 }
@@ -149,24 +149,29 @@ public struct ReceiveNotification: Sendable {
         return facts
     }
 
-    /// Applies a subscription notification: the record (created without an owner when nobody has
+    /// Plans a subscription notification: the record (created without an owner when nobody has
     /// claimed it yet, so that its user finds it up to date), and the purchase row of a refunded period.
     static func subscriptionPlan(_ tx: any StoreSession, _ incoming: IncomingNotification, facts: SubscriptionFacts, purchase: Purchase?, tenant: Tenant,
-                                 emitsEvents: Bool, now: Date) throws -> NotificationPlan {
+                                 now: Date) throws -> NotificationPlan {
+        let scene = try SubscriptionWrites.scene(tx, facts: facts, tenantId: tenant.id, userId: nil)
+        let changes = SubscriptionChanges.plan(facts, scene: scene, tenant: tenant, userId: nil, source: "notification:\(incoming.type.rawValue)", actor: .apple,
+                                               now: now)
         let outcome: String
-        switch try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "notification:\(incoming.type.rawValue)", actor: .apple,
-                                            emitsEvents: emitsEvents, now: now) {
+        switch changes.outcome {
         case .applied(let subscription, let stale):
             outcome = stale ? "subscription_stale" : "subscription_\(subscription.state(at: now).rawValue)"
         case .nothing, .ownedByOther:
             outcome = "subscription_unknown"
         }
         var plan = NotificationPlan(effect: .recordOnly(outcome))
+        if !changes.change.isEmpty { plan.effects = [.subscription(changes.change)] }
+        plan.events = changes.events
         if let purchase {
             plan.purchase = try SubscriptionKind().notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now).purchase
         }
-        plan.audit = AuditRecord(tenantId: incoming.tenantId, actor: .apple, action: .notification(incoming.type), bookingId: nil, purchaseId: purchase?.id,
-                                 detail: ["uuid": incoming.uuid, "outcome": outcome, "originalTransactionId": facts.originalTransactionId], at: now)
+        plan.audit = changes.audit + [AuditRecord(tenantId: incoming.tenantId, actor: .apple, action: .notification(incoming.type), bookingId: nil,
+                                                  purchaseId: purchase?.id, detail: ["uuid": incoming.uuid, "outcome": outcome,
+                                                                                     "originalTransactionId": facts.originalTransactionId], at: now)]
         return plan
     }
 }

@@ -143,8 +143,8 @@ public enum NotificationRules {
     /// `plan` with the audit entry every notification leaves (by Apple, naming its uuid and outcome).
     public static func audited(_ plan: NotificationPlan, _ notification: IncomingNotification, bookingId: Int64?, purchaseId: Int64?, now: Date) -> NotificationPlan {
         var plan = plan
-        plan.audit = AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: bookingId,
-                                 purchaseId: purchaseId, detail: ["uuid": notification.uuid, "outcome": plan.effect.outcome], at: now)
+        plan.audit.append(AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: bookingId,
+                                 purchaseId: purchaseId, detail: ["uuid": notification.uuid, "outcome": plan.effect.outcome], at: now))
         return plan
     }
 }
@@ -166,7 +166,7 @@ public struct NotificationPlan: Hashable, Sendable {
     public var effects: [PlanEffect] = []
     public var unclaimed: UnclaimedTransaction?
     public var revocation: Revocation?
-    public var audit: AuditRecord?
+    public var audit: [AuditRecord] = []
     public var events: [WebhookEvent] = []
 
     public init(effect: NotificationEffect) {

@@ -17,6 +17,10 @@ extension StoreSession {
         case .booking(let booking): try bookings.update(booking, now: now)
         case .credits(let change): try save(change, now: now)
         case .grants(let list): for grant in list { try grants.save(grant, now: now) }
+        case .subscription(let change):
+            for subscription in change.subscriptions { try subscriptions.save(subscription) }
+            for membership in change.memberships { try subscriptions.save(membership) }
+            for cheat in change.cheats { try subscriptions.insert(cheat) }
         }
     }
 
@@ -51,7 +55,7 @@ extension StoreSession {
             break
         }
         try notifications.insert(notification, outcome: plan.effect.outcome, receivedAt: now)
-        if let record = plan.audit { try audit.append(record) }
+        for record in plan.audit { try audit.append(record) }
         if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: notification.tenantId, now: now) }
     }
 }

@@ -10,6 +10,8 @@ public enum PlanEffect: Hashable, Sendable {
     case credits(CreditChange)
     /// Entitlement grants to write as they are (new, ended, or passes re-chained).
     case grants([EntitlementGrant])
+    /// Subscription records, the memberships made from them, a refused claim of someone else's.
+    case subscription(SubscriptionChange)
 }
 
 extension Array where Element == PlanEffect {

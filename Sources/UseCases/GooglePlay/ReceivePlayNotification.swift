@@ -208,8 +208,8 @@ public struct ReceivePlayNotification: Sendable {
             }
             var detail = ["uuid": uuid, "outcome": outcome, "purchaseToken.sha256": String(PlayProofs.proofHash(token).prefix(16))]
             if let renewal { detail["renewalOrderId"] = renewal.transactionId }
-            plan.audit = AuditRecord(tenantId: tenant.id, actor: .provider(GooglePlaySettings.store), action: .notification(incoming.type), bookingId: nil,
-                                     purchaseId: plan.purchase?.id ?? renewal?.id, detail: detail, at: now)
+            plan.audit = [AuditRecord(tenantId: tenant.id, actor: .provider(GooglePlaySettings.store), action: .notification(incoming.type), bookingId: nil,
+                                      purchaseId: plan.purchase?.id ?? renewal?.id, detail: detail, at: now)]
             try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
             return Result(outcome: outcome, duplicate: false, kind: kind)
         }

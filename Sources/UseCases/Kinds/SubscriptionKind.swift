@@ -9,7 +9,8 @@ public struct SubscriptionKind: PurchaseKind {
     public struct Loaded {
         var facts: SubscriptionFacts
         var tenant: Tenant
-        var emitsEvents: Bool
+        /// The subscription's record and memberships, locked.
+        var scene: SubscriptionScene
     }
 
     public var kind: ProductKind { .subscription }
@@ -27,7 +28,8 @@ public struct SubscriptionKind: PurchaseKind {
         try PurchaseChecks.claimedTransaction(proven, claimedTransactionId: request.transactionId)
         try PurchaseChecks.buyer(proven, userId: claim.userId, policy: request.policy)
         guard let facts = proven.subscription else { throw Self.notAPeriod }
-        return Loaded(facts: facts, tenant: request.tenant, emitsEvents: request.emitsEvents)
+        let scene = try SubscriptionWrites.scene(tx, facts: facts, tenantId: claim.tenantId, userId: claim.userId)
+        return Loaded(facts: facts, tenant: request.tenant, scene: scene)
     }
 
     /// Another app's transaction, or one that paid for something else, is a replay; the same
@@ -41,17 +43,21 @@ public struct SubscriptionKind: PurchaseKind {
     }
 
     public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
-        switch try SubscriptionWrites.apply(tx, facts: loaded.facts, tenant: loaded.tenant, userId: claim.userId, source: "verify_purchase",
-                                            actor: .user(claim.userId), emitsEvents: loaded.emitsEvents, now: now) {
+        let changes = SubscriptionChanges.plan(loaded.facts, scene: loaded.scene, tenant: loaded.tenant, userId: claim.userId, source: "verify_purchase",
+                                               actor: .user(claim.userId), now: now)
+        let effects: [PlanEffect] = changes.change.isEmpty ? [] : [.subscription(changes.change)]
+        switch changes.outcome {
         case .ownedByOther:
-            return (PurchasePlan(outcome: .refused(code: .linkedToOtherAccount, message: "this Apple subscription belongs to another account")), .none)
+            return (PurchasePlan(outcome: .refused(code: .linkedToOtherAccount, message: "this Apple subscription belongs to another account"), effects: effects,
+                                 audit: changes.audit), .none)
         case .nothing:
             throw Self.notAPeriod
         case .applied(let subscription, _):
-            let inUse = try tx.subscriptions.membership(tenantId: claim.tenantId, userId: claim.userId)?.originalTransactionId == subscription.originalTransactionId
-            if let existing { return (PurchasePlan(outcome: .repeated(existing)), .subscription(subscription, inUse: inUse)) }
+            let state = PurchasedState.subscription(subscription, inUse: changes.inUse(subscription, by: claim.userId))
+            if let existing { return (PurchasePlan(outcome: .repeated(existing), effects: effects, audit: changes.audit, events: changes.events), state) }
             let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
-            return (PurchasePlan(outcome: .applied(purchase), purchase: purchase, proofHash: claim.proofHash), .subscription(subscription, inUse: inUse))
+            return (PurchasePlan(outcome: .applied(purchase), purchase: purchase, proofHash: claim.proofHash, effects: effects, audit: changes.audit,
+                                 events: changes.events), state)
         }
     }
 
