@@ -72,16 +72,23 @@ public enum SubscriptionChanges {
     /// Applies `facts` to the records in `scene` for `userId` (nil: a notification, attaching nobody).
     public static func plan(_ facts: SubscriptionFacts, scene: SubscriptionScene, tenant: Tenant, userId: String?, source: String, actor: Actor,
                             now: Date) -> Plan {
+        plan(facts, scene: scene, tenantId: tenant.id, product: { tenant.product(id: $0)?.subscriptionInfo }, userId: userId, source: source, actor: actor,
+             now: now)
+    }
+
+    /// The same, with the catalog's subscription products as a function (`product(id)`).
+    public static func plan(_ facts: SubscriptionFacts, scene: SubscriptionScene, tenantId: String, product: (String) -> SubscriptionProductInfo?,
+                            userId: String?, source: String, actor: Actor, now: Date) -> Plan {
         var plan = Plan(outcome: .nothing, after: scene)
         let current = scene.current
         if let userId, let current, let owner = current.userId, owner != userId {
-            plan.change.cheats.append(SubscriptionCheat(id: RecordID.next(), tenantId: tenant.id, userId: userId, originalTransactionId: current.originalTransactionId,
+            plan.change.cheats.append(SubscriptionCheat(id: RecordID.next(), tenantId: tenantId, userId: userId, originalTransactionId: current.originalTransactionId,
                                                         ownerUserId: current.userId, source: source, at: now))
-            plan.audit.append(cheatAudit(tenantId: tenant.id, userId: userId, subscription: current, source: source, now: now))
+            plan.audit.append(cheatAudit(tenantId: tenantId, userId: userId, subscription: current, source: source, now: now))
             plan.outcome = .ownedByOther(current)
             return plan
         }
-        guard let update = SubscriptionRules.apply(facts, to: current, tenantId: tenant.id, product: { tenant.product(id: $0)?.subscriptionInfo }, now: now) else {
+        guard let update = SubscriptionRules.apply(facts, to: current, tenantId: tenantId, product: product, now: now) else {
             return plan
         }
         var subscription = update.subscription
@@ -94,10 +101,10 @@ public enum SubscriptionChanges {
         }
         if changed || current == nil { plan.change.subscriptions.append(subscription) }
         if let replaced = facts.replaces, replaced != subscription.originalTransactionId, let old = scene.replaced {
-            subscription = endReplaced(old, by: subscription, plan: &plan, tenantId: tenant.id, source: source, actor: actor, now: now)
+            subscription = endReplaced(old, by: subscription, plan: &plan, tenantId: tenantId, source: source, actor: actor, now: now)
         }
         if let userId, newlyAttached {
-            plan.audit.append(AuditRecord(tenantId: tenant.id, actor: actor, action: .subscriptionAttached, bookingId: nil, purchaseId: nil,
+            plan.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .subscriptionAttached, bookingId: nil, purchaseId: nil,
                                           detail: ["originalTransactionId": subscription.originalTransactionId, "userId": userId, "source": source], at: now))
             // The account's first subscription (or one that may replace an expired membership) becomes the one it uses.
             let decision = LinkPolicy.decide(userId: userId, subscription: subscription, accountMembership: plan.after.membership(userId: userId),
