@@ -194,9 +194,23 @@ let package = Package(
             ]
         ),
         .target(
+            name: "BerthWorkers",
+            dependencies: [
+                "Domain",
+                "UseCases",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
             name: "HTTPAPI",
             dependencies: [
                 "Domain",
+                "BerthWorkers",
                 "CHeapStats",
                 "OutboundHTTP",
                 "UseCases",
@@ -300,7 +314,7 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
+                "HTTPAPI", "BerthWorkers", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

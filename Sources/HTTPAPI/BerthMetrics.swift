@@ -6,6 +6,7 @@ import Hummingbird
 import NIOCore
 import Prometheus
 import Synchronization
+import BerthWorkers
 
 /// Berth's metrics: swift-metrics handlers made by a Prometheus factory over this instance's own
 /// registry (no global state, so every application, and every test, counts its own), rendered
@@ -39,7 +40,7 @@ public final class BerthMetrics: Sendable {
     private let counters = Mutex<[Series: any CounterHandler]>([:])
     private let timers = Mutex<[Series: any TimerHandler]>([:])
 
-    func count(_ name: String, _ labels: [(String, String)] = [], by amount: Int64 = 1) {
+    public func count(_ name: String, _ labels: [(String, String)] = [], by amount: Int64 = 1) {
         Self.handle(in: counters, Series(name, labels)) { factory.makeCounter(label: name, dimensions: labels) }.increment(by: amount)
     }
 
@@ -58,7 +59,7 @@ public final class BerthMetrics: Sendable {
         }
     }
 
-    func gauge(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
+    public func gauge(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
         factory.makeRecorder(label: name, dimensions: labels, aggregate: false).record(value)
     }
 
@@ -119,9 +120,6 @@ public final class BerthMetrics: Sendable {
         count("berth_consumption_answers_total", [("tenant", tenant), ("outcome", outcome)])
     }
 
-    func webhookAttempt(delivered: Bool) {
-        count("berth_webhook_attempts_total", [("result", delivered ? "delivered" : "failed")])
-    }
 }
 
 /// Requests by route pattern, method and status, with their latency. Outside the error
@@ -170,3 +168,5 @@ struct MeasuredStore: Store {
         return try await body()
     }
 }
+
+extension BerthMetrics: WorkerMetrics {}

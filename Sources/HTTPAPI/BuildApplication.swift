@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import BerthWorkers
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -147,20 +148,21 @@ public func buildApplication(services: BerthServices, server: ServerConfiguratio
 /// The card rail's background jobs, when a tenant has a card rail and the services run them.
 func cardPaymentWorker(services: BerthServices) -> [any Service] {
     guard services.cardPaymentJobs.hasWork, let interval = services.cardPaymentJobsInterval else { return [] }
-    return [CardPaymentWorker(jobs: services.cardPaymentJobs, logger: services.logger, interval: interval)]
+    return [PeriodicWorker("card-payments", jobs: BackgroundJobs.cardPayments(services.cardPaymentJobs), clock: services.clock, tick: interval)]
 }
 
 /// Google Play's background jobs, when a tenant sells on Play and the services run them.
 func playWorker(services: BerthServices) -> [any Service] {
     guard services.playJobs.hasWork, let interval = services.playJobsInterval else { return [] }
-    return [PlayWorker(jobs: services.playJobs, metrics: services.metrics, logger: services.logger, interval: interval)]
+    return [PeriodicWorker("google-play", jobs: BackgroundJobs.play(services.playJobs, metrics: services.metrics), clock: services.clock, tick: interval)]
 }
 
-/// Get Notification History, when a tenant has an App Store Server API key and the services run it.
+/// Get Notification History and consumption answers, when a tenant has an App Store Server API key
+/// and the services run them.
 func appleHistoryWorker(services: BerthServices) -> [any Service] {
-    let history = services.appleHistory
-    guard !history.tenantsToRead.isEmpty || ConsumptionAnswers.hasWork(services.tenants), let tick = services.appleHistoryTick else { return [] }
-    return [AppleHistoryWorker(history: history, consumption: services.consumptionAnswers, metrics: services.metrics, tick: tick)]
+    let jobs = BackgroundJobs.apple(history: services.appleHistory, consumption: services.consumptionAnswers, metrics: services.metrics)
+    guard !jobs.isEmpty, let tick = services.appleHistoryTick else { return [] }
+    return [PeriodicWorker("apple", jobs: jobs, clock: services.clock, tick: tick)]
 }
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.

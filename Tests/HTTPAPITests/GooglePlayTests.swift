@@ -3,6 +3,7 @@ import AppleSignedData
 import Domain
 import Foundation
 import GooglePlayAPI
+@testable import BerthWorkers
 @testable import HTTPAPI
 import HTTPTypes
 import Hummingbird
@@ -116,7 +117,7 @@ struct GooglePlayTests {
             let owed = try await rig.harness.services.store.read { try $0.play.acknowledgements(tenantId: "aistylist-test", purchaseToken: token) }
             #expect(owed.map(\.action) == [.consume] && owed.first?.status == .pending)
             // The alert gauges count it as owed (not yet overdue).
-            await PlayWorker.gauges(jobs: rig.jobs(owner: "gauges"), metrics: rig.harness.services.metrics)
+            await BackgroundJobs.playGauges(rig.jobs(owner: "gauges"), metrics: rig.harness.services.metrics)
             let exposition = rig.harness.services.metrics.render().split(separator: "\n")
             let owedLine = exposition.first { $0.hasPrefix("berth_play_unacknowledged{") && $0.contains("aistylist-test") }
             let overdueLine = exposition.first { $0.hasPrefix("berth_play_unacknowledged_overdue{") && $0.contains("aistylist-test") }

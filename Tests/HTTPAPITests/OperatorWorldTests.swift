@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TestKit
+import BerthWorkers
 import HTTPAPI
 
 /// Bookings in the operator's world, through HTTP: local times in requests, answers, webhooks and

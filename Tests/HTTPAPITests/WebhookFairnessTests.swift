@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import BerthWorkers
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
@@ -109,7 +110,7 @@ struct WebhookFairnessTests {
             try await harness.database.write { [now = harness.clock.now()] tx in try tx.outbox.enqueue([Self.event(1)], tenantId: "seaboo-test", now: now) }
             let client = WebhookHTTPClient()
             let deliverer = WebhookDeliverer(store: harness.database, tenants: harness.services.tenants, client: client, clock: harness.clock,
-                                             logger: Logger(label: "test"), maximumAttempts: 3)
+                                             logger: Logger(label: "test"), retry: .exponential(first: 5, cap: 3600, maximumAttempts: 3))
             receiver.state.withLock { $0.failures = 100 }
             for _ in 0..<3 {
                 #expect(try await deliverer.deliverDue(tenantId: "seaboo-test") == 1)

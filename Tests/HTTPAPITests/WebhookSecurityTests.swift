@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+@testable import BerthWorkers
 @testable import HTTPAPI
 import HTTPTypes
 import Hummingbird

@@ -1,6 +1,7 @@
 import AppleSignedData
 import Crypto
 import Foundation
+import BerthWorkers
 import HTTPAPI
 import BerthApp
 import UseCases

@@ -52,10 +52,6 @@ public struct PlayAcknowledgement: Hashable, Sendable {
         self.doneAt = doneAt
     }
 
-    /// When to try again after `attempts` failures: 2 s, doubling, at most 10 minutes (a purchase
-    /// has three days; a brief outage must not use them up, a long one must not hammer Google).
-    public static func retryDelay(afterAttempts attempts: Int) -> TimeInterval {
-        let exponent = min(max(attempts - 1, 0), 9)
-        return min(2 * Double(1 << exponent), 600)
-    }
+    /// When to try again after `attempts` failures (``JobRetry/playAcknowledgements``).
+    public static func retryDelay(afterAttempts attempts: Int) -> TimeInterval { JobRetry.playAcknowledgements.delay(afterAttempts: attempts) }
 }

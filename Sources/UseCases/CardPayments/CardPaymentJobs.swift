@@ -207,7 +207,5 @@ public struct CardPaymentJobs: Sendable {
     }
 
     /// 10 s doubling, at most 10 minutes.
-    static func backoff(attempts: Int) -> TimeInterval {
-        min(600, 10 * pow(2, Double(min(max(attempts - 1, 0), 10))))
-    }
+    static func backoff(attempts: Int) -> TimeInterval { JobRetry.cardPayments.delay(afterAttempts: attempts) }
 }

@@ -49,9 +49,7 @@ public struct ConsumptionAnswers: Sendable {
     }
 
     /// The wait after `attempts` failed calls: 30 s, 2 min, 10 min, 30 min, then hourly.
-    static func backoff(afterAttempts attempts: Int) -> TimeInterval {
-        [30, 120, 600, 1800][safe: attempts - 1] ?? 3600
-    }
+    static func backoff(afterAttempts attempts: Int) -> TimeInterval { JobRetry.consumptionAnswers.delay(afterAttempts: attempts) }
 
     /// A CONSUMPTION_REQUEST arrived (from Apple or the history job): the answer is owed, once per
     /// request, and tried now. Nil when the request was already owed (a retry of it changes nothing).

@@ -9,8 +9,8 @@ import UseCases
 
 /// Delivers the webhook outbox to each tenant's backend: signed with HMAC-SHA256 over
 /// "<timestamp>.<body>" (header `Berth-Signature: t=<unix seconds>,v1=<hex>`, the timestamp taken
-/// when each attempt is sent), retried with exponential backoff (5 s doubling, at most 1 h) until a
-/// 2xx or `maximumAttempts` (then the message is a dead letter, kept until an operator re-sends it),
+/// when each attempt is sent), retried by ``JobRetry/webhooks`` (5 s doubling, at most 1 h) until a
+/// 2xx or its last attempt (then the message is a dead letter, kept until an operator re-sends it),
 /// every attempt logged with a coarse error class. Each tenant with a webhook has its own delivery
 /// loop with its own claims (S7): a black-holed receiver delays only its own tenant's events, never
 /// another's. Within a tenant, events of one booking go out in the order they happened. Because
@@ -29,17 +29,17 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
     /// How long a claimed message stays this deliverer's; a deliverer that dies releases it by expiry.
     let lease: TimeInterval = 120
 
-    let metrics: BerthMetrics?
-    /// Attempts before a message becomes a dead letter (with the backoff, about a day of retries).
-    let maximumAttempts: Int
+    let metrics: (any WorkerMetrics)?
+    /// When a failed delivery is tried again, and how many attempts before a dead letter.
+    let retry: JobRetry
     /// Messages a tenant's loop claims at once: with the 10 s send timeout, a claim of a dead
     /// receiver's messages ends well within its lease.
     let claimSize = 8
 
     public init(store: any Store, tenants: TenantRegistry, client: WebhookHTTPClient, clock: any BerthClock, logger: Logger,
-                metrics: BerthMetrics? = nil, interval: Duration = .milliseconds(500), concurrency: Int = 16, maximumAttempts: Int = 30) {
+                metrics: (any WorkerMetrics)? = nil, interval: Duration = .milliseconds(500), concurrency: Int = 16, retry: JobRetry = .webhooks) {
         self.metrics = metrics
-        self.maximumAttempts = max(1, maximumAttempts)
+        self.retry = retry
         self.store = store
         self.tenants = tenants
         self.client = client
@@ -125,15 +125,15 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
             let sentAt = clock.now()
             let outcome = await client.post(message.payload, headers: Self.headers(for: message, secret: webhook.secret.value, at: sentAt), to: webhook.configuration)
             let delivered = outcome.failure == nil
-            metrics?.webhookAttempt(delivered: delivered)
+            metrics?.count("berth_webhook_attempts_total", [("result", delivered ? "delivered" : "failed")], by: 1)
             if !delivered, let subject = message.subject { held.insert(subject) }
-            let backoff = min(5 * pow(2, Double(min(message.attempts, 20))), 3600)
+            let attempts = message.attempts + 1
             let now = clock.now()
             // nil after the last allowed attempt: the message becomes a dead letter.
-            let next: Date? = delivered || message.attempts + 1 >= maximumAttempts ? nil : now.addingTimeInterval(backoff)
+            let next: Date? = delivered || !retry.triesAgain(afterAttempts: attempts) ? nil : now.addingTimeInterval(retry.delay(afterAttempts: attempts))
             if !delivered && next == nil {
                 logger.warning("webhook gave up", metadata: ["event": .string(message.eventType), "outbox_id": .stringConvertible(message.id),
-                                                             "attempts": .stringConvertible(message.attempts + 1)])
+                                                             "attempts": .stringConvertible(attempts)])
             }
             try await store.write { try $0.outbox.recordAttempt(message, statusCode: outcome.statusCode, error: outcome.failure?.rawValue, delivered: delivered,
                                                                 nextAttemptAt: next, now: now) }
