@@ -309,7 +309,18 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLStoreTests",
-            dependencies: ["SQLStore", "Domain", "UseCases", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SQLStore", "Domain", "UseCases", "StoreTesting", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
+        ),
+        // The backends every store and use-case suite runs on (SQLite; PostgreSQL when the test command started one).
+        .target(
+            name: "StoreTesting",
+            dependencies: ["SQLStore", "Domain", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/StoreTesting"
+        ),
+        // The shipped use cases' units of work, on every backend.
+        .testTarget(
+            name: "UseCasesTests",
+            dependencies: ["UseCases", "Domain", "SQLStore", "StoreTesting"]
         ),
         .testTarget(
             name: "HTTPAPITests",

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
 
 /// The App Store lifecycle's tables on every backend: consumption consents (the latest answer per

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
 
 /// The card rail's tables on every backend: one open payment per booking, one row per provider id,

@@ -1,7 +1,9 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
+import UseCases
 
 /// The credit ports of the store contract: no overspending under racing reservations, the bonus
 /// once, FIFO lots and their uses, refunds with debt, products, and a randomized sequence after
@@ -25,17 +27,27 @@ extension StoreConformance {
         }
     }
 
-    /// A purchase row and its grant, as verify-purchase writes them.
+    /// A credit purchase: the shipped unit of work (``VerifyPurchase/claim(_:proven:request:kind:tx:now:remembering:)`` with
+    /// ``CreditsKind``) for a pack of `amount` credits of type `c` (the stored product is set to it first).
     static func buy(_ store: any Store, user: String = "u", amount: Int64, transactionId: String, negativeAllowed: Bool = false, now: Date = now) async throws -> Purchase {
-        try await store.write { tx in
-            let claim = PurchaseClaim(tenantId: "a", userId: user, target: .credits(type: "c"), environment: "Sandbox", transactionId: transactionId,
-                                      originalTransactionId: transactionId, productId: "pack", purchasedAt: now, proofHash: "h")
+        let json = """
+            {"id": "a", "name": "A", "currency": "EUR", "apple": {"bundleId": "com.example.a", "environments": ["Sandbox"]},
+             "auth": {"algorithm": "HS256", "issuer": "https://a.example", "secretEnv": "A_SECRET"},
+             "credits": {"types": ["c"], "allowNegativeBalance": \(negativeAllowed)}, "products": [], "resources": []}
+            """
+        let tenant = try JSONDecoder().decode(Tenant.self, from: Data(json.utf8))
+        let proven = ProvenTransaction(transactionId: transactionId, originalTransactionId: transactionId, productId: "pack", environment: "Sandbox",
+                                       purchasedAt: now, revoked: false, appAccountToken: nil, proofHash: "h")
+        let claim = PurchaseClaim(proven, tenantId: "a", userId: user, target: .credits(type: "c"), now: now)
+        let request = PurchaseRequest(tenant: tenant, policy: PurchasePolicy(), emitsEvents: true, userId: user, productId: "pack", transactionId: transactionId,
+                                      named: nil)
+        let result = try await store.write { tx in
             let product = CreditProduct(tenantId: "a", productId: "pack", creditType: "c", credits: amount, title: "Pack", currency: "EUR", createdAt: now, updatedAt: now)
-            let account = try tx.credits.account(tenantId: "a", userId: user, creditType: "c", now: now, forUpdate: true)
-            let plan = CreditPurchaseRules.plan(claim, product: product, account: account, negativeAllowed: negativeAllowed, now: now)
-            try tx.save(plan, tenantId: "a", store: claim.store, emitsEvents: true, now: now)
-            return plan.purchase!
+            if try tx.credits.product(tenantId: "a", productId: "pack") == nil { try tx.credits.insert(product) } else { try tx.credits.update(product) }
+            return try VerifyPurchase.claim(claim, proven: proven, request: request, kind: CreditsKind(), tx: tx, now: now)
         }
+        guard case .applied(let purchase) = result.outcome else { throw StoreError("the purchase was not applied: \(result.outcome)") }
+        return purchase
     }
 
     static func totals(_ store: any Store, tenant: String = "a") async throws -> [LedgerTotals] {

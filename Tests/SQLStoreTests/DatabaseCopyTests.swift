@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
 
 @Suite("moving a SQLite deployment to PostgreSQL", .enabled(if: TestPostgres.url != nil, "BERTH_TEST_POSTGRES_URL is not set: SKIPPED (run scripts/test)"))

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
 
 /// API keys on every backend: roles and scopes round-trip, revocation and expiry are stored, last

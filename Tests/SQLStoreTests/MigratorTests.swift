@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import GRDB
 import SQLStore
+import StoreTesting
 import Testing
 
 @Suite("Migrations and persistence on a real SQLite file")

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
 
 /// What operators read about bookings (references, time zones), on every backend.

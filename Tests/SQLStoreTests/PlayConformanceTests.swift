@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import SQLStore
 import UseCases
+import StoreTesting
 import Testing
 
 /// Google Play's tables on every backend: what Berth owes Google for each purchase token, once;

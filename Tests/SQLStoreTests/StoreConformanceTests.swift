@@ -1,7 +1,9 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
+import UseCases
 
 /// The store contract every backend must keep, with the invariants that a single SQLite writer used
 /// to hide: exactly once under concurrent claims, no overbooking under racing admissions, hold
@@ -10,49 +12,11 @@ import Testing
 /// with the PostgreSQL backend).
 @Suite("StoreConformance")
 struct StoreConformance {
-    static let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("migrations")
-    static let now = Date(epochMilliseconds: 1_900_000_000_000)
+    static let migrations = StoreBackend.migrations
+    static let now = StoreBackend.now
 
-    /// A backend under test: runs a body on a fresh, migrated store with tenants `a` and `b`, and
-    /// closes (and on PostgreSQL drops) it afterwards, whatever happens.
-    struct StoreBackend: Sendable, CustomTestStringConvertible {
-        var name: String
-        var scope: @Sendable (_ body: (any Store) async throws -> Void) async throws -> Void
-        var testDescription: String { name }
-
-        static func prepare(_ store: some MigratableStore) async throws {
-            try await Migrator(directory: StoreConformance.migrations).apply(to: store, now: StoreConformance.now)
-            try await store.write { try $0.keys.syncTenants([(id: "a", name: "A"), (id: "b", name: "B")], now: StoreConformance.now) }
-        }
-
-        static let sqlite = StoreBackend(name: "SQLite") { body in
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-conformance-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let store = try SQLiteStore.open(path: directory.appendingPathComponent("store.sqlite").path)
-            do {
-                try await prepare(store)
-                try await body(store)
-            } catch {
-                try? store.close()
-                throw error
-            }
-            try store.close()
-        }
-
-        /// PostgreSQL, when the test command started one (`BERTH_TEST_POSTGRES_URL`): each test gets a database of its own.
-        static let postgres: StoreBackend? = TestPostgres.url.map { _ in
-            StoreBackend(name: "PostgreSQL") { body in
-                try await TestPostgres.withDatabase { store in
-                    try await prepare(store)
-                    try await body(store)
-                }
-            }
-        }
-
-        static let available: [StoreBackend] = [.sqlite] + (postgres.map { [$0] } ?? [])
-    }
+    /// The backends every suite runs on (``StoreTesting/StoreBackend``).
+    typealias StoreBackend = StoreTesting.StoreBackend
 
     /// Runs `body` on a fresh store of `backend` and closes it afterwards, whatever happens.
     func withStore(_ backend: StoreBackend, _ body: (any Store) async throws -> Void) async throws {
@@ -68,33 +32,33 @@ struct StoreConformance {
                      requiredProductId: "p")
     }
 
-    /// The unit of work of a booking admission, as the use case runs it.
+    /// A booking admission: the shipped unit of work (``CreateBooking/admit(_:quote:limits:viaKey:tx:now:)``).
     static func admit(_ store: any Store, tenant: String = "a", user: String, quote: BookingQuote, now: Date = now, hold: TimeInterval = 900) async throws -> Booking {
         let draft = NewBooking(tenantId: tenant, userId: user, quote: quote, holdExpiresAt: now.addingTimeInterval(hold), now: now)
-        return try await store.write { tx in
-            let occupancy = try tx.bookings.occupancy(tenantId: tenant, resourceId: quote.resource.id, start: quote.start, end: quote.end, excluding: nil, now: now)
-            let holds = try tx.bookings.activeHolds(tenantId: tenant, userId: user, now: now, upTo: 10)
-            try BookingAdmission.check(BookingLoad(occupancy: occupancy, userHolds: holds, creatorHolds: 0), resource: quote.resource, seats: quote.seats,
-                                       limits: HoldLimits(perUser: 10), viaKey: false)
-            let (booking, audit) = BookingTransitions.created(draft, reference: try tx.bookings.unusedReference(tenantId: tenant))
-            try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
-            try tx.audit.append(audit)
-            return booking
-        }
+        return try await store.write { tx in try CreateBooking.admit(draft, quote: quote, limits: HoldLimits(perUser: 10), viaKey: false, tx: tx, now: now) }
     }
 
-    /// The unit of work of a purchase claim, as the use case runs it.
+    /// A tenant whose bookings the App Store pays (product `p`), for the shipped purchase unit of work.
+    static func bookingTenant(_ id: String) throws -> Tenant {
+        let json = """
+            {"id": "\(id)", "name": "\(id)", "currency": "EUR",
+             "apple": {"bundleId": "com.example.\(id)", "environments": ["Sandbox"]},
+             "auth": {"algorithm": "HS256", "issuer": "https://\(id).example", "secretEnv": "A_SECRET"},
+             "products": [{"id": "p", "kind": "booking", "type": "Consumable", "title": "A booking"}],
+             "resources": []}
+            """
+        return try JSONDecoder().decode(Tenant.self, from: Data(json.utf8))
+    }
+
+    /// A purchase claim of a booking: the shipped unit of work (``VerifyPurchase/claim(_:proven:request:kind:tx:now:remembering:)``
+    /// with ``BookingKind``), as verify-purchase runs it after proving the transaction.
     static func claim(_ store: any Store, booking: Booking, user: String, transactionId: String, now: Date = now) async throws -> PurchaseOutcome {
-        let claim = PurchaseClaim(tenantId: booking.tenantId, userId: user, target: .booking(id: booking.id), environment: "Sandbox", transactionId: transactionId,
-                                  originalTransactionId: transactionId, productId: "p", purchasedAt: now, proofHash: "h-\(user)")
-        return try await store.write { tx in
-            guard let current = try tx.bookings.booking(id: booking.id, tenantId: booking.tenantId, forUpdate: true) else { throw DomainError.bookingNotFound(booking.id) }
-            let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: transactionId, forUpdate: true)
-            let plan = ClaimPolicy.plan(claim, existing: existing, revokedByApple: false, now: now)
-                ?? BookingPurchaseRules.plan(claim, booking: current, resource: rental, occupancy: .none, now: now)
-            try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: true, now: now)
-            return plan.outcome
-        }
+        let proven = ProvenTransaction(transactionId: transactionId, originalTransactionId: transactionId, productId: "p", environment: "Sandbox",
+                                       purchasedAt: now, revoked: false, appAccountToken: nil, proofHash: "h-\(user)")
+        let claim = PurchaseClaim(proven, tenantId: booking.tenantId, userId: user, target: .booking(id: booking.id), now: now)
+        let request = PurchaseRequest(tenant: try bookingTenant(booking.tenantId), policy: PurchasePolicy(), emitsEvents: true, userId: user, productId: "p",
+                                      transactionId: transactionId, named: .booking(id: booking.id))
+        return try await store.write { tx in try VerifyPurchase.claim(claim, proven: proven, request: request, kind: BookingKind(), tx: tx, now: now).outcome }
     }
 
     @Test("exactly once: 50 concurrent claims of one transaction by different users make one purchase and 49 replays", arguments: StoreBackend.available)

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
 import Testing
 
 /// The subscription ports of the store contract: records round-trip and update in place, one owner

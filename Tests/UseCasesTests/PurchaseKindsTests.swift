@@ -1,13 +1,22 @@
 import Domain
 import Foundation
 import SQLStore
+import StoreTesting
+import StoreTesting
 import Testing
 import UseCases
 
 /// The product kinds' transactional bodies, called as `VerifyPurchase` calls them
 /// (`VerifyPurchase.claim`), on every backend: locks, unique indexes and the claim policy hold
 /// under concurrent claims, not only under SQLite's single writer.
-extension StoreConformance {
+@Suite("Purchase kinds' units of work on every backend")
+struct PurchaseKindsTests {
+    static let now = StoreBackend.now
+
+    func withStore(_ backend: StoreBackend, _ body: (any Store) async throws -> Void) async throws {
+        try await backend.run(body)
+    }
+
     static let lifetime = "pro.lifetime", pass = "club.pass30"
 
     static var unlockTenant: Tenant {
