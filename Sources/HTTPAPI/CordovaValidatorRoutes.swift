@@ -114,8 +114,7 @@ struct CordovaValidatorRoutes {
                 // one the purchase's original JSON names; its package likewise.
                 let original = transaction.receipt.flatMap { try? JSONDecoder().decode(ValidatorRequest.PlayPurchaseJSON.self, from: Data($0.utf8)) }
                 let productId = body.id.flatMap { $0.isEmpty ? nil : $0 } ?? original?.productId ?? original?.productIds?.first
-                let catalogId = productId.map { id in runtime.tenant.product(namedOnPlay: id)?.id ?? id }
-                named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: catalogId, transactionId: nil,
+                named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: productId, transactionId: nil,
                                                                 proof: .playToken(token, packageName: original?.packageName), target: bookingId.map { .booking(id: $0) },
                                                                 callerProvesUser: context.caller.provesUser))
             default:

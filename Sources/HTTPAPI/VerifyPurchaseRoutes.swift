@@ -22,11 +22,9 @@ struct VerifyPurchaseRoutes {
         // An empty transactionId (what a client sends when StoreKit gave none) names no transaction.
         let transactionId = body.transactionId.flatMap { $0.isEmpty ? nil : $0 }
         let proof: PurchaseProof
-        var productId = body.productId
+        let productId = body.productId
         if let token = body.purchaseToken, !token.isEmpty {
             proof = .playToken(token, packageName: body.packageName)
-            // The app may name the product by its Play Console id.
-            productId = runtime.tenant.product(namedOnPlay: productId)?.id ?? productId
         } else if let jws = body.jwsRepresentation, !jws.isEmpty {
             proof = .jws(jws)
         } else if let receipt = body.receipt, !receipt.isEmpty {

@@ -26,46 +26,33 @@ public struct ProvenReceipt: Sendable {
     public var originalApplicationVersion: String?
 }
 
-/// Turns a proof into a ``ProvenTransaction`` for a tenant: offline for JWS and receipts, through
-/// Apple's API for bare ids. Refusals are ``DomainError``s naming the proof's field.
+/// Turns a proof into a ``ProvenTransaction`` for a tenant, by the store that proves it: offline for JWS
+/// and receipts, through Apple's API for bare ids, through Google's for Play tokens. Refusals are ``DomainError``s naming the proof's field.
 public struct PurchaseProver: Sendable {
     let logger: Logger
     /// Orders what a store's API answers now (Google Play's state) against what Berth applied before.
     let clock: any BerthClock
+    /// The stores proofs come from.
+    let sources: PurchaseSources
 
-    public init(logger: Logger, clock: any BerthClock = SystemClock()) {
+    public init(logger: Logger, clock: any BerthClock = SystemClock(), sources: PurchaseSources = PurchaseSources()) {
         self.logger = logger
         self.clock = clock
+        self.sources = sources
     }
 
+    /// The transaction `proof` proves, by the store that proves it (``PurchaseSources``).
     public func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+        try await sources.source(for: proof).prove(proof, productId: productId, userId: userId, runtime: runtime, prover: self)
+    }
+
+    /// An App Store proof: a signed transaction or a receipt offline, a bare id through Apple's API.
+    func proveApple(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         switch proof {
         case .jws(let jws): try await provenByJWS(jws, runtime: runtime)
         case .receipt(let base64, let transactionId): try await provenByReceipt(base64, transactionId: transactionId, productId: productId, runtime: runtime)
         case .transactionId(let id): try await provenByLookup(id, userId: userId, runtime: runtime)
-        case .playToken(let token, let packageName): try await provenByPlay(token, packageName: packageName, productId: productId, runtime: runtime)
-        }
-    }
-
-    private func provenByPlay(_ token: String, packageName: String?, productId: String?, runtime: TenantRuntime) async throws -> ProvenTransaction {
-        guard let play = runtime.play else {
-            throw DomainError(.unprocessable, .googlePlayNotConfigured, "this app takes no Google Play purchases", field: "purchaseToken")
-        }
-        guard let package = play.package(packageName) else {
-            throw DomainError(.unprocessable, .invalidField, "packageName is not one of this app's", field: "packageName")
-        }
-        guard let productId, !productId.isEmpty else {
-            throw DomainError(.invalidInput, .missingField, "a Google Play purchase needs its productId", field: "productId")
-        }
-        guard let product = runtime.tenant.product(namedOnPlay: productId) else {
-            throw DomainError(.unprocessable, .unknownProduct, "unknown product \(productId)", field: "productId")
-        }
-        do {
-            return try await PlayProofs.prove(token: token, product: product, package: package, runtime: play, now: clock.now())
-        } catch let error as DomainError {
-            logger.info("verify-purchase refused", metadata: ["purchaseToken.sha256": .string(String(PlayProofs.proofHash(token).prefix(16))),
-                                                             "code": .string(error.code.rawValue)])
-            throw error
+        case .playToken: throw DomainError(.invalidInput, .malformed, "not an App Store proof", field: "purchaseToken")
         }
     }
 

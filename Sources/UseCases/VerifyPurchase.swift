@@ -70,10 +70,11 @@ public struct VerifyPurchase: Sendable {
         var request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: command.userId,
                                       productId: command.productId ?? "", transactionId: command.transactionId, named: command.target)
         var proven: ProvenTransaction?
-        if case .playToken = command.proof, runtime.play == nil {
-            // Before anything about the product: the app does not sell on Google Play at all.
-            throw DomainError(.unprocessable, .googlePlayNotConfigured, "this app takes no Google Play purchases", field: "purchaseToken")
-        }
+        // Before anything about the product: the app does not sell through the proof's store at all.
+        let source = prover.sources.source(for: command.proof)
+        try source.checkOffered(by: runtime)
+        // The app may name the product in the store's terms (Google Play's product id).
+        if let named = command.productId { request.productId = source.product(named: named, in: runtime.tenant)?.id ?? named }
         do {
             if command.productId == nil {
                 // Without a claimed product, the proof names it (and the checks compare it with itself).
@@ -178,10 +179,11 @@ public struct VerifyPurchase: Sendable {
         let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: request.userId, target: target, now: now)
         let remember = !recordedTokens.contains(tenantId: runtime.id, userId: request.userId)
         let tokens = remember || looksForWaiting ? Self.tokens(naming: request.userId, policy: request.policy) : []
+        let source = prover.sources.source(of: transaction)
         var result = try await store.write { [request] tx in
             var result = try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now, remembering: remember ? tokens : [])
-            // Google Play: what Berth owes Google for an applied purchase, in the same unit of work.
-            try PlayAcknowledgements.owe(for: result.outcome, proven: transaction, tenant: request.tenant, tx: tx, now: now)
+            // What Berth owes the store for the claim (Google Play's acknowledgement), in the same unit of work.
+            try source.owe(after: result.outcome, proven: transaction, tenant: request.tenant, tx: tx, now: now)
             // In the same unit of work: one index lookup, no extra round trip to the database.
             if looksForWaiting, !tokens.isEmpty { result.waiting = try tx.purchases.waitingTransactions(tenantId: claim.tenantId, tokens: tokens) }
             try alongside?(tx, result.outcome)

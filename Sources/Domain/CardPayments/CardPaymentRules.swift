@@ -28,7 +28,7 @@ public struct CardPaymentFacts: Hashable, Sendable {
 /// way Apple's REFUND does, and only forward.
 public enum CardPaymentRules {
     /// The store name of card purchases (their exactly-once key is (stripe, live|test, pi_…)).
-    public static let store = "stripe"
+    public static let store = StoreName.card.rawValue
     /// The product id card purchases are recorded with (a booking names its IAP product; a card pays its price).
     public static let productId = "card"
 

@@ -35,7 +35,7 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
     public var orderId: String?
 
     /// The store's name as purchases record it (`app_store`, `google_play`).
-    public var storeName: String { store ?? "app_store" }
+    public var storeName: String { store ?? StoreName.appStore.rawValue }
 
     /// The form of a proof. Signed transactions (JWS and Apple's lookup answer) carry an
     /// appAccountToken field; legacy receipts have none.

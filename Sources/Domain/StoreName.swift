@@ -1,0 +1,14 @@
+import Foundation
+
+/// A payment source a purchase came from, as stored with it (`purchases.store`): the App Store,
+/// Google Play, or the card rail (Stripe).
+public struct StoreName: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let appStore = StoreName(rawValue: "app_store")
+    public static let googlePlay = StoreName(rawValue: "google_play")
+    /// Card payments of bookings (``CardPaymentRules``).
+    public static let card = StoreName(rawValue: "stripe")
+}
