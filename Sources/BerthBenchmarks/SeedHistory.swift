@@ -19,7 +19,7 @@ func seedHistory(databasePath: String, tenantId: String, count: Int) async throw
             for n in first..<(first + size) {
                 let transaction = "history-\(n)"
                 let purchase = Purchase(id: RecordID.next(), tenantId: tenantId, userId: "history-user-\(n % 50_000)", target: .credits(type: "credits"),
-                                        store: "app_store", environment: "Sandbox", transactionId: transaction, originalTransactionId: transaction,
+                                        store: .appStore, environment: "Sandbox", transactionId: transaction, originalTransactionId: transaction,
                                         productId: "history.credits", status: .applied, outcomeCode: nil,
                                         purchasedAt: createdAt.addingTimeInterval(Double(n)), createdAt: createdAt.addingTimeInterval(Double(n)),
                                         priceMilliunits: 990, currency: "EUR", quantity: 1, credits: 10)

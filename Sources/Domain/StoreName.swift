@@ -11,4 +11,12 @@ public struct StoreName: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let googlePlay = StoreName(rawValue: "google_play")
     /// Card payments of bookings (``CardPaymentRules``).
     public static let card = StoreName(rawValue: "stripe")
+
+    /// A plain string in JSON (as stored with kept proofs).
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }

@@ -46,7 +46,7 @@ struct AdminRoutes {
                                                                                      bookingId: bookingId)
             if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil), payment.currentStatus == .open { throw refusal }
             // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
-            if payment.store == "app_store", context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
+            if payment.store == .appStore, context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
                let token = SetAppAccountToken.token(for: owner, policy: context.tenant.purchasePolicy), payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased() {
                 await SetAppAccountToken(logger: services.logger)(runtime: context.tenant, originalTransactionId: payment.proven.originalTransactionId,
                                                                   environment: payment.proven.environment, userId: owner)
@@ -256,7 +256,7 @@ enum PurchaseCSV {
             lines.append([String(p.id), APITime.format(p.createdAt), APITime.format(p.purchasedAt), text(p.userId), text(p.productId), p.status.rawValue,
                           text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
                           text(p.creditType), number(p.credits), p.kind == .subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
-                          p.quantity.map(String.init) ?? "", p.store].joined(separator: ","))
+                          p.quantity.map(String.init) ?? "", p.store.rawValue].joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

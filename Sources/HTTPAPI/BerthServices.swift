@@ -62,7 +62,7 @@ public struct BerthServices: Sendable {
     /// Only for a caller who proved the user, or a proof bought with the user's token: a transaction
     /// someone else's JWS put on a named user does not open that customer's whole history (T7).
     func catchUp(after result: VerifyPurchase.Result, runtime: TenantRuntime, userId: String, callerProvesUser: Bool) async {
-        guard callerProvesUser || result.proofNamesUser, let purchase = result.outcome.purchase, purchase.store == "app_store" else { return }
+        guard callerProvesUser || result.proofNamesUser, let purchase = result.outcome.purchase, purchase.store == .appStore else { return }
         _ = await restorePurchases.catchUp(runtime: runtime, userId: userId, transactionId: purchase.transactionId, throttle: catchUps, now: clock.now())
     }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }

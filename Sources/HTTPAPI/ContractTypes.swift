@@ -254,7 +254,7 @@ struct PurchaseDTO: Codable {
         id = purchase.id
         userId = purchase.userId
         bookingId = purchase.bookingId
-        store = purchase.store
+        store = purchase.store.rawValue
         environment = purchase.environment
         transactionId = purchase.transactionId
         originalTransactionId = purchase.originalTransactionId

@@ -396,7 +396,7 @@ struct ValidatorPurchase: Encodable {
     }
 
     /// The plugin's platform of a store's purchases.
-    static func platform(store: String) -> String { store == "google_play" ? "android-playstore" : "ios-appstore" }
+    static func platform(store: StoreName) -> String { store == .googlePlay ? "android-playstore" : "ios-appstore" }
 
     /// An unlock or a pass: a lifetime unlock never expires; a pass ends at its place in the user's
     /// chain of passes; a refunded or revoked one is expired and cancelled.

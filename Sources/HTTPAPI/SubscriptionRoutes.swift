@@ -72,7 +72,7 @@ struct SubscriptionRoutes {
             // Apple's later transactions and notifications of it will name the owner.
             if context.tenant.serverAPI != nil,
                let linked = try? await services.subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId),
-               linked.subscription.store == "app_store" {
+               linked.subscription.store == .appStore {
                 await SetAppAccountToken(logger: services.logger)(runtime: context.tenant, originalTransactionId: id,
                                                                   environment: linked.subscription.environment, userId: context.userId)
             }

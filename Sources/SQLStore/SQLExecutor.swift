@@ -248,3 +248,11 @@ public protocol MigratableStore: Store {
     /// Runs `body` as one transaction on one connection, outside the repositories.
     func migrationUnit<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
 }
+
+extension StoreName: SQLBindable, SQLColumnValue {
+    public var sqlValue: SQLValue { .text(rawValue) }
+    public init?(sqlValue: SQLValue) {
+        guard let text = String(sqlValue: sqlValue) else { return nil }
+        self.init(rawValue: text)
+    }
+}

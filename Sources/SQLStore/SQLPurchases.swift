@@ -24,7 +24,7 @@ struct SQLPurchases: PurchaseRepository {
         return purchase
     }
 
-    func purchase(store: String, environment: String, transactionId: String, forUpdate: Bool) throws -> Purchase? {
+    func purchase(store: StoreName, environment: String, transactionId: String, forUpdate: Bool) throws -> Purchase? {
         // Claims of one transaction take turns from here to their commit, whether its row exists yet or not.
         if forUpdate { try db.lock("purchase:\(store):\(environment):\(transactionId)") }
         return try db.row("SELECT \(Self.columns) FROM purchases WHERE store = ? AND environment = ? AND transaction_id = ?",
@@ -43,7 +43,7 @@ struct SQLPurchases: PurchaseRepository {
         try db.run("UPDATE purchases SET status = ?, outcome_code = ? WHERE id = ?", [p.status.rawValue, p.outcomeCode, p.id])
     }
 
-    func insert(_ r: ReplayAttempt, store: String) throws {
+    func insert(_ r: ReplayAttempt, store: StoreName) throws {
         try db.run("""
             INSERT INTO replay_attempts (id, tenant_id, user_id, booking_id, target_kind, target_ref, store, environment, transaction_id, existing_purchase_id,
                 reason, proof_hash, at)
@@ -52,24 +52,24 @@ struct SQLPurchases: PurchaseRepository {
                   r.at.epochMilliseconds])
     }
 
-    func isRevoked(tenantId: String, store: String, environment: String, transactionId: String) throws -> Bool {
+    func isRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws -> Bool {
         try db.row("SELECT 1 FROM revoked_transactions WHERE tenant_id = ? AND store = ? AND environment = ? AND transaction_id = ?",
                    [tenantId, store, environment, transactionId]) != nil
     }
 
-    func rememberRevoked(tenantId: String, store: String, environment: String, transactionId: String, notification: IncomingNotification, at: Date) throws {
+    func rememberRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String, notification: IncomingNotification, at: Date) throws {
         try db.run("""
             INSERT INTO revoked_transactions (id, tenant_id, store, environment, transaction_id, notification_type, notification_uuid, received_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
             """, [RecordID.next(), tenantId, store, environment, transactionId, notification.type.rawValue, notification.uuid, at.epochMilliseconds])
     }
 
-    func forgetRevoked(tenantId: String, store: String, environment: String, transactionId: String) throws {
+    func forgetRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws {
         try db.run("DELETE FROM revoked_transactions WHERE tenant_id = ? AND store = ? AND environment = ? AND transaction_id = ?",
                    [tenantId, store, environment, transactionId])
     }
 
-    func keepUnclaimed(_ t: UnclaimedTransaction, tenantId: String, store: String, notificationUUID: String) throws {
+    func keepUnclaimed(_ t: UnclaimedTransaction, tenantId: String, store: StoreName, notificationUUID: String) throws {
         let proven = try t.proven.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try db.run("""
             INSERT INTO unclaimed_transactions (id, tenant_id, store, environment, transaction_id, original_transaction_id, product_id, notification_uuid, purchased_at,

@@ -70,7 +70,7 @@ public struct ClaimReceipt: Sendable {
         let namedOriginal = receipt.transactions.first { $0.transactionId == command.transactionId }?.originalTransactionId
         for entry in Self.unapplied(receipt.transactions, tenant: runtime.tenant, except: command.transactionId, exceptOriginal: namedOriginal) {
             let known = try await store.read { tx in
-                try tx.purchases.purchase(store: "app_store", environment: entry.environment, transactionId: entry.transactionId, forUpdate: false) != nil
+                try tx.purchases.purchase(store: .appStore, environment: entry.environment, transactionId: entry.transactionId, forUpdate: false) != nil
             }
             if known { continue }
             do {

@@ -70,7 +70,7 @@ public struct ReceiveNotification: Sendable {
                 if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: incoming.uuid) {
                     return Result(outcome: seen, duplicate: true, type: type)
                 }
-                let store = "app_store"
+                let store = StoreName.appStore
                 let purchase = try incoming.transactionId.flatMap {
                     try tx.purchases.purchase(store: store, environment: incoming.environment, transactionId: $0, forUpdate: true)
                 }.flatMap { $0.tenantId == incoming.tenantId ? $0 : nil }

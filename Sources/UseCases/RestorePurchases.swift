@@ -81,7 +81,7 @@ public struct RestorePurchases: Sendable {
             let hash = SHA256.hash(data: verified.rawPayload).hexString
             guard let proven = PurchaseProver.proven(verified.payload, proofHash: hash) else { continue }
             let present = try await store.read { tx in
-                try tx.purchases.purchase(store: "app_store", environment: proven.environment, transactionId: proven.transactionId, forUpdate: false) != nil
+                try tx.purchases.purchase(store: .appStore, environment: proven.environment, transactionId: proven.transactionId, forUpdate: false) != nil
             }
             if present {
                 items.append(Item(transactionId: proven.transactionId, productId: proven.productId, outcome: "known"))
@@ -110,7 +110,7 @@ public struct RestorePurchases: Sendable {
         let tenantId = runtime.id
         return try await store.read { tx in
             try ["Production", "Sandbox"].contains { environment in
-                let purchase = try tx.purchases.purchase(store: "app_store", environment: environment, transactionId: transactionId, forUpdate: false)
+                let purchase = try tx.purchases.purchase(store: .appStore, environment: environment, transactionId: transactionId, forUpdate: false)
                 return purchase?.tenantId == tenantId && purchase?.userId == userId
             }
         }

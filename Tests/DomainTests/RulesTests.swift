@@ -58,7 +58,7 @@ struct RulesTests {
     }
 
     func purchase(user: String = "u", booking: Int64 = 1, tenant: String = "t") -> Purchase {
-        Purchase(id: 9, tenantId: tenant, userId: user, target: .booking(id: booking), store: "app_store", environment: "Sandbox", transactionId: "1",
+        Purchase(id: 9, tenantId: tenant, userId: user, target: .booking(id: booking), store: .appStore, environment: "Sandbox", transactionId: "1",
                  originalTransactionId: "1", productId: "p", status: .applied, outcomeCode: nil, purchasedAt: now, createdAt: now)
     }
 
@@ -397,7 +397,7 @@ struct EntitlementRulesTests {
     @Test("consumption for Apple (V2): a booking's elapsed share, a pass's, a lifetime unlock in full, none for subscriptions (Apple computes), 0 and UNDELIVERED when not applied; auto refund preference")
     func consumptionReport() {
         func paid(_ target: PurchaseTarget, status: PurchaseStatus = .applied, at: Date? = nil) -> Purchase {
-            Purchase(id: 1, tenantId: "t", userId: "u", target: target, store: "app_store", environment: "Sandbox", transactionId: "1", originalTransactionId: "1",
+            Purchase(id: 1, tenantId: "t", userId: "u", target: target, store: .appStore, environment: "Sandbox", transactionId: "1", originalTransactionId: "1",
                      productId: "p", status: status, outcomeCode: nil, purchasedAt: at ?? now, createdAt: now)
         }
         var trip = Booking(id: 1, tenantId: "t", userId: "u", resourceId: "gozzo-5m", resourceKind: .rental, start: now, end: now.addingTimeInterval(3600),

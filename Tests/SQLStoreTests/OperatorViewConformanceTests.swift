@@ -34,7 +34,7 @@ extension StoreConformance {
         }
     }
 
-    static func sale(_ id: String, user: String, tenant: String = "a", product: String = "p", store: String = "app_store", price: Int64 = 4_990,
+    static func sale(_ id: String, user: String, tenant: String = "a", product: String = "p", store: StoreName = .appStore, price: Int64 = 4_990,
                      at: Date, status: PurchaseStatus = .applied, target: PurchaseTarget? = nil, order: String? = nil, original: String? = nil) -> Purchase {
         var purchase = Purchase(id: RecordID.next(), tenantId: tenant, userId: user, target: target, store: store, environment: "Sandbox", transactionId: id,
                                 originalTransactionId: original ?? id, productId: product, status: status, outcomeCode: nil, purchasedAt: at, createdAt: at,
@@ -48,7 +48,7 @@ extension StoreConformance {
     func operatorSearch(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let booking = try await Self.admit(store, user: "ann", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(86_400)))
-            let play = Self.sale("play-token-1", user: "ann", store: "google_play", at: Self.now, order: "GPA.3345-1234-5678-90123")
+            let play = Self.sale("play-token-1", user: "ann", store: .googlePlay, at: Self.now, order: "GPA.3345-1234-5678-90123")
             let renewal = Self.sale("2000000000000102", user: "ann", at: Self.now.addingTimeInterval(60), original: "2000000000000101")
             let other = Self.sale("2000000000000999", user: "zed", tenant: "b", at: Self.now)
             let payment = CardPaymentConformance.payment(booking, ref: "pi_3Q0search", key: "search-key", status: .open)
@@ -80,7 +80,7 @@ extension StoreConformance {
             let order = try await store.read { try $0.operatorViews.purchases(tenantId: "a", transactionIds: ["2000000000000102", "2000000000000999"]) }
             #expect(order.map(\.purchaseId) == [renewal.id], "an Apple order's transactions, this tenant's only")
             // The order number is stored with the purchase.
-            #expect(try await store.read { try $0.purchases.purchase(store: "google_play", environment: "Sandbox", transactionId: "play-token-1", forUpdate: false) }?.orderId
+            #expect(try await store.read { try $0.purchases.purchase(store: .googlePlay, environment: "Sandbox", transactionId: "play-token-1", forUpdate: false) }?.orderId
                     == "GPA.3345-1234-5678-90123")
         }
     }
@@ -147,7 +147,7 @@ extension StoreConformance {
             try await store.write { tx in
                 try tx.purchases.insert(Self.sale("t1", user: "ann", price: 10_000, at: Self.now), proofHash: "h")
                 try tx.purchases.insert(Self.sale("t2", user: "bob", price: 5_000, at: Self.now.addingTimeInterval(60)), proofHash: "h")
-                try tx.purchases.insert(Self.sale("t3", user: "cy", store: "google_play", price: 2_000, at: Self.now.addingTimeInterval(120), status: .refunded), proofHash: "h")
+                try tx.purchases.insert(Self.sale("t3", user: "cy", store: .googlePlay, price: 2_000, at: Self.now.addingTimeInterval(120), status: .refunded), proofHash: "h")
                 try tx.purchases.insert(Self.sale("t4", user: "cy", price: 1_000, at: Self.now.addingTimeInterval(7200), target: .credits(type: "credits")), proofHash: "h")
                 try tx.purchases.insert(Self.sale("t9", user: "zed", tenant: "b", price: 99_000, at: Self.now), proofHash: "h")
                 try tx.purchases.insert(Self.sale("s-renewal", user: "ann", price: 9_990, at: Self.now.addingTimeInterval(30), original: "sub-1"), proofHash: "h")

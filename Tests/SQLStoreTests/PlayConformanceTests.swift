@@ -119,14 +119,14 @@ struct PlayConformance {
             #expect(try await store.read { try $0.play.sweep(tenantId: "b", packageName: "com.example.app") } == nil)
 
             var play = StoreConformance.subscription("play-token", owner: "u1")
-            play.store = "google_play"
+            play.store = .googlePlay
             let apple = StoreConformance.subscription("1000", owner: "u1")
             let saved = play
             try await store.write { try $0.subscriptions.save(saved); try $0.subscriptions.save(apple) }
-            #expect(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "play-token", forUpdate: false) }?.store == "google_play")
-            #expect(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "1000", forUpdate: false) }?.store == "app_store")
+            #expect(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "play-token", forUpdate: false) }?.store == .googlePlay)
+            #expect(try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "1000", forUpdate: false) }?.store == .appStore)
             let sources = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: []) }
-            #expect(Set(sources.owned.map(\.store)) == ["google_play", "app_store"])
+            #expect(Set(sources.owned.map(\.store)) == [.googlePlay, .appStore])
         }
     }
 }
@@ -144,7 +144,7 @@ extension PlayConformance {
     static func facts(_ token: String, replaces: String?, at date: Date) -> SubscriptionFacts {
         var facts = SubscriptionFacts(originalTransactionId: token, environment: "Sandbox", signedAt: date,
                                       transaction: .init(transactionId: "GPA.\(token)", productId: "monthly", purchasedAt: date, expiresAt: date.addingTimeInterval(30 * 86_400)),
-                                      renewal: .init(autoRenew: true), source: "google_play", store: "google_play")
+                                      renewal: .init(autoRenew: true), source: "google_play", store: .googlePlay)
         facts.replaces = replaces
         return facts
     }

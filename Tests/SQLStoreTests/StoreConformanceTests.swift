@@ -214,7 +214,7 @@ struct StoreConformance {
                 let unclaimed = UnclaimedTransaction(environment: "Sandbox", transactionId: id, productId: "p", purchasedAt: Self.now, receivedAt: received,
                                                      claimedByPurchaseId: nil, originalTransactionId: id, appAccountToken: token,
                                                      proven: proof ? proven(id, token: token) : nil)
-                try await store.write { try $0.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: "app_store", notificationUUID: "n-\(id)") }
+                try await store.write { try $0.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: .appStore, notificationUUID: "n-\(id)") }
             }
             try await keep("8001", token: "AAA-TOKEN")
             try await keep("8002", token: "aaa-token", proof: false)   // kept before tokens were: nothing to claim it with
@@ -233,11 +233,11 @@ struct StoreConformance {
             #expect(try await waiting([]).isEmpty)
 
             // 8001 applied by a purchase, 8004 kept as an unapplied payment: neither waits any more.
-            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: "app_store",
+            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: .appStore,
                                     environment: "Sandbox", transactionId: "8001", originalTransactionId: "8001", productId: "p", status: .applied,
                                     outcomeCode: nil, purchasedAt: Self.now, createdAt: Self.now)
             try await store.write { try $0.purchases.insert(purchase, proofHash: "h8001") }
-            let kept = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: "app_store", userId: "u1", bookingId: nil, reasonCode: .missingField,
+            let kept = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: .appStore, userId: "u1", bookingId: nil, reasonCode: .missingField,
                                         reason: "send bookingId", proven: proven("8004", token: "aaa-token"), firstSeenAt: Self.now, lastSeenAt: Self.now)
             _ = try await store.write { try $0.purchases.keepUnapplied(kept) }
             #expect(try await waiting(["aaa-token", "ccc"]) == ["8003"])
@@ -322,7 +322,7 @@ struct StoreConformance {
                                            priceMilliunits: 45_000, currency: "EUR", quantity: 2)
             func keep(_ user: String, at offset: TimeInterval) async throws -> UnappliedPayment {
                 let at = Self.now.addingTimeInterval(offset)
-                let payment = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: "app_store", userId: user, bookingId: 12, reasonCode: .bookingNotFound,
+                let payment = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: .appStore, userId: user, bookingId: 12, reasonCode: .bookingNotFound,
                                                reason: "no booking 12", proven: proven, firstSeenAt: at, lastSeenAt: at)
                 return try await store.write { try $0.purchases.keepUnapplied(payment) }
             }
@@ -349,10 +349,10 @@ struct StoreConformance {
             var later = proven
             later.transactionId = "7002"
             let laterProven = later
-            let open = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: "app_store", userId: "u1", bookingId: nil, reasonCode: .missingField,
+            let open = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: .appStore, userId: "u1", bookingId: nil, reasonCode: .missingField,
                                         reason: "send bookingId", proven: laterProven, firstSeenAt: Self.now, lastSeenAt: Self.now)
             _ = try await store.write { try $0.purchases.keepUnapplied(open) }
-            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: "app_store",
+            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: .appStore,
                                     environment: "Sandbox", transactionId: "7002", originalTransactionId: "7000", productId: "p", status: .applied,
                                     outcomeCode: nil, purchasedAt: Self.now, createdAt: Self.now)
             try await store.write { try $0.purchases.insert(purchase, proofHash: "h2") }
@@ -391,18 +391,18 @@ struct StoreConformance {
             let notification = IncomingNotification(tenantId: "a", uuid: "n-2", type: .refund, subtype: nil, environment: "Sandbox", signedAt: Self.now,
                                                     transactionId: "77", payloadHash: "h")
             try await store.write { tx in
-                try tx.purchases.rememberRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
-                try tx.purchases.rememberRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
+                try tx.purchases.rememberRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
+                try tx.purchases.rememberRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
             }
-            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77") })
-            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "b", store: "app_store", environment: "Sandbox", transactionId: "77") } == false)
-            try await store.write { try $0.purchases.forgetRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77") }
-            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: "app_store", environment: "Sandbox", transactionId: "77") } == false)
+            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") })
+            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "b", store: .appStore, environment: "Sandbox", transactionId: "77") } == false)
+            try await store.write { try $0.purchases.forgetRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") }
+            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") } == false)
 
             let unclaimed = UnclaimedTransaction(environment: "Sandbox", transactionId: "88", productId: "p", purchasedAt: Self.now, receivedAt: Self.now, claimedByPurchaseId: nil)
             try await store.write { tx in
-                try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: "app_store", notificationUUID: "n-3")
-                try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: "app_store", notificationUUID: "n-4")
+                try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: .appStore, notificationUUID: "n-3")
+                try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: .appStore, notificationUUID: "n-4")
             }
             let listed = try await store.read { try $0.purchases.unclaimed(tenantId: "a", page: Page()) }
             #expect(listed.total == 1 && listed.items.first?.transactionId == "88" && listed.items.first?.claimedByPurchaseId == nil)

@@ -15,7 +15,7 @@ struct PurchaseSourcesTests {
         var proven = ProvenTransaction(transactionId: "GPA.1", originalTransactionId: "t", productId: "p", environment: "Production", purchasedAt: nil,
                                        revoked: false, appAccountToken: nil, proofHash: "h")
         #expect(sources.source(of: proven).store == .appStore, "a transaction naming no store is the App Store's")
-        proven.store = StoreName.googlePlay.rawValue
+        proven.store = .googlePlay
         #expect(sources.source(of: proven).store == .googlePlay)
     }
 

@@ -28,7 +28,7 @@ public struct CardPaymentFacts: Hashable, Sendable {
 /// way Apple's REFUND does, and only forward.
 public enum CardPaymentRules {
     /// The store name of card purchases (their exactly-once key is (stripe, live|test, pi_…)).
-    public static let store = StoreName.card.rawValue
+    public static let store = StoreName.card
     /// The product id card purchases are recorded with (a booking names its IAP product; a card pays its price).
     public static let productId = "card"
 
@@ -119,4 +119,5 @@ public enum CardPaymentRules {
 extension Actor {
     /// A payment provider, through its signed events (`stripe`).
     public static func provider(_ name: String) -> Actor { Actor(rawValue: name) }
+    public static func provider(_ store: StoreName) -> Actor { Actor(rawValue: store.rawValue) }
 }

@@ -31,5 +31,5 @@ extension GrantRules {
 
 extension Subscription {
     /// The grant source of the store that sells it.
-    public var grantSource: GrantSource { store == "google_play" ? .googlePlaySubscription : .appStoreSubscription }
+    public var grantSource: GrantSource { store == .googlePlay ? .googlePlaySubscription : .appStoreSubscription }
 }

@@ -46,7 +46,7 @@ public struct GooglePlaySettings: Codable, Hashable, Sendable {
 
     public static let defaultAPIBase = "https://androidpublisher.googleapis.com"
     public static let defaultJWKSURL = "https://www.googleapis.com/oauth2/v3/certs"
-    public static let store = StoreName.googlePlay.rawValue
+    public static let store = StoreName.googlePlay
 
     public init(packageName: String, serviceAccountEnv: String? = nil, serviceAccountFileEnv: String? = nil, apiBase: String? = nil, apiBaseEnv: String? = nil,
                 tokenURL: String? = nil, push: PushSettings? = nil) {

@@ -3,7 +3,7 @@ import Foundation
 extension StoreSession {
     /// Writes a purchase plan as it is, through the repositories: the store decides nothing.
     /// Events go to the outbox only for tenants that receive webhooks.
-    public func save(_ plan: PurchasePlan, tenantId: String, store: String, emitsEvents: Bool, now: Date) throws {
+    public func save(_ plan: PurchasePlan, tenantId: String, store: StoreName, emitsEvents: Bool, now: Date) throws {
         if let purchase = plan.purchase { try purchases.insert(purchase, proofHash: plan.proofHash ?? "") }
         for effect in plan.effects { try save(effect, now: now) }
         if let replay = plan.replay { try purchases.insert(replay, store: store) }
@@ -39,7 +39,7 @@ extension StoreSession {
 
     /// Writes a notification plan and its notification row as they are (once per uuid: the unique
     /// index refuses a second row, so a redelivery racing the first one fails instead of applying twice).
-    public func save(_ plan: NotificationPlan, for notification: IncomingNotification, store: String, emitsEvents: Bool, now: Date) throws {
+    public func save(_ plan: NotificationPlan, for notification: IncomingNotification, store: StoreName, emitsEvents: Bool, now: Date) throws {
         if let purchase = plan.purchase { try purchases.update(purchase) }
         for effect in plan.effects { try save(effect, now: now) }
         if let unclaimed = plan.unclaimed {

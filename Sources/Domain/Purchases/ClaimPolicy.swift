@@ -59,7 +59,7 @@ public enum ClaimPolicy {
             plan.audit = [AuditRecord(tenantId: claim.tenantId, actor: actor, action: .replayDetected, target: claim.target, purchaseId: original.id,
                                       detail: ["transactionId": claim.transactionId, "reason": reason], at: now)]
             var data = ["userId": claim.userId, "transactionId": original.transactionId, "environment": original.environment, "reason": reason,
-                        "store": original.store]
+                        "store": original.store.rawValue]
             if let bookingId = claim.target.bookingId { data["bookingId"] = String(bookingId) }
             plan.events = [WebhookEvent(type: .replayDetected, data: data, subject: claim.target.bookingId.map(WebhookEvent.bookingSubject))]
             return plan

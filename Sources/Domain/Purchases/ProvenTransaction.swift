@@ -19,8 +19,8 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
     public var quantity: Int?
     /// For an auto-renewable subscription: what the proof says of it (its latest period).
     public var subscription: SubscriptionFacts?
-    /// The store that sold it: nil for the App Store, `google_play` for Google Play.
-    public var store: String?
+    /// The store that sold it: nil for the App Store.
+    public var store: StoreName?
 
     /// Google Play: the app's package name the purchase was made in.
     public var package: String?
@@ -34,8 +34,8 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
     /// searches.
     public var orderId: String?
 
-    /// The store's name as purchases record it (`app_store`, `google_play`).
-    public var storeName: String { store ?? StoreName.appStore.rawValue }
+    /// The store that sold it, as purchases record it.
+    public var storeName: StoreName { store ?? .appStore }
 
     /// The form of a proof. Signed transactions (JWS and Apple's lookup answer) carry an
     /// appAccountToken field; legacy receipts have none.
@@ -53,7 +53,7 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
 
     public init(transactionId: String, originalTransactionId: String, productId: String, environment: String, purchasedAt: Date?,
                 revoked: Bool, appAccountToken: String?, proofHash: String, kind: Kind = .jws,
-                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, subscription: SubscriptionFacts? = nil, store: String? = nil) {
+                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, subscription: SubscriptionFacts? = nil, store: StoreName? = nil) {
         self.subscription = subscription
         self.store = store
         self.kind = kind

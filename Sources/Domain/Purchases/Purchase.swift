@@ -16,8 +16,8 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var userId: String
     /// What the purchase pays for.
     public var target: PurchaseTarget
-    /// `app_store`.
-    public var store: String
+    /// The store that sold it.
+    public var store: StoreName
     public var environment: String
     public var transactionId: String
     public var originalTransactionId: String
@@ -37,7 +37,7 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var orderId: String?
 
     public init(
-        tenantId: String, userId: String, target: PurchaseTarget, store: String = "app_store", environment: String,
+        tenantId: String, userId: String, target: PurchaseTarget, store: StoreName = .appStore, environment: String,
         transactionId: String, originalTransactionId: String, productId: String, purchasedAt: Date, proofHash: String,
         priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil,
         revoked: Bool = false, proofKind: String = "jws"
@@ -78,7 +78,7 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var userId: String
     /// What it paid for (stored as kind and reference); nil only for rows recorded without one.
     public var target: PurchaseTarget?
-    public var store: String
+    public var store: StoreName
     public var environment: String
     public var transactionId: String
     public var originalTransactionId: String
@@ -98,7 +98,7 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var orderId: String?
 
     public init(
-        id: Int64, tenantId: String, userId: String, target: PurchaseTarget?, store: String, environment: String,
+        id: Int64, tenantId: String, userId: String, target: PurchaseTarget?, store: StoreName, environment: String,
         transactionId: String, originalTransactionId: String, productId: String, status: PurchaseStatus,
         outcomeCode: String?, purchasedAt: Date, createdAt: Date,
         priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, credits: Int64? = nil

@@ -35,7 +35,7 @@ public struct Membership: Hashable, Sendable {
 
     /// The membership an Apple subscription gives its account.
     public static func apple(_ s: Subscription, userId: String, now: Date) -> Membership {
-        Membership(tenantId: s.tenantId, userId: userId, originalTransactionId: s.originalTransactionId, payMethod: s.store == "google_play" ? "google" : "apple", tier: s.tier, cycle: s.cycle,
+        Membership(tenantId: s.tenantId, userId: userId, originalTransactionId: s.originalTransactionId, payMethod: s.store == .googlePlay ? "google" : "apple", tier: s.tier, cycle: s.cycle,
                    expiresAt: s.state(at: now).entitles ? s.accessUntil(at: now) : s.expiresAt, autoRenew: s.autoRenew ?? false, updatedAt: now)
     }
 }

@@ -56,7 +56,7 @@ public struct Subscription: Hashable, Sendable {
     public var createdAt: Date
     public var updatedAt: Date
     /// The store that sells it: `app_store` (keyed by Apple's originalTransactionId) or `google_play` (by its first purchase token).
-    public var store: String
+    public var store: StoreName
     /// The win-back offers Apple's latest renewal info says the customer may redeem (App Store; empty otherwise).
     public var eligibleWinBackOfferIds: [String] = []
     /// Whether the owner has it through Family Sharing (Apple's inAppOwnershipType FAMILY_SHARED), not by paying.
@@ -66,7 +66,7 @@ public struct Subscription: Hashable, Sendable {
                 cycle: String? = nil, latestTransactionId: String, purchasedAt: Date, expiresAt: Date?, originalPurchasedAt: Date? = nil,
                 autoRenew: Bool? = nil, autoRenewProductId: String? = nil, inBillingRetry: Bool = false, gracePeriodExpiresAt: Date? = nil,
                 expirationIntent: Int? = nil, priceIncreaseStatus: Int? = nil, revokedAt: Date? = nil, upgraded: Bool = false, ended: Bool = false,
-                userId: String? = nil, signedAt: Date, createdAt: Date, updatedAt: Date, store: String = "app_store",
+                userId: String? = nil, signedAt: Date, createdAt: Date, updatedAt: Date, store: StoreName = .appStore,
                 eligibleWinBackOfferIds: [String] = [], familyShared: Bool = false) {
         self.store = store
         self.eligibleWinBackOfferIds = eligibleWinBackOfferIds
@@ -175,13 +175,13 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     public var notificationType: NotificationType?
     public var notificationSubtype: String?
     /// The store the facts come from (nil: the App Store).
-    public var store: String?
+    public var store: StoreName?
     /// The subscription (its originalTransactionId) this one replaces: Google Play's
     /// `linkedPurchaseToken` of an upgrade, downgrade or resubscription. The replaced one ends.
     public var replaces: String?
 
     public init(originalTransactionId: String, environment: String, signedAt: Date, transaction: TransactionFacts?, renewal: RenewalFacts?, source: String,
-                notificationType: NotificationType? = nil, notificationSubtype: String? = nil, store: String? = nil) {
+                notificationType: NotificationType? = nil, notificationSubtype: String? = nil, store: StoreName? = nil) {
         self.store = store
         self.originalTransactionId = originalTransactionId
         self.environment = environment

@@ -102,7 +102,7 @@ public enum SubscriptionRules {
             tenantId: tenantId, originalTransactionId: facts.originalTransactionId, environment: facts.environment, productId: transaction.productId,
             entitlement: info?.entitlement ?? "premium", tier: info?.tier, cycle: info?.cycle, latestTransactionId: transaction.transactionId,
             purchasedAt: transaction.purchasedAt, expiresAt: transaction.expiresAt, originalPurchasedAt: transaction.originalPurchasedAt,
-            signedAt: facts.signedAt, createdAt: now, updatedAt: now, store: facts.store ?? "app_store"
+            signedAt: facts.signedAt, createdAt: now, updatedAt: now, store: facts.store ?? .appStore
         )
     }
 
@@ -136,7 +136,7 @@ public enum SubscriptionRules {
     /// The `subscription.updated` event of a record.
     public static func event(_ s: Subscription, now: Date, reason: String) -> WebhookEvent {
         var data = ["originalTransactionId": s.originalTransactionId, "productId": s.productId, "entitlement": s.entitlement,
-                    "state": s.state(at: now).rawValue, "environment": s.environment, "transactionId": s.latestTransactionId, "reason": reason, "store": s.store]
+                    "state": s.state(at: now).rawValue, "environment": s.environment, "transactionId": s.latestTransactionId, "reason": reason, "store": s.store.rawValue]
         if let userId = s.userId { data["userId"] = userId }
         if let expiresAt = s.expiresAt { data["expiresAt"] = BerthJSON.timestamp(expiresAt) }
         if let autoRenew = s.autoRenew { data["autoRenew"] = String(autoRenew) }

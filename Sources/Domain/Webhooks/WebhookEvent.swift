@@ -30,7 +30,7 @@ public struct WebhookEvent: Hashable, Sendable {
         if let purchase {
             data["purchaseId"] = String(purchase.id)
             data["transactionId"] = purchase.transactionId
-            data["store"] = purchase.store
+            data["store"] = purchase.store.rawValue
             data["productId"] = purchase.productId
         }
         return WebhookEvent(type: type, data: data, subject: bookingSubject(booking.id))

@@ -40,7 +40,7 @@ public struct ReceiveStripeEvent: Sendable {
         }
         let hash = Self.hash(body)
         let tenant = runtime.tenant, emitsEvents = runtime.webhook != nil, environment = stripe.environment, settings = stripe.settings
-        let record = PaymentEventRecord(tenantId: runtime.id, provider: CardPaymentRules.store, eventId: event.id, type: event.type,
+        let record = PaymentEventRecord(tenantId: runtime.id, provider: CardPaymentRules.store.rawValue, eventId: event.id, type: event.type,
                                         objectId: event.data.object.id, created: Date(timeIntervalSince1970: TimeInterval(event.created)),
                                         livemode: event.livemode, receivedAt: now, outcome: "received", payloadHash: hash)
         let result = try await store.write { tx -> Result in
@@ -96,7 +96,7 @@ public struct ReceiveStripeEvent: Sendable {
     /// answer Berth never recorded) by the payment id Berth put in its metadata.
     static func payment(for object: StripeEventObject, paymentIntentId: String, settlement: CardPaymentSettlement) throws -> CardPayment? {
         let tx = settlement.tx, tenantId = settlement.tenant.id
-        if let payment = try tx.lockedCardPayment({ try tx.cardPayments.payment(provider: CardPaymentRules.store, providerRef: paymentIntentId, tenantId: tenantId, forUpdate: $0) }) {
+        if let payment = try tx.lockedCardPayment({ try tx.cardPayments.payment(provider: CardPaymentRules.store.rawValue, providerRef: paymentIntentId, tenantId: tenantId, forUpdate: $0) }) {
             return payment
         }
         guard let metadata = object.metadata, metadata["berth_tenant"] == tenantId, let id = metadata["berth_payment_id"].flatMap(Int64.init),

@@ -109,7 +109,7 @@ public struct ConsumptionAnswers: Sendable {
         let transactionId = answer.transactionId
         do {
             let known: (Purchase?, Booking?, CreditLot?, ConsumptionConsent?) = try await store.read { tx in
-                guard let purchase = try tx.purchases.purchase(store: "app_store", environment: answer.environment, transactionId: transactionId, forUpdate: false),
+                guard let purchase = try tx.purchases.purchase(store: .appStore, environment: answer.environment, transactionId: transactionId, forUpdate: false),
                       purchase.tenantId == tenantId else { return (nil, nil, nil, nil) }
                 let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: tenantId, forUpdate: false) }
                 let lot = purchase.creditType == nil ? nil : try tx.credits.grant(purchaseId: purchase.id, tenantId: tenantId)?.lot

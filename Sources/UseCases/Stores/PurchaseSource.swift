@@ -46,6 +46,6 @@ public struct PurchaseSources: Sendable {
 
     /// The store a proven transaction came from (the App Store when it names none Berth knows).
     public func source(of transaction: ProvenTransaction) -> any PurchaseSource {
-        all.first { $0.store.rawValue == transaction.storeName } ?? AppStoreSource()
+        all.first { $0.store == transaction.storeName } ?? AppStoreSource()
     }
 }

@@ -44,7 +44,7 @@ public struct ExtendRenewalDates: Sendable {
         let api = try Self.api(runtime)
         let tenantId = runtime.id
         guard let subscription = try await store.read({ try $0.subscriptions.subscription(tenantId: tenantId, originalTransactionId: originalTransactionId, forUpdate: false) }),
-              subscription.store == "app_store" else {
+              subscription.store == .appStore else {
             throw DomainError(.notFound, .subscriptionNotFound, "no App Store subscription \(originalTransactionId) is known", field: "originalTransactionId")
         }
         let effective: Date?
