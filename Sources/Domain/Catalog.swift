@@ -399,6 +399,15 @@ extension Tenant {
     }
 }
 
+/// What a catalog product's purchase does, one case per kind (decoded from the flat fields of
+/// `products.json` and checked by the catalog's validation).
+public enum ProductTerms: Hashable, Sendable {
+    case booking
+    case credits(amount: Int64, creditType: String?)
+    case subscription(SubscriptionProductInfo)
+    case unlock(UnlockTerms)
+}
+
 /// What a product does when bought. Each kind is one module (`UseCases/Kinds/`); the compiler's
 /// exhaustive switches over this enum, ``PurchaseTarget`` and ``ProductTerms`` list what a new kind handles.
 public enum ProductKind: String, Codable, Hashable, Sendable, CaseIterable {

@@ -53,6 +53,39 @@ struct ArchitectureDocTests {
     }
 }
 
+extension ArchitectureDocTests {
+    @Test("the table of stores lists every registered PurchaseSource with the module that declares it")
+    func storesTableMatchesRegistry() throws {
+        let text = try Self.document()
+        let section = try #require(text.range(of: "## Adding a store"))
+        let rows = text[section.upperBound...].split(separator: "\n").filter { $0.hasPrefix("| ") && $0.contains("Sources/UseCases/Stores/") }
+        var listed: [String: String] = [:]
+        for row in rows {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            listed[cells.first ?? ""] = try #require(Self.paths(in: row).first, "\(row)")
+        }
+        let registered = PurchaseSources().all
+        #expect(Set(listed.keys) == Set(registered.map(\.store.rawValue)))
+        for source in registered {
+            let path = try #require(listed[source.store.rawValue])
+            let file = try String(contentsOf: Harness.repository.appendingPathComponent(path), encoding: .utf8)
+            #expect(file.contains("public struct \(type(of: source)): PurchaseSource"), "\(path) declares \(type(of: source))")
+        }
+    }
+
+    @Test("the document states the layering the package declares: HTTPAPI reaches the workers, the workers the use cases, never SQLStore")
+    func layering() throws {
+        let text = try Self.document()
+        #expect(text.contains("`HTTPAPI` → `BerthWorkers` →\n`UseCases` → `Domain` ← `SQLStore`"))
+        let package = try String(contentsOf: Harness.repository.appendingPathComponent("Package.swift"), encoding: .utf8)
+        for target in ["HTTPAPI", "BerthWorkers", "UseCases"] {
+            let start = try #require(package.range(of: "name: \"\(target)\",\n            dependencies: ["))
+            let list = package[start.upperBound...].prefix { $0 != "]" }
+            #expect(!list.contains("\"SQLStore\""), "\(target) must not depend on SQLStore")
+        }
+    }
+}
+
 @Suite("README and docs/")
 struct DocsTests {
     /// 250 lines of prose and walk-throughs, plus the two answer-verification snippets the app

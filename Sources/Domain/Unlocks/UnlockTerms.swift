@@ -1,14 +1,5 @@
 import Foundation
 
-/// What a catalog product's purchase does, one case per kind (decoded from the flat fields of
-/// `products.json` and checked by the catalog's validation).
-public enum ProductTerms: Hashable, Sendable {
-    case booking
-    case credits(amount: Int64, creditType: String?)
-    case subscription(SubscriptionProductInfo)
-    case unlock(UnlockTerms)
-}
-
 /// A one-time unlock: the entitlement it grants, for ever (Apple's Non-Consumable) or for some days
 /// per purchase (a Non-Renewing Subscription: a season pass, a 30-day club membership).
 public struct UnlockTerms: Hashable, Sendable {
