@@ -196,7 +196,20 @@ struct Reply: Sendable {
     var data: Data
     var headers: HTTPFields = [:]
 
-    var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:] }
+    /// The answer as a JSON object. A body that is not one is an issue of the test (an expectation
+    /// that a member is absent must not pass on an HTML page or an empty answer).
+    var json: [String: Any] {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            Issue.record("the answer (\(status.code)) is not a JSON object: \(String(decoding: data.prefix(200), as: UTF8.self))")
+            return [:]
+        }
+        return object
+    }
+
+    /// The answer decoded into a contract type (fails on anything else).
+    func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try JSONDecoder().decode(T.self, from: data)
+    }
 
     var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     var errorField: String? { (json["error"] as? [String: Any])?["field"] as? String }
