@@ -66,6 +66,11 @@ public struct BerthServices: Sendable {
         _ = await restorePurchases.catchUp(runtime: runtime, userId: userId, transactionId: purchase.transactionId, throttle: catchUps, now: clock.now())
     }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
+    var validateForPlugin: ValidateForPlugin {
+        ValidateForPlugin(verifyPurchase: verifyPurchase, claimReceipt: claimReceipt, userEntitlements: userEntitlements) { [self] result, runtime, userId, proves in
+            await catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
+        }
+    }
     var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), verifyPurchase: verifyPurchase, logger: logger) }
     var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }

@@ -14,6 +14,16 @@ public enum PurchaseOutcome: Hashable, Sendable {
     case refused(code: ErrorCode, message: String)
 }
 
+extension PurchaseOutcome {
+    /// The purchase of an applied or repeated claim (what the user has now).
+    public var purchase: Purchase? {
+        switch self {
+        case .applied(let purchase), .repeated(let purchase): purchase
+        case .replay, .needsRefund, .refused: nil
+        }
+    }
+}
+
 /// Everything one claim writes, decided by Domain and saved by the store as it is: the purchase
 /// row (or a replay attempt), what it changes (``PlanEffect``: one case per kind of state), audit
 /// entries and webhook events. One plan is one transaction.

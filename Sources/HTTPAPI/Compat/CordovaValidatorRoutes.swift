@@ -74,60 +74,18 @@ struct CordovaValidatorRoutes {
                           userId: String) async throws -> Response {
         let runtime = context.tenant
         let bookingId = body.additionalData?.bookingId?.value ?? request.uri.queryParameters["bookingId"].flatMap { Int64(String($0)) }
-        let named: VerifyPurchase.Result?
-        // What Apple told Berth of that the user's appAccountToken names, first (it is in the collection then).
-        // Only for a caller who proved the user (a client key names one: T1); otherwise the proof
-        // below finds them when it carries a token naming the user.
-        var applied: [VerifyPurchase.Result] = context.caller.provesUser ? await services.verifyPurchase.claimWaiting(runtime: runtime, userId: userId) : []
-        var applicationReceipt: ProvenReceipt?
+        let outcome: ValidateForPlugin.Result
         do {
-            switch transaction.type {
-            case "apple-sk2":
-                guard let jws = transaction.jwsRepresentation, !jws.isEmpty else {
-                    throw APIError(.badRequest, .missingField, "apple-sk2 transactions carry jwsRepresentation", field: "jwsRepresentation")
-                }
-                // The plugin puts the product id in transaction.id for StoreKit 2.
-                let result = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: transaction.id.flatMap { $0.isEmpty ? nil : $0 },
-                                                                     transactionId: nil, proof: .jws(jws), target: bookingId.map { .booking(id: $0) },
-                                                                     callerProvesUser: context.caller.provesUser))
-                // The plugin posts only the last of several unfinished transactions, then finishes them
-                // all: the others are read from the customer's history (with the App Store Server API).
-                await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: context.caller.provesUser)
-                named = result
-            case "ios-appstore":
-                guard let receipt = transaction.appStoreReceipt, !receipt.isEmpty else {
-                    throw APIError(.badRequest, .missingField, "ios-appstore transactions carry appStoreReceipt", field: "appStoreReceipt")
-                }
-                // transaction.id names a transaction of the receipt; `appstore.application`, the
-                // bundle id or nothing name the application receipt itself. Either way every
-                // unapplied purchase in the receipt is applied: the plugin finishes them all.
-                let id = transaction.id.flatMap { $0.isEmpty || $0 == Self.applicationTransactionId || $0 == runtime.tenant.apple.bundleId ? nil : $0 }
-                let claimed = try await services.claimReceipt(.init(runtime: runtime, userId: userId, receipt: receipt, transactionId: id, bookingId: bookingId))
-                named = claimed.named
-                applied += claimed.applied
-                if id == nil { applicationReceipt = claimed.receipt }
-            case "android-playstore":
-                guard let token = transaction.purchaseToken, !token.isEmpty else {
-                    throw APIError(.badRequest, .missingField, "android-playstore transactions carry purchaseToken", field: "purchaseToken")
-                }
-                // The product is the request's id (the plugin's first product of the purchase), else the
-                // one the purchase's original JSON names; its package likewise.
-                let original = transaction.receipt.flatMap { try? JSONDecoder().decode(ValidatorRequest.PlayPurchaseJSON.self, from: Data($0.utf8)) }
-                let productId = body.id.flatMap { $0.isEmpty ? nil : $0 } ?? original?.productId ?? original?.productIds?.first
-                named = try await services.verifyPurchase(.init(runtime: runtime, userId: userId, productId: productId, transactionId: nil,
-                                                                proof: .playToken(token, packageName: original?.packageName), target: bookingId.map { .booking(id: $0) },
-                                                                callerProvesUser: context.caller.provesUser))
-            default:
-                throw APIError(.badRequest, .invalidField, "Berth validates App Store and Google Play transactions (ios-appstore, apple-sk2, android-playstore), not \(transaction.type)",
-                               field: "transaction.type")
-            }
+            let proof = try Self.proof(transaction, body: body, runtime: runtime)
+            outcome = try await services.validateForPlugin(.init(runtime: runtime, userId: userId, proof: proof, bookingId: bookingId,
+                                                                 callerProvesUser: context.caller.provesUser))
         } catch {
             services.metrics.verificationFailed(error)
             throw error
         }
-        for result in applied { services.metrics.verification(result.outcome) }
+        for result in outcome.applied { services.metrics.verification(result.outcome) }
         var native = NativeTransaction(type: transaction.type, bundleId: Self.appId(transaction.type, runtime))
-        if let named {
+        if let named = outcome.named {
             services.metrics.verification(named.outcome)
             if let refusal = VerifyPurchaseRoutes.refusal(named.outcome, namesBooking: bookingId != nil,
                                                           proofField: transaction.type == "android-playstore" ? "purchaseToken" : "jwsRepresentation") { throw refusal }
@@ -135,17 +93,53 @@ struct CordovaValidatorRoutes {
             var subscription: Subscription?
             if case .subscription(let record, _) = named.state { subscription = record }
             native = NativeTransaction(type: transaction.type, bundleId: Self.appId(transaction.type, runtime), purchase: purchase, subscription: subscription)
-        } else if let applicationReceipt {
-            native.originalApplicationVersion = applicationReceipt.originalApplicationVersion
-            native.environment = applicationReceipt.environment
+        } else if let receipt = outcome.applicationReceipt {
+            native.originalApplicationVersion = receipt.originalApplicationVersion
+            native.environment = receipt.environment
         }
-        let collection = try await Self.collection(of: userId, runtime: runtime, purchases: ([named].compactMap { $0 } + applied), services: services)
+        let now = services.clock.now()
+        let owned = outcome.owned
+        let collection = owned.subscriptions.map { ValidatorPurchase(subscription: $0, now: now) } + owned.unlocks.map { ValidatorPurchase(grant: $0, now: now) }
+            + owned.purchases.map { ValidatorPurchase($0) }
         let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native, collection: collection)
         var response = try JSONCoding.response(ValidatorSuccess(data: data))
         // A signed answer names the user it is about: here the plugin's applicationUsername. Only
         // for a signing tenant, whose signer takes the note off again (it is never sent).
         if runtime.answerSigner != nil { response.headers[SignAnswers.answerUserHeader] = userId }
         return response
+    }
+
+    /// The plugin's transaction, read into the proof it carries (the wire format is the route's; what
+    /// it proves is ``ValidateForPlugin``'s).
+    static func proof(_ transaction: ValidatorRequest.Transaction, body: ValidatorRequest, runtime: TenantRuntime) throws -> ValidateForPlugin.Proof {
+        switch transaction.type {
+        case "apple-sk2":
+            guard let jws = transaction.jwsRepresentation, !jws.isEmpty else {
+                throw APIError(.badRequest, .missingField, "apple-sk2 transactions carry jwsRepresentation", field: "jwsRepresentation")
+            }
+            // The plugin puts the product id in transaction.id for StoreKit 2.
+            return .storeKit2(jws: jws, productId: transaction.id.flatMap { $0.isEmpty ? nil : $0 })
+        case "ios-appstore":
+            guard let receipt = transaction.appStoreReceipt, !receipt.isEmpty else {
+                throw APIError(.badRequest, .missingField, "ios-appstore transactions carry appStoreReceipt", field: "appStoreReceipt")
+            }
+            // transaction.id names a transaction of the receipt; `appstore.application`, the bundle id
+            // or nothing name the application receipt itself.
+            let id = transaction.id.flatMap { $0.isEmpty || $0 == applicationTransactionId || $0 == runtime.tenant.apple.bundleId ? nil : $0 }
+            return .appReceipt(receipt, transactionId: id)
+        case "android-playstore":
+            guard let token = transaction.purchaseToken, !token.isEmpty else {
+                throw APIError(.badRequest, .missingField, "android-playstore transactions carry purchaseToken", field: "purchaseToken")
+            }
+            // The product is the request's id (the plugin's first product of the purchase), else the
+            // one the purchase's original JSON names; its package likewise.
+            let original = transaction.receipt.flatMap { try? JSONDecoder().decode(ValidatorRequest.PlayPurchaseJSON.self, from: Data($0.utf8)) }
+            let productId = body.id.flatMap { $0.isEmpty ? nil : $0 } ?? original?.productId ?? original?.productIds?.first
+            return .googlePlay(token: token, productId: productId, packageName: original?.packageName)
+        default:
+            throw APIError(.badRequest, .invalidField, "Berth validates App Store and Google Play transactions (ios-appstore, apple-sk2, android-playstore), not \(transaction.type)",
+                           field: "transaction.type")
+        }
     }
 
     /// The app's id on the transaction's store: the bundle id, or the package name on Google Play.
@@ -155,27 +149,6 @@ struct CordovaValidatorRoutes {
 
     /// The transaction id the plugin gives the application receipt itself (StoreKit 1).
     static let applicationTransactionId = "appstore.application"
-
-    /// Everything the user owns in the app, as the plugin builds `owned()` and `verifiedPurchases`
-    /// from it (each answer replaces the last one it kept for the app): every subscription the user
-    /// owns (expired ones marked so), every unlock and pass, and the consumables (credit packs,
-    /// bookings) this call applied.
-    static func collection(of userId: String, runtime: TenantRuntime, purchases: [VerifyPurchase.Result], services: BerthServices) async throws -> [ValidatorPurchase] {
-        let held = try await services.userEntitlements(runtime: runtime, userId: userId)
-        let now = services.clock.now()
-        var collection = held.subscriptions.map { ValidatorPurchase(subscription: $0.subscription, now: now) }
-        var grants = held.entitlements.flatMap(\.grants).filter { $0.source == .unlock }
-        grants.sort { $0.purchasedAt < $1.purchasedAt }
-        collection += grants.map { ValidatorPurchase(grant: $0, now: now) }
-        for result in purchases {
-            guard let purchase = result.outcome.purchase else { continue }
-            switch result.state {
-            case .booking, .credits, .none: collection.append(ValidatorPurchase(purchase))
-            case .subscription, .unlock: continue   // listed above, as the user holds them now
-            }
-        }
-        return collection
-    }
 
     /// `{ok: false, code, status, message}` with HTTP 200, as the plugin reads refusals. `status`
     /// is the HTTP status Berth's own API would answer; `code` is the plugin's error code.

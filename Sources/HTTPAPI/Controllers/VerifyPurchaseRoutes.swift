@@ -92,16 +92,6 @@ struct VerifyPurchaseRoutes {
     }
 }
 
-extension PurchaseOutcome {
-    /// The purchase of an applied or repeated claim.
-    var purchase: Purchase? {
-        switch self {
-        case .applied(let purchase), .repeated(let purchase): purchase
-        case .replay, .needsRefund, .refused: nil
-        }
-    }
-}
-
 extension PurchaseProof {
     /// A Google Play purchase token.
     var isPlay: Bool {

@@ -81,4 +81,14 @@ public enum PurchasedState: Sendable {
     case unlock(HeldEntitlement, grant: EntitlementGrant?)
     /// Nothing to show (a refused or replayed claim).
     case none
+
+    /// Whether the user holds what the purchase paid for as an entitlement (a subscription, an
+    /// unlock or pass: listed with the user's holdings) rather than as the purchase itself (a
+    /// credit pack, a booking: what a validator lists as this call's purchase).
+    public var isHeldAsEntitlement: Bool {
+        switch self {
+        case .subscription, .unlock: true
+        case .booking, .credits, .none: false
+        }
+    }
 }
