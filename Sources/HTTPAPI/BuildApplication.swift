@@ -65,35 +65,66 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
                      expectedMigrations: services.expectedMigrations).register(on: open)
     WebRoutes(assets: WebAssets.shared).register(on: open)
     CatalogRoutes(tenants: services.tenants, store: services.store).register(public: open, callers: group(CatalogContext.self, scope: nil, limit: .reads))
-    CreditRoutes(services: services)
+    CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, reserveCredits: services.reserveCredits,
+                 commitReservation: services.commitReservation, releaseReservation: services.releaseReservation, clock: services.clock)
         .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
-    AdminCreditRoutes(services: services).register(on: admin)
-    V1CreditRoutes(services: services).register(.init(
+    AdminCreditRoutes(store: services.store, creditReports: services.creditReports, createCreditProduct: services.createCreditProduct,
+                      updateCreditProduct: services.updateCreditProduct, adjustCredits: services.adjustCredits).register(on: admin)
+    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, store: services.store, tenants: services.tenants).register(.init(
         reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
         purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true),
         open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
     ))
-    BookingRoutes(services: services).register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
+    BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store)
+        .register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
     VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, clock: services.clock, metrics: services.metrics,
                          catchUp: { [services] result, runtime, userId, proves in
                              await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
                          })
         .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
-    VerifyReceiptRoutes(services: services)
+    VerifyReceiptRoutes(verifyReceipt: services.verifyReceipt)
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
     AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
     GooglePlayRoutes(receive: services.receivePlayNotification, tenants: services.tenants, rateLimiter: services.rateLimiter,
                      trustedProxies: services.trustedProxies, metrics: services.metrics).register(on: open)
-    AdminRoutes(services: services).register(on: admin)
-    OperatorRoutes(services: services).register(on: admin)
-    CardPaymentRoutes(services: services).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
-    RestoreRoutes(services: services).register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
+    AdminRoutes(
+        store: services.store,
+        resolveUnappliedPayment: services.resolveUnappliedPayment,
+        logger: services.logger,
+        clock: services.clock,
+        adminTransition: services.adminTransition
+    ).register(on: admin)
+    OperatorRoutes(store: services.store, clock: services.clock).register(on: admin)
+    CardPaymentRoutes(
+        store: services.store,
+        cardDeposits: services.cardDeposits,
+        startCardPayment: services.startCardPayment,
+        tenants: services.tenants,
+        trustedProxies: services.trustedProxies,
+        rateLimiter: services.rateLimiter,
+        receiveStripeEvent: services.receiveStripeEvent,
+        metrics: services.metrics,
+        refundCardBooking: services.refundCardBooking
+    ).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
+    RestoreRoutes(restorePurchases: services.restorePurchases).register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
     // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
     let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account)
-    OfferRoutes(services: services).register(on: accountWrites)
-    ConsentRoutes(services: services).register(reads: reads, writes: accountWrites)
+    OfferRoutes(signAppleOffers: services.signAppleOffers).register(on: accountWrites)
+    ConsentRoutes(consumptionConsents: services.consumptionConsents).register(reads: reads, writes: accountWrites)
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
-    SubscriptionRoutes(services: services).register(.init(
+    SubscriptionRoutes(
+        store: services.store,
+        clock: services.clock,
+        subscriptionQueries: services.subscriptionQueries,
+        refreshSubscription: services.refreshSubscription,
+        authorizeLink: services.authorizeLink,
+        linkSubscription: services.linkSubscription,
+        logger: services.logger,
+        unlinkSubscription: services.unlinkSubscription,
+        recordMembership: services.recordMembership,
+        extendRenewalDates: services.extendRenewalDates,
+        verifyPurchase: services.verifyPurchase
+    ).register(.init(
         reads: reads,
         link: group(UserContext.self, scope: .purchases, limit: .account,
                     note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"),
@@ -101,13 +132,22 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         backend: group(BackendContext.self, scope: .memberships, limit: .account),
         admin: admin
     ))
-    FTCRoutes(services: services).register(.init(
+    FTCRoutes(
+        tenants: services.tenants,
+        applyReceipt: services.applyReceipt,
+        subscriptionQueries: services.subscriptionQueries,
+        refreshSubscription: services.refreshSubscription,
+        authorizeLink: services.authorizeLink,
+        linkSubscription: services.linkSubscription,
+        unlinkSubscription: services.unlinkSubscription,
+        notificationIntake: services.notificationIntake
+    ).register(.init(
         app: group(AppKeyContext.self, scope: .purchases, limit: .verification, shape: FTCRoutes.shape,
                    note: "link and unlink: client keys with receiptData as proof"),
         backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
         apple: PublicRoutes(router, table: table, shape: FTCRoutes.shape)
     ))
-    CordovaValidatorRoutes(services: services).register(on: group(ProofContext.self, scope: .purchases, limit: .verification,
+    CordovaValidatorRoutes(validateForPlugin: services.validateForPlugin, metrics: services.metrics, clock: services.clock).register(on: group(ProofContext.self, scope: .purchases, limit: .verification,
                                                                     shape: CordovaValidatorRoutes.shape,
                                                                     authenticate: ValidatorQueryKey(authenticator: authenticator), signed: true))
     AnswerSigningRoutes(tenants: services.tenants).register(on: open)

@@ -18,7 +18,9 @@ import UseCases
 /// may travel in a URL). `applicationUsername` is the user; with a user's token it must be that
 /// user. A booking is named by `additionalData.bookingId` or `?bookingId=` in the URL.
 struct CordovaValidatorRoutes {
-    let services: BerthServices
+    let validateForPlugin: ValidateForPlugin
+    let metrics: BerthMetrics
+    let clock: any BerthClock
     /// App receipts of long-time subscribers are large; the plugin also sends its product list.
     static let bodyLimit = 1024 * 1024
 
@@ -77,16 +79,16 @@ struct CordovaValidatorRoutes {
         let outcome: ValidateForPlugin.Result
         do {
             let proof = try Self.proof(transaction, body: body, runtime: runtime)
-            outcome = try await services.validateForPlugin(.init(runtime: runtime, userId: userId, proof: proof, bookingId: bookingId,
+            outcome = try await validateForPlugin(.init(runtime: runtime, userId: userId, proof: proof, bookingId: bookingId,
                                                                  callerProvesUser: context.caller.provesUser))
         } catch {
-            services.metrics.verificationFailed(error)
+            metrics.verificationFailed(error)
             throw error
         }
-        for result in outcome.applied { services.metrics.verification(result.outcome) }
+        for result in outcome.applied { metrics.verification(result.outcome) }
         var native = NativeTransaction(type: transaction.type, bundleId: Self.appId(transaction.type, runtime))
         if let named = outcome.named {
-            services.metrics.verification(named.outcome)
+            metrics.verification(named.outcome)
             if let refusal = VerifyPurchaseRoutes.refusal(named.outcome, namesBooking: bookingId != nil,
                                                           proofField: transaction.type == "android-playstore" ? "purchaseToken" : "jwsRepresentation") { throw refusal }
             guard let purchase = named.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
@@ -97,7 +99,7 @@ struct CordovaValidatorRoutes {
             native.originalApplicationVersion = receipt.originalApplicationVersion
             native.environment = receipt.environment
         }
-        let now = services.clock.now()
+        let now = clock.now()
         let owned = outcome.owned
         let collection = owned.subscriptions.map { ValidatorPurchase(subscription: $0, now: now) } + owned.unlocks.map { ValidatorPurchase(grant: $0, now: now) }
             + owned.purchases.map { ValidatorPurchase($0) }

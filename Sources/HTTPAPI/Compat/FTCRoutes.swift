@@ -13,7 +13,14 @@ import Logging
 /// verifies receipts, lists a user's subscriptions and links with a receipt as proof; loading by
 /// id, stored receipts, refreshes and bare-id links take the backend's server (or an admin) key.
 struct FTCRoutes {
-    let services: BerthServices
+    let tenants: TenantRegistry
+    let applyReceipt: ApplyReceipt
+    let subscriptionQueries: SubscriptionQueries
+    let refreshSubscription: RefreshSubscription
+    let authorizeLink: AuthorizeLink
+    let linkSubscription: LinkSubscription
+    let unlinkSubscription: UnlinkSubscription
+    let notificationIntake: NotificationIntake
 
     struct Base: Sendable {
         var runtime: TenantRuntime
@@ -32,7 +39,7 @@ struct FTCRoutes {
     }
 
     func register(_ routes: Groups) {
-        for runtime in services.tenants.tenants.values.sorted(by: { $0.id < $1.id }) {
+        for runtime in tenants.tenants.values.sorted(by: { $0.id < $1.id }) {
             for ftc in runtime.tenant.subscriptions?.ftcRoutes ?? [] {
                 let base = Base(runtime: runtime, environment: ftc.environment)
                 let p = ftc.prefix
@@ -81,7 +88,7 @@ struct FTCRoutes {
     private func applyReceipt(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> ApplyReceipt.Result {
         let data = try await receiptData(request)
         do {
-            return try await services.applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
+            return try await applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
                                                         environment: base.environment)
         } catch let error as DomainError where error.kind != .unavailable {
             throw FTCShape.Refusal(status: .unprocessableContent, message: error.message, field: "verification", code: "invalid")
@@ -113,22 +120,22 @@ struct FTCRoutes {
         let perPage = min(max(1, query["per_page"].flatMap { Int(String($0)) } ?? 20), Page.maximumLimit)
         // Pages past the listing's offset bound show its last page (no arithmetic on the raw number).
         let page = min(max(1, query["page"].flatMap { Int(String($0)) } ?? 1), Page.maximumOffset / perPage + 1)
-        let (items, total) = try await services.subscriptionQueries.list(runtime: base.runtime, userId: ftcId, page: Page(limit: perPage, offset: (page - 1) * perPage))
+        let (items, total) = try await subscriptionQueries.list(runtime: base.runtime, userId: ftcId, page: Page(limit: perPage, offset: (page - 1) * perPage))
         return try JSONCoding.response(FTCSubscriptionList(total: total, page: page, limit: perPage, data: items.map { FTCSubscription($0.subscription, inUse: $0.inUse) }))
     }
 
     func load(_ base: Base, _ context: BackendContext) async throws -> Response {
-        let listed = try await services.subscriptionQueries.subscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil)
+        let listed = try await subscriptionQueries.subscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil)
         return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
     }
 
     func refresh(_ base: Base, _ context: BackendContext) async throws -> Response {
-        let listed = try await services.refreshSubscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil, actor: actor(context))
+        let listed = try await refreshSubscription(runtime: base.runtime, originalTransactionId: try id(context), userId: nil, actor: actor(context))
         return try JSONCoding.response(FTCSubscription(listed.subscription, inUse: nil))
     }
 
     func receipt(_ base: Base, _ context: BackendContext) async throws -> Response {
-        let (listed, receipt) = try await services.subscriptionQueries.receipt(runtime: base.runtime, originalTransactionId: try id(context))
+        let (listed, receipt) = try await subscriptionQueries.receipt(runtime: base.runtime, originalTransactionId: try id(context))
         guard let receipt else { throw FTCShape.Refusal(status: .notFound, message: "no receipt is kept for this subscription") }
         var body = FTCSubscription(listed.subscription, inUse: nil)
         body.receipt = receipt
@@ -144,7 +151,7 @@ struct FTCRoutes {
         let authority: LinkAuthority = context.caller.kind == .clientKey
             ? .proof(body.receiptData.flatMap { $0.isEmpty ? nil : PurchaseProof.receipt($0, transactionId: otid) }) : .byId
         do {
-            try await services.authorizeLink(authority, runtime: base.runtime, userId: ftcId, originalTransactionId: otid)
+            try await authorizeLink(authority, runtime: base.runtime, userId: ftcId, originalTransactionId: otid)
         } catch let error as DomainError where error.code == .proofRequired {
             throw FTCShape.Refusal(status: .unprocessableContent, message: "the app links with the device's receipt as proof: send receiptData (bare ids are for the backend's server key)",
                                    field: "receiptData", code: "missing_field")
@@ -154,18 +161,18 @@ struct FTCRoutes {
 
     func link(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let (ftcId, otid, force) = try await linkBody(request, context, base: base)
-        let membership = try await services.linkSubscription(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, force: force, actor: actor(context))
+        let membership = try await linkSubscription(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, force: force, actor: actor(context))
         return try JSONCoding.response(FTCMembership(membership))
     }
 
     func unlink(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let (ftcId, otid, _) = try await linkBody(request, context, base: base)
-        try await services.unlinkSubscription(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, actor: actor(context))
+        try await unlinkSubscription(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, actor: actor(context))
         return Response(status: .noContent)
     }
 
     func notification(_ base: Base, _ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        let result = try await services.notificationIntake(request, context: context, runtime: base.runtime)
+        let result = try await notificationIntake(request, context: context, runtime: base.runtime)
         return try JSONCoding.response(NotificationAck(outcome: result.outcome, duplicate: result.duplicate))
     }
 

@@ -10,7 +10,10 @@ import UseCases
 /// prices in currency units. Served for tenants with `credits.v1Routes`; the user is the token's
 /// subject (a Firebase ID token picks its tenant by its issuer, the project).
 struct V1CreditRoutes {
-    let services: BerthServices
+    let creditQueries: CreditQueries
+    let verifyPurchase: VerifyPurchase
+    let store: any Store
+    let tenants: TenantRegistry
 
     static let shape = ErrorShape(api: { error in try refusal(error) })
 
@@ -23,13 +26,13 @@ struct V1CreditRoutes {
     func register(_ routes: Groups) {
         routes.reads.get("/v1/credits/balance") { _, context in
             let (runtime, type) = try Self.served(context.tenant)
-            let balances = try await services.creditQueries.balances(runtime, userId: context.userId, claimingWaitingWith: services.claimingWaiting(for: context.caller))
+            let balances = try await creditQueries.balances(runtime, userId: context.userId, claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil))
             return try JSONCoding.response(V1Balance(credits: balances.first { $0.creditType == type }?.balance ?? 0))
         }
         routes.reads.get("/v1/credits/transactions") { request, context in
             let (runtime, type) = try Self.served(context.tenant)
             let page = try Paging.page(request)
-            let result = try await services.creditQueries.history(runtime, userId: context.userId, filter: LedgerFilter(creditType: type), page: page)
+            let result = try await creditQueries.history(runtime, userId: context.userId, filter: LedgerFilter(creditType: type), page: page)
             return try JSONCoding.response(V1TransactionHistory(transactions: result.items.map(V1Transaction.init),
                                                                 meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)))
         }
@@ -37,7 +40,7 @@ struct V1CreditRoutes {
         routes.open.get("/v1/iap/products") { request, context in
             let runtime = try catalogTenant(request, context)
             let tenantId = runtime.id
-            let stored = try await services.store.read { try $0.credits.products(tenantId: tenantId) }
+            let stored = try await store.read { try $0.credits.products(tenantId: tenantId) }
             let products = stored.filter(\.active).sorted { ($0.displayOrder, $0.productId) < ($1.displayOrder, $1.productId) }
             return try JSONCoding.response(V1Products(products: products.map { V1Product($0, tenantId: tenantId) }))
         }
@@ -54,7 +57,7 @@ struct V1CreditRoutes {
         guard let productId = body.productId, !productId.isEmpty else {
             throw APIError(.badRequest, .missingField, "product_id is required", field: "product_id")
         }
-        let result = try await services.verifyPurchase(.init(runtime: runtime, userId: context.userId, productId: productId, transactionId: nil,
+        let result = try await verifyPurchase(.init(runtime: runtime, userId: context.userId, productId: productId, transactionId: nil,
                                                              proof: .jws(data), target: nil, callerProvesUser: context.caller.provesUser))
         if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: false) { throw refusal }
         guard let purchase = result.outcome.purchase, case .credits(let credits) = result.state else {
@@ -81,7 +84,7 @@ struct V1CreditRoutes {
         case .refused(let error):
             throw error
         case .anonymous:
-            let open = services.tenants.ordered.filter { $0.tenant.credits?.v1Routes == true && $0.tenant.credits?.publicProducts == true }
+            let open = tenants.ordered.filter { $0.tenant.credits?.v1Routes == true && $0.tenant.credits?.publicProducts == true }
             if let id = request.uri.queryParameters["tenant"] {
                 guard let found = open.first(where: { $0.id == String(id) }) else {
                     throw APIError(.notFound, .notFound, "no app publishes its /v1 products under this tenant id", field: "tenant")

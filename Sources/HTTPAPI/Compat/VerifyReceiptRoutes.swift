@@ -10,7 +10,7 @@ import Logging
 /// "do not retry", 5xx (with a retryable code) means "retry later". The receipt is verified offline;
 /// only its SHA-256 is stored and logged.
 struct VerifyReceiptRoutes {
-    let services: BerthServices
+    let verifyReceipt: VerifyReceipt
 
     /// Braindumpster's clients read their own shape for every refusal, 401s included; storage
     /// trouble is a 5xx they retry.
@@ -30,7 +30,7 @@ struct VerifyReceiptRoutes {
         } else if userId == nil {
             userId = named
         }
-        let answer = try await services.verifyReceipt(receiptData: body.receiptData, bundleId: body.bundleId, userId: userId, runtime: context.tenant)
+        let answer = try await verifyReceipt(receiptData: body.receiptData, bundleId: body.bundleId, userId: userId, runtime: context.tenant)
         let entitlement = answer.entitlement
         return try JSONCoding.response(VerifyReceiptResponse(
             success: true, isPremium: entitlement.isPremium, productId: entitlement.productId, expirationDate: entitlement.expiresAt.map(SecondsTime.init),

@@ -8,8 +8,11 @@ import UseCases
 /// (admin API key): products, the ledger with filters and CSV export, statistics, adjustments and
 /// the ledger check.
 struct AdminCreditRoutes {
-    let services: BerthServices
-    var store: any Store { services.store }
+    let store: any Store
+    let creditReports: CreditReports
+    let createCreditProduct: CreateCreditProduct
+    let updateCreditProduct: UpdateCreditProduct
+    let adjustCredits: AdjustCredits
 
     /// Rows one CSV export returns at most (narrow the filters for more).
     static let exportLimit = 100_000
@@ -17,7 +20,7 @@ struct AdminCreditRoutes {
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/credit-products") { _, context in
             let (runtime, _) = admin(context)
-            let products = try await services.creditReports.products(runtime)
+            let products = try await creditReports.products(runtime)
             return try JSONCoding.response(ProductsResponse(products: products.map(ProductDTO.init)))
         }
         router.post("/api/admin/credit-products") { request, context in
@@ -26,7 +29,7 @@ struct AdminCreditRoutes {
             guard let productId = body.productId.map(Text.trimmed), !productId.isEmpty else {
                 throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
             }
-            let product = try await services.createCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
+            let product = try await createCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
             return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)), status: .created)
         }
         router.patch("/api/admin/credit-products/{productId}") { request, context in
@@ -36,7 +39,7 @@ struct AdminCreditRoutes {
             if let renamed = body.productId, renamed != productId {
                 throw APIError(.badRequest, .invalidField, "a product id cannot change; create a new product", field: "productId")
             }
-            let product = try await services.updateCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
+            let product = try await updateCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
             return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)))
         }
         router.get("/api/admin/credits/ledger") { request, context in
@@ -56,7 +59,7 @@ struct AdminCreditRoutes {
         router.get("/api/admin/credits/stats") { request, context in
             let (runtime, _) = admin(context)
             let from = try Paging.time(request, "from"), to = try Paging.time(request, "to")
-            let stats = try await services.creditReports.stats(runtime, from: from, to: to)
+            let stats = try await creditReports.stats(runtime, from: from, to: to)
             return try JSONCoding.response(CreditStatsResponse(from: from.map(APITime.init), to: to.map(APITime.init), products: stats.map {
                 CreditStatsDTO(productId: $0.productId, purchases: $0.purchases, creditsGranted: $0.creditsGranted, refunds: $0.refunds,
                                creditsRefunded: $0.creditsRefunded)
@@ -64,7 +67,7 @@ struct AdminCreditRoutes {
         }
         router.get("/api/admin/credits/check") { _, context in
             let (runtime, _) = admin(context)
-            let result = try await services.creditReports.check(runtime)
+            let result = try await creditReports.check(runtime)
             return try JSONCoding.response(LedgerCheckResponse(consistent: result.problemCount == 0, accounts: result.accounts, problemCount: result.problemCount,
                                                                problems: result.problems.map {
                 LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
@@ -80,7 +83,7 @@ struct AdminCreditRoutes {
             let reason = Text.trimmed(body.reason)
             guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason", field: "reason") }
             guard Text.length(reason) <= 500 else { throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason") }
-            let result = try await services.adjustCredits(runtime, userId: userId, creditType: body.creditType, amount: body.amount, reason: reason,
+            let result = try await adjustCredits(runtime, userId: userId, creditType: body.creditType, amount: body.amount, reason: reason,
                                                      actor: .admin(keyId: keyId))
             return try JSONCoding.response(AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)), status: .created)
         }

@@ -3,12 +3,17 @@ import AppStoreAPI
 import Domain
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import UseCases
 
 /// `/api/admin/…`: the app's own description and its booking administration (admin API key).
 struct AdminRoutes {
-    let services: BerthServices
+    let store: any Store
+    let resolveUnappliedPayment: ResolveUnappliedPayment
+    let logger: Logger
+    let clock: any BerthClock
+    let adminTransition: AdminBookingTransition
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/app") { _, context in
@@ -19,7 +24,7 @@ struct AdminRoutes {
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
         router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
-        let store = services.store
+        let store = store
         listing("/api/admin/unclaimed", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
                 as: UnclaimedDTO.init)
         router.get("/api/admin/unapplied-payments") { request, context in
@@ -40,15 +45,15 @@ struct AdminRoutes {
         router.post("/api/admin/unapplied-payments/{id}/apply") { request, context in
             let id = try Self.unappliedId(context)
             let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
-            let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, store: services.store)
+            let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, store: store)
             let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap { $0.isEmpty ? nil : $0 }
-            let (payment, result) = try await services.resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
+            let (payment, result) = try await resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
                                                                                      bookingId: bookingId)
             if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil), payment.currentStatus == .open { throw refusal }
             // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
             if payment.store == .appStore, context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
                let token = SetAppAccountToken.token(for: owner, policy: context.tenant.purchasePolicy), payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased() {
-                await SetAppAccountToken(logger: services.logger)(runtime: context.tenant, originalTransactionId: payment.proven.originalTransactionId,
+                await SetAppAccountToken(logger: logger)(runtime: context.tenant, originalTransactionId: payment.proven.originalTransactionId,
                                                                   environment: payment.proven.environment, userId: owner)
             }
             return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
@@ -59,7 +64,7 @@ struct AdminRoutes {
             let note = Text.trimmed(body.note ?? "")
             guard !note.isEmpty else { throw APIError(.badRequest, .missingField, "say why it is refunded (note)", field: "note") }
             try Self.checkReason(note)
-            let payment = try await services.resolveUnappliedPayment.markForRefund(id, runtime: context.tenant, actor: context.actor, note: note)
+            let payment = try await resolveUnappliedPayment.markForRefund(id, runtime: context.tenant, actor: context.actor, note: note)
             return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
         }
         router.post("/api/admin/apple/test-notification") { request, context in
@@ -85,7 +90,7 @@ struct AdminRoutes {
                 fetch: { tenantId, page in try await store.read { try $0.outbox.deadLetters(tenantId: tenantId, page: page) } }, as: DeadLetterDTO.init)
         router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
             let (tenant, _) = (context.tenant, context.keyId)
-            let tenantId = tenant.id, now = services.clock.now()
+            let tenantId = tenant.id, now = clock.now()
             guard let text = context.parameters.get("id"), let id = Int64(text),
                   try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
             else {
@@ -160,12 +165,12 @@ struct AdminRoutes {
         filter.to = try Paging.time(request, "to")
         let tenantId = tenant.id, purchaseFilter = filter
         if try AdminCreditRoutes.wantsCSV(request) {
-            let rows = try await services.store.read { try $0.purchases.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit) }
+            let rows = try await store.read { try $0.purchases.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit) }
             return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-purchases.csv\""],
                             body: .init(byteBuffer: ByteBuffer(string: PurchaseCSV.render(rows))))
         }
         let page = try Paging.page(request)
-        let result = try await services.store.read { try $0.purchases.purchases(tenantId: tenantId, filter: purchaseFilter, page: page) }
+        let result = try await store.read { try $0.purchases.purchases(tenantId: tenantId, filter: purchaseFilter, page: page) }
         return try JSONCoding.response(ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset))
     }
 
@@ -186,11 +191,11 @@ struct AdminRoutes {
         let page = try Paging.page(request)
         let tenantId = tenant.id, bookingFilter = filter
         if try AdminCreditRoutes.wantsCSV(request) {
-            let rows = try await services.store.read { try $0.bookings.exportBookings(tenantId: tenantId, filter: bookingFilter, limit: AdminCreditRoutes.exportLimit) }
+            let rows = try await store.read { try $0.bookings.exportBookings(tenantId: tenantId, filter: bookingFilter, limit: AdminCreditRoutes.exportLimit) }
             return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-bookings.csv\""],
                             body: .init(byteBuffer: ByteBuffer(string: BookingCSV.render(rows))))
         }
-        let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page) }
+        let result = try await store.read { try $0.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page) }
         return try JSONCoding.response(ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset))
     }
 
@@ -201,24 +206,24 @@ struct AdminRoutes {
 
     func confirm(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let (tenant, keyId) = (context.tenant, context.keyId)
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "a manual confirmation needs a reason", field: "reason") }
         try Self.checkReason(reason)
-        let booking = try await services.adminTransition(id, to: .confirmed, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
+        let booking = try await adminTransition(id, to: .confirmed, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
     }
 
     func cancel(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let (tenant, keyId) = (context.tenant, context.keyId)
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
         var reason: String?
         if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
             reason = try await JSONCoding.decode(AdminCancelRequest.self, from: request).reason.map(Text.trimmed)
             if let reason { try Self.checkReason(reason) }
         }
-        let booking = try await services.adminTransition(id, to: .cancelled, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
+        let booking = try await adminTransition(id, to: .cancelled, runtime: tenant, actor: .admin(keyId: keyId), reason: reason)
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)))
     }
 }

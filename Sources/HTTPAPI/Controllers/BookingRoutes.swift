@@ -5,7 +5,9 @@ import UseCases
 
 /// `POST /api/bookings`, `GET /api/bookings`, `GET /api/bookings/{id}`: a user's own bookings.
 struct BookingRoutes {
-    let services: BerthServices
+    let createBooking: CreateBooking
+    let metrics: BerthMetrics
+    let store: any Store
 
     func register(creating create: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>) {
         create.post("/api/bookings") { request, context in try await self.create(request, context) }
@@ -18,13 +20,13 @@ struct BookingRoutes {
         let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
         let booking: Booking
         do {
-            booking = try await services.createBooking(.init(
+            booking = try await createBooking(.init(
                 runtime: runtime, userId: userId, createdVia: via,
                 request: BookingRequest(resourceId: body.resourceId, start: body.start?.time, end: body.end?.time, slot: body.slot?.time, seats: body.seats)
             ))
         } catch let error as DomainError where error.code == .tooManyPendingBookings {
             // Operators alert on this: a slot full of unpaid holds refuses paying customers.
-            services.metrics.count("berth_booking_holds_refused_total", [("tenant", runtime.id), ("cap", error.field == "resourceId" ? "resource" : "user_or_key")])
+            metrics.count("berth_booking_holds_refused_total", [("tenant", runtime.id), ("cap", error.field == "resourceId" ? "resource" : "user_or_key")])
             throw error
         }
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
@@ -34,15 +36,15 @@ struct BookingRoutes {
         let (tenant, userId) = (context.tenant, context.userId)
         let page = try Paging.page(request)
         let tenantId = tenant.id
-        let result = try await services.store.read { try $0.bookings.bookings(tenantId: tenantId, filter: BookingFilter(userId: userId), page: page) }
+        let result = try await store.read { try $0.bookings.bookings(tenantId: tenantId, filter: BookingFilter(userId: userId), page: page) }
         return try JSONCoding.response(ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset))
     }
 
     func show(_ context: UserContext) async throws -> Response {
         let (tenant, userId) = (context.tenant, context.userId)
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
         let tenantId = tenant.id
-        let found = try await services.store.read { tx -> (Booking, CardPayment?)? in
+        let found = try await store.read { tx -> (Booking, CardPayment?)? in
             guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else { return nil }
             return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first { $0.purpose == .booking })
         }

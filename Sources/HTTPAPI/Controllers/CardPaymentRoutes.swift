@@ -8,7 +8,15 @@ import UseCases
 /// `POST /api/stripe/webhooks/{tenant}`, and the operators' `POST /api/admin/bookings/{id}/refund`
 /// and `GET /api/admin/bookings/{id}/payments`.
 struct CardPaymentRoutes {
-    let services: BerthServices
+    let store: any Store
+    let cardDeposits: CardDeposits
+    let startCardPayment: StartCardPayment
+    let tenants: TenantRegistry
+    let trustedProxies: TrustedProxies
+    let rateLimiter: RateLimiter
+    let receiveStripeEvent: ReceiveStripeEvent
+    let metrics: BerthMetrics
+    let refundCardBooking: RefundCardBooking
 
     struct Groups {
         var users: GuardedRoutes<UserContext>
@@ -25,38 +33,38 @@ struct CardPaymentRoutes {
         groups.admin.post("/api/admin/bookings/{id}/refund") { request, context in try await refund(request, context) }
         groups.admin.get("/api/admin/bookings/{id}/payments") { _, context in try await payments(context) }
         groups.admin.post("/api/admin/bookings/{id}/deposit") { request, context in
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
+            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
             let body = try await JSONCoding.decode(DepositRequest.self, from: request)
-            let result = try await services.cardDeposits.start(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
+            let result = try await cardDeposits.start(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
             return try JSONCoding.response(DepositStartDTO(result), status: result.created ? .created : .ok)
         }
         groups.admin.post("/api/admin/bookings/{id}/deposit/capture") { request, context in
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
+            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
             let body = try await JSONCoding.decode(DepositCaptureRequest.self, from: request, emptyAs: DepositCaptureRequest())
-            let payment = try await services.cardDeposits.capture(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
+            let payment = try await cardDeposits.capture(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
             return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
         }
         groups.admin.post("/api/admin/bookings/{id}/deposit/release") { _, context in
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
-            let payment = try await services.cardDeposits.release(runtime: context.tenant, bookingId: id, actor: context.actor)
+            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+            let payment = try await cardDeposits.release(runtime: context.tenant, bookingId: id, actor: context.actor)
             return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
         }
     }
 
     func start(_ context: UserContext) async throws -> Response {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
-        let result = try await services.startCardPayment(runtime: context.tenant, userId: context.userId, bookingId: id)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let result = try await startCardPayment(runtime: context.tenant, userId: context.userId, bookingId: id)
         return try JSONCoding.response(CardPaymentStartDTO(result), status: result.created ? .created : .ok)
     }
 
     func webhook(_ request: Request, _ context: BerthRequestContext) async throws -> Response {
-        guard let tenantId = context.parameters.get("tenant"), let runtime = services.tenants.tenant(id: tenantId), runtime.stripe != nil else {
+        guard let tenantId = context.parameters.get("tenant"), let runtime = tenants.tenant(id: tenantId), runtime.stripe != nil else {
             throw APIError(.notFound, .tenantNotFound, "no app takes card payments at this webhook URL", field: "tenant")
         }
         var request = request
-        let address = services.trustedProxies.clientAddress(peer: context.clientAddress, forwardedFor: request.headers[values: .xForwardedFor])
+        let address = trustedProxies.clientAddress(peer: context.clientAddress, forwardedFor: request.headers[values: .xForwardedFor])
         // An address whose failures used up its budget is refused before its body is read (T8); Stripe retries.
-        try services.rateLimiter.admitNotification(tenant: runtime.tenant, clientAddress: address)
+        try rateLimiter.admitNotification(tenant: runtime.tenant, clientAddress: address)
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: Self.webhookBodyLimit)
@@ -64,25 +72,25 @@ struct CardPaymentRoutes {
             throw APIError(.contentTooLarge, .bodyTooLarge, "webhook bodies are limited to 256 KiB")
         }
         do {
-            let result = try await services.receiveStripeEvent(runtime: runtime, body: Data(buffer.readableBytesView),
+            let result = try await receiveStripeEvent(runtime: runtime, body: Data(buffer.readableBytesView),
                                                                signature: request.headers[.init("Stripe-Signature")!])
-            services.rateLimiter.notificationVerified(tenant: runtime.tenant, clientAddress: address)
-            services.metrics.notification(type: "stripe:\(result.type)", outcome: result.duplicate ? "duplicate" : result.outcome)
+            rateLimiter.notificationVerified(tenant: runtime.tenant, clientAddress: address)
+            metrics.notification(type: "stripe:\(result.type)", outcome: result.duplicate ? "duplicate" : result.outcome)
             return try JSONCoding.response(StripeWebhookAck(received: true, outcome: result.outcome, duplicate: result.duplicate))
         } catch {
             // Only what fails draws from the per-address limit (Stripe's genuine events are never refused for others' junk).
-            if !NotificationIntake.isServerSide(error) { try services.rateLimiter.checkNotification(tenant: runtime.tenant, clientAddress: address) }
+            if !NotificationIntake.isServerSide(error) { try rateLimiter.checkNotification(tenant: runtime.tenant, clientAddress: address) }
             throw error
         }
     }
 
     func refund(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
         let body = try await JSONCoding.decode(AdminRefundRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "say why the booking is refunded", field: "reason") }
         try AdminRoutes.checkReason(reason)
-        let result = try await services.refundCardBooking(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, reason: reason,
+        let result = try await refundCardBooking(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, reason: reason,
                                                           actor: context.actor)
         return try JSONCoding.response(AdminRefundResponse(refund: CardRefundDTO(result.refund), payment: CardPaymentDTO(result.payment, refunds: []),
                                                            booking: BookingDTO(result.booking)),
@@ -90,9 +98,9 @@ struct CardPaymentRoutes {
     }
 
     func payments(_ context: AdminRequestContext) async throws -> Response {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: services.store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
         let tenantId = context.tenant.id
-        let items = try await services.store.read { tx -> [CardPaymentDTO]? in
+        let items = try await store.read { tx -> [CardPaymentDTO]? in
             guard try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) != nil else { return nil }
             return try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).map { payment in
                 CardPaymentDTO(payment, refunds: try tx.cardPayments.refunds(paymentId: payment.id, tenantId: tenantId))

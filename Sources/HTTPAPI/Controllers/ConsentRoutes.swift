@@ -6,17 +6,17 @@ import UseCases
 /// `GET|PUT /api/consumption-consent`: the user's consent, asked in the app, to Berth answering
 /// Apple's refund questions about their purchases (Send Consumption Information).
 struct ConsentRoutes {
-    let services: BerthServices
+    let consumptionConsents: ConsumptionConsents
 
     func register(reads: GuardedRoutes<UserContext>, writes: GuardedRoutes<AccountContext>) {
         reads.get("/api/consumption-consent") { _, context in
-            let consent = try await services.consumptionConsents.current(runtime: context.tenant, userId: context.userId)
+            let consent = try await consumptionConsents.current(runtime: context.tenant, userId: context.userId)
             return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
         }
         writes.put("/api/consumption-consent") { request, context in
             let body = try await JSONCoding.decode(ConsumptionConsentRequest.self, from: request)
             let version = try SubscriptionRoutes.text(body.textVersion, field: "textVersion")
-            let consent = try await services.consumptionConsents.record(runtime: context.tenant, userId: context.userId, consented: body.consented,
+            let consent = try await consumptionConsents.record(runtime: context.tenant, userId: context.userId, consented: body.consented,
                                                                         textVersion: version, actor: context.caller.actor)
             return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
         }

@@ -5,21 +5,25 @@ import UseCases
 
 /// `/api/credits…`: a user's balances, history, lots, reservations and purchase eligibility.
 struct CreditRoutes {
-    let services: BerthServices
-    var clock: any BerthClock { services.clock }
+    let creditQueries: CreditQueries
+    let verifyPurchase: VerifyPurchase
+    let reserveCredits: ReserveCredits
+    let commitReservation: CommitReservation
+    let releaseReservation: ReleaseReservation
+    let clock: any BerthClock
 
     /// Reads (client keys too) and spending (the user's own token or the backend's server key).
     func register(reads router: GuardedRoutes<UserContext>, spending account: GuardedRoutes<AccountContext>) {
         router.get("/api/credits") { _, context in
             let (runtime, userId) = (context.tenant, context.userId)
-            let balances = try await services.creditQueries.balances(runtime, userId: userId, claimingWaitingWith: services.claimingWaiting(for: context.caller))
+            let balances = try await creditQueries.balances(runtime, userId: userId, claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil))
             return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
         }
         router.get("/api/credits/transactions") { request, context in
             let (runtime, userId) = (context.tenant, context.userId)
             let page = try Paging.page(request)
             let filter = try LedgerQuery.filter(request, settings: try CreditRequests.settings(runtime), forAdmin: false)
-            let result = try await services.creditQueries.history(runtime, userId: userId, filter: filter, page: page)
+            let result = try await creditQueries.history(runtime, userId: userId, filter: filter, page: page)
             return try JSONCoding.response(CreditTransactionsResponse(transactions: result.items.map(LedgerEntryDTO.init),
                                                                       meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)))
         }
@@ -27,7 +31,7 @@ struct CreditRoutes {
             let (runtime, userId) = (context.tenant, context.userId)
             let type = request.uri.queryParameters["creditType"].map(String.init)
             let page = try Paging.page(request)
-            let lots = try await services.creditQueries.lots(runtime, userId: userId, creditType: type, page: page)
+            let lots = try await creditQueries.lots(runtime, userId: userId, creditType: type, page: page)
             return try JSONCoding.response(CreditLotsResponse(lots: lots.items.map { CreditLotDTO($0.lot, uses: $0.uses) },
                                                               meta: LedgerPageMeta(total: lots.total, limit: page.limit, offset: page.offset)))
         }
@@ -36,7 +40,7 @@ struct CreditRoutes {
             guard let productId = request.uri.queryParameters["productId"].map(String.init), !productId.isEmpty else {
                 throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
             }
-            let answer = try await services.creditQueries.eligibility(runtime, userId: userId, productId: productId)
+            let answer = try await creditQueries.eligibility(runtime, userId: userId, productId: productId)
             return try JSONCoding.response(EligibilityResponse(productId: productId, creditType: answer.product.creditType, eligible: answer.eligible,
                                                                reason: answer.reason))
         }
@@ -45,17 +49,17 @@ struct CreditRoutes {
             let body = try await JSONCoding.decode(ReserveCreditsRequest.self, from: request)
             let reference = try Self.text(body.reference, field: "reference")
             let profileId = try Self.text(body.profileId, field: "profileId")
-            let result = try await services.reserveCredits(runtime, userId: userId, amount: body.amount, creditType: body.creditType, reference: reference,
+            let result = try await reserveCredits(runtime, userId: userId, amount: body.amount, creditType: body.creditType, reference: reference,
                                                     profileId: profileId)
             return try respond(result, status: result.repeated ? .ok : .created)
         }
         account.post("/api/credits/reservations/{id}/commit") { _, context in
-            let result = try await services.commitReservation(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context),
+            let result = try await commitReservation(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context),
                                                    actor: context.caller.actor)
             return try respond(result, status: .ok)
         }
         account.post("/api/credits/reservations/{id}/release") { _, context in
-            let result = try await services.releaseReservation(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context))
+            let result = try await releaseReservation(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context))
             return try respond(result, status: .ok)
         }
     }

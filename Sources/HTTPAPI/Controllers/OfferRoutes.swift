@@ -6,12 +6,12 @@ import UseCases
 /// `POST /api/offers/apple/promotional` and `POST /api/offers/apple/introductory-eligibility`:
 /// what StoreKit needs the app's server to sign, for the calling user.
 struct OfferRoutes {
-    let services: BerthServices
+    let signAppleOffers: SignAppleOffers
 
     func register(on users: GuardedRoutes<AccountContext>) {
         users.post("/api/offers/apple/promotional") { request, context in
             let body = try await JSONCoding.decode(PromotionalOfferRequest.self, from: request)
-            let offer = try await services.signAppleOffers.promotional(
+            let offer = try await signAppleOffers.promotional(
                 runtime: context.tenant, userId: context.userId, productId: try SubscriptionRoutes.text(body.productId, field: "productId"),
                 offerId: try SubscriptionRoutes.text(body.offerId, field: "offerId"), applicationUsername: body.applicationUsername,
                 transactionId: body.transactionId)
@@ -19,7 +19,7 @@ struct OfferRoutes {
         }
         users.post("/api/offers/apple/introductory-eligibility") { request, context in
             let body = try await JSONCoding.decode(IntroductoryEligibilityRequest.self, from: request)
-            let answer = try await services.signAppleOffers.introductoryEligibility(
+            let answer = try await signAppleOffers.introductoryEligibility(
                 runtime: context.tenant, userId: context.userId, productId: try SubscriptionRoutes.text(body.productId, field: "productId"),
                 transactionId: body.transactionId)
             return try JSONCoding.response(IntroductoryEligibilityDTO(productId: answer.productId, allowIntroductoryOffer: answer.allowIntroductoryOffer,

@@ -7,7 +7,8 @@ import UseCases
 /// `/api/admin/search`, `/api/admin/customers/{userId}/timeline`, `/api/admin/overview`: where an
 /// operator looks first (admin API key, within the key's tenant).
 struct OperatorRoutes {
-    let services: BerthServices
+    let store: any Store
+    let clock: any BerthClock
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/search") { request, context in try await search(request, context) }
@@ -27,7 +28,7 @@ struct OperatorRoutes {
         guard !text.isEmpty, text.count <= 200 else { throw APIError(.badRequest, .invalidQuery, "q must be 1 to 200 characters", field: "q") }
         let tenantId = tenant.id
         let reference = BookingReference.normalized(text)
-        var hits = try await services.store.read { try $0.operatorViews.search(tenantId: tenantId, text: text, reference: reference, limit: Self.searchLimit) }
+        var hits = try await store.read { try $0.operatorViews.search(tenantId: tenantId, text: text, reference: reference, limit: Self.searchLimit) }
         // An Apple order ID (the customer's receipt email: 10 or so letters and digits) is Apple's to resolve.
         var appleOrderLookup: String?
         if Self.mayBeAppleOrderId(text) {
@@ -35,7 +36,7 @@ struct OperatorRoutes {
                 do {
                     let transactions = try await api.lookUpOrder(text)
                     let ids = transactions.compactMap(\.payload.transactionId)
-                    let found = try await services.store.read { try $0.operatorViews.purchases(tenantId: tenantId, transactionIds: ids) }
+                    let found = try await store.read { try $0.operatorViews.purchases(tenantId: tenantId, transactionIds: ids) }
                     appleOrderLookup = ids.isEmpty ? "not_found" : "found"
                     for hit in found where !hits.contains(where: { $0.kind == hit.kind && $0.id == hit.id }) { hits.append(hit) }
                     if found.isEmpty, !ids.isEmpty { appleOrderLookup = "found_not_recorded" }
@@ -68,12 +69,12 @@ struct OperatorRoutes {
             limit = 200
         }
         let tenantId = context.tenant.id
-        let entries = try await services.store.read { try $0.operatorViews.timeline(tenantId: tenantId, userId: userId, limit: limit) }
+        let entries = try await store.read { try $0.operatorViews.timeline(tenantId: tenantId, userId: userId, limit: limit) }
         return try JSONCoding.response(TimelineResponse(userId: userId, items: entries.map(TimelineEntryDTO.init), limitPerKind: limit))
     }
 
     func overview(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
-        let now = services.clock.now()
+        let now = clock.now()
         let query = request.uri.queryParameters
         var interval = Overview.Interval.day
         if let text = query["interval"] {
@@ -91,7 +92,7 @@ struct OperatorRoutes {
         let tenantId = context.tenant.id
         let heldUntil = now.addingTimeInterval(8 * 86_400)
         let overdue = now.addingTimeInterval(-(context.tenant.tenant.googlePlay?.alertAfter ?? 24 * 3600))
-        let facts = try await services.store.read {
+        let facts = try await store.read {
             try $0.operatorViews.overview(tenantId: tenantId, from: from, to: to, now: now, heldUntil: heldUntil, playOverdueBefore: overdue)
         }
         let overview = Overview.make(facts, tenant: context.tenant.tenant, from: from, to: to, interval: interval, now: now)

@@ -6,7 +6,7 @@ import UseCases
 /// `POST /api/restore-purchases {jwsRepresentation | transactionId}`: applies to the calling user
 /// what the customer's App Store history holds and Berth does not.
 struct RestoreRoutes {
-    let services: BerthServices
+    let restorePurchases: RestorePurchases
 
     func register(on users: GuardedRoutes<UserContext>) {
         users.post("/api/restore-purchases") { request, context in
@@ -20,7 +20,7 @@ struct RestoreRoutes {
                 throw APIError(.badRequest, .missingField, "send jwsRepresentation (a transaction the device holds) or transactionId (one of the user's purchases)",
                                field: "jwsRepresentation")
             }
-            let items = try await services.restorePurchases(runtime: context.tenant, userId: context.userId, proof: proof)
+            let items = try await restorePurchases(runtime: context.tenant, userId: context.userId, proof: proof)
             return try JSONCoding.response(RestoreResponse(restored: items.count { $0.outcome == "restored" },
                                                            items: items.map { .init(transactionId: $0.transactionId, productId: $0.productId, outcome: $0.outcome) }))
         }

@@ -1,12 +1,23 @@
 import Domain
 import Foundation
 import Hummingbird
+import Logging
 import UseCases
 
 /// `/api/entitlements` and `/api/subscriptions…` for users; memberships paid elsewhere, cheat
 /// attempts and unlink archives for the app's backend and operators.
 struct SubscriptionRoutes {
-    let services: BerthServices
+    let store: any Store
+    let clock: any BerthClock
+    let subscriptionQueries: SubscriptionQueries
+    let refreshSubscription: RefreshSubscription
+    let authorizeLink: AuthorizeLink
+    let linkSubscription: LinkSubscription
+    let logger: Logger
+    let unlinkSubscription: UnlinkSubscription
+    let recordMembership: RecordMembership
+    let extendRenewalDates: ExtendRenewalDates
+    let verifyPurchase: VerifyPurchase
 
     struct Groups {
         /// A user's own state: client keys, user tokens, server keys.
@@ -22,9 +33,9 @@ struct SubscriptionRoutes {
 
     func register(_ routes: Groups) {
         routes.reads.get("/api/entitlements") { _, context in
-            let answer = try await UserEntitlements(store: services.store, clock: services.clock)(runtime: context.tenant, userId: context.userId,
-                                                                                                   claimingWaitingWith: services.claimingWaiting(for: context.caller))
-            let now = services.clock.now()
+            let answer = try await UserEntitlements(store: store, clock: clock)(runtime: context.tenant, userId: context.userId,
+                                                                                                   claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil))
+            let now = clock.now()
             let subscriptions = answer.subscriptions.map { listed in
                 let s = listed.subscription
                 return EntitlementsResponse.Item(entitlement: s.entitlement, productId: s.productId, expiresAt: s.accessUntil(at: now).map(APITime.init),
@@ -47,33 +58,33 @@ struct SubscriptionRoutes {
         }
         routes.reads.get("/api/subscriptions") { request, context in
             let (page, number, perPage) = try Self.page(request)
-            let (items, total) = try await services.subscriptionQueries.list(runtime: context.tenant, userId: context.userId, page: page)
-            let now = services.clock.now()
+            let (items, total) = try await subscriptionQueries.list(runtime: context.tenant, userId: context.userId, page: page)
+            let now = clock.now()
             return try JSONCoding.response(SubscriptionPage(total: total, page: number, limit: perPage,
                                                             data: items.map { SubscriptionDTO($0.subscription, inUse: $0.inUse, now: now) }))
         }
         // A user sees only their own subscription; an admin key any of the app's.
         routes.view.get("/api/subscriptions/{id}") { _, context in
-            let listed = try await services.subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId)
-            return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: services.clock.now()))
+            let listed = try await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId)
+            return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
         }
         routes.view.patch("/api/subscriptions/{id}") { _, context in
-            let listed = try await services.refreshSubscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId,
+            let listed = try await refreshSubscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId,
                                                          actor: context.caller.actor)
-            return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: services.clock.now()))
+            return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
         }
         routes.link.post("/api/subscriptions/link") { request, context in
             let body = try await JSONCoding.decode(LinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await services.authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
+            try await authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
                                               originalTransactionId: id)
-            let membership = try await services.linkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, force: body.force ?? false,
+            let membership = try await linkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, force: body.force ?? false,
                                                           actor: context.caller.actor)
             // Apple's later transactions and notifications of it will name the owner.
             if context.tenant.serverAPI != nil,
-               let linked = try? await services.subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId),
+               let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId),
                linked.subscription.store == .appStore {
-                await SetAppAccountToken(logger: services.logger)(runtime: context.tenant, originalTransactionId: id,
+                await SetAppAccountToken(logger: logger)(runtime: context.tenant, originalTransactionId: id,
                                                                   environment: linked.subscription.environment, userId: context.userId)
             }
             return try JSONCoding.response(MembershipDTO(membership))
@@ -81,23 +92,23 @@ struct SubscriptionRoutes {
         routes.link.post("/api/subscriptions/unlink") { request, context in
             let body = try await JSONCoding.decode(UnlinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await services.authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
+            try await authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
                                               originalTransactionId: id)
-            try await services.unlinkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
+            try await unlinkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
             return Response(status: .noContent)
         }
         // The app's backend (server key) or an operator (admin key) records memberships paid elsewhere.
         routes.backend.put("/api/admin/memberships/{userId}") { request, context in
             let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
             let body = try await JSONCoding.decode(MembershipRequest.self, from: request)
-            let membership = try await services.recordMembership(runtime: context.tenant, userId: userId, payMethod: body.payMethod, tier: body.tier,
+            let membership = try await recordMembership(runtime: context.tenant, userId: userId, payMethod: body.payMethod, tier: body.tier,
                                                                       cycle: body.cycle, expiresAt: body.expiresAt.date, autoRenew: body.autoRenew ?? false,
                                                                       actor: context.caller.actor)
             return try JSONCoding.response(MembershipDTO(membership))
         }
         routes.backend.get("/api/admin/memberships/{userId}") { _, context in
             let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
-            guard let membership = try await services.subscriptionQueries.membership(runtime: context.tenant, userId: userId) else {
+            guard let membership = try await subscriptionQueries.membership(runtime: context.tenant, userId: userId) else {
                 throw APIError(.notFound, .notFound, "the account has no membership", field: "userId")
             }
             return try JSONCoding.response(MembershipDTO(membership))
@@ -106,29 +117,29 @@ struct SubscriptionRoutes {
             let page = try Paging.page(request)
             let userId = request.uri.queryParameters["userId"].map(String.init)
             let tenantId = context.tenant.id
-            let result = try await services.store.read { try $0.subscriptions.subscriptions(tenantId: tenantId, userId: userId, page: page) }
-            let now = services.clock.now()
+            let result = try await store.read { try $0.subscriptions.subscriptions(tenantId: tenantId, userId: userId, page: page) }
+            let now = clock.now()
             return try JSONCoding.response(ListResponse(items: result.items.map { SubscriptionDTO($0, inUse: false, now: now) }, total: result.total,
                                                         limit: page.limit, offset: page.offset))
         }
         // Renewal-date extensions (outage compensation) through the App Store Server API.
         routes.admin.post("/api/admin/subscriptions/{id}/extend") { request, context in
             let body = try await JSONCoding.decode(ExtendRequest.self, from: request)
-            let extended = try await services.extendRenewalDates.extend(runtime: context.tenant, originalTransactionId: try Self.id(context), days: body.days,
+            let extended = try await extendRenewalDates.extend(runtime: context.tenant, originalTransactionId: try Self.id(context), days: body.days,
                                                                         reasonCode: body.reasonCode ?? 3, actor: context.actor)
-            return try JSONCoding.response(SubscriptionDTO(extended, inUse: false, now: services.clock.now()))
+            return try JSONCoding.response(SubscriptionDTO(extended, inUse: false, now: clock.now()))
         }
         routes.admin.post("/api/admin/subscriptions/extend-all") { request, context in
             let body = try await JSONCoding.decode(ExtendAllRequest.self, from: request)
             let environment = body.environment ?? context.tenant.tenant.apple.environments.first ?? "Production"
-            let identifier = try await services.extendRenewalDates.extendAll(runtime: context.tenant, productId: try Self.text(body.productId, field: "productId"),
+            let identifier = try await extendRenewalDates.extendAll(runtime: context.tenant, productId: try Self.text(body.productId, field: "productId"),
                                                                              days: body.days, reasonCode: body.reasonCode ?? 3, storefronts: body.storefronts,
                                                                              environment: environment, actor: context.actor)
             return try JSONCoding.response(ExtendAllDTO(requestIdentifier: identifier, productId: body.productId, environment: environment), status: .accepted)
         }
         routes.admin.get("/api/admin/subscriptions/extend-all/{product}/{request}") { request, context in
             let environment = request.uri.queryParameters["environment"].map(String.init) ?? context.tenant.tenant.apple.environments.first ?? "Production"
-            let status = try await services.extendRenewalDates.status(runtime: context.tenant,
+            let status = try await extendRenewalDates.status(runtime: context.tenant,
                                                                       productId: try Self.text(context.parameters.get("product") ?? "", field: "productId"),
                                                                       requestIdentifier: try Self.text(context.parameters.get("request") ?? "", field: "requestIdentifier"),
                                                                       environment: environment)
@@ -139,13 +150,13 @@ struct SubscriptionRoutes {
         routes.admin.get("/api/admin/subscriptions/cheats") { request, context in
             let page = try Paging.page(request)
             let tenantId = context.tenant.id
-            let result = try await services.store.read { try $0.subscriptions.cheats(tenantId: tenantId, page: page) }
+            let result = try await store.read { try $0.subscriptions.cheats(tenantId: tenantId, page: page) }
             return try JSONCoding.response(ListResponse(items: result.items.map(CheatDTO.init), total: result.total, limit: page.limit, offset: page.offset))
         }
         routes.admin.get("/api/admin/subscriptions/unlinks") { request, context in
             let page = try Paging.page(request)
             let tenantId = context.tenant.id
-            let result = try await services.store.read { try $0.subscriptions.unlinks(tenantId: tenantId, page: page) }
+            let result = try await store.read { try $0.subscriptions.unlinks(tenantId: tenantId, page: page) }
             return try JSONCoding.response(ListResponse(items: result.items.map(UnlinkDTO.init), total: result.total, limit: page.limit, offset: page.offset))
         }
     }
