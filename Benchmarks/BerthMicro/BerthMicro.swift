@@ -159,8 +159,16 @@ final class AppFixture: Sendable {
         return fixture
     }
 
-    private init(directory: URL, store: SQLiteStore, responder: RouterResponder<BerthRequestContext>, serverKey: String, logger: Logger,
-                 replay: (user: String, body: String, answer: Data), pending: [(user: String, body: String)], ownsStore: Bool) {
+    private init(
+        directory: URL,
+        store: SQLiteStore,
+        responder: RouterResponder<BerthRequestContext>,
+        serverKey: String,
+        logger: Logger,
+        replay: (user: String, body: String, answer: Data),
+        pending: [(user: String, body: String)],
+        ownsStore: Bool
+    ) {
         self.directory = directory
         self.store = store
         self.responder = responder
@@ -189,7 +197,12 @@ final class AppFixture: Sendable {
         try await exchange(method, path, user: user, body: body).status
     }
 
-    func exchange(_ method: HTTPRequest.Method, _ path: String, user: String?, body: String?) async throws -> (status: HTTPResponse.Status, body: ByteBuffer) {
+    func exchange(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        user: String?,
+        body: String?
+    ) async throws -> (status: HTTPResponse.Status, body: ByteBuffer) {
         var headers: HTTPFields = [.authorization: "Bearer \(serverKey)"]
         if let user { headers[Self.userHeader] = user }
         var requestBody = RequestBody(buffer: ByteBuffer())
@@ -198,7 +211,10 @@ final class AppFixture: Sendable {
             headers[.contentLength] = String(body.utf8.count)
             requestBody = RequestBody(buffer: ByteBuffer(string: body))
         }
-        let request = Request(head: HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1", path: path, headerFields: headers), body: requestBody)
+        let request = Request(
+            head: HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1", path: path, headerFields: headers),
+            body: requestBody
+        )
         let context = BerthRequestContext(source: .init(channel: channel, logger: logger))
         let response = try await responder.respond(to: request, context: context)
         let collector = BodyCollector()
@@ -216,16 +232,26 @@ final class AppFixture: Sendable {
         try FileManager.default.copyItem(at: catalogURL, to: directory.appendingPathComponent("products.json"))
         var logger = Logger(label: "berth.micro")
         logger.logLevel = .error
-        let setup = BerthSetup(catalogURL: directory.appendingPathComponent("products.json"),
-                               databasePath: directory.appendingPathComponent("berth.sqlite").path,
-                               environment: ["BENCH_JWT_SECRET": "microbenchmark-secret-of-32-bytes-or-more"])
+        let setup = BerthSetup(
+            catalogURL: directory.appendingPathComponent("products.json"),
+            databasePath: directory.appendingPathComponent("berth.sqlite").path,
+            environment: ["BENCH_JWT_SECRET": "microbenchmark-secret-of-32-bytes-or-more"]
+        )
         let (catalog, store) = try await setup.prepareStore(logger: logger, now: Date())
         let services = try await setup.services(catalog: catalog, store: store, logger: logger)
         let serverKey = APIKeys.generate(tenantId: "bench")
         _ = try await CreateAPIKey(store: store)(tenantId: "bench", role: .server, hash: APIKeys.hash(serverKey), now: Date())
         let responder = buildRouter(services: services).buildResponder()
-        let maker = AppFixture(directory: directory, store: store, responder: responder, serverKey: serverKey, logger: logger,
-                               replay: ("", "", Data()), pending: [], ownsStore: false)
+        let maker = AppFixture(
+            directory: directory,
+            store: store,
+            responder: responder,
+            serverKey: serverKey,
+            logger: logger,
+            replay: ("", "", Data()),
+            pending: [],
+            ownsStore: false
+        )
 
         // Pending bookings, each with its own signed transaction; one of them is bought now for the replay benchmark.
         let start = Date().addingTimeInterval(7 * 86_400)
@@ -235,8 +261,8 @@ final class AppFixture: Sendable {
             let user = "buyer-\(index)"
             let (status, answer) = try await maker.exchange(.post, "/api/bookings", user: user, body: #"{"resourceId":"fleet",\#(span)}"#)
             guard status == .created,
-                  let object = try JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any],
-                  let booking = object["booking"] as? [String: Any], let id = booking["id"] as? Int
+                let object = try JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any],
+                let booking = object["booking"] as? [String: Any], let id = booking["id"] as? Int
             else { throw BenchmarkFailure("a booking was refused (\(status)): \(String(buffer: answer))") }
             let jws = try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: productId))
             purchases.append((user, #"{"bookingId":\#(id),"productId":"\#(productId)","jwsRepresentation":"\#(jws)"}"#))
@@ -244,8 +270,16 @@ final class AppFixture: Sendable {
         let replayed = purchases.removeLast()
         let (status, answer) = try await maker.exchange(.post, "/api/verify-purchase", user: replayed.user, body: replayed.body)
         guard status == .ok else { throw BenchmarkFailure("the replay benchmark's purchase was refused (\(status)): \(String(buffer: answer))") }
-        return AppFixture(directory: directory, store: store, responder: responder, serverKey: serverKey, logger: logger,
-                          replay: (replayed.user, replayed.body, Data(answer.readableBytesView)), pending: purchases, ownsStore: true)
+        return AppFixture(
+            directory: directory,
+            store: store,
+            responder: responder,
+            serverKey: serverKey,
+            logger: logger,
+            replay: (replayed.user, replayed.body, Data(answer.readableBytesView)),
+            pending: purchases,
+            ownsStore: true
+        )
     }
 
     /// The benchmark tenant every benchmark uses (benchmarks/catalog.json): rentals of a large fleet,

@@ -27,7 +27,10 @@ public struct AppStoreAPIError: Error, Hashable, Sendable, CustomStringConvertib
         public static let notConfigured = Code(rawValue: "apple_not_configured")
 
         /// Every code above (the API contract lists them).
-        public static let all: [Code] = [.transactionNotFound, .unauthorized, .rateLimited, .unavailable, .timeout, .invalidResponse, .rejected, .receiptInvalid, .sharedSecretMismatch, .notConfigured]
+        public static let all: [Code] = [
+            .transactionNotFound, .unauthorized, .rateLimited, .unavailable, .timeout, .invalidResponse, .rejected, .receiptInvalid,
+            .sharedSecretMismatch, .notConfigured,
+        ]
     }
 
     public var code: Code

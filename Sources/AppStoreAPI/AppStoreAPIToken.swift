@@ -29,8 +29,18 @@ public struct AppStoreAPICredentials: Sendable {
         }
     }
 
-    struct Header: Codable { var alg = "ES256"; var kid: String; var typ = "JWT" }
-    struct Claims: Codable { var iss: String; var iat: Int64; var exp: Int64; var aud = "appstoreconnect-v1"; var bid: String }
+    struct Header: Codable {
+        var alg = "ES256"
+        var kid: String
+        var typ = "JWT"
+    }
+    struct Claims: Codable {
+        var iss: String
+        var iat: Int64
+        var exp: Int64
+        var aud = "appstoreconnect-v1"
+        var bid: String
+    }
 
     /// A fresh bearer token, valid from `now` for `tokenLifetime`.
     public func token(now: Date) throws -> String {

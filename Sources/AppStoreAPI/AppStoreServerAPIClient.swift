@@ -25,8 +25,12 @@ public struct AppStoreServerAPIClient: Sendable {
     let now: @Sendable () -> Date
 
     public init(
-        credentials: AppStoreAPICredentials, endpoints: Endpoints = Endpoints(), httpClient: HTTPClient = .shared,
-        retry: RetryPolicy = RetryPolicy(), verifier: SignedDataVerifier, expectations: AppExpectations,
+        credentials: AppStoreAPICredentials,
+        endpoints: Endpoints = Endpoints(),
+        httpClient: HTTPClient = .shared,
+        retry: RetryPolicy = RetryPolicy(),
+        verifier: SignedDataVerifier,
+        expectations: AppExpectations,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.credentials = credentials
@@ -41,14 +45,29 @@ public struct AppStoreServerAPIClient: Sendable {
     static let transactionIdNotFound = 4_040_010
 
     struct TransactionInfoResponse: Decodable { var signedTransactionInfo: String }
-    struct HistoryResponse: Decodable { var revision: String?; var hasMore: Bool?; var signedTransactions: [String]? }
+    struct HistoryResponse: Decodable {
+        var revision: String?
+        var hasMore: Bool?
+        var signedTransactions: [String]?
+    }
     struct StatusResponse: Decodable {
-        struct Group: Decodable { var subscriptionGroupIdentifier: String?; var lastTransactions: [Item]? }
-        struct Item: Decodable { var status: Int?; var originalTransactionId: String?; var signedTransactionInfo: String?; var signedRenewalInfo: String? }
+        struct Group: Decodable {
+            var subscriptionGroupIdentifier: String?
+            var lastTransactions: [Item]?
+        }
+        struct Item: Decodable {
+            var status: Int?
+            var originalTransactionId: String?
+            var signedTransactionInfo: String?
+            var signedRenewalInfo: String?
+        }
         var data: [Group]?
     }
     struct TestNotificationResponse: Decodable { var testNotificationToken: String }
-    struct ErrorBody: Decodable { var errorCode: Int?; var errorMessage: String? }
+    struct ErrorBody: Decodable {
+        var errorCode: Int?
+        var errorMessage: String?
+    }
 
     /// Get Transaction Info.
     public func transactionInfo(_ transactionId: String) async throws -> VerifiedTransaction {
@@ -57,7 +76,10 @@ public struct AppStoreServerAPIClient: Sendable {
         return try await verifier.verifyTransaction(decoded.signedTransactionInfo, expecting: expectations)
     }
 
-    struct OrderLookupResponse: Decodable { var status: Int; var signedTransactions: [String]? }
+    struct OrderLookupResponse: Decodable {
+        var status: Int
+        var signedTransactions: [String]?
+    }
 
     /// Look Up Order ID: the transactions of the order a customer's receipt email names (Production,
     /// then Sandbox when Production does not know it); empty when neither knows it.
@@ -91,7 +113,9 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     /// Get All Subscription Statuses: each latest transaction with its renewal info, verified.
-    public func subscriptionStatuses(_ transactionId: String) async throws -> [(status: Int?, transaction: VerifiedTransaction?, renewalInfo: VerifiedRenewalInfo?)] {
+    public func subscriptionStatuses(
+        _ transactionId: String
+    ) async throws -> [(status: Int?, transaction: VerifiedTransaction?, renewalInfo: VerifiedRenewalInfo?)] {
         let decoded = try Self.decode(StatusResponse.self, try await getWithFallback("/inApps/v1/subscriptions/\(Self.escape(transactionId))"))
         var results: [(status: Int?, transaction: VerifiedTransaction?, renewalInfo: VerifiedRenewalInfo?)] = []
         for group in decoded.data ?? [] {
@@ -106,7 +130,12 @@ public struct AppStoreServerAPIClient: Sendable {
 
     /// Send Consumption Information V2 (a `ConsumptionRequest` JSON body as Apple documents it).
     public func sendConsumptionInformation(_ transactionId: String, body: Data, environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
-        let reply = try await send(method: .PUT, path: "/inApps/v2/transactions/consumption/\(Self.escape(transactionId))", environment: environment, body: body)
+        let reply = try await send(
+            method: .PUT,
+            path: "/inApps/v2/transactions/consumption/\(Self.escape(transactionId))",
+            environment: environment,
+            body: body
+        )
         guard (200..<300).contains(reply.status) else { throw Self.rejection(reply) }
     }
 
@@ -137,7 +166,12 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     /// Get Notification History (`POST /inApps/v1/notifications/history`).
-    public func notificationHistory(environment: AppStoreEnvironment, start: Date, end: Date, paginationToken: String?) async throws(AppStoreAPIError) -> NotificationHistoryPage {
+    public func notificationHistory(
+        environment: AppStoreEnvironment,
+        start: Date,
+        end: Date,
+        paginationToken: String?
+    ) async throws(AppStoreAPIError) -> NotificationHistoryPage {
         let query = paginationToken.map { "?paginationToken=\(Self.escape($0))" } ?? ""
         let body: Data
         do {
@@ -147,15 +181,23 @@ public struct AppStoreServerAPIClient: Sendable {
         }
         let reply = try await send(method: .POST, path: "/inApps/v1/notifications/history" + query, environment: environment, body: body)
         let page = try Self.decode(NotificationHistoryResponse.self, reply)
-        return NotificationHistoryPage(signedPayloads: (page.notificationHistory ?? []).compactMap(\.signedPayload), hasMore: page.hasMore ?? false,
-                                       paginationToken: page.paginationToken)
+        return NotificationHistoryPage(
+            signedPayloads: (page.notificationHistory ?? []).compactMap(\.signedPayload),
+            hasMore: page.hasMore ?? false,
+            paginationToken: page.paginationToken
+        )
     }
 
     /// Set App Account Token (`PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`):
     /// later transactions and notifications of the purchase carry `token`.
     public func setAppAccountToken(originalTransactionId: String, token: UUID, environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
         let body = Data(#"{"appAccountToken":"\#(token.uuidString.lowercased())"}"#.utf8)
-        let reply = try await send(method: .PUT, path: "/inApps/v1/transactions/\(Self.escape(originalTransactionId))/appAccountToken", environment: environment, body: body)
+        let reply = try await send(
+            method: .PUT,
+            path: "/inApps/v1/transactions/\(Self.escape(originalTransactionId))/appAccountToken",
+            environment: environment,
+            body: body
+        )
         guard (200..<300).contains(reply.status) else { throw Self.rejection(reply) }
     }
 
@@ -172,10 +214,22 @@ public struct AppStoreServerAPIClient: Sendable {
 
     /// Extend a Subscription Renewal Date (`PUT /inApps/v1/subscriptions/extend/{id}`): the new
     /// expiry when Apple extended it, nil when it did not.
-    public func extendRenewalDate(originalTransactionId: String, days: Int, reasonCode: Int, requestIdentifier: UUID,
-                                  environment: AppStoreEnvironment) async throws(AppStoreAPIError) -> Date? {
-        let body = try Self.encode(ExtendRequest(extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier.uuidString.lowercased()))
-        let reply = try await send(method: .PUT, path: "/inApps/v1/subscriptions/extend/\(Self.escape(originalTransactionId))", environment: environment, body: body)
+    public func extendRenewalDate(
+        originalTransactionId: String,
+        days: Int,
+        reasonCode: Int,
+        requestIdentifier: UUID,
+        environment: AppStoreEnvironment
+    ) async throws(AppStoreAPIError) -> Date? {
+        let body = try Self.encode(
+            ExtendRequest(extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier.uuidString.lowercased())
+        )
+        let reply = try await send(
+            method: .PUT,
+            path: "/inApps/v1/subscriptions/extend/\(Self.escape(originalTransactionId))",
+            environment: environment,
+            body: body
+        )
         let answer = try Self.decode(ExtendResponse.self, reply)
         guard answer.success == true, let effective = answer.effectiveDate else { return nil }
         return Date(timeIntervalSince1970: Double(effective) / 1000)
@@ -190,10 +244,23 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     /// Extend Subscription Renewal Dates for All Active Subscribers of a product (`POST /inApps/v1/subscriptions/extend/mass`).
-    public func massExtendRenewalDate(productId: String, days: Int, reasonCode: Int, requestIdentifier: UUID, storefronts: [String]?,
-                                      environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
-        let body = try Self.encode(MassExtendRequest(extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier.uuidString.lowercased(),
-                                                     productId: productId, storefrontCountryCodes: storefronts))
+    public func massExtendRenewalDate(
+        productId: String,
+        days: Int,
+        reasonCode: Int,
+        requestIdentifier: UUID,
+        storefronts: [String]?,
+        environment: AppStoreEnvironment
+    ) async throws(AppStoreAPIError) {
+        let body = try Self.encode(
+            MassExtendRequest(
+                extendByDays: days,
+                extendReasonCode: reasonCode,
+                requestIdentifier: requestIdentifier.uuidString.lowercased(),
+                productId: productId,
+                storefrontCountryCodes: storefronts
+            )
+        )
         let reply = try await send(method: .POST, path: "/inApps/v1/subscriptions/extend/mass", environment: environment, body: body)
         guard (200..<300).contains(reply.status) else { throw Self.rejection(reply) }
     }
@@ -207,9 +274,17 @@ public struct AppStoreServerAPIClient: Sendable {
         public var failedCount: Int64?
     }
 
-    public func massExtensionStatus(productId: String, requestIdentifier: String, environment: AppStoreEnvironment) async throws(AppStoreAPIError) -> MassExtensionStatus {
-        let reply = try await send(method: .GET, path: "/inApps/v1/subscriptions/extend/mass/\(Self.escape(productId))/\(Self.escape(requestIdentifier))",
-                                   environment: environment, body: nil)
+    public func massExtensionStatus(
+        productId: String,
+        requestIdentifier: String,
+        environment: AppStoreEnvironment
+    ) async throws(AppStoreAPIError) -> MassExtensionStatus {
+        let reply = try await send(
+            method: .GET,
+            path: "/inApps/v1/subscriptions/extend/mass/\(Self.escape(productId))/\(Self.escape(requestIdentifier))",
+            environment: environment,
+            body: nil
+        )
         return try Self.decode(MassExtensionStatus.self, reply)
     }
 
@@ -229,14 +304,23 @@ public struct AppStoreServerAPIClient: Sendable {
         if production.status == 404, Self.errorCode(production) == Self.transactionIdNotFound {
             let sandbox = try await send(method: .GET, path: path, environment: .sandbox, body: nil)
             if sandbox.status == 404, Self.errorCode(sandbox) == Self.transactionIdNotFound {
-                throw AppStoreAPIError(.transactionNotFound, "neither Production nor Sandbox knows this transaction", appleCode: Self.transactionIdNotFound)
+                throw AppStoreAPIError(
+                    .transactionNotFound,
+                    "neither Production nor Sandbox knows this transaction",
+                    appleCode: Self.transactionIdNotFound
+                )
             }
             return sandbox
         }
         return production
     }
 
-    private func send(method: HTTPMethod, path: String, environment: AppStoreEnvironment, body: Data?) async throws(AppStoreAPIError) -> AppleHTTP.Reply {
+    private func send(
+        method: HTTPMethod,
+        path: String,
+        environment: AppStoreEnvironment,
+        body: Data?
+    ) async throws(AppStoreAPIError) -> AppleHTTP.Reply {
         let base = environment == .production ? endpoints.production : endpoints.sandbox
         let credentials = self.credentials
         let now = self.now

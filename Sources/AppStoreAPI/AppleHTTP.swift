@@ -23,7 +23,12 @@ struct AppleHTTP: Sendable {
             let failure: AppStoreAPIError
             do {
                 let request = try make()
-                let response = try await client.execute(request, timeout: TimeAmount.nanoseconds(Int64(retry.timeout.components.seconds) * 1_000_000_000 + retry.timeout.components.attoseconds / 1_000_000_000))
+                let response = try await client.execute(
+                    request,
+                    timeout: TimeAmount.nanoseconds(
+                        Int64(retry.timeout.components.seconds) * 1_000_000_000 + retry.timeout.components.attoseconds / 1_000_000_000
+                    )
+                )
                 let body = Data((try await response.body.collect(upTo: 4 << 20)).readableBytesView)
                 let status = Int(response.status.code)
                 switch status {

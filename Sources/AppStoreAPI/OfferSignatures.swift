@@ -17,14 +17,28 @@ public struct AppleOfferSigner: Sendable {
     /// product id, offer id, application username (lowercased), nonce (lowercased) and timestamp
     /// (milliseconds since 1970), joined by U+2063 INVISIBLE SEPARATOR; DER, base64.
     public func legacySignature(productId: String, offerId: String, applicationUsername: String, nonce: UUID, timestamp: Int64) throws -> String {
-        let payload = Self.legacyPayload(bundleId: credentials.bundleId, keyId: credentials.keyId, productId: productId, offerId: offerId,
-                                         applicationUsername: applicationUsername, nonce: nonce, timestamp: timestamp)
+        let payload = Self.legacyPayload(
+            bundleId: credentials.bundleId,
+            keyId: credentials.keyId,
+            productId: productId,
+            offerId: offerId,
+            applicationUsername: applicationUsername,
+            nonce: nonce,
+            timestamp: timestamp
+        )
         return try credentials.privateKey.signature(for: Data(payload.utf8)).derRepresentation.base64EncodedString()
     }
 
     /// The text the legacy signature covers, in Apple's order and with its separator.
-    public static func legacyPayload(bundleId: String, keyId: String, productId: String, offerId: String, applicationUsername: String,
-                                     nonce: UUID, timestamp: Int64) -> String {
+    public static func legacyPayload(
+        bundleId: String,
+        keyId: String,
+        productId: String,
+        offerId: String,
+        applicationUsername: String,
+        nonce: UUID,
+        timestamp: Int64
+    ) -> String {
         [bundleId, keyId, productId, offerId, applicationUsername.lowercased(), nonce.uuidString.lowercased(), String(timestamp)]
             .joined(separator: "\u{2063}")
     }
@@ -32,18 +46,40 @@ public struct AppleOfferSigner: Sendable {
     /// A promotional offer as a compact JWS (`aud` = `promotional-offer`). `transactionId` is any
     /// transaction of the customer (their appTransactionId works before any purchase); optional.
     public func promotionalOfferJWS(productId: String, offerId: String, transactionId: String?, nonce: UUID, now: Date) throws -> String {
-        try compactJWS(Claims(audience: "promotional-offer", credentials: credentials, nonce: nonce, now: now,
-                              productId: productId, offerIdentifier: offerId, transactionId: transactionId))
+        try compactJWS(
+            Claims(
+                audience: "promotional-offer",
+                credentials: credentials,
+                nonce: nonce,
+                now: now,
+                productId: productId,
+                offerIdentifier: offerId,
+                transactionId: transactionId
+            )
+        )
     }
 
     /// Whether the customer may have the product's introductory offer, as a compact JWS
     /// (`aud` = `introductory-offer-eligibility`); `transactionId` is required by Apple here.
     public func introductoryEligibilityJWS(productId: String, allow: Bool, transactionId: String, nonce: UUID, now: Date) throws -> String {
-        try compactJWS(Claims(audience: "introductory-offer-eligibility", credentials: credentials, nonce: nonce, now: now,
-                              productId: productId, transactionId: transactionId, allowIntroductoryOffer: allow))
+        try compactJWS(
+            Claims(
+                audience: "introductory-offer-eligibility",
+                credentials: credentials,
+                nonce: nonce,
+                now: now,
+                productId: productId,
+                transactionId: transactionId,
+                allowIntroductoryOffer: allow
+            )
+        )
     }
 
-    struct Header: Encodable { var alg = "ES256"; var kid: String; var typ = "JWT" }
+    struct Header: Encodable {
+        var alg = "ES256"
+        var kid: String
+        var typ = "JWT"
+    }
 
     /// The claims of Apple's "Generating JWS to sign App Store requests": `iss`, `bid`, `aud`,
     /// `iat` (seconds), `nonce` (a UUID), then the request's own claims.
@@ -58,8 +94,16 @@ public struct AppleOfferSigner: Sendable {
         var transactionId: String?
         var allowIntroductoryOffer: Bool?
 
-        init(audience: String, credentials: AppStoreAPICredentials, nonce: UUID, now: Date, productId: String, offerIdentifier: String? = nil,
-             transactionId: String?, allowIntroductoryOffer: Bool? = nil) {
+        init(
+            audience: String,
+            credentials: AppStoreAPICredentials,
+            nonce: UUID,
+            now: Date,
+            productId: String,
+            offerIdentifier: String? = nil,
+            transactionId: String?,
+            allowIntroductoryOffer: Bool? = nil
+        ) {
             iss = credentials.issuerId
             bid = credentials.bundleId
             aud = audience

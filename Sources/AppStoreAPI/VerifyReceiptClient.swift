@@ -10,7 +10,10 @@ public struct VerifyReceiptClient: Sendable {
         public var production: String
         public var sandbox: String
 
-        public init(production: String = "https://buy.itunes.apple.com/verifyReceipt", sandbox: String = "https://sandbox.itunes.apple.com/verifyReceipt") {
+        public init(
+            production: String = "https://buy.itunes.apple.com/verifyReceipt",
+            sandbox: String = "https://sandbox.itunes.apple.com/verifyReceipt"
+        ) {
             self.production = production
             self.sandbox = sandbox
         }
@@ -48,7 +51,8 @@ public struct VerifyReceiptClient: Sendable {
             public var expirationIntent: String?
 
             enum CodingKeys: String, CodingKey {
-                case originalTransactionId = "original_transaction_id", autoRenewProductId = "auto_renew_product_id", autoRenewStatus = "auto_renew_status"
+                case originalTransactionId = "original_transaction_id", autoRenewProductId = "auto_renew_product_id", autoRenewStatus =
+                    "auto_renew_status"
                 case isInBillingRetryPeriod = "is_in_billing_retry_period", gracePeriodExpiresDateMs = "grace_period_expires_date_ms"
                 case expirationIntent = "expiration_intent"
             }

@@ -54,11 +54,19 @@ public struct AppExpectations: Hashable, Sendable {
     /// Partial expectations for inspection tools: only what is given is checked. The Production
     /// rules still hold (appAppleId required, no local testing).
     public static func inspecting(
-        bundleId: String?, appAppleId: Int64?, environment: AppStoreEnvironment?, allowsLocalTesting: Bool = false
+        bundleId: String?,
+        appAppleId: Int64?,
+        environment: AppStoreEnvironment?,
+        allowsLocalTesting: Bool = false
     ) throws(SignedDataError) -> AppExpectations {
         if let environment {
             if let bundleId {
-                return try AppExpectations(bundleId: bundleId, appAppleId: appAppleId, environment: environment, allowsLocalTesting: allowsLocalTesting)
+                return try AppExpectations(
+                    bundleId: bundleId,
+                    appAppleId: appAppleId,
+                    environment: environment,
+                    allowsLocalTesting: allowsLocalTesting
+                )
             }
             // Validate the Production rules with a placeholder bundle, then drop it.
             let checked = try AppExpectations(bundleId: "", appAppleId: appAppleId, environment: environment, allowsLocalTesting: allowsLocalTesting)

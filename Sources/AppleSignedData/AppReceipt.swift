@@ -40,8 +40,15 @@ public struct AppReceipt: Codable, Hashable, Sendable {
         public init() {}
     }
 
-    public init(receiptType: String? = nil, bundleId: String? = nil, applicationVersion: String? = nil, originalApplicationVersion: String? = nil,
-                creationDate: AppleTimestamp? = nil, expirationDate: AppleTimestamp? = nil, inAppPurchases: [InAppPurchase] = []) {
+    public init(
+        receiptType: String? = nil,
+        bundleId: String? = nil,
+        applicationVersion: String? = nil,
+        originalApplicationVersion: String? = nil,
+        creationDate: AppleTimestamp? = nil,
+        expirationDate: AppleTimestamp? = nil,
+        inAppPurchases: [InAppPurchase] = []
+    ) {
         self.receiptType = receiptType
         self.bundleId = bundleId
         self.applicationVersion = applicationVersion

@@ -19,12 +19,19 @@ public struct AppTransactionPayload: Codable, Hashable, Sendable {
     public var signedDate: AppleTimestamp?
 
     public init(
-        receiptType: AppStoreEnvironment? = nil, appAppleId: Int64? = nil, bundleId: String? = nil,
-        applicationVersion: String? = nil, versionExternalIdentifier: Int64? = nil,
-        receiptCreationDate: AppleTimestamp? = nil, originalPurchaseDate: AppleTimestamp? = nil,
-        originalApplicationVersion: String? = nil, deviceVerification: String? = nil,
-        deviceVerificationNonce: String? = nil, preorderDate: AppleTimestamp? = nil,
-        appTransactionId: String? = nil, originalPlatform: PurchasePlatform? = nil,
+        receiptType: AppStoreEnvironment? = nil,
+        appAppleId: Int64? = nil,
+        bundleId: String? = nil,
+        applicationVersion: String? = nil,
+        versionExternalIdentifier: Int64? = nil,
+        receiptCreationDate: AppleTimestamp? = nil,
+        originalPurchaseDate: AppleTimestamp? = nil,
+        originalApplicationVersion: String? = nil,
+        deviceVerification: String? = nil,
+        deviceVerificationNonce: String? = nil,
+        preorderDate: AppleTimestamp? = nil,
+        appTransactionId: String? = nil,
+        originalPlatform: PurchasePlatform? = nil,
         signedDate: AppleTimestamp? = nil
     ) {
         self.receiptType = receiptType

@@ -26,7 +26,10 @@ public struct AppleTimestamp: Codable, Hashable, Comparable, Sendable, CustomStr
             return
         }
         guard let double = try? container.decode(Double.self) else {
-            throw DecodingError.typeMismatch(Int64.self, .init(codingPath: decoder.codingPath, debugDescription: "not a number of milliseconds since 1970"))
+            throw DecodingError.typeMismatch(
+                Int64.self,
+                .init(codingPath: decoder.codingPath, debugDescription: "not a number of milliseconds since 1970")
+            )
         }
         guard double.isFinite, abs(double) < 9.0e15 else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(double) is not a millisecond timestamp (out of range)")

@@ -22,7 +22,7 @@ public enum Base64URL {
         guard bytes.count % 4 != 1 else { return nil }
         var output = [UInt8]()
         output.reserveCapacity(bytes.count / 4 * 3 + 2)
-        var pending: UInt32 = 0   // bits read but not yet written, in the low `bits` bits
+        var pending: UInt32 = 0  // bits read but not yet written, in the low `bits` bits
         var bits = 0
         for byte in bytes {
             let value: UInt8

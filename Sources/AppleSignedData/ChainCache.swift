@@ -81,10 +81,14 @@ final class ChainCache: Sendable {
     private let state: Mutex<State>
 
     init(capacity: Int) {
-        state = Mutex(State(
-            chains: BoundedDictionary(capacity: capacity), headers: BoundedDictionary(capacity: capacity),
-            intermediates: BoundedDictionary(capacity: 64), failures: BoundedDictionary(capacity: capacity)
-        ))
+        state = Mutex(
+            State(
+                chains: BoundedDictionary(capacity: capacity),
+                headers: BoundedDictionary(capacity: capacity),
+                intermediates: BoundedDictionary(capacity: 64),
+                failures: BoundedDictionary(capacity: capacity)
+            )
+        )
     }
 
     /// Whether a configured root was already seen to sign this intermediate.

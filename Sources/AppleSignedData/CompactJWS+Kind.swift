@@ -17,14 +17,29 @@ public enum SignedPayloadKind: String, CaseIterable, Sendable {
     /// `JWSRenewalInfoDecodedPayload`, `ResponseBodyV2DecodedPayload`, `AppTransaction`).
     static let markers: [(SignedPayloadKind, Set<String>)] = [
         (.notification, ["notificationType", "notificationUUID", "subtype", "summary", "externalPurchaseToken"]),
-        (.appTransaction, ["receiptType", "applicationVersion", "originalApplicationVersion", "receiptCreationDate", "preorderDate",
-                           "versionExternalIdentifier", "originalPlatform"]),
-        (.transaction, ["transactionId", "purchaseDate", "quantity", "type", "inAppOwnershipType", "webOrderLineItemId", "expiresDate",
-                        "revocationDate", "revocationReason", "isUpgraded", "storefront", "storefrontId", "transactionReason",
-                        "subscriptionGroupIdentifier"]),
-        (.renewalInfo, ["autoRenewProductId", "autoRenewStatus", "renewalDate", "expirationIntent", "isInBillingRetryPeriod",
-                        "priceIncreaseStatus", "gracePeriodExpiresDate", "recentSubscriptionStartDate", "renewalPrice",
-                        "eligibleWinBackOfferIds"]),
+        (
+            .appTransaction,
+            [
+                "receiptType", "applicationVersion", "originalApplicationVersion", "receiptCreationDate", "preorderDate",
+                "versionExternalIdentifier", "originalPlatform",
+            ]
+        ),
+        (
+            .transaction,
+            [
+                "transactionId", "purchaseDate", "quantity", "type", "inAppOwnershipType", "webOrderLineItemId", "expiresDate",
+                "revocationDate", "revocationReason", "isUpgraded", "storefront", "storefrontId", "transactionReason",
+                "subscriptionGroupIdentifier",
+            ]
+        ),
+        (
+            .renewalInfo,
+            [
+                "autoRenewProductId", "autoRenewStatus", "renewalDate", "expirationIntent", "isInBillingRetryPeriod",
+                "priceIncreaseStatus", "gracePeriodExpiresDate", "recentSubscriptionStartDate", "renewalPrice",
+                "eligibleWinBackOfferIds",
+            ]
+        ),
     ]
 }
 
@@ -43,6 +58,9 @@ extension CompactJWS {
         for (kind, markers) in SignedPayloadKind.markers where !members.isDisjoint(with: markers) {
             return kind
         }
-        throw SignedDataError(.malformed, "payload has none of the members that tell a transaction, renewal info, notification or app transaction apart; name the kind (berth verify --kind \(SignedPayloadKind.names.replacingOccurrences(of: ", ", with: "|")))")
+        throw SignedDataError(
+            .malformed,
+            "payload has none of the members that tell a transaction, renewal info, notification or app transaction apart; name the kind (berth verify --kind \(SignedPayloadKind.names.replacingOccurrences(of: ", ", with: "|")))"
+        )
     }
 }

@@ -20,9 +20,13 @@ public struct NotificationPayload: Codable, Hashable, Sendable {
     public var externalPurchaseToken: ExternalPurchaseToken?
 
     public init(
-        notificationType: NotificationType? = nil, subtype: NotificationSubtype? = nil,
-        notificationUUID: String? = nil, data: NotificationData? = nil, version: String? = nil,
-        signedDate: AppleTimestamp? = nil, summary: NotificationSummary? = nil,
+        notificationType: NotificationType? = nil,
+        subtype: NotificationSubtype? = nil,
+        notificationUUID: String? = nil,
+        data: NotificationData? = nil,
+        version: String? = nil,
+        signedDate: AppleTimestamp? = nil,
+        summary: NotificationSummary? = nil,
         externalPurchaseToken: ExternalPurchaseToken? = nil
     ) {
         self.notificationType = notificationType
@@ -50,9 +54,14 @@ public struct NotificationData: Codable, Hashable, Sendable {
     public var consumptionRequestReason: ConsumptionRequestReason?
 
     public init(
-        environment: AppStoreEnvironment? = nil, appAppleId: Int64? = nil, bundleId: String? = nil,
-        bundleVersion: String? = nil, signedTransactionInfo: String? = nil, signedRenewalInfo: String? = nil,
-        status: SubscriptionStatus? = nil, consumptionRequestReason: ConsumptionRequestReason? = nil
+        environment: AppStoreEnvironment? = nil,
+        appAppleId: Int64? = nil,
+        bundleId: String? = nil,
+        bundleVersion: String? = nil,
+        signedTransactionInfo: String? = nil,
+        signedRenewalInfo: String? = nil,
+        status: SubscriptionStatus? = nil,
+        consumptionRequestReason: ConsumptionRequestReason? = nil
     ) {
         self.environment = environment
         self.appAppleId = appAppleId
@@ -77,9 +86,14 @@ public struct NotificationSummary: Codable, Hashable, Sendable {
     public var failedCount: Int64?
 
     public init(
-        environment: AppStoreEnvironment? = nil, appAppleId: Int64? = nil, bundleId: String? = nil,
-        productId: String? = nil, requestIdentifier: String? = nil, storefrontCountryCodes: [String]? = nil,
-        succeededCount: Int64? = nil, failedCount: Int64? = nil
+        environment: AppStoreEnvironment? = nil,
+        appAppleId: Int64? = nil,
+        bundleId: String? = nil,
+        productId: String? = nil,
+        requestIdentifier: String? = nil,
+        storefrontCountryCodes: [String]? = nil,
+        succeededCount: Int64? = nil,
+        failedCount: Int64? = nil
     ) {
         self.environment = environment
         self.appAppleId = appAppleId
@@ -100,8 +114,10 @@ public struct ExternalPurchaseToken: Codable, Hashable, Sendable {
     public var bundleId: String?
 
     public init(
-        externalPurchaseId: String? = nil, tokenCreationDate: AppleTimestamp? = nil,
-        appAppleId: Int64? = nil, bundleId: String? = nil
+        externalPurchaseId: String? = nil,
+        tokenCreationDate: AppleTimestamp? = nil,
+        appAppleId: Int64? = nil,
+        bundleId: String? = nil
     ) {
         self.externalPurchaseId = externalPurchaseId
         self.tokenCreationDate = tokenCreationDate

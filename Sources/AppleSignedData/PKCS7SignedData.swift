@@ -69,7 +69,10 @@ struct PKCS7SignedData {
                     var count = 0
                     for _ in items { count += 1 }
                     guard count <= Self.maximumCertificates else {
-                        throw SignedDataError(.badChain, "a receipt carries at most \(Self.maximumCertificates) certificates (one chain); this one carries \(count)")
+                        throw SignedDataError(
+                            .badChain,
+                            "a receipt carries at most \(Self.maximumCertificates) certificates (one chain); this one carries \(count)"
+                        )
                     }
                     certificates = try items.map { try Certificate(derEncoded: Array($0.encodedBytes)) }
                 } else if node.identifier == .set {
@@ -141,8 +144,14 @@ struct PKCS7SignedData {
         guard fields.count > index + 1 else { throw SignedDataError(.malformed, "SignerInfo lacks its signature") }
         let signatureAlgorithm = try algorithm(fields[index])
         let signature = Array(try ASN1OctetString(berEncoded: fields[index + 1]).bytes)
-        return SignerInfo(issuer: issuer, serialNumber: serial, digestAlgorithm: digestAlgorithm, signedAttributes: signedAttributes,
-                          signatureAlgorithm: signatureAlgorithm, signature: signature)
+        return SignerInfo(
+            issuer: issuer,
+            serialNumber: serial,
+            digestAlgorithm: digestAlgorithm,
+            signedAttributes: signedAttributes,
+            signatureAlgorithm: signatureAlgorithm,
+            signature: signature
+        )
     }
 
     /// An AlgorithmIdentifier whose parameters are absent or NULL (as for SHA and RSA).

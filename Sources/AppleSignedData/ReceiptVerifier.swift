@@ -1,8 +1,8 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import SwiftASN1
 @_spi(DisableValidityCheck) import X509
+import _CryptoExtras
 
 /// A receipt whose PKCS#7 signature, certificate chain and app claims have been verified.
 /// Only ``ReceiptVerifier`` creates values of this type.
@@ -78,7 +78,10 @@ public struct ReceiptVerifier: Sendable {
         let trust: VerifiedSignedData<TransactionPayload>.Trust
         if let environment = receipt.environment, environment.isLocalTesting {
             guard expectations.allowsLocalTesting else {
-                throw SignedDataError(.wrongEnvironment, "\(environment) receipts are not signed by Apple and are accepted only where local testing is explicitly allowed")
+                throw SignedDataError(
+                    .wrongEnvironment,
+                    "\(environment) receipts are not signed by Apple and are accepted only where local testing is explicitly allowed"
+                )
             }
             trust = .localTesting
         } else {
@@ -91,7 +94,11 @@ public struct ReceiptVerifier: Sendable {
 
     private static func checkSignature(_ signedData: PKCS7SignedData, certificate: Certificate) throws(SignedDataError) -> String {
         let signer = signedData.signer
-        guard [PKCS7SignedData.OID.rsaEncryption, PKCS7SignedData.OID.sha1WithRSA, PKCS7SignedData.OID.sha256WithRSA].contains(signer.signatureAlgorithm) else {
+        guard
+            [PKCS7SignedData.OID.rsaEncryption, PKCS7SignedData.OID.sha1WithRSA, PKCS7SignedData.OID.sha256WithRSA].contains(
+                signer.signatureAlgorithm
+            )
+        else {
             throw SignedDataError(.unsupportedAlgorithm, "receipt signature algorithm \(signer.signatureAlgorithm) is not RSA")
         }
         guard let key = _RSA.Signing.PublicKey(certificate.publicKey) else {
@@ -126,16 +133,25 @@ public struct ReceiptVerifier: Sendable {
     /// candidate intermediate, so its work is a fixed handful of signature checks.
     private func checkChain(signer: Certificate, others: [Certificate], at time: Date) async throws(SignedDataError) -> String {
         guard signer.hasExtension(AppleCertificateOIDs.receiptSigningLeaf) else {
-            throw SignedDataError(.missingAppleOID, "the receipt's signer lacks Apple's receipt-signing marker OID \(AppleCertificateOIDs.receiptSigningLeaf)")
+            throw SignedDataError(
+                .missingAppleOID,
+                "the receipt's signer lacks Apple's receipt-signing marker OID \(AppleCertificateOIDs.receiptSigningLeaf)"
+            )
         }
         let issuers = others.filter { $0 != signer && $0.subject == signer.issuer }
         guard issuers.count == 1, let intermediate = issuers.first else {
-            throw SignedDataError(.badChain, issuers.isEmpty
-                ? "the receipt does not carry its signer's issuer (\(signer.issuer))"
-                : "the receipt carries \(issuers.count) certificates named as its signer's issuer")
+            throw SignedDataError(
+                .badChain,
+                issuers.isEmpty
+                    ? "the receipt does not carry its signer's issuer (\(signer.issuer))"
+                    : "the receipt carries \(issuers.count) certificates named as its signer's issuer"
+            )
         }
         guard intermediate.hasExtension(AppleCertificateOIDs.wwdrIntermediate) else {
-            throw SignedDataError(.missingAppleOID, "the receipt's intermediate lacks Apple's WWDR marker OID \(AppleCertificateOIDs.wwdrIntermediate)")
+            throw SignedDataError(
+                .missingAppleOID,
+                "the receipt's intermediate lacks Apple's WWDR marker OID \(AppleCertificateOIDs.wwdrIntermediate)"
+            )
         }
         let anchors = roots.certificates.filter { $0.subject == intermediate.issuer }
         guard !anchors.isEmpty else {
@@ -157,10 +173,16 @@ public struct ReceiptVerifier: Sendable {
         for (index, certificate) in chain.enumerated() {
             let role = index == 0 ? "signer" : (index == chain.count - 1 ? "root" : "intermediate")
             if time < certificate.notValidBefore {
-                throw SignedDataError(.certificateNotYetValid, "the \(role) certificate was not yet valid when the receipt was created (\(time.formatted(.iso8601)))")
+                throw SignedDataError(
+                    .certificateNotYetValid,
+                    "the \(role) certificate was not yet valid when the receipt was created (\(time.formatted(.iso8601)))"
+                )
             }
             if time > certificate.notValidAfter {
-                throw SignedDataError(.certificateExpired, "the \(role) certificate had expired when the receipt was created (\(time.formatted(.iso8601)))")
+                throw SignedDataError(
+                    .certificateExpired,
+                    "the \(role) certificate had expired when the receipt was created (\(time.formatted(.iso8601)))"
+                )
             }
         }
         var serializer = DER.Serializer()
@@ -175,7 +197,10 @@ public struct ReceiptVerifier: Sendable {
         if let accepted = expectations.environments, let environment = receipt.environment {
             let allowedLocal = expectations.allowsLocalTesting && environment.isLocalTesting
             guard accepted.contains(environment) || allowedLocal else {
-                throw SignedDataError(.wrongEnvironment, "expected \(accepted.map(\.rawValue).sorted().joined(separator: " or ")) data, the receipt is \(receipt.receiptType ?? "?")")
+                throw SignedDataError(
+                    .wrongEnvironment,
+                    "expected \(accepted.map(\.rawValue).sorted().joined(separator: " or ")) data, the receipt is \(receipt.receiptType ?? "?")"
+                )
             }
         }
     }

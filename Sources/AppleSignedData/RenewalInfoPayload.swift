@@ -28,14 +28,26 @@ public struct RenewalInfoPayload: Codable, Hashable, Sendable {
     public var offerPeriod: String?
 
     public init(
-        expirationIntent: ExpirationIntent? = nil, originalTransactionId: String? = nil,
-        autoRenewProductId: String? = nil, productId: String? = nil, autoRenewStatus: AutoRenewStatus? = nil,
-        isInBillingRetryPeriod: Bool? = nil, priceIncreaseStatus: PriceIncreaseStatus? = nil,
-        gracePeriodExpiresDate: AppleTimestamp? = nil, offerType: OfferType? = nil, offerIdentifier: String? = nil,
-        signedDate: AppleTimestamp? = nil, environment: AppStoreEnvironment? = nil,
-        recentSubscriptionStartDate: AppleTimestamp? = nil, renewalDate: AppleTimestamp? = nil,
-        currency: String? = nil, renewalPrice: Int64? = nil, offerDiscountType: OfferDiscountType? = nil,
-        eligibleWinBackOfferIds: [String]? = nil, appAccountToken: String? = nil, appTransactionId: String? = nil,
+        expirationIntent: ExpirationIntent? = nil,
+        originalTransactionId: String? = nil,
+        autoRenewProductId: String? = nil,
+        productId: String? = nil,
+        autoRenewStatus: AutoRenewStatus? = nil,
+        isInBillingRetryPeriod: Bool? = nil,
+        priceIncreaseStatus: PriceIncreaseStatus? = nil,
+        gracePeriodExpiresDate: AppleTimestamp? = nil,
+        offerType: OfferType? = nil,
+        offerIdentifier: String? = nil,
+        signedDate: AppleTimestamp? = nil,
+        environment: AppStoreEnvironment? = nil,
+        recentSubscriptionStartDate: AppleTimestamp? = nil,
+        renewalDate: AppleTimestamp? = nil,
+        currency: String? = nil,
+        renewalPrice: Int64? = nil,
+        offerDiscountType: OfferDiscountType? = nil,
+        eligibleWinBackOfferIds: [String]? = nil,
+        appAccountToken: String? = nil,
+        appTransactionId: String? = nil,
         offerPeriod: String? = nil
     ) {
         self.expirationIntent = expirationIntent

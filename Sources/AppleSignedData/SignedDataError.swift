@@ -37,7 +37,10 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let invalidRoot = Code(rawValue: "invalid_root")
 
         /// Every code above (the API contract lists them).
-        public static let all: [Code] = [.malformed, .unsupportedAlgorithm, .badChain, .untrustedRoot, .missingAppleOID, .certificateExpired, .certificateNotYetValid, .badSignature, .wrongBundle, .wrongAppAppleId, .wrongEnvironment, .missingAppAppleId, .invalidRoot]
+        public static let all: [Code] = [
+            .malformed, .unsupportedAlgorithm, .badChain, .untrustedRoot, .missingAppleOID, .certificateExpired, .certificateNotYetValid,
+            .badSignature, .wrongBundle, .wrongAppAppleId, .wrongEnvironment, .missingAppAppleId, .invalidRoot,
+        ]
     }
 
     public var code: Code

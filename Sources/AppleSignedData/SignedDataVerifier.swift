@@ -65,7 +65,10 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies a notification's `signedPayload` and the signed transaction and renewal info inside it.
-    public func verifyNotification(_ signedPayload: String, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedNotification {
+    public func verifyNotification(
+        _ signedPayload: String,
+        expecting expectations: AppExpectations
+    ) async throws(SignedDataError) -> VerifiedNotification {
         let outer = try await verify(signedPayload, as: NotificationPayload.self, expecting: expectations)
         var transaction: VerifiedTransaction?
         var renewalInfo: VerifiedRenewalInfo?
@@ -96,7 +99,11 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies a JWS as the kind the caller expects.
-    public func verify(_ jws: String, as kind: SignedPayloadKind, expecting expectations: AppExpectations) async throws(SignedDataError) -> VerifiedAnySignedData {
+    public func verify(
+        _ jws: String,
+        as kind: SignedPayloadKind,
+        expecting expectations: AppExpectations
+    ) async throws(SignedDataError) -> VerifiedAnySignedData {
         switch kind {
         case .notification: return .notification(try await verifyNotification(jws, expecting: expectations))
         case .appTransaction: return .appTransaction(try await verifyAppTransaction(jws, expecting: expectations))
@@ -108,7 +115,9 @@ public struct SignedDataVerifier: Sendable {
     // MARK: - The pipeline
 
     func verify<Payload: SignedPayload>(
-        _ text: String, as type: Payload.Type, expecting expectations: AppExpectations
+        _ text: String,
+        as type: Payload.Type,
+        expecting expectations: AppExpectations
     ) async throws(SignedDataError) -> VerifiedSignedData<Payload> {
         let jws = try CompactJWS(text)
         // A header seen before stands for a chain already built (and an alg already checked).
@@ -133,7 +142,8 @@ public struct SignedDataVerifier: Sendable {
             // Foundation reports a fraction where a whole number belongs as invalid JSON, with no
             // path (the bytes passed StrictJSON above): name the member instead.
             if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty,
-               let member = Self.fractionalMember(in: jws.payload, wholeNumbers: Payload.wholeNumberMembers) {
+                let member = Self.fractionalMember(in: jws.payload, wholeNumbers: Payload.wholeNumberMembers)
+            {
                 throw SignedDataError(.malformed, "payload is not a valid \(Payload.self): \(member.path): \(member.value) is not a whole number")
             }
             throw SignedDataError(.malformed, "payload is not a valid \(Payload.self): \(Self.describe(error))")
@@ -145,7 +155,10 @@ public struct SignedDataVerifier: Sendable {
         let trust: VerifiedSignedData<Payload>.Trust
         if let claimed = claims.environment, claimed.isLocalTesting {
             guard expectations.allowsLocalTesting else {
-                throw SignedDataError(.wrongEnvironment, "\(claimed) data is not signed by Apple and is accepted only where local testing is explicitly allowed")
+                throw SignedDataError(
+                    .wrongEnvironment,
+                    "\(claimed) data is not signed by Apple and is accepted only where local testing is explicitly allowed"
+                )
             }
             let localHeader: CompactJWS.Header
             if let header { localHeader = header } else { localHeader = try jws.decodeHeader() }
@@ -272,10 +285,16 @@ public struct SignedDataVerifier: Sendable {
         let when = stated ? "the payload was signed \(signedDate)" : "the payload states no signedDate and was judged now, \(signedDate)"
         for certificate in chain.validity {
             if time < certificate.notBefore {
-                throw SignedDataError(.certificateNotYetValid, "the \(certificate.role) certificate is valid from \(certificate.notBefore.formatted(.iso8601)), \(when)")
+                throw SignedDataError(
+                    .certificateNotYetValid,
+                    "the \(certificate.role) certificate is valid from \(certificate.notBefore.formatted(.iso8601)), \(when)"
+                )
             }
             if time > certificate.notAfter {
-                throw SignedDataError(.certificateExpired, "the \(certificate.role) certificate expired \(certificate.notAfter.formatted(.iso8601)), \(when)")
+                throw SignedDataError(
+                    .certificateExpired,
+                    "the \(certificate.role) certificate expired \(certificate.notAfter.formatted(.iso8601)), \(when)"
+                )
             }
         }
     }
@@ -293,8 +312,8 @@ public struct SignedDataVerifier: Sendable {
     /// signature is checked, with the first certificate's key.
     private func verifyLocalTestingSignature(_ jws: CompactJWS, header: CompactJWS.Header) throws(SignedDataError) {
         guard let first = header.x5c?.first, let der = Data(base64Encoded: first),
-              let certificate = try? Certificate(derEncoded: Array(der)),
-              let key = P256.Signing.PublicKey(certificate.publicKey)
+            let certificate = try? Certificate(derEncoded: Array(der)),
+            let key = P256.Signing.PublicKey(certificate.publicKey)
         else {
             throw SignedDataError(.badChain, "local testing data carries no usable P-256 certificate in x5c")
         }
@@ -359,7 +378,8 @@ public struct SignedDataVerifier: Sendable {
                 for key in object.keys.sorted() {
                     let inner = path.isEmpty ? key : "\(path).\(key)"
                     if wholeNumbers.contains(key), let number = object[key] as? NSNumber, !(number is Bool),
-                       number.doubleValue.rounded() != number.doubleValue || !number.doubleValue.isFinite {
+                        number.doubleValue.rounded() != number.doubleValue || !number.doubleValue.isFinite
+                    {
                         return (inner, "\(number)")
                     }
                     if let found = search(object[key] as Any, inner) { return found }

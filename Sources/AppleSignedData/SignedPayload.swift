@@ -26,8 +26,10 @@ extension SignedPayload {
     public var signingTime: AppleTimestamp? { signedDate }
     /// Every integer member of Apple's payload models (dates are read with their fractions).
     public static var wholeNumberMembers: Set<String> {
-        ["quantity", "revocationReason", "revocationPercentage", "offerType", "price", "autoRenewStatus", "expirationIntent",
-         "priceIncreaseStatus", "renewalPrice", "appAppleId", "versionExternalIdentifier", "status", "version"]
+        [
+            "quantity", "revocationReason", "revocationPercentage", "offerType", "price", "autoRenewStatus", "expirationIntent",
+            "priceIncreaseStatus", "renewalPrice", "appAppleId", "versionExternalIdentifier", "status", "version",
+        ]
     }
 }
 
@@ -55,13 +57,31 @@ extension AppTransactionPayload: SignedPayload {
 extension NotificationPayload: SignedPayload {
     public var claims: PayloadClaims {
         if let data {
-            return PayloadClaims(bundleId: data.bundleId, carriesBundleId: true, appAppleId: data.appAppleId, carriesAppAppleId: true, environment: data.environment)
+            return PayloadClaims(
+                bundleId: data.bundleId,
+                carriesBundleId: true,
+                appAppleId: data.appAppleId,
+                carriesAppAppleId: true,
+                environment: data.environment
+            )
         }
         if let summary {
-            return PayloadClaims(bundleId: summary.bundleId, carriesBundleId: true, appAppleId: summary.appAppleId, carriesAppAppleId: true, environment: summary.environment)
+            return PayloadClaims(
+                bundleId: summary.bundleId,
+                carriesBundleId: true,
+                appAppleId: summary.appAppleId,
+                carriesAppAppleId: true,
+                environment: summary.environment
+            )
         }
         if let token = externalPurchaseToken {
-            return PayloadClaims(bundleId: token.bundleId, carriesBundleId: true, appAppleId: token.appAppleId, carriesAppAppleId: true, environment: token.environment)
+            return PayloadClaims(
+                bundleId: token.bundleId,
+                carriesBundleId: true,
+                appAppleId: token.appAppleId,
+                carriesAppAppleId: true,
+                environment: token.environment
+            )
         }
         return PayloadClaims(bundleId: nil, carriesBundleId: true, appAppleId: nil, carriesAppAppleId: true, environment: nil)
     }

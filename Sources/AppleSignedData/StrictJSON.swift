@@ -88,7 +88,10 @@ public enum StrictJSON {
         mutating func object(depth: Int) throws(Problem) {
             try expect(UInt8(ascii: "{"))
             skipSpace()
-            if current == UInt8(ascii: "}") { index += 1; return }
+            if current == UInt8(ascii: "}") {
+                index += 1
+                return
+            }
             var names: [Name] = []
             while true {
                 skipSpace()
@@ -102,7 +105,10 @@ public enum StrictJSON {
                 skipSpace()
                 try value(depth: depth + 1)
                 skipSpace()
-                if current == UInt8(ascii: ",") { index += 1; continue }
+                if current == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
                 try expect(UInt8(ascii: "}"))
                 return
             }
@@ -111,12 +117,18 @@ public enum StrictJSON {
         mutating func array(depth: Int) throws(Problem) {
             try expect(UInt8(ascii: "["))
             skipSpace()
-            if current == UInt8(ascii: "]") { index += 1; return }
+            if current == UInt8(ascii: "]") {
+                index += 1
+                return
+            }
             while true {
                 skipSpace()
                 try value(depth: depth + 1)
                 skipSpace()
-                if current == UInt8(ascii: ",") { index += 1; continue }
+                if current == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
                 try expect(UInt8(ascii: "]"))
                 return
             }
@@ -218,8 +230,10 @@ public enum StrictJSON {
 
         mutating func number() throws(Problem) {
             let start = index
-            while let byte = current, byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+            while let byte = current,
+                byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".")
+                    || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            {
                 index += 1
             }
             guard index > start else { throw .malformed }

@@ -1,6 +1,6 @@
 import Foundation
-import X509
 import SwiftASN1
+import X509
 
 /// The root certificates a verifier anchors chains to.
 public struct TrustedRoots: Sendable {

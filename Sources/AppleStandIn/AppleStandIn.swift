@@ -80,7 +80,9 @@ public final class AppleStandIn: Sendable {
             router.get("/\(environment)/inApps/v1/lookup/{orderId}") { request, context in
                 try await self.answer(environment, request, context) { state in
                     // Apple answers 200 with status 1 for an order id it does not know.
-                    guard let signed = state.orders[environment]?[context.parameters.get("orderId") ?? ""] else { return Canned(status: 200, body: #"{"status": 1}"#) }
+                    guard let signed = state.orders[environment]?[context.parameters.get("orderId") ?? ""] else {
+                        return Canned(status: 200, body: #"{"status": 1}"#)
+                    }
                     let list = signed.map { "\"\($0)\"" }.joined(separator: ",")
                     return Canned(status: 200, body: #"{"status": 0, "signedTransactions": [\#(list)]}"#)
                 }
@@ -98,7 +100,8 @@ public final class AppleStandIn: Sendable {
                 var request = request
                 let body = try await request.collectBody(upTo: 64 * 1024)
                 // Apple allows 1…90 days; anything else extends nothing here (and never overflows).
-                let asked = ((try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["extendByDays"] as? NSNumber)?.int64Value ?? 0
+                let asked =
+                    ((try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["extendByDays"] as? NSNumber)?.int64Value ?? 0
                 let days = (1...90).contains(asked) ? asked : 0
                 let id = context.parameters.get("id") ?? ""
                 // Moved before the answer is chosen (the answer is chosen under the state's lock).
@@ -109,7 +112,10 @@ public final class AppleStandIn: Sendable {
                 }
                 return try await self.answer(environment, request, context, body: String(buffer: body)) { _ in
                     guard let effective else { return Canned(status: 200, body: #"{"success": false, "originalTransactionId": "\#(id)"}"#) }
-                    return Canned(status: 200, body: #"{"success": true, "effectiveDate": \#(effective), "originalTransactionId": "\#(id)", "webOrderLineItemId": "1"}"#)
+                    return Canned(
+                        status: 200,
+                        body: #"{"success": true, "effectiveDate": \#(effective), "originalTransactionId": "\#(id)", "webOrderLineItemId": "1"}"#
+                    )
                 }
             }
             router.post("/\(environment)/inApps/v1/subscriptions/extend/mass") { request, context in
@@ -124,7 +130,11 @@ public final class AppleStandIn: Sendable {
                 let rid = context.parameters.get("rid") ?? ""
                 return try await self.answer(environment, request, context) { state in
                     let extended = state.expiries.count
-                    return Canned(status: 200, body: #"{"requestIdentifier": "\#(rid)", "complete": true, "completeDate": 1800000000000, "succeededCount": \#(extended), "failedCount": 0}"#)
+                    return Canned(
+                        status: 200,
+                        body:
+                            #"{"requestIdentifier": "\#(rid)", "complete": true, "completeDate": 1800000000000, "succeededCount": \#(extended), "failedCount": 0}"#
+                    )
                 }
             }
             router.put("/\(environment)/inApps/v1/transactions/{id}/appAccountToken") { request, context in
@@ -144,13 +154,17 @@ public final class AppleStandIn: Sendable {
                     }
                     let page = Array(inWindow.dropFirst(offset).prefix(2))
                     let more = offset + page.count < inWindow.count
-                    let items = page.map { #"{"signedPayload": "\#($0)", "sendAttempts": [{"attemptDate": \#(start), "sendAttemptResult": "TIMED_OUT"}]}"# }
+                    let items = page.map {
+                        #"{"signedPayload": "\#($0)", "sendAttempts": [{"attemptDate": \#(start), "sendAttemptResult": "TIMED_OUT"}]}"#
+                    }
                     let token = more ? #", "paginationToken": "\#(offset + page.count)""# : ""
                     return Canned(status: 200, body: #"{"notificationHistory": [\#(items.joined(separator: ","))], "hasMore": \#(more)\#(token)}"#)
                 }
             }
             router.post("/\(environment)/inApps/v1/notifications/test") { request, context in
-                try await self.answer(environment, request, context) { _ in Canned(status: 200, body: #"{"testNotificationToken": "\#(environment)-token"}"#) }
+                try await self.answer(environment, request, context) { _ in
+                    Canned(status: 200, body: #"{"testNotificationToken": "\#(environment)-token"}"#)
+                }
             }
             for version in ["v1", "v2"] {
                 router.put("/\(environment)/inApps/\(version)/transactions/consumption/{id}") { request, context in
@@ -161,7 +175,11 @@ public final class AppleStandIn: Sendable {
             }
             router.post("/\(environment)/verifyReceipt") { request, context in
                 try await self.answer(environment, request, context, authenticated: false) { state in
-                    Canned(status: 200, body: #"{"status": \#(state.receiptStatus[environment] ?? 0), "environment": "\#(environment == "production" ? "Production" : "Sandbox")", "receipt": {"bundle_id": "\#(self.bundleId)", "in_app": []}}"#)
+                    Canned(
+                        status: 200,
+                        body:
+                            #"{"status": \#(state.receiptStatus[environment] ?? 0), "environment": "\#(environment == "production" ? "Production" : "Sandbox")", "receipt": {"bundle_id": "\#(self.bundleId)", "in_app": []}}"#
+                    )
                 }
             }
         }
@@ -169,14 +187,18 @@ public final class AppleStandIn: Sendable {
     }
 
     private func answer(
-        _ environment: String, _ request: Request, _ context: BasicRequestContext, authenticated: Bool = true, body: String? = nil,
+        _ environment: String,
+        _ request: Request,
+        _ context: BasicRequestContext,
+        authenticated: Bool = true,
+        body: String? = nil,
         _ normal: (State) -> Canned
     ) async throws -> Response {
         var claims: [String: String] = [:]
         var kid: String?
         if authenticated {
             guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-                  let parsed = verifyToken(String(header.dropFirst(7)))
+                let parsed = verifyToken(String(header.dropFirst(7)))
             else {
                 record(environment, request, claims: [:], kid: nil, body: body)
                 return Self.response(Canned(status: 401, body: #"{"errorCode": 4010000}"#))
@@ -197,23 +219,33 @@ public final class AppleStandIn: Sendable {
     }
 
     private func record(_ environment: String, _ request: Request, claims: [String: String], kid: String?, body: String? = nil) {
-        state.withLock { $0.requests.append(Recorded(method: request.method.rawValue, path: request.uri.path, claims: claims, kid: kid,
-                                                              revision: request.uri.queryParameters["revision"].map(String.init), body: body)) }
+        state.withLock {
+            $0.requests.append(
+                Recorded(
+                    method: request.method.rawValue,
+                    path: request.uri.path,
+                    claims: claims,
+                    kid: kid,
+                    revision: request.uri.queryParameters["revision"].map(String.init),
+                    body: body
+                )
+            )
+        }
     }
 
     /// Checks what Apple checks: ES256 by the registered key, kid, iss, bid, aud, a short lifetime.
     private func verifyToken(_ token: String) -> (claims: [String: String], kid: String?)? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
-              let signatureData = Base64URL.decode(parts[2]),
-              let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
-              let claims = try? JSONSerialization.jsonObject(with: claimsData) as? [String: Any],
-              header["alg"] as? String == "ES256",
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
-              apiKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)),
-              claims["iss"] as? String == issuerId, claims["bid"] as? String == bundleId,
-              claims["aud"] as? String == "appstoreconnect-v1",
-              let iat = claims["iat"] as? Int, let exp = claims["exp"] as? Int, exp > iat, exp - iat <= 3600
+            let signatureData = Base64URL.decode(parts[2]),
+            let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: claimsData) as? [String: Any],
+            header["alg"] as? String == "ES256",
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+            apiKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)),
+            claims["iss"] as? String == issuerId, claims["bid"] as? String == bundleId,
+            claims["aud"] as? String == "appstoreconnect-v1",
+            let iat = claims["iat"] as? Int, let exp = claims["exp"] as? Int, exp > iat, exp - iat <= 3600
         else { return nil }
         return (claims.mapValues { "\($0)" }, header["kid"] as? String)
     }
@@ -222,7 +254,8 @@ public final class AppleStandIn: Sendable {
     static func signedDate(_ jws: String) -> Int64? {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let data = Base64URL.decode(parts[1]),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
         return (object["signedDate"] as? NSNumber)?.int64Value
     }
 

@@ -44,11 +44,13 @@ public struct BerthSetup: Sendable {
             // A file that is there but holds no Berth schema is not taken for a new database: it may be a
             // copy made without its -wal file, or another program's file.
             if existed, environment["BERTH_CREATE_DATABASE"] != "1", try !store.holdsBerthSchema() {
-                throw StoreError("""
+                throw StoreError(
+                    """
                     \(databasePath) exists but holds no Berth schema: refusing to start a new database in it. If it is a copy of a \
                     database, the copy is incomplete (copy berth.sqlite with its -wal file, or use `berth backup`); to start \
                     anew in this file, set BERTH_CREATE_DATABASE=1
-                    """)
+                    """
+                )
             }
             try await prepare(store, catalog: catalog, logger: logger, now: now)
             return (catalog, store)
@@ -81,8 +83,13 @@ public struct BerthSetup: Sendable {
     /// Everything `buildApplication` needs, over an open store. Throws when a tenant names a secret
     /// that is not set (webhooks), so that nothing is queued that could never be sent.
     public func services(catalog: Catalog, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) async throws -> BerthServices {
-        let tenants = try await TenantRegistry.load(catalog, baseDirectory: catalogURL.deletingLastPathComponent(), environment: environment, clock: clock,
-                                                    logger: logger)
+        let tenants = try await TenantRegistry.load(
+            catalog,
+            baseDirectory: catalogURL.deletingLastPathComponent(),
+            environment: environment,
+            clock: clock,
+            logger: logger
+        )
         var services = BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
         services.expectedMigrations = Set(try (migrationsURL.map(Migrator.init(directory:)) ?? Migrator()).migrations.map(\.version))
         services.metricsToken = environment["BERTH_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }

@@ -26,7 +26,9 @@ func benchmarkHostileReceipts(count: Int) async throws {
         var code = "accepted"
         try await measure("\(keyCount * keyCount + 1) certificates (\(hostile.count / 1024) KiB)", count: count) {
             for _ in 0..<count {
-                do { _ = try await verifier.verify(der: hostile, expecting: expectations) } catch let error as SignedDataError { code = error.code.rawValue }
+                do { _ = try await verifier.verify(der: hostile, expecting: expectations) } catch let error as SignedDataError {
+                    code = error.code.rawValue
+                }
             }
         }
         print("    refused as \(code)")
@@ -35,7 +37,9 @@ func benchmarkHostileReceipts(count: Int) async throws {
     var code = "accepted"
     try await measure("signer without Apple's OIDs", count: count) {
         for _ in 0..<count {
-            do { _ = try await verifier.verify(der: developer, expecting: expectations) } catch let error as SignedDataError { code = error.code.rawValue }
+            do { _ = try await verifier.verify(der: developer, expecting: expectations) } catch let error as SignedDataError {
+                code = error.code.rawValue
+            }
         }
     }
     print("    refused as \(code)")

@@ -8,7 +8,6 @@ import AppleSignedData
 import Foundation
 import TestKit
 
-
 func measure(_ label: String, count: Int, _ body: () async throws -> Void) async throws {
     let clock = ContinuousClock()
     let elapsed = try await clock.measure { try await body() }
@@ -19,7 +18,8 @@ func measure(_ label: String, count: Int, _ body: () async throws -> Void) async
 }
 
 func machine() -> String {
-    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+    let cpu =
+        (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
         .split(separator: "\n").first { $0.hasPrefix("model name") }
         .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown CPU"
     return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores"

@@ -1,15 +1,25 @@
 import AppleSignedData
 import Foundation
+import TestKit
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import TestKit
 
 /// Buys `subscriptions` auto-renewable subscriptions through the HTTP API (one user each, their own
 /// tokens), then writes `count` signed DID_RENEW notifications for them, one per line ("-", a tab, the
 /// JSON body), each a new renewal transaction with a later expiry, in renewal order per subscription.
-func prepareNotifications(baseURL: String, creator: BookingCreator, caDirectory: String, subscriptions: Int, count: Int, output: String,
-                          bundleId: String, productId: String, userPrefix: String) async throws {
+func prepareNotifications(
+    baseURL: String,
+    creator: BookingCreator,
+    caDirectory: String,
+    subscriptions: Int,
+    count: Int,
+    output: String,
+    bundleId: String,
+    productId: String,
+    userPrefix: String
+) async throws {
     let ca = try TestCA.load(from: URL(fileURLWithPath: caDirectory))
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = 120
@@ -24,8 +34,14 @@ func prepareNotifications(baseURL: String, creator: BookingCreator, caDirectory:
                 for index in stride(from: worker, to: subscriptions, by: workers) {
                     let original = TestIDs.transactionId()
                     let start = Date()
-                    let transaction = TransactionPayload.testPurchase(bundleId: bundleId, productId: productId, transactionId: original,
-                                                                      type: .autoRenewableSubscription, purchaseDate: start, expiresDate: start.addingTimeInterval(month))
+                    let transaction = TransactionPayload.testPurchase(
+                        bundleId: bundleId,
+                        productId: productId,
+                        transactionId: original,
+                        type: .autoRenewableSubscription,
+                        purchaseDate: start,
+                        expiresDate: start.addingTimeInterval(month)
+                    )
                     var request = URLRequest(url: URL(string: "\(baseURL)/api/verify-purchase")!)
                     request.httpMethod = "POST"
                     creator.authorize(&request, user: "\(userPrefix)\(index)")
@@ -33,7 +49,11 @@ func prepareNotifications(baseURL: String, creator: BookingCreator, caDirectory:
                     request.httpBody = Data(#"{"productId":"\#(productId)","jwsRepresentation":"\#(try ca.signTransaction(transaction))"}"#.utf8)
                     let (data, response) = try await session.data(for: request)
                     guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-                        throw NSError(domain: "BerthBenchmarks", code: 1, userInfo: [NSLocalizedDescriptionKey: "subscription refused: \(String(decoding: data, as: UTF8.self))"])
+                        throw NSError(
+                            domain: "BerthBenchmarks",
+                            code: 1,
+                            userInfo: [NSLocalizedDescriptionKey: "subscription refused: \(String(decoding: data, as: UTF8.self))"]
+                        )
                     }
                     originals.append(original)
                 }
@@ -51,9 +71,15 @@ func prepareNotifications(baseURL: String, creator: BookingCreator, caDirectory:
         let original = originals[index % originals.count]
         let period = Double(index / originals.count + 1)
         let start = Date().addingTimeInterval(period * month)
-        var renewal = TransactionPayload.testPurchase(bundleId: bundleId, productId: productId, originalTransactionId: original,
-                                                      type: .autoRenewableSubscription, purchaseDate: start, signedDate: Date(),
-                                                      expiresDate: start.addingTimeInterval(month))
+        var renewal = TransactionPayload.testPurchase(
+            bundleId: bundleId,
+            productId: productId,
+            originalTransactionId: original,
+            type: .autoRenewableSubscription,
+            purchaseDate: start,
+            signedDate: Date(),
+            expiresDate: start.addingTimeInterval(month)
+        )
         renewal.transactionReason = .renewal
         let payload = try ca.signNotification(type: .didRenew, bundleId: bundleId, transaction: renewal)
         lines.append("-\t{\"signedPayload\":\"\(payload)\"}")

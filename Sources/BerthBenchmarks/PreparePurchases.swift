@@ -1,10 +1,11 @@
 import AppleSignedData
 import Crypto
 import Foundation
+import TestKit
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import TestKit
 
 /// How prepared bookings are created: as the users themselves (HS256 tokens of the benchmark
 /// tenant, so that no server key's hold count grows with the run), or through a server key.
@@ -15,7 +16,10 @@ enum BookingCreator: Sendable {
     func authorize(_ request: inout URLRequest, user: String) {
         switch self {
         case .userTokens(let secret, let issuer, let audience):
-            request.setValue("Bearer \(Self.token(user: user, secret: secret, issuer: issuer, audience: audience))", forHTTPHeaderField: "Authorization")
+            request.setValue(
+                "Bearer \(Self.token(user: user, secret: secret, issuer: issuer, audience: audience))",
+                forHTTPHeaderField: "Authorization"
+            )
         case .serverKey(let key):
             request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
             request.setValue(user, forHTTPHeaderField: "X-User-Id")
@@ -25,7 +29,10 @@ enum BookingCreator: Sendable {
     /// A compact HS256 JWT for `user`, valid for a day.
     static func token(user: String, secret: String, issuer: String, audience: String) -> String {
         func base64URL(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                of: "=",
+                with: ""
+            )
         }
         let header = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
         let expiry = Int(Date().timeIntervalSince1970) + 86_400
@@ -37,8 +44,16 @@ enum BookingCreator: Sendable {
 
 /// Creates `count` pending bookings through the HTTP API (16 concurrent clients) and writes, for each,
 /// a verify-purchase request with its own freshly signed transaction. Users are `<prefix><index>`.
-func preparePurchases(baseURL: String, creator: BookingCreator, caDirectory: String, count: Int, output: String, resourceId: String, bundleId: String,
-                      userPrefix: String) async throws {
+func preparePurchases(
+    baseURL: String,
+    creator: BookingCreator,
+    caDirectory: String,
+    count: Int,
+    output: String,
+    resourceId: String,
+    bundleId: String,
+    userPrefix: String
+) async throws {
     let ca = try TestCA.load(from: URL(fileURLWithPath: caDirectory))
     let start = Date().addingTimeInterval(7 * 86_400)
     let startText = start.formatted(.iso8601)
@@ -61,11 +76,15 @@ func preparePurchases(baseURL: String, creator: BookingCreator, caDirectory: Str
                     request.httpBody = Data(#"{"resourceId":"\#(resourceId)","start":"\#(startText)","end":"\#(endText)"}"#.utf8)
                     let (data, response) = try await session.data(for: request)
                     guard (response as? HTTPURLResponse)?.statusCode == 201,
-                          let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-                          let booking = object["booking"] as? [String: Any], let id = booking["id"] as? Int,
-                          let product = booking["requiredProductId"] as? String
+                        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                        let booking = object["booking"] as? [String: Any], let id = booking["id"] as? Int,
+                        let product = booking["requiredProductId"] as? String
                     else {
-                        throw NSError(domain: "BerthBenchmarks", code: 1, userInfo: [NSLocalizedDescriptionKey: "booking failed: \(String(decoding: data, as: UTF8.self))"])
+                        throw NSError(
+                            domain: "BerthBenchmarks",
+                            code: 1,
+                            userInfo: [NSLocalizedDescriptionKey: "booking failed: \(String(decoding: data, as: UTF8.self))"]
+                        )
                     }
                     let jws = try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: product))
                     lines.append("\(user)\t{\"bookingId\":\(id),\"productId\":\"\(product)\",\"jwsRepresentation\":\"\(jws)\"}")
@@ -79,5 +98,13 @@ func preparePurchases(baseURL: String, creator: BookingCreator, caDirectory: Str
     }
     try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: output))
     let seconds = Date().timeIntervalSince(began)
-    print(String(format: "prepared %d bookings and signed purchases in %.1f s (%.0f bookings/s) into %@", lines.count, seconds, Double(lines.count) / seconds, output))
+    print(
+        String(
+            format: "prepared %d bookings and signed purchases in %.1f s (%.0f bookings/s) into %@",
+            lines.count,
+            seconds,
+            Double(lines.count) / seconds,
+            output
+        )
+    )
 }

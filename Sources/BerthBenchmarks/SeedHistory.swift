@@ -18,11 +18,25 @@ func seedHistory(databasePath: String, tenantId: String, count: Int) async throw
         try await store.write { tx in
             for n in first..<(first + size) {
                 let transaction = "history-\(n)"
-                let purchase = Purchase(id: RecordID.next(), tenantId: tenantId, userId: "history-user-\(n % 50_000)", target: .credits(type: "credits"),
-                                        store: .appStore, environment: "Sandbox", transactionId: transaction, originalTransactionId: transaction,
-                                        productId: "history.credits", status: .applied, outcomeCode: nil,
-                                        purchasedAt: createdAt.addingTimeInterval(Double(n)), createdAt: createdAt.addingTimeInterval(Double(n)),
-                                        priceMilliunits: 990, currency: "EUR", quantity: 1, credits: 10)
+                let purchase = Purchase(
+                    id: RecordID.next(),
+                    tenantId: tenantId,
+                    userId: "history-user-\(n % 50_000)",
+                    target: .credits(type: "credits"),
+                    store: .appStore,
+                    environment: "Sandbox",
+                    transactionId: transaction,
+                    originalTransactionId: transaction,
+                    productId: "history.credits",
+                    status: .applied,
+                    outcomeCode: nil,
+                    purchasedAt: createdAt.addingTimeInterval(Double(n)),
+                    createdAt: createdAt.addingTimeInterval(Double(n)),
+                    priceMilliunits: 990,
+                    currency: "EUR",
+                    quantity: 1,
+                    credits: 10
+                )
                 try tx.purchases.insert(purchase, proofHash: "history-proof-\(n)")
             }
         }

@@ -35,11 +35,15 @@ func fail(_ message: String) -> Never {
 /// What stopped a run, in words (a request that timed out or was refused is a finding, not a trap).
 func describe(_ error: any Error) -> String {
     if let error = error as? URLError {
-        return error.code == .timedOut ? "a request to the server timed out (URLError \(error.code.rawValue))" : "a request failed: URLError \(error.code.rawValue) \(error.localizedDescription)"
+        return error.code == .timedOut
+            ? "a request to the server timed out (URLError \(error.code.rawValue))"
+            : "a request failed: URLError \(error.code.rawValue) \(error.localizedDescription)"
     }
     let nsError = error as NSError
     if nsError.domain == NSURLErrorDomain {
-        return nsError.code == NSURLErrorTimedOut ? "a request to the server timed out (\(nsError.domain) \(nsError.code))" : "a request failed: \(nsError.domain) \(nsError.code) \(nsError.localizedDescription)"
+        return nsError.code == NSURLErrorTimedOut
+            ? "a request to the server timed out (\(nsError.domain) \(nsError.code))"
+            : "a request failed: \(nsError.domain) \(nsError.code) \(nsError.localizedDescription)"
     }
     return "\(error)"
 }
@@ -56,7 +60,7 @@ do {
         try await benchmarkHostileReceipts(count: iterations)
     case "prepare-purchases":
         guard let url = option("--url"), let ca = option("--ca"), let out = option("--out"),
-              let count = option("--count").flatMap(Int.init), count > 0
+            let count = option("--count").flatMap(Int.init), count > 0
         else { fail("prepare-purchases needs --url, --key KEY or --jwt-secret S --issuer I, --ca, --count and --out") }
         let creator: BookingCreator
         if let secret = option("--jwt-secret"), let issuer = option("--issuer") {
@@ -66,37 +70,67 @@ do {
         } else {
             fail("prepare-purchases needs --key KEY or --jwt-secret S --issuer I")
         }
-        try await preparePurchases(baseURL: url, creator: creator, caDirectory: ca, count: count, output: out,
-                                   resourceId: option("--resource") ?? "fleet", bundleId: option("--bundle-id") ?? "it.seaboo.app",
-                                   userPrefix: option("--user-prefix") ?? "bench-")
+        try await preparePurchases(
+            baseURL: url,
+            creator: creator,
+            caDirectory: ca,
+            count: count,
+            output: out,
+            resourceId: option("--resource") ?? "fleet",
+            bundleId: option("--bundle-id") ?? "it.seaboo.app",
+            userPrefix: option("--user-prefix") ?? "bench-"
+        )
     case "prepare-notifications":
-        guard let url = option("--url"), let ca = option("--ca"), let out = option("--out"), let secret = option("--jwt-secret"), let issuer = option("--issuer"),
-              let count = option("--count").flatMap(Int.init), count > 0
+        guard let url = option("--url"), let ca = option("--ca"), let out = option("--out"), let secret = option("--jwt-secret"),
+            let issuer = option("--issuer"),
+            let count = option("--count").flatMap(Int.init), count > 0
         else { fail("prepare-notifications needs --url, --jwt-secret S --issuer I, --ca, --count and --out") }
-        try await prepareNotifications(baseURL: url, creator: .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth"), caDirectory: ca,
-                                       subscriptions: option("--subscriptions").flatMap(Int.init).map { max($0, 1) } ?? 1000, count: count, output: out,
-                                       bundleId: option("--bundle-id") ?? "it.seaboo.app", productId: option("--product") ?? "it.seaboo.member.monthly",
-                                       userPrefix: option("--user-prefix") ?? "member-")
+        try await prepareNotifications(
+            baseURL: url,
+            creator: .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth"),
+            caDirectory: ca,
+            subscriptions: option("--subscriptions").flatMap(Int.init).map { max($0, 1) } ?? 1000,
+            count: count,
+            output: out,
+            bundleId: option("--bundle-id") ?? "it.seaboo.app",
+            productId: option("--product") ?? "it.seaboo.member.monthly",
+            userPrefix: option("--user-prefix") ?? "member-"
+        )
     case "prepare-credit-purchases":
         guard let ca = option("--ca"), let out = option("--out"), let count = option("--count").flatMap(Int.init), count > 0 else {
             fail("prepare-credit-purchases needs --ca, --count N and --out")
         }
-        try prepareCreditPurchases(caDirectory: ca, count: count, output: out, bundleId: option("--bundle-id") ?? "it.seaboo.app",
-                                   productId: option("--product") ?? "it.seaboo.credits.pack", userPrefix: option("--user-prefix") ?? "buyer-")
+        try prepareCreditPurchases(
+            caDirectory: ca,
+            count: count,
+            output: out,
+            bundleId: option("--bundle-id") ?? "it.seaboo.app",
+            productId: option("--product") ?? "it.seaboo.credits.pack",
+            userPrefix: option("--user-prefix") ?? "buyer-"
+        )
     case "credits-flow":
         guard let url = option("--url"), let ca = option("--ca"), let secret = option("--jwt-secret"), let issuer = option("--issuer") else {
             fail("credits-flow needs --url, --jwt-secret S --issuer I (user tokens of the credits tenant) and --ca")
         }
-        try await benchmarkCreditsFlow(baseURL: url, creator: .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth"), caDirectory: ca, users: option("--users").flatMap(Int.init) ?? 2000,
-                                       concurrency: option("--concurrency").flatMap(Int.init) ?? 16, bundleId: option("--bundle-id") ?? "com.aiimagestylist.app",
-                                       productId: option("--product") ?? "com.aiimagestylist.credits.starter", userPrefix: option("--user-prefix") ?? "credits-")
+        try await benchmarkCreditsFlow(
+            baseURL: url,
+            creator: .userTokens(secret: secret, issuer: issuer, audience: option("--audience") ?? "berth"),
+            caDirectory: ca,
+            users: option("--users").flatMap(Int.init) ?? 2000,
+            concurrency: option("--concurrency").flatMap(Int.init) ?? 16,
+            bundleId: option("--bundle-id") ?? "com.aiimagestylist.app",
+            productId: option("--product") ?? "com.aiimagestylist.credits.starter",
+            userPrefix: option("--user-prefix") ?? "credits-"
+        )
     case "seed-history":
         guard let path = option("--sqlite"), let tenant = option("--tenant"), let count = option("--count").flatMap(Int.init), count > 0 else {
             fail("seed-history needs --sqlite PATH (a migrated database), --tenant T and --count N")
         }
         try await seedHistory(databasePath: path, tenantId: tenant, count: count)
     case "--help", "-h", "help":
-        print("usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P] | prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S] | prepare-credit-purchases --ca DIR --count N --out FILE [--user-prefix P] | seed-history --sqlite PATH --tenant T --count N | credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]")
+        print(
+            "usage: BerthBenchmarks [jws] [--iterations N] | hostile-receipts [--iterations N] | prepare-purchases --url URL (--key KEY | --jwt-secret S --issuer I [--audience A]) --ca DIR --count N --out FILE [--user-prefix P] | prepare-notifications --url URL --jwt-secret S --issuer I --ca DIR --count N --out FILE [--subscriptions S] | prepare-credit-purchases --ca DIR --count N --out FILE [--user-prefix P] | seed-history --sqlite PATH --tenant T --count N | credits-flow --url URL --jwt-secret S --issuer I --ca DIR [--users N] [--concurrency C]"
+        )
     default:
         fail("unknown mode \(mode)")
     }

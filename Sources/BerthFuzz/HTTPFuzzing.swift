@@ -36,17 +36,28 @@ final class HTTPFuzzing: Sendable {
         quiet.logLevel = .critical
         let logger = quiet
         self.logger = logger
-        let repository = URL(fileURLWithPath: ProcessInfo.processInfo.environment["BERTH_FUZZ_REPOSITORY"] ?? FileManager.default.currentDirectoryPath)
+        let repository = URL(
+            fileURLWithPath: ProcessInfo.processInfo.environment["BERTH_FUZZ_REPOSITORY"] ?? FileManager.default.currentDirectoryPath
+        )
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-fuzz-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: repository.appendingPathComponent("products.json"), to: directory.appendingPathComponent("products.json"))
+        try FileManager.default.copyItem(
+            at: repository.appendingPathComponent("products.json"),
+            to: directory.appendingPathComponent("products.json")
+        )
         try Fixtures.shared.ca.write(to: directory.appendingPathComponent("berth-ca"))
         try Fixtures.shared.receiptCA.write(to: directory.appendingPathComponent("berth-ca"))
         let secret = "fuzz-secret-0123456789abcdef-0123456789"
-        let environment = ["SEABOO_TEST_JWT_SECRET": secret, "AISTYLIST_TEST_JWT_SECRET": secret, "ZORYA_TEST_JWT_SECRET": secret,
-                           "FTCHINESE_TEST_JWT_SECRET": secret, "BRAINDUMPSTER_TEST_JWT_SECRET": secret]
-        let setup = BerthSetup(catalogURL: directory.appendingPathComponent("products.json"), databasePath: directory.appendingPathComponent("berth.sqlite").path,
-                               migrationsURL: repository.appendingPathComponent("migrations"), environment: environment)
+        let environment = [
+            "SEABOO_TEST_JWT_SECRET": secret, "AISTYLIST_TEST_JWT_SECRET": secret, "ZORYA_TEST_JWT_SECRET": secret,
+            "FTCHINESE_TEST_JWT_SECRET": secret, "BRAINDUMPSTER_TEST_JWT_SECRET": secret,
+        ]
+        let setup = BerthSetup(
+            catalogURL: directory.appendingPathComponent("products.json"),
+            databasePath: directory.appendingPathComponent("berth.sqlite").path,
+            migrationsURL: repository.appendingPathComponent("migrations"),
+            environment: environment
+        )
         let clock = AdvancingClock()
         var built: (any HTTPResponder<BerthRequestContext>, [Route])?
         let box = ResultBox()
@@ -59,7 +70,10 @@ final class HTTPFuzzing: Sendable {
                     _ = try await CreateAPIKey(store: store)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
                     return key
                 }
-                let seaboo = (client: try await key("seaboo-test", .client), server: try await key("seaboo-test", .server), admin: try await key("seaboo-test", .admin))
+                let seaboo = (
+                    client: try await key("seaboo-test", .client), server: try await key("seaboo-test", .server),
+                    admin: try await key("seaboo-test", .admin)
+                )
                 let stylist = (server: try await key("aistylist-test", .server), admin: try await key("aistylist-test", .admin))
                 let brain = try await key("braindumpster-test", .client)
                 let ftc = (client: try await key("ftchinese-test", .client), server: try await key("ftchinese-test", .server))

@@ -25,8 +25,11 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 /// libFuzzer's driver, entered from this executable's own entry point (SwiftPM names the entry of
 /// an executable target `<module>_main`, so libFuzzer's `main` is not the one the program starts in).
 @_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
 
 @_cdecl("BerthFuzz_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
@@ -80,7 +83,9 @@ struct BerthFuzzCommand {
 /// example request bodies, per target.
 enum Seeds {
     static func write(to directory: URL) throws -> Int {
-        let repository = URL(fileURLWithPath: ProcessInfo.processInfo.environment["BERTH_FUZZ_REPOSITORY"] ?? FileManager.default.currentDirectoryPath)
+        let repository = URL(
+            fileURLWithPath: ProcessInfo.processInfo.environment["BERTH_FUZZ_REPOSITORY"] ?? FileManager.default.currentDirectoryPath
+        )
         let ca = Fixtures.shared.ca
         var seeds: [(FuzzTarget, String, Data)] = []
         let purchase = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic")
@@ -105,23 +110,38 @@ enum Seeds {
         entry.productId = "it.seaboo.rental.basic"
         entry.transactionId = "2000000000000001"
         entry.purchaseDate = AppleTimestamp(Date())
-        let receipt = AppReceipt(receiptType: "ProductionSandbox", bundleId: "it.seaboo.app", creationDate: AppleTimestamp(Date()), inAppPurchases: [entry])
+        let receipt = AppReceipt(
+            receiptType: "ProductionSandbox",
+            bundleId: "it.seaboo.app",
+            creationDate: AppleTimestamp(Date()),
+            inAppPurchases: [entry]
+        )
         seeds.append((.receipt, "testkit-receipt", Data(try Fixtures.shared.receiptCA.signReceipt(receipt))))
         let keys = JWTKeyCollection()
         let signed = Mutex("")
         Blocking.run {
             await keys.add(hmac: HMACKey(from: "fuzz-secret-0123456789abcdef-0123456789"), digestAlgorithm: .sha256)
-            let token = (try? await keys.sign(UserClaims(sub: .init(value: "ana"), iss: .init(value: "https://auth.seaboo.test"), aud: .init(value: ["berth"]),
-                                                         exp: .init(value: Date().addingTimeInterval(3600))))) ?? ""
+            let token =
+                (try? await keys.sign(
+                    UserClaims(
+                        sub: .init(value: "ana"),
+                        iss: .init(value: "https://auth.seaboo.test"),
+                        aud: .init(value: ["berth"]),
+                        exp: .init(value: Date().addingTimeInterval(3600))
+                    )
+                )) ?? ""
             signed.withLock { $0 = token }
         }
         let token = signed.withLock { $0 }
         seeds.append((.jwt, "hs256", Data(token.utf8)))
         // Each route of the http target with the contract's request bodies and a signed purchase.
         let examples = repository.appendingPathComponent("contract/examples")
-        var bodies: [Data] = [Data(#"{"productId":"it.seaboo.rental.basic","jwsRepresentation":"\#(jws)","bookingId":1}"#.utf8),
-                              Data(#"{"signedPayload":"\#(notification)"}"#.utf8)]
-        for file in (try? FileManager.default.contentsOfDirectory(at: examples, includingPropertiesForKeys: nil)) ?? [] where file.lastPathComponent.contains("Request") {
+        var bodies: [Data] = [
+            Data(#"{"productId":"it.seaboo.rental.basic","jwsRepresentation":"\#(jws)","bookingId":1}"#.utf8),
+            Data(#"{"signedPayload":"\#(notification)"}"#.utf8),
+        ]
+        for file in (try? FileManager.default.contentsOfDirectory(at: examples, includingPropertiesForKeys: nil)) ?? []
+        where file.lastPathComponent.contains("Request") {
             bodies.append(try Data(contentsOf: file))
         }
         for (index, body) in bodies.enumerated() {
@@ -131,18 +151,56 @@ enum Seeds {
         }
         // What Google sends: a push (token line + body), purchase and subscription answers, a voided page.
         let playNotification = DeveloperNotification.subscriptionNotificationSeed
-        let push = PubSubPush(message: .init(data: try JSONEncoder().encode(playNotification).base64EncodedString(), messageId: "1234567890", publishTime: "2026-11-27T10:00:00.123Z"),
-                              subscription: "projects/p/subscriptions/s")
+        let push = PubSubPush(
+            message: .init(
+                data: try JSONEncoder().encode(playNotification).base64EncodedString(),
+                messageId: "1234567890",
+                publishTime: "2026-11-27T10:00:00.123Z"
+            ),
+            subscription: "projects/p/subscriptions/s"
+        )
         let header = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImFiYyIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2FjY291bnRzLmdvb2dsZS5jb20iLCJhdWQiOiJhIn0.c2ln\n"
         seeds.append((.play, "push", Data(header.utf8) + (try JSONEncoder().encode(push))))
-        let item = SubscriptionPurchaseV2.LineItem(productId: "com.example.credits", expiryTime: "2027-01-01T00:00:00.5Z", autoRenewingPlan: .init(autoRenewEnabled: true),
-                                                   offerDetails: .init(basePlanId: "monthly"), latestSuccessfulOrderId: "GPA.1..2")
-        let subscription = SubscriptionPurchaseV2(lineItems: [item], startTime: "2026-01-01T00:00:00Z", subscriptionState: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD",
-                                                  latestOrderId: "GPA.1..2", testPurchase: [:])
+        let item = SubscriptionPurchaseV2.LineItem(
+            productId: "com.example.credits",
+            expiryTime: "2027-01-01T00:00:00.5Z",
+            autoRenewingPlan: .init(autoRenewEnabled: true),
+            offerDetails: .init(basePlanId: "monthly"),
+            latestSuccessfulOrderId: "GPA.1..2"
+        )
+        let subscription = SubscriptionPurchaseV2(
+            lineItems: [item],
+            startTime: "2026-01-01T00:00:00Z",
+            subscriptionState: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD",
+            latestOrderId: "GPA.1..2",
+            testPurchase: [:]
+        )
         seeds.append((.play, "subscription", Data("\n".utf8) + (try JSONEncoder().encode(subscription))))
-        seeds.append((.play, "product", Data("\n".utf8) + (try JSONEncoder().encode(ProductPurchase(purchaseTimeMillis: "1795000000000", orderId: "GPA.2", productId: "x")))))
-        seeds.append((.play, "voided", Data("\n".utf8) + (try JSONEncoder().encode(VoidedPurchasesPage(voidedPurchases: [VoidedPurchase(purchaseToken: "t", purchaseTimeMillis: "1",
-                                                                                                                                        voidedTimeMillis: "2", orderId: "o")], nextPageToken: "n")))))
+        seeds.append(
+            (
+                .play, "product",
+                Data("\n".utf8) + (try JSONEncoder().encode(ProductPurchase(purchaseTimeMillis: "1795000000000", orderId: "GPA.2", productId: "x")))
+            )
+        )
+        seeds.append(
+            (
+                .play, "voided",
+                Data("\n".utf8)
+                    + (try JSONEncoder().encode(
+                        VoidedPurchasesPage(
+                            voidedPurchases: [
+                                VoidedPurchase(
+                                    purchaseToken: "t",
+                                    purchaseTimeMillis: "1",
+                                    voidedTimeMillis: "2",
+                                    orderId: "o"
+                                )
+                            ],
+                            nextPageToken: "n"
+                        )
+                    ))
+            )
+        )
         for (target, name, data) in seeds {
             let folder = directory.appendingPathComponent(target.rawValue)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -86,7 +86,12 @@ final class Fixtures: Sendable {
         receiptCA = try TestReceiptCA.generate()
         verifier = SignedDataVerifier(roots: try TrustedRoots.apple().adding([ca.root]))
         receiptVerifier = ReceiptVerifier(roots: try TrustedRoots.apple().adding([receiptCA.root]))
-        expectations = try AppExpectations(bundleId: "it.seaboo.app", appAppleId: 1_234_567_890, environments: [.sandbox, .production], allowsLocalTesting: false)
+        expectations = try AppExpectations(
+            bundleId: "it.seaboo.app",
+            appAppleId: 1_234_567_890,
+            environments: [.sandbox, .production],
+            allowsLocalTesting: false
+        )
         userKeys = JWTKeyCollection()
         let keys = userKeys
         Blocking.run { await keys.add(hmac: HMACKey(from: "fuzz-secret-0123456789abcdef-0123456789"), digestAlgorithm: .sha256) }
@@ -96,7 +101,12 @@ final class Fixtures: Sendable {
 /// A clock that moves 10 s at every reading, so rate limits refill and every input reaches its route.
 final class AdvancingClock: BerthClock {
     private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-    func now() -> Date { current.withLock { $0 = $0.addingTimeInterval(10); return $0 } }
+    func now() -> Date {
+        current.withLock {
+            $0 = $0.addingTimeInterval(10)
+            return $0
+        }
+    }
 }
 
 /// The Google Play parsers of the `play` target.

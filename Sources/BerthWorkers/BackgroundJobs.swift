@@ -24,7 +24,11 @@ public enum BackgroundJobs {
             let row = summary.first { $0.tenantId == tenant.id }
             metrics.gauge("berth_play_unacknowledged", [("tenant", tenant.id)], Double(row?.pending ?? 0))
             metrics.gauge("berth_play_unacknowledged_overdue", [("tenant", tenant.id)], Double(row?.overdue ?? 0))
-            metrics.gauge("berth_play_unacknowledged_oldest_seconds", [("tenant", tenant.id)], row?.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+            metrics.gauge(
+                "berth_play_unacknowledged_oldest_seconds",
+                [("tenant", tenant.id)],
+                row?.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0
+            )
         }
     }
 
@@ -47,11 +51,13 @@ public enum BackgroundJobs {
             }
         }
         if ConsumptionAnswers.hasWork(history.tenants) {
-            jobs.append(PeriodicJob("apple.consumption-answers") { _ in
-                for (tenant, outcome) in await consumption.runDue(tenants: history.tenants) {
-                    metrics.count("berth_consumption_answers_total", [("tenant", tenant), ("outcome", outcome.rawValue)], by: 1)
+            jobs.append(
+                PeriodicJob("apple.consumption-answers") { _ in
+                    for (tenant, outcome) in await consumption.runDue(tenants: history.tenants) {
+                        metrics.count("berth_consumption_answers_total", [("tenant", tenant), ("outcome", outcome.rawValue)], by: 1)
+                    }
                 }
-            })
+            )
         }
         return jobs
     }

@@ -36,8 +36,17 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
     /// receiver's messages ends well within its lease.
     let claimSize = 8
 
-    public init(store: any Store, tenants: TenantRegistry, client: WebhookHTTPClient, clock: any BerthClock, logger: Logger,
-                metrics: (any WorkerMetrics)? = nil, interval: Duration = .milliseconds(500), concurrency: Int = 16, retry: JobRetry = .webhooks) {
+    public init(
+        store: any Store,
+        tenants: TenantRegistry,
+        client: WebhookHTTPClient,
+        clock: any BerthClock,
+        logger: Logger,
+        metrics: (any WorkerMetrics)? = nil,
+        interval: Duration = .milliseconds(500),
+        concurrency: Int = 16,
+        retry: JobRetry = .webhooks
+    ) {
         self.metrics = metrics
         self.retry = retry
         self.store = store
@@ -78,7 +87,7 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
                 var attempted = 0
                 do {
                     attempted = try await self.deliverDue(tenantId: tenantId, limit: self.claimSize)
-                } catch where !Task.isCancelled {
+                } catch  where !Task.isCancelled {
                     self.logger.error("webhook delivery of \(tenantId) failed: \(String(reflecting: error))")
                 }
                 if attempted == 0 { try await Task.sleep(for: self.interval) }
@@ -123,22 +132,45 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
                 continue
             }
             let sentAt = clock.now()
-            let outcome = await client.post(message.payload, headers: Self.headers(for: message, secret: webhook.secret.value, at: sentAt), to: webhook.configuration)
+            let outcome = await client.post(
+                message.payload,
+                headers: Self.headers(for: message, secret: webhook.secret.value, at: sentAt),
+                to: webhook.configuration
+            )
             let delivered = outcome.failure == nil
             metrics?.count("berth_webhook_attempts_total", [("result", delivered ? "delivered" : "failed")], by: 1)
             if !delivered, let subject = message.subject { held.insert(subject) }
             let attempts = message.attempts + 1
             let now = clock.now()
             // nil after the last allowed attempt: the message becomes a dead letter.
-            let next: Date? = delivered || !retry.triesAgain(afterAttempts: attempts) ? nil : now.addingTimeInterval(retry.delay(afterAttempts: attempts))
+            let next: Date? =
+                delivered || !retry.triesAgain(afterAttempts: attempts) ? nil : now.addingTimeInterval(retry.delay(afterAttempts: attempts))
             if !delivered && next == nil {
-                logger.warning("webhook gave up", metadata: ["event": .string(message.eventType), "outbox_id": .stringConvertible(message.id),
-                                                             "attempts": .stringConvertible(attempts)])
+                logger.warning(
+                    "webhook gave up",
+                    metadata: [
+                        "event": .string(message.eventType), "outbox_id": .stringConvertible(message.id),
+                        "attempts": .stringConvertible(attempts),
+                    ]
+                )
             }
-            try await store.write { try $0.outbox.recordAttempt(message, statusCode: outcome.statusCode, error: outcome.failure?.rawValue, delivered: delivered,
-                                                                nextAttemptAt: next, now: now) }
-            logger.info("webhook", metadata: ["event": .string(message.eventType), "delivered": .stringConvertible(delivered),
-                                              "attempt": .stringConvertible(message.attempts + 1), "failure": .string(outcome.failure?.rawValue ?? "none")])
+            try await store.write {
+                try $0.outbox.recordAttempt(
+                    message,
+                    statusCode: outcome.statusCode,
+                    error: outcome.failure?.rawValue,
+                    delivered: delivered,
+                    nextAttemptAt: next,
+                    now: now
+                )
+            }
+            logger.info(
+                "webhook",
+                metadata: [
+                    "event": .string(message.eventType), "delivered": .stringConvertible(delivered),
+                    "attempt": .stringConvertible(message.attempts + 1), "failure": .string(outcome.failure?.rawValue ?? "none"),
+                ]
+            )
             attempted += 1
         }
         return attempted

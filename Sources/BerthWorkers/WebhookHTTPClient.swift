@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -150,12 +151,12 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
             // IPv4-compatible (::a.b.c.d, deprecated) and NAT64 (64:ff9b::/96) carry the IPv4 they reach.
             if bytes[0..<12].allSatisfy({ $0 == 0 }) { return Self.scopeV4(Array(bytes[12...])) }
             if bytes[0..<12] == [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] { return Self.scopeV4(Array(bytes[12...])) }
-            if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xff, bytes[3] == 0x9b { return .reserved }   // 64:ff9b:1::/48, local NAT64
+            if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xff, bytes[3] == 0x9b { return .reserved }  // 64:ff9b:1::/48, local NAT64
             // 6to4 (2002::/16) reaches the IPv4 in its next four bytes.
             if bytes[0] == 0x20, bytes[1] == 0x02 { return Self.scopeV4(Array(bytes[2..<6])) }
-            if bytes[0] & 0xfe == 0xfc { return .private }                     // fc00::/7 unique local
+            if bytes[0] & 0xfe == 0xfc { return .private }  // fc00::/7 unique local
             if bytes[0] == 0xfe, bytes[1] & 0xc0 == 0x80 { return .reserved }  // fe80::/10 link-local
-            if bytes[0] == 0xff { return .reserved }                           // multicast
+            if bytes[0] == 0xff { return .reserved }  // multicast
             return .public
         }
 
@@ -175,9 +176,9 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
             switch (b[0], b[1]) {
             case (127, _): return .loopback
             case (10, _), (172, 16...31), (192, 168): return .private
-            case (100, 64...127): return .private                    // carrier-grade NAT
-            case (169, 254): return .reserved                         // link-local, cloud metadata
-            case (0, _), (224...255, _): return .reserved             // "this network", multicast, reserved, broadcast
+            case (100, 64...127): return .private  // carrier-grade NAT
+            case (169, 254): return .reserved  // link-local, cloud metadata
+            case (0, _), (224...255, _): return .reserved  // "this network", multicast, reserved, broadcast
             case (192, 0) where b[2] == 0, (198, 18...19): return .reserved
             default: return .public
             }

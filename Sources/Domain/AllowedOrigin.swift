@@ -19,7 +19,9 @@ public struct AllowedOrigin: Hashable, Sendable, CustomStringConvertible {
         guard let separator = text.range(of: "://") else { return nil }
         let scheme = text[..<separator.lowerBound].lowercased()
         let rest = text[separator.upperBound...].lowercased()
-        guard !scheme.isEmpty, scheme.utf8.allSatisfy({ Self.isSchemeByte($0) }), let first = scheme.utf8.first, Self.isLetter(first) else { return nil }
+        guard !scheme.isEmpty, scheme.utf8.allSatisfy({ Self.isSchemeByte($0) }), let first = scheme.utf8.first, Self.isLetter(first) else {
+            return nil
+        }
         guard !rest.isEmpty, !rest.contains("/"), !rest.contains("?"), !rest.contains("#"), !rest.contains("@") else { return nil }
         var host = Substring(rest)
         var port = Port.none
@@ -29,7 +31,9 @@ public struct AllowedOrigin: Hashable, Sendable, CustomStringConvertible {
             if digits == "*" {
                 port = .any
             } else {
-                guard !digits.isEmpty, digits.count <= 5, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(digits), (1...65535).contains(number) else {
+                guard !digits.isEmpty, digits.count <= 5, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(digits),
+                    (1...65535).contains(number)
+                else {
                     return nil
                 }
                 port = .number(number)
@@ -60,7 +64,9 @@ public struct AllowedOrigin: Hashable, Sendable, CustomStringConvertible {
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool { (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) }
-    private static func isSchemeByte(_ byte: UInt8) -> Bool { isLetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2B || byte == 0x2D || byte == 0x2E }
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        isLetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2B || byte == 0x2D || byte == 0x2E
+    }
     private static func isHostByte(_ byte: UInt8) -> Bool {
         isLetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x2E || byte == 0x5B || byte == 0x5D || byte == 0x3A
     }

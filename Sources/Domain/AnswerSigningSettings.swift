@@ -16,9 +16,11 @@ public struct AnswerSigningSettings: Codable, Hashable, Sendable {
 
     /// Whether a key id is one the header and the signed text carry unambiguously.
     public static func isValidKeyId(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E || byte == 0x5F || byte == 0x2D
-        }
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E || byte == 0x5F
+                    || byte == 0x2D
+            }
     }
 
     func validate(tenant: String) throws {
@@ -26,7 +28,9 @@ public struct AnswerSigningSettings: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(tenant): answerSigning.keyId must be 1 to 64 letters, digits, ., _ or -")
         }
         guard (privateKeyEnv == nil) != (privateKeyFileEnv == nil) else {
-            throw CatalogError("tenant \(tenant): answerSigning needs exactly one of privateKeyEnv (a variable holding the PEM key) or privateKeyFileEnv (a variable naming its file)")
+            throw CatalogError(
+                "tenant \(tenant): answerSigning needs exactly one of privateKeyEnv (a variable holding the PEM key) or privateKeyFileEnv (a variable naming its file)"
+            )
         }
     }
 }

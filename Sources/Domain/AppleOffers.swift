@@ -47,7 +47,9 @@ public struct AppleOffers: Codable, Hashable, Sendable {
             guard ids.insert(offer.id).inserted else { throw CatalogError("tenant \(tenant.id): apple offer \(offer.id) appears twice") }
             for productId in offer.productIds ?? [] {
                 guard tenant.products.contains(where: { $0.id == productId && $0.kind == .subscription }) else {
-                    throw CatalogError("tenant \(tenant.id): apple offer \(offer.id) names \(productId), which is not one of its subscription products")
+                    throw CatalogError(
+                        "tenant \(tenant.id): apple offer \(offer.id) names \(productId), which is not one of its subscription products"
+                    )
                 }
             }
         }

@@ -26,7 +26,9 @@ public struct Catalog: Codable, Hashable, Sendable {
         var prefixes = Set<String>()
         for tenant in tenants {
             for routes in tenant.subscriptions?.ftcRoutes ?? [] {
-                guard prefixes.insert(routes.prefix).inserted else { throw CatalogError("subscriptions.ftcRoutes prefix \(routes.prefix) is used twice") }
+                guard prefixes.insert(routes.prefix).inserted else {
+                    throw CatalogError("subscriptions.ftcRoutes prefix \(routes.prefix) is used twice")
+                }
             }
             guard ids.insert(tenant.id).inserted else { throw CatalogError("tenant id \(tenant.id) appears twice") }
             guard issuers.insert(tenant.auth.issuer).inserted else {
@@ -136,8 +138,13 @@ public struct Tenant: Codable, Hashable, Sendable {
         /// The unauthenticated notification endpoint, per client address. Default burst 60, 20/s.
         public var notifications: RateLimit?
 
-        public init(bookings: RateLimit? = nil, pendingHoldsPerUser: Int? = nil, pendingHoldsPerServerKey: Int? = nil, pendingHoldsPerResource: Int? = nil,
-                    notifications: RateLimit? = nil) {
+        public init(
+            bookings: RateLimit? = nil,
+            pendingHoldsPerUser: Int? = nil,
+            pendingHoldsPerServerKey: Int? = nil,
+            pendingHoldsPerResource: Int? = nil,
+            notifications: RateLimit? = nil
+        ) {
             self.pendingHoldsPerResource = pendingHoldsPerResource
             self.bookings = bookings
             self.pendingHoldsPerUser = pendingHoldsPerUser
@@ -154,9 +161,11 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var bookingLimit: RateLimit { limits?.bookings ?? Self.defaultBookingLimit }
     public var notificationLimit: RateLimit { limits?.notifications ?? Self.defaultNotificationLimit }
     public var holdLimits: HoldLimits {
-        HoldLimits(perUser: limits?.pendingHoldsPerUser ?? HoldLimits.defaultPerUser,
-                   perServerKey: limits?.pendingHoldsPerServerKey ?? HoldLimits.defaultPerServerKey,
-                   perResource: limits?.pendingHoldsPerResource ?? HoldLimits.defaultPerResource)
+        HoldLimits(
+            perUser: limits?.pendingHoldsPerUser ?? HoldLimits.defaultPerUser,
+            perServerKey: limits?.pendingHoldsPerServerKey ?? HoldLimits.defaultPerServerKey,
+            perResource: limits?.pendingHoldsPerResource ?? HoldLimits.defaultPerResource
+        )
     }
 
     public struct Webhook: Codable, Hashable, Sendable {
@@ -179,7 +188,8 @@ public struct Tenant: Codable, Hashable, Sendable {
         }
 
         func validate(tenant: String) throws {
-            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty else {
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty
+            else {
                 throw CatalogError("tenant \(tenant): webhook.url \(url) is not an absolute URL")
             }
             guard components.user == nil, components.password == nil else {
@@ -217,7 +227,9 @@ public struct Tenant: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(id): timeZone \(timeZone) is not an IANA time zone (Europe/Rome, America/New_York…)")
         }
         for origin in allowedOrigins ?? [] where AllowedOrigin(origin) == nil {
-            throw CatalogError("tenant \(id): allowedOrigins entry \"\(origin)\" is not an origin (scheme://host, scheme://host:port or scheme://host:* for any port; never * or a path)")
+            throw CatalogError(
+                "tenant \(id): allowedOrigins entry \"\(origin)\" is not an origin (scheme://host, scheme://host:port or scheme://host:* for any port; never * or a path)"
+            )
         }
         try apple.validate(tenant: id)
         try auth.validate(tenant: id)
@@ -229,8 +241,10 @@ public struct Tenant: Codable, Hashable, Sendable {
                 throw CatalogError("tenant \(id): \(name) needs burst >= 1 and perSecond > 0")
             }
         }
-        for (name, value) in [("limits.pendingHoldsPerUser", limits?.pendingHoldsPerUser), ("limits.pendingHoldsPerServerKey", limits?.pendingHoldsPerServerKey),
-                              ("limits.pendingHoldsPerResource", limits?.pendingHoldsPerResource)] {
+        for (name, value) in [
+            ("limits.pendingHoldsPerUser", limits?.pendingHoldsPerUser), ("limits.pendingHoldsPerServerKey", limits?.pendingHoldsPerServerKey),
+            ("limits.pendingHoldsPerResource", limits?.pendingHoldsPerResource),
+        ] {
             if let value, value < 1 { throw CatalogError("tenant \(id): \(name) must be at least 1") }
         }
         var productIds = Set<String>()
@@ -307,12 +321,16 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(tenant): apple.notificationHistoryMinutes must be 0 (off) to 10080")
         }
         if sandboxTesters != nil, !allowsProduction {
-            throw CatalogError("tenant \(tenant): apple.sandboxTesters applies to tenants that accept Production (every user of a Sandbox-only tenant is a tester)")
+            throw CatalogError(
+                "tenant \(tenant): apple.sandboxTesters applies to tenants that accept Production (every user of a Sandbox-only tenant is a tester)"
+            )
         }
         if allowsProduction {
             guard let appAppleId else { throw CatalogError("tenant \(tenant): Production needs apple.appAppleId") }
             guard appAppleId >= 100_000_000, !Self.placeholderAppAppleIds.contains(appAppleId) else {
-                throw CatalogError("tenant \(tenant): apple.appAppleId \(appAppleId) is a placeholder; set the app's Apple ID from App Store Connect (App Information → Apple ID) before accepting Production, or Production notifications (refunds) would all be refused")
+                throw CatalogError(
+                    "tenant \(tenant): apple.appAppleId \(appAppleId) is a placeholder; set the app's Apple ID from App Store Connect (App Information → Apple ID) before accepting Production, or Production notifications (refunds) would all be refused"
+                )
             }
             guard (trustedRootFiles ?? []).isEmpty else {
                 throw CatalogError("tenant \(tenant): a tenant with Production may not trust extra (test) roots")
@@ -357,7 +375,14 @@ public struct UserAuth: Codable, Hashable, Sendable {
     /// fetched at start, cached, and fetched again when a token names an unknown `kid`.
     public var jwksURL: String?
 
-    public init(algorithm: String, issuer: String, audience: String? = nil, secretEnv: String? = nil, publicKeyFile: String? = nil, jwksURL: String? = nil) {
+    public init(
+        algorithm: String,
+        issuer: String,
+        audience: String? = nil,
+        secretEnv: String? = nil,
+        publicKeyFile: String? = nil,
+        jwksURL: String? = nil
+    ) {
         self.algorithm = algorithm
         self.issuer = issuer
         self.audience = audience
@@ -373,12 +398,15 @@ public struct UserAuth: Codable, Hashable, Sendable {
         case "RS256" where jwksURL != nil:
             // https only; plain http only to this machine (a local key publisher or a test).
             guard let url = URL(string: jwksURL ?? ""), let host = url.host, !host.isEmpty,
-                  url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)) else {
+                url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
+            else {
                 throw CatalogError("tenant \(tenant): auth.jwksURL must be an https URL (http only to 127.0.0.1, ::1 or localhost)")
             }
             guard publicKeyFile == nil else { throw CatalogError("tenant \(tenant): auth takes publicKeyFile or jwksURL, not both") }
         case "ES256", "RS256":
-            guard let publicKeyFile, !publicKeyFile.isEmpty else { throw CatalogError("tenant \(tenant): \(algorithm) needs auth.publicKeyFile (or, for RS256, auth.jwksURL)") }
+            guard let publicKeyFile, !publicKeyFile.isEmpty else {
+                throw CatalogError("tenant \(tenant): \(algorithm) needs auth.publicKeyFile (or, for RS256, auth.jwksURL)")
+            }
         default:
             throw CatalogError("tenant \(tenant): auth.algorithm must be HS256, ES256 or RS256")
         }
@@ -443,9 +471,22 @@ public struct Product: Codable, Hashable, Sendable {
     /// How it is sold on Google Play when its id there is not `id` (or a subscription's base plans).
     public var google: GoogleProduct?
 
-    public init(id: String, kind: ProductKind, type: String, title: String, credits: Int? = nil, creditType: String? = nil, entitlement: String? = nil,
-                description: String? = nil, priceMinor: Int64? = nil, displayOrder: Int? = nil, active: Bool? = nil, tier: String? = nil, cycle: String? = nil,
-                durationDays: Int? = nil) {
+    public init(
+        id: String,
+        kind: ProductKind,
+        type: String,
+        title: String,
+        credits: Int? = nil,
+        creditType: String? = nil,
+        entitlement: String? = nil,
+        description: String? = nil,
+        priceMinor: Int64? = nil,
+        displayOrder: Int? = nil,
+        active: Bool? = nil,
+        tier: String? = nil,
+        cycle: String? = nil,
+        durationDays: Int? = nil
+    ) {
         self.durationDays = durationDays
         self.tier = tier
         self.cycle = cycle
@@ -487,8 +528,12 @@ public struct Product: Codable, Hashable, Sendable {
         }
         if kind == .unlock { try UnlockTerms.validate(self, tenant: tenant.id) }
         guard kind == .credits else { return }
-        guard let settings = tenant.credits else { throw CatalogError("tenant \(tenant.id): product \(id) sells credits but the tenant has no credits settings") }
-        guard let credits, (1...1_000_000).contains(credits) else { throw CatalogError("tenant \(tenant.id): product \(id) needs credits 1...1000000") }
+        guard let settings = tenant.credits else {
+            throw CatalogError("tenant \(tenant.id): product \(id) sells credits but the tenant has no credits settings")
+        }
+        guard let credits, (1...1_000_000).contains(credits) else {
+            throw CatalogError("tenant \(tenant.id): product \(id) needs credits 1...1000000")
+        }
         guard let type = creditType ?? settings.defaultType else {
             throw CatalogError("tenant \(tenant.id): product \(id) must name its creditType (the tenant has several)")
         }

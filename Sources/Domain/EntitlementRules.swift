@@ -38,7 +38,11 @@ public enum EntitlementRules {
             return Entitlement(isPremium: false, productId: nil, expiresAt: nil, message: "Receipt verified; it holds no subscription")
         }
         let active = newest.expiresAt > now
-        return Entitlement(isPremium: active, productId: newest.productId, expiresAt: newest.expiresAt,
-                           message: active ? "Receipt verified successfully" : "Receipt verified; the subscription has expired")
+        return Entitlement(
+            isPremium: active,
+            productId: newest.productId,
+            expiresAt: newest.expiresAt,
+            message: active ? "Receipt verified successfully" : "Receipt verified; the subscription has expired"
+        )
     }
 }

@@ -27,8 +27,18 @@ public struct Resource: Codable, Hashable, Sendable {
     /// The IANA time zone its slots are in (`Europe/Rome`), when it differs from the tenant's.
     public var timeZone: String?
 
-    public init(id: String, kind: Kind, name: String, pricePerDayMinor: Int64? = nil, units: Int? = nil, experienceType: String? = nil,
-                pricePerSeatMinor: Int64? = nil, seatsPerSlot: Int? = nil, slotTimes: [String]? = nil, durationMinutes: Int? = nil) {
+    public init(
+        id: String,
+        kind: Kind,
+        name: String,
+        pricePerDayMinor: Int64? = nil,
+        units: Int? = nil,
+        experienceType: String? = nil,
+        pricePerSeatMinor: Int64? = nil,
+        seatsPerSlot: Int? = nil,
+        slotTimes: [String]? = nil,
+        durationMinutes: Int? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.name = name
@@ -57,12 +67,16 @@ public struct Resource: Codable, Hashable, Sendable {
             guard let price = pricePerSeatMinor, (1...Self.maximumPriceMinor).contains(price) else {
                 throw CatalogError("tenant \(tenant): experience \(id) needs pricePerSeatMinor in 1...\(Self.maximumPriceMinor)")
             }
-            guard let seats = seatsPerSlot, (1...10_000).contains(seats) else { throw CatalogError("tenant \(tenant): experience \(id) needs seatsPerSlot in 1...10000") }
+            guard let seats = seatsPerSlot, (1...10_000).contains(seats) else {
+                throw CatalogError("tenant \(tenant): experience \(id) needs seatsPerSlot in 1...10000")
+            }
             guard let times = slotTimes, !times.isEmpty, times.allSatisfy({ Self.minutesOfDay($0) != nil }) else {
                 throw CatalogError("tenant \(tenant): experience \(id) needs slotTimes as HH:mm")
             }
             if let timeZone, TimeZone(identifier: timeZone) == nil {
-                throw CatalogError("tenant \(tenant): resource \(id) names time zone \(timeZone), which is not an IANA time zone (Europe/Rome, America/New_York…)")
+                throw CatalogError(
+                    "tenant \(tenant): resource \(id) names time zone \(timeZone), which is not an IANA time zone (Europe/Rome, America/New_York…)"
+                )
             }
             guard let minutes = durationMinutes, (1...10_080).contains(minutes) else {
                 throw CatalogError("tenant \(tenant): experience \(id) needs durationMinutes in 1...10080 (a week)")
@@ -74,7 +88,7 @@ public struct Resource: Codable, Hashable, Sendable {
     static func minutesOfDay(_ text: String) -> Int? {
         let parts = text.split(separator: ":")
         guard parts.count == 2, parts[0].count == 2, parts[1].count == 2,
-              let hours = Int(parts[0]), let minutes = Int(parts[1]), (0..<24).contains(hours), (0..<60).contains(minutes)
+            let hours = Int(parts[0]), let minutes = Int(parts[1]), (0..<24).contains(hours), (0..<60).contains(minutes)
         else { return nil }
         return hours * 60 + minutes
     }

@@ -21,9 +21,15 @@ public enum UTCTimestamp {
         guard !overflow, range.contains(epochMilliseconds) else { return nil }
         // Floor division: instants before 1970 are negative.
         var seconds = epochMilliseconds / 1000, fraction = epochMilliseconds % 1000
-        if fraction < 0 { fraction += 1000; seconds -= 1 }
+        if fraction < 0 {
+            fraction += 1000
+            seconds -= 1
+        }
         var days = seconds / 86_400, secondOfDay = seconds % 86_400
-        if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
+        if secondOfDay < 0 {
+            secondOfDay += 86_400
+            days -= 1
+        }
         // Days since 1970-01-01 to a civil date (Howard Hinnant's civil_from_days).
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
@@ -50,12 +56,26 @@ public enum UTCTimestamp {
                 buffer[index] = byte
                 index += 1
             }
-            put(year, digits: 4); put(0x2D); put(month, digits: 2); put(0x2D); put(day, digits: 2); put(0x54)
-            put(hour, digits: 2); put(0x3A); put(minute, digits: 2); put(0x3A); put(second, digits: 2)
-            if milliseconds { put(0x2E); put(fraction, digits: 3) }
+            put(year, digits: 4)
+            put(0x2D)
+            put(month, digits: 2)
+            put(0x2D)
+            put(day, digits: 2)
+            put(0x54)
+            put(hour, digits: 2)
+            put(0x3A)
+            put(minute, digits: 2)
+            put(0x3A)
+            put(second, digits: 2)
+            if milliseconds {
+                put(0x2E)
+                put(fraction, digits: 3)
+            }
             if offsetSeconds != nil {
                 put(offset < 0 ? 0x2D : 0x2B)
-                put(abs(offset) / 3600, digits: 2); put(0x3A); put(abs(offset) % 3600 / 60, digits: 2)
+                put(abs(offset) / 3600, digits: 2)
+                put(0x3A)
+                put(abs(offset) % 3600 / 60, digits: 2)
             } else {
                 put(0x5A)
             }

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import OutboundHTTP
 import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 import Synchronization
 
 /// The Play Developer API calls Berth makes for one service account: read a one-time purchase or a
@@ -21,8 +21,13 @@ public final class PlayClient: Sendable {
     let timeout: TimeAmount
     private let cached = Mutex<(token: String, expires: Date)?>(nil)
 
-    public init(account: ServiceAccount, apiBase: String = PlayClient.defaultAPIBase, tokenURL: String? = nil, httpClient: HTTPClient = .shared,
-                timeout: TimeAmount = .seconds(10)) {
+    public init(
+        account: ServiceAccount,
+        apiBase: String = PlayClient.defaultAPIBase,
+        tokenURL: String? = nil,
+        httpClient: HTTPClient = .shared,
+        timeout: TimeAmount = .seconds(10)
+    ) {
         self.account = account
         self.apiBase = apiBase.hasSuffix("/") ? String(apiBase.dropLast()) : apiBase
         self.tokenURL = tokenURL ?? account.tokenURI
@@ -52,7 +57,11 @@ public final class PlayClient: Sendable {
     }
 
     public func acknowledgeSubscription(package: String, subscriptionId: String, token: String) async throws(PlayError) {
-        let _: Empty = try await call(.POST, try Self.path(package, "purchases/subscriptions", subscriptionId, "tokens", token) + ":acknowledge", body: "{}")
+        let _: Empty = try await call(
+            .POST,
+            try Self.path(package, "purchases/subscriptions", subscriptionId, "tokens", token) + ":acknowledge",
+            body: "{}"
+        )
     }
 
     /// One page of voided purchases (one-time products and subscriptions) voided since `start`.
@@ -79,9 +88,11 @@ public final class PlayClient: Sendable {
 
     static func component(_ value: String) throws(PlayError) -> String {
         guard !value.isEmpty, value.utf8.count <= 1024,
-              value.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }),
-              // At least one letter or digit: `.` and `..` would walk the path (T11).
-              value.utf8.contains(where: { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) })
+            value.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D
+            }),
+            // At least one letter or digit: `.` and `..` would walk the path (T11).
+            value.utf8.contains(where: { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) })
         else { throw PlayError(status: 400, reason: "invalid", message: "not a package name, product id or purchase token") }
         return value
     }
@@ -94,9 +105,14 @@ public final class PlayClient: Sendable {
         let assertion: String
         do {
             let issued = Int64(now.timeIntervalSince1970)
-            assertion = try RS256JWT.sign(claims: ["iss": .string(account.clientEmail), "scope": .string(Self.scope), "aud": .string(tokenURL),
-                                                   "iat": .number(Double(issued)), "exp": .number(Double(issued + 3600))],
-                                          kid: account.privateKeyId, key: account.privateKey)
+            assertion = try RS256JWT.sign(
+                claims: [
+                    "iss": .string(account.clientEmail), "scope": .string(Self.scope), "aud": .string(tokenURL),
+                    "iat": .number(Double(issued)), "exp": .number(Double(issued + 3600)),
+                ],
+                kid: account.privateKeyId,
+                key: account.privateKey
+            )
         } catch {
             throw PlayError(status: nil, reason: "service_account", message: "the assertion could not be signed")
         }
@@ -108,7 +124,11 @@ public final class PlayClient: Sendable {
         let (status, body) = try await send(request)
         guard (200..<300).contains(status) else {
             let failure = try? JSONDecoder().decode(TokenFailure.self, from: body)
-            throw PlayError(status: status, reason: "token", message: "the token endpoint answered \(status): \(failure?.error ?? "") \(failure?.error_description ?? "")")
+            throw PlayError(
+                status: status,
+                reason: "token",
+                message: "the token endpoint answered \(status): \(failure?.error ?? "") \(failure?.error_description ?? "")"
+            )
         }
         guard let answer = try? JSONDecoder().decode(TokenAnswer.self, from: body), !answer.access_token.isEmpty else {
             throw PlayError(status: status, reason: "unreadable_answer", message: "the token endpoint's answer has no access_token")
@@ -171,8 +191,11 @@ public final class PlayClient: Sendable {
             }
             guard (200..<300).contains(status) else {
                 let failure = try? JSONDecoder().decode(GoogleFailure.self, from: data)
-                throw PlayError(status: status, reason: failure?.error.errors?.first?.reason ?? failure?.error.status ?? "http_\(status)",
-                                message: failure?.error.message ?? "Google Play answered \(status)")
+                throw PlayError(
+                    status: status,
+                    reason: failure?.error.errors?.first?.reason ?? failure?.error.status ?? "http_\(status)",
+                    message: failure?.error.message ?? "Google Play answered \(status)"
+                )
             }
             if T.self == Empty.self, let empty = Empty() as? T { return empty }
             do {

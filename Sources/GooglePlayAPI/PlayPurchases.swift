@@ -23,9 +23,20 @@ public struct ProductPurchase: Codable, Hashable, Sendable {
     public var regionCode: String?
     public var refundableQuantity: Int?
 
-    public init(kind: String? = "androidpublisher#productPurchase", purchaseTimeMillis: String? = nil, purchaseState: Int? = 0, consumptionState: Int? = 0,
-                orderId: String? = nil, purchaseType: Int? = nil, acknowledgementState: Int? = 0, purchaseToken: String? = nil, productId: String? = nil,
-                quantity: Int? = 1, obfuscatedExternalAccountId: String? = nil, regionCode: String? = "US") {
+    public init(
+        kind: String? = "androidpublisher#productPurchase",
+        purchaseTimeMillis: String? = nil,
+        purchaseState: Int? = 0,
+        consumptionState: Int? = 0,
+        orderId: String? = nil,
+        purchaseType: Int? = nil,
+        acknowledgementState: Int? = 0,
+        purchaseToken: String? = nil,
+        productId: String? = nil,
+        quantity: Int? = 1,
+        obfuscatedExternalAccountId: String? = nil,
+        regionCode: String? = "US"
+    ) {
         self.kind = kind
         self.purchaseTimeMillis = purchaseTimeMillis
         self.purchaseState = purchaseState
@@ -70,8 +81,13 @@ public struct SubscriptionPurchaseV2: Codable, Hashable, Sendable {
         public var offerDetails: OfferDetails?
         public var latestSuccessfulOrderId: String?
 
-        public init(productId: String?, expiryTime: String?, autoRenewingPlan: AutoRenewingPlan? = nil, offerDetails: OfferDetails? = nil,
-                    latestSuccessfulOrderId: String? = nil) {
+        public init(
+            productId: String?,
+            expiryTime: String?,
+            autoRenewingPlan: AutoRenewingPlan? = nil,
+            offerDetails: OfferDetails? = nil,
+            latestSuccessfulOrderId: String? = nil
+        ) {
             self.productId = productId
             self.expiryTime = expiryTime
             self.autoRenewingPlan = autoRenewingPlan
@@ -102,9 +118,18 @@ public struct SubscriptionPurchaseV2: Codable, Hashable, Sendable {
         public init(obfuscatedExternalAccountId: String?) { self.obfuscatedExternalAccountId = obfuscatedExternalAccountId }
     }
 
-    public init(kind: String? = "androidpublisher#subscriptionPurchaseV2", regionCode: String? = "US", lineItems: [LineItem], startTime: String?,
-                subscriptionState: String, latestOrderId: String?, linkedPurchaseToken: String? = nil, testPurchase: [String: JSONValue]? = nil,
-                acknowledgementState: String = "ACKNOWLEDGEMENT_STATE_PENDING", externalAccountIdentifiers: ExternalAccountIdentifiers? = nil) {
+    public init(
+        kind: String? = "androidpublisher#subscriptionPurchaseV2",
+        regionCode: String? = "US",
+        lineItems: [LineItem],
+        startTime: String?,
+        subscriptionState: String,
+        latestOrderId: String?,
+        linkedPurchaseToken: String? = nil,
+        testPurchase: [String: JSONValue]? = nil,
+        acknowledgementState: String = "ACKNOWLEDGEMENT_STATE_PENDING",
+        externalAccountIdentifiers: ExternalAccountIdentifiers? = nil
+    ) {
         self.kind = kind
         self.regionCode = regionCode
         self.lineItems = lineItems
@@ -133,8 +158,15 @@ public struct VoidedPurchase: Codable, Hashable, Sendable {
     public var voidedReason: Int?
     public var voidedQuantity: Int?
 
-    public init(purchaseToken: String?, purchaseTimeMillis: String?, voidedTimeMillis: String?, orderId: String?, voidedSource: Int? = 0, voidedReason: Int? = 1,
-                voidedQuantity: Int? = nil) {
+    public init(
+        purchaseToken: String?,
+        purchaseTimeMillis: String?,
+        voidedTimeMillis: String?,
+        orderId: String?,
+        voidedSource: Int? = 0,
+        voidedReason: Int? = 1,
+        voidedQuantity: Int? = nil
+    ) {
         self.kind = "androidpublisher#voidedPurchase"
         self.purchaseToken = purchaseToken
         self.purchaseTimeMillis = purchaseTimeMillis

@@ -1,6 +1,6 @@
-import _CryptoExtras
 import Crypto
 import Foundation
+import _CryptoExtras
 
 /// Compact RS256 JSON Web Tokens: what a service account signs to buy an access token, and what
 /// Pub/Sub's push tokens are (Google signs those; the Play stand-in signs its own).
@@ -28,7 +28,11 @@ public enum RS256JWT {
         /// Whether `key` made the signature (RS256 only: the header's `alg` must say so).
         public func verified(by key: _RSA.Signing.PublicKey) -> Bool {
             guard header["alg"]?.string == "RS256" else { return false }
-            return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
+            return key.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: signature),
+                for: SHA256.hash(data: signingInput),
+                padding: .insecurePKCS1v1_5
+            )
         }
     }
 
@@ -37,9 +41,9 @@ public enum RS256JWT {
         guard token.utf8.count <= 16_384 else { return nil }
         let pieces = token.split(separator: ".", omittingEmptySubsequences: false)
         guard pieces.count == 3, let headerData = Base64URL.decode(pieces[0]), let claimsData = Base64URL.decode(pieces[1]),
-              let signature = Base64URL.decode(pieces[2]),
-              case .object(let header)? = try? JSONDecoder().decode(JSONValue.self, from: headerData),
-              case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: claimsData)
+            let signature = Base64URL.decode(pieces[2]),
+            case .object(let header)? = try? JSONDecoder().decode(JSONValue.self, from: headerData),
+            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: claimsData)
         else { return nil }
         return Parts(header: header, claims: claims, signingInput: Data("\(pieces[0]).\(pieces[1])".utf8), signature: signature)
     }
@@ -48,7 +52,10 @@ public enum RS256JWT {
 /// Base64url without padding (RFC 7515).
 public enum Base64URL {
     public static func encode(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=",
+            with: ""
+        )
     }
 
     public static func decode(_ text: some StringProtocol) -> Data? {
@@ -78,12 +85,19 @@ public enum JSONValue: Codable, Hashable, Sendable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {

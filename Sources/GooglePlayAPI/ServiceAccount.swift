@@ -1,6 +1,6 @@
-import _CryptoExtras
 import Crypto
 import Foundation
+import _CryptoExtras
 
 /// A Google service account's JSON key, as the Cloud console downloads it (only the members Berth
 /// reads). Its RSA private key signs the OAuth2 JWT-bearer assertions that buy access tokens.
@@ -23,8 +23,13 @@ public struct ServiceAccount: Sendable {
 
     public static let defaultTokenURI = "https://oauth2.googleapis.com/token"
 
-    public init(clientEmail: String, privateKeyId: String?, tokenURI: String = ServiceAccount.defaultTokenURI, projectId: String? = nil,
-                privateKey: _RSA.Signing.PrivateKey) {
+    public init(
+        clientEmail: String,
+        privateKeyId: String?,
+        tokenURI: String = ServiceAccount.defaultTokenURI,
+        projectId: String? = nil,
+        privateKey: _RSA.Signing.PrivateKey
+    ) {
         self.clientEmail = clientEmail
         self.privateKeyId = privateKeyId
         self.tokenURI = tokenURI
@@ -48,14 +53,20 @@ public struct ServiceAccount: Sendable {
         do { key = try _RSA.Signing.PrivateKey(pemRepresentation: pem) } catch {
             throw PlayError(status: nil, reason: "service_account", message: "the service account's private_key is not an RSA key in PEM")
         }
-        self.init(clientEmail: email, privateKeyId: file.private_key_id, tokenURI: file.token_uri ?? Self.defaultTokenURI, projectId: file.project_id,
-                  privateKey: key)
+        self.init(
+            clientEmail: email,
+            privateKeyId: file.private_key_id,
+            tokenURI: file.token_uri ?? Self.defaultTokenURI,
+            projectId: file.project_id,
+            privateKey: key
+        )
     }
 
     /// The JSON key file for this account (what `berth testkit play init` writes).
     public func json() -> Data {
         let object: [String: String] = [
-            "type": "service_account", "project_id": projectId ?? "", "private_key_id": privateKeyId ?? "", "private_key": privateKey.pkcs8PEMRepresentation,
+            "type": "service_account", "project_id": projectId ?? "", "private_key_id": privateKeyId ?? "",
+            "private_key": privateKey.pkcs8PEMRepresentation,
             "client_email": clientEmail, "token_uri": tokenURI,
         ]
         let encoder = JSONEncoder()

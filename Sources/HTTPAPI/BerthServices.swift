@@ -1,5 +1,5 @@
-import Foundation
 import Domain
+import Foundation
 import Logging
 import UseCases
 
@@ -50,7 +50,14 @@ public struct BerthServices: Sendable {
     }
 
     var verifyPurchase: VerifyPurchase {
-        VerifyPurchase(store: store, prover: PurchaseProver(logger: logger, clock: clock), kinds: kinds, clock: clock, logger: logger, recordedTokens: recordedTokens)
+        VerifyPurchase(
+            store: store,
+            prover: PurchaseProver(logger: logger, clock: clock),
+            kinds: kinds,
+            clock: clock,
+            logger: logger,
+            recordedTokens: recordedTokens
+        )
     }
     /// What claims the transactions waiting for a read's user: only for a caller who proved who the
     /// user is (a user token or a server key); a client key names a user without proving it (T1).
@@ -63,19 +70,30 @@ public struct BerthServices: Sendable {
     /// someone else's JWS put on a named user does not open that customer's whole history (T7).
     func catchUp(after result: VerifyPurchase.Result, runtime: TenantRuntime, userId: String, callerProvesUser: Bool) async {
         guard callerProvesUser || result.proofNamesUser, let purchase = result.outcome.purchase, purchase.store == .appStore else { return }
-        _ = await restorePurchases.catchUp(runtime: runtime, userId: userId, transactionId: purchase.transactionId, throttle: catchUps, now: clock.now())
+        _ = await restorePurchases.catchUp(
+            runtime: runtime,
+            userId: userId,
+            transactionId: purchase.transactionId,
+            throttle: catchUps,
+            now: clock.now()
+        )
     }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
     var validateForPlugin: ValidateForPlugin {
-        ValidateForPlugin(verifyPurchase: verifyPurchase, claimReceipt: claimReceipt, userEntitlements: userEntitlements) { [self] result, runtime, userId, proves in
+        ValidateForPlugin(verifyPurchase: verifyPurchase, claimReceipt: claimReceipt, userEntitlements: userEntitlements) {
+            [self] result, runtime, userId, proves in
             await catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
         }
     }
-    var claimReceipt: ClaimReceipt { ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), verifyPurchase: verifyPurchase, logger: logger) }
+    var claimReceipt: ClaimReceipt {
+        ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), verifyPurchase: verifyPurchase, logger: logger)
+    }
     var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
-    var receiveNotification: ReceiveNotification { ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger, verifyPurchase: verifyPurchase) }
+    var receiveNotification: ReceiveNotification {
+        ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger, verifyPurchase: verifyPurchase)
+    }
     var notificationIntake: NotificationIntake {
         NotificationIntake(receive: receiveNotification, rateLimiter: rateLimiter, trustedProxies: trustedProxies)
     }
@@ -104,7 +122,9 @@ public struct BerthServices: Sendable {
     var restorePurchases: RestorePurchases { RestorePurchases(store: store, verifyPurchase: verifyPurchase, logger: logger) }
     var consumptionConsents: ConsumptionConsents { ConsumptionConsents(store: store, clock: clock) }
     /// The consumption answers still owed to Apple (the history worker's every tick).
-    public var consumptionAnswers: ConsumptionAnswers { ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: consumptionAnswersOwner) }
+    public var consumptionAnswers: ConsumptionAnswers {
+        ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: consumptionAnswersOwner)
+    }
     let consumptionAnswersOwner = "consumption-" + UUID().uuidString
     var receiveStripeEvent: ReceiveStripeEvent { ReceiveStripeEvent(store: store, clock: clock, logger: logger) }
     /// The card rail's background work (refunds, overdue and lapsed payments).
@@ -113,7 +133,9 @@ public struct BerthServices: Sendable {
         ReceivePlayNotification(store: store, kinds: kinds, clock: clock, logger: logger, verifyPurchase: verifyPurchase)
     }
     /// Google Play's background work (acknowledgements, the voided-purchases sweep).
-    public var playJobs: PlayJobs { PlayJobs(store: store, tenants: tenants, receive: receivePlayNotification, clock: clock, logger: logger, owner: playJobsOwner) }
+    public var playJobs: PlayJobs {
+        PlayJobs(store: store, tenants: tenants, receive: receivePlayNotification, clock: clock, logger: logger, owner: playJobsOwner)
+    }
     /// This instance's name as the owner of Play acknowledgement leases.
     let playJobsOwner = "play-" + UUID().uuidString
     var cardDeposits: CardDeposits { CardDeposits(store: store, clock: clock, logger: logger) }

@@ -1,6 +1,6 @@
+import BerthWorkers
 import Domain
 import Foundation
-import BerthWorkers
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -51,42 +51,88 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     let anyTenantSigns = services.tenants.ordered.contains { $0.answerSigner != nil }
     /// `signed`: the group's answers are signed for tenants with `answerSigning` (what an app
     /// decides access from: a user's state, purchase and validator answers).
-    func group<C: GuardedContext>(_ context: C.Type, scope: KeyScope?, limit: RateLimiter.Scope?, shape: ErrorShape? = nil,
-                                  authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil, note: String? = nil,
-                                  signed: Bool = false) -> GuardedRoutes<C> {
-        GuardedRoutes(router, context, table: table, shape: shape, scope: scope, limit: limit, rateLimiter: limiter, authenticate: authenticate, note: note,
-                      signedBy: signed && anyTenantSigns ? services.clock : nil)
+    func group<C: GuardedContext>(
+        _ context: C.Type,
+        scope: KeyScope?,
+        limit: RateLimiter.Scope?,
+        shape: ErrorShape? = nil,
+        authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil,
+        note: String? = nil,
+        signed: Bool = false
+    ) -> GuardedRoutes<C> {
+        GuardedRoutes(
+            router,
+            context,
+            table: table,
+            shape: shape,
+            scope: scope,
+            limit: limit,
+            rateLimiter: limiter,
+            authenticate: authenticate,
+            note: note,
+            signedBy: signed && anyTenantSigns ? services.clock : nil
+        )
     }
     let open = PublicRoutes(router, table: table)
     let admin = group(AdminRequestContext.self, scope: .admin, limit: .admin)
     let reads = group(UserContext.self, scope: .read, limit: .reads, signed: true)
 
-    OperationsRoutes(store: services.store, metrics: services.metrics, metricsToken: services.metricsToken,
-                     expectedMigrations: services.expectedMigrations).register(on: open)
+    OperationsRoutes(
+        store: services.store,
+        metrics: services.metrics,
+        metricsToken: services.metricsToken,
+        expectedMigrations: services.expectedMigrations
+    ).register(on: open)
     WebRoutes(assets: WebAssets.shared).register(on: open)
-    CatalogRoutes(tenants: services.tenants, store: services.store).register(public: open, callers: group(CatalogContext.self, scope: nil, limit: .reads))
-    CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, reserveCredits: services.reserveCredits,
-                 commitReservation: services.commitReservation, releaseReservation: services.releaseReservation, clock: services.clock)
-        .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
-    AdminCreditRoutes(store: services.store, creditReports: services.creditReports, createCreditProduct: services.createCreditProduct,
-                      updateCreditProduct: services.updateCreditProduct, adjustCredits: services.adjustCredits).register(on: admin)
-    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, store: services.store, tenants: services.tenants).register(.init(
-        reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
-        purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true),
-        open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
-    ))
+    CatalogRoutes(tenants: services.tenants, store: services.store).register(
+        public: open,
+        callers: group(CatalogContext.self, scope: nil, limit: .reads)
+    )
+    CreditRoutes(
+        creditQueries: services.creditQueries,
+        verifyPurchase: services.verifyPurchase,
+        reserveCredits: services.reserveCredits,
+        commitReservation: services.commitReservation,
+        releaseReservation: services.releaseReservation,
+        clock: services.clock
+    )
+    .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
+    AdminCreditRoutes(
+        store: services.store,
+        creditReports: services.creditReports,
+        createCreditProduct: services.createCreditProduct,
+        updateCreditProduct: services.updateCreditProduct,
+        adjustCredits: services.adjustCredits
+    ).register(on: admin)
+    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, store: services.store, tenants: services.tenants)
+        .register(
+            .init(
+                reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
+                purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true),
+                open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
+            )
+        )
     BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store)
         .register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
-    VerifyPurchaseRoutes(verifyPurchase: services.verifyPurchase, clock: services.clock, metrics: services.metrics,
-                         catchUp: { [services] result, runtime, userId, proves in
-                             await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
-                         })
-        .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
+    VerifyPurchaseRoutes(
+        verifyPurchase: services.verifyPurchase,
+        clock: services.clock,
+        metrics: services.metrics,
+        catchUp: { [services] result, runtime, userId, proves in
+            await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
+        }
+    )
+    .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
     VerifyReceiptRoutes(verifyReceipt: services.verifyReceipt)
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
     AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
-    GooglePlayRoutes(receive: services.receivePlayNotification, tenants: services.tenants, rateLimiter: services.rateLimiter,
-                     trustedProxies: services.trustedProxies, metrics: services.metrics).register(on: open)
+    GooglePlayRoutes(
+        receive: services.receivePlayNotification,
+        tenants: services.tenants,
+        rateLimiter: services.rateLimiter,
+        trustedProxies: services.trustedProxies,
+        metrics: services.metrics
+    ).register(on: open)
     AdminRoutes(
         store: services.store,
         resolveUnappliedPayment: services.resolveUnappliedPayment,
@@ -106,7 +152,9 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         metrics: services.metrics,
         refundCardBooking: services.refundCardBooking
     ).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
-    RestoreRoutes(restorePurchases: services.restorePurchases).register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
+    RestoreRoutes(restorePurchases: services.restorePurchases).register(
+        on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
+    )
     // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
     let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account)
     OfferRoutes(signAppleOffers: services.signAppleOffers).register(on: accountWrites)
@@ -124,14 +172,20 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         recordMembership: services.recordMembership,
         extendRenewalDates: services.extendRenewalDates,
         verifyPurchase: services.verifyPurchase
-    ).register(.init(
-        reads: reads,
-        link: group(UserContext.self, scope: .purchases, limit: .account,
-                    note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"),
-        view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),   // T10: a key narrowed to other scopes does not reach it
-        backend: group(BackendContext.self, scope: .memberships, limit: .account),
-        admin: admin
-    ))
+    ).register(
+        .init(
+            reads: reads,
+            link: group(
+                UserContext.self,
+                scope: .purchases,
+                limit: .account,
+                note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"
+            ),
+            view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),  // T10: a key narrowed to other scopes does not reach it
+            backend: group(BackendContext.self, scope: .memberships, limit: .account),
+            admin: admin
+        )
+    )
     FTCRoutes(
         tenants: services.tenants,
         applyReceipt: services.applyReceipt,
@@ -141,15 +195,29 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         linkSubscription: services.linkSubscription,
         unlinkSubscription: services.unlinkSubscription,
         notificationIntake: services.notificationIntake
-    ).register(.init(
-        app: group(AppKeyContext.self, scope: .purchases, limit: .verification, shape: FTCRoutes.shape,
-                   note: "link and unlink: client keys with receiptData as proof"),
-        backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
-        apple: PublicRoutes(router, table: table, shape: FTCRoutes.shape)
-    ))
-    CordovaValidatorRoutes(validateForPlugin: services.validateForPlugin, metrics: services.metrics, clock: services.clock).register(on: group(ProofContext.self, scope: .purchases, limit: .verification,
-                                                                    shape: CordovaValidatorRoutes.shape,
-                                                                    authenticate: ValidatorQueryKey(authenticator: authenticator), signed: true))
+    ).register(
+        .init(
+            app: group(
+                AppKeyContext.self,
+                scope: .purchases,
+                limit: .verification,
+                shape: FTCRoutes.shape,
+                note: "link and unlink: client keys with receiptData as proof"
+            ),
+            backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
+            apple: PublicRoutes(router, table: table, shape: FTCRoutes.shape)
+        )
+    )
+    CordovaValidatorRoutes(validateForPlugin: services.validateForPlugin, metrics: services.metrics, clock: services.clock).register(
+        on: group(
+            ProofContext.self,
+            scope: .purchases,
+            limit: .verification,
+            shape: CordovaValidatorRoutes.shape,
+            authenticate: ValidatorQueryKey(authenticator: authenticator),
+            signed: true
+        )
+    )
     AnswerSigningRoutes(tenants: services.tenants).register(on: open)
     routes.load(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router
@@ -159,8 +227,12 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
 /// service (shut down in reverse order: the deliverer stops before its client). `storeService` is
 /// the store's own service when it has one (PostgreSQL's connection pool): it starts first and
 /// stops last; `beforeServerStarts` runs once it runs, before the server listens (migrations).
-public func buildApplication(services: BerthServices, server: ServerConfiguration, storeService: (any Service)? = nil,
-                             beforeServerStarts: (@Sendable () async throws -> Void)? = nil) -> some ApplicationProtocol {
+public func buildApplication(
+    services: BerthServices,
+    server: ServerConfiguration,
+    storeService: (any Service)? = nil,
+    beforeServerStarts: (@Sendable () async throws -> Void)? = nil
+) -> some ApplicationProtocol {
     let client = WebhookHTTPClient()
     let governor = ConnectionGovernor(limits: server.connections, metrics: services.metrics)
     var application = Application(
@@ -194,7 +266,9 @@ func cardPaymentWorker(services: BerthServices) -> [any Service] {
 /// Google Play's background jobs, when a tenant sells on Play and the services run them.
 func playWorker(services: BerthServices) -> [any Service] {
     guard services.playJobs.hasWork, let interval = services.playJobsInterval else { return [] }
-    return [PeriodicWorker("google-play", jobs: BackgroundJobs.play(services.playJobs, metrics: services.metrics), clock: services.clock, tick: interval)]
+    return [
+        PeriodicWorker("google-play", jobs: BackgroundJobs.play(services.playJobs, metrics: services.metrics), clock: services.clock, tick: interval)
+    ]
 }
 
 /// Get Notification History and consumption answers, when a tenant has an App Store Server API key
@@ -207,6 +281,12 @@ func appleHistoryWorker(services: BerthServices) -> [any Service] {
 
 /// The delivery service of the webhook outbox, as `buildApplication` runs it.
 public func webhookDeliverer(services: BerthServices, client: WebhookHTTPClient) -> WebhookDeliverer {
-    WebhookDeliverer(store: services.store, tenants: services.tenants, client: client, clock: services.clock, logger: services.logger,
-                     metrics: services.metrics)
+    WebhookDeliverer(
+        store: services.store,
+        tenants: services.tenants,
+        client: client,
+        clock: services.clock,
+        logger: services.logger,
+        metrics: services.metrics
+    )
 }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOPosix
 import NIOSSL
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

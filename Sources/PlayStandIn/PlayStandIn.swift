@@ -1,10 +1,10 @@
-import _CryptoExtras
 import Crypto
 import Foundation
 import GooglePlayAPI
 import Hummingbird
 import NIOCore
 import Synchronization
+import _CryptoExtras
 
 /// A local HTTP server that plays Google for Berth's tests and integrators' CI (Google cannot be
 /// reached from test machines): the OAuth2 token endpoint (it checks the service account's RS256
@@ -50,8 +50,14 @@ public final class PlayStandIn: Sendable {
             return Self.json(["call": .string(call), "count": .number(Double(count)), "status": .number(Double(status))])
         }
         router.get("/_standin/purchases/{token}") { _, context in
-            guard let record = self.kit.record(context.parameters.get("token") ?? "") else { return Self.failure(404, "notFound", "no such purchase") }
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: try PlayTestKit.encoder.encode(record))))
+            guard let record = self.kit.record(context.parameters.get("token") ?? "") else {
+                return Self.failure(404, "notFound", "no such purchase")
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(data: try PlayTestKit.encoder.encode(record)))
+            )
         }
         router.get("/_standin/calls") { _, _ in
             Self.json(.object(self.state.withLock { $0.calls }.mapValues { .number(Double($0)) }))
@@ -104,7 +110,9 @@ public final class PlayStandIn: Sendable {
         guard parts.claims["scope"]?.string?.split(separator: " ").contains(Substring(PlayClient.scope)) == true else {
             return Self.tokenFailure("invalid_scope", "the androidpublisher scope is required")
         }
-        guard let aud = parts.claims["aud"]?.string, aud.hasSuffix("/token") else { return Self.tokenFailure("invalid_grant", "Invalid JWT audience") }
+        guard let aud = parts.claims["aud"]?.string, aud.hasSuffix("/token") else {
+            return Self.tokenFailure("invalid_grant", "Invalid JWT audience")
+        }
         guard let iat = parts.claims["iat"]?.number, let exp = parts.claims["exp"]?.number, exp > now, iat <= now + 60, exp - iat <= 3600 else {
             return Self.tokenFailure("invalid_grant", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
         }
@@ -129,7 +137,9 @@ public final class PlayStandIn: Sendable {
         switch (request.method, Array(segments.dropFirst(2))) {
         case (.get, let rest) where rest.count == 4 && rest[0] == "products" && rest[2] == "tokens":
             if let failure = failing("get") { return failure }
-            guard let record = kit.record(rest[3]), record.package == package, record.productId == rest[1], !record.subscription else { return Self.notFound() }
+            guard let record = kit.record(rest[3]), record.package == package, record.productId == rest[1], !record.subscription else {
+                return Self.notFound()
+            }
             var answer = Self.product(record)
             if omitPurchaseState { answer.purchaseState = nil }
             return try Self.encoded(answer)
@@ -139,13 +149,19 @@ public final class PlayStandIn: Sendable {
             return try Self.encoded(Self.subscription(record))
         case (.post, let rest) where rest.count == 4 && (rest[0] == "products" || rest[0] == "subscriptions") && rest[2] == "tokens":
             let (token, action) = Self.split(rest[3])
-            guard action == "acknowledge" || (action == "consume" && rest[0] == "products") else { return Self.failure(404, "notFound", "no such call") }
+            guard action == "acknowledge" || (action == "consume" && rest[0] == "products") else {
+                return Self.failure(404, "notFound", "no such call")
+            }
             if let failure = failing(action) { return failure }
             return try files.withLock { _ in
-                guard var record = kit.record(token), record.package == package, record.productId == rest[1], record.subscription == (rest[0] == "subscriptions") else {
+                guard var record = kit.record(token), record.package == package, record.productId == rest[1],
+                    record.subscription == (rest[0] == "subscriptions")
+                else {
                     return Self.notFound()
                 }
-                guard record.purchaseState == 0, record.voidedAt == nil else { return Self.failure(400, "invalid", "The purchase is not in a valid state to perform the desired operation.") }
+                guard record.purchaseState == 0, record.voidedAt == nil else {
+                    return Self.failure(400, "invalid", "The purchase is not in a valid state to perform the desired operation.")
+                }
                 if action == "consume" {
                     guard !record.consumed else { return Self.failure(400, "invalid", "The purchase has already been consumed.") }
                     record.consumed = true
@@ -164,8 +180,12 @@ public final class PlayStandIn: Sendable {
             let start = request.uri.queryParameters["startTime"].flatMap { Int64($0) } ?? 0
             let voided = kit.records().filter { $0.package == package }.compactMap { record -> VoidedPurchase? in
                 guard let at = record.voidedAt, Int64(at.timeIntervalSince1970 * 1000) >= start else { return nil }
-                return VoidedPurchase(purchaseToken: record.token, purchaseTimeMillis: String(Int64(record.purchasedAt.timeIntervalSince1970 * 1000)),
-                                      voidedTimeMillis: String(Int64(at.timeIntervalSince1970 * 1000)), orderId: record.latestOrderId)
+                return VoidedPurchase(
+                    purchaseToken: record.token,
+                    purchaseTimeMillis: String(Int64(record.purchasedAt.timeIntervalSince1970 * 1000)),
+                    voidedTimeMillis: String(Int64(at.timeIntervalSince1970 * 1000)),
+                    orderId: record.latestOrderId
+                )
             }.sorted { ($0.voidedTimeMillis ?? "") < ($1.voidedTimeMillis ?? "") }
             return try Self.encoded(VoidedPurchasesPage(voidedPurchases: voided, nextPageToken: nil))
         default:
@@ -181,20 +201,39 @@ public final class PlayStandIn: Sendable {
     static func millis(_ date: Date) -> String { String(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
 
     public static func product(_ record: PlayTestKit.Record) -> ProductPurchase {
-        ProductPurchase(purchaseTimeMillis: millis(record.purchasedAt), purchaseState: record.purchaseState, consumptionState: record.consumed ? 1 : 0,
-                        orderId: record.orderId, purchaseType: record.test ? 0 : nil, acknowledgementState: record.acknowledged ? 1 : 0, purchaseToken: nil,
-                        productId: record.productId, quantity: record.quantity, obfuscatedExternalAccountId: record.accountId)
+        ProductPurchase(
+            purchaseTimeMillis: millis(record.purchasedAt),
+            purchaseState: record.purchaseState,
+            consumptionState: record.consumed ? 1 : 0,
+            orderId: record.orderId,
+            purchaseType: record.test ? 0 : nil,
+            acknowledgementState: record.acknowledged ? 1 : 0,
+            purchaseToken: nil,
+            productId: record.productId,
+            quantity: record.quantity,
+            obfuscatedExternalAccountId: record.accountId
+        )
     }
 
     public static func subscription(_ record: PlayTestKit.Record) -> SubscriptionPurchaseV2 {
         let order = record.latestOrderId
-        let item = SubscriptionPurchaseV2.LineItem(productId: record.productId, expiryTime: record.expiresAt.map(RFC3339.string),
-                                                   autoRenewingPlan: .init(autoRenewEnabled: record.autoRenew), offerDetails: .init(basePlanId: record.basePlanId),
-                                                   latestSuccessfulOrderId: order)
-        return SubscriptionPurchaseV2(lineItems: [item], startTime: RFC3339.string(record.purchasedAt), subscriptionState: "SUBSCRIPTION_STATE_" + record.state,
-                                      latestOrderId: order, linkedPurchaseToken: record.linkedPurchaseToken, testPurchase: record.test ? [:] : nil,
-                                      acknowledgementState: record.acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING",
-                                      externalAccountIdentifiers: record.accountId.map { .init(obfuscatedExternalAccountId: $0) })
+        let item = SubscriptionPurchaseV2.LineItem(
+            productId: record.productId,
+            expiryTime: record.expiresAt.map(RFC3339.string),
+            autoRenewingPlan: .init(autoRenewEnabled: record.autoRenew),
+            offerDetails: .init(basePlanId: record.basePlanId),
+            latestSuccessfulOrderId: order
+        )
+        return SubscriptionPurchaseV2(
+            lineItems: [item],
+            startTime: RFC3339.string(record.purchasedAt),
+            subscriptionState: "SUBSCRIPTION_STATE_" + record.state,
+            latestOrderId: order,
+            linkedPurchaseToken: record.linkedPurchaseToken,
+            testPurchase: record.test ? [:] : nil,
+            acknowledgementState: record.acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING",
+            externalAccountIdentifiers: record.accountId.map { .init(obfuscatedExternalAccountId: $0) }
+        )
     }
 
     // MARK: Answers
@@ -210,7 +249,11 @@ public final class PlayStandIn: Sendable {
     static func notFound() -> Response { failure(404, "purchaseTokenNotFound", "The purchase token was not found.") }
 
     static func failure(_ status: Int, _ reason: String, _ message: String) -> Response {
-        let body: JSONValue = ["error": ["code": .number(Double(status)), "message": .string(message), "errors": [["reason": .string(reason), "message": .string(message)]]]]
+        let body: JSONValue = [
+            "error": [
+                "code": .number(Double(status)), "message": .string(message), "errors": [["reason": .string(reason), "message": .string(message)]],
+            ]
+        ]
         var response = json(body)
         response.status = .init(code: status)
         return response
@@ -222,4 +265,3 @@ public final class PlayStandIn: Sendable {
         return response
     }
 }
-

@@ -1,7 +1,7 @@
-import _CryptoExtras
 import Crypto
 import Foundation
 import GooglePlayAPI
+import _CryptoExtras
 
 /// A Play TestKit directory: the service account Berth calls Google with, the key that signs
 /// Pub/Sub push tokens, and the purchases the stand-in knows (one JSON file each, so that the CLI
@@ -23,8 +23,13 @@ public struct PlayTestKit: Sendable {
         if !files.fileExists(atPath: accountFile.path) {
             let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
             let id = SHA256.hash(data: Data(key.publicKey.pemRepresentation.utf8)).hex.prefix(40)
-            let account = ServiceAccount(clientEmail: "berth-play@berth-testkit.iam.gserviceaccount.com", privateKeyId: String(id),
-                                         tokenURI: ServiceAccount.defaultTokenURI, projectId: "berth-testkit", privateKey: key)
+            let account = ServiceAccount(
+                clientEmail: "berth-play@berth-testkit.iam.gserviceaccount.com",
+                privateKeyId: String(id),
+                tokenURI: ServiceAccount.defaultTokenURI,
+                projectId: "berth-testkit",
+                privateKey: key
+            )
             try account.json().write(to: accountFile, options: .atomic)
         }
         let pushFile = directory.appendingPathComponent("push-signing-key.pem")
@@ -42,7 +47,8 @@ public struct PlayTestKit: Sendable {
             throw TestKitFailure("\(directory.path) holds no usable service-account.json (run `berth testkit play init \(directory.path)`): \(error)")
         }
         guard let pem = try? String(contentsOf: directory.appendingPathComponent("push-signing-key.pem"), encoding: .utf8),
-              let key = try? _RSA.Signing.PrivateKey(pemRepresentation: pem) else {
+            let key = try? _RSA.Signing.PrivateKey(pemRepresentation: pem)
+        else {
             throw TestKitFailure("\(directory.path) holds no push-signing-key.pem (run `berth testkit play init \(directory.path)`)")
         }
         pushKey = key
@@ -54,8 +60,10 @@ public struct PlayTestKit: Sendable {
     /// The JWKS that publishes the push key (what Google serves at /oauth2/v3/certs).
     public func jwks() throws -> Data {
         let primitives = try pushKey.publicKey.getKeyPrimitives()
-        let key: [String: String] = ["kty": "RSA", "alg": "RS256", "use": "sig", "kid": pushKeyId,
-                                     "n": Base64URL.encode(primitives.modulus), "e": Base64URL.encode(primitives.publicExponent)]
+        let key: [String: String] = [
+            "kty": "RSA", "alg": "RS256", "use": "sig", "kid": pushKeyId,
+            "n": Base64URL.encode(primitives.modulus), "e": Base64URL.encode(primitives.publicExponent),
+        ]
         return try JSONEncoder().encode(["keys": [key]])
     }
 
@@ -99,7 +107,8 @@ public struct PlayTestKit: Sendable {
 
     public func record(_ token: String) -> Record? {
         guard token.utf8.allSatisfy({ $0.isTokenByte }), !token.isEmpty, token.utf8.count <= 512,
-              let data = try? Data(contentsOf: file(token)) else { return nil }
+            let data = try? Data(contentsOf: file(token))
+        else { return nil }
         return try? Self.decoder.decode(Record.self, from: data)
     }
 
@@ -113,15 +122,46 @@ public struct PlayTestKit: Sendable {
     }
 
     /// Registers a purchase and returns its token.
-    public func purchase(package: String, productId: String, subscription: Bool, basePlanId: String? = nil, accountId: String? = nil, quantity: Int = 1,
-                         test: Bool = true, periodDays: Int = 30, linkedPurchaseToken: String? = nil, now: Date = Date()) throws -> Record {
+    public func purchase(
+        package: String,
+        productId: String,
+        subscription: Bool,
+        basePlanId: String? = nil,
+        accountId: String? = nil,
+        quantity: Int = 1,
+        test: Bool = true,
+        periodDays: Int = 30,
+        linkedPurchaseToken: String? = nil,
+        now: Date = Date()
+    ) throws -> Record {
         let token = Self.newToken()
-        let order = "GPA." + (0..<4).map { _ in String(format: "%04d", Int.random(in: 0...9999)) }.joined(separator: "-") + String(format: "%05d", Int.random(in: 0...99999))
-        let record = Record(token: token, package: package, productId: productId, subscription: subscription, basePlanId: subscription ? (basePlanId ?? "monthly") : nil,
-                            accountId: accountId, quantity: max(1, quantity), test: test, orderId: order, renewals: 0, purchasedAt: now, periodDays: max(1, periodDays),
-                            expiresAt: subscription ? now.addingTimeInterval(TimeInterval(max(1, periodDays)) * 86_400) : nil, autoRenew: subscription,
-                            state: "ACTIVE", purchaseState: 0, acknowledged: false, consumed: false, voidedAt: nil, linkedPurchaseToken: linkedPurchaseToken,
-                            acknowledgeCalls: 0, consumeCalls: 0)
+        let order =
+            "GPA." + (0..<4).map { _ in String(format: "%04d", Int.random(in: 0...9999)) }.joined(separator: "-")
+            + String(format: "%05d", Int.random(in: 0...99999))
+        let record = Record(
+            token: token,
+            package: package,
+            productId: productId,
+            subscription: subscription,
+            basePlanId: subscription ? (basePlanId ?? "monthly") : nil,
+            accountId: accountId,
+            quantity: max(1, quantity),
+            test: test,
+            orderId: order,
+            renewals: 0,
+            purchasedAt: now,
+            periodDays: max(1, periodDays),
+            expiresAt: subscription ? now.addingTimeInterval(TimeInterval(max(1, periodDays)) * 86_400) : nil,
+            autoRenew: subscription,
+            state: "ACTIVE",
+            purchaseState: 0,
+            acknowledged: false,
+            consumed: false,
+            voidedAt: nil,
+            linkedPurchaseToken: linkedPurchaseToken,
+            acknowledgeCalls: 0,
+            consumeCalls: 0
+        )
         try save(record)
         return record
     }

@@ -16,18 +16,27 @@ public struct DatabaseCopy: Sendable {
     public init() {}
 
     /// Copies `source` into `target`; returns the rows copied per table. `progress` is told after each table.
-    public func copy(from source: SQLiteStore, to target: PostgresStore, progress: @Sendable (TableCount) -> Void = { _ in }) async throws -> [TableCount] {
+    public func copy(
+        from source: SQLiteStore,
+        to target: PostgresStore,
+        progress: @Sendable (TableCount) -> Void = { _ in }
+    ) async throws -> [TableCount] {
         let versions: @Sendable (any SQLExecutor) throws -> [String] = { db in
             try db.rows("SELECT version FROM schema_migrations ORDER BY version", []).map { $0["version"] as String }
         }
         let sourceVersions = try await source.migrationUnit(versions)
         let targetVersions = try await target.migrationUnit(versions)
         guard sourceVersions == targetVersions else {
-            throw StoreError("the two databases are at different migrations (\(sourceVersions.last ?? "none") and \(targetVersions.last ?? "none")); run `berth migrate` on both first")
+            throw StoreError(
+                "the two databases are at different migrations (\(sourceVersions.last ?? "none") and \(targetVersions.last ?? "none")); run `berth migrate` on both first"
+            )
         }
         let tables = try await source.migrationUnit { db in
-            try db.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY rowid", [])
-                .map { $0["name"] as String }
+            try db.rows(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY rowid",
+                []
+            )
+            .map { $0["name"] as String }
         }
         // A start (or `berth migrate`) syncs tenants and seeds credit products from the catalog; anything
         // else in the target means it is not new. Those two take the copied rows (operators' edits included).

@@ -25,14 +25,16 @@ struct GRDBExecutor: SQLExecutor {
     func lock(_ key: String) throws {}
 
     static func arguments(_ arguments: SQLArguments) -> StatementArguments {
-        StatementArguments(arguments.map { argument -> DatabaseValue in
-            switch argument?.sqlValue ?? .null {
-            case .null: return .null
-            case .integer(let value): return value.databaseValue
-            case .real(let value): return value.databaseValue
-            case .text(let value): return value.databaseValue
+        StatementArguments(
+            arguments.map { argument -> DatabaseValue in
+                switch argument?.sqlValue ?? .null {
+                case .null: return .null
+                case .integer(let value): return value.databaseValue
+                case .real(let value): return value.databaseValue
+                case .text(let value): return value.databaseValue
+                }
             }
-        })
+        )
     }
 
     static func value(_ value: DatabaseValue) -> SQLValue {

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
 import Domain
+import Foundation
 
 /// Applies the numbered SQL files of `migrations/` in order, once each, recording a SHA-256 checksum.
 /// Refuses to go on when a file that was already applied has changed since.
@@ -26,7 +26,11 @@ public struct Migrator: Sendable {
             guard name.hasSuffix(".sql"), name.prefix(while: \.isNumber).count >= 3 else {
                 throw StoreError("migration \(name) must be named like 001_name.sql")
             }
-            return Migration(version: String(name.dropLast(4)), sql: String(decoding: data, as: UTF8.self), checksum: SHA256.hash(data: data).hexString)
+            return Migration(
+                version: String(name.dropLast(4)),
+                sql: String(decoding: data, as: UTF8.self),
+                checksum: SHA256.hash(data: data).hexString
+            )
         }
     }
 
@@ -60,7 +64,10 @@ public struct Migrator: Sendable {
         return try await store.migrationUnit { db in
             try db.lock("berth:migrations")
             var appliedNow: [String] = []
-            try db.run("CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)", [])
+            try db.run(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+                []
+            )
             let rows = try db.rows("SELECT version, checksum FROM schema_migrations", [])
             let known = Dictionary(rows.map { ($0["version"] as String, $0["checksum"] as String) }, uniquingKeysWith: { first, _ in first })
             for version in known.keys.sorted() where !migrations.contains(where: { $0.version == version }) {
@@ -69,13 +76,17 @@ public struct Migrator: Sendable {
             for migration in migrations {
                 if let checksum = known[migration.version] {
                     guard checksum == migration.checksum else {
-                        throw StoreError("migration \(migration.version) changed after it was applied (checksum \(checksum.prefix(12)) → \(migration.checksum.prefix(12))); migrations are append-only: add a new file instead")
+                        throw StoreError(
+                            "migration \(migration.version) changed after it was applied (checksum \(checksum.prefix(12)) → \(migration.checksum.prefix(12))); migrations are append-only: add a new file instead"
+                        )
                     }
                     continue
                 }
                 for statement in Self.statements(in: db.dialect.migration(migration.sql)) { try db.run(statement, []) }
-                try db.run("INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (?, ?, ?)",
-                           [migration.version, migration.checksum, now.epochMilliseconds])
+                try db.run(
+                    "INSERT INTO schema_migrations (version, checksum, applied_at) VALUES (?, ?, ?)",
+                    [migration.version, migration.checksum, now.epochMilliseconds]
+                )
                 appliedNow.append(migration.version)
                 if migration.version == "021_booking_references" { try Self.giveReferences(db) }
             }

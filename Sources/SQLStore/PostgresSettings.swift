@@ -41,14 +41,21 @@ public struct PostgresSettings: Sendable, Hashable {
             throw StoreError("unsupported database URL; use postgres://USER@HOST:PORT/DATABASE")
         }
         guard components.password == nil else {
-            throw StoreError("put the PostgreSQL password in BERTH_DATABASE_PASSWORD, not in the database URL (URLs end up in logs and process lists)")
+            throw StoreError(
+                "put the PostgreSQL password in BERTH_DATABASE_PASSWORD, not in the database URL (URLs end up in logs and process lists)"
+            )
         }
         guard let host = components.host, !host.isEmpty else { throw StoreError("the database URL names no host") }
         guard let user = components.user, !user.isEmpty else { throw StoreError("the database URL names no user (postgres://USER@HOST/DATABASE)") }
         let database = String(components.path.drop(while: { $0 == "/" }))
         guard !database.isEmpty else { throw StoreError("the database URL names no database (postgres://USER@HOST/DATABASE)") }
-        self.init(host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
-                  password: environment["BERTH_DATABASE_PASSWORD"] ?? environment["PGPASSWORD"], database: database)
+        self.init(
+            host: host,
+            port: components.port ?? 5432,
+            username: user.removingPercentEncoding ?? user,
+            password: environment["BERTH_DATABASE_PASSWORD"] ?? environment["PGPASSWORD"],
+            database: database
+        )
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
             func number(_ range: ClosedRange<Double>) throws -> Double {
@@ -66,7 +73,10 @@ public struct PostgresSettings: Sendable, Hashable {
             case "acquire_timeout": acquireTimeout = try number(0.1...300)
             case "statement_timeout": statementTimeout = try number(0.1...3600)
             case "attempts": attempts = Int(try number(1...20))
-            default: throw StoreError("unknown database URL parameter \(item.name) (known: sslmode, pool_size, connect_timeout, acquire_timeout, statement_timeout, attempts)")
+            default:
+                throw StoreError(
+                    "unknown database URL parameter \(item.name) (known: sslmode, pool_size, connect_timeout, acquire_timeout, statement_timeout, attempts)"
+                )
             }
         }
     }

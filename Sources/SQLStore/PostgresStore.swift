@@ -34,13 +34,20 @@ public final class PostgresStore: Store, Service {
 
     public init(settings: PostgresSettings, logger: Logger) throws {
         let tlsConfiguration = settings.tlsConfiguration
-        let tls: PostgresClient.Configuration.TLS = switch settings.tls {
-        case .disable: .disable
-        case .prefer: .prefer(tlsConfiguration)
-        case .require: .require(tlsConfiguration)
-        }
-        var configuration = PostgresClient.Configuration(host: settings.host, port: settings.port, username: settings.username,
-                                                         password: settings.password, database: settings.database, tls: tls)
+        let tls: PostgresClient.Configuration.TLS =
+            switch settings.tls {
+            case .disable: .disable
+            case .prefer: .prefer(tlsConfiguration)
+            case .require: .require(tlsConfiguration)
+            }
+        var configuration = PostgresClient.Configuration(
+            host: settings.host,
+            port: settings.port,
+            username: settings.username,
+            password: settings.password,
+            database: settings.database,
+            tls: tls
+        )
         configuration.options.maximumConnections = settings.poolSize
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .milliseconds(Int64(settings.connectTimeout * 1000))
@@ -284,19 +291,23 @@ final class PostgresExecutor: SQLExecutor, Sendable {
         let statement = placeholders.statement(sql)
         // postgres-nio asks for every result column in binary, but a prepared statement's cells keep
         // the text format of the statement's description (postgres-nio 1.33): they are read as binary.
-        let (rows, binary) = if let select = try prepared.statement(statement, on: connection) {
-            (try select.execute(arguments.map(Self.bind)).wait(), true)
-        } else {
-            (try connection.query(statement, arguments.map(Self.bind)).wait().rows, false)
-        }
+        let (rows, binary) =
+            if let select = try prepared.statement(statement, on: connection) {
+                (try select.execute(arguments.map(Self.bind)).wait(), true)
+            } else {
+                (try connection.query(statement, arguments.map(Self.bind)).wait().rows, false)
+            }
         guard let first = rows.first else { return [] }
         let columns = first.map(\.columnName)
         return try rows.map { row in
-            SQLRow(columns: columns, values: try row.map { cell in
-                var cell = cell
-                if binary { cell.format = .binary }
-                return try Self.value(cell)
-            })
+            SQLRow(
+                columns: columns,
+                values: try row.map { cell in
+                    var cell = cell
+                    if binary { cell.format = .binary }
+                    return try Self.value(cell)
+                }
+            )
         }
     }
 
@@ -451,8 +462,14 @@ extension PostgresStore {
 
     /// Runs one statement outside any transaction (CREATE/DROP DATABASE cannot run inside one).
     private static func administer(_ sql: String, settings: PostgresSettings, logger: Logger) async throws {
-        let configuration = PostgresConnection.Configuration(host: settings.host, port: settings.port, username: settings.username,
-                                                             password: settings.password, database: settings.database, tls: try settings.connectionTLS())
+        let configuration = PostgresConnection.Configuration(
+            host: settings.host,
+            port: settings.port,
+            username: settings.username,
+            password: settings.password,
+            database: settings.database,
+            tls: try settings.connectionTLS()
+        )
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)

@@ -15,13 +15,29 @@ struct SQLBookings: BookingRepository {
         let reference: String? = row["reference"]
         let timeZone: String? = row["time_zone"]
         return Booking(
-            id: row["id"], tenantId: row["tenant_id"], userId: row["user_id"], resourceId: row["resource_id"],
-            resourceKind: try row.value(Resource.Kind.self, "resource_kind"), start: row.date("starts_at"), end: row.date("ends_at"),
-            seats: row["seats"], priceMinor: row["price_minor"], currency: row["currency"], requiredProductId: row["required_product_id"],
-            status: try row.value(BookingStatus.self, "status"), holdExpiresAt: row.date("hold_expires_at"), createdAt: row.date("created_at"),
-            updatedAt: row.date("updated_at"), confirmedAt: row.optionalDate("confirmed_at"), purchaseId: row["purchase_id"],
-            statusReason: row["status_reason"], requiredQuantity: row["required_quantity"], environment: row["environment"],
-            paidQuantity: row["paid_quantity"], reference: reference ?? "", timeZone: timeZone
+            id: row["id"],
+            tenantId: row["tenant_id"],
+            userId: row["user_id"],
+            resourceId: row["resource_id"],
+            resourceKind: try row.value(Resource.Kind.self, "resource_kind"),
+            start: row.date("starts_at"),
+            end: row.date("ends_at"),
+            seats: row["seats"],
+            priceMinor: row["price_minor"],
+            currency: row["currency"],
+            requiredProductId: row["required_product_id"],
+            status: try row.value(BookingStatus.self, "status"),
+            holdExpiresAt: row.date("hold_expires_at"),
+            createdAt: row.date("created_at"),
+            updatedAt: row.date("updated_at"),
+            confirmedAt: row.optionalDate("confirmed_at"),
+            purchaseId: row["purchase_id"],
+            statusReason: row["status_reason"],
+            requiredQuantity: row["required_quantity"],
+            environment: row["environment"],
+            paidQuantity: row["paid_quantity"],
+            reference: reference ?? "",
+            timeZone: timeZone
         )
     }
 
@@ -40,40 +56,62 @@ struct SQLBookings: BookingRepository {
 
     func insert(_ b: Booking, createdVia: String, now: Date) throws {
         let occupies = b.holdsSlot(at: now)
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [b.id, b.tenantId, b.userId, b.resourceId, b.resourceKind.rawValue, b.start.epochMilliseconds, b.end.epochMilliseconds, b.seats,
-                  b.priceMinor, b.currency, b.requiredProductId, b.status.rawValue, b.holdExpiresAt.epochMilliseconds, b.createdAt.epochMilliseconds,
-                  b.updatedAt.epochMilliseconds, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.statusReason, b.requiredQuantity, b.environment,
-                  createdVia, b.paidQuantity, b.reference.isEmpty ? nil : b.reference, b.timeZone, occupies])
+            """,
+            [
+                b.id, b.tenantId, b.userId, b.resourceId, b.resourceKind.rawValue, b.start.epochMilliseconds, b.end.epochMilliseconds, b.seats,
+                b.priceMinor, b.currency, b.requiredProductId, b.status.rawValue, b.holdExpiresAt.epochMilliseconds, b.createdAt.epochMilliseconds,
+                b.updatedAt.epochMilliseconds, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.statusReason, b.requiredQuantity, b.environment,
+                createdVia, b.paidQuantity, b.reference.isEmpty ? nil : b.reference, b.timeZone, occupies,
+            ]
+        )
         if occupies { try count(b, by: 1) }
     }
 
     func update(_ b: Booking, now: Date) throws {
         let occupied = try db.row("SELECT occupying FROM bookings WHERE id = ?", [b.id]).map { ($0["occupying"] as Int) != 0 } ?? false
         let occupies = b.holdsSlot(at: now)
-        try db.run("""
+        try db.run(
+            """
             UPDATE bookings SET status = ?, status_reason = ?, confirmed_at = ?, purchase_id = ?, environment = ?, updated_at = ?, occupying = ?,
                 paid_quantity = ?, hold_expires_at = ?
             WHERE id = ? AND tenant_id = ?
-            """, [b.status.rawValue, b.statusReason, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.environment, b.updatedAt.epochMilliseconds,
-                  occupies, b.paidQuantity, b.holdExpiresAt.epochMilliseconds, b.id, b.tenantId])
+            """,
+            [
+                b.status.rawValue, b.statusReason, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.environment, b.updatedAt.epochMilliseconds,
+                occupies, b.paidQuantity, b.holdExpiresAt.epochMilliseconds, b.id, b.tenantId,
+            ]
+        )
         if occupies != occupied { try count(b, by: occupies ? 1 : -1) }
     }
 
     /// Adds (or removes) one booking's hold on its slot.
     private func count(_ b: Booking, by sign: Int) throws {
-        try count(tenantId: b.tenantId, resourceId: b.resourceId, start: b.start.epochMilliseconds, end: b.end.epochMilliseconds, seats: b.seats, by: sign)
+        try count(
+            tenantId: b.tenantId,
+            resourceId: b.resourceId,
+            start: b.start.epochMilliseconds,
+            end: b.end.epochMilliseconds,
+            seats: b.seats,
+            by: sign
+        )
     }
 
     private func count(tenantId: String, resourceId: String, start: Int64, end: Int64, seats: Int, by sign: Int) throws {
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO slot_occupancy (tenant_id, resource_id, starts_at, ends_at, bookings, seats) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (tenant_id, resource_id, starts_at, ends_at) DO UPDATE SET bookings = slot_occupancy.bookings + excluded.bookings, seats = slot_occupancy.seats + excluded.seats
-            """, [tenantId, resourceId, start, end, sign, sign * seats])
+            """,
+            [tenantId, resourceId, start, end, sign, sign * seats]
+        )
         if sign < 0 {
-            try db.run("DELETE FROM slot_occupancy WHERE tenant_id = ? AND resource_id = ? AND starts_at = ? AND ends_at = ? AND bookings <= 0",
-                       [tenantId, resourceId, start, end])
+            try db.run(
+                "DELETE FROM slot_occupancy WHERE tenant_id = ? AND resource_id = ? AND starts_at = ? AND ends_at = ? AND bookings <= 0",
+                [tenantId, resourceId, start, end]
+            )
         }
     }
 
@@ -83,22 +121,30 @@ struct SQLBookings: BookingRepository {
         // several instances admit at once).
         try db.lock("occupancy:\(tenantId):\(resourceId)")
         // Release the holds of this resource that expired by now (each is released once).
-        let expired = try db.rows("""
+        let expired = try db.rows(
+            """
             SELECT id, starts_at, ends_at, seats FROM bookings
             WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND occupying = 1 AND hold_expires_at <= ?
-            """, [tenantId, resourceId, stamp])
+            """,
+            [tenantId, resourceId, stamp]
+        )
         for row in expired {
             try db.run("UPDATE bookings SET occupying = 0 WHERE id = ?", [row["id"] as Int64])
             try count(tenantId: tenantId, resourceId: resourceId, start: row["starts_at"], end: row["ends_at"], seats: row["seats"], by: -1)
         }
         // Rentals last at most 30 days: slots starting earlier than that cannot overlap (keeps the range short).
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
-        let row = try db.row("""
+        let row = try db.row(
+            """
             SELECT COALESCE(SUM(bookings), 0) AS bookings, COALESCE(SUM(seats), 0) AS seats FROM slot_occupancy
             WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ? AND ends_at > ?
-            """, [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds])
+            """,
+            [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds]
+        )
         var occupancy = Occupancy(bookings: row?["bookings"] ?? 0, seats: row?["seats"] ?? 0)
-        if let excluding, let own = try db.row("SELECT seats FROM bookings WHERE id = ? AND resource_id = ? AND occupying = 1", [excluding, resourceId]) {
+        if let excluding,
+            let own = try db.row("SELECT seats FROM bookings WHERE id = ? AND resource_id = ? AND occupying = 1", [excluding, resourceId])
+        {
             occupancy.bookings -= 1
             occupancy.seats -= own["seats"] as Int
         }
@@ -107,16 +153,22 @@ struct SQLBookings: BookingRepository {
 
     func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int {
         try db.lock("holds:\(tenantId):user:\(userId)")
-        return try db.count("""
+        return try db.count(
+            """
             SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND user_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
-            """, [tenantId, userId, now.epochMilliseconds, limit])
+            """,
+            [tenantId, userId, now.epochMilliseconds, limit]
+        )
     }
 
     func activeHolds(tenantId: String, createdVia: String, now: Date, upTo limit: Int) throws -> Int {
         try db.lock("holds:\(tenantId):via:\(createdVia)")
-        return try db.count("""
+        return try db.count(
+            """
             SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND created_via = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
-            """, [tenantId, createdVia, now.epochMilliseconds, limit])
+            """,
+            [tenantId, createdVia, now.epochMilliseconds, limit]
+        )
     }
 
     func activeHolds(tenantId: String, resourceId: String, start: Date, end: Date, now: Date, upTo limit: Int) throws -> Int {
@@ -125,31 +177,58 @@ struct SQLBookings: BookingRepository {
         // bound the index range was every booking of the resource before `end`, so each new booking
         // read all earlier ones (confirmed and expired included) and grew slower as they accumulated.
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
-        return try db.count("""
+        return try db.count(
+            """
             SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ?
                                   AND status = 'pending_payment' AND hold_expires_at > ? AND ends_at > ? LIMIT ?) AS holds
-            """, [tenantId, resourceId, earliest, end.epochMilliseconds, now.epochMilliseconds, start.epochMilliseconds, limit])
+            """,
+            [tenantId, resourceId, earliest, end.epochMilliseconds, now.epochMilliseconds, start.epochMilliseconds, limit]
+        )
     }
 
     func exportBookings(tenantId: String, filter: BookingFilter, limit: Int) throws -> [Booking] {
         let (clause, arguments) = Self.whereClause(tenantId: tenantId, filter: filter)
-        return try db.rows("SELECT \(Self.columns) FROM bookings WHERE \(clause) ORDER BY created_at, id LIMIT ?", arguments + [limit]).map(Self.decode)
+        return try db.rows("SELECT \(Self.columns) FROM bookings WHERE \(clause) ORDER BY created_at, id LIMIT ?", arguments + [limit]).map(
+            Self.decode
+        )
     }
 
     func bookings(tenantId: String, filter: BookingFilter, page: Page) throws -> (items: [Booking], total: Int) {
         let (clause, arguments) = Self.whereClause(tenantId: tenantId, filter: filter)
-        return try db.page(table: "bookings", columns: Self.columns, whereClause: clause, arguments: arguments, order: "created_at", page: page,
-                           decode: Self.decode)
+        return try db.page(
+            table: "bookings",
+            columns: Self.columns,
+            whereClause: clause,
+            arguments: arguments,
+            order: "created_at",
+            page: page,
+            decode: Self.decode
+        )
     }
 
     static func whereClause(tenantId: String, filter: BookingFilter) -> (String, SQLArguments) {
         var clause = "tenant_id = ?"
         var arguments: SQLArguments = [tenantId]
-        if let status = filter.status { clause += " AND status = ?"; arguments += [status.rawValue] }
-        if let resource = filter.resourceId { clause += " AND resource_id = ?"; arguments += [resource] }
-        if let user = filter.userId { clause += " AND user_id = ?"; arguments += [user] }
-        if let from = filter.from { clause += " AND ends_at > ?"; arguments += [from.epochMilliseconds] }
-        if let to = filter.to { clause += " AND starts_at < ?"; arguments += [to.epochMilliseconds] }
+        if let status = filter.status {
+            clause += " AND status = ?"
+            arguments += [status.rawValue]
+        }
+        if let resource = filter.resourceId {
+            clause += " AND resource_id = ?"
+            arguments += [resource]
+        }
+        if let user = filter.userId {
+            clause += " AND user_id = ?"
+            arguments += [user]
+        }
+        if let from = filter.from {
+            clause += " AND ends_at > ?"
+            arguments += [from.epochMilliseconds]
+        }
+        if let to = filter.to {
+            clause += " AND starts_at < ?"
+            arguments += [to.epochMilliseconds]
+        }
         return (clause, arguments)
     }
 }

@@ -91,7 +91,12 @@ extension SQLExecutor {
 
     /// The one paged listing: total of `whereClause`, then a newest-first page of it.
     func page<T>(
-        table: String, columns: String, whereClause: String, arguments: SQLArguments, order: String, page: Page,
+        table: String,
+        columns: String,
+        whereClause: String,
+        arguments: SQLArguments,
+        order: String,
+        page: Page,
         decode: (SQLRow) throws -> T
     ) throws -> (items: [T], total: Int) {
         let total = try count("SELECT COUNT(*) FROM \(table) WHERE \(whereClause)", arguments)
@@ -147,7 +152,8 @@ extension SQLExecutor {
         let byTag = Dictionary(uniqueKeysWithValues: parts.map { ($0.tag, $0) })
         for row in rows {
             guard row.values.count == width + 2, case .text(let tag) = row.values[0], let part = byTag[tag],
-                  let ordinal = Int64(sqlValue: row.values[1]) else { throw StoreError("a combined read returned a row it did not ask for") }
+                let ordinal = Int64(sqlValue: row.values[1])
+            else { throw StoreError("a combined read returned a row it did not ask for") }
             let values = Array(row.values[2..<(2 + part.columns.count)])
             ranked[tag, default: []].append((ordinal, SQLRow(columns: part.columns, values: values)))
         }

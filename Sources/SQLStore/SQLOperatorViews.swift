@@ -14,17 +14,34 @@ struct SQLOperatorViews: OperatorViewRepository {
     private func purchaseHit(_ row: SQLRow, matched: String) -> SearchHit {
         let id: Int64 = row["id"]
         let price = Self.money(row["price_milliunits"], row["currency"])
-        let store: String = row["store"], product: String = row["product_id"], status: String = row["status"], environment: String = row["environment"]
-        return SearchHit(kind: .purchase, id: String(id), matched: matched, userId: row["user_id"], bookingId: row["booking_id"], purchaseId: id,
-                         summary: "purchase of \(product) · \(store) \(environment)\(price.isEmpty ? "" : " · \(price)") · \(status)", at: row.date("purchased_at"))
+        let store: String = row["store"], product: String = row["product_id"], status: String = row["status"],
+            environment: String = row["environment"]
+        return SearchHit(
+            kind: .purchase,
+            id: String(id),
+            matched: matched,
+            userId: row["user_id"],
+            bookingId: row["booking_id"],
+            purchaseId: id,
+            summary: "purchase of \(product) · \(store) \(environment)\(price.isEmpty ? "" : " · \(price)") · \(status)",
+            at: row.date("purchased_at")
+        )
     }
 
     private func bookingHit(_ row: SQLRow, matched: String) -> SearchHit {
         let id: Int64 = row["id"]
         let reference: String? = row["reference"]
         let resource: String = row["resource_id"], status: String = row["status"]
-        return SearchHit(kind: .booking, id: String(id), matched: matched, userId: row["user_id"], bookingId: id, purchaseId: row["purchase_id"],
-                         summary: "booking \(reference ?? String(id)) · \(resource) · \(status)", at: row.date("starts_at"))
+        return SearchHit(
+            kind: .booking,
+            id: String(id),
+            matched: matched,
+            userId: row["user_id"],
+            bookingId: id,
+            purchaseId: row["purchase_id"],
+            summary: "booking \(reference ?? String(id)) · \(resource) · \(status)",
+            at: row.date("starts_at")
+        )
     }
 
     static let purchaseColumns = "id, user_id, booking_id, store, environment, product_id, status, price_milliunits, currency, purchased_at"
@@ -42,38 +59,69 @@ struct SQLOperatorViews: OperatorViewRepository {
             hits += try db.rows("SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND id = ?", [tenantId, number])
                 .map { purchaseHit($0, matched: "id") }
         }
-        hits += try db.rows("SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND transaction_id = ? ORDER BY purchased_at DESC LIMIT ?",
-                            [tenantId, text, limit]).map { purchaseHit($0, matched: "transactionId") }
-        hits += try db.rows("""
+        hits += try db.rows(
+            "SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND transaction_id = ? ORDER BY purchased_at DESC LIMIT ?",
+            [tenantId, text, limit]
+        ).map { purchaseHit($0, matched: "transactionId") }
+        hits += try db.rows(
+            """
             SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND original_transaction_id = ? AND transaction_id <> ?
             ORDER BY purchased_at DESC LIMIT ?
-            """, [tenantId, text, text, limit]).map { purchaseHit($0, matched: "originalTransactionId") }
-        hits += try db.rows("SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND order_id = ? ORDER BY purchased_at DESC LIMIT ?",
-                            [tenantId, text, limit]).map { purchaseHit($0, matched: "orderId") }
-        hits += try db.rows("""
+            """,
+            [tenantId, text, text, limit]
+        ).map { purchaseHit($0, matched: "originalTransactionId") }
+        hits += try db.rows(
+            "SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND order_id = ? ORDER BY purchased_at DESC LIMIT ?",
+            [tenantId, text, limit]
+        ).map { purchaseHit($0, matched: "orderId") }
+        hits += try db.rows(
+            """
             SELECT id, booking_id, user_id, purpose, amount_minor, currency, status, created_at FROM card_payments
             WHERE tenant_id = ? AND provider_ref = ? ORDER BY created_at DESC LIMIT ?
-            """, [tenantId, text, limit]).map { row in
-            let id: Int64 = row["id"], amount: Int64 = row["amount_minor"], currency: String = row["currency"], status: String = row["status"], purpose: String = row["purpose"]
-            return SearchHit(kind: .cardPayment, id: String(id), matched: "paymentIntent", userId: row["user_id"], bookingId: row["booking_id"],
-                             summary: "card \(purpose) · \(String(format: "%.2f", Double(amount) / 100)) \(currency) · \(status)", at: row.date("created_at"))
+            """,
+            [tenantId, text, limit]
+        ).map { row in
+            let id: Int64 = row["id"], amount: Int64 = row["amount_minor"], currency: String = row["currency"], status: String = row["status"],
+                purpose: String = row["purpose"]
+            return SearchHit(
+                kind: .cardPayment,
+                id: String(id),
+                matched: "paymentIntent",
+                userId: row["user_id"],
+                bookingId: row["booking_id"],
+                summary: "card \(purpose) · \(String(format: "%.2f", Double(amount) / 100)) \(currency) · \(status)",
+                at: row.date("created_at")
+            )
         }
-        hits += try db.rows("""
+        hits += try db.rows(
+            """
             SELECT id, user_id, booking_id, product_id, store, status, reason_code, first_seen_at FROM unapplied_payments
             WHERE tenant_id = ? AND (transaction_id = ? OR original_transaction_id = ?) ORDER BY first_seen_at DESC LIMIT ?
-            """, [tenantId, text, text, limit]).map { row in
+            """,
+            [tenantId, text, text, limit]
+        ).map { row in
             let id: Int64 = row["id"], product: String = row["product_id"], status: String = row["status"], reason: String = row["reason_code"]
-            return SearchHit(kind: .unappliedPayment, id: String(id), matched: "transactionId", userId: row["user_id"], bookingId: row["booking_id"],
-                             summary: "unapplied payment of \(product) · \(reason) · \(status)", at: row.date("first_seen_at"))
+            return SearchHit(
+                kind: .unappliedPayment,
+                id: String(id),
+                matched: "transactionId",
+                userId: row["user_id"],
+                bookingId: row["booking_id"],
+                summary: "unapplied payment of \(product) · \(reason) · \(status)",
+                at: row.date("first_seen_at")
+            )
         }
         // A user id: anyone the tenant has bookings, purchases, credits, subscriptions or grants of.
-        let known = try db.row("""
+        let known = try db.row(
+            """
             SELECT 1 AS known WHERE EXISTS (SELECT 1 FROM purchases WHERE tenant_id = ? AND user_id = ?)
                 OR EXISTS (SELECT 1 FROM bookings WHERE tenant_id = ? AND user_id = ?)
                 OR EXISTS (SELECT 1 FROM credit_ledger WHERE tenant_id = ? AND user_id = ?)
                 OR EXISTS (SELECT 1 FROM subscriptions WHERE tenant_id = ? AND user_id = ?)
                 OR EXISTS (SELECT 1 FROM entitlement_grants WHERE tenant_id = ? AND user_id = ?)
-            """, [tenantId, text, tenantId, text, tenantId, text, tenantId, text, tenantId, text])
+            """,
+            [tenantId, text, tenantId, text, tenantId, text, tenantId, text, tenantId, text]
+        )
         if known != nil {
             hits.append(SearchHit(kind: .user, id: text, matched: "userId", userId: text, summary: "customer \(text)", at: nil))
         }
@@ -86,34 +134,53 @@ struct SQLOperatorViews: OperatorViewRepository {
         let marks = Array(repeating: "?", count: transactionIds.count).joined(separator: ", ")
         var arguments: SQLArguments = [tenantId]
         for id in transactionIds { arguments += [id] }
-        return try db.rows("SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND transaction_id IN (\(marks)) ORDER BY purchased_at DESC",
-                           arguments).map { purchaseHit($0, matched: "appleOrderId") }
+        return try db.rows(
+            "SELECT \(Self.purchaseColumns) FROM purchases WHERE tenant_id = ? AND transaction_id IN (\(marks)) ORDER BY purchased_at DESC",
+            arguments
+        ).map { purchaseHit($0, matched: "appleOrderId") }
     }
 
     func timeline(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry] {
         var entries: [TimelineEntry] = []
-        let purchases = try db.rows("""
+        let purchases = try db.rows(
+            """
             SELECT id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, status, outcome_code, price_milliunits, currency,
                    quantity, credits, target_kind, order_id, purchased_at
             FROM purchases WHERE tenant_id = ? AND user_id = ? ORDER BY purchased_at DESC LIMIT ?
-            """, [tenantId, userId, limit])
+            """,
+            [tenantId, userId, limit]
+        )
         for row in purchases {
-            let product: String = row["product_id"], store: String = row["store"], environment: String = row["environment"], status: String = row["status"]
+            let product: String = row["product_id"], store: String = row["store"], environment: String = row["environment"],
+                status: String = row["status"]
             let price = Self.money(row["price_milliunits"], row["currency"])
-            var detail = ["store": store, "environment": environment, "productId": product, "status": status, "transactionId": row["transaction_id"] as String,
-                          "originalTransactionId": row["original_transaction_id"] as String]
+            var detail = [
+                "store": store, "environment": environment, "productId": product, "status": status, "transactionId": row["transaction_id"] as String,
+                "originalTransactionId": row["original_transaction_id"] as String,
+            ]
             if !price.isEmpty { detail["amount"] = price }
             if let code: String = row["outcome_code"] { detail["outcomeCode"] = code }
             if let order: String = row["order_id"] { detail["orderId"] = order }
             if let kind: String = row["target_kind"] { detail["kind"] = kind }
-            entries.append(TimelineEntry(kind: "purchase", at: row.date("purchased_at"),
-                                         summary: "bought \(product) · \(store) \(environment)\(price.isEmpty ? "" : " · \(price)")\(status == "applied" ? "" : " · \(status)")",
-                                         detail: detail, bookingId: row["booking_id"], purchaseId: row["id"]))
+            entries.append(
+                TimelineEntry(
+                    kind: "purchase",
+                    at: row.date("purchased_at"),
+                    summary:
+                        "bought \(product) · \(store) \(environment)\(price.isEmpty ? "" : " · \(price)")\(status == "applied" ? "" : " · \(status)")",
+                    detail: detail,
+                    bookingId: row["booking_id"],
+                    purchaseId: row["id"]
+                )
+            )
         }
-        let bookings = try db.rows("""
+        let bookings = try db.rows(
+            """
             SELECT id, reference, resource_id, status, status_reason, starts_at, ends_at, seats, price_minor, currency, time_zone, created_at
             FROM bookings WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?
-            """, [tenantId, userId, limit])
+            """,
+            [tenantId, userId, limit]
+        )
         var bookingIds: [Int64] = []
         for row in bookings {
             let id: Int64 = row["id"]
@@ -121,139 +188,250 @@ struct SQLOperatorViews: OperatorViewRepository {
             let resource: String = row["resource_id"], status: String = row["status"], reference: String = (row["reference"] as String?) ?? String(id)
             let zone = (row["time_zone"] as String?).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
             let start = ZonedTime.format(row.date("starts_at"), in: zone)
-            var detail = ["reference": reference, "resourceId": resource, "status": status, "localStart": start, "timeZone": ZonedTime.name(zone),
-                          "seats": String(row["seats"] as Int64), "price": String(format: "%.2f %@", Double(row["price_minor"] as Int64) / 100, row["currency"] as String)]
+            var detail = [
+                "reference": reference, "resourceId": resource, "status": status, "localStart": start, "timeZone": ZonedTime.name(zone),
+                "seats": String(row["seats"] as Int64),
+                "price": String(format: "%.2f %@", Double(row["price_minor"] as Int64) / 100, row["currency"] as String),
+            ]
             if let reason: String = row["status_reason"] { detail["reason"] = reason }
-            entries.append(TimelineEntry(kind: "booking", at: row.date("created_at"), summary: "booked \(resource) for \(start) · \(reference) · \(status)",
-                                         detail: detail, bookingId: id))
+            entries.append(
+                TimelineEntry(
+                    kind: "booking",
+                    at: row.date("created_at"),
+                    summary: "booked \(resource) for \(start) · \(reference) · \(status)",
+                    detail: detail,
+                    bookingId: id
+                )
+            )
         }
         if !bookingIds.isEmpty {
             let marks = Array(repeating: "?", count: bookingIds.count).joined(separator: ", ")
             var arguments: SQLArguments = [tenantId]
             for id in bookingIds { arguments += [id] }
-            let changes = try db.rows("""
+            let changes = try db.rows(
+                """
                 SELECT action, actor, booking_id, purchase_id, detail, at FROM audit_log
                 WHERE tenant_id = ? AND booking_id IN (\(marks)) AND action <> 'booking.created' ORDER BY at DESC LIMIT \(limit)
-                """, arguments)
+                """,
+                arguments
+            )
             for row in changes {
                 let action: String = row["action"], actor: String = row["actor"]
                 var detail = ["action": action, "actor": actor]
                 if let text: String = row["detail"], let data = text.data(using: .utf8),
-                   let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                {
                     for (key, value) in object { detail[key] = "\(value)" }
                 }
                 let reason = detail["reason"].flatMap { $0.isEmpty ? nil : " · “\($0)”" } ?? ""
-                entries.append(TimelineEntry(kind: "booking_change", at: row.date("at"), summary: "\(action) by \(actor)\(reason)", detail: detail,
-                                             bookingId: row["booking_id"], purchaseId: row["purchase_id"]))
+                entries.append(
+                    TimelineEntry(
+                        kind: "booking_change",
+                        at: row.date("at"),
+                        summary: "\(action) by \(actor)\(reason)",
+                        detail: detail,
+                        bookingId: row["booking_id"],
+                        purchaseId: row["purchase_id"]
+                    )
+                )
             }
-            let hooks = try db.rows("""
+            let hooks = try db.rows(
+                """
                 SELECT event_type, status, attempts, delivered_at, dead_at, created_at, subject FROM webhook_outbox
                 WHERE tenant_id = ? AND subject IN (\(bookingIds.map { _ in "?" }.joined(separator: ", "))) ORDER BY created_at DESC LIMIT \(limit)
-                """, ([tenantId] as SQLArguments) + bookingIds.map { WebhookEvent.bookingSubject($0) as (any SQLBindable)? })
+                """,
+                ([tenantId] as SQLArguments) + bookingIds.map { WebhookEvent.bookingSubject($0) as (any SQLBindable)? }
+            )
             entries += hooks.map(Self.webhookEntry)
         }
-        let creditHooks = try db.rows("""
+        let creditHooks = try db.rows(
+            """
             SELECT event_type, status, attempts, delivered_at, dead_at, created_at, subject FROM webhook_outbox
             WHERE tenant_id = ? AND subject LIKE ? ESCAPE '!' ORDER BY created_at DESC LIMIT ?
-            """, [tenantId, "credits:%:" + Self.likeLiteral(userId), limit])
+            """,
+            [tenantId, "credits:%:" + Self.likeLiteral(userId), limit]
+        )
         entries += creditHooks.filter { ($0["subject"] as String?)?.hasSuffix(":\(userId)") == true }.map(Self.webhookEntry)
-        let ledger = try db.rows("""
+        let ledger = try db.rows(
+            """
             SELECT id, credit_type, type, amount, balance_after, status, actor, reason, product_id, purchase_id, created_at FROM credit_ledger
             WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?
-            """, [tenantId, userId, limit])
+            """,
+            [tenantId, userId, limit]
+        )
         for row in ledger {
-            let type: String = row["type"], amount: Int64 = row["amount"], balance: Int64 = row["balance_after"], creditType: String = row["credit_type"]
-            var detail = ["type": type, "amount": String(amount), "balanceAfter": String(balance), "creditType": creditType, "actor": row["actor"] as String,
-                          "status": row["status"] as String]
+            let type: String = row["type"], amount: Int64 = row["amount"], balance: Int64 = row["balance_after"],
+                creditType: String = row["credit_type"]
+            var detail = [
+                "type": type, "amount": String(amount), "balanceAfter": String(balance), "creditType": creditType, "actor": row["actor"] as String,
+                "status": row["status"] as String,
+            ]
             if let reason: String = row["reason"] { detail["reason"] = reason }
-            entries.append(TimelineEntry(kind: "credits", at: row.date("created_at"),
-                                         summary: "\(type) \(amount > 0 ? "+" : "")\(amount) \(creditType) → \(balance)\(detail["reason"].map { " · “\($0)”" } ?? "")",
-                                         detail: detail, purchaseId: row["purchase_id"]))
+            entries.append(
+                TimelineEntry(
+                    kind: "credits",
+                    at: row.date("created_at"),
+                    summary: "\(type) \(amount > 0 ? "+" : "")\(amount) \(creditType) → \(balance)\(detail["reason"].map { " · “\($0)”" } ?? "")",
+                    detail: detail,
+                    purchaseId: row["purchase_id"]
+                )
+            )
         }
-        let subscriptions = try db.rows("""
+        let subscriptions = try db.rows(
+            """
             SELECT original_transaction_id, product_id, store, environment, expires_at, revoked_at, ended, auto_renew, created_at, updated_at
             FROM subscriptions WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?
-            """, [tenantId, userId, limit])
+            """,
+            [tenantId, userId, limit]
+        )
         var originals: [String] = []
         for row in subscriptions {
             let original: String = row["original_transaction_id"], product: String = row["product_id"], store: String = row["store"]
             originals.append(original)
-            var detail = ["originalTransactionId": original, "productId": product, "store": store, "environment": row["environment"] as String,
-                          "ended": (row["ended"] as Int64) != 0 ? "true" : "false"]
-            if let expires = row.optionalDate("expires_at") { detail["expiresAt"] = UTCTimestamp.format(epochMilliseconds: expires.epochMilliseconds, milliseconds: false) }
-            if let revoked = row.optionalDate("revoked_at") { detail["revokedAt"] = UTCTimestamp.format(epochMilliseconds: revoked.epochMilliseconds, milliseconds: false) }
-            entries.append(TimelineEntry(kind: "subscription", at: row.date("created_at"), summary: "subscribed to \(product) · \(store)", detail: detail))
+            var detail = [
+                "originalTransactionId": original, "productId": product, "store": store, "environment": row["environment"] as String,
+                "ended": (row["ended"] as Int64) != 0 ? "true" : "false",
+            ]
+            if let expires = row.optionalDate("expires_at") {
+                detail["expiresAt"] = UTCTimestamp.format(epochMilliseconds: expires.epochMilliseconds, milliseconds: false)
+            }
+            if let revoked = row.optionalDate("revoked_at") {
+                detail["revokedAt"] = UTCTimestamp.format(epochMilliseconds: revoked.epochMilliseconds, milliseconds: false)
+            }
+            entries.append(
+                TimelineEntry(kind: "subscription", at: row.date("created_at"), summary: "subscribed to \(product) · \(store)", detail: detail)
+            )
         }
         // The store notifications that moved this user's purchases and subscriptions.
-        let transactions = Array(Set(purchases.map { $0["transaction_id"] as String } + purchases.map { $0["original_transaction_id"] as String } + originals)).sorted()
+        let transactions = Array(
+            Set(purchases.map { $0["transaction_id"] as String } + purchases.map { $0["original_transaction_id"] as String } + originals)
+        ).sorted()
         if !transactions.isEmpty {
             let marks = Array(repeating: "?", count: transactions.count).joined(separator: ", ")
-            let notifications = try db.rows("""
+            let notifications = try db.rows(
+                """
                 SELECT notification_type, subtype, environment, transaction_id, outcome, received_at FROM apple_notifications
                 WHERE tenant_id = ? AND transaction_id IN (\(marks)) ORDER BY received_at DESC LIMIT \(limit)
-                """, ([tenantId] as SQLArguments) + transactions.map { $0 as (any SQLBindable)? })
+                """,
+                ([tenantId] as SQLArguments) + transactions.map { $0 as (any SQLBindable)? }
+            )
             for row in notifications {
                 let type: String = row["notification_type"], outcome: String = row["outcome"]
                 let subtype: String? = row["subtype"]
-                entries.append(TimelineEntry(kind: "notification", at: row.date("received_at"), summary: "\(type)\(subtype.map { " (\($0))" } ?? "") → \(outcome)",
-                                             detail: ["type": type, "subtype": subtype ?? "", "outcome": outcome, "environment": row["environment"] as String,
-                                                      "transactionId": (row["transaction_id"] as String?) ?? ""]))
+                entries.append(
+                    TimelineEntry(
+                        kind: "notification",
+                        at: row.date("received_at"),
+                        summary: "\(type)\(subtype.map { " (\($0))" } ?? "") → \(outcome)",
+                        detail: [
+                            "type": type, "subtype": subtype ?? "", "outcome": outcome, "environment": row["environment"] as String,
+                            "transactionId": (row["transaction_id"] as String?) ?? "",
+                        ]
+                    )
+                )
             }
         }
-        let grants = try db.rows("""
+        let grants = try db.rows(
+            """
             SELECT entitlement, source, reference, product_id, starts_at, ends_at, state, ended_reason FROM entitlement_grants
             WHERE tenant_id = ? AND user_id = ? ORDER BY starts_at DESC LIMIT ?
-            """, [tenantId, userId, limit])
+            """,
+            [tenantId, userId, limit]
+        )
         for row in grants {
             let entitlement: String = row["entitlement"], source: String = row["source"], state: String = row["state"]
             var detail = ["entitlement": entitlement, "source": source, "reference": row["reference"] as String, "state": state]
             if let reason: String = row["ended_reason"] { detail["endedReason"] = reason }
-            entries.append(TimelineEntry(kind: "grant", at: row.date("starts_at"), summary: "\(entitlement) from \(source) · \(state)", detail: detail))
+            entries.append(
+                TimelineEntry(kind: "grant", at: row.date("starts_at"), summary: "\(entitlement) from \(source) · \(state)", detail: detail)
+            )
         }
-        let unapplied = try db.rows("""
+        let unapplied = try db.rows(
+            """
             SELECT id, product_id, store, reason_code, reason, status, first_seen_at, note FROM unapplied_payments
             WHERE tenant_id = ? AND user_id = ? ORDER BY first_seen_at DESC LIMIT ?
-            """, [tenantId, userId, limit])
+            """,
+            [tenantId, userId, limit]
+        )
         for row in unapplied {
             let product: String = row["product_id"], status: String = row["status"], code: String = row["reason_code"]
-            var detail = ["productId": product, "store": row["store"] as String, "reasonCode": code, "reason": row["reason"] as String, "status": status,
-                          "id": String(row["id"] as Int64)]
+            var detail = [
+                "productId": product, "store": row["store"] as String, "reasonCode": code, "reason": row["reason"] as String, "status": status,
+                "id": String(row["id"] as Int64),
+            ]
             if let note: String = row["note"] { detail["note"] = note }
-            entries.append(TimelineEntry(kind: "unapplied_payment", at: row.date("first_seen_at"), summary: "payment for \(product) not applied · \(code) · \(status)",
-                                         detail: detail))
+            entries.append(
+                TimelineEntry(
+                    kind: "unapplied_payment",
+                    at: row.date("first_seen_at"),
+                    summary: "payment for \(product) not applied · \(code) · \(status)",
+                    detail: detail
+                )
+            )
         }
-        let cards = try db.rows("""
+        let cards = try db.rows(
+            """
             SELECT id, booking_id, purpose, amount_minor, currency, status, amount_refunded, provider_ref, created_at FROM card_payments
             WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?
-            """, [tenantId, userId, limit])
+            """,
+            [tenantId, userId, limit]
+        )
         var paymentIds: [Int64] = []
         for row in cards {
             paymentIds.append(row["id"])
-            let amount: Int64 = row["amount_minor"], currency: String = row["currency"], status: String = row["status"], purpose: String = row["purpose"]
-            entries.append(TimelineEntry(kind: "card_payment", at: row.date("created_at"),
-                                         summary: "card \(purpose) \(String(format: "%.2f", Double(amount) / 100)) \(currency) · \(status)",
-                                         detail: ["purpose": purpose, "amount": String(amount), "currency": currency, "status": status,
-                                                  "paymentIntent": (row["provider_ref"] as String?) ?? "", "refunded": String(row["amount_refunded"] as Int64)],
-                                         bookingId: row["booking_id"]))
+            let amount: Int64 = row["amount_minor"], currency: String = row["currency"], status: String = row["status"],
+                purpose: String = row["purpose"]
+            entries.append(
+                TimelineEntry(
+                    kind: "card_payment",
+                    at: row.date("created_at"),
+                    summary: "card \(purpose) \(String(format: "%.2f", Double(amount) / 100)) \(currency) · \(status)",
+                    detail: [
+                        "purpose": purpose, "amount": String(amount), "currency": currency, "status": status,
+                        "paymentIntent": (row["provider_ref"] as String?) ?? "", "refunded": String(row["amount_refunded"] as Int64),
+                    ],
+                    bookingId: row["booking_id"]
+                )
+            )
         }
         if !paymentIds.isEmpty {
-            let refunds = try db.rows("""
+            let refunds = try db.rows(
+                """
                 SELECT r.amount_minor, r.status, r.reason, r.actor, r.created_at, p.currency, p.booking_id FROM card_refunds r
                 JOIN card_payments p ON p.id = r.payment_id WHERE r.tenant_id = ? AND r.payment_id IN (\(paymentIds.map { _ in "?" }.joined(separator: ", ")))
                 ORDER BY r.created_at DESC LIMIT \(limit)
-                """, ([tenantId] as SQLArguments) + paymentIds.map { $0 as (any SQLBindable)? })
+                """,
+                ([tenantId] as SQLArguments) + paymentIds.map { $0 as (any SQLBindable)? }
+            )
             for row in refunds {
-                let amount: Int64 = row["amount_minor"], currency: String = row["currency"], reason: String = row["reason"], status: String = row["status"]
-                entries.append(TimelineEntry(kind: "refund", at: row.date("created_at"),
-                                             summary: "card refund \(String(format: "%.2f", Double(amount) / 100)) \(currency) · “\(reason)” · \(status)",
-                                             detail: ["amount": String(amount), "currency": currency, "reason": reason, "status": status, "actor": row["actor"] as String],
-                                             bookingId: row["booking_id"]))
+                let amount: Int64 = row["amount_minor"], currency: String = row["currency"], reason: String = row["reason"],
+                    status: String = row["status"]
+                entries.append(
+                    TimelineEntry(
+                        kind: "refund",
+                        at: row.date("created_at"),
+                        summary: "card refund \(String(format: "%.2f", Double(amount) / 100)) \(currency) · “\(reason)” · \(status)",
+                        detail: [
+                            "amount": String(amount), "currency": currency, "reason": reason, "status": status, "actor": row["actor"] as String,
+                        ],
+                        bookingId: row["booking_id"]
+                    )
+                )
             }
         }
-        if let consent = try db.row("SELECT consented, text_version, recorded_at FROM consumption_consents WHERE tenant_id = ? AND user_id = ?", [tenantId, userId]) {
+        if let consent = try db.row(
+            "SELECT consented, text_version, recorded_at FROM consumption_consents WHERE tenant_id = ? AND user_id = ?",
+            [tenantId, userId]
+        ) {
             let given = (consent["consented"] as Int64) != 0
-            entries.append(TimelineEntry(kind: "consent", at: consent.date("recorded_at"), summary: given ? "consented to consumption data" : "declined consumption data",
-                                         detail: ["consented": given ? "true" : "false", "textVersion": consent["text_version"] as String]))
+            entries.append(
+                TimelineEntry(
+                    kind: "consent",
+                    at: consent.date("recorded_at"),
+                    summary: given ? "consented to consumption data" : "declined consumption data",
+                    detail: ["consented": given ? "true" : "false", "textVersion": consent["text_version"] as String]
+                )
+            )
         }
         return entries.sorted { ($0.at, $0.kind) > ($1.at, $1.kind) }
     }
@@ -267,71 +445,120 @@ struct SQLOperatorViews: OperatorViewRepository {
         let type: String = row["event_type"], status: String = row["status"], attempts: Int64 = row["attempts"]
         let dead = row.optionalDate("dead_at") != nil
         let state = dead ? "given up" : status
-        return TimelineEntry(kind: "webhook", at: row.date("created_at"), summary: "webhook \(type) · \(state)\(attempts > 1 ? " after \(attempts) attempts" : "")",
-                             detail: ["event": type, "status": state, "attempts": String(attempts), "subject": (row["subject"] as String?) ?? ""])
+        return TimelineEntry(
+            kind: "webhook",
+            at: row.date("created_at"),
+            summary: "webhook \(type) · \(state)\(attempts > 1 ? " after \(attempts) attempts" : "")",
+            detail: ["event": type, "status": state, "attempts": String(attempts), "subject": (row["subject"] as String?) ?? ""]
+        )
     }
 
     func overview(tenantId: String, from: Date, to: Date, now: Date, heldUntil: Date, playOverdueBefore: Date) throws -> OverviewFacts {
         var facts = OverviewFacts()
         let (start, end) = (from.epochMilliseconds, to.epochMilliseconds)
-        facts.money = try db.rows("""
+        facts.money = try db.rows(
+            """
             SELECT purchased_at / 3600000 AS hour, store, currency, status, COUNT(*) AS n, COALESCE(SUM(price_milliunits), 0) AS total FROM purchases
             WHERE tenant_id = ? AND purchased_at >= ? AND purchased_at < ? AND currency IS NOT NULL AND price_milliunits IS NOT NULL
             GROUP BY purchased_at / 3600000, store, currency, status
-            """, [tenantId, start, end]).map { row in
-            OverviewFacts.Money(hour: row["hour"], store: row["store"], currency: row["currency"], status: row["status"], count: row["n"], milliunits: row["total"])
+            """,
+            [tenantId, start, end]
+        ).map { row in
+            OverviewFacts.Money(
+                hour: row["hour"],
+                store: row["store"],
+                currency: row["currency"],
+                status: row["status"],
+                count: row["n"],
+                milliunits: row["total"]
+            )
         }
         func counts(_ sql: String, _ arguments: SQLArguments) throws -> [OverviewFacts.Count] {
             try db.rows(sql, arguments).map { OverviewFacts.Count(hour: $0["hour"], count: $0["n"], amount: ($0["total"] as Int64?) ?? 0) }
         }
-        facts.newSubscriptions = try counts("""
+        facts.newSubscriptions = try counts(
+            """
             SELECT created_at / 3600000 AS hour, COUNT(*) AS n, 0 AS total FROM subscriptions WHERE tenant_id = ? AND created_at >= ? AND created_at < ? GROUP BY created_at / 3600000
-            """, [tenantId, start, end])
+            """,
+            [tenantId, start, end]
+        )
         // Ended: revoked, or expired (and not renewed since) within the period.
-        facts.endedSubscriptions = try counts("""
+        facts.endedSubscriptions = try counts(
+            """
             SELECT COALESCE(revoked_at, expires_at) / 3600000 AS hour, COUNT(*) AS n, 0 AS total FROM subscriptions
             WHERE tenant_id = ? AND COALESCE(revoked_at, expires_at) >= ? AND COALESCE(revoked_at, expires_at) < ? AND COALESCE(revoked_at, expires_at) <= ?
             GROUP BY COALESCE(revoked_at, expires_at) / 3600000
-            """, [tenantId, start, end, now.epochMilliseconds])
-        facts.creditPacks = try counts("""
+            """,
+            [tenantId, start, end, now.epochMilliseconds]
+        )
+        facts.creditPacks = try counts(
+            """
             SELECT purchased_at / 3600000 AS hour, COUNT(*) AS n, 0 AS total FROM purchases
             WHERE tenant_id = ? AND target_kind = 'credits' AND purchased_at >= ? AND purchased_at < ? GROUP BY purchased_at / 3600000
-            """, [tenantId, start, end])
-        facts.creditsSpent = try counts("""
+            """,
+            [tenantId, start, end]
+        )
+        facts.creditsSpent = try counts(
+            """
             SELECT created_at / 3600000 AS hour, COUNT(*) AS n, COALESCE(SUM(-amount), 0) AS total FROM credit_ledger
             WHERE tenant_id = ? AND type = 'usage' AND created_at >= ? AND created_at < ? GROUP BY created_at / 3600000
-            """, [tenantId, start, end])
-        facts.bookingsMade = try counts("""
+            """,
+            [tenantId, start, end]
+        )
+        facts.bookingsMade = try counts(
+            """
             SELECT created_at / 3600000 AS hour, COUNT(*) AS n, 0 AS total FROM bookings
             WHERE tenant_id = ? AND created_at >= ? AND created_at < ? AND status IN ('confirmed', 'refunded', 'cancelled') GROUP BY created_at / 3600000
-            """, [tenantId, start, end])
+            """,
+            [tenantId, start, end]
+        )
         // What holds a slot from the start of today to heldUntil (rentals last at most 30 days).
         let todayFloor = now.addingTimeInterval(-Double(Tenant.maximumRentalDays + 2) * 86_400).epochMilliseconds
-        facts.held = try db.rows("""
+        facts.held = try db.rows(
+            """
             SELECT resource_id, starts_at, ends_at, seats, status FROM bookings
             WHERE tenant_id = ? AND starts_at >= ? AND starts_at < ? AND ends_at > ?
               AND (status = 'confirmed' OR (status = 'pending_payment' AND hold_expires_at > ?))
             ORDER BY starts_at LIMIT 100000
-            """, [tenantId, todayFloor, heldUntil.epochMilliseconds, now.addingTimeInterval(-86_400).epochMilliseconds, now.epochMilliseconds]).map { row in
-            OverviewFacts.Held(resourceId: row["resource_id"], start: row.date("starts_at"), end: row.date("ends_at"), seats: row["seats"],
-                               confirmed: (row["status"] as String) == "confirmed")
+            """,
+            [tenantId, todayFloor, heldUntil.epochMilliseconds, now.addingTimeInterval(-86_400).epochMilliseconds, now.epochMilliseconds]
+        ).map { row in
+            OverviewFacts.Held(
+                resourceId: row["resource_id"],
+                start: row.date("starts_at"),
+                end: row.date("ends_at"),
+                seats: row["seats"],
+                confirmed: (row["status"] as String) == "confirmed"
+            )
         }
-        facts.activeSubscriptions = try db.rows("""
+        facts.activeSubscriptions = try db.rows(
+            """
             SELECT s.product_id, p.currency, p.price_milliunits, COUNT(*) AS n FROM subscriptions s
             LEFT JOIN purchases p ON p.id = (SELECT q.id FROM purchases q WHERE q.tenant_id = s.tenant_id AND q.original_transaction_id = s.original_transaction_id
                                              ORDER BY q.purchased_at DESC LIMIT 1)
             WHERE s.tenant_id = ? AND s.ended = 0 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > ?)
             GROUP BY s.product_id, p.currency, p.price_milliunits
-            """, [tenantId, now.epochMilliseconds]).map { row in
+            """,
+            [tenantId, now.epochMilliseconds]
+        ).map { row in
             OverviewFacts.Active(productId: row["product_id"], currency: row["currency"], milliunits: row["price_milliunits"], count: row["n"])
         }
         facts.unappliedPayments = try db.count("SELECT COUNT(*) FROM unapplied_payments WHERE tenant_id = ? AND status = 'open'", [tenantId])
         facts.deadLetters = try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE tenant_id = ? AND dead_at IS NOT NULL", [tenantId])
-        facts.webhookBacklog = try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE tenant_id = ? AND status = 'pending' AND dead_at IS NULL", [tenantId])
-        facts.overduePlayAcknowledgements = try db.count("""
+        facts.webhookBacklog = try db.count(
+            "SELECT COUNT(*) FROM webhook_outbox WHERE tenant_id = ? AND status = 'pending' AND dead_at IS NULL",
+            [tenantId]
+        )
+        facts.overduePlayAcknowledgements = try db.count(
+            """
             SELECT COUNT(*) FROM play_acknowledgements WHERE tenant_id = ? AND status = 'pending' AND purchased_at < ?
-            """, [tenantId, playOverdueBefore.epochMilliseconds])
-        facts.bookingsNeedingRefund = try db.count("SELECT COUNT(*) FROM bookings WHERE tenant_id = ? AND status = 'payment_needs_refund'", [tenantId])
+            """,
+            [tenantId, playOverdueBefore.epochMilliseconds]
+        )
+        facts.bookingsNeedingRefund = try db.count(
+            "SELECT COUNT(*) FROM bookings WHERE tenant_id = ? AND status = 'payment_needs_refund'",
+            [tenantId]
+        )
         facts.purchasesNeedingRefund = try db.count("SELECT COUNT(*) FROM purchases WHERE tenant_id = ? AND status = 'needs_refund'", [tenantId])
         return facts
     }

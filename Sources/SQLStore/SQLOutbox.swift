@@ -13,15 +13,23 @@ struct SQLOutbox: OutboxRepository {
             if let subject {
                 // One subject's events are numbered in turn, whichever instance enqueues them.
                 try db.lock("outbox:\(tenantId):\(subject)")
-                sequence = try db.row("""
-                    SELECT COALESCE(MAX(sequence), 0) + 1 AS next FROM webhook_outbox WHERE tenant_id = ? AND subject = ?
-                    """, [tenantId, subject])?["next"] ?? 1
+                sequence =
+                    try db.row(
+                        """
+                        SELECT COALESCE(MAX(sequence), 0) + 1 AS next FROM webhook_outbox WHERE tenant_id = ? AND subject = ?
+                        """,
+                        [tenantId, subject]
+                    )?["next"] ?? 1
             }
-            let payload = try WebhookEnvelope(outboxId: id, event: event, tenantId: tenantId, at: now, sequence: subject == nil ? nil : sequence).json()
-            try db.run("""
+            let payload = try WebhookEnvelope(outboxId: id, event: event, tenantId: tenantId, at: now, sequence: subject == nil ? nil : sequence)
+                .json()
+            try db.run(
+                """
                 INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at, subject, sequence)
                 VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
-                """, [id, tenantId, event.type.rawValue, payload, now.epochMilliseconds, now.epochMilliseconds, subject, sequence])
+                """,
+                [id, tenantId, event.type.rawValue, payload, now.epochMilliseconds, now.epochMilliseconds, subject, sequence]
+            )
         }
     }
 
@@ -30,7 +38,8 @@ struct SQLOutbox: OutboxRepository {
         // Select, then lease what was selected, in the unit of work's write transaction: no other
         // writer can claim in between on SQLite; on PostgreSQL the selected rows are locked and other
         // instances claiming at the same time skip them (FOR UPDATE SKIP LOCKED).
-        let rows = try db.rows("""
+        let rows = try db.rows(
+            """
             SELECT o.id, o.tenant_id, o.event_type, o.payload, o.attempts, o.subject, o.sequence FROM webhook_outbox o\(claimIndex(tenantId))
             WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?) AND o.dead_at IS NULL
             \(tenantId == nil ? "" : "AND o.tenant_id = ?")
@@ -39,10 +48,19 @@ struct SQLOutbox: OutboxRepository {
                 AND earlier.status = 'pending' AND earlier.dead_at IS NULL AND earlier.sequence < o.sequence
                 AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
             ORDER BY o.created_at, o.sequence LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE OF o SKIP LOCKED" : "")
-            """, [stamp, stamp] + (tenantId.map { [$0] } ?? []) + [stamp, stamp, limit])
+            """,
+            [stamp, stamp] + (tenantId.map { [$0] } ?? []) + [stamp, stamp, limit]
+        )
         let messages = rows.map { row in
-            OutboxMessage(id: row["id"], tenantId: row["tenant_id"], eventType: row["event_type"], payload: row["payload"], attempts: row["attempts"],
-                          subject: row["subject"], sequence: row["sequence"])
+            OutboxMessage(
+                id: row["id"],
+                tenantId: row["tenant_id"],
+                eventType: row["event_type"],
+                payload: row["payload"],
+                attempts: row["attempts"],
+                subject: row["subject"],
+                sequence: row["sequence"]
+            )
         }
         for message in messages {
             try db.run("UPDATE webhook_outbox SET lease_owner = ?, leased_until = ? WHERE id = ?", [owner, leaseUntil.epochMilliseconds, message.id])
@@ -58,21 +76,33 @@ struct SQLOutbox: OutboxRepository {
 
     func recordAttempt(_ message: OutboxMessage, statusCode: Int?, error: String?, delivered: Bool, nextAttemptAt: Date?, now: Date) throws {
         let attempt = message.attempts + 1
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO webhook_deliveries (id, outbox_id, tenant_id, event_type, attempt, status_code, error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, [RecordID.next(), message.id, message.tenantId, message.eventType, attempt, statusCode, error, now.epochMilliseconds])
+            """,
+            [RecordID.next(), message.id, message.tenantId, message.eventType, attempt, statusCode, error, now.epochMilliseconds]
+        )
         if delivered {
-            try db.run("""
+            try db.run(
+                """
                 UPDATE webhook_outbox SET status = 'delivered', attempts = ?, delivered_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
-                """, [attempt, now.epochMilliseconds, message.id])
+                """,
+                [attempt, now.epochMilliseconds, message.id]
+            )
         } else if let nextAttemptAt {
-            try db.run("""
+            try db.run(
+                """
                 UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
-                """, [attempt, nextAttemptAt.epochMilliseconds, message.id])
+                """,
+                [attempt, nextAttemptAt.epochMilliseconds, message.id]
+            )
         } else {
-            try db.run("""
+            try db.run(
+                """
                 UPDATE webhook_outbox SET attempts = ?, dead_at = ?, lease_owner = NULL, leased_until = NULL WHERE id = ?
-                """, [attempt, now.epochMilliseconds, message.id])
+                """,
+                [attempt, now.epochMilliseconds, message.id]
+            )
         }
     }
 
@@ -89,30 +119,57 @@ struct SQLOutbox: OutboxRepository {
     }
 
     func deliveries(tenantId: String, page: Page) throws -> (items: [WebhookDelivery], total: Int) {
-        try db.page(table: "webhook_deliveries", columns: "id, outbox_id, event_type, attempt, status_code, error, at", whereClause: "tenant_id = ?",
-                    arguments: [tenantId], order: "at", page: page) { row in
-            WebhookDelivery(id: row["id"], outboxId: row["outbox_id"], eventType: row["event_type"], attempt: row["attempt"],
-                            statusCode: row["status_code"], error: row["error"], at: row.date("at"))
+        try db.page(
+            table: "webhook_deliveries",
+            columns: "id, outbox_id, event_type, attempt, status_code, error, at",
+            whereClause: "tenant_id = ?",
+            arguments: [tenantId],
+            order: "at",
+            page: page
+        ) { row in
+            WebhookDelivery(
+                id: row["id"],
+                outboxId: row["outbox_id"],
+                eventType: row["event_type"],
+                attempt: row["attempt"],
+                statusCode: row["status_code"],
+                error: row["error"],
+                at: row.date("at")
+            )
         }
     }
 
     func resend(deliveryId: Int64, tenantId: String, now: Date) throws -> Bool {
-        guard let row = try db.row("SELECT outbox_id FROM webhook_deliveries WHERE id = ? AND tenant_id = ?", [deliveryId, tenantId]) else { return false }
-        try db.run("UPDATE webhook_outbox SET status = 'pending', next_attempt_at = ?, dead_at = NULL, attempts = 0 WHERE id = ?",
-                   [now.epochMilliseconds, row["outbox_id"] as Int64])
+        guard let row = try db.row("SELECT outbox_id FROM webhook_deliveries WHERE id = ? AND tenant_id = ?", [deliveryId, tenantId]) else {
+            return false
+        }
+        try db.run(
+            "UPDATE webhook_outbox SET status = 'pending', next_attempt_at = ?, dead_at = NULL, attempts = 0 WHERE id = ?",
+            [now.epochMilliseconds, row["outbox_id"] as Int64]
+        )
         return true
     }
 
     func deadLetters(tenantId: String, page: Page) throws -> (items: [DeadLetter], total: Int) {
         let total = try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE tenant_id = ? AND dead_at IS NOT NULL", [tenantId])
-        let rows = try db.rows("""
+        let rows = try db.rows(
+            """
             SELECT o.id, o.event_type, o.subject, o.attempts, o.created_at, o.dead_at,
                    (SELECT MAX(d.id) FROM webhook_deliveries d WHERE d.outbox_id = o.id) AS last_delivery_id
             FROM webhook_outbox o WHERE o.tenant_id = ? AND o.dead_at IS NOT NULL ORDER BY o.dead_at DESC, o.id DESC LIMIT ? OFFSET ?
-            """, [tenantId, page.limit, page.offset])
+            """,
+            [tenantId, page.limit, page.offset]
+        )
         let items = rows.map { row in
-            DeadLetter(outboxId: row["id"], eventType: row["event_type"], subject: row["subject"], attempts: row["attempts"],
-                       createdAt: row.date("created_at"), deadAt: row.date("dead_at"), lastDeliveryId: row["last_delivery_id"])
+            DeadLetter(
+                outboxId: row["id"],
+                eventType: row["event_type"],
+                subject: row["subject"],
+                attempts: row["attempts"],
+                createdAt: row.date("created_at"),
+                deadAt: row.date("dead_at"),
+                lastDeliveryId: row["last_delivery_id"]
+            )
         }
         return (items, total)
     }

@@ -11,34 +11,65 @@ struct SQLPlay: PlayRepository {
         """
 
     func enqueue(_ a: PlayAcknowledgement) throws -> Bool {
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO play_acknowledgements (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (tenant_id, purchase_token, action) DO NOTHING
-            """, [a.id, a.tenantId, a.packageName, a.googleProductId, a.purchaseToken, a.action.rawValue, a.purchaseId, a.status.rawValue, a.attempts,
-                  a.lastError, a.nextAttemptAt.epochMilliseconds, a.purchasedAt.epochMilliseconds, a.createdAt.epochMilliseconds,
-                  a.doneAt?.epochMilliseconds]) == 1
+            """,
+            [
+                a.id, a.tenantId, a.packageName, a.googleProductId, a.purchaseToken, a.action.rawValue, a.purchaseId, a.status.rawValue, a.attempts,
+                a.lastError, a.nextAttemptAt.epochMilliseconds, a.purchasedAt.epochMilliseconds, a.createdAt.epochMilliseconds,
+                a.doneAt?.epochMilliseconds,
+            ]
+        ) == 1
     }
 
     func claimDue(now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [PlayAcknowledgement] {
-        try LeasedWork.claimDue(db, table: "play_acknowledgements", columns: Self.columns, now: now, limit: limit, owner: owner, leaseUntil: leaseUntil,
-                                decode: Self.decode, id: \.id)
+        try LeasedWork.claimDue(
+            db,
+            table: "play_acknowledgements",
+            columns: Self.columns,
+            now: now,
+            limit: limit,
+            owner: owner,
+            leaseUntil: leaseUntil,
+            decode: Self.decode,
+            id: \.id
+        )
     }
 
     func record(_ a: PlayAcknowledgement, status: PlayAcknowledgement.Status, error: String?, nextAttemptAt: Date, now: Date) throws {
-        try LeasedWork.record(db, table: "play_acknowledgements", id: a.id, status: status.rawValue, error: error, nextAttemptAt: nextAttemptAt, now: now)
+        try LeasedWork.record(
+            db,
+            table: "play_acknowledgements",
+            id: a.id,
+            status: status.rawValue,
+            error: error,
+            nextAttemptAt: nextAttemptAt,
+            now: now
+        )
     }
 
     func acknowledgements(tenantId: String, purchaseToken: String) throws -> [PlayAcknowledgement] {
-        try db.rows("SELECT \(Self.columns) FROM play_acknowledgements WHERE tenant_id = ? AND purchase_token = ? ORDER BY id", [tenantId, purchaseToken])
-            .map(Self.decode)
+        try db.rows(
+            "SELECT \(Self.columns) FROM play_acknowledgements WHERE tenant_id = ? AND purchase_token = ? ORDER BY id",
+            [tenantId, purchaseToken]
+        )
+        .map(Self.decode)
     }
 
     func pendingSummary(alertBefore: Date) throws -> [(tenantId: String, pending: Int, overdue: Int, oldest: Date?)] {
-        try db.rows("""
+        try db.rows(
+            """
             SELECT tenant_id, COUNT(*) AS pending, SUM(CASE WHEN purchased_at < ? THEN 1 ELSE 0 END) AS overdue, MIN(purchased_at) AS oldest
             FROM play_acknowledgements WHERE status = 'pending' GROUP BY tenant_id ORDER BY tenant_id
-            """, [alertBefore.epochMilliseconds]).map { row in
-            (tenantId: row["tenant_id"], pending: Int(row["pending"] as Int64), overdue: Int((row["overdue"] as Int64?) ?? 0), oldest: row.optionalDate("oldest"))
+            """,
+            [alertBefore.epochMilliseconds]
+        ).map { row in
+            (
+                tenantId: row["tenant_id"], pending: Int(row["pending"] as Int64), overdue: Int((row["overdue"] as Int64?) ?? 0),
+                oldest: row.optionalDate("oldest")
+            )
         }
     }
 
@@ -48,27 +79,43 @@ struct SQLPlay: PlayRepository {
     }
 
     func setSweep(tenantId: String, packageName: String, voidedSince: Date, sweptAt: Date) throws {
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO play_sweeps (tenant_id, package_name, voided_since, swept_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (tenant_id, package_name) DO UPDATE SET voided_since = excluded.voided_since, swept_at = excluded.swept_at
-            """, [tenantId, packageName, voidedSince.epochMilliseconds, sweptAt.epochMilliseconds])
+            """,
+            [tenantId, packageName, voidedSince.epochMilliseconds, sweptAt.epochMilliseconds]
+        )
     }
 
     func rememberPending(_ c: PlayPendingClaim) throws {
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO play_pending_claims (tenant_id, purchase_token, user_id, product_id, booking_id, package_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (tenant_id, purchase_token) DO UPDATE SET user_id = excluded.user_id, product_id = excluded.product_id,
                 booking_id = excluded.booking_id, package_name = excluded.package_name, created_at = excluded.created_at
-            """, [c.tenantId, c.purchaseToken, c.userId, c.productId, c.bookingId, c.packageName, c.createdAt.epochMilliseconds])
+            """,
+            [c.tenantId, c.purchaseToken, c.userId, c.productId, c.bookingId, c.packageName, c.createdAt.epochMilliseconds]
+        )
     }
 
     func pendingClaim(tenantId: String, purchaseToken: String) throws -> PlayPendingClaim? {
-        try db.row("""
+        try db.row(
+            """
             SELECT tenant_id, purchase_token, user_id, product_id, booking_id, package_name, created_at FROM play_pending_claims
             WHERE tenant_id = ? AND purchase_token = ?
-            """, [tenantId, purchaseToken]).map { row in
-            PlayPendingClaim(tenantId: row["tenant_id"], purchaseToken: row["purchase_token"], userId: row["user_id"], productId: row["product_id"],
-                             bookingId: row["booking_id"], packageName: row["package_name"], createdAt: row.date("created_at"))
+            """,
+            [tenantId, purchaseToken]
+        ).map { row in
+            PlayPendingClaim(
+                tenantId: row["tenant_id"],
+                purchaseToken: row["purchase_token"],
+                userId: row["user_id"],
+                productId: row["product_id"],
+                bookingId: row["booking_id"],
+                packageName: row["package_name"],
+                createdAt: row.date("created_at")
+            )
         }
     }
 
@@ -77,10 +124,21 @@ struct SQLPlay: PlayRepository {
     }
 
     static func decode(_ row: SQLRow) throws -> PlayAcknowledgement {
-        PlayAcknowledgement(id: row["id"], tenantId: row["tenant_id"], packageName: row["package_name"], googleProductId: row["google_product_id"],
-                            purchaseToken: row["purchase_token"], action: try row.value(PlayAcknowledgement.Action.self, "action"), purchaseId: row["purchase_id"],
-                            status: try row.value(PlayAcknowledgement.Status.self, "status"), attempts: Int(row["attempts"] as Int64), lastError: row["last_error"],
-                            nextAttemptAt: row.date("next_attempt_at"), purchasedAt: row.date("purchased_at"), createdAt: row.date("created_at"),
-                            doneAt: row.optionalDate("done_at"))
+        PlayAcknowledgement(
+            id: row["id"],
+            tenantId: row["tenant_id"],
+            packageName: row["package_name"],
+            googleProductId: row["google_product_id"],
+            purchaseToken: row["purchase_token"],
+            action: try row.value(PlayAcknowledgement.Action.self, "action"),
+            purchaseId: row["purchase_id"],
+            status: try row.value(PlayAcknowledgement.Status.self, "status"),
+            attempts: Int(row["attempts"] as Int64),
+            lastError: row["last_error"],
+            nextAttemptAt: row.date("next_attempt_at"),
+            purchasedAt: row.date("purchased_at"),
+            createdAt: row.date("created_at"),
+            doneAt: row.optionalDate("done_at")
+        )
     }
 }

@@ -78,8 +78,13 @@ public final class SQLiteStore: MigratableStore {
     /// Every table of the database with its row count (backups and restores compare them).
     public func tableCounts() throws -> [(table: String, rows: Int)] {
         try pool.read { db in
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-            return try tables.map { table in (table, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"") ?? 0) }
+            let tables = try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+            return try tables.map { table in
+                (table, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"") ?? 0)
+            }
         }
     }
 

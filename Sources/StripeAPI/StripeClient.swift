@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import OutboundHTTP
 import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 
 /// A failure talking to Stripe: its error body when it answered one, else the transport's.
 public struct StripeError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -51,10 +51,17 @@ public struct StripeClient: Sendable {
     /// Whether the secret key is a live-mode one (`sk_live_…`, `rk_live_…`).
     public var livemode: Bool { secretKey.hasPrefix("sk_live_") || secretKey.hasPrefix("rk_live_") }
 
-    public func createPaymentIntent(amount: Int64, currency: String, metadata: [String: String], captureMethod: String = "automatic",
-                                    idempotencyKey: String) async throws(StripeError) -> StripePaymentIntent {
-        var form: [(String, String)] = [("amount", String(amount)), ("currency", currency.lowercased()),
-                                        ("automatic_payment_methods[enabled]", "true"), ("capture_method", captureMethod)]
+    public func createPaymentIntent(
+        amount: Int64,
+        currency: String,
+        metadata: [String: String],
+        captureMethod: String = "automatic",
+        idempotencyKey: String
+    ) async throws(StripeError) -> StripePaymentIntent {
+        var form: [(String, String)] = [
+            ("amount", String(amount)), ("currency", currency.lowercased()),
+            ("automatic_payment_methods[enabled]", "true"), ("capture_method", captureMethod),
+        ]
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { form.append(("metadata[\(key)]", value)) }
         return try await send(.POST, "/v1/payment_intents", form: form, idempotencyKey: idempotencyKey)
     }
@@ -63,18 +70,33 @@ public struct StripeClient: Sendable {
         try await send(.GET, "/v1/payment_intents/\(try Self.pathComponent(id))", form: nil, idempotencyKey: nil)
     }
 
-    public func cancelPaymentIntent(id: String, reason: String = "abandoned", idempotencyKey: String) async throws(StripeError) -> StripePaymentIntent {
-        try await send(.POST, "/v1/payment_intents/\(try Self.pathComponent(id))/cancel", form: [("cancellation_reason", reason)], idempotencyKey: idempotencyKey)
+    public func cancelPaymentIntent(id: String, reason: String = "abandoned", idempotencyKey: String) async throws(StripeError) -> StripePaymentIntent
+    {
+        try await send(
+            .POST,
+            "/v1/payment_intents/\(try Self.pathComponent(id))/cancel",
+            form: [("cancellation_reason", reason)],
+            idempotencyKey: idempotencyKey
+        )
     }
 
     public func capturePaymentIntent(id: String, amount: Int64?, idempotencyKey: String) async throws(StripeError) -> StripePaymentIntent {
-        try await send(.POST, "/v1/payment_intents/\(try Self.pathComponent(id))/capture", form: amount.map { [("amount_to_capture", String($0))] } ?? [],
-                       idempotencyKey: idempotencyKey)
+        try await send(
+            .POST,
+            "/v1/payment_intents/\(try Self.pathComponent(id))/capture",
+            form: amount.map { [("amount_to_capture", String($0))] } ?? [],
+            idempotencyKey: idempotencyKey
+        )
     }
 
     /// Refunds `amount` (nil: what is left) of a PaymentIntent.
-    public func createRefund(paymentIntent: String, amount: Int64?, reason: String?, metadata: [String: String],
-                             idempotencyKey: String) async throws(StripeError) -> StripeRefund {
+    public func createRefund(
+        paymentIntent: String,
+        amount: Int64?,
+        reason: String?,
+        metadata: [String: String],
+        idempotencyKey: String
+    ) async throws(StripeError) -> StripeRefund {
         var form: [(String, String)] = [("payment_intent", paymentIntent)]
         if let amount { form.append(("amount", String(amount))) }
         if let reason { form.append(("reason", reason)) }
@@ -89,7 +111,12 @@ public struct StripeClient: Sendable {
         return id
     }
 
-    private func send<T: Decodable>(_ method: HTTPMethod, _ path: String, form: [(String, String)]?, idempotencyKey: String?) async throws(StripeError) -> T {
+    private func send<T: Decodable>(
+        _ method: HTTPMethod,
+        _ path: String,
+        form: [(String, String)]?,
+        idempotencyKey: String?
+    ) async throws(StripeError) -> T {
         var request = HTTPClientRequest(url: apiBase + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(secretKey)")
@@ -110,7 +137,12 @@ public struct StripeClient: Sendable {
         }
         guard (200..<300).contains(status) else {
             if let failure = try? JSONDecoder().decode(StripeErrorBody.self, from: body) {
-                throw StripeError(status: status, type: failure.error.type, code: failure.error.code, message: failure.error.message ?? "Stripe answered \(status)")
+                throw StripeError(
+                    status: status,
+                    type: failure.error.type,
+                    code: failure.error.code,
+                    message: failure.error.message ?? "Stripe answered \(status)"
+                )
             }
             throw StripeError(status: status, type: status >= 500 ? "api_error" : "invalid_request_error", message: "Stripe answered \(status)")
         }

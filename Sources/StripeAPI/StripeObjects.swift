@@ -29,8 +29,19 @@ public struct StripePaymentIntent: Codable, Hashable, Sendable {
         case cancellationReason = "cancellation_reason"
     }
 
-    public init(id: String, amount: Int64, currency: String, status: String, clientSecret: String?, livemode: Bool, metadata: [String: String]?,
-                captureMethod: String? = "automatic", latestCharge: String? = nil, created: Int64? = nil, amountReceived: Int64? = nil) {
+    public init(
+        id: String,
+        amount: Int64,
+        currency: String,
+        status: String,
+        clientSecret: String?,
+        livemode: Bool,
+        metadata: [String: String]?,
+        captureMethod: String? = "automatic",
+        latestCharge: String? = nil,
+        created: Int64? = nil,
+        amountReceived: Int64? = nil
+    ) {
         self.id = id
         self.object = "payment_intent"
         self.amount = amount
@@ -64,7 +75,16 @@ public struct StripeRefund: Codable, Hashable, Sendable {
         case paymentIntent = "payment_intent"
     }
 
-    public init(id: String, amount: Int64, currency: String?, status: String, paymentIntent: String?, charge: String?, reason: String?, metadata: [String: String]?) {
+    public init(
+        id: String,
+        amount: Int64,
+        currency: String?,
+        status: String,
+        paymentIntent: String?,
+        charge: String?,
+        reason: String?,
+        metadata: [String: String]?
+    ) {
         self.id = id
         self.object = "refund"
         self.amount = amount
@@ -101,9 +121,20 @@ public struct StripeEventObject: Codable, Hashable, Sendable {
         case paymentIntent = "payment_intent"
     }
 
-    public init(id: String, object: String?, amount: Int64? = nil, amountReceived: Int64? = nil, amountRefunded: Int64? = nil, currency: String? = nil,
-                status: String? = nil, livemode: Bool? = nil, metadata: [String: String]? = nil, paymentIntent: String? = nil, charge: String? = nil,
-                refunded: Bool? = nil) {
+    public init(
+        id: String,
+        object: String?,
+        amount: Int64? = nil,
+        amountReceived: Int64? = nil,
+        amountRefunded: Int64? = nil,
+        currency: String? = nil,
+        status: String? = nil,
+        livemode: Bool? = nil,
+        metadata: [String: String]? = nil,
+        paymentIntent: String? = nil,
+        charge: String? = nil,
+        refunded: Bool? = nil
+    ) {
         self.id = id
         self.object = object
         self.amount = amount
@@ -149,8 +180,9 @@ public struct StripeEvent: Codable, Hashable, Sendable {
     /// Decodes an event's body (already authenticated by its signature). Nil when it is not an event.
     public static func decode(_ body: Data) -> StripeEvent? {
         guard let event = try? JSONDecoder().decode(StripeEvent.self, from: body),
-              !event.id.isEmpty, event.id.utf8.count <= 255, !event.type.isEmpty, event.type.utf8.count <= 100,
-              !event.data.object.id.isEmpty, event.data.object.id.utf8.count <= 255 else { return nil }
+            !event.id.isEmpty, event.id.utf8.count <= 255, !event.type.isEmpty, event.type.utf8.count <= 100,
+            !event.data.object.id.isEmpty, event.data.object.id.utf8.count <= 255
+        else { return nil }
         return event
     }
 }

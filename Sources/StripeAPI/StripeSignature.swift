@@ -39,10 +39,17 @@ public enum StripeSignature {
 
     /// Checks `header` over `payload` against every secret; returns the signed timestamp.
     @discardableResult
-    public static func verify(payload: Data, header: String?, secrets: [String], now: Date,
-                              tolerance: TimeInterval = defaultTolerance) throws(Failure) -> Int64 {
+    public static func verify(
+        payload: Data,
+        header: String?,
+        secrets: [String],
+        now: Date,
+        tolerance: TimeInterval = defaultTolerance
+    ) throws(Failure) -> Int64 {
         guard let header, !header.isEmpty else { throw Failure(code: .missingHeader, message: "no Stripe-Signature header") }
-        guard header.utf8.count <= maximumHeaderLength else { throw Failure(code: .malformedHeader, message: "the Stripe-Signature header is too long") }
+        guard header.utf8.count <= maximumHeaderLength else {
+            throw Failure(code: .malformedHeader, message: "the Stripe-Signature header is too long")
+        }
         var timestamp: Int64?
         var candidates: [[UInt8]] = []
         for item in header.split(separator: ",", omittingEmptySubsequences: true) {

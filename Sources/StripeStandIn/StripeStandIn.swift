@@ -72,8 +72,13 @@ public final class StripeStandIn: Sendable {
     /// The time events are created and signed at (tests that move Berth's clock move this one too).
     let now: @Sendable () -> Date
 
-    public init(secretKey: String = "sk_test_berth_standin", webhookURL: String? = nil, webhookSecrets: [String] = [], httpClient: HTTPClient = .shared,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        secretKey: String = "sk_test_berth_standin",
+        webhookURL: String? = nil,
+        webhookSecrets: [String] = [],
+        httpClient: HTTPClient = .shared,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.secretKey = secretKey
         state = Mutex(State(webhookURL: webhookURL, webhookSecrets: webhookSecrets))
         client = httpClient
@@ -87,7 +92,9 @@ public final class StripeStandIn: Sendable {
 
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
-        router.post("/v1/payment_intents") { request, context in try await self.api(request, context) { state, form in try Self.create(&state, form, at: self.seconds()) } }
+        router.post("/v1/payment_intents") { request, context in
+            try await self.api(request, context) { state, form in try Self.create(&state, form, at: self.seconds()) }
+        }
         router.get("/v1/payment_intents/{id}") { request, context in
             try await self.api(request, context) { state, _ in try Self.existing(state, context.parameters.get("id")) }
         }
@@ -100,7 +107,9 @@ public final class StripeStandIn: Sendable {
         router.post("/v1/payment_intents/{id}/confirm") { request, context in
             try await self.api(request, context) { state, form in try Self.confirm(&state, context.parameters.get("id"), form, at: self.seconds()) }
         }
-        router.post("/v1/refunds") { request, context in try await self.api(request, context) { state, form in try Self.refund(&state, form, at: self.seconds()) } }
+        router.post("/v1/refunds") { request, context in
+            try await self.api(request, context) { state, form in try Self.refund(&state, form, at: self.seconds()) }
+        }
 
         router.post("/_standin/payment_intents/{id}/succeed") { request, context in
             try await self.control(request, context.parameters.get("id") ?? "") { try await self.succeed($0, sending: $1) }
@@ -158,7 +167,9 @@ public final class StripeStandIn: Sendable {
     public func fail(_ id: String, sending: Sending = Sending()) async throws -> [Delivery] {
         let event = try state.withLock { state throws(StandInFailure) -> StripeEvent in
             guard var intent = state.intents[id] else { throw StandInFailure(404, "no PaymentIntent \(id)") }
-            guard intent.status != "succeeded", intent.status != "canceled" else { throw StandInFailure(409, "PaymentIntent \(id) is \(intent.status)") }
+            guard intent.status != "succeeded", intent.status != "canceled" else {
+                throw StandInFailure(409, "PaymentIntent \(id) is \(intent.status)")
+            }
             intent.status = "requires_payment_method"
             state.intents[id] = intent
             return Self.event(&state, "payment_intent.payment_failed", intent, created: Int64(self.now().timeIntervalSince1970))
@@ -171,8 +182,16 @@ public final class StripeStandIn: Sendable {
         let event = try state.withLock { state throws(StandInFailure) -> StripeEvent in
             guard let intent = state.intents[id], intent.status == "succeeded" else { throw StandInFailure(409, "PaymentIntent \(id) is not paid") }
             state.sequence += 1
-            let dispute = StripeEventObject(id: "dp_\(state.sequence)\(id.suffix(8))", object: "dispute", amount: intent.amount, currency: intent.currency,
-                                            status: status, livemode: false, paymentIntent: id, charge: intent.latestCharge)
+            let dispute = StripeEventObject(
+                id: "dp_\(state.sequence)\(id.suffix(8))",
+                object: "dispute",
+                amount: intent.amount,
+                currency: intent.currency,
+                status: status,
+                livemode: false,
+                paymentIntent: id,
+                charge: intent.latestCharge
+            )
             let type = ["won", "lost", "warning_closed"].contains(status) ? "charge.dispute.closed" : "charge.dispute.created"
             return Self.event(&state, type, object: dispute, created: Int64(self.now().timeIntervalSince1970))
         }
@@ -200,22 +219,32 @@ public final class StripeStandIn: Sendable {
         var events: [StripeEvent] = []
     }
 
-    private func api(_ request: Request, _ context: BasicRequestContext,
-                     _ handle: @escaping @Sendable (inout State, [(String, String)]) throws -> Answer) async throws -> Response {
+    private func api(
+        _ request: Request,
+        _ context: BasicRequestContext,
+        _ handle: @escaping @Sendable (inout State, [(String, String)]) throws -> Answer
+    ) async throws -> Response {
         let method = request.method.rawValue, path = request.uri.path
         let key = request.headers[.init("Idempotency-Key")!]
         let text = String(buffer: try await request.body.collect(upTo: 1 << 20))
         guard request.headers[.authorization] == "Bearer \(secretKey)" else {
             return record(method, path, key, Self.failure(StandInFailure(401, "Invalid API Key provided")))
         }
-        guard let form = FormEncoding.decode(text) else { return record(method, path, key, Self.failure(StandInFailure(400, "the body is not a form"))) }
+        guard let form = FormEncoding.decode(text) else {
+            return record(method, path, key, Self.failure(StandInFailure(400, "the body is not a form")))
+        }
         let fingerprint = method + " " + path + " " + form.map { "\($0.0)=\($0.1)" }.sorted().joined(separator: "&")
         var events: [StripeEvent] = []
         let answer: (Int, String) = state.withLock { state in
             if let key, method == "POST", let saved = state.idempotency[key] {
                 guard saved.fingerprint == fingerprint else {
-                    return Self.failure(StandInFailure(400, "Keys for idempotent requests can only be used with the same parameters they were first used with.",
-                                                       type: "idempotency_error"))
+                    return Self.failure(
+                        StandInFailure(
+                            400,
+                            "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+                            type: "idempotency_error"
+                        )
+                    )
                 }
                 return (saved.status, saved.body)
             }
@@ -258,7 +287,11 @@ public final class StripeStandIn: Sendable {
             return try Self.json(ControlAnswer(intent: intent(id), deliveries: deliveries))
         } catch let failure as StandInFailure {
             let (status, body) = Self.failure(failure)
-            return Response(status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+            return Response(
+                status: .init(code: status),
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: body))
+            )
         }
     }
 
@@ -272,18 +305,31 @@ public final class StripeStandIn: Sendable {
         guard let amountText = fields["amount"], let amount = Int64(amountText), amount >= 1, amount <= 99_999_999 else {
             throw StandInFailure(400, "Invalid positive integer", code: "parameter_invalid_integer")
         }
-        guard let currency = fields["currency"], currency.count == 3 else { throw StandInFailure(400, "Missing required param: currency.", code: "parameter_missing") }
+        guard let currency = fields["currency"], currency.count == 3 else {
+            throw StandInFailure(400, "Missing required param: currency.", code: "parameter_missing")
+        }
         let captureMethod = fields["capture_method"] ?? "automatic"
-        guard ["automatic", "automatic_async", "manual"].contains(captureMethod) else { throw StandInFailure(400, "Invalid capture_method", code: "parameter_invalid") }
+        guard ["automatic", "automatic_async", "manual"].contains(captureMethod) else {
+            throw StandInFailure(400, "Invalid capture_method", code: "parameter_invalid")
+        }
         var metadata: [String: String] = [:]
         for (key, value) in form where key.hasPrefix("metadata[") && key.hasSuffix("]") {
             metadata[String(key.dropFirst(9).dropLast())] = value
         }
         state.sequence += 1
         let id = "pi_" + Self.randomId()
-        let intent = StripePaymentIntent(id: id, amount: amount, currency: currency.lowercased(), status: "requires_payment_method",
-                                         clientSecret: id + "_secret_" + Self.randomId(), livemode: false, metadata: metadata,
-                                         captureMethod: captureMethod, created: now, amountReceived: 0)
+        let intent = StripePaymentIntent(
+            id: id,
+            amount: amount,
+            currency: currency.lowercased(),
+            status: "requires_payment_method",
+            clientSecret: id + "_secret_" + Self.randomId(),
+            livemode: false,
+            metadata: metadata,
+            captureMethod: captureMethod,
+            created: now,
+            amountReceived: 0
+        )
         state.intents[id] = intent
         return Answer(body: intent)
     }
@@ -296,9 +342,15 @@ public final class StripeStandIn: Sendable {
     }
 
     static func cancel(_ state: inout State, _ id: String?, at now: Int64) throws(StandInFailure) -> Answer {
-        guard let id, var intent = state.intents[id] else { throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing") }
+        guard let id, var intent = state.intents[id] else {
+            throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing")
+        }
         guard !["succeeded", "canceled", "processing"].contains(intent.status) else {
-            throw StandInFailure(400, "You cannot cancel this PaymentIntent because it has a status of \(intent.status).", code: "payment_intent_unexpected_state")
+            throw StandInFailure(
+                400,
+                "You cannot cancel this PaymentIntent because it has a status of \(intent.status).",
+                code: "payment_intent_unexpected_state"
+            )
         }
         intent.status = "canceled"
         intent.cancellationReason = "abandoned"
@@ -307,13 +359,21 @@ public final class StripeStandIn: Sendable {
     }
 
     static func capture(_ state: inout State, _ id: String?, _ form: [(String, String)], at now: Int64) throws(StandInFailure) -> Answer {
-        guard let id, var intent = state.intents[id] else { throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing") }
+        guard let id, var intent = state.intents[id] else {
+            throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing")
+        }
         guard intent.status == "requires_capture" else {
-            throw StandInFailure(400, "This PaymentIntent could not be captured because it has a status of \(intent.status).", code: "payment_intent_unexpected_state")
+            throw StandInFailure(
+                400,
+                "This PaymentIntent could not be captured because it has a status of \(intent.status).",
+                code: "payment_intent_unexpected_state"
+            )
         }
         let fields = Dictionary(form, uniquingKeysWith: { $1 })
         let amount = fields["amount_to_capture"].flatMap { Int64($0) } ?? intent.amount
-        guard amount >= 1, amount <= intent.amount else { throw StandInFailure(400, "amount_to_capture exceeds the authorized amount", code: "amount_too_large") }
+        guard amount >= 1, amount <= intent.amount else {
+            throw StandInFailure(400, "amount_to_capture exceeds the authorized amount", code: "amount_too_large")
+        }
         intent.status = "succeeded"
         intent.amountReceived = amount
         intent.amountCapturable = 0
@@ -323,9 +383,15 @@ public final class StripeStandIn: Sendable {
 
     /// Confirms with a test payment method: `pm_card_visa` (and any other) succeeds, `pm_card_chargeDeclined` fails.
     static func confirm(_ state: inout State, _ id: String?, _ form: [(String, String)], at now: Int64) throws(StandInFailure) -> Answer {
-        guard let id, var intent = state.intents[id] else { throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing") }
+        guard let id, var intent = state.intents[id] else {
+            throw StandInFailure(404, "No such payment_intent: '\(id ?? "")'", code: "resource_missing")
+        }
         guard ["requires_payment_method", "requires_confirmation", "requires_action"].contains(intent.status) else {
-            throw StandInFailure(400, "You cannot confirm this PaymentIntent because it has a status of \(intent.status).", code: "payment_intent_unexpected_state")
+            throw StandInFailure(
+                400,
+                "You cannot confirm this PaymentIntent because it has a status of \(intent.status).",
+                code: "payment_intent_unexpected_state"
+            )
         }
         let method = Dictionary(form, uniquingKeysWith: { $1 })["payment_method"] ?? "pm_card_visa"
         if method == "pm_card_chargeDeclined" {
@@ -349,29 +415,61 @@ public final class StripeStandIn: Sendable {
         guard intent.status == "succeeded", let received = intent.amountReceived, received > 0 else {
             throw StandInFailure(400, "This PaymentIntent does not have a successful charge to refund.", code: "charge_not_refundable")
         }
-        let refunded = state.refunds.filter { $0.paymentIntent == id && $0.status != "failed" && $0.status != "canceled" }.reduce(Int64(0)) { $0 + $1.amount }
+        let refunded = state.refunds.filter { $0.paymentIntent == id && $0.status != "failed" && $0.status != "canceled" }.reduce(Int64(0)) {
+            $0 + $1.amount
+        }
         let remaining = received - refunded
-        guard remaining > 0 else { throw StandInFailure(400, "Charge \(intent.latestCharge ?? "") has already been refunded.", code: "charge_already_refunded") }
+        guard remaining > 0 else {
+            throw StandInFailure(400, "Charge \(intent.latestCharge ?? "") has already been refunded.", code: "charge_already_refunded")
+        }
         let amount = fields["amount"].flatMap { Int64($0) } ?? remaining
         guard amount >= 1, amount <= remaining else {
-            throw StandInFailure(400, "Refund amount (\(amount)) is greater than unrefunded amount on charge (\(remaining))", code: "amount_too_large")
+            throw StandInFailure(
+                400,
+                "Refund amount (\(amount)) is greater than unrefunded amount on charge (\(remaining))",
+                code: "amount_too_large"
+            )
         }
         var metadata: [String: String] = [:]
         for (key, value) in form where key.hasPrefix("metadata[") && key.hasSuffix("]") { metadata[String(key.dropFirst(9).dropLast())] = value }
-        let refund = StripeRefund(id: "re_" + randomId(), amount: amount, currency: intent.currency, status: "succeeded", paymentIntent: id,
-                                  charge: intent.latestCharge, reason: fields["reason"], metadata: metadata)
+        let refund = StripeRefund(
+            id: "re_" + randomId(),
+            amount: amount,
+            currency: intent.currency,
+            status: "succeeded",
+            paymentIntent: id,
+            charge: intent.latestCharge,
+            reason: fields["reason"],
+            metadata: metadata
+        )
         state.refunds.append(refund)
-        let charge = StripeEventObject(id: intent.latestCharge ?? "ch_unknown", object: "charge", amount: received, amountRefunded: refunded + amount,
-                                       currency: intent.currency, status: "succeeded", livemode: false, paymentIntent: id,
-                                       refunded: refunded + amount == received)
+        let charge = StripeEventObject(
+            id: intent.latestCharge ?? "ch_unknown",
+            object: "charge",
+            amount: received,
+            amountRefunded: refunded + amount,
+            currency: intent.currency,
+            status: "succeeded",
+            livemode: false,
+            paymentIntent: id,
+            refunded: refunded + amount == received
+        )
         return Answer(body: refund, events: [event(&state, "charge.refunded", object: charge, created: now)])
     }
 
     // MARK: - Events
 
     static func event(_ state: inout State, _ type: String, _ intent: StripePaymentIntent, created: Int64) -> StripeEvent {
-        let object = StripeEventObject(id: intent.id, object: "payment_intent", amount: intent.amount, amountReceived: intent.amountReceived,
-                                       currency: intent.currency, status: intent.status, livemode: intent.livemode, metadata: intent.metadata)
+        let object = StripeEventObject(
+            id: intent.id,
+            object: "payment_intent",
+            amount: intent.amount,
+            amountReceived: intent.amountReceived,
+            currency: intent.currency,
+            status: intent.status,
+            livemode: intent.livemode,
+            metadata: intent.metadata
+        )
         return event(&state, type, object: object, created: created)
     }
 

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import Foundation
 import X509
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reading and writing a test CA as a directory of PEM files.
 extension TestCA {
@@ -19,14 +20,17 @@ extension TestCA {
 
     /// Writes certificates and keys as PEM into `directory` (created if needed); keys get mode 0600.
     public func write(to directory: URL) throws {
-        try PEMFiles.write([
-            (FileName.root, try root.serializeAsPEM().pemString, false),
-            (FileName.rootKey, rootKey.pemRepresentation, true),
-            (FileName.intermediate, try intermediate.serializeAsPEM().pemString, false),
-            (FileName.intermediateKey, intermediateKey.pemRepresentation, true),
-            (FileName.leaf, try leaf.serializeAsPEM().pemString, false),
-            (FileName.leafKey, leafKey.pemRepresentation, true),
-        ], to: directory)
+        try PEMFiles.write(
+            [
+                (FileName.root, try root.serializeAsPEM().pemString, false),
+                (FileName.rootKey, rootKey.pemRepresentation, true),
+                (FileName.intermediate, try intermediate.serializeAsPEM().pemString, false),
+                (FileName.intermediateKey, intermediateKey.pemRepresentation, true),
+                (FileName.leaf, try leaf.serializeAsPEM().pemString, false),
+                (FileName.leafKey, leafKey.pemRepresentation, true),
+            ],
+            to: directory
+        )
     }
 
     /// Reads a CA written by ``write(to:)``.

@@ -73,15 +73,26 @@ extension TestCA {
     /// Builds and signs a notification whose nested transaction and renewal info are signed by this CA;
     /// `data.status` is the subscription's status at `signedDate` (none for other products), as Apple sends it.
     public func signNotification(
-        type: NotificationType, subtype: NotificationSubtype? = nil, uuid: UUID = UUID(),
-        bundleId: String, appAppleId: Int64? = nil, environment: AppStoreEnvironment = .sandbox,
-        transaction: TransactionPayload? = nil, renewalInfo: RenewalInfoPayload? = nil,
+        type: NotificationType,
+        subtype: NotificationSubtype? = nil,
+        uuid: UUID = UUID(),
+        bundleId: String,
+        appAppleId: Int64? = nil,
+        environment: AppStoreEnvironment = .sandbox,
+        transaction: TransactionPayload? = nil,
+        renewalInfo: RenewalInfoPayload? = nil,
         signedDate: Date = Date()
     ) throws -> String {
         try signNotification(
-            type: type, subtype: subtype, uuid: uuid, bundleId: bundleId, appAppleId: appAppleId,
-            environment: environment, signedTransactionInfo: try transaction.map { try signTransaction($0) },
-            signedRenewalInfo: try renewalInfo.map { try signRenewalInfo($0) }, signedDate: signedDate,
+            type: type,
+            subtype: subtype,
+            uuid: uuid,
+            bundleId: bundleId,
+            appAppleId: appAppleId,
+            environment: environment,
+            signedTransactionInfo: try transaction.map { try signTransaction($0) },
+            signedRenewalInfo: try renewalInfo.map { try signRenewalInfo($0) },
+            signedDate: signedDate,
             status: transaction.flatMap { SubscriptionStatus.of($0, renewalInfo: renewalInfo, at: signedDate) }
         )
     }
@@ -90,18 +101,32 @@ extension TestCA {
     /// (which may come from another CA, for negative tests). A `TEST` notification carries what
     /// Apple's do: the app's ids and environment, no `bundleVersion` and no signed data.
     public func signNotification(
-        type: NotificationType, subtype: NotificationSubtype? = nil, uuid: UUID = UUID(),
-        bundleId: String, appAppleId: Int64? = nil, environment: AppStoreEnvironment = .sandbox,
-        signedTransactionInfo: String?, signedRenewalInfo: String?, signedDate: Date = Date(),
+        type: NotificationType,
+        subtype: NotificationSubtype? = nil,
+        uuid: UUID = UUID(),
+        bundleId: String,
+        appAppleId: Int64? = nil,
+        environment: AppStoreEnvironment = .sandbox,
+        signedTransactionInfo: String?,
+        signedRenewalInfo: String?,
+        signedDate: Date = Date(),
         status: SubscriptionStatus? = nil
     ) throws -> String {
         let payload = NotificationPayload(
-            notificationType: type, subtype: subtype, notificationUUID: uuid.uuidString.lowercased(),
+            notificationType: type,
+            subtype: subtype,
+            notificationUUID: uuid.uuidString.lowercased(),
             data: NotificationData(
-                environment: environment, appAppleId: appAppleId, bundleId: bundleId, bundleVersion: type == .test ? nil : "1",
-                signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo, status: status
+                environment: environment,
+                appAppleId: appAppleId,
+                bundleId: bundleId,
+                bundleVersion: type == .test ? nil : "1",
+                signedTransactionInfo: signedTransactionInfo,
+                signedRenewalInfo: signedRenewalInfo,
+                status: status
             ),
-            version: "2.0", signedDate: AppleTimestamp(signedDate)
+            version: "2.0",
+            signedDate: AppleTimestamp(signedDate)
         )
         return try signNotification(payload)
     }
@@ -110,24 +135,43 @@ extension TestCA {
 extension TransactionPayload {
     /// A plausible purchase of one product, signed now, for tests.
     public static func testPurchase(
-        bundleId: String, productId: String, transactionId: String = TestIDs.transactionId(),
-        originalTransactionId: String? = nil, environment: AppStoreEnvironment = .sandbox,
-        type: TransactionType = .consumable, appAccountToken: UUID? = nil, quantity: Int = 1,
-        price: Int64? = nil, currency: String? = nil, purchaseDate: Date = Date(), signedDate: Date? = nil,
-        expiresDate: Date? = nil, appTransactionId: String? = nil
+        bundleId: String,
+        productId: String,
+        transactionId: String = TestIDs.transactionId(),
+        originalTransactionId: String? = nil,
+        environment: AppStoreEnvironment = .sandbox,
+        type: TransactionType = .consumable,
+        appAccountToken: UUID? = nil,
+        quantity: Int = 1,
+        price: Int64? = nil,
+        currency: String? = nil,
+        purchaseDate: Date = Date(),
+        signedDate: Date? = nil,
+        expiresDate: Date? = nil,
+        appTransactionId: String? = nil
     ) -> TransactionPayload {
         let purchased = AppleTimestamp(purchaseDate)
         let subscription = type == .autoRenewableSubscription
         var payload = TransactionPayload(
-            originalTransactionId: originalTransactionId ?? transactionId, transactionId: transactionId,
+            originalTransactionId: originalTransactionId ?? transactionId,
+            transactionId: transactionId,
             webOrderLineItemId: subscription ? TestIDs.transactionId() : nil,
-            bundleId: bundleId, productId: productId,
-            purchaseDate: purchased, originalPurchaseDate: purchased,
-            expiresDate: expiresDate.map(AppleTimestamp.init), quantity: quantity, type: type,
-            appAccountToken: appAccountToken?.uuidString.lowercased(), inAppOwnershipType: .purchased,
-            signedDate: AppleTimestamp(signedDate ?? purchaseDate), environment: environment,
-            storefront: "ITA", storefrontId: "143450", transactionReason: .purchase,
-            currency: currency, price: price
+            bundleId: bundleId,
+            productId: productId,
+            purchaseDate: purchased,
+            originalPurchaseDate: purchased,
+            expiresDate: expiresDate.map(AppleTimestamp.init),
+            quantity: quantity,
+            type: type,
+            appAccountToken: appAccountToken?.uuidString.lowercased(),
+            inAppOwnershipType: .purchased,
+            signedDate: AppleTimestamp(signedDate ?? purchaseDate),
+            environment: environment,
+            storefront: "ITA",
+            storefrontId: "143450",
+            transactionReason: .purchase,
+            currency: currency,
+            price: price
         )
         // What Apple's current payloads carry besides: the subscription group of an auto-renewable
         // product and the customer's app transaction id (stable per Apple Account and app).
@@ -140,14 +184,25 @@ extension TransactionPayload {
 extension RenewalInfoPayload {
     /// The renewal info Apple pairs with a subscription transaction: the same ids, product, renewal
     /// date (the transaction's expiry), the start of the run of periods, the token and price.
-    public static func testRenewal(for transaction: TransactionPayload, autoRenew: Bool = true, autoRenewProductId: String? = nil,
-                                   signedDate: Date = Date()) -> RenewalInfoPayload {
+    public static func testRenewal(
+        for transaction: TransactionPayload,
+        autoRenew: Bool = true,
+        autoRenewProductId: String? = nil,
+        signedDate: Date = Date()
+    ) -> RenewalInfoPayload {
         var payload = RenewalInfoPayload(
-            originalTransactionId: transaction.originalTransactionId, autoRenewProductId: autoRenewProductId ?? transaction.productId,
-            productId: transaction.productId, autoRenewStatus: autoRenew ? .on : .off, signedDate: AppleTimestamp(signedDate),
-            environment: transaction.environment, recentSubscriptionStartDate: transaction.originalPurchaseDate ?? transaction.purchaseDate,
-            renewalDate: transaction.expiresDate, currency: transaction.currency, renewalPrice: transaction.price,
-            appAccountToken: transaction.appAccountToken, appTransactionId: transaction.appTransactionId
+            originalTransactionId: transaction.originalTransactionId,
+            autoRenewProductId: autoRenewProductId ?? transaction.productId,
+            productId: transaction.productId,
+            autoRenewStatus: autoRenew ? .on : .off,
+            signedDate: AppleTimestamp(signedDate),
+            environment: transaction.environment,
+            recentSubscriptionStartDate: transaction.originalPurchaseDate ?? transaction.purchaseDate,
+            renewalDate: transaction.expiresDate,
+            currency: transaction.currency,
+            renewalPrice: transaction.price,
+            appAccountToken: transaction.appAccountToken,
+            appTransactionId: transaction.appTransactionId
         )
         return payload
     }
@@ -183,11 +238,16 @@ extension TransactionPayload {
         payload.type = payload.type ?? .consumable
         payload.inAppOwnershipType = payload.inAppOwnershipType ?? .purchased
         if payload.type == .autoRenewableSubscription {
-            payload.subscriptionGroupIdentifier = payload.subscriptionGroupIdentifier ?? TestIDs.subscriptionGroup(bundleId: payload.bundleId ?? bundleId)
+            payload.subscriptionGroupIdentifier =
+                payload.subscriptionGroupIdentifier ?? TestIDs.subscriptionGroup(bundleId: payload.bundleId ?? bundleId)
             payload.webOrderLineItemId = payload.webOrderLineItemId ?? TestIDs.transactionId()
         }
-        payload.appTransactionId = payload.appTransactionId
-            ?? TestIDs.appTransactionId(appAccountToken: payload.appAccountToken.flatMap(UUID.init(uuidString:)), bundleId: payload.bundleId ?? bundleId)
+        payload.appTransactionId =
+            payload.appTransactionId
+            ?? TestIDs.appTransactionId(
+                appAccountToken: payload.appAccountToken.flatMap(UUID.init(uuidString:)),
+                bundleId: payload.bundleId ?? bundleId
+            )
         payload.storefront = payload.storefront ?? "ITA"
         payload.storefrontId = payload.storefrontId ?? "143450"
         payload.transactionReason = payload.transactionReason ?? .purchase

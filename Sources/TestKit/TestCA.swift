@@ -43,9 +43,12 @@ public struct TestCA: Sendable {
     public let leaf: Certificate
 
     public init(
-        rootKey: P384.Signing.PrivateKey, root: Certificate,
-        intermediateKey: P384.Signing.PrivateKey, intermediate: Certificate,
-        leafKey: P256.Signing.PrivateKey, leaf: Certificate
+        rootKey: P384.Signing.PrivateKey,
+        root: Certificate,
+        intermediateKey: P384.Signing.PrivateKey,
+        intermediate: Certificate,
+        leafKey: P256.Signing.PrivateKey,
+        leaf: Certificate
     ) {
         self.rootKey = rootKey
         self.root = root
@@ -65,9 +68,14 @@ public struct TestCA: Sendable {
         }
         let rootPublic = Certificate.PublicKey(rootKey.publicKey)
         let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: rootPublic,
-            notValidBefore: options.rootValidity.lowerBound, notValidAfter: options.rootValidity.upperBound,
-            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA384,
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: rootPublic,
+            notValidBefore: options.rootValidity.lowerBound,
+            notValidAfter: options.rootValidity.upperBound,
+            issuer: rootName,
+            subject: rootName,
+            signatureAlgorithm: .ecdsaWithSHA384,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
@@ -78,17 +86,31 @@ public struct TestCA: Sendable {
 
         let intermediateKey = P384.Signing.PrivateKey()
         let intermediate = try makeIntermediate(
-            key: intermediateKey, options: options, issuer: root, issuerKey: rootKey
+            key: intermediateKey,
+            options: options,
+            issuer: root,
+            issuerKey: rootKey
         )
-        let ca = TestCA(rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate,
-                        leafKey: P256.Signing.PrivateKey(), leaf: root)
-        return try ca.withNewLeaf(validity: options.leafValidity, appleOID: options.leafHasAppleOID,
-                                  commonNamePrefix: options.commonNamePrefix)
+        let ca = TestCA(
+            rootKey: rootKey,
+            root: root,
+            intermediateKey: intermediateKey,
+            intermediate: intermediate,
+            leafKey: P256.Signing.PrivateKey(),
+            leaf: root
+        )
+        return try ca.withNewLeaf(
+            validity: options.leafValidity,
+            appleOID: options.leafHasAppleOID,
+            commonNamePrefix: options.commonNamePrefix
+        )
     }
 
     /// The same root and intermediate with a freshly generated leaf (new key, new certificate).
     public func withNewLeaf(
-        validity: ClosedRange<Date>? = nil, appleOID: Bool = true, commonNamePrefix: String = "Berth Test"
+        validity: ClosedRange<Date>? = nil,
+        appleOID: Bool = true,
+        commonNamePrefix: String = "Berth Test"
     ) throws -> TestCA {
         let leafKey = P256.Signing.PrivateKey()
         let leafPublic = Certificate.PublicKey(leafKey.publicKey)
@@ -109,27 +131,51 @@ public struct TestCA: Sendable {
             try extensions.append(Certificate.Extension(oid: AppleCertificateOIDs.receiptSigningLeaf, critical: false, value: [0x05, 0x00]))
         }
         let newLeaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: leafPublic,
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
-            issuer: intermediate.subject, subject: leafName, signatureAlgorithm: .ecdsaWithSHA384,
-            extensions: extensions, issuerPrivateKey: .init(intermediateKey)
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: leafPublic,
+            notValidBefore: validity.lowerBound,
+            notValidAfter: validity.upperBound,
+            issuer: intermediate.subject,
+            subject: leafName,
+            signatureAlgorithm: .ecdsaWithSHA384,
+            extensions: extensions,
+            issuerPrivateKey: .init(intermediateKey)
         )
-        return TestCA(rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate,
-                      leafKey: leafKey, leaf: newLeaf)
+        return TestCA(
+            rootKey: rootKey,
+            root: root,
+            intermediateKey: intermediateKey,
+            intermediate: intermediate,
+            leafKey: leafKey,
+            leaf: newLeaf
+        )
     }
 
     /// The same root with a new intermediate (for example one without the WWDR marker, or expired).
     public func withNewIntermediate(_ options: Options) throws -> TestCA {
         let key = P384.Signing.PrivateKey()
         let newIntermediate = try Self.makeIntermediate(key: key, options: options, issuer: root, issuerKey: rootKey)
-        let ca = TestCA(rootKey: rootKey, root: root, intermediateKey: key, intermediate: newIntermediate,
-                        leafKey: leafKey, leaf: leaf)
-        return try ca.withNewLeaf(validity: options.leafValidity, appleOID: options.leafHasAppleOID,
-                                  commonNamePrefix: options.commonNamePrefix)
+        let ca = TestCA(
+            rootKey: rootKey,
+            root: root,
+            intermediateKey: key,
+            intermediate: newIntermediate,
+            leafKey: leafKey,
+            leaf: leaf
+        )
+        return try ca.withNewLeaf(
+            validity: options.leafValidity,
+            appleOID: options.leafHasAppleOID,
+            commonNamePrefix: options.commonNamePrefix
+        )
     }
 
     private static func makeIntermediate(
-        key: P384.Signing.PrivateKey, options: Options, issuer: Certificate, issuerKey: P384.Signing.PrivateKey
+        key: P384.Signing.PrivateKey,
+        options: Options,
+        issuer: Certificate,
+        issuerKey: P384.Signing.PrivateKey
     ) throws -> Certificate {
         let publicKey = Certificate.PublicKey(key.publicKey)
         let name = try DistinguishedName {
@@ -148,10 +194,16 @@ public struct TestCA: Sendable {
             try extensions.append(Certificate.Extension(oid: AppleCertificateOIDs.wwdrIntermediate, critical: false, value: [0x05, 0x00]))
         }
         return try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: publicKey,
-            notValidBefore: options.intermediateValidity.lowerBound, notValidAfter: options.intermediateValidity.upperBound,
-            issuer: issuer.subject, subject: name, signatureAlgorithm: .ecdsaWithSHA384,
-            extensions: extensions, issuerPrivateKey: .init(issuerKey)
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: publicKey,
+            notValidBefore: options.intermediateValidity.lowerBound,
+            notValidAfter: options.intermediateValidity.upperBound,
+            issuer: issuer.subject,
+            subject: name,
+            signatureAlgorithm: .ecdsaWithSHA384,
+            extensions: extensions,
+            issuerPrivateKey: .init(issuerKey)
         )
     }
 

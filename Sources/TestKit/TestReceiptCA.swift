@@ -1,9 +1,9 @@
 import AppleSignedData
 import Crypto
-import _CryptoExtras
 import Foundation
 import SwiftASN1
 import X509
+import _CryptoExtras
 
 /// A certificate authority shaped like the one behind legacy App Store receipts (RSA root →
 /// RSA WWDR intermediate carrying 1.2.840.113635.100.6.2.1 → RSA receipt-signing leaf carrying
@@ -44,8 +44,13 @@ public struct TestReceiptCA: Sendable {
             CommonName("\(commonNamePrefix) Root CA")
         }
         let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: rootName, subject: rootName,
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(rootKey.publicKey),
+            notValidBefore: validity.lowerBound,
+            notValidAfter: validity.upperBound,
+            issuer: rootName,
+            subject: rootName,
             signatureAlgorithm: .sha256WithRSAEncryption,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
@@ -61,16 +66,25 @@ public struct TestReceiptCA: Sendable {
             CommonName("\(commonNamePrefix) Worldwide Developer Relations Certification Authority")
         }
         let intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: rootName, subject: intermediateName,
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(intermediateKey.publicKey),
+            notValidBefore: validity.lowerBound,
+            notValidAfter: validity.upperBound,
+            issuer: rootName,
+            subject: intermediateName,
             signatureAlgorithm: .sha256WithRSAEncryption,
             extensions: try Self.intermediateExtensions(appleOID: true),
             issuerPrivateKey: .init(rootKey)
         )
         let leafKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey),
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: intermediateName,
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(leafKey.publicKey),
+            notValidBefore: validity.lowerBound,
+            notValidAfter: validity.upperBound,
+            issuer: intermediateName,
             subject: try DistinguishedName {
                 CountryName("US")
                 OrganizationName("\(commonNamePrefix) Inc.")
@@ -83,8 +97,14 @@ public struct TestReceiptCA: Sendable {
         return TestReceiptCA(rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey, leaf: leaf)
     }
 
-    public init(rootKey: _RSA.Signing.PrivateKey, root: Certificate, intermediateKey: _RSA.Signing.PrivateKey, intermediate: Certificate,
-                leafKey: _RSA.Signing.PrivateKey, leaf: Certificate) {
+    public init(
+        rootKey: _RSA.Signing.PrivateKey,
+        root: Certificate,
+        intermediateKey: _RSA.Signing.PrivateKey,
+        intermediate: Certificate,
+        leafKey: _RSA.Signing.PrivateKey,
+        leaf: Certificate
+    ) {
         self.rootKey = rootKey
         self.root = root
         self.intermediateKey = intermediateKey
@@ -103,8 +123,12 @@ public struct TestReceiptCA: Sendable {
     ///   - certificates: the certificates carried; default leaf, intermediate and root.
     ///   - signedAttributes: CMS signed attributes; default none, as in Apple's receipts.
     public func signReceipt(
-        _ receipt: AppReceipt, digest: Digest = .sha256, signingKey: _RSA.Signing.PrivateKey? = nil,
-        signer: Certificate? = nil, certificates: [Certificate]? = nil, signedAttributes: SignedAttributes = .none
+        _ receipt: AppReceipt,
+        digest: Digest = .sha256,
+        signingKey: _RSA.Signing.PrivateKey? = nil,
+        signer: Certificate? = nil,
+        certificates: [Certificate]? = nil,
+        signedAttributes: SignedAttributes = .none
     ) throws -> [UInt8] {
         let payload = try ReceiptEncoding.payload(receipt)
         let key = signingKey ?? leafKey
@@ -123,10 +147,11 @@ public struct TestReceiptCA: Sendable {
         // The signature covers the content, or the attributes re-tagged as a SET when there are any.
         var signedBytes = attributes ?? payload
         if attributes != nil { signedBytes[0] = 0x31 }
-        let signature: _RSA.Signing.RSASignature = switch digest {
-        case .sha1: try key.signature(for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
-        case .sha256: try key.signature(for: SHA256.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
-        }
+        let signature: _RSA.Signing.RSASignature =
+            switch digest {
+            case .sha1: try key.signature(for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+            case .sha256: try key.signature(for: SHA256.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+            }
         var serializer = DER.Serializer()
         try serializer.appendConstructedNode(identifier: .sequence) { contentInfo in
             try contentInfo.serialize([1, 2, 840, 113549, 1, 7, 2] as ASN1ObjectIdentifier)
@@ -166,18 +191,37 @@ public struct TestReceiptCA: Sendable {
     /// OIDs: shaped like a certificate Apple issues to developers (push, Developer ID, pass signing).
     public func withoutAppleOIDs(leaf stripLeaf: Bool = true, intermediate stripIntermediate: Bool = true) throws -> TestReceiptCA {
         let newIntermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: intermediate.publicKey,
-            notValidBefore: intermediate.notValidBefore, notValidAfter: intermediate.notValidAfter,
-            issuer: intermediate.issuer, subject: intermediate.subject, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Self.intermediateExtensions(appleOID: !stripIntermediate), issuerPrivateKey: .init(rootKey)
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: intermediate.publicKey,
+            notValidBefore: intermediate.notValidBefore,
+            notValidAfter: intermediate.notValidAfter,
+            issuer: intermediate.issuer,
+            subject: intermediate.subject,
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Self.intermediateExtensions(appleOID: !stripIntermediate),
+            issuerPrivateKey: .init(rootKey)
         )
         let newLeaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: leaf.publicKey,
-            notValidBefore: leaf.notValidBefore, notValidAfter: leaf.notValidAfter,
-            issuer: leaf.issuer, subject: leaf.subject, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Self.leafExtensions(appleOID: !stripLeaf), issuerPrivateKey: .init(intermediateKey)
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: leaf.publicKey,
+            notValidBefore: leaf.notValidBefore,
+            notValidAfter: leaf.notValidAfter,
+            issuer: leaf.issuer,
+            subject: leaf.subject,
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Self.leafExtensions(appleOID: !stripLeaf),
+            issuerPrivateKey: .init(intermediateKey)
         )
-        return TestReceiptCA(rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: newIntermediate, leafKey: leafKey, leaf: newLeaf)
+        return TestReceiptCA(
+            rootKey: rootKey,
+            root: root,
+            intermediateKey: intermediateKey,
+            intermediate: newIntermediate,
+            leafKey: leafKey,
+            leaf: newLeaf
+        )
     }
 
     /// A hostile receipt: `keyCount`² certificates that all share one subject and cross-sign each other
@@ -195,18 +239,33 @@ public struct TestReceiptCA: Sendable {
         var mesh: [Certificate] = []
         for subjectKey in keys {
             for issuerKey in keys {
-                mesh.append(try Certificate(
-                    version: .v3, serialNumber: .init(), publicKey: .init(subjectKey.publicKey),
-                    notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: name, subject: name,
-                    signatureAlgorithm: .ecdsaWithSHA256,
-                    extensions: try Self.intermediateExtensions(appleOID: true), issuerPrivateKey: .init(issuerKey)
-                ))
+                mesh.append(
+                    try Certificate(
+                        version: .v3,
+                        serialNumber: .init(),
+                        publicKey: .init(subjectKey.publicKey),
+                        notValidBefore: validity.lowerBound,
+                        notValidAfter: validity.upperBound,
+                        issuer: name,
+                        subject: name,
+                        signatureAlgorithm: .ecdsaWithSHA256,
+                        extensions: try Self.intermediateExtensions(appleOID: true),
+                        issuerPrivateKey: .init(issuerKey)
+                    )
+                )
             }
         }
         let signer = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: leaf.publicKey,
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound, issuer: name, subject: leaf.subject,
-            signatureAlgorithm: .ecdsaWithSHA256, extensions: try Self.leafExtensions(appleOID: true), issuerPrivateKey: .init(keys[0])
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: leaf.publicKey,
+            notValidBefore: validity.lowerBound,
+            notValidAfter: validity.upperBound,
+            issuer: name,
+            subject: leaf.subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Self.leafExtensions(appleOID: true),
+            issuerPrivateKey: .init(keys[0])
         )
         return try signReceipt(receipt, signer: signer, certificates: [signer] + mesh)
     }
@@ -248,7 +307,9 @@ enum ReceiptEncoding {
             if case .withMessageDigest = kind {
                 try attributes.appendConstructedNode(identifier: .sequence) { attribute in
                     try attribute.serialize([1, 2, 840, 113549, 1, 9, 4] as ASN1ObjectIdentifier)
-                    try attribute.appendConstructedNode(identifier: .set) { try $0.serialize(ASN1OctetString(contentBytes: ArraySlice(contentDigest))) }
+                    try attribute.appendConstructedNode(identifier: .set) {
+                        try $0.serialize(ASN1OctetString(contentBytes: ArraySlice(contentDigest)))
+                    }
                 }
             }
         }
@@ -265,7 +326,9 @@ enum ReceiptEncoding {
     static func payload(_ receipt: AppReceipt) throws -> [UInt8] {
         var attributes: [(Int, [UInt8])] = []
         func add(_ type: Int, utf8 value: String?) throws { if let value { attributes.append((type, try der(ASN1UTF8String(value)))) } }
-        func add(_ type: Int, date value: AppleTimestamp?) throws { if let value { attributes.append((type, try der(ASN1IA5String(value.date.formatted(.iso8601))))) } }
+        func add(_ type: Int, date value: AppleTimestamp?) throws {
+            if let value { attributes.append((type, try der(ASN1IA5String(value.date.formatted(.iso8601))))) }
+        }
         try add(ReceiptField.receiptType, utf8: receipt.receiptType)
         try add(ReceiptField.bundleId, utf8: receipt.bundleId)
         try add(ReceiptField.applicationVersion, utf8: receipt.applicationVersion)
@@ -279,7 +342,9 @@ enum ReceiptEncoding {
     static func inApp(_ entry: AppReceipt.InAppPurchase) throws -> [UInt8] {
         var attributes: [(Int, [UInt8])] = []
         func add(_ type: Int, utf8 value: String?) throws { if let value { attributes.append((type, try der(ASN1UTF8String(value)))) } }
-        func add(_ type: Int, date value: AppleTimestamp?) throws { if let value { attributes.append((type, try der(ASN1IA5String(value.date.formatted(.iso8601))))) } }
+        func add(_ type: Int, date value: AppleTimestamp?) throws {
+            if let value { attributes.append((type, try der(ASN1IA5String(value.date.formatted(.iso8601))))) }
+        }
         func add(_ type: Int, integer value: Int64?) throws {
             if let value {
                 var coder = DER.Serializer()
@@ -326,8 +391,11 @@ enum ReceiptEncoding {
 extension AppReceipt {
     /// A plausible receipt with one consumable purchase, for tests.
     public static func testReceipt(
-        bundleId: String, productId: String, transactionId: String = TestIDs.transactionId(),
-        receiptType: String = "ProductionSandbox", created: Date = Date()
+        bundleId: String,
+        productId: String,
+        transactionId: String = TestIDs.transactionId(),
+        receiptType: String = "ProductionSandbox",
+        created: Date = Date()
     ) -> AppReceipt {
         var entry = AppReceipt.InAppPurchase()
         entry.quantity = 1
@@ -336,8 +404,14 @@ extension AppReceipt {
         entry.originalTransactionId = transactionId
         entry.purchaseDate = AppleTimestamp(millisecondsSince1970: created.epochSeconds * 1000)
         entry.originalPurchaseDate = entry.purchaseDate
-        return AppReceipt(receiptType: receiptType, bundleId: bundleId, applicationVersion: "1", originalApplicationVersion: "1",
-                          creationDate: AppleTimestamp(millisecondsSince1970: created.epochSeconds * 1000), inAppPurchases: [entry])
+        return AppReceipt(
+            receiptType: receiptType,
+            bundleId: bundleId,
+            applicationVersion: "1",
+            originalApplicationVersion: "1",
+            creationDate: AppleTimestamp(millisecondsSince1970: created.epochSeconds * 1000),
+            inAppPurchases: [entry]
+        )
     }
 }
 
@@ -349,7 +423,13 @@ private extension Date {
 extension AppReceipt {
     /// One receipt entry: a purchase of `productId` at `purchased` (receipts carry whole seconds),
     /// refunded at `cancelled` when given.
-    public static func testEntry(productId: String, transactionId: String, purchased: Date, quantity: Int = 1, cancelled: Date? = nil) -> InAppPurchase {
+    public static func testEntry(
+        productId: String,
+        transactionId: String,
+        purchased: Date,
+        quantity: Int = 1,
+        cancelled: Date? = nil
+    ) -> InAppPurchase {
         var entry = InAppPurchase()
         entry.quantity = quantity
         entry.productId = productId
@@ -375,14 +455,17 @@ extension TestReceiptCA {
 
     /// Writes certificates and keys as PEM into `directory`; keys get mode 0600.
     public func write(to directory: URL) throws {
-        try PEMFiles.write([
-            (FileName.root, try root.serializeAsPEM().pemString, false),
-            (FileName.rootKey, rootKey.pemRepresentation, true),
-            (FileName.intermediate, try intermediate.serializeAsPEM().pemString, false),
-            (FileName.intermediateKey, intermediateKey.pemRepresentation, true),
-            (FileName.leaf, try leaf.serializeAsPEM().pemString, false),
-            (FileName.leafKey, leafKey.pemRepresentation, true),
-        ], to: directory)
+        try PEMFiles.write(
+            [
+                (FileName.root, try root.serializeAsPEM().pemString, false),
+                (FileName.rootKey, rootKey.pemRepresentation, true),
+                (FileName.intermediate, try intermediate.serializeAsPEM().pemString, false),
+                (FileName.intermediateKey, intermediateKey.pemRepresentation, true),
+                (FileName.leaf, try leaf.serializeAsPEM().pemString, false),
+                (FileName.leafKey, leafKey.pemRepresentation, true),
+            ],
+            to: directory
+        )
     }
 
     /// Reads a CA written by ``write(to:)``.

@@ -49,8 +49,8 @@ public enum AccountTokens {
         for (index, byte) in Insecure.MD5.hash(data: bytes).enumerated() {
             if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
             var high = digits[Int(byte >> 4)], low = digits[Int(byte & 0x0F)]
-            if index == 6 { high = UInt8(ascii: "3") }   // hex digit 12: the version
-            if index == 8 { high = UInt8(ascii: "8") }   // hex digit 16: the variant
+            if index == 6 { high = UInt8(ascii: "3") }  // hex digit 12: the version
+            if index == 8 { high = UInt8(ascii: "8") }  // hex digit 16: the variant
             text.append(high)
             text.append(low)
         }

@@ -25,17 +25,23 @@ public struct AnswerSigner: Sendable {
         let pem: String
         if let name = settings.privateKeyEnv {
             guard let value = environment[name], !value.isEmpty else {
-                throw ConfigurationError("tenant \(tenant) signs its answers: set \(name) to the PEM private key (P-256) of answerSigning.keyId \(settings.keyId)")
+                throw ConfigurationError(
+                    "tenant \(tenant) signs its answers: set \(name) to the PEM private key (P-256) of answerSigning.keyId \(settings.keyId)"
+                )
             }
             pem = value
         } else if let name = settings.privateKeyFileEnv {
             guard let path = environment[name], !path.isEmpty else {
-                throw ConfigurationError("tenant \(tenant) signs its answers: set \(name) to the file of the PEM private key (P-256) of answerSigning.keyId \(settings.keyId)")
+                throw ConfigurationError(
+                    "tenant \(tenant) signs its answers: set \(name) to the file of the PEM private key (P-256) of answerSigning.keyId \(settings.keyId)"
+                )
             }
             do {
                 pem = try String(contentsOfFile: path, encoding: .utf8)
             } catch {
-                throw ConfigurationError("tenant \(tenant): the answer-signing key file \(path) (from \(name)) cannot be read: \(error.localizedDescription)")
+                throw ConfigurationError(
+                    "tenant \(tenant): the answer-signing key file \(path) (from \(name)) cannot be read: \(error.localizedDescription)"
+                )
             }
         } else {
             throw ConfigurationError("tenant \(tenant): answerSigning names no key variable")
@@ -43,7 +49,9 @@ public struct AnswerSigner: Sendable {
         do {
             return AnswerSigner(keyId: settings.keyId, key: try P256.Signing.PrivateKey(pemRepresentation: pem))
         } catch {
-            throw ConfigurationError("tenant \(tenant): the answer-signing key is not a PEM P-256 private key (openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt makes one)")
+            throw ConfigurationError(
+                "tenant \(tenant): the answer-signing key is not a PEM P-256 private key (openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt makes one)"
+            )
         }
     }
 
@@ -78,8 +86,10 @@ public struct AnswerSigner: Sendable {
     /// signing time, the status, `METHOD path`, the user id and the base64url SHA-256 of the body.
     /// Nonce and user id are checked by the caller to be free of line breaks.
     public func signedText(_ answer: Answer) -> String {
-        [Self.format, keyId, answer.nonce, String(answer.signedAt), String(answer.status), "\(answer.method) \(answer.path)", answer.userId,
-         Base64URL.encode(Data(SHA256.hash(data: answer.body)))].joined(separator: "\n")
+        [
+            Self.format, keyId, answer.nonce, String(answer.signedAt), String(answer.status), "\(answer.method) \(answer.path)", answer.userId,
+            Base64URL.encode(Data(SHA256.hash(data: answer.body))),
+        ].joined(separator: "\n")
     }
 
     /// The signature of an answer: base64url of r‖s.

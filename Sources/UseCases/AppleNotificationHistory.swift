@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Logging
@@ -71,10 +71,18 @@ public struct AppleNotificationHistory: Sendable {
         let now = clock.now()
         do {
             let mark = try await store.read { try $0.appleHistory.mark(tenantId: tenantId, environment: environment) }
-            let start = max((mark ?? now.addingTimeInterval(-Self.firstLookback)).addingTimeInterval(-Self.overlap), now.addingTimeInterval(-Self.maximumLookback))
+            let start = max(
+                (mark ?? now.addingTimeInterval(-Self.firstLookback)).addingTimeInterval(-Self.overlap),
+                now.addingTimeInterval(-Self.maximumLookback)
+            )
             var token: String?
             for _ in 0..<Self.maximumPages {
-                let page = try await api.notificationHistory(environment: AppStoreEnvironment(rawValue: environment), start: start, end: now, paginationToken: token)
+                let page = try await api.notificationHistory(
+                    environment: AppStoreEnvironment(rawValue: environment),
+                    start: start,
+                    end: now,
+                    paginationToken: token
+                )
                 for signedPayload in page.signedPayloads {
                     outcome.seen += 1
                     do {
@@ -91,12 +99,17 @@ public struct AppleNotificationHistory: Sendable {
             }
             try await store.write { try $0.appleHistory.setMark(tenantId: tenantId, environment: environment, checkedUntil: now, at: now) }
             if outcome.recovered > 0 {
-                logger.warning("notification history: recovered notifications Apple's POSTs did not bring",
-                               metadata: ["tenant": .string(tenantId), "environment": .string(environment), "recovered": .stringConvertible(outcome.recovered)])
+                logger.warning(
+                    "notification history: recovered notifications Apple's POSTs did not bring",
+                    metadata: ["tenant": .string(tenantId), "environment": .string(environment), "recovered": .stringConvertible(outcome.recovered)]
+                )
             }
         } catch {
             outcome.failed = true
-            logger.warning("notification history not read; the next reading covers it: \(error)", metadata: ["tenant": .string(tenantId), "environment": .string(environment)])
+            logger.warning(
+                "notification history not read; the next reading covers it: \(error)",
+                metadata: ["tenant": .string(tenantId), "environment": .string(environment)]
+            )
         }
         return outcome
     }

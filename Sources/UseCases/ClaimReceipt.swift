@@ -61,7 +61,12 @@ public struct ClaimReceipt: Sendable {
                 throw DomainError(.unprocessable, .transactionNotInReceipt, "the receipt holds no transaction \(id)", field: "transactionId")
             }
             do {
-                named = try await verifyPurchase.claim(proven: entry, runtime: runtime, userId: command.userId, named: command.bookingId.map { .booking(id: $0) })
+                named = try await verifyPurchase.claim(
+                    proven: entry,
+                    runtime: runtime,
+                    userId: command.userId,
+                    named: command.bookingId.map { .booking(id: $0) }
+                )
             } catch {
                 namedError = error
             }
@@ -70,14 +75,18 @@ public struct ClaimReceipt: Sendable {
         let namedOriginal = receipt.transactions.first { $0.transactionId == command.transactionId }?.originalTransactionId
         for entry in Self.unapplied(receipt.transactions, tenant: runtime.tenant, except: command.transactionId, exceptOriginal: namedOriginal) {
             let known = try await store.read { tx in
-                try tx.purchases.purchase(store: .appStore, environment: entry.environment, transactionId: entry.transactionId, forUpdate: false) != nil
+                try tx.purchases.purchase(store: .appStore, environment: entry.environment, transactionId: entry.transactionId, forUpdate: false)
+                    != nil
             }
             if known { continue }
             do {
                 let result = try await verifyPurchase.claim(proven: entry, runtime: runtime, userId: command.userId, named: nil)
                 if case .applied = result.outcome { applied.append(result) }
             } catch let error as DomainError where error.kind != .unavailable {
-                logger.info("receipt entry left unapplied", metadata: ["transaction": .string(entry.transactionId), "code": .string(error.code.rawValue)])
+                logger.info(
+                    "receipt entry left unapplied",
+                    metadata: ["transaction": .string(entry.transactionId), "code": .string(error.code.rawValue)]
+                )
             }
         }
         if let namedError { throw namedError }
@@ -96,7 +105,9 @@ public struct ClaimReceipt: Sendable {
                 continue
             case .subscription:
                 if entry.originalTransactionId == exceptOriginal { continue }
-                if let kept = subscriptions[entry.originalTransactionId], (kept.purchasedAt ?? .distantPast) >= (entry.purchasedAt ?? .distantPast) { continue }
+                if let kept = subscriptions[entry.originalTransactionId], (kept.purchasedAt ?? .distantPast) >= (entry.purchasedAt ?? .distantPast) {
+                    continue
+                }
                 subscriptions[entry.originalTransactionId] = entry
             default:
                 others.append(entry)

@@ -46,8 +46,15 @@ public final class JWKSKeys: Sendable {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    public init(url: String, minimumInterval: Duration = .seconds(1), staleGrace: Duration = .seconds(6 * 3600), shortestMaxAge: Int = 60,
-                fetchTimeout: Duration = .seconds(10), now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }, logger: Logger) {
+    public init(
+        url: String,
+        minimumInterval: Duration = .seconds(1),
+        staleGrace: Duration = .seconds(6 * 3600),
+        shortestMaxAge: Int = 60,
+        fetchTimeout: Duration = .seconds(10),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+        logger: Logger
+    ) {
         self.url = url
         self.fetchTimeout = fetchTimeout
         self.now = now
@@ -150,7 +157,9 @@ struct RS256Key {
     static func make(_ key: PublishedKey) -> Result<RS256Key, JWKSError> {
         guard let kid = key.kid, !kid.isEmpty else { return .failure(JWKSError("no kid")) }
         guard key.kty == "RSA" else { return .failure(JWKSError("key \(kid) is of type \(key.kty ?? "none"), not RSA")) }
-        guard key.alg == nil || key.alg == "RS256" else { return .failure(JWKSError("key \(kid) is for \(key.alg ?? ""), Berth verifies RS256 only")) }
+        guard key.alg == nil || key.alg == "RS256" else {
+            return .failure(JWKSError("key \(kid) is for \(key.alg ?? ""), Berth verifies RS256 only"))
+        }
         guard key.use == nil || key.use == "sig" else { return .failure(JWKSError("key \(kid) is not a signature key")) }
         guard let n = key.n, let e = key.e, let publicKey = try? Insecure.RSA.PublicKey(modulus: n, exponent: e) else {
             return .failure(JWKSError("key \(kid) has no usable modulus and exponent"))

@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Crypto
 import Domain
 import Foundation
@@ -50,7 +50,8 @@ public struct PurchaseProver: Sendable {
     func proveApple(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         switch proof {
         case .jws(let jws): try await provenByJWS(jws, runtime: runtime)
-        case .receipt(let base64, let transactionId): try await provenByReceipt(base64, transactionId: transactionId, productId: productId, runtime: runtime)
+        case .receipt(let base64, let transactionId):
+            try await provenByReceipt(base64, transactionId: transactionId, productId: productId, runtime: runtime)
         case .transactionId(let id): try await provenByLookup(id, userId: userId, runtime: runtime)
         case .playToken: throw DomainError(.invalidInput, .malformed, "not an App Store proof", field: "purchaseToken")
         }
@@ -65,7 +66,10 @@ public struct PurchaseProver: Sendable {
             do {
                 transaction = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations).payload
             } catch {
-                logger.info("verify-purchase refused", metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)])
+                logger.info(
+                    "verify-purchase refused",
+                    metadata: ["jws.sha256": .string(String(proofHash.prefix(16))), "code": .string(error.code.rawValue)]
+                )
                 throw DomainError(error, field: "jwsRepresentation")
             }
             runtime.verifiedProofs.transactions.insert(transaction, for: proofHash)
@@ -84,10 +88,18 @@ public struct PurchaseProver: Sendable {
         }
         let familyShared = transaction.inAppOwnershipType == .familyShared
         var proven = ProvenTransaction(
-            transactionId: transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
-            productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
-            revoked: transaction.revocationDate != nil, appAccountToken: familyShared ? nil : transaction.appAccountToken, proofHash: proofHash,
-            kind: .jws, priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity,
+            transactionId: transactionId,
+            originalTransactionId: transaction.originalTransactionId ?? transactionId,
+            productId: productId,
+            environment: environment.rawValue,
+            purchasedAt: transaction.purchaseDate?.date,
+            revoked: transaction.revocationDate != nil,
+            appAccountToken: familyShared ? nil : transaction.appAccountToken,
+            proofHash: proofHash,
+            kind: .jws,
+            priceMilliunits: transaction.price,
+            currency: transaction.currency,
+            quantity: transaction.quantity,
             subscription: SubscriptionFactsReading.facts(transaction: transaction, renewal: nil, signedAt: Date(), source: "jws")
         )
         if familyShared { proven.familyShared = true }
@@ -96,17 +108,28 @@ public struct PurchaseProver: Sendable {
 
     /// A base64 app receipt, verified offline; `transactionId` picks its entry, else the newest entry
     /// of the product the app says it bought.
-    private func provenByReceipt(_ base64: String, transactionId: String?, productId: String?, runtime: TenantRuntime) async throws -> ProvenTransaction {
+    private func provenByReceipt(
+        _ base64: String,
+        transactionId: String?,
+        productId: String?,
+        runtime: TenantRuntime
+    ) async throws -> ProvenTransaction {
         let receipt = try await proveReceipt(base64, runtime: runtime)
         if let transactionId {
             guard let match = receipt.transactions.first(where: { $0.transactionId == transactionId }) else {
-                throw DomainError(.unprocessable, .transactionNotInReceipt, "the receipt holds no transaction \(transactionId)", field: "transactionId")
+                throw DomainError(
+                    .unprocessable,
+                    .transactionNotInReceipt,
+                    "the receipt holds no transaction \(transactionId)",
+                    field: "transactionId"
+                )
             }
             return match
         }
         // Without a product either, the newest purchase of any product.
-        guard let newest = receipt.transactions.filter({ productId == nil || $0.productId == productId })
-            .max(by: { ($0.purchasedAt ?? .distantPast) < ($1.purchasedAt ?? .distantPast) })
+        guard
+            let newest = receipt.transactions.filter({ productId == nil || $0.productId == productId })
+                .max(by: { ($0.purchasedAt ?? .distantPast) < ($1.purchasedAt ?? .distantPast) })
         else {
             if let productId {
                 throw DomainError(.unprocessable, .productMismatch, "the receipt holds no purchase of \(productId)", field: "receipt")
@@ -128,8 +151,13 @@ public struct PurchaseProver: Sendable {
             do {
                 verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
             } catch {
-                logger.info("verify-purchase refused", metadata: ["receipt.sha256": .string(String(presented.prefix(16))),
-                                                                 "code": .string(error.code.rawValue)])
+                logger.info(
+                    "verify-purchase refused",
+                    metadata: [
+                        "receipt.sha256": .string(String(presented.prefix(16))),
+                        "code": .string(error.code.rawValue),
+                    ]
+                )
                 throw DomainError(error, field: "receipt")
             }
             runtime.verifiedProofs.receipts.insert(verified, for: presented)
@@ -139,23 +167,40 @@ public struct PurchaseProver: Sendable {
         guard let environment = verified.receipt.environment?.rawValue ?? (accepted.count == 1 ? accepted.first : nil) else {
             throw DomainError(.unprocessable, .wrongEnvironment, "the receipt does not say whether it is Production or Sandbox", field: "receipt")
         }
-        let facts = SubscriptionFactsReading.facts(receipt: verified.receipt, environment: environment, signedAt: verified.receipt.creationDate?.date ?? Date(),
-                                                   source: "receipt")
+        let facts = SubscriptionFactsReading.facts(
+            receipt: verified.receipt,
+            environment: environment,
+            signedAt: verified.receipt.creationDate?.date ?? Date(),
+            source: "receipt"
+        )
         var transactions: [ProvenTransaction] = []
         for entry in verified.receipt.inAppPurchases {
             guard let id = entry.transactionId, let entryProduct = entry.productId else {
                 throw DomainError(.invalidInput, .malformed, "the receipt entry lacks its transaction or product id", field: "receipt")
             }
             let original = entry.originalTransactionId ?? id
-            transactions.append(ProvenTransaction(
-                transactionId: id, originalTransactionId: original, productId: entryProduct,
-                environment: environment, purchasedAt: entry.purchaseDate?.date, revoked: entry.cancellationDate != nil,
-                appAccountToken: nil, proofHash: verified.sha256, kind: .receipt, quantity: entry.quantity,
-                subscription: facts.first { $0.originalTransactionId == original }
-            ))
+            transactions.append(
+                ProvenTransaction(
+                    transactionId: id,
+                    originalTransactionId: original,
+                    productId: entryProduct,
+                    environment: environment,
+                    purchasedAt: entry.purchaseDate?.date,
+                    revoked: entry.cancellationDate != nil,
+                    appAccountToken: nil,
+                    proofHash: verified.sha256,
+                    kind: .receipt,
+                    quantity: entry.quantity,
+                    subscription: facts.first { $0.originalTransactionId == original }
+                )
+            )
         }
-        return ProvenReceipt(transactions: transactions, bundleId: verified.receipt.bundleId, environment: environment,
-                             originalApplicationVersion: verified.receipt.originalApplicationVersion)
+        return ProvenReceipt(
+            transactions: transactions,
+            bundleId: verified.receipt.bundleId,
+            environment: environment,
+            originalApplicationVersion: verified.receipt.originalApplicationVersion
+        )
     }
 
     /// A bare transaction id, resolved through the App Store Server API (Get Transaction Info).
@@ -164,8 +209,12 @@ public struct PurchaseProver: Sendable {
     /// caller's appAccountToken; otherwise the app must send what StoreKit gave it (JWS or receipt).
     private func provenByLookup(_ transactionId: String, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         guard let api = runtime.serverAPI else {
-            throw DomainError(.unprocessable, .transactionLookupUnavailable, "this app has no App Store Server API key configured; send jwsRepresentation or receipt",
-                              field: "transactionId")
+            throw DomainError(
+                .unprocessable,
+                .transactionLookupUnavailable,
+                "this app has no App Store Server API key configured; send jwsRepresentation or receipt",
+                field: "transactionId"
+            )
         }
         let verified: VerifiedTransaction
         do {
@@ -176,27 +225,50 @@ public struct PurchaseProver: Sendable {
             case .transactionNotFound, .rejected:
                 throw DomainError(.unprocessable, ErrorCode(rawValue: error.code.rawValue), error.reason, field: "transactionId")
             default:
-                throw DomainError(.unavailable, ErrorCode(rawValue: error.code.rawValue), "Apple could not be asked now; retry later (\(error.reason))", retryAfter: 5)
+                throw DomainError(
+                    .unavailable,
+                    ErrorCode(rawValue: error.code.rawValue),
+                    "Apple could not be asked now; retry later (\(error.reason))",
+                    retryAfter: 5
+                )
             }
         } catch let error as SignedDataError {
-            throw DomainError(.unprocessable, ErrorCode(rawValue: error.code.rawValue), "Apple's answer did not verify: \(error.reason)", field: "transactionId")
+            throw DomainError(
+                .unprocessable,
+                ErrorCode(rawValue: error.code.rawValue),
+                "Apple's answer did not verify: \(error.reason)",
+                field: "transactionId"
+            )
         }
         let transaction = verified.payload
         guard let productId = transaction.productId, let environment = transaction.environment else {
             throw DomainError(.unprocessable, .malformed, "Apple's transaction lacks productId or environment", field: "transactionId")
         }
         guard let token = transaction.appAccountToken, runtime.purchasePolicy.token(token, names: userId) else {
-            logger.warning("bare transaction id refused: not bought with this user's appAccountToken", metadata: ["transaction": .string(transactionId)])
-            throw DomainError(.unprocessable, .proofRequired,
-                              "a transaction id alone proves a purchase only when it was bought with this user's appAccountToken; send jwsRepresentation or receipt",
-                              field: "transactionId")
+            logger.warning(
+                "bare transaction id refused: not bought with this user's appAccountToken",
+                metadata: ["transaction": .string(transactionId)]
+            )
+            throw DomainError(
+                .unprocessable,
+                .proofRequired,
+                "a transaction id alone proves a purchase only when it was bought with this user's appAccountToken; send jwsRepresentation or receipt",
+                field: "transactionId"
+            )
         }
         return ProvenTransaction(
-            transactionId: transaction.transactionId ?? transactionId, originalTransactionId: transaction.originalTransactionId ?? transactionId,
-            productId: productId, environment: environment.rawValue, purchasedAt: transaction.purchaseDate?.date,
-            revoked: transaction.revocationDate != nil, appAccountToken: transaction.appAccountToken,
-            proofHash: SHA256.hash(data: verified.rawPayload).hexString, kind: .lookup,
-            priceMilliunits: transaction.price, currency: transaction.currency, quantity: transaction.quantity,
+            transactionId: transaction.transactionId ?? transactionId,
+            originalTransactionId: transaction.originalTransactionId ?? transactionId,
+            productId: productId,
+            environment: environment.rawValue,
+            purchasedAt: transaction.purchaseDate?.date,
+            revoked: transaction.revocationDate != nil,
+            appAccountToken: transaction.appAccountToken,
+            proofHash: SHA256.hash(data: verified.rawPayload).hexString,
+            kind: .lookup,
+            priceMilliunits: transaction.price,
+            currency: transaction.currency,
+            quantity: transaction.quantity,
             subscription: SubscriptionFactsReading.facts(transaction: transaction, renewal: nil, signedAt: Date(), source: "server_api")
         )
     }
@@ -205,6 +277,11 @@ public struct PurchaseProver: Sendable {
 extension DomainError {
     /// A refusal of Apple-signed data: malformed input is 400-like, everything else unprocessable.
     public init(_ error: SignedDataError, field: String, messagePrefix: String = "") {
-        self.init(error.code == .malformed ? .invalidInput : .unprocessable, ErrorCode(rawValue: error.code.rawValue), messagePrefix + error.reason, field: field)
+        self.init(
+            error.code == .malformed ? .invalidInput : .unprocessable,
+            ErrorCode(rawValue: error.code.rawValue),
+            messagePrefix + error.reason,
+            field: field
+        )
     }
 }

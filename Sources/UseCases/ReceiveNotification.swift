@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Crypto
 import Domain
 import Foundation
@@ -42,7 +42,10 @@ public struct ReceiveNotification: Sendable {
         do {
             verified = try await runtime.verifier.verifyNotification(signedPayload, expecting: runtime.expectations)
         } catch {
-            logger.warning("notification refused", metadata: ["payload.sha256": .string(String(payloadHash.prefix(16))), "code": .string(error.code.rawValue)])
+            logger.warning(
+                "notification refused",
+                metadata: ["payload.sha256": .string(String(payloadHash.prefix(16))), "code": .string(error.code.rawValue)]
+            )
             throw DomainError(error, field: "signedPayload")
         }
         let payload = verified.payload
@@ -52,9 +55,17 @@ public struct ReceiveNotification: Sendable {
         let transaction = verified.transaction?.payload
         let environment = payload.claims.environment?.rawValue ?? transaction?.environment?.rawValue ?? "Production"
         var received = IncomingNotification(
-            tenantId: runtime.id, uuid: uuid, type: NotificationType(rawValue: type), subtype: payload.subtype?.rawValue, environment: environment,
-            signedAt: verified.notification.signedDate.date, transactionId: transaction?.transactionId, payloadHash: payloadHash,
-            originalTransactionId: transaction?.originalTransactionId, productId: transaction?.productId, purchasedAt: transaction?.purchaseDate?.date,
+            tenantId: runtime.id,
+            uuid: uuid,
+            type: NotificationType(rawValue: type),
+            subtype: payload.subtype?.rawValue,
+            environment: environment,
+            signedAt: verified.notification.signedDate.date,
+            transactionId: transaction?.transactionId,
+            payloadHash: payloadHash,
+            originalTransactionId: transaction?.originalTransactionId,
+            productId: transaction?.productId,
+            purchasedAt: transaction?.purchaseDate?.date,
             proven: verified.transaction.flatMap { PurchaseProver.proven($0.payload, proofHash: payloadHash) }
         )
         if transaction?.revocationType == .refundProrated { received.revocationPercentage = transaction?.revocationPercentage }
@@ -80,9 +91,12 @@ public struct ReceiveNotification: Sendable {
                     return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
                 }
                 // A purchase Berth knows: its kind decides. Otherwise the rules for unknown transactions.
-                let plan = try purchase.flatMap { purchase in
-                    try purchase.kind.map { try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now) }
-                } ?? NotificationRules.plan(incoming, purchase: purchase, now: now)
+                let plan =
+                    try purchase.flatMap { purchase in
+                        try purchase.kind.map {
+                            try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now)
+                        }
+                    } ?? NotificationRules.plan(incoming, purchase: purchase, now: now)
                 try tx.save(plan, for: incoming, store: store, emitsEvents: emitsEvents, now: now)
                 return Result(outcome: plan.effect.outcome, duplicate: false, type: type)
             }
@@ -94,15 +108,24 @@ public struct ReceiveNotification: Sendable {
         }
         var result = answer
         if !result.duplicate, result.outcome == NotificationEffect.keepUnclaimed.outcome, let proven = incoming.proven, let verifyPurchase,
-           let applied = await attribute(proven, runtime: runtime, verifyPurchase: verifyPurchase) {
+            let applied = await attribute(proven, runtime: runtime, verifyPurchase: verifyPurchase)
+        {
             result.outcome = applied
         }
-        logger.info("notification", metadata: ["uuid": .string(uuid), "type": .string(type), "outcome": .string(result.outcome),
-                                               "duplicate": .stringConvertible(result.duplicate)])
+        logger.info(
+            "notification",
+            metadata: [
+                "uuid": .string(uuid), "type": .string(type), "outcome": .string(result.outcome),
+                "duplicate": .stringConvertible(result.duplicate),
+            ]
+        )
         // Apple's retries of a request (duplicates) owe nothing more: the answer is keyed by its uuid.
         // Asking again makes sure a request stored just before a crash is owed all the same.
         if incoming.type == .consumptionRequest {
-            let outcome = await ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: Self.intakeOwner).requested(incoming, runtime: runtime)
+            let outcome = await ConsumptionAnswers(store: store, clock: clock, logger: logger, owner: Self.intakeOwner).requested(
+                incoming,
+                runtime: runtime
+            )
             // A retry of a request the tenant does not answer is not counted twice.
             result.consumption = result.duplicate && outcome == .notConfigured ? nil : outcome?.rawValue
         }
@@ -120,7 +143,10 @@ public struct ReceiveNotification: Sendable {
             // Only a user the token is derived from (a row recorded under an older rule, where a user
             // id equal to the token sufficed, names nobody: T1).
             guard runtime.purchasePolicy.token(token, names: userId) else {
-                logger.warning("account token recorded for a user it does not name; left waiting", metadata: ["transaction": .string(proven.transactionId)])
+                logger.warning(
+                    "account token recorded for a user it does not name; left waiting",
+                    metadata: ["transaction": .string(proven.transactionId)]
+                )
                 return nil
             }
             let claimed = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
@@ -142,8 +168,14 @@ public struct ReceiveNotification: Sendable {
         let transaction = verified.transaction?.payload
         if let product = transaction?.productId, let known = tenant.product(id: product), known.kind != .subscription { return nil }
         guard transaction?.expiresDate != nil || verified.renewalInfo != nil else { return nil }
-        var facts = SubscriptionFactsReading.facts(transaction: transaction, renewal: verified.renewalInfo?.payload, signedAt: incoming.signedAt,
-                                                   source: "notification:\(incoming.type.rawValue)", notificationType: incoming.type, subtype: incoming.subtype)
+        var facts = SubscriptionFactsReading.facts(
+            transaction: transaction,
+            renewal: verified.renewalInfo?.payload,
+            signedAt: incoming.signedAt,
+            source: "notification:\(incoming.type.rawValue)",
+            notificationType: incoming.type,
+            subtype: incoming.subtype
+        )
         // The notification's own signed date orders it against everything else Berth applied.
         facts?.signedAt = incoming.signedAt
         return facts
@@ -151,11 +183,24 @@ public struct ReceiveNotification: Sendable {
 
     /// Plans a subscription notification: the record (created without an owner when nobody has
     /// claimed it yet, so that its user finds it up to date), and the purchase row of a refunded period.
-    static func subscriptionPlan(_ tx: any StoreSession, _ incoming: IncomingNotification, facts: SubscriptionFacts, purchase: Purchase?, tenant: Tenant,
-                                 now: Date) throws -> NotificationPlan {
+    static func subscriptionPlan(
+        _ tx: any StoreSession,
+        _ incoming: IncomingNotification,
+        facts: SubscriptionFacts,
+        purchase: Purchase?,
+        tenant: Tenant,
+        now: Date
+    ) throws -> NotificationPlan {
         let scene = try SubscriptionWrites.scene(tx, facts: facts, tenantId: tenant.id, userId: nil)
-        let changes = SubscriptionChanges.plan(facts, scene: scene, tenant: tenant, userId: nil, source: "notification:\(incoming.type.rawValue)", actor: .apple,
-                                               now: now)
+        let changes = SubscriptionChanges.plan(
+            facts,
+            scene: scene,
+            tenant: tenant,
+            userId: nil,
+            source: "notification:\(incoming.type.rawValue)",
+            actor: .apple,
+            now: now
+        )
         let outcome: String
         switch changes.outcome {
         case .applied(let subscription, let stale):
@@ -169,9 +214,21 @@ public struct ReceiveNotification: Sendable {
         if let purchase {
             plan.purchase = try SubscriptionKind().notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now).purchase
         }
-        plan.audit = changes.audit + [AuditRecord(tenantId: incoming.tenantId, actor: .apple, action: .notification(incoming.type), bookingId: nil,
-                                                  purchaseId: purchase?.id, detail: ["uuid": incoming.uuid, "outcome": outcome,
-                                                                                     "originalTransactionId": facts.originalTransactionId], at: now)]
+        plan.audit =
+            changes.audit + [
+                AuditRecord(
+                    tenantId: incoming.tenantId,
+                    actor: .apple,
+                    action: .notification(incoming.type),
+                    bookingId: nil,
+                    purchaseId: purchase?.id,
+                    detail: [
+                        "uuid": incoming.uuid, "outcome": outcome,
+                        "originalTransactionId": facts.originalTransactionId,
+                    ],
+                    at: now
+                )
+            ]
         return plan
     }
 }

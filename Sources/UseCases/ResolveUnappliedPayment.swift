@@ -17,8 +17,15 @@ public struct ResolveUnappliedPayment: Sendable {
 
     /// Claims the kept transaction for `userId` (default: the user it was claimed for) and `bookingId`
     /// (default: none, the product decides). A refusal is thrown as it is and the payment stays open.
-    public func apply(_ id: Int64, runtime: TenantRuntime, actor: Actor, userId: String?, bookingId: Int64?) async throws
-        -> (payment: UnappliedPayment, result: VerifyPurchase.Result) {
+    public func apply(
+        _ id: Int64,
+        runtime: TenantRuntime,
+        actor: Actor,
+        userId: String?,
+        bookingId: Int64?
+    ) async throws
+        -> (payment: UnappliedPayment, result: VerifyPurchase.Result)
+    {
         let payment = try await open(id, runtime: runtime)
         let now = clock.now()
         let emitsEvents = runtime.webhook != nil
@@ -26,8 +33,13 @@ public struct ResolveUnappliedPayment: Sendable {
         // The decision is taken in the claim's own unit of work, under the payment's row lock: an
         // operator marking it for a refund meanwhile either comes first (the claim is undone: 409)
         // or finds it applied (T12), never both.
-        let result = try await verifyPurchase.claim(proven: payment.proven, runtime: runtime, userId: userId ?? payment.userId,
-                                                    named: bookingId.map { .booking(id: $0) }, keepsRefusals: false) { tx, outcome in
+        let result = try await verifyPurchase.claim(
+            proven: payment.proven,
+            runtime: runtime,
+            userId: userId ?? payment.userId,
+            named: bookingId.map { .booking(id: $0) },
+            keepsRefusals: false
+        ) { tx, outcome in
             let status: UnappliedPayment.Status
             switch outcome {
             case .applied, .repeated: status = .applied
@@ -39,18 +51,27 @@ public struct ResolveUnappliedPayment: Sendable {
             guard current.status == .open else {
                 throw DomainError(.conflict, .unappliedPaymentResolved, "unapplied payment \(id) is already \(current.status.rawValue)", field: "id")
             }
-            let purchaseId: Int64? = switch outcome {
-            case .applied(let purchase), .repeated(let purchase), .needsRefund(let purchase, _, _): purchase.id
-            case .replay, .refused: nil
-            }
+            let purchaseId: Int64? =
+                switch outcome {
+                case .applied(let purchase), .repeated(let purchase), .needsRefund(let purchase, _, _): purchase.id
+                case .replay, .refused: nil
+                }
             current.status = status
             current.resolvedAt = now
             current.resolvedBy = actor.rawValue
             current.purchaseId = purchaseId
             try tx.purchases.update(current)
-            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: status == .applied ? .paymentApplied : .paymentRefundRequested,
-                                            bookingId: bookingId, purchaseId: purchaseId,
-                                            detail: ["unappliedPaymentId": String(id), "transactionId": current.proven.transactionId], at: now))
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: tenantId,
+                    actor: actor,
+                    action: status == .applied ? .paymentApplied : .paymentRefundRequested,
+                    bookingId: bookingId,
+                    purchaseId: purchaseId,
+                    detail: ["unappliedPaymentId": String(id), "transactionId": current.proven.transactionId],
+                    at: now
+                )
+            )
             if emitsEvents {
                 try tx.outbox.enqueue([current.event(status == .applied ? .paymentApplied : .paymentRefundRequested)], tenantId: tenantId, now: now)
             }
@@ -74,8 +95,17 @@ public struct ResolveUnappliedPayment: Sendable {
             payment.resolvedBy = actor.rawValue
             payment.note = note
             try tx.purchases.update(payment)
-            try tx.audit.append(AuditRecord(tenantId: runtime.id, actor: actor, action: .paymentRefundRequested, bookingId: payment.bookingId, purchaseId: nil,
-                                            detail: ["unappliedPaymentId": String(id), "transactionId": payment.proven.transactionId, "note": note], at: now))
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: runtime.id,
+                    actor: actor,
+                    action: .paymentRefundRequested,
+                    bookingId: payment.bookingId,
+                    purchaseId: nil,
+                    detail: ["unappliedPaymentId": String(id), "transactionId": payment.proven.transactionId, "note": note],
+                    at: now
+                )
+            )
             if emitsEvents { try tx.outbox.enqueue([payment.event(.paymentRefundRequested)], tenantId: runtime.id, now: now) }
             return payment
         }
@@ -96,7 +126,12 @@ public struct ResolveUnappliedPayment: Sendable {
 
     static func checkOpen(_ payment: UnappliedPayment) throws {
         guard payment.currentStatus == .open else {
-            throw DomainError(.conflict, .unappliedPaymentResolved, "unapplied payment \(payment.id) is already \(payment.currentStatus.rawValue)", field: "id")
+            throw DomainError(
+                .conflict,
+                .unappliedPaymentResolved,
+                "unapplied payment \(payment.id) is already \(payment.currentStatus.rawValue)",
+                field: "id"
+            )
         }
     }
 }

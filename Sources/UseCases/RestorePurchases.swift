@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Crypto
 import Domain
 import Foundation
@@ -48,7 +48,9 @@ public struct RestorePurchases: Sendable {
         case .jws(let jws):
             do {
                 let verified = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations)
-                guard let id = verified.payload.transactionId else { throw DomainError.invalid("the signed transaction has no transactionId", field: "jwsRepresentation") }
+                guard let id = verified.payload.transactionId else {
+                    throw DomainError.invalid("the signed transaction has no transactionId", field: "jwsRepresentation")
+                }
                 known = id
                 // A JWS shows the transaction exists, not whose it is (one leaked in a support ticket
                 // would pull a whole history, T7): it must carry a token naming the caller, or be a
@@ -56,16 +58,24 @@ public struct RestorePurchases: Sendable {
                 var mine = verified.payload.appAccountToken.map { runtime.purchasePolicy.token($0, names: userId) } ?? false
                 if !mine { mine = try await owns(id, runtime: runtime, userId: userId) }
                 guard mine else {
-                    throw DomainError(.forbidden, .proofRequired,
-                                      "this signed transaction does not show it is the user's: it carries no appAccountToken of theirs and is not one of their purchases",
-                                      field: "jwsRepresentation")
+                    throw DomainError(
+                        .forbidden,
+                        .proofRequired,
+                        "this signed transaction does not show it is the user's: it carries no appAccountToken of theirs and is not one of their purchases",
+                        field: "jwsRepresentation"
+                    )
                 }
             } catch let error as SignedDataError {
                 throw DomainError(error, field: "jwsRepresentation")
             }
         case .owned(let transactionId):
             guard try await owns(transactionId, runtime: runtime, userId: userId) else {
-                throw DomainError(.forbidden, .proofRequired, "transactionId must be one of this user's purchases; otherwise send jwsRepresentation", field: "transactionId")
+                throw DomainError(
+                    .forbidden,
+                    .proofRequired,
+                    "transactionId must be one of this user's purchases; otherwise send jwsRepresentation",
+                    field: "transactionId"
+                )
             }
             known = transactionId
         }
@@ -73,15 +83,20 @@ public struct RestorePurchases: Sendable {
         do {
             history = try await api.transactionHistory(known)
         } catch let error as AppStoreAPIError {
-            throw DomainError(.unavailable, .transactionLookupUnavailable, "Apple's transaction history could not be read (\(error.code.rawValue)); try again shortly",
-                              retryAfter: 30)
+            throw DomainError(
+                .unavailable,
+                .transactionLookupUnavailable,
+                "Apple's transaction history could not be read (\(error.code.rawValue)); try again shortly",
+                retryAfter: 30
+            )
         }
         var items: [Item] = []
         for verified in history {
             let hash = SHA256.hash(data: verified.rawPayload).hexString
             guard let proven = PurchaseProver.proven(verified.payload, proofHash: hash) else { continue }
             let present = try await store.read { tx in
-                try tx.purchases.purchase(store: .appStore, environment: proven.environment, transactionId: proven.transactionId, forUpdate: false) != nil
+                try tx.purchases.purchase(store: .appStore, environment: proven.environment, transactionId: proven.transactionId, forUpdate: false)
+                    != nil
             }
             if present {
                 items.append(Item(transactionId: proven.transactionId, productId: proven.productId, outcome: "known"))
@@ -89,19 +104,23 @@ public struct RestorePurchases: Sendable {
             }
             do {
                 let result = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
-                let outcome: String = switch result.outcome {
-                case .applied: "restored"
-                case .repeated: "known"
-                case .replay: "transaction_already_used"
-                case .needsRefund(_, let code, _): code.rawValue
-                case .refused(let code, _): code.rawValue
-                }
+                let outcome: String =
+                    switch result.outcome {
+                    case .applied: "restored"
+                    case .repeated: "known"
+                    case .replay: "transaction_already_used"
+                    case .needsRefund(_, let code, _): code.rawValue
+                    case .refused(let code, _): code.rawValue
+                    }
                 items.append(Item(transactionId: proven.transactionId, productId: proven.productId, outcome: outcome))
             } catch let error as DomainError where error.kind != .unavailable {
                 items.append(Item(transactionId: proven.transactionId, productId: proven.productId, outcome: error.code.rawValue))
             }
         }
-        logger.info("purchases restored", metadata: ["restored": .stringConvertible(items.count { $0.outcome == "restored" }), "history": .stringConvertible(items.count)])
+        logger.info(
+            "purchases restored",
+            metadata: ["restored": .stringConvertible(items.count { $0.outcome == "restored" }), "history": .stringConvertible(items.count)]
+        )
         return items
     }
 

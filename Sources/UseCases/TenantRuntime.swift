@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import JWTKit
@@ -46,25 +46,33 @@ public struct TenantRuntime: Sendable {
     ///   - environment: the process environment (secrets come from it).
     ///   - clock: the present for payloads that do not say when they were signed, and the key set's age
     ///     (the monotonic clock unless a test injects its own).
-    public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], clock: any BerthClock = SystemClock(), logger: Logger) async throws {
+    public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], clock: any BerthClock = SystemClock(), logger: Logger) async throws
+    {
         self.tenant = tenant
-        purchasePolicy = PurchasePolicy(accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true, userIdIsToken: tenant.userIdsAreUUIDs,
-                                        acceptsProduction: tenant.apple.allowsProduction,
-                                        sandboxTesters: Set(tenant.apple.sandboxTesters ?? []), derivedAccountTokens: AccountTokens.derived,
-                                        checkedAccountTokens: AccountTokens.checkedOnly)
+        purchasePolicy = PurchasePolicy(
+            accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true,
+            userIdIsToken: tenant.userIdsAreUUIDs,
+            acceptsProduction: tenant.apple.allowsProduction,
+            sandboxTesters: Set(tenant.apple.sandboxTesters ?? []),
+            derivedAccountTokens: AccountTokens.derived,
+            checkedAccountTokens: AccountTokens.checkedOnly
+        )
         var extraRoots: [Certificate] = []
         for file in tenant.apple.trustedRootFiles ?? [] {
             let url = URL(fileURLWithPath: file, relativeTo: baseDirectory)
             do {
                 extraRoots += try TrustedRoots.load(contentsOf: url)
             } catch {
-                logger.warning("tenant \(tenant.id): trusted root \(url.path) not loaded (\(error)); its test purchases will be refused as untrusted_root")
+                logger.warning(
+                    "tenant \(tenant.id): trusted root \(url.path) not loaded (\(error)); its test purchases will be refused as untrusted_root"
+                )
             }
         }
         verifier = SignedDataVerifier(roots: try TrustedRoots.apple().adding(extraRoots), now: { clock.now() })
         receiptVerifier = ReceiptVerifier(roots: TrustedRoots([try TrustedRoots.appleIncRoot]).adding(extraRoots))
         expectations = try AppExpectations(
-            bundleId: tenant.apple.bundleId, appAppleId: tenant.apple.appAppleId,
+            bundleId: tenant.apple.bundleId,
+            appAppleId: tenant.apple.appAppleId,
             environments: Set(tenant.apple.environments.map(AppStoreEnvironment.init(rawValue:))),
             allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
         )
@@ -80,7 +88,11 @@ public struct TenantRuntime: Sendable {
                 var endpoints = VerifyReceiptClient.Endpoints()
                 if let production = settings.productionURL { endpoints.production = production }
                 if let sandbox = settings.sandboxURL { endpoints.sandbox = sandbox }
-                verifyReceiptClient = VerifyReceiptClient(endpoints: endpoints, sharedSecret: secret, retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(3)))
+                verifyReceiptClient = VerifyReceiptClient(
+                    endpoints: endpoints,
+                    sharedSecret: secret,
+                    retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(3))
+                )
             } else {
                 logger.warning("tenant \(tenant.id): \(settings.sharedSecretEnv) is unset; receipts are verified offline only")
                 verifyReceiptClient = nil
@@ -104,13 +116,22 @@ public struct TenantRuntime: Sendable {
     }
 
     private static func serverAPI(
-        for tenant: Tenant, baseDirectory: URL, verifier: SignedDataVerifier, expectations: AppExpectations, logger: Logger
+        for tenant: Tenant,
+        baseDirectory: URL,
+        verifier: SignedDataVerifier,
+        expectations: AppExpectations,
+        logger: Logger
     ) -> AppStoreServerAPIClient? {
         guard let configuration = tenant.apple.serverAPI else { return nil }
         let url = URL(fileURLWithPath: configuration.privateKeyFile, relativeTo: baseDirectory)
         do {
             let pem = try String(contentsOf: url, encoding: .utf8)
-            let credentials = try AppStoreAPICredentials(issuerId: configuration.issuerId, keyId: configuration.keyId, bundleId: tenant.apple.bundleId, privateKeyPEM: pem)
+            let credentials = try AppStoreAPICredentials(
+                issuerId: configuration.issuerId,
+                keyId: configuration.keyId,
+                bundleId: tenant.apple.bundleId,
+                privateKeyPEM: pem
+            )
             var endpoints = AppStoreServerAPIClient.Endpoints()
             if let production = configuration.productionURL { endpoints.production = production }
             if let sandbox = configuration.sandboxURL { endpoints.sandbox = sandbox }
@@ -129,14 +150,21 @@ public struct TenantRuntime: Sendable {
         return { origin + .milliseconds(Int64((clock.now().timeIntervalSince(originDate) * 1000).rounded())) }
     }
 
-    private static func userKeys(for tenant: Tenant, baseDirectory: URL, environment: [String: String], logger: Logger) async throws -> JWTKeyCollection? {
+    private static func userKeys(
+        for tenant: Tenant,
+        baseDirectory: URL,
+        environment: [String: String],
+        logger: Logger
+    ) async throws -> JWTKeyCollection? {
         let keys = JWTKeyCollection()
         let auth = tenant.auth
         switch auth.algorithm {
         case "HS256":
             // At least the hash's 32 bytes (RFC 7518 §3.2); jwt-kit asserts it, and will require it.
             guard let name = auth.secretEnv, let secret = environment[name], secret.utf8.count >= 32 else {
-                logger.warning("tenant \(tenant.id): \(auth.secretEnv ?? "secret variable") is unset or shorter than 32 bytes; user tokens are refused, API keys still work")
+                logger.warning(
+                    "tenant \(tenant.id): \(auth.secretEnv ?? "secret variable") is unset or shorter than 32 bytes; user tokens are refused, API keys still work"
+                )
                 return nil
             }
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
@@ -177,20 +205,29 @@ public struct TenantRegistry: Sendable {
     /// What a tenant leaves off for want of a setting (a secret not in the environment, a test CA not
     /// made yet) is said in one line at start, each at debug level: the shipped catalog's sample apps
     /// start quietly, and an operator still sees that something is off.
-    public static func load(_ catalog: Catalog, baseDirectory: URL, environment: [String: String], clock: any BerthClock = SystemClock(),
-                            logger: Logger) async throws -> TenantRegistry {
+    public static func load(
+        _ catalog: Catalog,
+        baseDirectory: URL,
+        environment: [String: String],
+        clock: any BerthClock = SystemClock(),
+        logger: Logger
+    ) async throws -> TenantRegistry {
         let notes = StartupNotes()
         let gathering = Logger(label: logger.label, factory: { _ in GatheringLogHandler(inner: logger.handler, notes: notes) })
         var runtimes: [TenantRuntime] = []
         defer { notes.stop() }
         for tenant in catalog.tenants {
-            runtimes.append(try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, clock: clock, logger: gathering))
+            runtimes.append(
+                try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, clock: clock, logger: gathering)
+            )
         }
         notes.stop()
         let gathered = notes.gathered
         if !gathered.isEmpty {
             let byTenant = Dictionary(grouping: gathered, by: \.tenant).map { "\($0.key) (\($0.value.count))" }.sorted().joined(separator: ", ")
-            logger.warning("\(gathered.count) part(s) of the catalog's apps are off for want of a setting: \(byTenant); BERTH_LOG_LEVEL=debug names each")
+            logger.warning(
+                "\(gathered.count) part(s) of the catalog's apps are off for want of a setting: \(byTenant); BERTH_LOG_LEVEL=debug names each"
+            )
         }
         return TenantRegistry(runtimes)
     }

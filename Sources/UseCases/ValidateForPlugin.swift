@@ -58,8 +58,12 @@ public struct ValidateForPlugin: Sendable {
     /// What a StoreKit 2 validation catches up from the customer's history (the App Store Server API).
     let catchUp: @Sendable (VerifyPurchase.Result, TenantRuntime, String, Bool) async -> Void
 
-    public init(verifyPurchase: VerifyPurchase, claimReceipt: ClaimReceipt, userEntitlements: UserEntitlements,
-                catchUp: @escaping @Sendable (VerifyPurchase.Result, TenantRuntime, String, Bool) async -> Void) {
+    public init(
+        verifyPurchase: VerifyPurchase,
+        claimReceipt: ClaimReceipt,
+        userEntitlements: UserEntitlements,
+        catchUp: @escaping @Sendable (VerifyPurchase.Result, TenantRuntime, String, Bool) async -> Void
+    ) {
         self.verifyPurchase = verifyPurchase
         self.claimReceipt = claimReceipt
         self.userEntitlements = userEntitlements
@@ -78,20 +82,40 @@ public struct ValidateForPlugin: Sendable {
         var applicationReceipt: ProvenReceipt?
         switch command.proof {
         case .storeKit2(let jws, let productId):
-            let result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: productId, transactionId: nil, proof: .jws(jws), target: target,
-                                                        callerProvesUser: provesUser))
+            let result = try await verifyPurchase(
+                .init(
+                    runtime: runtime,
+                    userId: userId,
+                    productId: productId,
+                    transactionId: nil,
+                    proof: .jws(jws),
+                    target: target,
+                    callerProvesUser: provesUser
+                )
+            )
             // The plugin posts only the last of several unfinished transactions, then finishes them
             // all: the others are read from the customer's history.
             await catchUp(result, runtime, userId, provesUser)
             named = result
         case .appReceipt(let receipt, let transactionId):
-            let claimed = try await claimReceipt(.init(runtime: runtime, userId: userId, receipt: receipt, transactionId: transactionId, bookingId: command.bookingId))
+            let claimed = try await claimReceipt(
+                .init(runtime: runtime, userId: userId, receipt: receipt, transactionId: transactionId, bookingId: command.bookingId)
+            )
             named = claimed.named
             applied += claimed.applied
             if transactionId == nil { applicationReceipt = claimed.receipt }
         case .googlePlay(let token, let productId, let packageName):
-            named = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: productId, transactionId: nil,
-                                                   proof: .playToken(token, packageName: packageName), target: target, callerProvesUser: provesUser))
+            named = try await verifyPurchase(
+                .init(
+                    runtime: runtime,
+                    userId: userId,
+                    productId: productId,
+                    transactionId: nil,
+                    proof: .playToken(token, packageName: packageName),
+                    target: target,
+                    callerProvesUser: provesUser
+                )
+            )
         }
         let owned = try await owned(by: userId, runtime: runtime, purchases: [named].compactMap { $0 } + applied)
         return Result(named: named, applied: applied, applicationReceipt: applicationReceipt, owned: owned)

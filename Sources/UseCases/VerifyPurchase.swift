@@ -22,8 +22,15 @@ public struct VerifyPurchase: Sendable {
         /// are claimed only when the proof itself carries a token naming the user.
         public var callerProvesUser: Bool
 
-        public init(runtime: TenantRuntime, userId: String, productId: String?, transactionId: String?, proof: PurchaseProof, target: PurchaseTarget?,
-                    callerProvesUser: Bool) {
+        public init(
+            runtime: TenantRuntime,
+            userId: String,
+            productId: String?,
+            transactionId: String?,
+            proof: PurchaseProof,
+            target: PurchaseTarget?,
+            callerProvesUser: Bool
+        ) {
             self.callerProvesUser = callerProvesUser
             self.runtime = runtime
             self.userId = userId
@@ -53,8 +60,14 @@ public struct VerifyPurchase: Sendable {
     /// Users whose account tokens are already recorded (only a user's first applied claim writes them).
     let recordedTokens: RecordedTokenUsers
 
-    public init(store: any Store, prover: PurchaseProver, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger,
-                recordedTokens: RecordedTokenUsers = RecordedTokenUsers()) {
+    public init(
+        store: any Store,
+        prover: PurchaseProver,
+        kinds: PurchaseKinds,
+        clock: any BerthClock,
+        logger: Logger,
+        recordedTokens: RecordedTokenUsers = RecordedTokenUsers()
+    ) {
         self.store = store
         self.prover = prover
         self.kinds = kinds
@@ -67,8 +80,15 @@ public struct VerifyPurchase: Sendable {
     /// A proven transaction that cannot be applied is kept as an unapplied payment (paid is never silent).
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
-        var request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: command.userId,
-                                      productId: command.productId ?? "", transactionId: command.transactionId, named: command.target)
+        var request = PurchaseRequest(
+            tenant: runtime.tenant,
+            policy: runtime.purchasePolicy,
+            emitsEvents: runtime.webhook != nil,
+            userId: command.userId,
+            productId: command.productId ?? "",
+            transactionId: command.transactionId,
+            named: command.target
+        )
         var proven: ProvenTransaction?
         // Before anything about the product: the app does not sell through the proof's store at all.
         let source = prover.sources.source(for: command.proof)
@@ -99,7 +119,10 @@ public struct VerifyPurchase: Sendable {
                 do {
                     _ = try await claim(proven: waiting, runtime: runtime, userId: command.userId, named: nil)
                 } catch {
-                    logger.warning("waiting transaction not applied", metadata: ["transaction": .string(waiting.transactionId), "error": .string("\(error)")])
+                    logger.warning(
+                        "waiting transaction not applied",
+                        metadata: ["transaction": .string(waiting.transactionId), "error": .string("\(error)")]
+                    )
                 }
             }
             return result
@@ -127,10 +150,23 @@ public struct VerifyPurchase: Sendable {
     ///
     /// `alongside` runs in the claim's unit of work, after it: what it writes commits with the claim,
     /// and what it throws undoes the claim (an operator's decision on the payment the claim resolves).
-    public func claim(proven transaction: ProvenTransaction, runtime: TenantRuntime, userId: String, named: PurchaseTarget?,
-                      keepsRefusals: Bool = true, alongside: (@Sendable (any StoreSession, PurchaseOutcome) throws -> Void)? = nil) async throws -> Result {
-        let request = PurchaseRequest(tenant: runtime.tenant, policy: runtime.purchasePolicy, emitsEvents: runtime.webhook != nil, userId: userId,
-                                      productId: transaction.productId, transactionId: transaction.transactionId, named: named)
+    public func claim(
+        proven transaction: ProvenTransaction,
+        runtime: TenantRuntime,
+        userId: String,
+        named: PurchaseTarget?,
+        keepsRefusals: Bool = true,
+        alongside: (@Sendable (any StoreSession, PurchaseOutcome) throws -> Void)? = nil
+    ) async throws -> Result {
+        let request = PurchaseRequest(
+            tenant: runtime.tenant,
+            policy: runtime.purchasePolicy,
+            emitsEvents: runtime.webhook != nil,
+            userId: userId,
+            productId: transaction.productId,
+            transactionId: transaction.transactionId,
+            named: named
+        )
         do {
             let kind = try kinds.module(kinds.kind(of: request))
             let target = try await kind.target(for: request, store: store)
@@ -144,44 +180,93 @@ public struct VerifyPurchase: Sendable {
     /// counts an attempt), with an audit entry and a `payment.unapplied` event the first time.
     /// Returns the refusal, now carrying the kept payment. A transaction already applied (a retry
     /// naming something else) is not kept again: the refusal stands as it is.
-    func keepUnapplied(_ transaction: ProvenTransaction, refusal: DomainError, runtime: TenantRuntime, userId: String,
-                       named: PurchaseTarget?) async throws -> DomainError {
+    func keepUnapplied(
+        _ transaction: ProvenTransaction,
+        refusal: DomainError,
+        runtime: TenantRuntime,
+        userId: String,
+        named: PurchaseTarget?
+    ) async throws -> DomainError {
         let now = clock.now()
-        let candidate = UnappliedPayment(id: RecordID.next(), tenantId: runtime.id, store: transaction.storeName, userId: userId, bookingId: named?.bookingId,
-                                         reasonCode: refusal.code, reason: refusal.message, proven: transaction, firstSeenAt: now, lastSeenAt: now)
+        let candidate = UnappliedPayment(
+            id: RecordID.next(),
+            tenantId: runtime.id,
+            store: transaction.storeName,
+            userId: userId,
+            bookingId: named?.bookingId,
+            reasonCode: refusal.code,
+            reason: refusal.message,
+            proven: transaction,
+            firstSeenAt: now,
+            lastSeenAt: now
+        )
         let emitsEvents = runtime.webhook != nil
         let kept: UnappliedPayment? = try await store.write { tx in
-            if try tx.purchases.purchase(store: candidate.store, environment: transaction.environment, transactionId: transaction.transactionId,
-                                         forUpdate: false) != nil {
+            if try tx.purchases.purchase(
+                store: candidate.store,
+                environment: transaction.environment,
+                transactionId: transaction.transactionId,
+                forUpdate: false
+            ) != nil {
                 return nil
             }
             let payment = try tx.purchases.keepUnapplied(candidate)
             if payment.attempts == 1, payment.status == .open {
-                try tx.audit.append(AuditRecord(tenantId: runtime.id, actor: .user(userId), action: .paymentUnapplied, bookingId: named?.bookingId, purchaseId: nil,
-                                                detail: ["transactionId": transaction.transactionId, "productId": transaction.productId,
-                                                         "code": refusal.code.rawValue, "unappliedPaymentId": String(payment.id)], at: now))
+                try tx.audit.append(
+                    AuditRecord(
+                        tenantId: runtime.id,
+                        actor: .user(userId),
+                        action: .paymentUnapplied,
+                        bookingId: named?.bookingId,
+                        purchaseId: nil,
+                        detail: [
+                            "transactionId": transaction.transactionId, "productId": transaction.productId,
+                            "code": refusal.code.rawValue, "unappliedPaymentId": String(payment.id),
+                        ],
+                        at: now
+                    )
+                )
                 if emitsEvents { try tx.outbox.enqueue([payment.event(.paymentUnapplied)], tenantId: runtime.id, now: now) }
             }
             return payment
         }
         guard let kept else { return refusal }
-        logger.warning("paid transaction kept unapplied", metadata: ["transaction": .string(transaction.transactionId), "code": .string(refusal.code.rawValue),
-                                                                     "unapplied_payment": .string(String(kept.id)), "attempts": .string(String(kept.attempts))])
+        logger.warning(
+            "paid transaction kept unapplied",
+            metadata: [
+                "transaction": .string(transaction.transactionId), "code": .string(refusal.code.rawValue),
+                "unapplied_payment": .string(String(kept.id)), "attempts": .string(String(kept.attempts)),
+            ]
+        )
         var error = refusal
         error.unappliedPayment = kept
         return error
     }
 
-    private func claim(_ transaction: ProvenTransaction, request: PurchaseRequest, kind: some PurchaseKind, target: PurchaseTarget,
-                       runtime: TenantRuntime, looksForWaiting: Bool = false,
-                       alongside: (@Sendable (any StoreSession, PurchaseOutcome) throws -> Void)? = nil) async throws -> Result {
+    private func claim(
+        _ transaction: ProvenTransaction,
+        request: PurchaseRequest,
+        kind: some PurchaseKind,
+        target: PurchaseTarget,
+        runtime: TenantRuntime,
+        looksForWaiting: Bool = false,
+        alongside: (@Sendable (any StoreSession, PurchaseOutcome) throws -> Void)? = nil
+    ) async throws -> Result {
         let now = clock.now()
         let claim = PurchaseClaim(transaction, tenantId: runtime.id, userId: request.userId, target: target, now: now)
         let remember = !recordedTokens.contains(tenantId: runtime.id, userId: request.userId)
         let tokens = remember || looksForWaiting ? Self.tokens(naming: request.userId, policy: request.policy) : []
         let source = prover.sources.source(of: transaction)
         var result = try await store.write { [request] tx in
-            var result = try Self.claim(claim, proven: transaction, request: request, kind: kind, tx: tx, now: now, remembering: remember ? tokens : [])
+            var result = try Self.claim(
+                claim,
+                proven: transaction,
+                request: request,
+                kind: kind,
+                tx: tx,
+                now: now,
+                remembering: remember ? tokens : []
+            )
             // What Berth owes the store for the claim (Google Play's acknowledgement), in the same unit of work.
             try source.owe(after: result.outcome, proven: transaction, tenant: request.tenant, tx: tx, now: now)
             // In the same unit of work: one index lookup, no extra round trip to the database.
@@ -199,13 +284,31 @@ public struct VerifyPurchase: Sendable {
     /// One claim in its unit of work: the kind loads and checks under its locks, the policy settles
     /// repeats, replays and revoked transactions, the kind plans the rest, the store saves the plan.
     /// An applied claim also records `remembering`, the account tokens that name its user.
-    public static func claim<Kind: PurchaseKind>(_ claim: PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, kind: Kind, tx: any StoreSession,
-                                          now: Date, remembering tokens: [String] = []) throws -> Result {
+    public static func claim<Kind: PurchaseKind>(
+        _ claim: PurchaseClaim,
+        proven: ProvenTransaction,
+        request: PurchaseRequest,
+        kind: Kind,
+        tx: any StoreSession,
+        now: Date,
+        remembering tokens: [String] = []
+    ) throws -> Result {
         var claim = claim
         let loaded = try kind.load(&claim, proven: proven, request: request, tx: tx, now: now)
-        let existing = try tx.purchases.purchase(store: claim.store, environment: claim.environment, transactionId: claim.transactionId, forUpdate: true)
-        let revoked = try existing == nil
-            && tx.purchases.isRevoked(tenantId: claim.tenantId, store: claim.store, environment: claim.environment, transactionId: claim.transactionId)
+        let existing = try tx.purchases.purchase(
+            store: claim.store,
+            environment: claim.environment,
+            transactionId: claim.transactionId,
+            forUpdate: true
+        )
+        let revoked =
+            try existing == nil
+            && tx.purchases.isRevoked(
+                tenantId: claim.tenantId,
+                store: claim.store,
+                environment: claim.environment,
+                transactionId: claim.transactionId
+            )
         let plan: PurchasePlan, state: PurchasedState
         if let settled = kind.settle(claim, existing: existing, revokedByApple: revoked, loaded: loaded, now: now) {
             (plan, state) = (settled, try kind.state(settled: settled, claim: claim, loaded: loaded, tx: tx, now: now))
@@ -242,7 +345,10 @@ public struct VerifyPurchase: Sendable {
                     results.append(try await claim(proven: transaction, runtime: runtime, userId: userId, named: nil))
                     logger.info("waiting transaction applied to its user", metadata: ["transaction": .string(transaction.transactionId)])
                 } catch {
-                    logger.warning("waiting transaction not applied", metadata: ["transaction": .string(transaction.transactionId), "error": .string("\(error)")])
+                    logger.warning(
+                        "waiting transaction not applied",
+                        metadata: ["transaction": .string(transaction.transactionId), "error": .string("\(error)")]
+                    )
                 }
             }
             return results
@@ -257,8 +363,11 @@ public struct VerifyPurchase: Sendable {
     /// waits. On the common path, where nothing waits, that is the whole answer in one trip; when some
     /// wait, they are claimed first (``claimWaiting(runtime:userId:)``) and `body` is read again
     /// (without tokens), so the answer includes them.
-    public func readClaimingWaiting<T: Sendable>(runtime: TenantRuntime, userId: String,
-                                                          _ body: @escaping @Sendable (any StoreSession, _ waitingTokens: [String]) throws -> (waiting: Bool, value: T)) async throws -> T {
+    public func readClaimingWaiting<T: Sendable>(
+        runtime: TenantRuntime,
+        userId: String,
+        _ body: @escaping @Sendable (any StoreSession, _ waitingTokens: [String]) throws -> (waiting: Bool, value: T)
+    ) async throws -> T {
         let tokens = Self.tokens(naming: userId, policy: runtime.purchasePolicy)
         guard !tokens.isEmpty else { return try await store.readStatement { session in try body(session, []).value } }
         let first = try await store.readStatement { session in try body(session, tokens) }
@@ -295,18 +404,28 @@ public struct VerifyPurchase: Sendable {
     /// (``ReceivePlayNotification``) through the same claim, whether or not the app calls again.
     private func rememberPending(_ command: Command, refusal: any Error) async throws {
         guard let error = refusal as? DomainError, error.code == .purchasePending, case .playToken(let token, let packageName) = command.proof,
-              let play = command.runtime.play, let package = play.package(packageName), let productId = command.productId,
-              let product = command.runtime.tenant.product(namedOnPlay: productId),
-              product.kind != .subscription else { return }
+            let play = command.runtime.play, let package = play.package(packageName), let productId = command.productId,
+            let product = command.runtime.tenant.product(namedOnPlay: productId),
+            product.kind != .subscription
+        else { return }
         let bookingId: Int64? = if case .booking(let id)? = command.target { id } else { nil }
-        let claim = PlayPendingClaim(tenantId: command.runtime.id, purchaseToken: token, userId: command.userId, productId: product.id, bookingId: bookingId,
-                                     packageName: package, createdAt: clock.now())
+        let claim = PlayPendingClaim(
+            tenantId: command.runtime.id,
+            purchaseToken: token,
+            userId: command.userId,
+            productId: product.id,
+            bookingId: bookingId,
+            packageName: package,
+            createdAt: clock.now()
+        )
         try await store.write { tx in try tx.play.rememberPending(claim) }
     }
 
     private func log(_ outcome: PurchaseOutcome, proofHash: String, transactionId: String, target: PurchaseTarget) {
-        var metadata: Logger.Metadata = ["proof.sha256": .string(String(proofHash.prefix(16))), "target": .string(target.description),
-                                         "transaction": .string(transactionId)]
+        var metadata: Logger.Metadata = [
+            "proof.sha256": .string(String(proofHash.prefix(16))), "target": .string(target.description),
+            "transaction": .string(transactionId),
+        ]
         switch outcome {
         case .applied: logger.info("purchase applied", metadata: metadata)
         case .repeated: break

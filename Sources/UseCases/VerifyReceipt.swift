@@ -26,31 +26,63 @@ public struct VerifyReceipt: Sendable {
 
     public func callAsFunction(receiptData: String, bundleId: String?, userId: String?, runtime: TenantRuntime) async throws -> Answer {
         if let bundleId, bundleId != runtime.tenant.apple.bundleId {
-            throw DomainError(.unprocessable, .wrongBundle, "this server verifies receipts of \(runtime.tenant.apple.bundleId), not \(bundleId)", field: "bundleId")
+            throw DomainError(
+                .unprocessable,
+                .wrongBundle,
+                "this server verifies receipts of \(runtime.tenant.apple.bundleId), not \(bundleId)",
+                field: "bundleId"
+            )
         }
         let now = clock.now()
         let result: ApplyReceipt.Result
         do {
-            result = try await ApplyReceipt(store: store, clock: clock, logger: logger)(receiptData, runtime: runtime, userId: userId, actor: userId.map(Actor.user) ?? .system,
-                                                          source: "verify_receipt")
+            result = try await ApplyReceipt(store: store, clock: clock, logger: logger)(
+                receiptData,
+                runtime: runtime,
+                userId: userId,
+                actor: userId.map(Actor.user) ?? .system,
+                source: "verify_receipt"
+            )
         } catch let error as DomainError where error.kind != .unavailable {
             // A refused receipt leaves a log line, not a row: anyone with a key could otherwise grow
             // the database by one row per junk request (S9).
             let hash = Self.receiptHash(receiptData)
-            logger.info("verify-receipt refused", metadata: ["receipt.sha256": .string(String(hash.prefix(16))), "code": .string(error.code.rawValue)])
+            logger.info(
+                "verify-receipt refused",
+                metadata: ["receipt.sha256": .string(String(hash.prefix(16))), "code": .string(error.code.rawValue)]
+            )
             throw error
         }
         if !result.ownedByOthers.isEmpty, result.subscriptions.isEmpty {
-            let check = ReceiptCheck(tenantId: runtime.id, userId: userId, receiptSHA256: result.receiptSHA256, outcome: ErrorCode.linkedToOtherAccount.rawValue,
-                                     isPremium: false, productId: result.ownedByOthers.first?.productId, expiresAt: nil, at: now)
+            let check = ReceiptCheck(
+                tenantId: runtime.id,
+                userId: userId,
+                receiptSHA256: result.receiptSHA256,
+                outcome: ErrorCode.linkedToOtherAccount.rawValue,
+                isPremium: false,
+                productId: result.ownedByOthers.first?.productId,
+                expiresAt: nil,
+                at: now
+            )
             try await store.write { tx in try tx.receiptChecks.record(check) }
             throw DomainError(.conflict, .linkedToOtherAccount, "the subscription in this receipt belongs to another account", field: "receiptData")
         }
         let entitlement = Self.entitlement(result.subscriptions, now: now)
-        let check = ReceiptCheck(tenantId: runtime.id, userId: userId, receiptSHA256: result.receiptSHA256, outcome: "verified", isPremium: entitlement.isPremium,
-                                 productId: entitlement.productId, expiresAt: entitlement.expiresAt, at: now)
+        let check = ReceiptCheck(
+            tenantId: runtime.id,
+            userId: userId,
+            receiptSHA256: result.receiptSHA256,
+            outcome: "verified",
+            isPremium: entitlement.isPremium,
+            productId: entitlement.productId,
+            expiresAt: entitlement.expiresAt,
+            at: now
+        )
         try await store.write { tx in try tx.receiptChecks.record(check) }
-        logger.info("verify-receipt", metadata: ["receipt.sha256": .string(String(result.receiptSHA256.prefix(16))), "premium": .stringConvertible(entitlement.isPremium)])
+        logger.info(
+            "verify-receipt",
+            metadata: ["receipt.sha256": .string(String(result.receiptSHA256.prefix(16))), "premium": .stringConvertible(entitlement.isPremium)]
+        )
         return Answer(entitlement: entitlement, environment: AppStoreEnvironment(rawValue: result.environment))
     }
 
@@ -60,17 +92,22 @@ public struct VerifyReceipt: Sendable {
         let entitled = subscriptions.filter { $0.state(at: now).entitles }
         if let best = entitled.max(by: { ($0.accessUntil(at: now) ?? .distantPast) < ($1.accessUntil(at: now) ?? .distantPast) }) {
             let grace = best.state(at: now) == .gracePeriod
-            return Entitlement(isPremium: true, productId: best.productId, expiresAt: best.accessUntil(at: now),
-                               message: grace ? "Receipt verified; the renewal failed and the grace period still grants access" : "Receipt verified successfully")
+            return Entitlement(
+                isPremium: true,
+                productId: best.productId,
+                expiresAt: best.accessUntil(at: now),
+                message: grace ? "Receipt verified; the renewal failed and the grace period still grants access" : "Receipt verified successfully"
+            )
         }
         guard let last = subscriptions.max(by: { ($0.expiresAt ?? .distantPast) < ($1.expiresAt ?? .distantPast) }) else {
             return Entitlement(isPremium: false, productId: nil, expiresAt: nil, message: "Receipt verified; it holds no subscription")
         }
-        let message = switch last.state(at: now) {
-        case .revoked: "Receipt verified; the subscription was refunded or revoked"
-        case .billingRetry: "Receipt verified; the renewal failed and Apple is retrying the payment"
-        default: "Receipt verified; the subscription has expired"
-        }
+        let message =
+            switch last.state(at: now) {
+            case .revoked: "Receipt verified; the subscription was refunded or revoked"
+            case .billingRetry: "Receipt verified; the renewal failed and Apple is retrying the payment"
+            default: "Receipt verified; the subscription has expired"
+            }
         return Entitlement(isPremium: false, productId: last.productId, expiresAt: last.expiresAt, message: message)
     }
 

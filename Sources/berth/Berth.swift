@@ -8,6 +8,9 @@ struct Berth: AsyncParsableCommand {
         commandName: "berth",
         abstract: "Berth: a self-hosted purchase backend for App Store in-app purchases.",
         version: BuildInfo.description,
-        subcommands: [ServeCommand.self, MigrateCommand.self, KeysCommand.self, BackupCommand.self, CopyDatabaseCommand.self, VerifyCommand.self, TestKitCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, KeysCommand.self, BackupCommand.self, CopyDatabaseCommand.self, VerifyCommand.self,
+            TestKitCommand.self,
+        ]
     )
 }

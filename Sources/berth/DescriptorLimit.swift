@@ -1,3 +1,5 @@
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Logging
 
 /// The process's limit on open files (`RLIMIT_NOFILE`).
 enum DescriptorLimit {

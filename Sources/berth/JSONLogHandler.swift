@@ -16,8 +16,11 @@ struct JSONLogHandler: LogHandler {
     func log(event: LogEvent) {
         var object: [String: Any] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = Self.plain(value) }
-        object["time"] = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!,
-                                                     formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        object["time"] = ISO8601DateFormatter.string(
+            from: Date(),
+            timeZone: TimeZone(identifier: "UTC")!,
+            formatOptions: [.withInternetDateTime, .withFractionalSeconds]
+        )
         object["level"] = event.level.rawValue
         object["label"] = label
         object["message"] = event.message.description

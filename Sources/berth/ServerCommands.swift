@@ -1,4 +1,5 @@
 import ArgumentParser
+import BerthApp
 import Domain
 import Foundation
 import HTTPAPI
@@ -6,11 +7,13 @@ import Hummingbird
 import Logging
 import SQLStore
 import UseCases
-import BerthApp
 
 /// Options shared by the commands that open the database.
 struct StorageOptions: ParsableArguments {
-    @Option(help: "Database URL: sqlite:PATH, or postgres://USER@HOST:PORT/DATABASE[?sslmode=…&pool_size=…] with the password in BERTH_DATABASE_PASSWORD (env BERTH_DATABASE; default sqlite:./berth.sqlite).")
+    @Option(
+        help:
+            "Database URL: sqlite:PATH, or postgres://USER@HOST:PORT/DATABASE[?sslmode=…&pool_size=…] with the password in BERTH_DATABASE_PASSWORD (env BERTH_DATABASE; default sqlite:./berth.sqlite)."
+    )
     var database: String?
 
     @Option(help: "Catalog of tenants and products (env BERTH_CATALOG; default ./products.json).")
@@ -69,17 +72,26 @@ struct ServeCommand: AsyncParsableCommand {
             portFile: portFile,
             connections: connections
         )
-        logger.info("connections: at most \(connections.maximum), \(connections.perAddress) per client address; a request's head within \(connections.headTimeout.nanoseconds / 1_000_000_000) s; descriptors \(descriptors)")
+        logger.info(
+            "connections: at most \(connections.maximum), \(connections.perAddress) per client address; a request's head within \(connections.headTimeout.nanoseconds / 1_000_000_000) s; descriptors \(descriptors)"
+        )
         if let postgres = setup.postgres {
             // The connection pool is a service of the application; migrations run once it runs, before the server listens.
             let catalog = try setup.loadCatalog()
             let store = try PostgresStore(settings: postgres, logger: logger)
             do {
                 let services = try await setup.services(catalog: catalog, store: store, logger: logger)
-                logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)")
-                let application = buildApplication(services: services, server: server, storeService: store, beforeServerStarts: {
-                    try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
-                })
+                logger.info(
+                    "serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)"
+                )
+                let application = buildApplication(
+                    services: services,
+                    server: server,
+                    storeService: store,
+                    beforeServerStarts: {
+                        try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
+                    }
+                )
                 try await Self.serve(environment: environment, logger: logger) { try await application.runService() }
             } catch {
                 try? store.close()
@@ -96,7 +108,9 @@ struct ServeCommand: AsyncParsableCommand {
             try? store.close()
             throw error
         }
-        logger.info("serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)")
+        logger.info(
+            "serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)"
+        )
         do {
             let application = buildApplication(services: services, server: server)
             try await Self.serve(environment: environment, logger: logger) { try await application.runService() }
@@ -155,7 +169,10 @@ func withPreparedStore<T: Sendable>(_ setup: BerthSetup, logger: Logger, _ body:
 
 /// `berth migrate`.
 struct MigrateCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply pending migrations and sync the catalog's tenants, then exit.")
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Apply pending migrations and sync the catalog's tenants, then exit."
+    )
 
     @OptionGroup var storage: StorageOptions
 
@@ -167,17 +184,22 @@ struct MigrateCommand: AsyncParsableCommand {
 
 /// `berth keys create|list|revoke|rotate`.
 struct KeysCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Manage API keys: create, list, revoke, rotate.",
-                                                    subcommands: [Create.self, List.self, Revoke.self, Rotate.self])
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Manage API keys: create, list, revoke, rotate.",
+        subcommands: [Create.self, List.self, Revoke.self, Rotate.self]
+    )
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "create", abstract: "Create an API key and print it once (only its SHA-256 is stored).",
+            commandName: "create",
+            abstract: "Create an API key and print it once (only its SHA-256 is stored).",
             discussion: """
                 Roles: client (ship it in the app: submits store proofs for the user it names, reads that user's state), \
                 server (the app's backend: acts for any user in X-User-Id), admin (operators, the admin page). \
                 --scope narrows a key to part of its role: purchases, read, bookings, credits, subscriptions, memberships, admin.
-                """)
+                """
+        )
 
         @Option(help: "Tenant id from the catalog.") var tenant: String
         @Option(help: "client, server or admin.") var role: String
@@ -195,13 +217,18 @@ struct KeysCommand: AsyncParsableCommand {
                 }
                 return try await CreateAPIKey(store: store)(tenantId: tenant, role: role, scopes: scopes, name: name, now: Date())
             }
-            FileHandle.standardError.write(Data("key \(issued.key.id) (\(role.rawValue): \(issued.key.scopes.sorted().map(\.rawValue).joined(separator: ", ")))\n".utf8))
+            FileHandle.standardError.write(
+                Data("key \(issued.key.id) (\(role.rawValue): \(issued.key.scopes.sorted().map(\.rawValue).joined(separator: ", ")))\n".utf8)
+            )
             print(issued.secret)
         }
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "list", abstract: "List API keys (never the keys themselves: their first characters).")
+        static let configuration = CommandConfiguration(
+            commandName: "list",
+            abstract: "List API keys (never the keys themselves: their first characters)."
+        )
 
         @Option(help: "Only this tenant's keys.") var tenant: String?
         @Flag(help: "One JSON object per key.") var json = false
@@ -216,9 +243,11 @@ struct KeysCommand: AsyncParsableCommand {
             let time = ISO8601DateFormatter()
             if json {
                 for key in keys {
-                    var object: [String: Any] = ["id": key.id, "tenant": key.tenantId, "role": key.role.rawValue, "scopes": key.scopes.sorted().map(\.rawValue),
-                                                 "name": key.name, "hint": key.hint, "status": key.status(at: now).rawValue,
-                                                 "createdAt": time.string(from: key.createdAt)]
+                    var object: [String: Any] = [
+                        "id": key.id, "tenant": key.tenantId, "role": key.role.rawValue, "scopes": key.scopes.sorted().map(\.rawValue),
+                        "name": key.name, "hint": key.hint, "status": key.status(at: now).rawValue,
+                        "createdAt": time.string(from: key.createdAt),
+                    ]
                     if let at = key.expiresAt { object["expiresAt"] = time.string(from: at) }
                     if let at = key.revokedAt { object["revokedAt"] = time.string(from: at) }
                     if let at = key.lastUsedAt { object["lastUsedAt"] = time.string(from: at) }
@@ -230,16 +259,22 @@ struct KeysCommand: AsyncParsableCommand {
             }
             print(["ID", "TENANT", "ROLE", "STATUS", "NAME", "KEY", "CREATED", "EXPIRES", "LAST USED", "SCOPES"].joined(separator: "\t"))
             for key in keys {
-                print([String(key.id), key.tenantId, key.role.rawValue, key.status(at: now).rawValue, key.name.isEmpty ? "-" : key.name, key.hint,
-                       time.string(from: key.createdAt), key.expiresAt.map(time.string) ?? "-", key.lastUsedAt.map(time.string) ?? "never",
-                       key.scopes.sorted().map(\.rawValue).joined(separator: ",")].joined(separator: "\t"))
+                print(
+                    [
+                        String(key.id), key.tenantId, key.role.rawValue, key.status(at: now).rawValue, key.name.isEmpty ? "-" : key.name, key.hint,
+                        time.string(from: key.createdAt), key.expiresAt.map(time.string) ?? "-", key.lastUsedAt.map(time.string) ?? "never",
+                        key.scopes.sorted().map(\.rawValue).joined(separator: ","),
+                    ].joined(separator: "\t")
+                )
             }
         }
     }
 
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "revoke", abstract: "Revoke an API key: running instances refuse it within a few seconds (at most 5).")
+            commandName: "revoke",
+            abstract: "Revoke an API key: running instances refuse it within a few seconds (at most 5)."
+        )
 
         @Argument(help: "The key's id (berth keys list).") var id: Int64
         @OptionGroup var storage: StorageOptions
@@ -256,7 +291,8 @@ struct KeysCommand: AsyncParsableCommand {
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate",
-            abstract: "Replace an API key: prints the new key; the old one keeps working until the overlap ends.")
+            abstract: "Replace an API key: prints the new key; the old one keeps working until the overlap ends."
+        )
 
         @Argument(help: "The key's id (berth keys list).") var id: Int64
         @Option(help: "How long the old key keeps working, e.g. 3600s, 90m, 24h, 7d (default 24h, at most 90d).") var overlap: String?
@@ -335,17 +371,21 @@ struct CopyDatabaseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy-database",
         abstract: "Copy every row of a SQLite database into a new PostgreSQL database (stop the service first).",
-        discussion: "Both are migrated to the current version first. The target must hold no data yet; the row counts of every table are compared at the end."
+        discussion:
+            "Both are migrated to the current version first. The target must hold no data yet; the row counts of every table are compared at the end."
     )
 
     @Option(help: "The SQLite database, sqlite:PATH.") var from: String
     @Option(help: "The PostgreSQL database, postgres://USER@HOST:PORT/DATABASE (password in BERTH_DATABASE_PASSWORD).") var to: String
-    @Option(help: "Directory of numbered SQL migrations to apply instead of the ones built into berth (env BERTH_MIGRATIONS).") var migrations: String?
+    @Option(help: "Directory of numbered SQL migrations to apply instead of the ones built into berth (env BERTH_MIGRATIONS).") var migrations:
+        String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let logger = makeLogger("berth.copy")
-        let migrator = try (migrations ?? environment["BERTH_MIGRATIONS"]).map { try Migrator(directory: URL(fileURLWithPath: $0, isDirectory: true)) } ?? Migrator()
+        let migrator =
+            try (migrations ?? environment["BERTH_MIGRATIONS"]).map { try Migrator(directory: URL(fileURLWithPath: $0, isDirectory: true)) }
+            ?? Migrator()
         let sourcePath = try SQLiteStore.path(fromURL: from)
         guard FileManager.default.fileExists(atPath: sourcePath) else { throw ValidationError("no SQLite database at \(sourcePath)") }
         let source = try SQLiteStore.open(path: sourcePath)

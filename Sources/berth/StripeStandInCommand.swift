@@ -16,28 +16,36 @@ struct StripeCommand: ParsableCommand {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve Stripe's PaymentIntents and refunds API on 127.0.0.1 and send signed events to a webhook URL.",
-            discussion: "Point a tenant's stripe.apiBase (or its apiBaseEnv variable) at http://127.0.0.1:PORT. Its test controls are POST /_standin/payment_intents/ID/succeed|fail|dispute and GET /_standin/refunds|requests|deliveries."
+            discussion:
+                "Point a tenant's stripe.apiBase (or its apiBaseEnv variable) at http://127.0.0.1:PORT. Its test controls are POST /_standin/payment_intents/ID/succeed|fail|dispute and GET /_standin/refunds|requests|deliveries."
         )
         @Option(help: "Port on 127.0.0.1 (0: any free port, written to --port-file).") var port = 12111
-        @Option(name: .customLong("webhook-url"), help: "Where events are sent (Berth: http://127.0.0.1:8080/api/stripe/webhooks/TENANT).") var webhookURL: String?
-        @Option(name: .customLong("webhook-secret"), help: "A signing secret (repeat for a roll: one v1 per secret).") var webhookSecrets: [String] = []
+        @Option(name: .customLong("webhook-url"), help: "Where events are sent (Berth: http://127.0.0.1:8080/api/stripe/webhooks/TENANT).")
+        var webhookURL: String?
+        @Option(name: .customLong("webhook-secret"), help: "A signing secret (repeat for a roll: one v1 per secret).") var webhookSecrets: [String] =
+            []
         @Option(name: .customLong("secret-key"), help: "The API key callers must present.") var secretKey = "sk_test_berth_standin"
         @Option(name: .customLong("port-file"), help: "Write the bound port here once listening.") var portFile: String?
 
         func run() async throws {
             let standIn = StripeStandIn(secretKey: secretKey, webhookURL: webhookURL, webhookSecrets: webhookSecrets)
             let portFile = portFile
-            let application = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "stripe-stand-in"),
-                                          onServerRunning: { channel in
-                                              guard let portFile, let port = channel.localAddress?.port else { return }
-                                              try? Data(String(port).utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
-                                          })
+            let application = Application(
+                router: standIn.router(),
+                configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "stripe-stand-in"),
+                onServerRunning: { channel in
+                    guard let portFile, let port = channel.localAddress?.port else { return }
+                    try? Data(String(port).utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
+                }
+            )
             try await application.runService()
         }
     }
 
     struct Pay: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Settle a PaymentIntent of a running stand-in and send its events; prints the deliveries.")
+        static let configuration = CommandConfiguration(
+            abstract: "Settle a PaymentIntent of a running stand-in and send its events; prints the deliveries."
+        )
         @Option(help: "The stand-in's port.") var port = 12111
         @Option(help: "The PaymentIntent id (pi_…).") var intent: String
         @Flag(help: "Decline the card instead (payment_intent.payment_failed).") var fail = false

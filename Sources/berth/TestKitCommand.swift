@@ -9,7 +9,10 @@ struct TestKitCommand: ParsableCommand {
         commandName: "testkit",
         abstract: "Make a test CA shaped like Apple's and sign test purchases and notifications with it.",
         discussion: "Data signed this way verifies only where the CA's root.pem is explicitly trusted (never by default).",
-        subcommands: [InitCA.self, SignTransaction.self, SignRenewalInfo.self, SignAppTransaction.self, SignNotification.self, SignReceipt.self, StripeCommand.self, PlayCommand.self]
+        subcommands: [
+            InitCA.self, SignTransaction.self, SignRenewalInfo.self, SignAppTransaction.self, SignNotification.self, SignReceipt.self,
+            StripeCommand.self, PlayCommand.self,
+        ]
     )
 }
 
@@ -18,7 +21,8 @@ extension TestKitCommand {
         static let configuration = CommandConfiguration(
             commandName: "init",
             abstract: "Write a new test CA (certificates and keys as PEM) to DIR.",
-            discussion: "root.pem anchors JWS (ECDSA, shaped like Apple Root CA - G3); receipt-root.pem anchors app receipts (RSA, shaped like Apple Inc. Root)."
+            discussion:
+                "root.pem anchors JWS (ECDSA, shaped like Apple Root CA - G3); receipt-root.pem anchors app receipts (RSA, shaped like Apple Inc. Root)."
         )
 
         @Flag(help: "Overwrite an existing CA in DIR.")
@@ -39,7 +43,10 @@ extension TestKitCommand {
     }
 
     struct SignTransaction: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "sign-transaction", abstract: "Print a signed transaction (JWS) as StoreKit 2 would hand it to the app.")
+        static let configuration = CommandConfiguration(
+            commandName: "sign-transaction",
+            abstract: "Print a signed transaction (JWS) as StoreKit 2 would hand it to the app."
+        )
 
         @Option(help: "Directory of a CA made by `berth testkit init`.")
         var ca: String
@@ -64,10 +71,18 @@ extension TestKitCommand {
             }
             let purchased = try purchaseDate.map(parseDate) ?? Date()
             let payload = TransactionPayload.testPurchase(
-                bundleId: bundleId, productId: productId, transactionId: transactionId ?? TestIDs.transactionId(),
-                originalTransactionId: originalTransactionId, environment: AppStoreEnvironment(rawValue: environment),
-                type: TransactionType(rawValue: type), appAccountToken: token, quantity: quantity, price: price,
-                currency: currency, purchaseDate: purchased, signedDate: try signedDate.map(parseDate),
+                bundleId: bundleId,
+                productId: productId,
+                transactionId: transactionId ?? TestIDs.transactionId(),
+                originalTransactionId: originalTransactionId,
+                environment: AppStoreEnvironment(rawValue: environment),
+                type: TransactionType(rawValue: type),
+                appAccountToken: token,
+                quantity: quantity,
+                price: price,
+                currency: currency,
+                purchaseDate: purchased,
+                signedDate: try signedDate.map(parseDate),
                 expiresDate: try expiresDate.map(parseDate)
             )
             print(try TestCA.load(from: URL(fileURLWithPath: ca)).signTransaction(payload))
@@ -96,7 +111,10 @@ extension TestKitCommand {
         @Option(help: "A transaction JWS, or a JSON object of transaction fields.") var transaction: String?
         @Option(name: .customLong("renewal-info"), help: "A renewal info JWS, or a JSON object of renewal fields.") var renewalInfo: String?
         @Option(name: .customLong("signed-date"), help: "ISO 8601; default now.") var signedDate: String?
-        @Option(help: "data.status (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked); default: from a subscription transaction given as fields.")
+        @Option(
+            help:
+                "data.status (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked); default: from a subscription transaction given as fields."
+        )
         var status: Int?
         @Flag(help: "Print only the signedPayload JWS, not the JSON body.") var raw = false
 
@@ -128,16 +146,25 @@ extension TestKitCommand {
                 renewalFields = fields
                 return try testCA.signRenewalInfo(fields)
             }
-            let subscriptionStatus = status.map(SubscriptionStatus.init(rawValue:))
+            let subscriptionStatus =
+                status.map(SubscriptionStatus.init(rawValue:))
                 ?? transactionFields.flatMap { SubscriptionStatus.of($0, renewalInfo: renewalFields, at: now) }
-            let identifier = try uuid.map { text in
-                guard let value = UUID(uuidString: text) else { throw ValidationError("--uuid must be a UUID") }
-                return value
-            } ?? UUID()
+            let identifier =
+                try uuid.map { text in
+                    guard let value = UUID(uuidString: text) else { throw ValidationError("--uuid must be a UUID") }
+                    return value
+                } ?? UUID()
             let signedPayload = try testCA.signNotification(
-                type: NotificationType(rawValue: type), subtype: subtype.map(NotificationSubtype.init(rawValue:)),
-                uuid: identifier, bundleId: bundleId, appAppleId: appAppleId, environment: environment,
-                signedTransactionInfo: signedTransaction, signedRenewalInfo: signedRenewal, signedDate: now, status: subscriptionStatus
+                type: NotificationType(rawValue: type),
+                subtype: subtype.map(NotificationSubtype.init(rawValue:)),
+                uuid: identifier,
+                bundleId: bundleId,
+                appAppleId: appAppleId,
+                environment: environment,
+                signedTransactionInfo: signedTransaction,
+                signedRenewalInfo: signedRenewal,
+                signedDate: now,
+                status: subscriptionStatus
             )
             if raw {
                 print(signedPayload)
@@ -192,10 +219,12 @@ extension TestKitCommand {
         @Option(name: .customLong("transaction-id"), help: "The entries' transaction ids, in --product order; default random 16-digit ids.")
         var transactionIds: [String] = []
         @Option(name: .customLong("receipt-type"), help: "ProductionSandbox (default), Production or Xcode.") var receiptType = "ProductionSandbox"
-        @Option(name: .customLong("purchase-date"), help: "ISO 8601; default now (for subscriptions: the latest period's start).") var purchaseDate: String?
+        @Option(name: .customLong("purchase-date"), help: "ISO 8601; default now (for subscriptions: the latest period's start).") var purchaseDate:
+            String?
         @Option(name: .customLong("expires-date"), help: "ISO 8601: the entries are subscription periods ending then.") var expiresDate: String?
         @Option(help: "With --expires-date: earlier periods of the same length before each latest one.") var renewals = 0
-        @Option(name: .customLong("cancellation-date"), help: "ISO 8601: each product's latest entry was refunded then.") var cancellationDate: String?
+        @Option(name: .customLong("cancellation-date"), help: "ISO 8601: each product's latest entry was refunded then.") var cancellationDate:
+            String?
         @Option var quantity = 1
         @Flag(help: "Sign with SHA-1 like receipts before 2023 (default SHA-256).") var sha1 = false
 
@@ -216,8 +245,15 @@ extension TestKitCommand {
             for (index, productId) in productIds.enumerated() {
                 let latestId = index < transactionIds.count ? transactionIds[index] : TestIDs.transactionId()
                 guard let expires else {
-                    entries.append(AppReceipt.testEntry(productId: productId, transactionId: latestId, purchased: purchased, quantity: quantity,
-                                                        cancelled: cancelled))
+                    entries.append(
+                        AppReceipt.testEntry(
+                            productId: productId,
+                            transactionId: latestId,
+                            purchased: purchased,
+                            quantity: quantity,
+                            cancelled: cancelled
+                        )
+                    )
                     continue
                 }
                 guard expires > purchased else { throw ValidationError("--expires-date must be after the purchase date") }
@@ -227,8 +263,13 @@ extension TestKitCommand {
                 for step in 0...renewals {
                     let start = firstStart.addingTimeInterval(period * Double(step))
                     let latest = step == renewals
-                    var entry = AppReceipt.testEntry(productId: productId, transactionId: latest ? latestId : (step == 0 ? original : TestIDs.transactionId()),
-                                                     purchased: start, quantity: 1, cancelled: latest ? cancelled : nil)
+                    var entry = AppReceipt.testEntry(
+                        productId: productId,
+                        transactionId: latest ? latestId : (step == 0 ? original : TestIDs.transactionId()),
+                        purchased: start,
+                        quantity: 1,
+                        cancelled: latest ? cancelled : nil
+                    )
                     entry.originalTransactionId = original
                     entry.originalPurchaseDate = AppleTimestamp(firstStart)
                     entry.subscriptionExpirationDate = AppleTimestamp(start.addingTimeInterval(period))
@@ -257,7 +298,8 @@ extension TestKitCommand {
         @Option(name: .customLong("auto-renew-product"), help: "The product it renews into; default --product.") var autoRenewProductId: String?
         @Flag(name: .customLong("auto-renew-off"), help: "The customer turned auto-renew off.") var autoRenewOff = false
         @Option(name: .customLong("renewal-date"), help: "ISO 8601: the current period's end.") var renewalDate: String
-        @Option(name: .customLong("recent-subscription-start-date"), help: "ISO 8601; default 30 days before the renewal date.") var recentStart: String?
+        @Option(name: .customLong("recent-subscription-start-date"), help: "ISO 8601; default 30 days before the renewal date.") var recentStart:
+            String?
         @Option(help: "Sandbox (default), Production, Xcode or LocalTesting.") var environment = "Sandbox"
         @Option(name: .customLong("expiration-intent"), help: "1 cancelled, 2 billing error, 3 price increase declined, 4 unavailable, 5 other.")
         var expirationIntent: Int?
@@ -277,12 +319,20 @@ extension TestKitCommand {
                 return uuid.uuidString.lowercased()
             }
             var payload = RenewalInfoPayload(
-                expirationIntent: expirationIntent.map(ExpirationIntent.init(rawValue:)), originalTransactionId: originalTransactionId,
-                autoRenewProductId: autoRenewProductId ?? productId, productId: productId, autoRenewStatus: autoRenewOff ? .off : .on,
-                isInBillingRetryPeriod: billingRetry, gracePeriodExpiresDate: try gracePeriodExpires.map(parseDate).map(AppleTimestamp.init),
-                signedDate: AppleTimestamp(try signedDate.map(parseDate) ?? Date()), environment: AppStoreEnvironment(rawValue: environment),
+                expirationIntent: expirationIntent.map(ExpirationIntent.init(rawValue:)),
+                originalTransactionId: originalTransactionId,
+                autoRenewProductId: autoRenewProductId ?? productId,
+                productId: productId,
+                autoRenewStatus: autoRenewOff ? .off : .on,
+                isInBillingRetryPeriod: billingRetry,
+                gracePeriodExpiresDate: try gracePeriodExpires.map(parseDate).map(AppleTimestamp.init),
+                signedDate: AppleTimestamp(try signedDate.map(parseDate) ?? Date()),
+                environment: AppStoreEnvironment(rawValue: environment),
                 recentSubscriptionStartDate: AppleTimestamp(try recentStart.map(parseDate) ?? renewal.addingTimeInterval(-30 * 86_400)),
-                renewalDate: AppleTimestamp(renewal), currency: currency, renewalPrice: price, appAccountToken: token,
+                renewalDate: AppleTimestamp(renewal),
+                currency: currency,
+                renewalPrice: price,
+                appAccountToken: token,
                 appTransactionId: appTransactionId ?? TestIDs.appTransactionId(appAccountToken: token.flatMap(UUID.init(uuidString:)))
             )
             payload.eligibleWinBackOfferIds = winBackOffers.isEmpty ? nil : winBackOffers
@@ -301,7 +351,8 @@ extension TestKitCommand {
         @Option(name: .customLong("app-apple-id"), help: "The app's Apple ID (required for Production).") var appAppleId: Int64?
         @Option(help: "Sandbox (default), Production, Xcode or LocalTesting (the receiptType).") var environment = "Sandbox"
         @Option(name: .customLong("application-version")) var applicationVersion = "1"
-        @Option(name: .customLong("original-application-version"), help: "The version first downloaded (grandfathering).") var originalApplicationVersion = "1"
+        @Option(name: .customLong("original-application-version"), help: "The version first downloaded (grandfathering).")
+        var originalApplicationVersion = "1"
         @Option(name: .customLong("original-purchase-date"), help: "ISO 8601; default now.") var originalPurchaseDate: String?
         @Option(name: .customLong("app-transaction-id"), help: "Default: a random 18-digit id.") var appTransactionId: String?
         @Option(name: .customLong("original-platform"), help: "iOS (default), MacOS, TvOS or VisionOS.") var originalPlatform = "iOS"
@@ -313,11 +364,17 @@ extension TestKitCommand {
             if kind == .production, appAppleId == nil { throw ValidationError("a Production app transaction needs --app-apple-id") }
             let now = try signedDate.map(parseDate) ?? Date()
             let payload = AppTransactionPayload(
-                receiptType: kind, appAppleId: appAppleId, bundleId: bundleId, applicationVersion: applicationVersion,
-                versionExternalIdentifier: kind == .production ? 1 : 0, receiptCreationDate: AppleTimestamp(now),
-                originalPurchaseDate: AppleTimestamp(try originalPurchaseDate.map(parseDate) ?? now), originalApplicationVersion: originalApplicationVersion,
+                receiptType: kind,
+                appAppleId: appAppleId,
+                bundleId: bundleId,
+                applicationVersion: applicationVersion,
+                versionExternalIdentifier: kind == .production ? 1 : 0,
+                receiptCreationDate: AppleTimestamp(now),
+                originalPurchaseDate: AppleTimestamp(try originalPurchaseDate.map(parseDate) ?? now),
+                originalApplicationVersion: originalApplicationVersion,
                 deviceVerification: Data((0..<48).map { _ in UInt8.random(in: 0...255) }).base64EncodedString(),
-                deviceVerificationNonce: UUID().uuidString.lowercased(), appTransactionId: appTransactionId ?? TestIDs.appTransactionId(),
+                deviceVerificationNonce: UUID().uuidString.lowercased(),
+                appTransactionId: appTransactionId ?? TestIDs.appTransactionId(),
                 originalPlatform: PurchasePlatform(rawValue: originalPlatform)
             )
             // Apple signs no signedDate member into an app transaction: receiptCreationDate is its signing date.

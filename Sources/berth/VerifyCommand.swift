@@ -45,7 +45,10 @@ struct VerifyCommand: AsyncParsableCommand {
             let input = try readInput()
             let environment = try environment.map(Self.parseEnvironment)
             let expectations = try AppExpectations.inspecting(
-                bundleId: bundleId, appAppleId: appAppleId, environment: environment, allowsLocalTesting: allowXcode
+                bundleId: bundleId,
+                appAppleId: appAppleId,
+                environment: environment,
+                allowsLocalTesting: allowXcode
             )
             var trusted = try TrustedRoots.apple()
             for root in roots {
@@ -62,11 +65,12 @@ struct VerifyCommand: AsyncParsableCommand {
                 return
             }
             let verifier = SignedDataVerifier(roots: trusted)
-            let verified = if let expectedKind {
-                try await verifier.verify(input, as: expectedKind, expecting: expectations)
-            } else {
-                try await verifier.verifyAny(input, expecting: expectations)
-            }
+            let verified =
+                if let expectedKind {
+                    try await verifier.verify(input, as: expectedKind, expecting: expectations)
+                } else {
+                    try await verifier.verifyAny(input, expecting: expectations)
+                }
             let (kind, json, trust) = try VerifiedOutput.render(verified)
             print(json)
             Diagnostics.write("verified \(kind) (\(trust))")

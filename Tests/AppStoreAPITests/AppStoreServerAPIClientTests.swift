@@ -1,12 +1,12 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
+import AppleStandIn
 import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import AppleStandIn
-import Testing
 import TestKit
+import Testing
 
 @Suite("App Store Server API client against a local stand-in for Apple")
 struct AppStoreServerAPIClientTests {
@@ -19,11 +19,16 @@ struct AppStoreServerAPIClientTests {
         standIn = AppleStandIn(apiKey: key.publicKey, issuerId: "issuer-1", bundleId: "it.seaboo.app")
     }
 
-    func client(port: Int, key: P256.Signing.PrivateKey? = nil, retry: RetryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), timeout: .seconds(5))) throws -> AppStoreServerAPIClient {
+    func client(
+        port: Int,
+        key: P256.Signing.PrivateKey? = nil,
+        retry: RetryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5), timeout: .seconds(5))
+    ) throws -> AppStoreServerAPIClient {
         AppStoreServerAPIClient(
             credentials: AppStoreAPICredentials(issuerId: "issuer-1", keyId: "KEY123", bundleId: "it.seaboo.app", privateKey: key ?? self.key),
             endpoints: .init(production: "http://127.0.0.1:\(port)/production", sandbox: "http://127.0.0.1:\(port)/sandbox"),
-            retry: retry, verifier: SignedDataVerifier(roots: ca.trustedRoots),
+            retry: retry,
+            verifier: SignedDataVerifier(roots: ca.trustedRoots),
             expectations: try AppExpectations(bundleId: "it.seaboo.app", appAppleId: 1, environments: [.production, .sandbox])
         )
     }
@@ -77,7 +82,9 @@ struct AppStoreServerAPIClientTests {
 
     @Test("a signed answer from an untrusted chain is refused like any other")
     func answersAreVerified() async throws {
-        let forged = try TestCA.generate().signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "p", transactionId: "7", environment: .production))
+        let forged = try TestCA.generate().signTransaction(
+            .testPurchase(bundleId: "it.seaboo.app", productId: "p", transactionId: "7", environment: .production)
+        )
         standIn.state.withLock { $0.transactions["production"]?["7"] = forged }
         try await withStandIn { port in
             let api = try client(port: port)
@@ -155,7 +162,9 @@ struct AppStoreServerAPIClientTests {
             #expect(token == "sandbox-token")
             try await api.sendConsumptionInformation("3", body: Data(#"{"customerConsented": true}"#.utf8), environment: .production)
         }
-        #expect(Self.asked(standIn.requests.map(\.path)) == ["/sandbox/inApps/v1/notifications/test", "/production/inApps/v2/transactions/consumption/3"])
+        #expect(
+            Self.asked(standIn.requests.map(\.path)) == ["/sandbox/inApps/v1/notifications/test", "/production/inApps/v2/transactions/consumption/3"]
+        )
     }
 }
 
@@ -164,8 +173,14 @@ struct VerifyReceiptClientTests {
     let standIn = AppleStandIn(apiKey: P256.Signing.PrivateKey().publicKey, issuerId: "i", bundleId: "it.seaboo.app")
 
     func client(_ port: Int) -> VerifyReceiptClient {
-        VerifyReceiptClient(endpoints: .init(production: "http://127.0.0.1:\(port)/production/verifyReceipt", sandbox: "http://127.0.0.1:\(port)/sandbox/verifyReceipt"),
-                            sharedSecret: "secret", retry: RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5)))
+        VerifyReceiptClient(
+            endpoints: .init(
+                production: "http://127.0.0.1:\(port)/production/verifyReceipt",
+                sandbox: "http://127.0.0.1:\(port)/sandbox/verifyReceipt"
+            ),
+            sharedSecret: "secret",
+            retry: RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5))
+        )
     }
 
     func run(_ body: @Sendable (Int) async throws -> Void) async throws {
@@ -193,10 +208,13 @@ struct VerifyReceiptClientTests {
         #expect(standIn.requests.map(\.path) == ["/production/verifyReceipt", "/sandbox/verifyReceipt", "/production/verifyReceipt"])
     }
 
-    @Test("statuses map to typed errors; temporary ones are retryable", arguments: [
-        (21002, "receipt_invalid", false), (21004, "shared_secret_mismatch", false), (21005, "apple_unavailable", true),
-        (21100, "apple_unavailable", true), (21199, "apple_unavailable", true), (21010, "receipt_invalid", false),
-    ])
+    @Test(
+        "statuses map to typed errors; temporary ones are retryable",
+        arguments: [
+            (21002, "receipt_invalid", false), (21004, "shared_secret_mismatch", false), (21005, "apple_unavailable", true),
+            (21100, "apple_unavailable", true), (21199, "apple_unavailable", true), (21010, "receipt_invalid", false),
+        ]
+    )
     func statuses(status: Int, code: String, retryable: Bool) async throws {
         standIn.state.withLock { $0.receiptStatus["production"] = status }
         try await run { port in
@@ -251,7 +269,9 @@ struct ServerSocket {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
         }
         guard bound else { throw CancellationError() }
         port = Int(UInt16(bigEndian: address.sin_port))

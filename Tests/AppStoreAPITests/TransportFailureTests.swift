@@ -6,12 +6,15 @@ import Testing
 
 @Suite("Why an outbound request got no answer")
 struct TransportFailureTests {
-    @Test("errno-carrying failures are named for what happened", arguments: [
-        (ECONNREFUSED, "connection refused (nothing listens there)"),
-        (ECONNRESET, "connection reset by the other side"),
-        (EHOSTUNREACH, "host unreachable"),
-        (ENETUNREACH, "network unreachable"),
-    ])
+    @Test(
+        "errno-carrying failures are named for what happened",
+        arguments: [
+            (ECONNREFUSED, "connection refused (nothing listens there)"),
+            (ECONNRESET, "connection reset by the other side"),
+            (EHOSTUNREACH, "host unreachable"),
+            (ENETUNREACH, "network unreachable"),
+        ]
+    )
     func errno(code: Int32, expected: String) {
         // NIO's own text for a refused connect: "connection reset (error set): Connection refused (errno: 111)".
         #expect(TransportFailure.describe(IOError(errnoCode: code, reason: "connection reset (error set)")) == expected)

@@ -1,7 +1,7 @@
 import AppleSignedData
 import Foundation
-import Testing
 import TestKit
+import Testing
 
 /// The cases of Apple's own App Store Server Library tests (payload verification and Xcode-signed
 /// data) that Berth can express, re-made with TestKit: the same payloads and expectations, Berth's
@@ -36,27 +36,40 @@ struct AppleLibraryCasesTests {
         let jws = try signed(Self.testNotification)
         let verified = try await verifier.verifyNotification(jws, expecting: try expecting(.sandbox))
         #expect(verified.payload.notificationType == .test)
-        #expect(await rejectionCode { _ = try await verifier.verifyNotification(jws, expecting: try expecting(.production, appAppleId: 1234)) } == .wrongEnvironment)
+        #expect(
+            await rejectionCode { _ = try await verifier.verifyNotification(jws, expecting: try expecting(.production, appAppleId: 1234)) }
+                == .wrongEnvironment
+        )
     }
 
     @Test("a notification without x5c fails verification")
     func missingX5C() async throws {
         let jws = try ca.signNotification(type: .test, bundleId: "com.example", signedTransactionInfo: nil, signedRenewalInfo: nil)
-        let bare = try ca.signJWS(payloadBytes: Data(try #require(Base64URL.decode(jws.split(separator: ".")[1]))),
-                                  headerBytes: Data(#"{"alg":"ES256","typ":"JWT"}"#.utf8))
+        let bare = try ca.signJWS(
+            payloadBytes: Data(try #require(Base64URL.decode(jws.split(separator: ".")[1]))),
+            headerBytes: Data(#"{"alg":"ES256","typ":"JWT"}"#.utf8)
+        )
         #expect(await rejectionCode { _ = try await verifier.verifyNotification(bare, expecting: try expecting(.sandbox)) } == .badChain)
     }
 
     @Test("a notification for another bundle, without signedDate, is refused for its app")
     func wrongBundle() async throws {
-        let jws = try signed(#"{"data":{"bundleId":"com.example.wrong"},"notificationUUID":"9ad56bd2-0bc6-42e0-af24-fd996d87a1e6","notificationType":"TEST"}"#)
-        #expect(await rejectionCode { _ = try await verifier.verifyNotification(jws, expecting: try expecting(.sandbox, bundle: "com.examplex")) } == .wrongBundle)
+        let jws = try signed(
+            #"{"data":{"bundleId":"com.example.wrong"},"notificationUUID":"9ad56bd2-0bc6-42e0-af24-fd996d87a1e6","notificationType":"TEST"}"#
+        )
+        #expect(
+            await rejectionCode { _ = try await verifier.verifyNotification(jws, expecting: try expecting(.sandbox, bundle: "com.examplex")) }
+                == .wrongBundle
+        )
     }
 
     @Test("a Production notification of another App Store app id is refused for its app")
     func wrongAppAppleId() async throws {
         let jws = try signed(Self.testNotification.replacingOccurrences(of: "Sandbox", with: "Production"))
-        #expect(await rejectionCode { _ = try await verifier.verifyNotification(jws, expecting: try expecting(.production, appAppleId: 1235)) } == .wrongAppAppleId)
+        #expect(
+            await rejectionCode { _ = try await verifier.verifyNotification(jws, expecting: try expecting(.production, appAppleId: 1235)) }
+                == .wrongAppAppleId
+        )
     }
 
     @Test("minimal renewal info and transaction info decode when their kind is named")
@@ -76,9 +89,16 @@ struct AppleLibraryCasesTests {
     func xcodeForProduction() async throws {
         let xcode = try TestCA.generate(.init(commonNamePrefix: "StoreKit Testing in Xcode"))
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "typ": "JWT", "x5c": [try xcode.leaf.derBase64()]])
-        let jws = try xcode.signJWS(payloadBytes: Data(#"{"bundleId":"com.example","receiptType":"Xcode","receiptCreationDate":1697680122257.447,"applicationVersion":"1"}"#.utf8),
-                                    headerBytes: header)
-        #expect(await rejectionCode { _ = try await verifier.verifyAppTransaction(jws, expecting: try expecting(.production, appAppleId: 1)) } == .wrongEnvironment)
+        let jws = try xcode.signJWS(
+            payloadBytes: Data(
+                #"{"bundleId":"com.example","receiptType":"Xcode","receiptCreationDate":1697680122257.447,"applicationVersion":"1"}"#.utf8
+            ),
+            headerBytes: header
+        )
+        #expect(
+            await rejectionCode { _ = try await verifier.verifyAppTransaction(jws, expecting: try expecting(.production, appAppleId: 1)) }
+                == .wrongEnvironment
+        )
         let allowed = try AppExpectations(bundleId: "com.example", appAppleId: nil, environment: .sandbox, allowsLocalTesting: true)
         #expect(try await verifier.verifyAppTransaction(jws, expecting: allowed).payload.receiptType == .xcode)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AppleSignedData
 
 @Suite("Base64URL: canonical decoding only")

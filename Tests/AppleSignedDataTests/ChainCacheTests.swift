@@ -1,7 +1,7 @@
 import AppleSignedData
 import Foundation
-import Testing
 import TestKit
+import Testing
 
 @Suite("Chain cache")
 struct ChainCacheTests {
@@ -20,7 +20,10 @@ struct ChainCacheTests {
 
         // A second leaf under the same intermediate is a new chain.
         let sibling = try ca.withNewLeaf()
-        _ = try await verifier.verifyTransaction(try sibling.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")), expecting: try sandbox())
+        _ = try await verifier.verifyTransaction(
+            try sibling.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")),
+            expecting: try sandbox()
+        )
         #expect(verifier.cacheStatistics.builds == 2)
     }
 
@@ -30,7 +33,10 @@ struct ChainCacheTests {
         let now = Date()
         let ca = try TestCA.generate(.init(now: now)).withNewLeaf(validity: now.addingTimeInterval(-10 * day)...now.addingTimeInterval(10 * day))
         let verifier = ca.verifier
-        _ = try await verifier.verifyTransaction(try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: "p", signedDate: now)), expecting: try sandbox())
+        _ = try await verifier.verifyTransaction(
+            try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: "p", signedDate: now)),
+            expecting: try sandbox()
+        )
         #expect(verifier.cacheStatistics.builds == 1)
 
         let late = try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: "p", signedDate: now.addingTimeInterval(11 * day)))
@@ -47,7 +53,12 @@ struct ChainCacheTests {
         let verifier = SignedDataVerifier(roots: ca.trustedRoots, cacheCapacity: 2)
         let stranger = try TestCA.generate()
         for _ in 0..<3 {
-            let code = await rejectionCode { _ = try await verifier.verifyTransaction(try stranger.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")), expecting: try sandbox()) }
+            let code = await rejectionCode {
+                _ = try await verifier.verifyTransaction(
+                    try stranger.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")),
+                    expecting: try sandbox()
+                )
+            }
             #expect(code == .untrustedRoot)
         }
         #expect(verifier.cacheStatistics.entries == 0)
@@ -67,12 +78,18 @@ struct ChainCacheTests {
         var leaves = [ca]
         for _ in 0..<3 { leaves.append(try ca.withNewLeaf()) }
         for leaf in leaves {
-            _ = try await verifier.verifyTransaction(try leaf.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")), expecting: try sandbox())
+            _ = try await verifier.verifyTransaction(
+                try leaf.signTransaction(.testPurchase(bundleId: bundleId, productId: "p")),
+                expecting: try sandbox()
+            )
         }
         #expect(verifier.cacheStatistics.entries == 2)
         // The oldest leaf was evicted: verifying it again rebuilds its chain.
         let before = verifier.cacheStatistics.builds
-        _ = try await verifier.verifyTransaction(try leaves[0].signTransaction(.testPurchase(bundleId: bundleId, productId: "p")), expecting: try sandbox())
+        _ = try await verifier.verifyTransaction(
+            try leaves[0].signTransaction(.testPurchase(bundleId: bundleId, productId: "p")),
+            expecting: try sandbox()
+        )
         #expect(verifier.cacheStatistics.builds == before + 1)
     }
 

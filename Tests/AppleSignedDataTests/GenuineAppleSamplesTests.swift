@@ -51,7 +51,8 @@ struct GenuineAppleSamplesTests {
     @Test("the subscription transaction keeps its appAccountToken and offer type")
     func subscriptionTransactionFields() async throws {
         let expectations = try AppExpectations(bundleId: "Com.VoiceRecording.Telephone", appAppleId: nil, environment: .sandbox)
-        let payload = try await verifier.verifyTransaction(try Fixture.text("transaction-sandbox-subscription-2022.jws"), expecting: expectations).payload
+        let payload = try await verifier.verifyTransaction(try Fixture.text("transaction-sandbox-subscription-2022.jws"), expecting: expectations)
+            .payload
         #expect(payload.type == .autoRenewableSubscription)
         #expect(payload.appAccountToken == "207262da-1ac8-4e0a-a399-5aa62a82800f")
         #expect(payload.offerType == .introductoryOffer)
@@ -61,7 +62,10 @@ struct GenuineAppleSamplesTests {
     @Test("the production CONSUMPTION_REQUEST verifies with its nested transaction")
     func consumptionRequestWithNestedTransaction() async throws {
         let expectations = try AppExpectations(bundleId: "com.jrjj.keysns", appAppleId: 1601830814, environment: .production)
-        let verified = try await verifier.verifyNotification(try Fixture.text("notification-production-consumption-request-2023.jws"), expecting: expectations)
+        let verified = try await verifier.verifyNotification(
+            try Fixture.text("notification-production-consumption-request-2023.jws"),
+            expecting: expectations
+        )
         #expect(verified.payload.notificationType == .consumptionRequest)
         #expect(verified.payload.data?.appAppleId == 1601830814)
         let transaction = try #require(verified.transaction)

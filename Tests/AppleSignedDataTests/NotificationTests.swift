@@ -1,7 +1,7 @@
 import AppleSignedData
 import Foundation
-import Testing
 import TestKit
+import Testing
 
 @Suite("Notifications and their nested signed data")
 struct NotificationTests {
@@ -14,7 +14,13 @@ struct NotificationTests {
     @Test("a REFUND notification verifies with its nested transaction and renewal info")
     func refundWithNestedData() async throws {
         let transaction = TransactionPayload.testPurchase(bundleId: bundleId, productId: "it.seaboo.rental.premium")
-        let renewal = RenewalInfoPayload(originalTransactionId: transaction.originalTransactionId, productId: "p", autoRenewStatus: .on, signedDate: AppleTimestamp(Date()), environment: .sandbox)
+        let renewal = RenewalInfoPayload(
+            originalTransactionId: transaction.originalTransactionId,
+            productId: "p",
+            autoRenewStatus: .on,
+            signedDate: AppleTimestamp(Date()),
+            environment: .sandbox
+        )
         let jws = try ca.signNotification(type: .refund, bundleId: bundleId, transaction: transaction, renewalInfo: renewal)
         let verified = try await ca.verifier.verifyNotification(jws, expecting: try sandbox())
         #expect(verified.payload.notificationType == .refund)
@@ -27,9 +33,11 @@ struct NotificationTests {
         let stranger = try TestCA.generate()
         let inner = try stranger.signTransaction(.testPurchase(bundleId: bundleId, productId: "x"))
         let payload = NotificationPayload(
-            notificationType: .refund, notificationUUID: UUID().uuidString,
+            notificationType: .refund,
+            notificationUUID: UUID().uuidString,
             data: NotificationData(environment: .sandbox, bundleId: bundleId, signedTransactionInfo: inner),
-            version: "2.0", signedDate: AppleTimestamp(Date())
+            version: "2.0",
+            signedDate: AppleTimestamp(Date())
         )
         let jws = try ca.signNotification(payload)
         let expectations = try sandbox()
@@ -44,13 +52,20 @@ struct NotificationTests {
 
     @Test("a notification whose inner renewal info is tampered is refused")
     func nestedTamperedRenewal() async throws {
-        let renewal = try ca.signRenewalInfo(RenewalInfoPayload(originalTransactionId: "1", signedDate: AppleTimestamp(Date()), environment: .sandbox))
-        let payload = NotificationPayload(
-            notificationType: .didRenew, notificationUUID: UUID().uuidString,
-            data: NotificationData(environment: .sandbox, bundleId: bundleId, signedRenewalInfo: tamper(renewal, part: 2) { $0[5] ^= 1 }),
-            version: "2.0", signedDate: AppleTimestamp(Date())
+        let renewal = try ca.signRenewalInfo(
+            RenewalInfoPayload(originalTransactionId: "1", signedDate: AppleTimestamp(Date()), environment: .sandbox)
         )
-        #expect(await rejectionCode { _ = try await ca.verifier.verifyNotification(try ca.signNotification(payload), expecting: try sandbox()) } == .badSignature)
+        let payload = NotificationPayload(
+            notificationType: .didRenew,
+            notificationUUID: UUID().uuidString,
+            data: NotificationData(environment: .sandbox, bundleId: bundleId, signedRenewalInfo: tamper(renewal, part: 2) { $0[5] ^= 1 }),
+            version: "2.0",
+            signedDate: AppleTimestamp(Date())
+        )
+        #expect(
+            await rejectionCode { _ = try await ca.verifier.verifyNotification(try ca.signNotification(payload), expecting: try sandbox()) }
+                == .badSignature
+        )
     }
 
     @Test("a nested transaction for another app is refused even under inspection")
@@ -79,14 +94,24 @@ struct NotificationTests {
 
     @Test("app transactions verify and check bundle, environment and appAppleId")
     func appTransaction() async throws {
-        let payload = AppTransactionPayload(receiptType: .production, appAppleId: 1234, bundleId: bundleId, applicationVersion: "3", signedDate: AppleTimestamp(Date()))
+        let payload = AppTransactionPayload(
+            receiptType: .production,
+            appAppleId: 1234,
+            bundleId: bundleId,
+            applicationVersion: "3",
+            signedDate: AppleTimestamp(Date())
+        )
         let expectations = try AppExpectations(bundleId: bundleId, appAppleId: 1234, environment: .production)
         let verified = try await ca.verifier.verifyAppTransaction(try ca.signAppTransaction(payload), expecting: expectations)
         #expect(verified.payload == payload)
         var foreign = payload
         foreign.appAppleId = 1
-        #expect(await rejectionCode { _ = try await ca.verifier.verifyAppTransaction(try ca.signAppTransaction(foreign), expecting: expectations) } == .wrongAppAppleId)
-        if case .appTransaction = try await ca.verifier.verifyAny(try ca.signAppTransaction(payload), expecting: .inspectOnly) {} else {
+        #expect(
+            await rejectionCode { _ = try await ca.verifier.verifyAppTransaction(try ca.signAppTransaction(foreign), expecting: expectations) }
+                == .wrongAppAppleId
+        )
+        if case .appTransaction = try await ca.verifier.verifyAny(try ca.signAppTransaction(payload), expecting: .inspectOnly) {
+        } else {
             Issue.record("verifyAny did not recognise an app transaction")
         }
     }

@@ -1,7 +1,7 @@
 import AppleSignedData
 import Foundation
-import Testing
 import TestKit
+import Testing
 
 /// RSA key generation is slow in debug builds: one receipt CA serves the suite.
 private let receiptCA = Result { try TestReceiptCA.generate() }
@@ -23,7 +23,13 @@ struct ReceiptRejectionTests {
 
     func receipt(_ type: String = "ProductionSandbox", bundle: String = "it.seaboo.app") -> AppReceipt {
         // A fixed creation time: receipts carry whole seconds, and tests compare two receipt() calls.
-        .testReceipt(bundleId: bundle, productId: "it.seaboo.rental.basic", transactionId: "2000000000000777", receiptType: type, created: Self.created)
+        .testReceipt(
+            bundleId: bundle,
+            productId: "it.seaboo.rental.basic",
+            transactionId: "2000000000000777",
+            receiptType: type,
+            created: Self.created
+        )
     }
 
     @Test("a TestKit receipt round-trips through the verifier, SHA-1 and SHA-256", arguments: [TestReceiptCA.Digest.sha1, .sha256])
@@ -40,7 +46,10 @@ struct ReceiptRejectionTests {
         let der = try strangerCA.get().signReceipt(receipt())
         #expect(await rejectionCode { _ = try await verifier.verify(der: der, expecting: expectations) } == .untrustedRoot)
         // Apple's real root does not vouch for TestKit receipts either.
-        #expect(await rejectionCode { _ = try await ReceiptVerifier.apple().verify(der: try ca.signReceipt(receipt()), expecting: expectations) } == .untrustedRoot)
+        #expect(
+            await rejectionCode { _ = try await ReceiptVerifier.apple().verify(der: try ca.signReceipt(receipt()), expecting: expectations) }
+                == .untrustedRoot
+        )
     }
 
     @Test("a receipt signed by another key is refused")
@@ -51,8 +60,14 @@ struct ReceiptRejectionTests {
 
     @Test("a receipt for another bundle or environment is refused")
     func wrongApp() async throws {
-        #expect(await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(receipt(bundle: "com.other")), expecting: expectations) } == .wrongBundle)
-        #expect(await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(receipt("Production")), expecting: expectations) } == .wrongEnvironment)
+        #expect(
+            await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(receipt(bundle: "com.other")), expecting: expectations) }
+                == .wrongBundle
+        )
+        #expect(
+            await rejectionCode { _ = try await verifier.verify(der: try ca.signReceipt(receipt("Production")), expecting: expectations) }
+                == .wrongEnvironment
+        )
     }
 
     @Test("malformed DER and truncated receipts are refused as malformed")
@@ -90,16 +105,25 @@ struct ReceiptRejectionTests {
     func signerWithoutAppleOID() async throws {
         // Shaped like a developer certificate Apple issues (push, Developer ID): trusted root, no markers.
         let developer = try ca.withoutAppleOIDs(leaf: true, intermediate: true)
-        #expect(await rejectionCode { _ = try await verifier.verify(der: try developer.signReceipt(receipt()), expecting: expectations) } == .missingAppleOID)
+        #expect(
+            await rejectionCode { _ = try await verifier.verify(der: try developer.signReceipt(receipt()), expecting: expectations) }
+                == .missingAppleOID
+        )
         let leafOnly = try ca.withoutAppleOIDs(leaf: true, intermediate: false)
-        #expect(await rejectionCode { _ = try await verifier.verify(der: try leafOnly.signReceipt(receipt()), expecting: expectations) } == .missingAppleOID)
+        #expect(
+            await rejectionCode { _ = try await verifier.verify(der: try leafOnly.signReceipt(receipt()), expecting: expectations) }
+                == .missingAppleOID
+        )
     }
 
     @Test("a receipt whose intermediate lacks Apple's WWDR OID is refused")
     func intermediateWithoutAppleOID() async throws {
         let stripped = try ca.withoutAppleOIDs(leaf: false, intermediate: true)
         #expect(stripped.leaf.extensions.contains { $0.oid == AppleCertificateOIDs.receiptSigningLeaf })
-        #expect(await rejectionCode { _ = try await verifier.verify(der: try stripped.signReceipt(receipt()), expecting: expectations) } == .missingAppleOID)
+        #expect(
+            await rejectionCode { _ = try await verifier.verify(der: try stripped.signReceipt(receipt()), expecting: expectations) }
+                == .missingAppleOID
+        )
     }
 
     @Test("a receipt carrying more certificates than one chain is refused before any chain is built")

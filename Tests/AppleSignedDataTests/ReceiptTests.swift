@@ -15,9 +15,30 @@ struct ReceiptTests {
     }
 
     static let samples = [
-        Sample(file: "receipt-production-2015-sha1.b64", bundleId: "com.mustafadur.Kargotakip", version: "1.1.2", entries: 0, digest: "SHA-1", created: "2015-09-16T19:48:24Z"),
-        Sample(file: "receipt-sandbox-2016-nine-purchases.b64", bundleId: "com.whalerock.golfwang", version: "1.4", entries: 9, digest: "SHA-1", created: "2016-08-27T06:06:32Z"),
-        Sample(file: "receipt-production-2024-sha256.b64", bundleId: "org.getpure.pure-iphone", version: "15741", entries: 4, digest: "SHA-256", created: "2024-02-23T17:27:16Z"),
+        Sample(
+            file: "receipt-production-2015-sha1.b64",
+            bundleId: "com.mustafadur.Kargotakip",
+            version: "1.1.2",
+            entries: 0,
+            digest: "SHA-1",
+            created: "2015-09-16T19:48:24Z"
+        ),
+        Sample(
+            file: "receipt-sandbox-2016-nine-purchases.b64",
+            bundleId: "com.whalerock.golfwang",
+            version: "1.4",
+            entries: 9,
+            digest: "SHA-1",
+            created: "2016-08-27T06:06:32Z"
+        ),
+        Sample(
+            file: "receipt-production-2024-sha256.b64",
+            bundleId: "org.getpure.pure-iphone",
+            version: "15741",
+            entries: 4,
+            digest: "SHA-256",
+            created: "2024-02-23T17:27:16Z"
+        ),
     ]
 
     @Test("each genuine receipt verifies offline with the bundled Apple Inc. root at its creation date", arguments: samples)
@@ -40,7 +61,10 @@ struct ReceiptTests {
     @Test("the sandbox receipt's entries and environment decode")
     func sandboxEntries() async throws {
         let expectations = try AppExpectations(bundleId: "com.whalerock.golfwang", appAppleId: nil, environment: .sandbox)
-        let receipt = try await ReceiptVerifier.apple().verify(base64: try Fixture.text("receipt-sandbox-2016-nine-purchases.b64"), expecting: expectations).receipt
+        let receipt = try await ReceiptVerifier.apple().verify(
+            base64: try Fixture.text("receipt-sandbox-2016-nine-purchases.b64"),
+            expecting: expectations
+        ).receipt
         #expect(receipt.receiptType == "ProductionSandbox")
         #expect(receipt.environment == .sandbox)
         #expect(receipt.inAppPurchases.allSatisfy { $0.quantity == 1 && $0.originalTransactionId != nil })
@@ -60,7 +84,8 @@ struct ReceiptTests {
         let bytes = [UInt8](Data(base64Encoded: try Fixture.text(sample.file).filter { !$0.isWhitespace })!)
         let verifier = try ReceiptVerifier.apple()
         // Positions across the blob: the payload sits early, the signature at the end.
-        let positions = Array(0..<120) + Array(stride(from: 120, to: bytes.count, by: max(1, bytes.count / 400))) + Array(bytes.count - 256..<bytes.count)
+        let positions =
+            Array(0..<120) + Array(stride(from: 120, to: bytes.count, by: max(1, bytes.count / 400))) + Array(bytes.count - 256..<bytes.count)
         var accepted: [Int] = []
         for position in positions {
             var tampered = bytes
@@ -78,6 +103,9 @@ struct ReceiptTests {
     @Test("a truncated receipt is refused")
     func truncated() async throws {
         let bytes = [UInt8](Data(base64Encoded: try Fixture.text("receipt-production-2024-sha256.b64").filter { !$0.isWhitespace })!)
-        #expect(await rejectionCode { _ = try await ReceiptVerifier.apple().verify(der: Array(bytes.prefix(bytes.count / 2)), expecting: .inspectOnly) } == .malformed)
+        #expect(
+            await rejectionCode { _ = try await ReceiptVerifier.apple().verify(der: Array(bytes.prefix(bytes.count / 2)), expecting: .inspectOnly) }
+                == .malformed
+        )
     }
 }

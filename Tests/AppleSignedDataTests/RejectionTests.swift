@@ -1,7 +1,7 @@
 import AppleSignedData
 import Foundation
-import Testing
 import TestKit
+import Testing
 import X509
 
 @Suite("Rejections of TestKit-made data")
@@ -45,7 +45,9 @@ struct RejectionTests {
         }
         #expect(throws: StrictJSON.Problem.duplicateKey) { try StrictJSON.check(Data(#"{"a":1,"b":{"c":2,"c":3}}"#.utf8)) }
         #expect(throws: StrictJSON.Problem.duplicateKey) { try StrictJSON.check(Data(#"{"a":1,"\u0061":2}"#.utf8)) }
-        #expect(throws: StrictJSON.Problem.tooDeep) { try StrictJSON.check(Data((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8)) }
+        #expect(throws: StrictJSON.Problem.tooDeep) {
+            try StrictJSON.check(Data((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8))
+        }
         #expect(throws: StrictJSON.Problem.malformed) { try StrictJSON.check(Data(#"{"a":1,}"#.utf8)) }
         #expect(throws: StrictJSON.Problem.malformed) { try StrictJSON.check(Data(#"{"a":"\ud800"}"#.utf8)) }
         try StrictJSON.check(Data(#" {"a":[1,-2.5e3,true,false,null,"\ud83d\ude00\n"],"b":{}} "#.utf8))
@@ -168,18 +170,28 @@ struct RejectionTests {
         #expect(await rejectionCode { _ = try await ca.verifier.verifyTransaction(jws, expecting: try sandbox()) } == .certificateExpired)
     }
 
-    @Test("malformed input is refused as malformed", arguments: [
-        "", "abc", "a.b", "a.b.c.d", "!!!.???.***", "eyJhbGciOiJFUzI1NiJ9..", "eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.AAAA",
-        "bm90IGpzb24.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.AAAA",
-    ])
+    @Test(
+        "malformed input is refused as malformed",
+        arguments: [
+            "", "abc", "a.b", "a.b.c.d", "!!!.???.***", "eyJhbGciOiJFUzI1NiJ9..", "eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.AAAA",
+            "bm90IGpzb24.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.AAAA",
+        ]
+    )
     func malformed(text: String) async throws {
         #expect(await rejectionCode { _ = try await ca.verifier.verifyTransaction(text, expecting: try sandbox()) } == .malformed)
     }
 
     @Test("a payload of the wrong JSON types is malformed; one without signedDate is judged at the present, as Apple's libraries do")
     func malformedPayloads() async throws {
-        struct Wrong: Encodable { let transactionId = 12; let signedDate = 1_700_000_000_000 }
-        struct Undated: Encodable { let transactionId = "1"; let bundleId = "it.seaboo.app"; let environment = "Sandbox" }
+        struct Wrong: Encodable {
+            let transactionId = 12
+            let signedDate = 1_700_000_000_000
+        }
+        struct Undated: Encodable {
+            let transactionId = "1"
+            let bundleId = "it.seaboo.app"
+            let environment = "Sandbox"
+        }
         #expect(await rejectionCode { _ = try await ca.verifier.verifyTransaction(try ca.signJWS(Wrong()), expecting: try sandbox()) } == .malformed)
         let undated = try await ca.verifier.verifyTransaction(try ca.signJWS(Undated()), expecting: try sandbox())
         #expect(!undated.statesSignedDate)
@@ -215,7 +227,10 @@ struct RejectionTests {
 
         // Even when allowed, the signature must hold.
         let forged = tamper(jws, part: 2) { $0[0] ^= 0xFF }
-        #expect(await rejectionCode { _ = try await ca.verifier.verifyTransaction(forged, expecting: try sandbox(allowsLocalTesting: true)) } == .badSignature)
+        #expect(
+            await rejectionCode { _ = try await ca.verifier.verifyTransaction(forged, expecting: try sandbox(allowsLocalTesting: true)) }
+                == .badSignature
+        )
     }
 
     @Test("Production expectations need appAppleId and never allow local testing")
@@ -242,9 +257,12 @@ struct RejectionTests {
         #expect(verified.payload.transactionReason == TransactionReason(rawValue: "GIFT"))
 
         let notification = NotificationPayload(
-            notificationType: NotificationType(rawValue: "SOMETHING_NEW"), subtype: NotificationSubtype(rawValue: "NEWER"),
-            notificationUUID: UUID().uuidString, data: NotificationData(environment: .sandbox, bundleId: bundleId),
-            version: "2.0", signedDate: AppleTimestamp(now)
+            notificationType: NotificationType(rawValue: "SOMETHING_NEW"),
+            subtype: NotificationSubtype(rawValue: "NEWER"),
+            notificationUUID: UUID().uuidString,
+            data: NotificationData(environment: .sandbox, bundleId: bundleId),
+            version: "2.0",
+            signedDate: AppleTimestamp(now)
         )
         let verifiedNotification = try await ca.verifier.verifyNotification(try ca.signNotification(notification), expecting: try sandbox())
         #expect(verifiedNotification.payload.notificationType?.rawValue == "SOMETHING_NEW")

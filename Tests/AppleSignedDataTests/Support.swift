@@ -1,7 +1,7 @@
 import AppleSignedData
 import Foundation
-import Testing
 import TestKit
+import Testing
 
 enum Fixture {
     static func url(_ name: String) throws -> URL {
@@ -27,7 +27,8 @@ enum Fixture {
 /// Runs `body` and returns the code of the `SignedDataError` it throws (recording an issue if it
 /// does not throw one).
 func rejectionCode(
-    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
 ) async -> SignedDataError.Code? {
     do {
         try await body()
@@ -74,7 +75,8 @@ func partLength(_ jws: String, part: Int) -> Int {
 
 /// Runs `body` and returns the `SignedDataError` it throws (recording an issue if it does not throw one).
 func rejection(
-    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
 ) async -> SignedDataError? {
     do {
         try await body()

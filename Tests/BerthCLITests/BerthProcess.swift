@@ -20,8 +20,13 @@ struct BerthProcess {
     }
 
     /// Runs the build's `berth`, or another copy of it (`executable`).
-    static func run(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil, executable other: URL? = nil,
-                    environment extra: [String: String] = [:]) throws -> Result {
+    static func run(
+        _ arguments: [String],
+        stdin: String? = nil,
+        in directory: URL? = nil,
+        executable other: URL? = nil,
+        environment extra: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
         process.executableURL = try other ?? executable
         process.arguments = arguments
@@ -38,7 +43,11 @@ struct BerthProcess {
         let outData = output.fileHandleForReading.readDataToEndOfFile()
         let errData = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self)
+        )
     }
 
     static func fixture(_ name: String) throws -> String {

@@ -1,8 +1,9 @@
 import Foundation
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// T2 of the security review of 9d512a8: idle connections that trickle a partial request line
 /// must not take the service off the air, nor make it trap when descriptors run out.
@@ -56,7 +57,9 @@ struct ConnectionLimitTests {
         }
     }
 
-    @Test("at ulimit -n 256, 300 connections holding a partial request line neither stop /healthz on a fresh connection (answered within 2 s) nor kill the process")
+    @Test(
+        "at ulimit -n 256, 300 connections holding a partial request line neither stop /healthz on a fresh connection (answered within 2 s) nor kill the process"
+    )
     func slowLorisAtLowDescriptorLimit() async throws {
         let server = try ServerProcess()
         defer { server.cleanUp() }
@@ -92,7 +95,9 @@ struct ConnectionLimitTests {
         #expect(serveLog.contains("connections: at most"), "the limits in force are logged")
     }
 
-    @Test("a request head that does not arrive whole within BERTH_HEAD_TIMEOUT_SECONDS closes the connection; a whole request on the same server is answered")
+    @Test(
+        "a request head that does not arrive whole within BERTH_HEAD_TIMEOUT_SECONDS closes the connection; a whole request on the same server is answered"
+    )
     func headDeadline() async throws {
         let server = try ServerProcess()
         defer { server.cleanUp() }

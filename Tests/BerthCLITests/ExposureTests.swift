@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What a running `berth serve` lets out (issue 24): no secret in its logs at any level, and no
 /// metrics off loopback without a token.
@@ -23,7 +24,11 @@ struct ExposureTests {
             router.post("/verifyReceipt") { request, _ -> Response in
                 let body = try await request.body.collect(upTo: 1 << 20)
                 self.verifyReceiptBodies.withLock { $0.append(String(buffer: body)) }
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"status": 21002}"#)))
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"status": 21002}"#))
+                )
             }
             router.post("/hook") { _, _ -> Response in
                 self.hooks.add(1, ordering: .relaxed)
@@ -44,8 +49,12 @@ struct ExposureTests {
             var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
             var tenants = try #require(catalog["tenants"] as? [[String: Any]])
             let brain = try #require(tenants.firstIndex { $0["id"] as? String == "braindumpster-test" })
-            tenants[brain]["subscriptions"] = ["verifyReceipt": ["sharedSecretEnv": "BRAIN_SHARED_SECRET", "productionURL": "http://127.0.0.1:\(port)/verifyReceipt",
-                                                                  "sandboxURL": "http://127.0.0.1:\(port)/verifyReceipt"]]
+            tenants[brain]["subscriptions"] = [
+                "verifyReceipt": [
+                    "sharedSecretEnv": "BRAIN_SHARED_SECRET", "productionURL": "http://127.0.0.1:\(port)/verifyReceipt",
+                    "sandboxURL": "http://127.0.0.1:\(port)/verifyReceipt",
+                ]
+            ]
             let stylist = try #require(tenants.firstIndex { $0["id"] as? String == "aistylist-test" })
             tenants[stylist]["webhook"] = ["url": "http://127.0.0.1:\(port)/hook", "secretEnv": "STYLIST_WEBHOOK_SECRET", "allowLoopbackHTTP": true]
             catalog["tenants"] = tenants
@@ -60,20 +69,34 @@ struct ExposureTests {
                 "AISTYLIST_TEST_JWT_SECRET": "jwt-secret-aistylist-test-11dd22ee33ff",
                 "BRAINDUMPSTER_TEST_JWT_SECRET": "jwt-secret-brain-test-44aa55bb66cc",
             ]
-            let serverKey = try server.berth(["keys", "create", "--tenant", "braindumpster-test", "--role", "server"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            let stylistKey = try server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            let receipt = try server.berth(["testkit", "sign-receipt", "--ca", "berth-ca", "--bundle-id", "com.braindumpster.app", "--product", "brain_dumpster_yearly_premium"])
-                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let serverKey = try server.berth(["keys", "create", "--tenant", "braindumpster-test", "--role", "server"]).stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines
+            )
+            let stylistKey = try server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines
+            )
+            let receipt = try server.berth([
+                "testkit", "sign-receipt", "--ca", "berth-ca", "--bundle-id", "com.braindumpster.app", "--product", "brain_dumpster_yearly_premium",
+            ])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             var leaks: [String] = []
             for format in ["json", "text"] {
                 let log = server.directory.appendingPathComponent("stderr-\(format).log")
                 try await server.start(environment: secrets.merging(["BERTH_LOG_LEVEL": "trace", "BERTH_LOG_FORMAT": format]) { $1 }, errorLog: log)
                 // Apple's verifyReceipt gets the shared secret; the webhook is signed with its secret.
-                let verified = try await server.request("POST", "/api/verify-receipt", headers: ["Authorization": "Bearer \(serverKey)", "X-User-Id": "ana"],
-                                                        body: ["receiptData": receipt])
+                let verified = try await server.request(
+                    "POST",
+                    "/api/verify-receipt",
+                    headers: ["Authorization": "Bearer \(serverKey)", "X-User-Id": "ana"],
+                    body: ["receiptData": receipt]
+                )
                 #expect(verified.status < 500, "\(verified.status) \(verified.json)")
-                let adjusted = try await server.request("POST", "/api/admin/credits/adjustments", headers: ["Authorization": "Bearer \(stylistKey)"],
-                                                        body: ["userId": "ana", "amount": 5, "reason": "exposure test"])
+                let adjusted = try await server.request(
+                    "POST",
+                    "/api/admin/credits/adjustments",
+                    headers: ["Authorization": "Bearer \(stylistKey)"],
+                    body: ["userId": "ana", "amount": 5, "reason": "exposure test"]
+                )
                 #expect(adjusted.status == 200 || adjusted.status == 201, "\(adjusted.status) \(adjusted.json)")
                 _ = try await server.request("GET", "/metrics", headers: ["Authorization": "Bearer \(secrets["BERTH_METRICS_TOKEN"] ?? "")"])
                 _ = try await server.request("GET", "/api/entitlements", headers: ["Authorization": "Bearer \(serverKey)x", "X-User-Id": "ana"])
@@ -85,14 +108,18 @@ struct ExposureTests {
                 for (name, secret) in secrets where text.contains(secret) { leaks.append("\(name) in the \(format) log") }
                 for key in [serverKey, stylistKey] where text.contains(key) { leaks.append("an API key in the \(format) log") }
             }
-            #expect(standIn.verifyReceiptBodies.withLock { $0.contains { $0.contains(secrets["BRAIN_SHARED_SECRET"] ?? "-") } },
-                    "the shared secret did reach Apple's stand-in (the check looks at a log that had it to write)")
+            #expect(
+                standIn.verifyReceiptBodies.withLock { $0.contains { $0.contains(secrets["BRAIN_SHARED_SECRET"] ?? "-") } },
+                "the shared secret did reach Apple's stand-in (the check looks at a log that had it to write)"
+            )
             #expect(standIn.hooks.load(ordering: .relaxed) >= 1, "webhooks were signed and sent")
             #expect(leaks.isEmpty, "\(leaks)")
         }
     }
 
-    @Test("S19: without BERTH_METRICS_TOKEN, /metrics answers on loopback only; listening on another address it refuses, with a token it serves there")
+    @Test(
+        "S19: without BERTH_METRICS_TOKEN, /metrics answers on loopback only; listening on another address it refuses, with a token it serves there"
+    )
     func metricsOffLoopback() async throws {
         // A non-loopback IPv4 address of this machine to listen on (the test talks to this machine only).
         let interface = try System.enumerateDevices().compactMap { $0.address?.ipAddress }

@@ -25,7 +25,11 @@ struct FuzzReplayTests {
             try process.run()
             let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            return BerthProcess.Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+            return BerthProcess.Result(
+                status: process.terminationStatus,
+                stdout: String(decoding: out, as: UTF8.self),
+                stderr: String(decoding: err, as: UTF8.self)
+            )
         }
         let seeded = try run(["seed", seeds.path])
         #expect(seeded.status == 0, "\(seeded.stderr)")

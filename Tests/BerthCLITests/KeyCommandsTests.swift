@@ -23,8 +23,15 @@ struct KeyCommandsTests {
             try await server.request("GET", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"]).status
         }
         #expect(try await status(key) == 200)
-        #expect(try await server.request("POST", "/api/credits/reservations", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"],
-                                         body: ["amount": 1]).status == 403, "a client key moves no value without proof")
+        #expect(
+            try await server.request(
+                "POST",
+                "/api/credits/reservations",
+                headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"],
+                body: ["amount": 1]
+            ).status == 403,
+            "a client key moves no value without proof"
+        )
 
         let listed = try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"])
         try #require(listed.status == 0, "\(listed.stderr)")
@@ -41,8 +48,10 @@ struct KeyCommandsTests {
         #expect(try await status(successor) == 200)
         #expect(try await status(key) == 200, "the old key works until the overlap ends")
 
-        let newId = try #require(try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n")
-            .map { try jsonObject(String($0)) }.first { $0["rotatedFrom"] as? Int == id }?["id"] as? Int)
+        let newId = try #require(
+            try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n")
+                .map { try jsonObject(String($0)) }.first { $0["rotatedFrom"] as? Int == id }?["id"] as? Int
+        )
         let revoked = try server.berth(["keys", "revoke", String(newId)])
         try #require(revoked.status == 0, "\(revoked.stderr)")
         // A request sent at time t that is still accepted proves the key was live at some moment
@@ -62,7 +71,9 @@ struct KeyCommandsTests {
         #expect(try await status(successor) == 401)
         #expect((lastAccepted ?? .zero) <= .seconds(5), "a request sent \(lastAccepted ?? .zero) after the revoke was still accepted")
 
-        let after = try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n").map { try jsonObject(String($0)) }
+        let after = try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n").map {
+            try jsonObject(String($0))
+        }
         let byId = Dictionary(uniqueKeysWithValues: after.compactMap { entry in (entry["id"] as? Int).map { ($0, entry) } })
         #expect(byId[id]?["status"] as? String == "expiring" && byId[id]?["expiresAt"] != nil)
         #expect(byId[newId]?["status"] as? String == "revoked")

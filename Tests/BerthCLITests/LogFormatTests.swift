@@ -12,7 +12,11 @@ struct LogFormatTests {
         let log = server.directory.appendingPathComponent("stderr.log")
         try await server.start(environment: ["BERTH_LOG_FORMAT": "json", "BERTH_LOG_LEVEL": "debug"], errorLog: log)
 
-        let traced = try await server.request("GET", "/api/products?userId=someone", headers: ["X-Request-Id": "support-ticket-4711", "Authorization": "Bearer berth_not_a_key"])
+        let traced = try await server.request(
+            "GET",
+            "/api/products?userId=someone",
+            headers: ["X-Request-Id": "support-ticket-4711", "Authorization": "Bearer berth_not_a_key"]
+        )
         #expect(traced.status == 401)
         #expect(traced.headers["x-request-id"] == "support-ticket-4711")
         let replaced = try await server.request("GET", "/healthz", headers: ["X-Request-Id": "has spaces; and = signs"])

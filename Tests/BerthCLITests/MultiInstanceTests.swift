@@ -5,8 +5,14 @@ import Testing
 
 /// Two `berth serve` processes on one PostgreSQL database act as one service. Runs when the test
 /// command started a PostgreSQL (`BERTH_TEST_POSTGRES_URL`, see scripts/test).
-@Suite("two instances on one PostgreSQL", .serialized,
-       .enabled(if: ProcessInfo.processInfo.environment["BERTH_TEST_POSTGRES_URL"] != nil, "BERTH_TEST_POSTGRES_URL is not set: SKIPPED (run scripts/test)"))
+@Suite(
+    "two instances on one PostgreSQL",
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["BERTH_TEST_POSTGRES_URL"] != nil,
+        "BERTH_TEST_POSTGRES_URL is not set: SKIPPED (run scripts/test)"
+    )
+)
 struct MultiInstanceTests {
     /// Two instances sharing a folder (catalog, test CA) and a new database, with a server and an admin key of `tenant`.
     struct Pair {
@@ -29,8 +35,12 @@ struct MultiInstanceTests {
             b.cleanUp()
             a.cleanUp()
         }
-        let key = try a.berth(["keys", "create", "--tenant", tenant, "--role", "server", "--database", url]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let admin = try a.berth(["keys", "create", "--tenant", tenant, "--role", "admin", "--database", url]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try a.berth(["keys", "create", "--tenant", tenant, "--role", "server", "--database", url]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
+        let admin = try a.berth(["keys", "create", "--tenant", tenant, "--role", "admin", "--database", url]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
         try #require(key.hasPrefix("berth_") && admin.hasPrefix("berth_"), "keys create failed")
         // Both start at once: the migration lock lets one migrate while the other waits.
         async let startA: Void = a.start(environment: ["BERTH_DATABASE": url])
@@ -53,13 +63,21 @@ struct MultiInstanceTests {
     func oneTransactionTwoInstances() async throws {
         try await Self.withPair(tenant: "seaboo-test") { pair in
             let start = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 / 86_400).rounded(.down) + 3) * 86_400 + 9 * 3600)
-            let created = try await pair.a.request("POST", "/api/bookings", headers: ["Authorization": "Bearer \(pair.key)", "X-User-Id": "buyer"],
-                                                   body: ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)])
+            let created = try await pair.a.request(
+                "POST",
+                "/api/bookings",
+                headers: ["Authorization": "Bearer \(pair.key)", "X-User-Id": "buyer"],
+                body: ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)]
+            )
             try #require(created.status == 201, "\(String(decoding: created.data, as: UTF8.self))")
             let booking = try #require((created.json["booking"] as? [String: Any])?["id"] as? Int)
-            let jws = try pair.a.berth(["testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic"])
-                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            let body = try JSONSerialization.data(withJSONObject: ["bookingId": booking, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let jws = try pair.a.berth([
+                "testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic",
+            ])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let body = try JSONSerialization.data(withJSONObject: [
+                "bookingId": booking, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws,
+            ])
 
             // 16 calls, alternating instances: 8 by the buyer, 8 by other users replaying the same transaction.
             let statuses = try await withThrowingTaskGroup(of: (String, Int).self) { group in
@@ -67,7 +85,12 @@ struct MultiInstanceTests {
                     let instance = pair.instances[index % 2]
                     let user = index % 4 < 2 ? "buyer" : "thief\(index)"
                     group.addTask {
-                        let reply = try await instance.request("POST", "/api/verify-purchase", headers: ["Authorization": "Bearer \(pair.key)", "X-User-Id": user], data: body)
+                        let reply = try await instance.request(
+                            "POST",
+                            "/api/verify-purchase",
+                            headers: ["Authorization": "Bearer \(pair.key)", "X-User-Id": user],
+                            data: body
+                        )
                         return (user, reply.status)
                     }
                 }
@@ -98,8 +121,12 @@ struct MultiInstanceTests {
             try #require(before.status == 200, "\(String(decoding: before.data, as: UTF8.self))")
             let balance = try #require(((before.json["credits"] as? [[String: Any]])?.first?["balance"] as? Int) ?? 0 as Int?)
             if balance != 5 {
-                let adjusted = try await pair.b.request("POST", "/api/admin/credits/adjustments", headers: ["Authorization": "Bearer \(pair.admin)"],
-                                                        body: ["userId": "painter", "amount": 5 - balance, "reason": "test balance"])
+                let adjusted = try await pair.b.request(
+                    "POST",
+                    "/api/admin/credits/adjustments",
+                    headers: ["Authorization": "Bearer \(pair.admin)"],
+                    body: ["userId": "painter", "amount": 5 - balance, "reason": "test balance"]
+                )
                 try #require(adjusted.status == 201 || adjusted.status == 200, "\(String(decoding: adjusted.data, as: UTF8.self))")
             }
 
@@ -107,7 +134,12 @@ struct MultiInstanceTests {
                 for index in 0..<20 {
                     let instance = pair.instances[index % 2]
                     group.addTask {
-                        try await instance.request("POST", "/api/credits/reservations", headers: user, body: ["amount": 1, "reference": "job-\(index)"]).status
+                        try await instance.request(
+                            "POST",
+                            "/api/credits/reservations",
+                            headers: user,
+                            body: ["amount": 1, "reference": "job-\(index)"]
+                        ).status
                     }
                 }
                 var statuses: [Int] = []
@@ -129,8 +161,14 @@ struct MultiInstanceTests {
 /// An instance whose PostgreSQL goes away: readiness fails, requests get 503 with Retry-After
 /// (never a 500, nothing half-written), and both recover when the database is back. Uses a
 /// PostgreSQL server of its own (scripts/postgres-temp), so that stopping it disturbs no other test.
-@Suite("an instance whose database goes away", .serialized,
-       .enabled(if: ProcessInfo.processInfo.environment["BERTH_TEST_POSTGRES_URL"] != nil, "BERTH_TEST_POSTGRES_URL is not set: SKIPPED (run scripts/test)"))
+@Suite(
+    "an instance whose database goes away",
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["BERTH_TEST_POSTGRES_URL"] != nil,
+        "BERTH_TEST_POSTGRES_URL is not set: SKIPPED (run scripts/test)"
+    )
+)
 struct DatabaseOutageTests {
     static func script(_ arguments: [String]) throws -> String {
         // system(3), which waits for the script itself: the server it starts lives on with inherited
@@ -157,7 +195,9 @@ struct DatabaseOutageTests {
         try await server.start(environment: ["BERTH_DATABASE": database])
         let headers = ["Authorization": "Bearer \(key)", "X-User-Id": "sailor"]
         let start = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 / 86_400).rounded(.down) + 4) * 86_400 + 10 * 3600)
-        let booking: [String: Any] = ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)]
+        let booking: [String: Any] = [
+            "resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601),
+        ]
         #expect(try await server.request("GET", "/readyz", headers: [:]).status == 200)
 
         _ = try Self.script(["pause", pg.path])

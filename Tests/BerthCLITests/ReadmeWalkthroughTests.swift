@@ -1,8 +1,9 @@
 import Foundation
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 @Suite("README")
 struct ReadmeWalkthroughTests {
@@ -36,10 +37,17 @@ struct ReadmeWalkthroughTests {
         #expect(text.contains("True 1"), "\(text)")
     }
 
-    @Test("the subscriptions walk-through runs verbatim: buy, renew, grace by the clock, billing retry, expire, refund, a second account's link refused")
+    @Test(
+        "the subscriptions walk-through runs verbatim: buy, renew, grace by the clock, billing retry, expire, refund, a second account's link refused"
+    )
     func subscriptionsWalkthroughRunsVerbatim() throws {
         let text = try Self.run(try Self.walkthrough("## Selling subscriptions", in: "docs/walkthroughs.md"))
-        #expect(text.contains("active standard month True\nsubscription_active\nsubscription_grace_period\n['grace_period'] True\n['billing_retry'] False\nsubscription_expired\n"), "\(text)")
+        #expect(
+            text.contains(
+                "active standard month True\nsubscription_active\nsubscription_grace_period\n['grace_period'] True\n['billing_retry'] False\nsubscription_expired\n"
+            ),
+            "\(text)"
+        )
         #expect(text.contains("['active'] True\nsubscription_revoked\n['revoked'] False\n"), "\(text)")
         #expect(text.contains("\"code\":\"linked_to_other_account\""), "\(text)")
         #expect(text.contains("} 422"), "\(text)")
@@ -55,21 +63,36 @@ struct ReadmeWalkthroughTests {
         #expect(text.contains("1 refund at Stripe\n"), "\(text)")
     }
 
-    @Test("the Google Play walk-through runs verbatim against berth serve and the Play stand-in: credited once, replay refused, consumed once across a restart, refund, renewal, a foreign push refused")
+    @Test(
+        "the Google Play walk-through runs verbatim against berth serve and the Play stand-in: credited once, replay refused, consumed once across a restart, refund, renewal, a foreign push refused"
+    )
     func playWalkthroughRunsVerbatim() throws {
         let text = try Self.run(try Self.walkthrough("## Google Play", in: "docs/walkthroughs.md"))
         #expect(text.contains("50 52 google_play\n409\n"), "\(text)")
         #expect(text.contains("consumed 1 time(s)\n"), "\(text)")
         #expect(text.contains("{\"duplicate\":false,\"outcome\":\"credits_refunded\",\"received\":true}\nbalance 2\n"), "\(text)")
-        #expect(text.contains("active 1 year(s) left\n{\"duplicate\":false,\"outcome\":\"subscription_active\",\"received\":true}\nTrue google_play_subscription 2 year(s) left\n"), "\(text)")
+        #expect(
+            text.contains(
+                "active 1 year(s) left\n{\"duplicate\":false,\"outcome\":\"subscription_active\",\"received\":true}\nTrue google_play_subscription 2 year(s) left\n"
+            ),
+            "\(text)"
+        )
         #expect(text.contains("401\n{\"duplicate\":false,\"outcome\":\"subscription_expired\",\"received\":true}\npremium False\n"), "\(text)")
     }
 
-    @Test("the hybrid-app guide (docs/compatibility.md) runs verbatim: a WebView's preflight and purchase from capacitor://localhost, a foreign origin without the header, HEAD")
+    @Test(
+        "the hybrid-app guide (docs/compatibility.md) runs verbatim: a WebView's preflight and purchase from capacitor://localhost, a foreign origin without the header, HEAD"
+    )
     func hybridGuideRunsVerbatim() throws {
         let text = try Self.run(try Self.walkthrough("## Hybrid apps", in: "docs/compatibility.md"))
-        #expect(text.contains("HTTP/1.1 204 No Content\nAccess-Control-Allow-Origin: capacitor://localhost\nAccess-Control-Allow-Methods: POST\n"), "\(text)")
-        #expect(text.contains("50 52\nAccess-Control-Allow-Origin: capacitor://localhost\nAccess-Control-Expose-Headers: X-Berth-Signature, "), "\(text)")
+        #expect(
+            text.contains("HTTP/1.1 204 No Content\nAccess-Control-Allow-Origin: capacitor://localhost\nAccess-Control-Allow-Methods: POST\n"),
+            "\(text)"
+        )
+        #expect(
+            text.contains("50 52\nAccess-Control-Allow-Origin: capacitor://localhost\nAccess-Control-Expose-Headers: X-Berth-Signature, "),
+            "\(text)"
+        )
         #expect(text.contains("\n0\n200\n"), "\(text)")
     }
 
@@ -103,7 +126,9 @@ struct ReadmeWalkthroughTests {
         try FileManager.default.createDirectory(at: stubs, withIntermediateDirectories: true)
         let products = try BerthProcess.executable.deletingLastPathComponent().path
         let stub = stubs.appendingPathComponent("swift")
-        try Data("#!/bin/sh\nif [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else exec swift \"$@\"; fi\n".utf8).write(to: stub)
+        try Data("#!/bin/sh\nif [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else exec swift \"$@\"; fi\n".utf8).write(
+            to: stub
+        )
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stub.path)
         try Data(script.utf8).write(to: directory.appendingPathComponent("walkthrough.sh"))
 
@@ -124,7 +149,12 @@ struct ReadmeWalkthroughTests {
         process.standardError = output
         try process.run()
         // A script that never ends (a server that did not start) is stopped, not waited for forever.
-        let watchdog = DispatchWorkItem { if process.isRunning { kill(-process.processIdentifier, SIGKILL); process.terminate() } }
+        let watchdog = DispatchWorkItem {
+            if process.isRunning {
+                kill(-process.processIdentifier, SIGKILL)
+                process.terminate()
+            }
+        }
         DispatchQueue.global().asyncAfter(deadline: .now() + 900, execute: watchdog)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

@@ -43,7 +43,10 @@ struct SelfContainedBinaryTests {
             #expect(verified.status == 0, "\(sample): \(verified.stderr)")
         }
 
-        #expect(!FileManager.default.fileExists(atPath: server.directory.appendingPathComponent("migrations").path), "no migrations folder beside the server")
+        #expect(
+            !FileManager.default.fileExists(atPath: server.directory.appendingPathComponent("migrations").path),
+            "no migrations folder beside the server"
+        )
         try await server.start(executable: copy)
         let page = try await server.request("GET", "/admin", headers: [:])
         #expect(page.status == 200 && String(decoding: page.data, as: UTF8.self).contains("Admin API key"))

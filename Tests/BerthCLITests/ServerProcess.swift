@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
-import Testing
 
 /// A `berth serve` child process on 127.0.0.1 with its own folder, catalog, database and test CA.
 final class ServerProcess: Sendable {
@@ -32,7 +33,10 @@ final class ServerProcess: Sendable {
         name = "berth"
         ownsDirectory = true
         directory = try BerthProcess.temporaryDirectory()
-        try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("products.json"), to: directory.appendingPathComponent("products.json"))
+        try FileManager.default.copyItem(
+            at: Self.repository.appendingPathComponent("products.json"),
+            to: directory.appendingPathComponent("products.json")
+        )
         // No migrations folder: berth applies the ones compiled into it.
         let made = try BerthProcess.run(["testkit", "init", "berth-ca"], in: directory)
         try #require(made.status == 0, "\(made.stderr)")

@@ -9,8 +9,10 @@ struct StoreLifecycleTests {
     static func rows(_ table: String, in path: String) throws -> Int? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM ' + sys.argv[2]).fetchone()[0])",
-                             path, table]
+        process.arguments = [
+            "python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM ' + sys.argv[2]).fetchone()[0])",
+            path, table,
+        ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
@@ -20,20 +22,30 @@ struct StoreLifecycleTests {
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    @Test("SIGTERM with the card, Play and webhook workers configured (their services unreachable) leaves one self-contained berth.sqlite: copied alone, it holds every row")
+    @Test(
+        "SIGTERM with the card, Play and webhook workers configured (their services unreachable) leaves one self-contained berth.sqlite: copied alone, it holds every row"
+    )
     func stopLeavesSelfContainedFile() async throws {
         let server = try ServerProcess()
         defer { server.cleanUp() }
         // Every background worker runs, each against a service that does not answer.
-        try await server.start(environment: ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_lifecycle", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": "whsec_lifecycle_0123456789",
-                                             "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:9"])
+        try await server.start(environment: [
+            "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_lifecycle", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": "whsec_lifecycle_0123456789",
+            "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:9",
+        ])
         for role in ["client", "server", "admin"] {
             #expect(try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", role]).status == 0)
         }
-        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
         let day = ISO8601DateFormatter().string(from: Date().addingTimeInterval(5 * 86_400)).prefix(10)
-        let booked = try await server.request("POST", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"],
-                                              body: ["resourceId": "gozzo-5m", "start": "\(day)T08:00:00Z", "end": "\(day)T18:00:00Z"])
+        let booked = try await server.request(
+            "POST",
+            "/api/bookings",
+            headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"],
+            body: ["resourceId": "gozzo-5m", "start": "\(day)T08:00:00Z", "end": "\(day)T18:00:00Z"]
+        )
         #expect(booked.status == 201, "\(booked.json)")
         server.stop()
 
@@ -53,7 +65,9 @@ struct StoreLifecycleTests {
         let server = try ServerProcess()
         defer { server.cleanUp() }
         try await server.start()
-        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
         // Writes keep coming while the backup runs.
         let writer = Task {
             for index in 0..<40 {
@@ -77,20 +91,26 @@ struct StoreLifecycleTests {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
         try FileManager.default.copyItem(atPath: backup, toPath: database)
         try await server.start()
-        #expect(try await server.request("GET", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"]).status == 200,
-                "the key made before the backup works on the restored database")
+        #expect(
+            try await server.request("GET", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "ana"]).status == 200,
+            "the key made before the backup works on the restored database"
+        )
         server.stop()
         #expect(try Self.rows("api_keys", in: database) == copied)
     }
 
-    @Test("a file that is there but holds no Berth schema (a copy without its -wal, another program's file) is refused, not migrated as a new database; BERTH_CREATE_DATABASE=1 allows it")
+    @Test(
+        "a file that is there but holds no Berth schema (a copy without its -wal, another program's file) is refused, not migrated as a new database; BERTH_CREATE_DATABASE=1 allows it"
+    )
     func foreignFileRefused() throws {
         let server = try ServerProcess()
         defer { server.cleanUp() }
         let database = server.directory.appendingPathComponent("berth.sqlite").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 7'); c.commit()", database]
+        process.arguments = [
+            "python3", "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 7'); c.commit()", database,
+        ]
         try process.run()
         process.waitUntilExit()
         #expect((try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int ?? 0) > 0)
@@ -134,7 +154,9 @@ struct BoundedShutdownTests {
 
         init() throws {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", """
+            process.arguments = [
+                "python3", "-c",
+                """
                 import socket, threading, time
                 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(256)
                 print(s.getsockname()[1], flush=True)
@@ -147,7 +169,8 @@ struct BoundedShutdownTests {
                         print("accepted", flush=True)
                     except socket.timeout:
                         pass
-                """]
+                """,
+            ]
             process.standardOutput = output
             try process.run()
             var line = Data()
@@ -180,7 +203,9 @@ struct BoundedShutdownTests {
         }
     }
 
-    @Test("SIGTERM with Apple (history and consumption), Google Play, Stripe and webhook receivers black-holed: the process exits within 10 s, status 0")
+    @Test(
+        "SIGTERM with Apple (history and consumption), Google Play, Stripe and webhook receivers black-holed: the process exits within 10 s, status 0"
+    )
     func stopWithinTenSeconds() async throws {
         let hole = try BlackHole()
         defer { hole.stop() }
@@ -209,13 +234,22 @@ struct BoundedShutdownTests {
         }
         catalog["tenants"] = tenants
         try JSONSerialization.data(withJSONObject: catalog).write(to: catalogURL)
-        try await server.start(environment: ["AIS_WEBHOOK_SECRET": "webhook-secret-0123456789", "PLAY_TEST_SERVICE_ACCOUNT": server.directory.appendingPathComponent("play/service-account.json").path,
-                                             "PLAY_TEST_BASE_URL": base, "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_shutdown",
-                                             "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": "whsec_shutdown_0123456789", "SEABOO_TEST_STRIPE_API_BASE": base])
+        try await server.start(environment: [
+            "AIS_WEBHOOK_SECRET": "webhook-secret-0123456789",
+            "PLAY_TEST_SERVICE_ACCOUNT": server.directory.appendingPathComponent("play/service-account.json").path,
+            "PLAY_TEST_BASE_URL": base, "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_shutdown",
+            "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": "whsec_shutdown_0123456789", "SEABOO_TEST_STRIPE_API_BASE": base,
+        ])
         // Work for the webhook deliverer: an operator's adjustment sends credits.changed to the black hole.
-        let admin = try server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let adjusted = try await server.request("POST", "/api/admin/credits/adjustments", headers: ["Authorization": "Bearer \(admin)"],
-                                                body: ["userId": "ana", "amount": 5, "reason": "goodwill"])
+        let admin = try server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
+        let adjusted = try await server.request(
+            "POST",
+            "/api/admin/credits/adjustments",
+            headers: ["Authorization": "Bearer \(admin)"],
+            body: ["userId": "ana", "amount": 5, "reason": "goodwill"]
+        )
         #expect(adjusted.status == 201 || adjusted.status == 200, "\(adjusted.json)")
         // Stop once Apple's history read, Google's token request and the webhook delivery are all waiting on the hole.
         #expect(try hole.waitForConnections(3), "the workers reach the black hole")

@@ -26,7 +26,10 @@ struct TestKitCommandTests {
         #expect(untrusted.status == 1)
         #expect(untrusted.stderr.contains("untrusted_root"))
 
-        let verified = try BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "--environment", "Sandbox", "-"], stdin: jws)
+        let verified = try BerthProcess.run(
+            ["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "--environment", "Sandbox", "-"],
+            stdin: jws
+        )
         #expect(verified.status == 0, "\(verified.stderr)")
         let payload = try jsonObject(verified.stdout)
         #expect(payload["transactionId"] as? String == "2000000000000042")
@@ -42,12 +45,20 @@ struct TestKitCommandTests {
         let ca = directory.appendingPathComponent("ca").path
         #expect(try BerthProcess.run(["testkit", "init", ca]).status == 0)
 
-        let transaction = try BerthProcess.run(["testkit", "sign-transaction", "--ca", ca, "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.experience.diving", "--transaction-id", "2000000000000077"])
-        let body = try BerthProcess.run(["testkit", "sign-notification", "--ca", ca, "--type", "REFUND", "--bundle-id", "it.seaboo.app", "--transaction", transaction.stdout])
+        let transaction = try BerthProcess.run([
+            "testkit", "sign-transaction", "--ca", ca, "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.experience.diving", "--transaction-id",
+            "2000000000000077",
+        ])
+        let body = try BerthProcess.run([
+            "testkit", "sign-notification", "--ca", ca, "--type", "REFUND", "--bundle-id", "it.seaboo.app", "--transaction", transaction.stdout,
+        ])
         #expect(body.status == 0, "\(body.stderr)")
         #expect(try jsonObject(body.stdout)["signedPayload"] is String)
 
-        let verified = try BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "--environment", "Sandbox", "-"], stdin: body.stdout)
+        let verified = try BerthProcess.run(
+            ["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "--environment", "Sandbox", "-"],
+            stdin: body.stdout
+        )
         #expect(verified.status == 0, "\(verified.stderr)")
         let notification = try jsonObject(verified.stdout)
         #expect(notification["notificationType"] as? String == "REFUND")
@@ -67,7 +78,9 @@ struct TestKitCommandTests {
         #expect(fieldsNested["productId"] as? String == "it.seaboo.experience.fishing")
         #expect(fieldsNested["bundleId"] as? String == "it.seaboo.app")
 
-        let bad = try BerthProcess.run(["testkit", "sign-notification", "--ca", ca, "--type", "REFUND", "--bundle-id", "x", "--transaction", "{not json"])
+        let bad = try BerthProcess.run([
+            "testkit", "sign-notification", "--ca", ca, "--type", "REFUND", "--bundle-id", "x", "--transaction", "{not json",
+        ])
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("--transaction"))
     }
@@ -81,7 +94,10 @@ struct TestKitCommandTests {
         func data(_ arguments: [String]) throws -> [String: Any] {
             let body = try BerthProcess.run(["testkit", "sign-notification", "--ca", ca, "--bundle-id", "com.braindumpster.app"] + arguments)
             #expect(body.status == 0, "\(body.stderr)")
-            let verified = try BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--bundle-id", "com.braindumpster.app", "-"], stdin: body.stdout)
+            let verified = try BerthProcess.run(
+                ["verify", "--root", "\(ca)/root.pem", "--bundle-id", "com.braindumpster.app", "-"],
+                stdin: body.stdout
+            )
             #expect(verified.status == 0, "\(verified.stderr)")
             return try #require(try jsonObject(verified.stdout)["data"] as? [String: Any])
         }
@@ -90,15 +106,22 @@ struct TestKitCommandTests {
         #expect(Set(test.keys) == ["bundleId", "environment"], "\(test.keys.sorted())")
         #expect(try data(["--type", "DID_RENEW", "--transaction", #"{"productId":"credits_50"}"#])["bundleVersion"] as? String == "1")
 
-        let subscription = try BerthProcess.run(["testkit", "sign-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
-                                                 "--product", "brain_dumpster_yearly_premium", "--type", "Auto-Renewable Subscription",
-                                                 "--transaction-id", "2000000000000701", "--expires-date", "2099-01-01T00:00:00Z"])
+        let subscription = try BerthProcess.run([
+            "testkit", "sign-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
+            "--product", "brain_dumpster_yearly_premium", "--type", "Auto-Renewable Subscription",
+            "--transaction-id", "2000000000000701", "--expires-date", "2099-01-01T00:00:00Z",
+        ])
         #expect(subscription.status == 0, "\(subscription.stderr)")
         let renewed = try data(["--type", "DID_RENEW", "--transaction", subscription.stdout, "--renewal-info", "{}"])
         #expect(renewed["status"] as? Int == 1, "a live subscription's notification says ACTIVE: \(renewed.keys.sorted())")
         let renewal = try #require(renewed["signedRenewalInfo"] as? [String: Any])
-        #expect(renewal["originalTransactionId"] as? String == "2000000000000701" && renewal["productId"] as? String == "brain_dumpster_yearly_premium")
-        #expect(renewal["renewalDate"] != nil && renewal["recentSubscriptionStartDate"] != nil && renewal["appTransactionId"] != nil, "\(renewal.keys.sorted())")
+        #expect(
+            renewal["originalTransactionId"] as? String == "2000000000000701" && renewal["productId"] as? String == "brain_dumpster_yearly_premium"
+        )
+        #expect(
+            renewal["renewalDate"] != nil && renewal["recentSubscriptionStartDate"] != nil && renewal["appTransactionId"] != nil,
+            "\(renewal.keys.sorted())"
+        )
     }
 
     @Test("sign-renewal-info, sign-app-transaction and sign-receipt with several entries and subscription periods verify, with Apple's fields")
@@ -108,15 +131,19 @@ struct TestKitCommandTests {
         let ca = directory.appendingPathComponent("ca").path
         #expect(try BerthProcess.run(["testkit", "init", ca]).status == 0)
         func verified(_ text: String, _ extra: [String] = []) throws -> [String: Any] {
-            let result = try BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--root", "\(ca)/receipt-root.pem", "--bundle-id", "com.braindumpster.app"] + extra + ["-"],
-                                              stdin: text)
+            let result = try BerthProcess.run(
+                ["verify", "--root", "\(ca)/root.pem", "--root", "\(ca)/receipt-root.pem", "--bundle-id", "com.braindumpster.app"] + extra + ["-"],
+                stdin: text
+            )
             #expect(result.status == 0, "\(result.stderr)")
             return try jsonObject(result.stdout)
         }
 
-        let renewal = try BerthProcess.run(["testkit", "sign-renewal-info", "--ca", ca, "--original-transaction-id", "2000000000000501",
-                                            "--product", "brain_dumpster_yearly_premium", "--renewal-date", "2027-01-01T00:00:00Z",
-                                            "--auto-renew-off", "--win-back-offer", "winback50"])
+        let renewal = try BerthProcess.run([
+            "testkit", "sign-renewal-info", "--ca", ca, "--original-transaction-id", "2000000000000501",
+            "--product", "brain_dumpster_yearly_premium", "--renewal-date", "2027-01-01T00:00:00Z",
+            "--auto-renew-off", "--win-back-offer", "winback50",
+        ])
         #expect(renewal.status == 0, "\(renewal.stderr)")
         let info = try verified(renewal.stdout)
         #expect(info["originalTransactionId"] as? String == "2000000000000501" && info["productId"] as? String == "brain_dumpster_yearly_premium")
@@ -124,19 +151,27 @@ struct TestKitCommandTests {
         #expect(info["renewalDate"] != nil && info["recentSubscriptionStartDate"] != nil && info["appTransactionId"] != nil)
         #expect(info["eligibleWinBackOfferIds"] as? [String] == ["winback50"])
 
-        let app = try BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
-                                        "--original-application-version", "1.4", "--app-transaction-id", "704000000000000001"])
+        let app = try BerthProcess.run([
+            "testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
+            "--original-application-version", "1.4", "--app-transaction-id", "704000000000000001",
+        ])
         #expect(app.status == 0, "\(app.stderr)")
         let appTransaction = try verified(app.stdout)
-        #expect(appTransaction["appTransactionId"] as? String == "704000000000000001" && appTransaction["originalApplicationVersion"] as? String == "1.4")
+        #expect(
+            appTransaction["appTransactionId"] as? String == "704000000000000001" && appTransaction["originalApplicationVersion"] as? String == "1.4"
+        )
         #expect(appTransaction["receiptType"] as? String == "Sandbox" && appTransaction["originalPlatform"] as? String == "iOS")
-        #expect(try BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "x", "--environment", "Production"]).status != 0,
-                "a Production app transaction needs the app's Apple ID")
+        #expect(
+            try BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "x", "--environment", "Production"]).status != 0,
+            "a Production app transaction needs the app's Apple ID"
+        )
 
-        let receipt = try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app",
-                                            "--product", "brain_dumpster_yearly_premium", "--product", "extra_pack",
-                                            "--transaction-id", "2000000000000601", "--purchase-date", "2026-06-01T00:00:00Z",
-                                            "--expires-date", "2026-07-01T00:00:00Z", "--renewals", "1", "--cancellation-date", "2026-06-15T00:00:00Z"])
+        let receipt = try BerthProcess.run([
+            "testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app",
+            "--product", "brain_dumpster_yearly_premium", "--product", "extra_pack",
+            "--transaction-id", "2000000000000601", "--purchase-date", "2026-06-01T00:00:00Z",
+            "--expires-date", "2026-07-01T00:00:00Z", "--renewals", "1", "--cancellation-date", "2026-06-15T00:00:00Z",
+        ])
         #expect(receipt.status == 0, "\(receipt.stderr)")
         let decoded = try verified(receipt.stdout)
         let entries = try #require(decoded["inAppPurchases"] as? [[String: Any]])
@@ -147,10 +182,17 @@ struct TestKitCommandTests {
         #expect(yearly.contains { $0["transactionId"] as? String == "2000000000000601" && $0["cancellationDate"] != nil })
         #expect(yearly.filter { $0["cancellationDate"] != nil }.count == 1, "only the latest period was refunded")
 
-        let one = try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app", "--product", "pack", "--transaction-id", "2000000000000701"])
+        let one = try BerthProcess.run([
+            "testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app", "--product", "pack", "--transaction-id",
+            "2000000000000701",
+        ])
         let single = try #require(try verified(one.stdout)["inAppPurchases"] as? [[String: Any]])
-        #expect(single.count == 1 && single.first?["transactionId"] as? String == "2000000000000701" && single.first?["subscriptionExpirationDate"] == nil)
-        #expect(try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "x", "--product", "p", "--renewals", "2"]).status != 0,
-                "--renewals needs --expires-date")
+        #expect(
+            single.count == 1 && single.first?["transactionId"] as? String == "2000000000000701" && single.first?["subscriptionExpirationDate"] == nil
+        )
+        #expect(
+            try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "x", "--product", "p", "--renewals", "2"]).status != 0,
+            "--renewals needs --expires-date"
+        )
     }
 }

@@ -13,10 +13,13 @@ struct VerifyCommandTests {
         #expect(payload["type"] as? String == "Auto-Renewable Subscription")
     }
 
-    @Test("every genuine sample verifies", arguments: [
-        "notification-sandbox-test-2022.jws", "notification-production-consumption-request-2023.jws",
-        "transaction-sandbox-consumable-2025.jws", "renewal-info-sandbox-2023.jws",
-    ])
+    @Test(
+        "every genuine sample verifies",
+        arguments: [
+            "notification-sandbox-test-2022.jws", "notification-production-consumption-request-2023.jws",
+            "transaction-sandbox-consumable-2025.jws", "renewal-info-sandbox-2023.jws",
+        ]
+    )
     func genuineSamples(name: String) throws {
         let result = try BerthProcess.run(["verify", try BerthProcess.fixture(name)])
         #expect(result.status == 0, "\(result.stderr)")
@@ -39,13 +42,17 @@ struct VerifyCommandTests {
     @Test("a notification prints with its nested transaction decoded, and checks the app when asked")
     func notificationWithNestedData() throws {
         let path = try BerthProcess.fixture("notification-production-consumption-request-2023.jws")
-        let result = try BerthProcess.run(["verify", "--bundle-id", "com.jrjj.keysns", "--environment", "Production", "--app-apple-id", "1601830814", path])
+        let result = try BerthProcess.run([
+            "verify", "--bundle-id", "com.jrjj.keysns", "--environment", "Production", "--app-apple-id", "1601830814", path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let data = try #require(try jsonObject(result.stdout)["data"] as? [String: Any])
         let transaction = try #require(data["signedTransactionInfo"] as? [String: Any])
         #expect(transaction["productId"] as? String == "com.keysns.JR1200")
 
-        let wrong = try BerthProcess.run(["verify", "--bundle-id", "it.seaboo.app", "--environment", "Production", "--app-apple-id", "1601830814", path])
+        let wrong = try BerthProcess.run([
+            "verify", "--bundle-id", "it.seaboo.app", "--environment", "Production", "--app-apple-id", "1601830814", path,
+        ])
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("wrong_bundle"))
         #expect(wrong.stdout.isEmpty)

@@ -15,7 +15,10 @@ struct WebhookCrashTests {
             router.post("/hooks") { request, _ -> Response in
                 let event = request.headers[HTTPField.Name("Berth-Event")!] ?? ""
                 let down = self.state.withLock { state -> Bool in
-                    if state.down { state.failed += 1; return true }
+                    if state.down {
+                        state.failed += 1
+                        return true
+                    }
                     state.events.append(event)
                     return false
                 }
@@ -35,21 +38,35 @@ struct WebhookCrashTests {
             var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
             var tenants = try #require(catalog["tenants"] as? [[String: Any]])
             let index = try #require(tenants.firstIndex { $0["id"] as? String == "seaboo-test" })
-            tenants[index]["webhook"] = ["url": "http://127.0.0.1:\(hooks.port!)/hooks", "secretEnv": "SEABOO_TEST_WEBHOOK_SECRET", "allowLoopbackHTTP": true]
+            tenants[index]["webhook"] = [
+                "url": "http://127.0.0.1:\(hooks.port!)/hooks", "secretEnv": "SEABOO_TEST_WEBHOOK_SECRET", "allowLoopbackHTTP": true,
+            ]
             catalog["tenants"] = tenants
             try JSONSerialization.data(withJSONObject: catalog).write(to: catalogURL)
             let environment = ["SEABOO_TEST_WEBHOOK_SECRET": "a-webhook-secret-of-some-length"]
 
-            let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines
+            )
             try await server.start(environment: environment)
             let start = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 / 86_400).rounded(.down) + 3) * 86_400 + 8 * 3600)
-            let created = try await server.request("POST", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "alice"],
-                                                   body: ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)])
+            let created = try await server.request(
+                "POST",
+                "/api/bookings",
+                headers: ["Authorization": "Bearer \(key)", "X-User-Id": "alice"],
+                body: ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)]
+            )
             let bookingId = try #require((created.json["booking"] as? [String: Any])?["id"] as? Int)
-            let jws = try server.berth(["testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic"])
-                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            let paid = try await server.request("POST", "/api/verify-purchase", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "alice"],
-                                                body: ["bookingId": bookingId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let jws = try server.berth([
+                "testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic",
+            ])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let paid = try await server.request(
+                "POST",
+                "/api/verify-purchase",
+                headers: ["Authorization": "Bearer \(key)", "X-User-Id": "alice"],
+                body: ["bookingId": bookingId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(paid.status == 200)
             // The receiver is down: wait for the first refused attempt, then crash the server.
             for _ in 0..<100 where receiver.state.withLock({ $0.failed }) == 0 { try await Task.sleep(for: .milliseconds(100)) }

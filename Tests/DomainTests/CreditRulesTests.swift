@@ -8,16 +8,36 @@ struct CreditRulesTests {
 
     static func account(balance: Int64 = 0, debt: Int64 = 0, held: Int64 = 0, lots: [Int64] = []) -> CreditAccount {
         let open = lots.enumerated().map { index, remaining in
-            CreditLot(id: Int64(index + 1), tenantId: "t", userId: "u", creditType: "c", entryId: Int64(100 + index), purchaseId: nil, amount: remaining,
-                      remaining: remaining, grantedAt: now.addingTimeInterval(Double(index)))
+            CreditLot(
+                id: Int64(index + 1),
+                tenantId: "t",
+                userId: "u",
+                creditType: "c",
+                entryId: Int64(100 + index),
+                purchaseId: nil,
+                amount: remaining,
+                remaining: remaining,
+                grantedAt: now.addingTimeInterval(Double(index))
+            )
         }
-        return CreditAccount(balance: CreditBalance(tenantId: "t", userId: "u", creditType: "c", balance: balance, debt: debt), held: held, openLots: open)
+        return CreditAccount(
+            balance: CreditBalance(tenantId: "t", userId: "u", creditType: "c", balance: balance, debt: debt),
+            held: held,
+            openLots: open
+        )
     }
 
     @Test("a tenant that allows negative balances takes the whole refund; the next grant first refills the balance")
     func negativeBalances() {
-        let refunded = CreditRules.refund(Self.account(balance: 3, lots: [3]), amount: 10, purchaseEntry: nil, purchaseLot: nil, reason: "REFUND",
-                                          negativeAllowed: true, now: Self.now)
+        let refunded = CreditRules.refund(
+            Self.account(balance: 3, lots: [3]),
+            amount: 10,
+            purchaseEntry: nil,
+            purchaseLot: nil,
+            reason: "REFUND",
+            negativeAllowed: true,
+            now: Self.now
+        )
         #expect(refunded.account.balance.balance == -7)
         #expect(refunded.account.balance.debt == 0)
         #expect(refunded.updatedLots.map(\.remaining) == [0])
@@ -29,8 +49,15 @@ struct CreditRulesTests {
 
     @Test("clamped refunds leave held credits alone and record the rest as a debt, settled by the next grant in its own entry")
     func clampedRefunds() {
-        let refunded = CreditRules.refund(Self.account(balance: 5, held: 2, lots: [5]), amount: 10, purchaseEntry: nil, purchaseLot: nil, reason: "REFUND",
-                                          negativeAllowed: false, now: Self.now)
+        let refunded = CreditRules.refund(
+            Self.account(balance: 5, held: 2, lots: [5]),
+            amount: 10,
+            purchaseEntry: nil,
+            purchaseLot: nil,
+            reason: "REFUND",
+            negativeAllowed: false,
+            now: Self.now
+        )
         #expect(refunded.entries.map(\.amount) == [-3])
         #expect(refunded.entries.map(\.debtChange) == [7])
         #expect(refunded.account.balance.balance == 2, "the 2 held credits can still be committed")
@@ -43,24 +70,59 @@ struct CreditRulesTests {
 
     @Test("usage spends the oldest lots first; a refund prefers its own lot")
     func fifo() throws {
-        let reservation = try CreditRules.reserve(Self.account(balance: 6, lots: [2, 4]), amount: 3, reference: nil, profileId: "p", duration: 60, now: Self.now)
+        let reservation = try CreditRules.reserve(
+            Self.account(balance: 6, lots: [2, 4]),
+            amount: 3,
+            reference: nil,
+            profileId: "p",
+            duration: 60,
+            now: Self.now
+        )
         let held = try #require(reservation.newReservation)
         let committed = try #require(try CreditRules.commit(held, account: reservation.account, actor: .user("u"), now: Self.now))
         #expect(committed.lotUses.map(\.lotId) == [1, 2])
         #expect(committed.lotUses.map(\.amount) == [2, 1])
         #expect(committed.lotUses.allSatisfy { $0.profileId == "p" })
         let lot = committed.account.openLots[0]
-        let refund = CreditRules.refund(committed.account, amount: 1, purchaseEntry: nil, purchaseLot: lot, reason: "REFUND", negativeAllowed: false, now: Self.now)
+        let refund = CreditRules.refund(
+            committed.account,
+            amount: 1,
+            purchaseEntry: nil,
+            purchaseLot: lot,
+            reason: "REFUND",
+            negativeAllowed: false,
+            now: Self.now
+        )
         #expect(refund.updatedLots.first?.id == lot.id)
         #expect(refund.updatedLots.first?.refundedAt == Self.now)
-        #expect(throws: DomainError.self) { try CreditRules.reserve(Self.account(balance: 1), amount: 2, reference: nil, profileId: nil, duration: 60, now: Self.now) }
+        #expect(throws: DomainError.self) {
+            try CreditRules.reserve(Self.account(balance: 1), amount: 2, reference: nil, profileId: nil, duration: 60, now: Self.now)
+        }
     }
 
     @Test("the ledger check names every disagreement")
     func ledgerCheck() {
-        let good = LedgerTotals(userId: "u", creditType: "c", balance: 4, debt: 1, ledgerAmount: 4, ledgerDebt: 1, lotsRemaining: 4, inconsistentLots: 0)
+        let good = LedgerTotals(
+            userId: "u",
+            creditType: "c",
+            balance: 4,
+            debt: 1,
+            ledgerAmount: 4,
+            ledgerDebt: 1,
+            lotsRemaining: 4,
+            inconsistentLots: 0
+        )
         #expect(good.problems(negativeAllowed: false).isEmpty)
-        let bad = LedgerTotals(userId: "u", creditType: "c", balance: -1, debt: 1, ledgerAmount: 4, ledgerDebt: 0, lotsRemaining: 2, inconsistentLots: 1)
+        let bad = LedgerTotals(
+            userId: "u",
+            creditType: "c",
+            balance: -1,
+            debt: 1,
+            ledgerAmount: 4,
+            ledgerDebt: 0,
+            lotsRemaining: 2,
+            inconsistentLots: 1
+        )
         #expect(bad.problems(negativeAllowed: false).count == 5)
         #expect(bad.problems(negativeAllowed: true).count == 4)
     }

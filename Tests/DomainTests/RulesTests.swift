@@ -13,13 +13,19 @@ struct RulesTests {
 
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    @Test("rental price bands: up to €100 basic, above premium", arguments: [
-        (1, Int64(8000), "it.seaboo.rental.basic"),
-        (2, Int64(16000), "it.seaboo.rental.premium"),
-    ])
+    @Test(
+        "rental price bands: up to €100 basic, above premium",
+        arguments: [
+            (1, Int64(8000), "it.seaboo.rental.basic"),
+            (2, Int64(16000), "it.seaboo.rental.premium"),
+        ]
+    )
     func priceBands(days: Int, price: Int64, product: String) throws {
         let start = now.addingTimeInterval(86_400)
-        let quote = try seaboo().quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(TimeInterval(days) * 86_400)), now: now)
+        let quote = try seaboo().quote(
+            BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(TimeInterval(days) * 86_400)),
+            now: now
+        )
         #expect(quote.priceMinor == price)
         #expect(quote.requiredProductId == product)
     }
@@ -33,11 +39,14 @@ struct RulesTests {
         #expect(rules.rentalProduct(priceMinor: 1) == nil)
     }
 
-    @Test("experience types map to their products", arguments: [
-        ("sunset-cruise", 17, 30, "it.seaboo.experience.sunset"),
-        ("diving-intro", 12, 0, "it.seaboo.experience.diving"),
-        ("fishing-morning", 5, 0, "it.seaboo.experience.fishing"),
-    ])
+    @Test(
+        "experience types map to their products",
+        arguments: [
+            ("sunset-cruise", 17, 30, "it.seaboo.experience.sunset"),
+            ("diving-intro", 12, 0, "it.seaboo.experience.diving"),
+            ("fishing-morning", 5, 0, "it.seaboo.experience.fishing"),
+        ]
+    )
     func experienceProducts(resource: String, hour: Int, minute: Int, product: String) throws {
         let day = (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400 + 2 * 86_400
         let slot = Date(timeIntervalSince1970: day + TimeInterval(hour * 3600 + minute * 60))
@@ -47,28 +56,73 @@ struct RulesTests {
     }
 
     func booking(status: BookingStatus, holdExpiresAt: Date, user: String = "u", id: Int64 = 1) -> Booking {
-        Booking(id: id, tenantId: "t", userId: user, resourceId: "gozzo-5m", resourceKind: .rental, start: now, end: now.addingTimeInterval(3600),
-                seats: 1, priceMinor: 8000, currency: "EUR", requiredProductId: "p", status: status, holdExpiresAt: holdExpiresAt,
-                createdAt: now, updatedAt: now)
+        Booking(
+            id: id,
+            tenantId: "t",
+            userId: user,
+            resourceId: "gozzo-5m",
+            resourceKind: .rental,
+            start: now,
+            end: now.addingTimeInterval(3600),
+            seats: 1,
+            priceMinor: 8000,
+            currency: "EUR",
+            requiredProductId: "p",
+            status: status,
+            holdExpiresAt: holdExpiresAt,
+            createdAt: now,
+            updatedAt: now
+        )
     }
 
     func claim(user: String = "u", booking: Int64 = 1, tenant: String = "t") -> PurchaseClaim {
-        PurchaseClaim(tenantId: tenant, userId: user, target: .booking(id: booking), environment: "Sandbox", transactionId: "1",
-                      originalTransactionId: "1", productId: "p", purchasedAt: now, proofHash: "h")
+        PurchaseClaim(
+            tenantId: tenant,
+            userId: user,
+            target: .booking(id: booking),
+            environment: "Sandbox",
+            transactionId: "1",
+            originalTransactionId: "1",
+            productId: "p",
+            purchasedAt: now,
+            proofHash: "h"
+        )
     }
 
     func purchase(user: String = "u", booking: Int64 = 1, tenant: String = "t") -> Purchase {
-        Purchase(id: 9, tenantId: tenant, userId: user, target: .booking(id: booking), store: .appStore, environment: "Sandbox", transactionId: "1",
-                 originalTransactionId: "1", productId: "p", status: .applied, outcomeCode: nil, purchasedAt: now, createdAt: now)
+        Purchase(
+            id: 9,
+            tenantId: tenant,
+            userId: user,
+            target: .booking(id: booking),
+            store: .appStore,
+            environment: "Sandbox",
+            transactionId: "1",
+            originalTransactionId: "1",
+            productId: "p",
+            status: .applied,
+            outcomeCode: nil,
+            purchasedAt: now,
+            createdAt: now
+        )
     }
 
     @Test("exactly once: the same claim repeats, every other claim is a replay")
     func replayRules() throws {
         #expect(ClaimPolicy.settle(claim(), existing: nil) == nil)
         #expect(ClaimPolicy.settle(claim(), existing: purchase()) == .repeatOf(purchase()))
-        guard case .replay = ClaimPolicy.settle(claim(user: "other"), existing: purchase()) else { Issue.record("other user"); return }
-        guard case .replay = ClaimPolicy.settle(claim(booking: 2), existing: purchase()) else { Issue.record("other booking"); return }
-        guard case .replay = ClaimPolicy.settle(claim(tenant: "x"), existing: purchase()) else { Issue.record("other tenant"); return }
+        guard case .replay = ClaimPolicy.settle(claim(user: "other"), existing: purchase()) else {
+            Issue.record("other user")
+            return
+        }
+        guard case .replay = ClaimPolicy.settle(claim(booking: 2), existing: purchase()) else {
+            Issue.record("other booking")
+            return
+        }
+        guard case .replay = ClaimPolicy.settle(claim(tenant: "x"), existing: purchase()) else {
+            Issue.record("other tenant")
+            return
+        }
 
         // A replay plan records the attempt and refers to the original purchase; a repeat writes nothing.
         let replay = try #require(ClaimPolicy.plan(claim(user: "other"), existing: purchase(), revokedByApple: false, now: now))
@@ -83,12 +137,15 @@ struct RulesTests {
         unhonoured.status = .needsRefund
         unhonoured.outcomeCode = "slot_unavailable"
         guard case .needsRefund(_, let code, _) = ClaimPolicy.plan(claim(), existing: unhonoured, revokedByApple: false, now: now)?.outcome else {
-            Issue.record("an unhonoured repeat must answer needsRefund"); return
+            Issue.record("an unhonoured repeat must answer needsRefund")
+            return
         }
         #expect(code == .slotUnavailable)
         // Money Apple gave back pays for nothing.
-        #expect(ClaimPolicy.plan(claim(), existing: nil, revokedByApple: true, now: now)?.outcome
-                == .refused(code: .transactionRevoked, message: "Apple reported this transaction refunded or revoked before it was claimed"))
+        #expect(
+            ClaimPolicy.plan(claim(), existing: nil, revokedByApple: true, now: now)?.outcome
+                == .refused(code: .transactionRevoked, message: "Apple reported this transaction refunded or revoked before it was claimed")
+        )
         var revoked = claim()
         revoked.revoked = true
         #expect(ClaimPolicy.plan(revoked, existing: nil, revokedByApple: false, now: now)?.purchase == nil)
@@ -107,58 +164,198 @@ struct RulesTests {
         #expect(!uuids.token(uuid, names: uuid.uppercased()), "a second spelling of the id is nobody's")
         #expect(uuids.tokens(naming: uuid.uppercased()) == ["d-" + uuid.uppercased()])
         #expect(uuids.tokens(naming: uuid) == ["d-" + uuid, uuid])
-        #expect(CanonicalUUID.isCanonical(uuid) && !CanonicalUUID.isCanonical(uuid.uppercased()) && !CanonicalUUID.isCanonical("{\(uuid)}")
-                && !CanonicalUUID.isCanonical(String(uuid.dropLast())) && !CanonicalUUID.isCanonical(uuid.replacingOccurrences(of: "-", with: "_")))
+        #expect(
+            CanonicalUUID.isCanonical(uuid) && !CanonicalUUID.isCanonical(uuid.uppercased()) && !CanonicalUUID.isCanonical("{\(uuid)}")
+                && !CanonicalUUID.isCanonical(String(uuid.dropLast())) && !CanonicalUUID.isCanonical(uuid.replacingOccurrences(of: "-", with: "_"))
+        )
     }
 
     @Test("a proven transaction must match the app's product, the booking's product and quantity, the claimed id, and the user's token")
     func proofChecks() throws {
         var target = booking(status: .pendingPayment, holdExpiresAt: now)
         target.requiredProductId = "basic"
-        let proven = ProvenTransaction(transactionId: "1", originalTransactionId: "1", productId: "basic", environment: "Sandbox",
-                                       purchasedAt: now, revoked: false, appAccountToken: "D-U-1", proofHash: "h")
+        let proven = ProvenTransaction(
+            transactionId: "1",
+            originalTransactionId: "1",
+            productId: "basic",
+            environment: "Sandbox",
+            purchasedAt: now,
+            revoked: false,
+            appAccountToken: "D-U-1",
+            proofHash: "h"
+        )
         // A token names the user it is derived from (here "d-" + the id), in any case.
         let tokens = PurchasePolicy(accountTokenIsUserId: true, derivedAccountTokens: { ["d-" + $0] })
         let open = PurchasePolicy()
         try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "1", booking: target, userId: "u-1", policy: tokens)
         func code(_ body: () throws -> Void) -> String? {
-            do { try body(); return nil } catch { return (error as? DomainError)?.code.rawValue ?? "not a DomainError" }
+            do {
+                try body()
+                return nil
+            } catch { return (error as? DomainError)?.code.rawValue ?? "not a DomainError" }
         }
-        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    proven,
+                    claimedProductId: "premium",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-1",
+                    policy: open
+                )
+            } == "product_mismatch"
+        )
         var premium = proven
         premium.productId = "premium"
-        #expect(code { try BookingPurchaseRules.check(premium, claimedProductId: "premium", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == "product_mismatch")
-        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: "2", booking: target, userId: "u-1", policy: open) } == "transaction_mismatch")
-        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: tokens) } == "account_token_mismatch")
-        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-2", policy: open) } == nil)
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    premium,
+                    claimedProductId: "premium",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-1",
+                    policy: open
+                )
+            } == "product_mismatch"
+        )
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    proven,
+                    claimedProductId: "basic",
+                    claimedTransactionId: "2",
+                    booking: target,
+                    userId: "u-1",
+                    policy: open
+                )
+            } == "transaction_mismatch"
+        )
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    proven,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-2",
+                    policy: tokens
+                )
+            } == "account_token_mismatch"
+        )
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    proven,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-2",
+                    policy: open
+                )
+            } == nil
+        )
 
         // Where tokens are tied to users, a signed transaction without one is refused; a receipt has no such field.
         var tokenless = proven
         tokenless.appAccountToken = nil
-        #expect(code { try BookingPurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    tokenless,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-1",
+                    policy: tokens
+                )
+            } == "account_token_missing"
+        )
         tokenless.kind = .lookup
-        #expect(code { try BookingPurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == "account_token_missing")
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    tokenless,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-1",
+                    policy: tokens
+                )
+            } == "account_token_missing"
+        )
         tokenless.kind = .receipt
-        #expect(code { try BookingPurchaseRules.check(tokenless, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: tokens) } == nil)
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    tokenless,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-1",
+                    policy: tokens
+                )
+            } == nil
+        )
 
         // Quantity: a 5-seat booking sold per seat needs 5 units; fewer pass the check and pay part of it (see partPayments).
         target.requiredQuantity = 5
-        #expect(code { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == nil)
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    proven,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-1",
+                    policy: open
+                )
+            } == nil
+        )
         var five = proven
         five.quantity = 5
-        #expect(code { try BookingPurchaseRules.check(five, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: "u-1", policy: open) } == nil)
+        #expect(
+            code {
+                try BookingPurchaseRules.check(
+                    five,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: "u-1",
+                    policy: open
+                )
+            } == nil
+        )
     }
 
     @Test("a Production tenant takes Sandbox purchases only from its listed testers")
     func sandboxTesters() throws {
         var target = booking(status: .pendingPayment, holdExpiresAt: now)
         target.requiredProductId = "basic"
-        var proven = ProvenTransaction(transactionId: "1", originalTransactionId: "1", productId: "basic", environment: "Sandbox",
-                                       purchasedAt: now, revoked: false, appAccountToken: nil, proofHash: "h")
+        var proven = ProvenTransaction(
+            transactionId: "1",
+            originalTransactionId: "1",
+            productId: "basic",
+            environment: "Sandbox",
+            purchasedAt: now,
+            revoked: false,
+            appAccountToken: nil,
+            proofHash: "h"
+        )
         let production = PurchasePolicy(acceptsProduction: true, sandboxTesters: ["tester"])
         func code(_ user: String, _ policy: PurchasePolicy) -> String? {
-            do { try BookingPurchaseRules.check(proven, claimedProductId: "basic", claimedTransactionId: nil, booking: target, userId: user, policy: policy); return nil }
-            catch { return error.code.rawValue }
+            do {
+                try BookingPurchaseRules.check(
+                    proven,
+                    claimedProductId: "basic",
+                    claimedTransactionId: nil,
+                    booking: target,
+                    userId: user,
+                    policy: policy
+                )
+                return nil
+            } catch { return error.code.rawValue }
         }
         #expect(code("someone", production) == "sandbox_not_allowed")
         #expect(code("tester", production) == nil)
@@ -172,11 +369,15 @@ struct RulesTests {
         var revokedClaim = claim()
         revokedClaim.revoked = true
         guard case .refused(let code, _) = ClaimPolicy.plan(revokedClaim, existing: nil, revokedByApple: false, now: now)?.outcome else {
-            Issue.record("a revoked proof must be refused"); return
+            Issue.record("a revoked proof must be refused")
+            return
         }
         #expect(code == .transactionRevoked)
         let reported = ClaimPolicy.plan(claim(), existing: nil, revokedByApple: true, now: now)
-        #expect(reported?.outcome == .refused(code: .transactionRevoked, message: "Apple reported this transaction refunded or revoked before it was claimed"))
+        #expect(
+            reported?.outcome
+                == .refused(code: .transactionRevoked, message: "Apple reported this transaction refunded or revoked before it was claimed")
+        )
         #expect(reported?.audit.map(\.action) == [.purchaseRefused] && reported?.purchase == nil)
         // A claim seen before still answers as before (its purchase row tells what happened since).
         #expect(ClaimPolicy.plan(claim(), existing: purchase(), revokedByApple: true, now: now)?.outcome == .repeated(purchase()))
@@ -187,11 +388,16 @@ struct RulesTests {
         let resource = try #require(try seaboo().resource(id: "gozzo-5m"))
         let limits = HoldLimits(perUser: 2, perServerKey: 3, perResource: 4)
         func code(_ load: BookingLoad, viaServerKey: Bool = false) -> String? {
-            do { try BookingAdmission.check(load, resource: resource, seats: 1, limits: limits, viaKey: viaServerKey); return nil } catch { return error.code.rawValue }
+            do {
+                try BookingAdmission.check(load, resource: resource, seats: 1, limits: limits, viaKey: viaServerKey)
+                return nil
+            } catch { return error.code.rawValue }
         }
         #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 0, resourceHolds: 3)) == nil)
-        #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 0, resourceHolds: 4)) == "too_many_pending_bookings",
-                "invented users cannot hold more than the resource's cap")
+        #expect(
+            code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 0, resourceHolds: 4)) == "too_many_pending_bookings",
+            "invented users cannot hold more than the resource's cap"
+        )
         #expect(HoldLimits().perServerKey >= 5_000, "the key-wide cap is a ceiling, not everyone's quota")
         #expect(code(BookingLoad(occupancy: .none, userHolds: 1, creatorHolds: 0)) == nil)
         #expect(code(BookingLoad(occupancy: .none, userHolds: 2, creatorHolds: 0)) == "too_many_pending_bookings")
@@ -208,7 +414,14 @@ struct RulesTests {
         let six = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(6 * 86_400)), now: now)
         #expect(six.requiredProductId == "it.seaboo.rental.premium")
         #expect(six.requiredQuantity == 1)
-        #expect(throws: DomainError(.unprocessable, .priceAboveLimit, "no product of this app pays for a rental of this price (at most 50000 minor units); book fewer days", field: "end")) {
+        #expect(
+            throws: DomainError(
+                .unprocessable,
+                .priceAboveLimit,
+                "no product of this app pays for a rental of this price (at most 50000 minor units); book fewer days",
+                field: "end"
+            )
+        ) {
             _ = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(7 * 86_400)), now: now)
         }
         let day = (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400 + 2 * 86_400
@@ -216,7 +429,10 @@ struct RulesTests {
         #expect(try tenant.quote(BookingRequest(resourceId: "sunset-cruise", slot: slot, seats: 4), now: now).requiredQuantity == 4)
         var perDay = tenant
         perDay.bookingRules?.rentalQuantity = .perDay
-        #expect(try perDay.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(3 * 86_400)), now: now).requiredQuantity == 3)
+        #expect(
+            try perDay.quote(BookingRequest(resourceId: "gozzo-5m", start: start, end: start.addingTimeInterval(3 * 86_400)), now: now)
+                .requiredQuantity == 3
+        )
     }
 
     @Test("payments that cannot be honoured are kept for a refund")
@@ -225,21 +441,45 @@ struct RulesTests {
         let expired = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(-1))
         #expect(BookingPurchaseRules.needsOccupancy(expired, now: now))
         let free = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: .none, now: now)
-        guard case .applied(let purchase) = free.outcome else { Issue.record("a free slot confirms"); return }
+        guard case .applied(let purchase) = free.outcome else {
+            Issue.record("a free slot confirms")
+            return
+        }
         #expect(free.effects.booking?.status == .confirmed && free.effects.booking?.purchaseId == purchase.id && free.purchase == purchase)
         #expect(free.events.map(\.type) == [.bookingConfirmed])
         let taken = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: Occupancy(bookings: 1, seats: 1), now: now)
-        #expect(taken.outcome == .needsRefund(try #require(taken.purchase), code: .slotUnavailable,
-                                             message: "the hold expired and the slot was taken; the payment is recorded for a refund"))
+        #expect(
+            taken.outcome
+                == .needsRefund(
+                    try #require(taken.purchase),
+                    code: .slotUnavailable,
+                    message: "the hold expired and the slot was taken; the payment is recorded for a refund"
+                )
+        )
         #expect(taken.effects.booking?.status == .paymentNeedsRefund && taken.purchase?.status == .needsRefund && taken.events.isEmpty)
         // L15: a late payment for a booking whose time is over never confirms it, free slot or not.
         let over = BookingPurchaseRules.plan(claim(), booking: expired, resource: resource, occupancy: .none, now: expired.end)
-        #expect(over.outcome == .needsRefund(try #require(over.purchase), code: .bookingNotPayable,
-                                            message: "the hold expired and the booking's time has passed; the payment is recorded for a refund"))
+        #expect(
+            over.outcome
+                == .needsRefund(
+                    try #require(over.purchase),
+                    code: .bookingNotPayable,
+                    message: "the hold expired and the booking's time has passed; the payment is recorded for a refund"
+                )
+        )
         #expect(over.effects.booking?.status == .paymentNeedsRefund && over.events.isEmpty)
         for status in [BookingStatus.confirmed, .cancelled, .refunded, .paymentNeedsRefund] {
-            let plan = BookingPurchaseRules.plan(claim(), booking: booking(status: status, holdExpiresAt: now), resource: resource, occupancy: .none, now: now)
-            guard case .needsRefund = plan.outcome else { Issue.record("\(status) must not confirm"); continue }
+            let plan = BookingPurchaseRules.plan(
+                claim(),
+                booking: booking(status: status, holdExpiresAt: now),
+                resource: resource,
+                occupancy: .none,
+                now: now
+            )
+            guard case .needsRefund = plan.outcome else {
+                Issue.record("\(status) must not confirm")
+                continue
+            }
             #expect(plan.purchase?.status == .needsRefund && plan.effects.booking?.purchaseId == nil, "\(status) must not take the payment")
             #expect(plan.effects.booking?.status == (status == .confirmed || status == .paymentNeedsRefund ? status : .paymentNeedsRefund))
         }
@@ -253,7 +493,10 @@ struct RulesTests {
         var one = claim()
         one.quantity = 1
         let first = BookingPurchaseRules.plan(one, booking: target, resource: resource, occupancy: .none, now: now, holdExtension: 900)
-        guard case .applied(let purchase) = first.outcome else { Issue.record("a part payment is applied"); return }
+        guard case .applied(let purchase) = first.outcome else {
+            Issue.record("a part payment is applied")
+            return
+        }
         #expect(purchase.status == .applied)
         let partly = try #require(first.effects.booking)
         #expect(partly.status == .pendingPayment && partly.paidQuantity == 1 && partly.remainingQuantity == 2 && partly.purchaseId == nil)
@@ -269,21 +512,36 @@ struct RulesTests {
         var lapsed = partly
         lapsed.holdExpiresAt = now.addingTimeInterval(-1)
         let refused = BookingPurchaseRules.plan(two, booking: lapsed, resource: resource, occupancy: Occupancy(bookings: 1, seats: 1), now: now)
-        guard case .needsRefund(_, let code, _) = refused.outcome else { Issue.record("a taken slot keeps the payment for a refund"); return }
+        guard case .needsRefund(_, let code, _) = refused.outcome else {
+            Issue.record("a taken slot keeps the payment for a refund")
+            return
+        }
         #expect(code == .slotUnavailable)
     }
 
-    @Test("a refund of one of several payments of a booking takes its units back: a pending booking stays pending, a confirmed one awaits an operator")
+    @Test(
+        "a refund of one of several payments of a booking takes its units back: a pending booking stays pending, a confirmed one awaits an operator"
+    )
     func partRefunds() {
         var part = purchase()
         part.quantity = 1
-        let refund = IncomingNotification(tenantId: "t", uuid: "n1", type: .refund, subtype: nil, environment: "Sandbox", signedAt: now, transactionId: "1",
-                                          payloadHash: "h")
+        let refund = IncomingNotification(
+            tenantId: "t",
+            uuid: "n1",
+            type: .refund,
+            subtype: nil,
+            environment: "Sandbox",
+            signedAt: now,
+            transactionId: "1",
+            payloadHash: "h"
+        )
         var pending = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(60))
         (pending.requiredQuantity, pending.paidQuantity) = (3, 2)
         let waiting = BookingRefundRules.plan(refund, purchase: part, booking: pending, slotStillFree: true, now: now)
         #expect(waiting.effect == .appliedByKind("part_refunded"))
-        #expect(waiting.effects.booking?.status == .pendingPayment && waiting.effects.booking?.paidQuantity == 1 && waiting.purchase?.status == .refunded)
+        #expect(
+            waiting.effects.booking?.status == .pendingPayment && waiting.effects.booking?.paidQuantity == 1 && waiting.purchase?.status == .refunded
+        )
         var confirmed = pending
         (confirmed.status, confirmed.paidQuantity, confirmed.purchaseId) = (.confirmed, 3, 77)
         let broken = BookingRefundRules.plan(refund, purchase: part, booking: confirmed, slotStillFree: true, now: now)
@@ -344,7 +602,9 @@ struct RulesTests {
         #expect(throws: CatalogError.self) { try falling.validate() }
     }
 
-    @Test("Apple lifecycle settings: offers need the In-App Purchase key, unique ids and the tenant's own subscription products; history minutes 0…10080; refund preference one of Apple's values or auto")
+    @Test(
+        "Apple lifecycle settings: offers need the In-App Purchase key, unique ids and the tenant's own subscription products; history minutes 0…10080; refund preference one of Apple's values or auto"
+    )
     func appleLifecycleSettings() throws {
         var catalog = try Catalog.decode(Data(contentsOf: Self.catalogURL))
         let index = try #require(catalog.tenants.firstIndex { $0.id == "braindumpster-test" })
@@ -364,9 +624,15 @@ struct RulesTests {
         #expect(refused { $0.apple.offers?.promotional.append(.init(id: "x", productIds: ["not-a-subscription"])) })
         #expect(refused { $0.apple.notificationHistoryMinutes = -1 } && refused { $0.apple.notificationHistoryMinutes = 10_081 })
         #expect(throws: (any Error).self) {
-            try JSONDecoder().decode(AppleIdentity.self, from: Data(#"{"bundleId": "b", "environments": ["Sandbox"], "refundPreference": "MAYBE"}"#.utf8))
+            try JSONDecoder().decode(
+                AppleIdentity.self,
+                from: Data(#"{"bundleId": "b", "environments": ["Sandbox"], "refundPreference": "MAYBE"}"#.utf8)
+            )
         }
-        let auto = try JSONDecoder().decode(AppleIdentity.self, from: Data(#"{"bundleId": "b", "environments": ["Sandbox"], "refundPreference": "auto"}"#.utf8))
+        let auto = try JSONDecoder().decode(
+            AppleIdentity.self,
+            from: Data(#"{"bundleId": "b", "environments": ["Sandbox"], "refundPreference": "auto"}"#.utf8)
+        )
         #expect(auto.refundPreference == .auto)
     }
 }
@@ -394,34 +660,109 @@ struct EntitlementRulesTests {
         #expect(EntitlementRules.entitlement(from: periods, subscriptionProducts: [], now: now).productId == "other-app-thing")
     }
 
-    @Test("consumption for Apple (V2): a booking's elapsed share, a pass's, a lifetime unlock in full, none for subscriptions (Apple computes), 0 and UNDELIVERED when not applied; auto refund preference")
+    @Test(
+        "consumption for Apple (V2): a booking's elapsed share, a pass's, a lifetime unlock in full, none for subscriptions (Apple computes), 0 and UNDELIVERED when not applied; auto refund preference"
+    )
     func consumptionReport() {
         func paid(_ target: PurchaseTarget, status: PurchaseStatus = .applied, at: Date? = nil) -> Purchase {
-            Purchase(id: 1, tenantId: "t", userId: "u", target: target, store: .appStore, environment: "Sandbox", transactionId: "1", originalTransactionId: "1",
-                     productId: "p", status: status, outcomeCode: nil, purchasedAt: at ?? now, createdAt: now)
+            Purchase(
+                id: 1,
+                tenantId: "t",
+                userId: "u",
+                target: target,
+                store: .appStore,
+                environment: "Sandbox",
+                transactionId: "1",
+                originalTransactionId: "1",
+                productId: "p",
+                status: status,
+                outcomeCode: nil,
+                purchasedAt: at ?? now,
+                createdAt: now
+            )
         }
-        var trip = Booking(id: 1, tenantId: "t", userId: "u", resourceId: "gozzo-5m", resourceKind: .rental, start: now, end: now.addingTimeInterval(3600),
-                           seats: 1, priceMinor: 8000, currency: "EUR", requiredProductId: "p", status: .confirmed, holdExpiresAt: now,
-                           createdAt: now, updatedAt: now)   // now … now + 1 h
+        var trip = Booking(
+            id: 1,
+            tenantId: "t",
+            userId: "u",
+            resourceId: "gozzo-5m",
+            resourceKind: .rental,
+            start: now,
+            end: now.addingTimeInterval(3600),
+            seats: 1,
+            priceMinor: 8000,
+            currency: "EUR",
+            requiredProductId: "p",
+            status: .confirmed,
+            holdExpiresAt: now,
+            createdAt: now,
+            updatedAt: now
+        )  // now … now + 1 h
         let halfway = now.addingTimeInterval(1800)
         let report = ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .auto, now: halfway)
         #expect(report.deliveryStatus == "DELIVERED" && report.consumptionPercentage == 50_000 && report.refundPreference == "GRANT_PRORATED")
-        #expect(ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .auto, now: now.addingTimeInterval(-60)).refundPreference == "GRANT_FULL")
-        #expect(ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .auto, now: now.addingTimeInterval(7200)).refundPreference == "DECLINE")
+        #expect(
+            ConsumptionReport(
+                purchase: paid(.booking(id: 1)),
+                product: nil,
+                booking: trip,
+                lot: nil,
+                preference: .auto,
+                now: now.addingTimeInterval(-60)
+            ).refundPreference == "GRANT_FULL"
+        )
+        #expect(
+            ConsumptionReport(
+                purchase: paid(.booking(id: 1)),
+                product: nil,
+                booking: trip,
+                lot: nil,
+                preference: .auto,
+                now: now.addingTimeInterval(7200)
+            ).refundPreference == "DECLINE"
+        )
         trip.status = .cancelled
         let cancelled = ConsumptionReport(purchase: paid(.booking(id: 1)), product: nil, booking: trip, lot: nil, preference: .decline, now: halfway)
         #expect(cancelled.deliveryStatus == "UNDELIVERED_OTHER" && cancelled.consumptionPercentage == 0 && cancelled.refundPreference == "DECLINE")
-        let refunded = ConsumptionReport(purchase: paid(.credits(type: "c"), status: .refunded), product: nil, booking: nil, lot: nil, preference: nil, now: now)
+        let refunded = ConsumptionReport(
+            purchase: paid(.credits(type: "c"), status: .refunded),
+            product: nil,
+            booking: nil,
+            lot: nil,
+            preference: nil,
+            now: now
+        )
         #expect(refunded.deliveryStatus == "UNDELIVERED_OTHER" && refunded.consumptionPercentage == 0 && refunded.refundPreference == nil)
-        let subscription = ConsumptionReport(purchase: paid(.subscription(originalTransactionId: "1")), product: nil, booking: nil, lot: nil, preference: .auto, now: now)
+        let subscription = ConsumptionReport(
+            purchase: paid(.subscription(originalTransactionId: "1")),
+            product: nil,
+            booking: nil,
+            lot: nil,
+            preference: .auto,
+            now: now
+        )
         #expect(subscription.deliveryStatus == "DELIVERED" && subscription.consumptionPercentage == nil)
         let lifetime = Product(id: "p", kind: .unlock, type: "Non-Consumable", title: "Lifetime", entitlement: "pro")
-        #expect(ConsumptionReport(purchase: paid(.unlock(productId: "p")), product: lifetime, booking: nil, lot: nil, preference: nil, now: now).consumptionPercentage == 100_000)
+        #expect(
+            ConsumptionReport(purchase: paid(.unlock(productId: "p")), product: lifetime, booking: nil, lot: nil, preference: nil, now: now)
+                .consumptionPercentage == 100_000
+        )
         let pass = Product(id: "p", kind: .unlock, type: "Non-Renewing Subscription", title: "Pass", entitlement: "pro", durationDays: 10)
-        #expect(ConsumptionReport(purchase: paid(.unlock(productId: "p"), at: now), product: pass, booking: nil, lot: nil, preference: nil,
-                                  now: now.addingTimeInterval(2.5 * 86_400)).consumptionPercentage == 25_000)
+        #expect(
+            ConsumptionReport(
+                purchase: paid(.unlock(productId: "p"), at: now),
+                product: pass,
+                booking: nil,
+                lot: nil,
+                preference: nil,
+                now: now.addingTimeInterval(2.5 * 86_400)
+            ).consumptionPercentage == 25_000
+        )
         let lot = CreditLot(id: 1, tenantId: "t", userId: "u", creditType: "c", entryId: 1, purchaseId: 1, amount: 3, remaining: 2, grantedAt: now)
-        #expect(ConsumptionReport(purchase: paid(.credits(type: "c")), product: nil, booking: nil, lot: lot, preference: nil, now: now).consumptionPercentage == 33_333)
+        #expect(
+            ConsumptionReport(purchase: paid(.credits(type: "c")), product: nil, booking: nil, lot: lot, preference: nil, now: now)
+                .consumptionPercentage == 33_333
+        )
     }
 }
 
@@ -431,7 +772,10 @@ extension RulesTests {
     }
 
     func code(_ body: () throws -> Void) -> String? {
-        do { try body(); return nil } catch { return (error as? DomainError)?.code.rawValue ?? "not a DomainError" }
+        do {
+            try body()
+            return nil
+        } catch { return (error as? DomainError)?.code.rawValue ?? "not a DomainError" }
     }
 
     @Test("time zones: with timeZone Europe/Rome the 17:30 sunset cruise is 15:30Z in July and 16:30Z in January; the other instant is refused")
@@ -447,14 +791,22 @@ extension RulesTests {
         #expect(code { _ = try book("2027-07-14T16:30:00Z") } == "slot_not_offered", "17:30 UTC is 19:30 in Rome in July")
         #expect(code { _ = try book("2027-01-14T17:30:00Z") } == "slot_not_offered")
         // Without a time zone the catalog keeps UTC.
-        #expect(try seaboo().quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-07-14T17:30:00Z"), seats: 1), now: now).seats == 1)
+        #expect(
+            try seaboo().quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-07-14T17:30:00Z"), seats: 1), now: now).seats
+                == 1
+        )
         // A resource may name its own zone.
         var lisbon = tenant
         if let index = lisbon.resources.firstIndex(where: { $0.id == "sunset-cruise" }) { lisbon.resources[index].timeZone = "Europe/Lisbon" }
-        #expect(try lisbon.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-07-14T16:30:00Z"), seats: 1), now: now).seats == 1)
+        #expect(
+            try lisbon.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-07-14T16:30:00Z"), seats: 1), now: now).seats
+                == 1
+        )
     }
 
-    @Test("local requests: a wall-clock slot in the resource's zone, a skipped one refused, a repeated one refused with both offsets named; answers' local times carry the offset")
+    @Test(
+        "local requests: a wall-clock slot in the resource's zone, a skipped one refused, a repeated one refused with both offsets named; answers' local times carry the offset"
+    )
     func localRequests() throws {
         var tenant = try seaboo()
         tenant.timeZone = "Europe/Rome"
@@ -468,12 +820,35 @@ extension RulesTests {
         #expect(july.timeZone == "Europe/Rome")
         #expect(try book("2027-01-14T17:30:00").start == (try Self.instant("2027-01-14T16:30:00Z")))
         #expect(code { _ = try book("2027-07-14T19:30") } == "slot_not_offered")
-        #expect(code { _ = try tenant.quote(BookingRequest(resourceId: "sunset-cruise", start: nil, end: nil, slot: try local("2027-07-14"), seats: 1), now: now) }
-                == "invalid_request", "a slot needs a time of day")
+        #expect(
+            code {
+                _ = try tenant.quote(
+                    BookingRequest(resourceId: "sunset-cruise", start: nil, end: nil, slot: try local("2027-07-14"), seats: 1),
+                    now: now
+                )
+            }
+                == "invalid_request",
+            "a slot needs a time of day"
+        )
         // The booking shows its wall-clock time with the offset of that day.
-        let booking = Booking(id: 1, tenantId: "t", userId: "u", resourceId: "sunset-cruise", resourceKind: .experience, start: july.start, end: july.end, seats: 1,
-                              priceMinor: 1, currency: "EUR", requiredProductId: "p", status: .pendingPayment, holdExpiresAt: now, createdAt: now, updatedAt: now,
-                              timeZone: july.timeZone)
+        let booking = Booking(
+            id: 1,
+            tenantId: "t",
+            userId: "u",
+            resourceId: "sunset-cruise",
+            resourceKind: .experience,
+            start: july.start,
+            end: july.end,
+            seats: 1,
+            priceMinor: 1,
+            currency: "EUR",
+            requiredProductId: "p",
+            status: .pendingPayment,
+            holdExpiresAt: now,
+            createdAt: now,
+            updatedAt: now,
+            timeZone: july.timeZone
+        )
         #expect(booking.localStart == "2027-07-14T17:30:00+02:00")
         #expect(booking.zoneName == "Europe/Rome")
         var winter = booking
@@ -497,24 +872,38 @@ extension RulesTests {
             #expect(error.message.contains("2027-10-31T02:30:00+02:00 or 2027-10-31T02:30:00+01:00"), "\(error.message)")
         }
         // The offset picks one of the pair.
-        let second = try tenant.quote(BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-10-31T02:30:00+01:00"), seats: 1), now: now)
+        let second = try tenant.quote(
+            BookingRequest(resourceId: "sunset-cruise", slot: try Self.instant("2027-10-31T02:30:00+01:00"), seats: 1),
+            now: now
+        )
         #expect(second.start == (try Self.instant("2027-10-31T01:30:00Z")))
     }
 
-    @Test("local rental days: dates are local midnights and a day across a daylight-saving change is still one day; UTC catalogs count 24-hour days as before")
+    @Test(
+        "local rental days: dates are local midnights and a day across a daylight-saving change is still one day; UTC catalogs count 24-hour days as before"
+    )
     func localRentalDays() throws {
         var tenant = try seaboo()
         tenant.timeZone = "Europe/Rome"
         let now = try Self.instant("2026-12-01T00:00:00Z")
         func day(_ text: String) throws -> BookingTime { .local(try #require(LocalDateTime.parse(text))) }
-        let autumn = try tenant.quote(BookingRequest(resourceId: "gozzo-5m", start: try day("2027-10-30"), end: try day("2027-11-01"), slot: nil, seats: nil), now: now)
+        let autumn = try tenant.quote(
+            BookingRequest(resourceId: "gozzo-5m", start: try day("2027-10-30"), end: try day("2027-11-01"), slot: nil, seats: nil),
+            now: now
+        )
         #expect(autumn.start == (try Self.instant("2027-10-29T22:00:00Z")), "local midnight, CEST")
         #expect(autumn.end == (try Self.instant("2027-10-31T23:00:00Z")), "local midnight, CET: 49 hours later")
         let perDay = try #require(tenant.resources.first { $0.id == "gozzo-5m" }?.pricePerDayMinor)
         #expect(autumn.priceMinor == 2 * perDay, "two days, not three")
-        let utc = try seaboo().quote(BookingRequest(resourceId: "gozzo-5m", start: try Self.instant("2027-10-30T00:00:00Z"), end: try Self.instant("2027-11-01T01:00:00Z")), now: now)
+        let utc = try seaboo().quote(
+            BookingRequest(resourceId: "gozzo-5m", start: try Self.instant("2027-10-30T00:00:00Z"), end: try Self.instant("2027-11-01T01:00:00Z")),
+            now: now
+        )
         #expect(utc.priceMinor == 3 * perDay, "a part day counts as a day, as before")
-        #expect(LocalDateTime.parse("2027-02-29") == nil && LocalDateTime.parse("2027-07-14T25:00") == nil && LocalDateTime.parse("2027-07-14 17:30") == nil)
+        #expect(
+            LocalDateTime.parse("2027-02-29") == nil && LocalDateTime.parse("2027-07-14T25:00") == nil
+                && LocalDateTime.parse("2027-07-14 17:30") == nil
+        )
     }
 
     @Test("booking references: 7 characters without 0, O, 1, I; read back in any case with spaces or dashes; nothing else is one")

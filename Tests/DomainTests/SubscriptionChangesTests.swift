@@ -8,14 +8,29 @@ struct SubscriptionChangesTests {
     typealias R = SubscriptionRulesTests
 
     static func plan(_ facts: SubscriptionFacts, _ scene: SubscriptionScene, user: String?, day: Double = 1) -> SubscriptionChanges.Plan {
-        SubscriptionChanges.plan(facts, scene: scene, tenantId: "ftc", product: R.info, userId: user, source: "test", actor: user.map { .user($0) } ?? .apple,
-                                 now: R.at(day))
+        SubscriptionChanges.plan(
+            facts,
+            scene: scene,
+            tenantId: "ftc",
+            product: R.info,
+            userId: user,
+            source: "test",
+            actor: user.map { .user($0) } ?? .apple,
+            now: R.at(day)
+        )
     }
 
     @Test("a user's first claim attaches the record, makes it the membership the account uses, audits and tells the backend")
     func firstClaim() throws {
-        let plan = Self.plan(R.period(0, signed: 0, renewal: .init(autoRenew: true)), SubscriptionScene(current: nil, replaced: nil, memberships: []), user: "alice")
-        guard case .applied(let record, stale: false) = plan.outcome else { Issue.record("applied: \(plan.outcome)"); return }
+        let plan = Self.plan(
+            R.period(0, signed: 0, renewal: .init(autoRenew: true)),
+            SubscriptionScene(current: nil, replaced: nil, memberships: []),
+            user: "alice"
+        )
+        guard case .applied(let record, stale: false) = plan.outcome else {
+            Issue.record("applied: \(plan.outcome)")
+            return
+        }
         #expect(record.userId == "alice" && record.originalTransactionId == "1000")
         #expect(plan.change.subscriptions == [record])
         #expect(plan.change.memberships.map(\.userId) == ["alice"] && plan.change.memberships.first?.originalTransactionId == "1000")
@@ -38,7 +53,10 @@ struct SubscriptionChangesTests {
     @Test("a notification about a subscription nobody claimed keeps the record ownerless; stale facts change nothing")
     func notifications() throws {
         let first = Self.plan(R.period(0, signed: 0), SubscriptionScene(current: nil, replaced: nil, memberships: []), user: nil)
-        guard case .applied(let record, stale: false) = first.outcome else { Issue.record("applied"); return }
+        guard case .applied(let record, stale: false) = first.outcome else {
+            Issue.record("applied")
+            return
+        }
         #expect(record.userId == nil && first.change.memberships.isEmpty && first.audit.isEmpty)
         let renewed = try R.apply(R.period(1, signed: 30), to: record, at: 30).subscription
         let stale = Self.plan(R.period(0, signed: 2), SubscriptionScene(current: renewed, replaced: nil, memberships: []), user: nil, day: 31)
@@ -55,7 +73,10 @@ struct SubscriptionChangesTests {
         var facts = R.period(0, signed: 5)
         facts.replaces = "old"
         let plan = Self.plan(facts, SubscriptionScene(current: nil, replaced: old, memberships: [membership]), user: nil, day: 5)
-        guard case .applied(let successor, _) = plan.outcome else { Issue.record("applied"); return }
+        guard case .applied(let successor, _) = plan.outcome else {
+            Issue.record("applied")
+            return
+        }
         #expect(successor.userId == "alice", "the old one's owner owns the successor")
         let ended = try #require(plan.change.subscriptions.first { $0.originalTransactionId == "old" })
         #expect(ended.upgraded && ended.autoRenew == false)

@@ -6,9 +6,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
-import Testing
 import TestKit
+import Testing
 import _CryptoExtras
+
 @testable import HTTPAPI
 
 /// The AI image stylist's iOS client (seed 000) as its plan writes it: `/v1/...` paths, snake_case
@@ -36,7 +37,11 @@ struct AIStylistClientTests {
         var created_at: String
     }
     struct TransactionHistoryResponse: Decodable {
-        struct Meta: Decodable { var total: Int; var limit: Int; var offset: Int }
+        struct Meta: Decodable {
+            var total: Int
+            var limit: Int
+            var offset: Int
+        }
         var transactions: [TransactionDto]
         var meta: Meta
     }
@@ -66,7 +71,9 @@ struct AIStylistClientTests {
         text.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression) != nil
     }
 
-    @Test("products (public), balance with the signup bonus, a purchase and its retry, another account's replay, history, and refusals in the client's shape")
+    @Test(
+        "products (public), balance with the signup bonus, a purchase and its retry, another account's replay, history, and refusals in the client's shape"
+    )
     func wholeFlow() async throws {
         let key = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
         let jwks = BraindumpsterTests.JWKSServer()
@@ -74,8 +81,12 @@ struct AIStylistClientTests {
         try await Application(router: jwks.router()).test(.live) { publisher in
             let harness = try await Harness.make(customize: { catalog in
                 let index = catalog.tenants.firstIndex { $0.id == CreditsTests.stylist }!
-                catalog.tenants[index].auth = UserAuth(algorithm: "RS256", issuer: "https://securetoken.google.com/\(Self.project)", audience: Self.project,
-                                                       jwksURL: "http://127.0.0.1:\(publisher.port!)/jwks")
+                catalog.tenants[index].auth = UserAuth(
+                    algorithm: "RS256",
+                    issuer: "https://securetoken.google.com/\(Self.project)",
+                    audience: Self.project,
+                    jwksURL: "http://127.0.0.1:\(publisher.port!)/jwks"
+                )
                 // Only this tenant publishes /v1 products in this catalog.
                 if let live = catalog.tenants.firstIndex(where: { $0.id == "aistylist" }) { catalog.tenants[live].credits?.v1Routes = false }
             })
@@ -134,7 +145,10 @@ struct AIStylistClientTests {
                 #expect(page.transactions.first { $0.type == .usage }?.amount == -1)
                 #expect(page.transactions.first { $0.type == .purchase }?.product_id == CreditsTests.popular)
                 #expect(page.transactions.allSatisfy { $0.status == .completed && Self.isJavaScriptTime($0.created_at) })
-                let second = try Self.decode(TransactionHistoryResponse.self, try await client.call(.get, "/v1/credits/transactions?limit=1&offset=1", auth: ana))
+                let second = try Self.decode(
+                    TransactionHistoryResponse.self,
+                    try await client.call(.get, "/v1/credits/transactions?limit=1&offset=1", auth: ana)
+                )
                 #expect(second.transactions.count == 1 && second.meta.total == 3)
 
                 // Refusals in NestJS's shape with Berth's code.
@@ -143,7 +157,12 @@ struct AIStylistClientTests {
                 #expect(missing.status == .badRequest && missingError.code == "missing_field" && missingError.statusCode == 400)
                 let anonymous = try await client.call(.get, "/v1/credits/balance", auth: nil)
                 #expect(anonymous.status == .unauthorized && (try? Self.decode(NestError.self, anonymous))?.statusCode == 401)
-                let forged = try await client.call(.post, "/v1/credits/purchase", auth: ana, json: ["transaction_data": "x.y.z", "product_id": CreditsTests.popular])
+                let forged = try await client.call(
+                    .post,
+                    "/v1/credits/purchase",
+                    auth: ana,
+                    json: ["transaction_data": "x.y.z", "product_id": CreditsTests.popular]
+                )
                 #expect((400...499).contains(Int(forged.status.code)) && (try? Self.decode(NestError.self, forged)) != nil, "\(forged.json)")
                 #expect(try await client.call(.get, "/v1/credits/transactions?limit=0", auth: ana).status == .badRequest)
 

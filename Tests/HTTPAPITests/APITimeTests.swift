@@ -1,7 +1,8 @@
-import Foundation
 import Domain
-@testable import HTTPAPI
+import Foundation
 import Testing
+
+@testable import HTTPAPI
 
 /// Dates the API reads: exactly what the OpenAPI pattern `ISODateTime` allows, nothing more.
 @Suite("API date-times")
@@ -28,10 +29,12 @@ struct APITimeTests {
 
     @Test("anything else is refused: trailing characters, no zone, impossible days and times, other separators")
     func refused() {
-        for text in ["2026-07-01T09:00:00Z*", "2026-07-01T09:00:00", "2026-07-01 09:00:00Z", "2026-07-01t09:00:00z", "2026-13-01T09:00:00Z",
-                     "2026-04-31T09:00:00Z", "2025-02-29T09:00:00Z", "2026-07-01T24:00:00Z", "2026-07-01T09:60:00Z", "2026-07-01T09:00:00.Z",
-                     "2026-07-01T09:00:00.1234567890Z", "2026-07-01T09:00:00+0200", "2026-07-01T09:00:00+24:00", "26-07-01T09:00:00Z",
-                     "2026-07-01", "", "２０２６-07-01T09:00:00Z", "2026-07-01T09:00:00Z\u{0}"] {
+        for text in [
+            "2026-07-01T09:00:00Z*", "2026-07-01T09:00:00", "2026-07-01 09:00:00Z", "2026-07-01t09:00:00z", "2026-13-01T09:00:00Z",
+            "2026-04-31T09:00:00Z", "2025-02-29T09:00:00Z", "2026-07-01T24:00:00Z", "2026-07-01T09:60:00Z", "2026-07-01T09:00:00.Z",
+            "2026-07-01T09:00:00.1234567890Z", "2026-07-01T09:00:00+0200", "2026-07-01T09:00:00+24:00", "26-07-01T09:00:00Z",
+            "2026-07-01", "", "２０２６-07-01T09:00:00Z", "2026-07-01T09:00:00Z\u{0}",
+        ] {
             #expect(APITime.parse(text) == nil, "\(text)")
         }
     }
@@ -40,7 +43,8 @@ struct APITimeTests {
     func written() {
         var generator = SystemRandomNumberGenerator()
         // 1601-01-01 (after the Gregorian switch, where Foundation and RFC 3339 agree) to 9999-12-31.
-        let instants: [Int64] = [0, -1, 999, -1000, -1001, 951_782_400_000, 1_709_164_800_000, -11_644_473_600_000, 253_402_300_799_999]
+        let instants: [Int64] =
+            [0, -1, 999, -1000, -1001, 951_782_400_000, 1_709_164_800_000, -11_644_473_600_000, 253_402_300_799_999]
             + (0..<2000).map { _ in Int64.random(in: -11_644_473_600_000...253_402_300_799_999, using: &generator) }
         for milliseconds in instants {
             let date = Date(epochMilliseconds: milliseconds)

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import UseCases
+
 @testable import HTTPAPI
 
 /// Who may call what, checked against the route table itself: every route the router holds must
@@ -31,7 +32,9 @@ struct AccessTests {
             #expect(entry != nil, "\(route.method) \(route.path) was registered outside a guarded group")
             // Every key role a group admits holds the scope the group asks for.
             for role in APIKeyRole.allCases where entry?.admits.contains(Self.kind(role)) == true {
-                if let scope = entry?.scope { #expect(role.scopes.contains(scope), "\(route.method) \(route.path) admits \(role) keys, which never hold \(scope)") }
+                if let scope = entry?.scope {
+                    #expect(role.scopes.contains(scope), "\(route.method) \(route.path) admits \(role) keys, which never hold \(scope)")
+                }
             }
         }
         // FT Chinese's prefixed routes belong to the tenant that lists the prefix.
@@ -61,10 +64,19 @@ struct AccessTests {
                 let uri = Self.concrete(route.path, tenant: tenant)
                 for kind in PrincipalKind.allCases {
                     guard let credentials = credentials[tenant]?[kind] else { continue }
-                    let reply = try await client.call(HTTPRequest.Method(route.method) ?? .get, uri, auth: credentials.auth, user: credentials.user, json: [:] as [String: Any])
+                    let reply = try await client.call(
+                        HTTPRequest.Method(route.method) ?? .get,
+                        uri,
+                        auth: credentials.auth,
+                        user: credentials.user,
+                        json: [:] as [String: Any]
+                    )
                     let refused = Self.refusedAccess(reply)
                     let admitted = entry.admits.contains(kind)
-                    #expect(refused == !admitted, "\(route.method) \(route.path) with \(kind): \(reply.status) \(String(decoding: reply.data, as: UTF8.self).prefix(200))")
+                    #expect(
+                        refused == !admitted,
+                        "\(route.method) \(route.path) with \(kind): \(reply.status) \(String(decoding: reply.data, as: UTF8.self).prefix(200))"
+                    )
                     checked += 1
                 }
             }
@@ -101,12 +113,16 @@ struct AccessTests {
             let entry = try #require(table.entry(method: route.method, path: route.path))
             var path = route.path
             if let prefix = prefixes.first(where: { path.hasPrefix($0 + "/") }) { path = "{prefix}" + path.dropFirst(prefix.count) }
-            let row = "| \(route.method) | `\(path)` | " + kinds.map { entry.admits.contains($0) ? "✔" : (entry.admits == PublicAccess.admits ? "✔" : "—") }
-                .joined(separator: " | ") + " | \(entry.admits == PublicAccess.admits ? "public" : entry.namesUser ? "user" : "") | \(entry.scope?.rawValue ?? "")"
+            let row =
+                "| \(route.method) | `\(path)` | "
+                + kinds.map { entry.admits.contains($0) ? "✔" : (entry.admits == PublicAccess.admits ? "✔" : "—") }
+                .joined(separator: " | ")
+                + " | \(entry.admits == PublicAccess.admits ? "public" : entry.namesUser ? "user" : "") | \(entry.scope?.rawValue ?? "")"
                 + (entry.note.map { " (\($0))" } ?? "") + " |"
             if seen.insert(row).inserted { lines.append(row) }
         }
-        let header = lines.prefix(8), rows = lines.dropFirst(8).sorted { $0.split(separator: "|")[1...2].joined() < $1.split(separator: "|")[1...2].joined() }
+        let header = lines.prefix(8),
+            rows = lines.dropFirst(8).sorted { $0.split(separator: "|")[1...2].joined() < $1.split(separator: "|")[1...2].joined() }
         let text = (header + rows).joined(separator: "\n") + "\n"
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("docs/access.md")
@@ -127,22 +143,52 @@ struct AccessTests {
             #expect(try await http.call(.get, "/api/resources", auth: client).status == .ok)
             // Moving value without a store's proof.
             #expect(try await http.call(.post, "/api/credits/reservations", auth: client, user: "ana", json: ["amount": 1]).status == .forbidden)
-            #expect(try await http.call(.post, "/api/bookings", auth: client, user: "ana", json: ["resourceId": "gozzo-5m"]).status == .forbidden,
-                    "bookings need the tenant's clientKeys.createBookings")
-            let link = try await http.call(.post, "/api/subscriptions/link", auth: client, user: "ana", json: ["originalTransactionId": "2000000000000001"])
+            #expect(
+                try await http.call(.post, "/api/bookings", auth: client, user: "ana", json: ["resourceId": "gozzo-5m"]).status == .forbidden,
+                "bookings need the tenant's clientKeys.createBookings"
+            )
+            let link = try await http.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: client,
+                user: "ana",
+                json: ["originalTransactionId": "2000000000000001"]
+            )
             #expect(link.status == .forbidden && link.errorCode == "proof_required", "\(link.json)")
-            #expect(try await http.call(.put, "/api/admin/memberships/ana", auth: client, json: ["payMethod": "stripe", "expiresAt": "2099-01-01T00:00:00Z"])
-                .status == .forbidden)
+            #expect(
+                try await http.call(
+                    .put,
+                    "/api/admin/memberships/ana",
+                    auth: client,
+                    json: ["payMethod": "stripe", "expiresAt": "2099-01-01T00:00:00Z"]
+                )
+                .status == .forbidden
+            )
             #expect(try await http.call(.get, "/api/admin/bookings", auth: client).status == .forbidden)
             // A purchase proven by the store goes through, for the named user.
             let day = Calendar(identifier: .gregorian).startOfDay(for: harness.clock.now().addingTimeInterval(9 * 86_400))
-            let start = ISO8601DateFormatter().string(from: day.addingTimeInterval(8 * 3600)), end = ISO8601DateFormatter().string(from: day.addingTimeInterval(18 * 3600))
-            let booking = try await http.call(.post, "/api/bookings", auth: harness.serverKey, user: "ana", json: ["resourceId": "gozzo-5m", "start": start, "end": end])
+            let start = ISO8601DateFormatter().string(from: day.addingTimeInterval(8 * 3600)),
+                end = ISO8601DateFormatter().string(from: day.addingTimeInterval(18 * 3600))
+            let booking = try await http.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "ana",
+                json: ["resourceId": "gozzo-5m", "start": start, "end": end]
+            )
             #expect(booking.status == .created, "\(booking.json)")
-            let id = try #require((booking.json["booking"] as? [String: Any])?["id"] as? Int64 ?? (booking.json["booking"] as? [String: Any])?["id"].flatMap { $0 as? Int }.map(Int64.init))
+            let id = try #require(
+                (booking.json["booking"] as? [String: Any])?["id"] as? Int64
+                    ?? (booking.json["booking"] as? [String: Any])?["id"].flatMap { $0 as? Int }.map(Int64.init)
+            )
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let paid = try await http.call(.post, "/api/verify-purchase", auth: client, user: "ana",
-                                           json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let paid = try await http.call(
+                .post,
+                "/api/verify-purchase",
+                auth: client,
+                user: "ana",
+                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(paid.status == .ok, "\(paid.json)")
             // Another app's client key reads nothing of this app.
             #expect(try await http.call(.get, "/api/bookings/\(id)", auth: other, user: "ana").status == .notFound)
@@ -159,9 +205,11 @@ struct AccessTests {
         let token = try await harness.userToken("mia")
         try await harness.app().test(.router) { http in
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let body: [String: Any] = ["id": "it.seaboo.app", "type": "application",
-                                       "transaction": ["type": "apple-sk2", "id": "it.seaboo.rental.basic", "jwsRepresentation": jws],
-                                       "additionalData": ["applicationUsername": "somebody-else"]]
+            let body: [String: Any] = [
+                "id": "it.seaboo.app", "type": "application",
+                "transaction": ["type": "apple-sk2", "id": "it.seaboo.rental.basic", "jwsRepresentation": jws],
+                "additionalData": ["applicationUsername": "somebody-else"],
+            ]
             let validator = try await http.call(.post, "/api/validator/seaboo-test", auth: token, json: body)
             #expect(validator.json["ok"] as? Bool == false && validator.json["status"] as? Int == 403, "\(validator.json)")
             #expect(try await harness.count("purchases") == 0, "nothing was applied to the named user")
@@ -174,10 +222,21 @@ struct AccessTests {
     func scopes() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        let issued = try await CreateAPIKey(store: harness.database)(tenantId: "seaboo-test", role: .server, scopes: [.read], now: harness.clock.now())
+        let issued = try await CreateAPIKey(store: harness.database)(
+            tenantId: "seaboo-test",
+            role: .server,
+            scopes: [.read],
+            now: harness.clock.now()
+        )
         try await harness.app().test(.router) { http in
             #expect(try await http.call(.get, "/api/bookings", auth: issued.secret, user: "ana").status == .ok)
-            let refused = try await http.call(.post, "/api/verify-purchase", auth: issued.secret, user: "ana", json: ["productId": "x", "transactionId": "1"])
+            let refused = try await http.call(
+                .post,
+                "/api/verify-purchase",
+                auth: issued.secret,
+                user: "ana",
+                json: ["productId": "x", "transactionId": "1"]
+            )
             #expect(refused.status == .forbidden && refused.errorCode == "insufficient_scope", "\(refused.json)")
         }
         await #expect(throws: DomainError.self) {
@@ -216,14 +275,18 @@ struct AccessTests {
 
             let listing = try await http.call(.get, "/api/admin/keys", auth: harness.adminKey)
             let keys = try #require(listing.json["keys"] as? [[String: Any]])
-            let statuses = Dictionary(uniqueKeysWithValues: keys.compactMap { key in (key["id"] as? Int).map { ($0, key["status"] as? String ?? "") } })
+            let statuses = Dictionary(
+                uniqueKeysWithValues: keys.compactMap { key in (key["id"] as? Int).map { ($0, key["status"] as? String ?? "") } }
+            )
             #expect(statuses[id] == "expired" && statuses[newId] == "revoked", "\(statuses)")
             #expect(keys.allSatisfy { ($0["hint"] as? String)?.count ?? 99 < 40 }, "listings never show a usable key")
             #expect(keys.first { $0["id"] as? Int == id }?["lastUsedAt"] != nil, "last use is recorded")
             // Bad requests are 4xx naming the field; a key that no longer works cannot be rotated.
-            for (body, field) in [(["role": "root"], "role"), (["role": "client", "scopes": ["credits"]], "scopes"),
-                                  (["role": "server", "scopes": ["everything"]], "scopes"), (["role": "client", "scopes": [] as [String]], "scopes"),
-                                  (["role": "client", "name": String(repeating: "n", count: 101)], "name")] as [([String: Any], String)] {
+            for (body, field) in [
+                (["role": "root"], "role"), (["role": "client", "scopes": ["credits"]], "scopes"),
+                (["role": "server", "scopes": ["everything"]], "scopes"), (["role": "client", "scopes": [] as [String]], "scopes"),
+                (["role": "client", "name": String(repeating: "n", count: 101)], "name"),
+            ] as [([String: Any], String)] {
                 let refused = try await http.call(.post, "/api/admin/keys", auth: harness.adminKey, json: body)
                 #expect(refused.status == .badRequest && refused.errorField == field, "\(body): \(refused.json)")
             }
@@ -232,7 +295,10 @@ struct AccessTests {
             let dead = try await http.call(.post, "/api/admin/keys/\(newId)/rotate", auth: harness.adminKey)
             #expect(dead.status == .conflict && dead.errorCode == "invalid_transition", "\(dead.json)")
             let again = try await http.call(.post, "/api/admin/keys/\(newId)/revoke", auth: harness.adminKey)
-            #expect(again.status == .ok && (again.json["key"] as? [String: Any])?["status"] as? String == "revoked", "revoking twice answers the key as it is")
+            #expect(
+                again.status == .ok && (again.json["key"] as? [String: Any])?["status"] as? String == "revoked",
+                "revoking twice answers the key as it is"
+            )
             #expect(try await http.call(.post, "/api/admin/keys/abc/revoke", auth: harness.adminKey).errorCode == "key_not_found")
             // Another app's admin cannot see or revoke this app's keys.
             #expect(try await http.call(.post, "/api/admin/keys/\(id)/revoke", auth: harness.otherAdminKey).status == .notFound)
@@ -265,7 +331,9 @@ struct AccessTests {
         if reply.status == .unauthorized { return true }
         let json = reply.json
         if let ok = json["ok"] as? Bool, !ok, let status = json["status"] as? Int {  // the cordova validator: always HTTP 200
-            return status == 401 || (status == 403 && ((json["error"] as? [String: Any])?["code"] as? String).map { ["forbidden", "insufficient_scope"].contains($0) } == true)
+            return status == 401
+                || (status == 403
+                    && ((json["error"] as? [String: Any])?["code"] as? String).map { ["forbidden", "insufficient_scope"].contains($0) } == true)
         }
         guard reply.status == .forbidden else { return false }
         let code = (json["error"] as? [String: Any])?["code"] as? String

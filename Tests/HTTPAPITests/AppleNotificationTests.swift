@@ -6,20 +6,25 @@ import HTTPAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 
 @Suite("POST /api/apple/notifications/{tenant}")
 struct AppleNotificationTests {
-    @Test("S6, T8: only failures draw from an address's budget; once it is used up the address is refused before any work (Apple's retry then succeeds), a verified notification makes it whole; a trusted proxy's X-Forwarded-For separates clients")
+    @Test(
+        "S6, T8: only failures draw from an address's budget; once it is used up the address is refused before any work (Apple's retry then succeeds), a verified notification makes it whole; a trusted proxy's X-Forwarded-For separates clients"
+    )
     func onlyFailuresAreLimited() async throws {
         let harness = try await Harness.make(environment: ["BERTH_TRUSTED_PROXIES": "127.0.0.1"])
         defer { harness.close() }
         try await harness.app().test(.live) { client in
             func post(_ body: String, from address: String) async throws -> HTTPResponse.Status {
-                try await client.execute(uri: "/api/apple/notifications/seaboo-test", method: .post,
-                                         headers: [.contentType: "application/json", HTTPField.Name("X-Forwarded-For")!: "10.9.9.9, \(address)"],
-                                         body: ByteBuffer(string: body)) { $0.status }
+                try await client.execute(
+                    uri: "/api/apple/notifications/seaboo-test",
+                    method: .post,
+                    headers: [.contentType: "application/json", HTTPField.Name("X-Forwarded-For")!: "10.9.9.9, \(address)"],
+                    body: ByteBuffer(string: body)
+                ) { $0.status }
             }
             var junk: [UInt: Int] = [:]
             for _ in 0..<80 { junk[UInt(try await post(#"{"signedPayload":"x.y.z"}"#, from: "203.0.113.9").code), default: 0] += 1 }
@@ -37,10 +42,16 @@ struct AppleNotificationTests {
                 let genuine = try harness.ca.signNotification(type: .test, bundleId: "it.seaboo.app")
                 #expect(try await post(#"{"signedPayload":"\#(genuine)"}"#, from: "203.0.113.9") == .ok)
             }
-            #expect(try await post(#"{"signedPayload":"x.y.z"}"#, from: "198.51.100.7") == .badRequest, "another client behind the proxy has its own allowance")
+            #expect(
+                try await post(#"{"signedPayload":"x.y.z"}"#, from: "198.51.100.7") == .badRequest,
+                "another client behind the proxy has its own allowance"
+            )
         }
         let proxies = TrustedProxies(environment: " 10.0.0.1, 10.0.0.2 ")
-        #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: ["6.6.6.6, 1.2.3.4", "10.0.0.2"]) == "1.2.3.4", "right to left past trusted hops")
+        #expect(
+            proxies.clientAddress(peer: "10.0.0.1", forwardedFor: ["6.6.6.6, 1.2.3.4", "10.0.0.2"]) == "1.2.3.4",
+            "right to left past trusted hops"
+        )
         #expect(proxies.clientAddress(peer: "5.5.5.5", forwardedFor: ["1.2.3.4"]) == "5.5.5.5", "an untrusted peer's header is ignored")
         #expect(TrustedProxies().clientAddress(peer: "10.0.0.1", forwardedFor: ["1.2.3.4"]) == "10.0.0.1", "no proxies configured: the peer")
     }
@@ -53,9 +64,21 @@ struct AppleNotificationTests {
             let start = Harness.day(3, from: harness.clock.now())
             let rental: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
             let booking = try await createBooking(client, harness, user: "alice", body: rental)
-            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000007001")
-            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: "it.seaboo.app",
+                productId: "it.seaboo.rental.basic",
+                transactionId: "2000000000007001"
+            )
+            let paid = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: [
+                    "bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                ]
+            )
             #expect(paid.status == .ok)
             #expect(try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "bob", json: rental).status == .conflict)
 
@@ -91,13 +114,34 @@ struct AppleNotificationTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(4, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
-            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.premium", transactionId: "2000000000007002")
-            _ = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                      json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.premium", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: "it.seaboo.app",
+                productId: "it.seaboo.rental.premium",
+                transactionId: "2000000000007002"
+            )
+            _ = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: [
+                    "bookingId": booking["id"]!, "productId": "it.seaboo.rental.premium",
+                    "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                ]
+            )
             for type in [NotificationType.refund, .refundReversed] {
-                let reply = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
-                                                  json: ["signedPayload": try harness.ca.signNotification(type: type, bundleId: "it.seaboo.app", transaction: transaction)])
+                let reply = try await client.call(
+                    .post,
+                    "/api/apple/notifications/seaboo-test",
+                    auth: nil,
+                    json: ["signedPayload": try harness.ca.signNotification(type: type, bundleId: "it.seaboo.app", transaction: transaction)]
+                )
                 #expect(reply.status == .ok)
             }
             let stored = try await client.call(.get, "/api/bookings/\(booking["id"]!)", auth: harness.serverKey, user: "alice")
@@ -118,7 +162,10 @@ struct AppleNotificationTests {
                 (["signedPayload": "not.a.jws"], .badRequest),
                 (["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "com.other")], .unprocessableContent),
                 (["signedPayload": try TestCA.generate().signNotification(type: .refund, bundleId: "it.seaboo.app")], .unprocessableContent),
-                (["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", environment: .production)], .unprocessableContent),
+                (
+                    ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", environment: .production)],
+                    .unprocessableContent
+                ),
                 (["nothing": 1], .badRequest),
             ]
             for (body, status) in cases {
@@ -130,9 +177,18 @@ struct AppleNotificationTests {
 
             let test = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": good])
             #expect(test.json["outcome"] as? String == "test")
-            let unknown = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: [
-                "signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: .testPurchase(bundleId: "it.seaboo.app", productId: "x")),
-            ])
+            let unknown = try await client.call(
+                .post,
+                "/api/apple/notifications/seaboo-test",
+                auth: nil,
+                json: [
+                    "signedPayload": try harness.ca.signNotification(
+                        type: .refund,
+                        bundleId: "it.seaboo.app",
+                        transaction: .testPurchase(bundleId: "it.seaboo.app", productId: "x")
+                    )
+                ]
+            )
             #expect(unknown.json["outcome"] as? String == "revoked_unclaimed")
             #expect(try await harness.count("apple_notifications") == 2)
         }
@@ -144,21 +200,39 @@ struct AppleNotificationTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             // The user keeps the JWS (signed before the refund, so it shows no revocation) and asks Apple for a refund.
-            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000007101")
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: "it.seaboo.app",
+                productId: "it.seaboo.rental.basic",
+                transactionId: "2000000000007101"
+            )
             let jws = try harness.ca.signTransaction(transaction)
-            let refund = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
-                                               json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction)])
+            let refund = try await client.call(
+                .post,
+                "/api/apple/notifications/seaboo-test",
+                auth: nil,
+                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction)]
+            )
             #expect(refund.json["outcome"] as? String == "revoked_unclaimed")
 
             let start = Harness.day(5, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "mallory", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "mallory",
+                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
             let proofs: [[String: Any]] = [
                 ["jwsRepresentation": jws],
                 ["receipt": try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000007101")],
             ]
             for proof in proofs {
-                let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "mallory",
-                                                  json: proof.merging(["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic"]) { $1 })
+                let reply = try await client.call(
+                    .post,
+                    "/api/verify-purchase",
+                    auth: harness.serverKey,
+                    user: "mallory",
+                    json: proof.merging(["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic"]) { $1 }
+                )
                 #expect(reply.status == .unprocessableContent, "\(reply.json)")
                 #expect(reply.errorCode == "transaction_revoked")
             }
@@ -171,11 +245,20 @@ struct AppleNotificationTests {
             #expect(refused.count == 2)
 
             // Apple reverses the refund: the money is there again, and the transaction pays.
-            let reversal = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
-                                                 json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: "it.seaboo.app", transaction: transaction)])
+            let reversal = try await client.call(
+                .post,
+                "/api/apple/notifications/seaboo-test",
+                auth: nil,
+                json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: "it.seaboo.app", transaction: transaction)]
+            )
             #expect(reversal.json["outcome"] as? String == "revocation_reversed")
-            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "mallory",
-                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let paid = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "mallory",
+                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(paid.status == .ok, "\(paid.json)")
         }
     }
@@ -188,9 +271,17 @@ struct AppleNotificationFollowUpTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000006001")
-            let charge = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
-                                               json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: "it.seaboo.app", transaction: transaction)])
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: "it.seaboo.app",
+                productId: "it.seaboo.rental.basic",
+                transactionId: "2000000000006001"
+            )
+            let charge = try await client.call(
+                .post,
+                "/api/apple/notifications/seaboo-test",
+                auth: nil,
+                json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: "it.seaboo.app", transaction: transaction)]
+            )
             #expect(charge.json["outcome"] as? String == "unclaimed_purchase")
             let before = try await client.call(.get, "/api/admin/unclaimed", auth: harness.adminKey)
             let item = try #require((before.json["items"] as? [[String: Any]])?.first)
@@ -199,9 +290,22 @@ struct AppleNotificationFollowUpTests {
             #expect(try await harness.count("purchases") == 0)
 
             let start = Harness.day(3, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
-            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
+            let paid = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: [
+                    "bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                ]
+            )
             #expect(paid.status == .ok)
             #expect(try await harness.count("purchases") == 1)
             let after = try await client.call(.get, "/api/admin/unclaimed", auth: harness.adminKey)
@@ -209,7 +313,9 @@ struct AppleNotificationFollowUpTests {
         }
     }
 
-    @Test("a CONSUMPTION_REQUEST for a transaction nobody claimed is recorded but not answered (no customer consented); admin can request a test notification")
+    @Test(
+        "a CONSUMPTION_REQUEST for a transaction nobody claimed is recorded but not answered (no customer consented); admin can request a test notification"
+    )
     func consumptionAndTestNotification() async throws {
         let apiKey = P256.Signing.PrivateKey()
         let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: "it.seaboo.app")
@@ -217,9 +323,23 @@ struct AppleNotificationFollowUpTests {
             let harness = try await Harness.make(appleStandIn: (apple.port!, apiKey.pemRepresentation))
             defer { harness.close() }
             try await harness.app().test(.router) { client in
-                let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000006002")
-                let request = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
-                                                    json: ["signedPayload": try harness.ca.signNotification(type: .consumptionRequest, bundleId: "it.seaboo.app", transaction: transaction)])
+                let transaction = TransactionPayload.testPurchase(
+                    bundleId: "it.seaboo.app",
+                    productId: "it.seaboo.rental.basic",
+                    transactionId: "2000000000006002"
+                )
+                let request = try await client.call(
+                    .post,
+                    "/api/apple/notifications/seaboo-test",
+                    auth: nil,
+                    json: [
+                        "signedPayload": try harness.ca.signNotification(
+                            type: .consumptionRequest,
+                            bundleId: "it.seaboo.app",
+                            transaction: transaction
+                        )
+                    ]
+                )
                 #expect(request.json["outcome"] as? String == "consumption_requested")
                 let test = try await client.call(.post, "/api/admin/apple/test-notification", auth: harness.adminKey)
                 #expect(test.json["testNotificationToken"] as? String == "sandbox-token")

@@ -5,8 +5,8 @@ import Domain
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 import UseCases
 
 /// `POST /api/offers/apple/promotional` and `/introductory-eligibility`: signatures checked here with
@@ -21,14 +21,17 @@ struct AppleOfferTests {
 
     /// - Parameter applePort: the App Store Server API stand-in's port (9, nobody, where nothing calls Apple).
     static func harness(_ key: P256.Signing.PrivateKey, applePort: Int = 9) async throws -> Harness {
-        try await Harness.make(appleStandIn: (applePort, key.pemRepresentation), customize: { catalog in
-            guard let index = catalog.tenants.firstIndex(where: { $0.id == brain }) else { return }
-            catalog.tenants[index].apple.offers = AppleOffers(promotional: [
-                .init(id: "welcome"),
-                .init(id: "winback50", productIds: [yearly], eligibility: .lapsed),
-                .init(id: "loyal20", eligibility: .subscribers),
-            ])
-        })
+        try await Harness.make(
+            appleStandIn: (applePort, key.pemRepresentation),
+            customize: { catalog in
+                guard let index = catalog.tenants.firstIndex(where: { $0.id == brain }) else { return }
+                catalog.tenants[index].apple.offers = AppleOffers(promotional: [
+                    .init(id: "welcome"),
+                    .init(id: "winback50", productIds: [yearly], eligibility: .lapsed),
+                    .init(id: "loyal20", eligibility: .subscribers),
+                ])
+            }
+        )
     }
 
     static func base64URL(_ text: Substring) -> Data? {
@@ -53,8 +56,13 @@ struct AppleOfferTests {
     static func code(_ reply: Reply) -> String? { (reply.json["error"] as? [String: Any])?["code"] as? String }
 
     static func offer(_ client: some TestClientProtocol, key: String, user: String, offer: String, extra: [String: Any] = [:]) async throws -> Reply {
-        try await client.call(.post, "/api/offers/apple/promotional", auth: key, user: user,
-                              json: ["productId": yearly, "offerId": offer].merging(extra) { $1 })
+        try await client.call(
+            .post,
+            "/api/offers/apple/promotional",
+            auth: key,
+            user: user,
+            json: ["productId": yearly, "offerId": offer].merging(extra) { $1 }
+        )
     }
 
     @Test("a promotional offer in both forms: the legacy signature over Apple's fields in Apple's order, the JWS with Apple's claims, one nonce")
@@ -70,13 +78,17 @@ struct AppleOfferTests {
             let nonce = try #require(body["nonce"] as? String)
             let timestamp = try #require(body["timestamp"] as? Int64)
             let username = try #require(body["applicationUsername"] as? String)
-            #expect(body["keyIdentifier"] as? String == "KEY123" && body["productId"] as? String == Self.yearly && body["offerId"] as? String == "welcome")
+            #expect(
+                body["keyIdentifier"] as? String == "KEY123" && body["productId"] as? String == Self.yearly && body["offerId"] as? String == "welcome"
+            )
             #expect(UUID(uuidString: nonce) != nil && nonce == nonce.lowercased())
             #expect(timestamp == Int64((harness.clock.now().timeIntervalSince1970 * 1000).rounded(.down)))
             #expect(username == AccountTokens.cordovaPlugin("ana"), "by default, the token cordova-plugin-purchase puts on the payment")
 
             // Apple: bundle id, key id, product, offer, username, nonce, timestamp, joined by U+2063; ECDSA SHA-256, DER, base64.
-            let signed = [Self.bundle, "KEY123", Self.yearly, "welcome", username.lowercased(), nonce, String(timestamp)].joined(separator: "\u{2063}")
+            let signed = [Self.bundle, "KEY123", Self.yearly, "welcome", username.lowercased(), nonce, String(timestamp)].joined(
+                separator: "\u{2063}"
+            )
             let signatureText = try #require(body["signature"] as? String)
             let der = try #require(Data(base64Encoded: signatureText))
             let signature = try P256.Signing.ECDSASignature(derRepresentation: der)
@@ -87,7 +99,9 @@ struct AppleOfferTests {
             let jws = try #require(body["compactJWS"] as? String)
             let (header, claims) = try Self.openJWS(jws, key: iapKey.publicKey)
             #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "KEY123" && header["typ"] as? String == "JWT")
-            #expect(claims["iss"] as? String == "issuer-1" && claims["bid"] as? String == Self.bundle && claims["aud"] as? String == "promotional-offer")
+            #expect(
+                claims["iss"] as? String == "issuer-1" && claims["bid"] as? String == Self.bundle && claims["aud"] as? String == "promotional-offer"
+            )
             #expect(claims["productId"] as? String == Self.yearly && claims["offerIdentifier"] as? String == "welcome")
             #expect(claims["transactionId"] as? String == "2000000000123456" && claims["nonce"] as? String == nonce)
             #expect(claims["iat"] as? Int == Int(harness.clock.now().timeIntervalSince1970))
@@ -101,62 +115,101 @@ struct AppleOfferTests {
         }
     }
 
-    @Test("eligibility follows the tenant's rule and the user's subscriptions: win-back for lapsed users only, loyalty for live subscribers, intro for new ones")
+    @Test(
+        "eligibility follows the tenant's rule and the user's subscriptions: win-back for lapsed users only, loyalty for live subscribers, intro for new ones"
+    )
     func eligibility() async throws {
         let iapKey = P256.Signing.PrivateKey()
         // Introductory eligibility also reads the Apple account's history (T3): an empty one here.
         let standIn = AppleStandIn(apiKey: iapKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
         try await Application(router: standIn.router()).test(.live) { apple in
-        let harness = try await Self.harness(iapKey, applePort: try #require(apple.port))
-        defer { harness.close() }
-        let key = try await harness.apiKey(Self.brain, .server)
-        try await harness.app().test(.router) { client in
-            let now = harness.clock.now()
-            // ana never subscribed: no win-back, no loyalty offer; the introductory offer is hers.
-            let never = try await Self.offer(client, key: key, user: "ana", offer: "winback50")
-            #expect(never.status == .forbidden && Self.code(never) == "offer_not_eligible", "\(never.json)")
-            #expect(try await Self.offer(client, key: key, user: "ana", offer: "loyal20").status == .forbidden)
-            let intro = try await client.call(.post, "/api/offers/apple/introductory-eligibility", auth: key, user: "ana",
-                                              json: ["productId": Self.yearly, "transactionId": "2000000000999999"])
-            #expect(intro.status == .ok && intro.json["allowIntroductoryOffer"] as? Bool == true, "\(intro.json)")
-            let introJWS = try #require(intro.json["compactJWS"] as? String)
-            let introClaims = try Self.openJWS(introJWS, key: iapKey.publicKey).claims
-            #expect(introClaims["aud"] as? String == "introductory-offer-eligibility" && introClaims["allowIntroductoryOffer"] as? Bool == true)
-            #expect(introClaims["transactionId"] as? String == "2000000000999999" && introClaims["productId"] as? String == Self.yearly)
+            let harness = try await Self.harness(iapKey, applePort: try #require(apple.port))
+            defer { harness.close() }
+            let key = try await harness.apiKey(Self.brain, .server)
+            try await harness.app().test(.router) { client in
+                let now = harness.clock.now()
+                // ana never subscribed: no win-back, no loyalty offer; the introductory offer is hers.
+                let never = try await Self.offer(client, key: key, user: "ana", offer: "winback50")
+                #expect(never.status == .forbidden && Self.code(never) == "offer_not_eligible", "\(never.json)")
+                #expect(try await Self.offer(client, key: key, user: "ana", offer: "loyal20").status == .forbidden)
+                let intro = try await client.call(
+                    .post,
+                    "/api/offers/apple/introductory-eligibility",
+                    auth: key,
+                    user: "ana",
+                    json: ["productId": Self.yearly, "transactionId": "2000000000999999"]
+                )
+                #expect(intro.status == .ok && intro.json["allowIntroductoryOffer"] as? Bool == true, "\(intro.json)")
+                let introJWS = try #require(intro.json["compactJWS"] as? String)
+                let introClaims = try Self.openJWS(introJWS, key: iapKey.publicKey).claims
+                #expect(introClaims["aud"] as? String == "introductory-offer-eligibility" && introClaims["allowIntroductoryOffer"] as? Bool == true)
+                #expect(introClaims["transactionId"] as? String == "2000000000999999" && introClaims["productId"] as? String == Self.yearly)
 
-            // ana's year ended last month: lapsed.
-            let lapsed = SubscriptionsTests.period(harness, transaction: "2000000700000001", original: "2000000700000001", product: Self.yearly, bundle: Self.bundle,
-                                                   start: now.addingTimeInterval(-395 * 86_400), days: 365)
-            #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: "ana", lapsed).status == .ok)
-            #expect(try await Self.offer(client, key: key, user: "ana", offer: "winback50").status == .ok)
-            #expect(try await Self.offer(client, key: key, user: "ana", offer: "loyal20").status == .forbidden)
-            let noIntro = try await client.call(.post, "/api/offers/apple/introductory-eligibility", auth: key, user: "ana",
-                                                json: ["productId": Self.yearly, "transactionId": "2000000700000001"])
-            #expect(noIntro.json["allowIntroductoryOffer"] as? Bool == false)
-            let noIntroJWS = try #require(noIntro.json["compactJWS"] as? String)
-            #expect(try Self.openJWS(noIntroJWS, key: iapKey.publicKey).claims["allowIntroductoryOffer"] as? Bool == false)
+                // ana's year ended last month: lapsed.
+                let lapsed = SubscriptionsTests.period(
+                    harness,
+                    transaction: "2000000700000001",
+                    original: "2000000700000001",
+                    product: Self.yearly,
+                    bundle: Self.bundle,
+                    start: now.addingTimeInterval(-395 * 86_400),
+                    days: 365
+                )
+                #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: "ana", lapsed).status == .ok)
+                #expect(try await Self.offer(client, key: key, user: "ana", offer: "winback50").status == .ok)
+                #expect(try await Self.offer(client, key: key, user: "ana", offer: "loyal20").status == .forbidden)
+                let noIntro = try await client.call(
+                    .post,
+                    "/api/offers/apple/introductory-eligibility",
+                    auth: key,
+                    user: "ana",
+                    json: ["productId": Self.yearly, "transactionId": "2000000700000001"]
+                )
+                #expect(noIntro.json["allowIntroductoryOffer"] as? Bool == false)
+                let noIntroJWS = try #require(noIntro.json["compactJWS"] as? String)
+                #expect(try Self.openJWS(noIntroJWS, key: iapKey.publicKey).claims["allowIntroductoryOffer"] as? Bool == false)
 
-            // bob's year is running: loyalty yes, win-back no.
-            let live = SubscriptionsTests.period(harness, transaction: "2000000700000002", original: "2000000700000002", product: Self.yearly, bundle: Self.bundle,
-                                                 start: now.addingTimeInterval(-30 * 86_400), days: 365)
-            #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: "bob", live).status == .ok)
-            #expect(try await Self.offer(client, key: key, user: "bob", offer: "loyal20").status == .ok)
-            #expect(try await Self.offer(client, key: key, user: "bob", offer: "winback50").status == .forbidden)
-            #expect(try await Self.offer(client, key: key, user: "bob", offer: "welcome").status == .ok, "no rule: anyone")
+                // bob's year is running: loyalty yes, win-back no.
+                let live = SubscriptionsTests.period(
+                    harness,
+                    transaction: "2000000700000002",
+                    original: "2000000700000002",
+                    product: Self.yearly,
+                    bundle: Self.bundle,
+                    start: now.addingTimeInterval(-30 * 86_400),
+                    days: 365
+                )
+                #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: "bob", live).status == .ok)
+                #expect(try await Self.offer(client, key: key, user: "bob", offer: "loyal20").status == .ok)
+                #expect(try await Self.offer(client, key: key, user: "bob", offer: "winback50").status == .forbidden)
+                #expect(try await Self.offer(client, key: key, user: "bob", offer: "welcome").status == .ok, "no rule: anyone")
 
-            // T3: a user Berth has never seen, on an Apple account whose history holds a yearly subscription (bob's),
-            // gets no second trial: the account decides, not the name.
-            standIn.state.withLock { $0.historyPages = [[try? harness.ca.signTransaction(live)].compactMap { $0 }] }
-            let fresh = try await client.call(.post, "/api/offers/apple/introductory-eligibility", auth: key, user: "eve-fresh-1",
-                                              json: ["productId": Self.yearly, "transactionId": "2000000700000002"])
-            #expect(fresh.status == .ok && fresh.json["allowIntroductoryOffer"] as? Bool == false, "\(fresh.json)")
-            let newcomer = try await Self.offer(client, key: key, user: "eve-fresh-2", offer: "loyal20", extra: ["transactionId": "2000000700000002"])
-            #expect(newcomer.status == .ok, "the account subscribes now: a loyalty offer for it whoever Berth knows it as: \(newcomer.json)")
-        }
+                // T3: a user Berth has never seen, on an Apple account whose history holds a yearly subscription (bob's),
+                // gets no second trial: the account decides, not the name.
+                standIn.state.withLock { $0.historyPages = [[try? harness.ca.signTransaction(live)].compactMap { $0 }] }
+                let fresh = try await client.call(
+                    .post,
+                    "/api/offers/apple/introductory-eligibility",
+                    auth: key,
+                    user: "eve-fresh-1",
+                    json: ["productId": Self.yearly, "transactionId": "2000000700000002"]
+                )
+                #expect(fresh.status == .ok && fresh.json["allowIntroductoryOffer"] as? Bool == false, "\(fresh.json)")
+                let newcomer = try await Self.offer(
+                    client,
+                    key: key,
+                    user: "eve-fresh-2",
+                    offer: "loyal20",
+                    extra: ["transactionId": "2000000700000002"]
+                )
+                #expect(newcomer.status == .ok, "the account subscribes now: a loyalty offer for it whoever Berth knows it as: \(newcomer.json)")
+            }
         }
     }
 
-    @Test("refusals: an offer the catalog does not sign, an unknown product, a foreign applicationUsername, a malformed transaction id, no key configured")
+    @Test(
+        "refusals: an offer the catalog does not sign, an unknown product, a foreign applicationUsername, a malformed transaction id, no key configured"
+    )
     func refusals() async throws {
         let iapKey = P256.Signing.PrivateKey()
         let harness = try await Self.harness(iapKey)
@@ -165,17 +218,41 @@ struct AppleOfferTests {
         try await harness.app().test(.router) { client in
             let unknown = try await Self.offer(client, key: key, user: "ana", offer: "secret-offer")
             #expect(unknown.status == .unprocessableContent && Self.code(unknown) == "offer_unknown", "\(unknown.json)")
-            let product = try await client.call(.post, "/api/offers/apple/promotional", auth: key, user: "ana", json: ["productId": "nope", "offerId": "welcome"])
+            let product = try await client.call(
+                .post,
+                "/api/offers/apple/promotional",
+                auth: key,
+                user: "ana",
+                json: ["productId": "nope", "offerId": "welcome"]
+            )
             #expect(product.status == .unprocessableContent && Self.code(product) == "unknown_product")
-            let foreign = try await Self.offer(client, key: key, user: "ana", offer: "welcome", extra: ["applicationUsername": AccountTokens.cordovaPlugin("bob")])
-            #expect(foreign.status == .forbidden && Self.code(foreign) == "account_token_mismatch", "a signature is only for the caller's own payments")
-            let own = try await Self.offer(client, key: key, user: "ana", offer: "welcome", extra: ["applicationUsername": AccountTokens.cordovaPlugin("ana").uppercased()])
+            let foreign = try await Self.offer(
+                client,
+                key: key,
+                user: "ana",
+                offer: "welcome",
+                extra: ["applicationUsername": AccountTokens.cordovaPlugin("bob")]
+            )
+            #expect(
+                foreign.status == .forbidden && Self.code(foreign) == "account_token_mismatch",
+                "a signature is only for the caller's own payments"
+            )
+            let own = try await Self.offer(
+                client,
+                key: key,
+                user: "ana",
+                offer: "welcome",
+                extra: ["applicationUsername": AccountTokens.cordovaPlugin("ana").uppercased()]
+            )
             #expect(own.status == .ok)
             let malformed = try await Self.offer(client, key: key, user: "ana", offer: "welcome", extra: ["transactionId": "12' OR 1"])
             #expect(malformed.status == .badRequest && Self.code(malformed) == "invalid_request")
             let missing = try await client.call(.post, "/api/offers/apple/promotional", auth: key, user: "ana", json: ["productId": Self.yearly])
             #expect(missing.status == .badRequest)
-            #expect(try await client.call(.post, "/api/offers/apple/promotional", auth: nil, json: ["productId": Self.yearly, "offerId": "welcome"]).status == .unauthorized)
+            #expect(
+                try await client.call(.post, "/api/offers/apple/promotional", auth: nil, json: ["productId": Self.yearly, "offerId": "welcome"])
+                    .status == .unauthorized
+            )
         }
         let plain = try await Harness.make()
         defer { plain.close() }

@@ -25,7 +25,10 @@ struct ArchitectureDocTests {
         let paths = Self.paths(in: text[...])
         #expect(paths.count >= 15, "\(paths)")
         for path in paths {
-            #expect(FileManager.default.fileExists(atPath: Harness.repository.appendingPathComponent(path).path), "\(path) is named in docs/architecture.md")
+            #expect(
+                FileManager.default.fileExists(atPath: Harness.repository.appendingPathComponent(path).path),
+                "\(path) is named in docs/architecture.md"
+            )
         }
     }
 
@@ -44,7 +47,10 @@ struct ArchitectureDocTests {
         #expect(Set(PurchaseKinds.all.modules.keys) == Set(ProductKind.allCases))
         for (kind, paths) in listed {
             #expect(paths.count == 2, "\(kind): \(paths)")
-            #expect(paths.allSatisfy { FileManager.default.fileExists(atPath: Harness.repository.appendingPathComponent($0).path) }, "\(kind): \(paths)")
+            #expect(
+                paths.allSatisfy { FileManager.default.fileExists(atPath: Harness.repository.appendingPathComponent($0).path) },
+                "\(kind): \(paths)"
+            )
             // The module file holds the registered module's type.
             let module = try #require(PurchaseKinds.all.modules[kind])
             let source = try String(contentsOf: Harness.repository.appendingPathComponent(paths[0]), encoding: .utf8)
@@ -94,10 +100,15 @@ struct DocsTests {
     func readmeFrontDoor() throws {
         let readme = try String(contentsOf: Harness.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let snippets = try ["docs/snippets/verify-berth-answer.js", "Tests/HTTPAPITests/VerifyBerthAnswer.swift"].map {
-            try String(contentsOf: Harness.repository.appendingPathComponent($0), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count - 1
+            try String(contentsOf: Harness.repository.appendingPathComponent($0), encoding: .utf8).split(
+                separator: "\n",
+                omittingEmptySubsequences: false
+            ).count - 1
         }.reduce(0, +)
         #expect(readme.split(separator: "\n", omittingEmptySubsequences: false).count - (readme.hasSuffix("\n") ? 1 : 0) - snippets <= 250)
-        let links = readme.components(separatedBy: "](").dropFirst().compactMap { $0.split(separator: ")").first.map(String.init) }.filter { !$0.hasPrefix("http") }
+        let links = readme.components(separatedBy: "](").dropFirst().compactMap { $0.split(separator: ")").first.map(String.init) }.filter {
+            !$0.hasPrefix("http")
+        }
         #expect(links.count >= 9)
         for link in links {
             // A link to a heading: the document must exist and hold the heading.
@@ -105,9 +116,14 @@ struct DocsTests {
             let url = Harness.repository.appendingPathComponent(parts[0])
             #expect(FileManager.default.fileExists(atPath: url.path), "README links \(link)")
             if parts.count == 2 {
-                let headings = (try? String(contentsOf: url, encoding: .utf8))?.split(separator: "\n").filter { $0.hasPrefix("#") }
-                    .map { $0.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased().filter { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" }
-                        .replacingOccurrences(of: " ", with: "-") } ?? []
+                let headings =
+                    (try? String(contentsOf: url, encoding: .utf8))?.split(separator: "\n").filter { $0.hasPrefix("#") }
+                    .map {
+                        $0.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased().filter {
+                            $0.isLetter || $0.isNumber || $0 == " " || $0 == "-"
+                        }
+                        .replacingOccurrences(of: " ", with: "-")
+                    } ?? []
                 #expect(headings.contains(parts[1]), "README links \(link): no such heading")
             }
         }
@@ -117,12 +133,17 @@ struct DocsTests {
     func configurationNamesEveryField() throws {
         let data = try Data(contentsOf: Harness.repository.appendingPathComponent("products.json"))
         var catalog = try JSONDecoder().decode(Catalog.self, from: data)
-        catalog.tenants[0].products.append(Product(id: "p", kind: .unlock, type: "Non-Renewing Subscription", title: "t", entitlement: "e", durationDays: 1))
+        catalog.tenants[0].products.append(
+            Product(id: "p", kind: .unlock, type: "Non-Renewing Subscription", title: "t", entitlement: "e", durationDays: 1)
+        )
         let json = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(catalog))
         var keys = Set<String>()
         func collect(_ value: Any) {
             if let object = value as? [String: Any] {
-                for (key, inner) in object { keys.insert(key); collect(inner) }
+                for (key, inner) in object {
+                    keys.insert(key)
+                    collect(inner)
+                }
             } else if let array = value as? [Any] {
                 array.forEach(collect)
             }

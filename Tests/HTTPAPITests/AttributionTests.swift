@@ -3,8 +3,8 @@ import Domain
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 import UseCases
 
 /// Automatic attribution: a transaction Berth learns of without a claim (Apple's notification of a
@@ -14,29 +14,58 @@ import UseCases
 @Suite("Attribution of unclaimed transactions by appAccountToken")
 struct AttributionTests {
     static func notify(_ client: some TestClientProtocol, _ harness: Harness, id: String, token: String?) async throws -> Reply {
-        let transaction = TransactionPayload.testPurchase(bundleId: CreditsTests.stylistBundle, productId: CreditsTests.starter, transactionId: id,
-                                                          appAccountToken: token.flatMap(UUID.init(uuidString:)))
-        return try await client.call(.post, "/api/apple/notifications/\(CreditsTests.stylist)", auth: nil,
-                                     json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: CreditsTests.stylistBundle, transaction: transaction)])
+        let transaction = TransactionPayload.testPurchase(
+            bundleId: CreditsTests.stylistBundle,
+            productId: CreditsTests.starter,
+            transactionId: id,
+            appAccountToken: token.flatMap(UUID.init(uuidString:))
+        )
+        return try await client.call(
+            .post,
+            "/api/apple/notifications/\(CreditsTests.stylist)",
+            auth: nil,
+            json: [
+                "signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: CreditsTests.stylistBundle, transaction: transaction)
+            ]
+        )
     }
 
-    @Test("a known user's token applies the notified purchase at once; an unseen user's waits for that user's next call; no token waits for operators")
+    @Test(
+        "a known user's token applies the notified purchase at once; an unseen user's waits for that user's next call; no token waits for operators"
+    )
     func attribution() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
         let keys = try await CreditsTests.Keys.make(harness)
         try await harness.app().test(.router) { client in
             // Ana buys once through the app: the tokens her id derives are remembered.
-            let bought = try await CreditsTests.buy(client, harness, key: keys.stylist, user: "ana", product: CreditsTests.popular, transactionId: "3000000000080001")
+            let bought = try await CreditsTests.buy(
+                client,
+                harness,
+                key: keys.stylist,
+                user: "ana",
+                product: CreditsTests.popular,
+                transactionId: "3000000000080001"
+            )
             #expect(bought.json["newBalance"] as? Int == 52, "\(bought.json)")
-            #expect(try await harness.rows("SELECT user_id FROM account_tokens WHERE token = '\(AccountTokens.cordovaPlugin("ana"))'").first?["user_id"] == "ana")
+            #expect(
+                try await harness.rows("SELECT user_id FROM account_tokens WHERE token = '\(AccountTokens.cordovaPlugin("ana"))'").first?["user_id"]
+                    == "ana"
+            )
 
             // Her app crashed before reporting a second pack: Apple's notification applies it to her.
             let notified = try await Self.notify(client, harness, id: "3000000000080002", token: AccountTokens.cordovaPlugin("ana"))
             #expect(notified.json["outcome"] as? String == "applied_to_token_user", "\(notified.json)")
             #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "ana")["balance"] as? Int == 62)
             // The app reports it later after all: the same purchase, nothing added.
-            let late = try await CreditsTests.buy(client, harness, key: keys.stylist, user: "ana", product: CreditsTests.starter, transactionId: "3000000000080002")
+            let late = try await CreditsTests.buy(
+                client,
+                harness,
+                key: keys.stylist,
+                user: "ana",
+                product: CreditsTests.starter,
+                transactionId: "3000000000080002"
+            )
             #expect(late.status == .ok && late.json["newBalance"] as? Int == 62, "\(late.json)")
 
             // Bao never claimed anything: the purchase waits, and his next call gets it.
@@ -60,9 +89,18 @@ struct AttributionTests {
             #expect(try await harness.count("purchases") == 3)
 
             // A verify-purchase is a next call too: Chi's waiting pack is applied with her own purchase.
-            #expect(try await Self.notify(client, harness, id: "3000000000080005", token: AccountTokens.cordovaPlugin("chi")).json["outcome"] as? String
-                    == "unclaimed_purchase")
-            let chiBuys = try await CreditsTests.buy(client, harness, key: keys.stylist, user: "chi", product: CreditsTests.starter, transactionId: "3000000000080006")
+            #expect(
+                try await Self.notify(client, harness, id: "3000000000080005", token: AccountTokens.cordovaPlugin("chi")).json["outcome"] as? String
+                    == "unclaimed_purchase"
+            )
+            let chiBuys = try await CreditsTests.buy(
+                client,
+                harness,
+                key: keys.stylist,
+                user: "chi",
+                product: CreditsTests.starter,
+                transactionId: "3000000000080006"
+            )
             #expect(chiBuys.status == .ok, "\(chiBuys.json)")
             #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '3000000000080005'").first?["user_id"] == "chi")
             #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "chi")["balance"] as? Int == 22)

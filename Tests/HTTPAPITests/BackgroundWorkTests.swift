@@ -1,9 +1,10 @@
-@testable import BerthWorkers
 import Domain
 import Foundation
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import BerthWorkers
 
 @Suite("Background work: one periodic worker on the injected clock, stopped by shutdown")
 struct BackgroundWorkTests {
@@ -33,7 +34,10 @@ struct BackgroundWorkTests {
             // Ticks already under way may still report the old time; the clock's move shows up next.
             var moved = false
             while let now = await iterator.next() {
-                if now == clock.now() { moved = true; break }
+                if now == clock.now() {
+                    moved = true
+                    break
+                }
             }
             #expect(moved)
             await group.triggerGracefulShutdown()

@@ -3,24 +3,32 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
-import Testing
 import TestKit
+import Testing
 
 @Suite("Bookings, admin and tenant isolation")
 struct BookingAndAdminTests {
-    @Test("bookings are priced server-side and mapped to their product", arguments: [
-        ("gozzo-5m", 1, "it.seaboo.rental.basic", 8000),
-        ("gozzo-5m", 2, "it.seaboo.rental.premium", 16000),
-        ("rib-7m", 1, "it.seaboo.rental.premium", 18000),
-    ])
+    @Test(
+        "bookings are priced server-side and mapped to their product",
+        arguments: [
+            ("gozzo-5m", 1, "it.seaboo.rental.basic", 8000),
+            ("gozzo-5m", 2, "it.seaboo.rental.premium", 16000),
+            ("rib-7m", 1, "it.seaboo.rental.premium", 18000),
+        ]
+    )
     func rentalProducts(resource: String, days: Int, product: String, price: Int) async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(5, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "u", body: [
-                "resourceId": resource, "start": iso(start), "end": iso(start.addingTimeInterval(TimeInterval(days * 86_400 - 3600))), "price": 1,
-            ])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "u",
+                body: [
+                    "resourceId": resource, "start": iso(start), "end": iso(start.addingTimeInterval(TimeInterval(days * 86_400 - 3600))), "price": 1,
+                ]
+            )
             #expect(booking["requiredProductId"] as? String == product)
             #expect(booking["price"] as? Int == price)
             #expect(booking["currency"] as? String == "EUR")
@@ -40,7 +48,15 @@ struct BookingAndAdminTests {
 
             let replies = try await withThrowingTaskGroup(of: Reply.self) { tasks in
                 for user in ["anna", "bruno"] {
-                    tasks.addTask { try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: ["resourceId": "diving-intro", "slot": iso(slot), "seats": 1]) }
+                    tasks.addTask {
+                        try await client.call(
+                            .post,
+                            "/api/bookings",
+                            auth: harness.serverKey,
+                            user: user,
+                            json: ["resourceId": "diving-intro", "slot": iso(slot), "seats": 1]
+                        )
+                    }
                 }
                 return try await tasks.reduce(into: []) { $0.append($1) }
             }
@@ -49,14 +65,36 @@ struct BookingAndAdminTests {
 
             let winner = try #require(replies.first { $0.status == .created }?.booking)
             let user = winner["userId"] as! String
-            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: user, json: [
-                "bookingId": winner["id"]!, "productId": "it.seaboo.experience.diving", "jwsRepresentation": try harness.purchase("it.seaboo.experience.diving"),
-            ])
+            let paid = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: user,
+                json: [
+                    "bookingId": winner["id"]!, "productId": "it.seaboo.experience.diving",
+                    "jwsRepresentation": try harness.purchase("it.seaboo.experience.diving"),
+                ]
+            )
             #expect(paid.booking?["status"] as? String == "confirmed")
 
-            let badSlot = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "x", json: ["resourceId": "diving-intro", "slot": iso(slot.addingTimeInterval(1800))])
+            let badSlot = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "x",
+                json: ["resourceId": "diving-intro", "slot": iso(slot.addingTimeInterval(1800))]
+            )
             #expect(badSlot.errorCode == "slot_not_offered")
-            let tooMany = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "x", json: ["resourceId": "sunset-cruise", "slot": iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)), "seats": 11])
+            let tooMany = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "x",
+                json: [
+                    "resourceId": "sunset-cruise", "slot": iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)),
+                    "seats": 11,
+                ]
+            )
             #expect(tooMany.errorField == "seats")
         }
     }
@@ -95,23 +133,44 @@ struct BookingAndAdminTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
             let id = booking["id"] as! Int
 
             let noReason = try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.adminKey, json: ["reason": "  "])
             #expect(noReason.status == .badRequest)
             #expect(noReason.errorField == "reason")
-            let asUser = try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.serverKey, user: "alice", json: ["reason": "x"])
+            let asUser = try await client.call(
+                .post,
+                "/api/admin/bookings/\(id)/confirm",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["reason": "x"]
+            )
             #expect(asUser.status == .forbidden)
 
-            let confirmed = try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.adminKey, json: ["reason": "paid at the harbour"])
+            let confirmed = try await client.call(
+                .post,
+                "/api/admin/bookings/\(id)/confirm",
+                auth: harness.adminKey,
+                json: ["reason": "paid at the harbour"]
+            )
             #expect(confirmed.status == .ok)
             #expect(confirmed.booking?["status"] as? String == "confirmed")
             #expect(confirmed.booking?["statusReason"] as? String == "paid at the harbour")
             let twice = try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.adminKey, json: ["reason": "again"])
             #expect(twice.errorCode == "invalid_transition")
 
-            let cancelled = try await client.call(.post, "/api/admin/bookings/\(id)/cancel", auth: harness.adminKey, json: ["reason": "storm warning"])
+            let cancelled = try await client.call(
+                .post,
+                "/api/admin/bookings/\(id)/cancel",
+                auth: harness.adminKey,
+                json: ["reason": "storm warning"]
+            )
             #expect(cancelled.booking?["status"] as? String == "cancelled")
             let cancelledTwice = try await client.call(.post, "/api/admin/bookings/\(id)/cancel", auth: harness.adminKey)
             #expect(cancelledTwice.status == .conflict)
@@ -142,7 +201,12 @@ struct BookingAndAdminTests {
         try await harness.app().test(.router) { client in
             for day in 1...5 {
                 let start = Harness.day(day, from: harness.clock.now())
-                _ = try await createBooking(client, harness, user: day % 2 == 0 ? "even" : "odd", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+                _ = try await createBooking(
+                    client,
+                    harness,
+                    user: day % 2 == 0 ? "even" : "odd",
+                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                )
             }
             let page = try await client.call(.get, "/api/admin/bookings?limit=2&offset=2", auth: harness.adminKey)
             #expect(page.json["total"] as? Int == 5)
@@ -164,10 +228,21 @@ struct BookingAndAdminTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
             let id = booking["id"] as! Int
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let paid = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(paid.status == .ok)
 
             // The other tenant ("seaboo") sees none of it, under the same user id.
@@ -178,14 +253,35 @@ struct BookingAndAdminTests {
             let otherAudit = try await client.call(.get, "/api/admin/audit", auth: harness.otherAdminKey).json["items"] as? [[String: Any]] ?? []
             #expect(otherAudit.allSatisfy { $0["action"] as? String == "api_key.created" }, "only its own key creations: \(otherAudit)")
             #expect(try await client.call(.get, "/api/admin/replays", auth: harness.otherAdminKey).json["total"] as? Int == 0)
-            #expect(try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.otherAdminKey, json: ["reason": "x"]).status == .notFound)
+            #expect(
+                try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.otherAdminKey, json: ["reason": "x"]).status
+                    == .notFound
+            )
             #expect(try await client.call(.post, "/api/admin/bookings/\(id)/cancel", auth: harness.otherAdminKey).status == .notFound)
-            let verify = try await client.call(.post, "/api/verify-purchase", auth: harness.otherServerKey, user: "alice", json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let verify = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.otherServerKey,
+                user: "alice",
+                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(verify.status == .notFound)
             // The other tenant does not trust the test CA at all.
             let otherStart = Harness.day(9, from: harness.clock.now())
-            let other = try await client.call(.post, "/api/bookings", auth: harness.otherServerKey, user: "alice", json: ["resourceId": "gozzo-5m", "start": iso(otherStart), "end": iso(otherStart.addingTimeInterval(3600))])
-            let otherVerify = try await client.call(.post, "/api/verify-purchase", auth: harness.otherServerKey, user: "alice", json: ["bookingId": other.booking!["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let other = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.otherServerKey,
+                user: "alice",
+                json: ["resourceId": "gozzo-5m", "start": iso(otherStart), "end": iso(otherStart.addingTimeInterval(3600))]
+            )
+            let otherVerify = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.otherServerKey,
+                user: "alice",
+                json: ["bookingId": other.booking!["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(otherVerify.errorCode == "untrusted_root")
             #expect(try await harness.count("purchases") == 1)
         }
@@ -198,15 +294,25 @@ struct BookingAndAdminTests {
         try await harness.app().test(.router) { client in
             let token = try await harness.userToken("carla")
             let start = Harness.day(3, from: harness.clock.now())
-            let created = try await client.call(.post, "/api/bookings", auth: token, json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let created = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: token,
+                json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
             #expect(created.status == .created)
             #expect(created.booking?["userId"] as? String == "carla")
             #expect(try await client.call(.get, "/api/products", auth: token).json["products"] is [Any])
 
             #expect(try await client.call(.get, "/api/bookings", auth: nil).status == .unauthorized)
             #expect(try await client.call(.get, "/api/bookings", auth: "berth_seaboo-test_forged").status == .unauthorized)
-            #expect(try await client.call(.get, "/api/bookings", auth: try await harness.userToken("carla", issuer: "https://evil.example")).status == .unauthorized)
-            #expect(try await client.call(.get, "/api/bookings", auth: try await harness.userToken("carla", audience: "other")).status == .unauthorized)
+            #expect(
+                try await client.call(.get, "/api/bookings", auth: try await harness.userToken("carla", issuer: "https://evil.example")).status
+                    == .unauthorized
+            )
+            #expect(
+                try await client.call(.get, "/api/bookings", auth: try await harness.userToken("carla", audience: "other")).status == .unauthorized
+            )
             #expect(try await client.call(.get, "/api/bookings", auth: try await harness.userToken("carla", expiresIn: -60)).status == .unauthorized)
             #expect(try await client.call(.get, "/api/bookings", auth: harness.serverKey).errorCode == "missing_user")
             #expect(try await client.call(.get, "/api/admin/bookings", auth: token).status == .forbidden)
@@ -226,7 +332,12 @@ struct ES256TokenTests {
         defer { harness.close() }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: signingKey)
-        let claims = TestUserClaims(sub: .init(value: "dora"), iss: .init(value: "https://auth.seaboo.test"), aud: .init(value: ["berth"]), exp: .init(value: Date().addingTimeInterval(300)))
+        let claims = TestUserClaims(
+            sub: .init(value: "dora"),
+            iss: .init(value: "https://auth.seaboo.test"),
+            aud: .init(value: ["berth"]),
+            exp: .init(value: Date().addingTimeInterval(300))
+        )
         let token = try await keys.sign(claims)
         let otherKeys = JWTKeyCollection()
         await otherKeys.add(ecdsa: ES256PrivateKey())

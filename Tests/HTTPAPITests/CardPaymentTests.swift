@@ -20,8 +20,13 @@ struct CardPaymentTests {
         let clock = TestClock()
         let standIn = StripeStandIn(webhookSecrets: [secret], now: { clock.now() })
         try await Application(router: standIn.router()).test(.live) { stripe in
-            let harness = try await Harness.make(environment: ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": secret,
-                                                               "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:\(try #require(stripe.port))"], clock: clock)
+            let harness = try await Harness.make(
+                environment: [
+                    "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": secret,
+                    "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:\(try #require(stripe.port))",
+                ],
+                clock: clock
+            )
             defer { harness.close() }
             var services = harness.services
             services.cardPaymentJobsInterval = nil
@@ -35,7 +40,12 @@ struct CardPaymentTests {
 
     static func rental(_ client: any TestClientProtocol, _ harness: Harness, user: String, day: Int) async throws -> [String: Any] {
         let start = Harness.day(day, from: harness.clock.now())
-        return try await createBooking(client, harness, user: user, body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(10 * 3600))])
+        return try await createBooking(
+            client,
+            harness,
+            user: user,
+            body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(10 * 3600))]
+        )
     }
 
     static func pay(_ client: any TestClientProtocol, _ harness: Harness, user: String, booking id: Int64) async throws -> Reply {
@@ -46,7 +56,9 @@ struct CardPaymentTests {
         try #require(try await client.call(.get, "/api/bookings/\(id)", auth: harness.serverKey, user: user).booking)
     }
 
-    @Test("a rental paid by card: one PaymentIntent for its price, the hold extended once; confirmed exactly once though the webhook comes twice and out of order")
+    @Test(
+        "a rental paid by card: one PaymentIntent for its price, the hold extended once; confirmed exactly once though the webhook comes twice and out of order"
+    )
     func rentalPaidByCard() async throws {
         try await Self.withCardRail { harness, standIn, client in
             let booking = try await Self.rental(client, harness, user: "marco", day: 3)
@@ -54,7 +66,10 @@ struct CardPaymentTests {
             let started = try await Self.pay(client, harness, user: "marco", booking: id)
             #expect(started.status == .created, "\(started.json)")
             let intentId = try #require(started.json["paymentIntentId"] as? String)
-            #expect(started.json["provider"] as? String == "stripe" && started.json["amount"] as? Int == 8000 && started.json["currency"] as? String == "EUR")
+            #expect(
+                started.json["provider"] as? String == "stripe" && started.json["amount"] as? Int == 8000
+                    && started.json["currency"] as? String == "EUR"
+            )
             #expect(started.json["publishableKey"] as? String == "pk_test_seaboo_standin")
             #expect((started.json["clientSecret"] as? String)?.hasPrefix(intentId + "_secret_") == true)
             // The hold now covers 3-D Secure: 20 minutes from now instead of the booking's 15.
@@ -67,12 +82,19 @@ struct CardPaymentTests {
             let again = try await Self.pay(client, harness, user: "marco", booking: id)
             #expect(again.status == .ok && again.json["paymentIntentId"] as? String == intentId)
             #expect(standIn.requests.filter { $0.method == "POST" && $0.path == "/v1/payment_intents" }.count == 1)
-            #expect(try await Self.booking(client, harness, user: "marco", id)["payment"].flatMap { $0 as? [String: Any] }?["status"] as? String == "requires_payment")
+            #expect(
+                try await Self.booking(client, harness, user: "marco", id)["payment"].flatMap { $0 as? [String: Any] }?["status"] as? String
+                    == "requires_payment"
+            )
 
             // Paid: the success twice, then an older declined attempt (twice) after it.
             let deliveries = try await standIn.succeed(intentId, sending: .init(duplicate: true, outOfOrder: true))
             #expect(deliveries.map(\.status) == [200, 200, 200, 200], "\(deliveries)")
-            #expect(deliveries.map(\.type) == ["payment_intent.succeeded", "payment_intent.succeeded", "payment_intent.payment_failed", "payment_intent.payment_failed"])
+            #expect(
+                deliveries.map(\.type) == [
+                    "payment_intent.succeeded", "payment_intent.succeeded", "payment_intent.payment_failed", "payment_intent.payment_failed",
+                ]
+            )
             #expect(deliveries[0].note?.contains("\"outcome\":\"booking_confirmed\"") == true, "\(deliveries[0])")
             #expect(deliveries[1].note?.contains("\"duplicate\":true") == true)
             #expect(deliveries[2].note?.contains("ignored_after_succeeded") == true, "\(deliveries[2])")
@@ -81,7 +103,9 @@ struct CardPaymentTests {
             #expect((paid["payment"] as? [String: Any])?["status"] as? String == "succeeded")
             let purchases = try await harness.rows("SELECT store, environment, transaction_id, status, product_id FROM purchases")
             #expect(purchases.count == 1)
-            #expect(purchases.first?["store"] == "stripe" && purchases.first?["transaction_id"] == intentId && purchases.first?["status"] == "applied")
+            #expect(
+                purchases.first?["store"] == "stripe" && purchases.first?["transaction_id"] == intentId && purchases.first?["status"] == "applied"
+            )
             #expect(try await harness.count("payment_events") == 2)
             // A paid booking takes no second payment.
             let paidAgain = try await Self.pay(client, harness, user: "marco", booking: id)
@@ -95,7 +119,12 @@ struct CardPaymentTests {
     func experiencePaidByCard() async throws {
         try await Self.withCardRail { harness, standIn, client in
             let slot = Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
-            let booking = try await createBooking(client, harness, user: "anna", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 2])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "anna",
+                body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 2]
+            )
             let id = try #require(booking["id"] as? Int64)
             let started = try await Self.pay(client, harness, user: "anna", booking: id)
             #expect(started.status == .created && started.json["amount"] as? Int == 9000, "\(started.json)")
@@ -116,18 +145,37 @@ struct CardPaymentTests {
             let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"] as? String)
             let tampered = try await standIn.succeed(intentId, sending: .init(tamper: true))
             #expect(tampered.map(\.status) == [400] && tampered[0].note?.contains("invalid_signature") == true, "\(tampered)")
-            let event = StripeEvent(id: "evt_forged", type: "payment_intent.succeeded", created: Int64(harness.clock.now().timeIntervalSince1970), livemode: false,
-                                    object: StripeEventObject(id: intentId, object: "payment_intent", amount: 8000, amountReceived: 8000, currency: "eur",
-                                                              status: "succeeded", livemode: false))
+            let event = StripeEvent(
+                id: "evt_forged",
+                type: "payment_intent.succeeded",
+                created: Int64(harness.clock.now().timeIntervalSince1970),
+                livemode: false,
+                object: StripeEventObject(
+                    id: intentId,
+                    object: "payment_intent",
+                    amount: 8000,
+                    amountReceived: 8000,
+                    currency: "eur",
+                    status: "succeeded",
+                    livemode: false
+                )
+            )
             let body = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
             let now = Int64(harness.clock.now().timeIntervalSince1970)
-            for header in [StripeSignature.header(payload: Data(body.utf8), secrets: ["whsec_someone_else"], timestamp: now),
-                           StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: now - 301),
-                           StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: now + 301),
-                           "t=\(now)", "", "v1=00"] {
+            for header in [
+                StripeSignature.header(payload: Data(body.utf8), secrets: ["whsec_someone_else"], timestamp: now),
+                StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: now - 301),
+                StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: now + 301),
+                "t=\(now)", "", "v1=00",
+            ] {
                 var headers: HTTPFields = [.contentType: "application/json"]
                 if !header.isEmpty { headers[HTTPField.Name("Stripe-Signature")!] = header }
-                let status = try await client.execute(uri: "/api/stripe/webhooks/seaboo-test", method: .post, headers: headers, body: ByteBuffer(string: body)) { $0.status }
+                let status = try await client.execute(
+                    uri: "/api/stripe/webhooks/seaboo-test",
+                    method: .post,
+                    headers: headers,
+                    body: ByteBuffer(string: body)
+                ) { $0.status }
                 #expect(status == .badRequest, "\(header)")
             }
             #expect(try await harness.count("payment_events") == 0)
@@ -135,13 +183,27 @@ struct CardPaymentTests {
             #expect(try await Self.booking(client, harness, user: "marco", id)["status"] as? String == "pending_payment")
             // The same event, correctly signed, is taken (and a rolled secret's second v1 does not matter).
             var headers: HTTPFields = [.contentType: "application/json"]
-            headers[HTTPField.Name("Stripe-Signature")!] = StripeSignature.header(payload: Data(body.utf8), secrets: ["whsec_old", Self.secret], timestamp: now)
-            let ack = try await client.execute(uri: "/api/stripe/webhooks/seaboo-test", method: .post, headers: headers, body: ByteBuffer(string: body)) {
+            headers[HTTPField.Name("Stripe-Signature")!] = StripeSignature.header(
+                payload: Data(body.utf8),
+                secrets: ["whsec_old", Self.secret],
+                timestamp: now
+            )
+            let ack = try await client.execute(
+                uri: "/api/stripe/webhooks/seaboo-test",
+                method: .post,
+                headers: headers,
+                body: ByteBuffer(string: body)
+            ) {
                 Reply(status: $0.status, data: Data($0.body.readableBytesView))
             }
             #expect(ack.status == .ok && ack.json["outcome"] as? String == "booking_confirmed", "\(ack.json)")
             // A tenant without a card rail has no webhook URL.
-            let other = try await client.execute(uri: "/api/stripe/webhooks/zorya-test", method: .post, headers: headers, body: ByteBuffer(string: body)) { $0.status }
+            let other = try await client.execute(
+                uri: "/api/stripe/webhooks/zorya-test",
+                method: .post,
+                headers: headers,
+                body: ByteBuffer(string: body)
+            ) { $0.status }
             #expect(other == .notFound)
         }
     }
@@ -171,7 +233,10 @@ struct CardPaymentTests {
             let payment = try #require((payments.json["payments"] as? [[String: Any]])?.first)
             #expect(payment["displayStatus"] as? String == "refunded" && payment["amountRefunded"] as? Int == 8000, "\(payment)")
             let refund = try #require((payment["refunds"] as? [[String: Any]])?.first)
-            #expect(refund["initiatedBy"] as? String == "auto_late_payment" && refund["reason"] as? String == "slot_unavailable" && refund["status"] as? String == "succeeded")
+            #expect(
+                refund["initiatedBy"] as? String == "auto_late_payment" && refund["reason"] as? String == "slot_unavailable"
+                    && refund["status"] as? String == "succeeded"
+            )
             let purchase = try await harness.rows("SELECT status, outcome_code FROM purchases WHERE transaction_id = ?", [intentId])
             #expect(purchase.first?["status"] == "refunded" && purchase.first?["outcome_code"] == "slot_unavailable")
             #expect(try await Self.booking(client, harness, user: "giulia", giulias)["status"] as? String == "pending_payment")
@@ -192,33 +257,70 @@ struct CardPaymentTests {
             let full = try await paidRental("marco", day: 8)
             // Nobody else can have the boat that day, until the refund.
             let start = Harness.day(8, from: harness.clock.now())
-            let taken = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "giulia",
-                                              json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let taken = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "giulia",
+                json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
             #expect(taken.status == .conflict)
             #expect(try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: [:]).status == .badRequest)
-            let refunded = try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: ["reason": "storm warning"])
+            let refunded = try await client.call(
+                .post,
+                "/api/admin/bookings/\(full)/refund",
+                auth: harness.adminKey,
+                json: ["reason": "storm warning"]
+            )
             #expect(refunded.status == .ok, "\(refunded.json)")
             #expect((refunded.json["refund"] as? [String: Any])?["status"] as? String == "succeeded")
             #expect(refunded.booking?["status"] as? String == "refunded")
-            #expect(try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "giulia",
-                                          json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]).status == .created)
+            #expect(
+                try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: "giulia",
+                    json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                ).status == .created
+            )
             let nothingLeft = try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: ["reason": "again"])
             #expect(nothingLeft.status == .conflict && nothingLeft.errorCode == "booking_not_paid")
 
             let partial = try await paidRental("anna", day: 9)
-            let tooMuch = try await client.call(.post, "/api/admin/bookings/\(partial)/refund", auth: harness.adminKey, json: ["reason": "fee", "amountMinor": 9000])
+            let tooMuch = try await client.call(
+                .post,
+                "/api/admin/bookings/\(partial)/refund",
+                auth: harness.adminKey,
+                json: ["reason": "fee", "amountMinor": 9000]
+            )
             #expect(tooMuch.status == .unprocessableContent && tooMuch.errorCode == "invalid_amount")
-            let part = try await client.call(.post, "/api/admin/bookings/\(partial)/refund", auth: harness.adminKey, json: ["reason": "fuel not used", "amountMinor": 1500])
+            let part = try await client.call(
+                .post,
+                "/api/admin/bookings/\(partial)/refund",
+                auth: harness.adminKey,
+                json: ["reason": "fuel not used", "amountMinor": 1500]
+            )
             #expect(part.status == .ok && part.booking?["status"] as? String == "confirmed", "\(part.json)")
             #expect((part.json["payment"] as? [String: Any])?["displayStatus"] as? String == "partially_refunded")
             #expect(standIn.refunds.map(\.amount) == [8000, 1500])
 
             // A booking paid through the App Store.
             let iap = try #require(try await Self.rental(client, harness, user: "luca", day: 10)["id"] as? Int64)
-            let verified = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "luca",
-                                                 json: ["productId": "it.seaboo.rental.basic", "bookingId": iap, "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")])
+            let verified = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "luca",
+                json: ["productId": "it.seaboo.rental.basic", "bookingId": iap, "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+            )
             #expect(verified.status == .ok, "\(verified.json)")
-            let viaApple = try await client.call(.post, "/api/admin/bookings/\(iap)/refund", auth: harness.adminKey, json: ["reason": "customer asked"])
+            let viaApple = try await client.call(
+                .post,
+                "/api/admin/bookings/\(iap)/refund",
+                auth: harness.adminKey,
+                json: ["reason": "customer asked"]
+            )
             #expect(viaApple.status == .conflict && viaApple.errorCode == "refund_via_apple")
         }
     }
@@ -227,11 +329,16 @@ struct CardPaymentTests {
     func lapsedOverdueAndDisputed() async throws {
         try await Self.withCardRail { harness, standIn, client in
             let abandoned = try #require(try await Self.rental(client, harness, user: "marco", day: 11)["id"] as? Int64)
-            let abandonedIntent = try #require(try await Self.pay(client, harness, user: "marco", booking: abandoned).json["paymentIntentId"] as? String)
+            let abandonedIntent = try #require(
+                try await Self.pay(client, harness, user: "marco", booking: abandoned).json["paymentIntentId"] as? String
+            )
             // Paid, but its event is lost (no webhook URL for a moment).
             let quiet = try #require(try await Self.rental(client, harness, user: "anna", day: 12)["id"] as? Int64)
             let quietIntent = try #require(try await Self.pay(client, harness, user: "anna", booking: quiet).json["paymentIntentId"] as? String)
-            let url = standIn.state.withLock { state in defer { state.webhookURL = nil }; return state.webhookURL }
+            let url = standIn.state.withLock { state in
+                defer { state.webhookURL = nil }
+                return state.webhookURL
+            }
             _ = try await standIn.succeed(quietIntent)
             standIn.state.withLock { $0.webhookURL = url }
             #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "pending_payment")
@@ -282,7 +389,10 @@ struct CardPaymentTests {
             #expect(pending.status == .ok && (pending.json["refund"] as? [String: Any])?["status"] as? String == "pending", "\(pending.json)")
             let again = try await client.call(.post, "/api/admin/bookings/\(id)/refund", auth: harness.adminKey, json: ["reason": "engine trouble"])
             // Refused either way: still unanswered (refund_in_progress), or Stripe's charge.refunded already told Berth (nothing left).
-            #expect(again.status == .conflict && ["refund_in_progress", "booking_not_paid"].contains(again.errorCode ?? ""), "no second refund: \(again.json)")
+            #expect(
+                again.status == .conflict && ["refund_in_progress", "booking_not_paid"].contains(again.errorCode ?? ""),
+                "no second refund: \(again.json)"
+            )
             harness.clock.advance(31)
             #expect(await harness.services.cardPaymentJobs.runDue().refunds == 1)
             #expect(standIn.refunds.count == 1, "Stripe refunded once")
@@ -294,19 +404,30 @@ struct CardPaymentTests {
 
     @Test("the rail is off without its secrets or with an API base the secret key must not travel to; the catalog refuses such a base")
     func railConfiguration() async throws {
-        for environment in [["SEABOO_TEST_STRIPE_WEBHOOK_SECRET": Self.secret],
-                            ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin"],
-                            ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": Self.secret,
-                             "SEABOO_TEST_STRIPE_API_BASE": "http://stripe.example.net"]] {
+        for environment in [
+            ["SEABOO_TEST_STRIPE_WEBHOOK_SECRET": Self.secret],
+            ["SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin"],
+            [
+                "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": Self.secret,
+                "SEABOO_TEST_STRIPE_API_BASE": "http://stripe.example.net",
+            ],
+        ] {
             let harness = try await Harness.make(environment: environment)
             defer { harness.close() }
             try await harness.app().test(.router) { client in
                 let id = try #require(try await Self.rental(client, harness, user: "marco", day: 15)["id"] as? Int64)
                 let refused = try await Self.pay(client, harness, user: "marco", booking: id)
-                #expect(refused.status == .unprocessableContent && refused.errorCode == "card_payments_not_offered", "\(environment.keys.sorted()): \(refused.json)")
+                #expect(
+                    refused.status == .unprocessableContent && refused.errorCode == "card_payments_not_offered",
+                    "\(environment.keys.sorted()): \(refused.json)"
+                )
                 let hook = try await client.call(.post, "/api/stripe/webhooks/seaboo-test", auth: nil, raw: "{}")
                 #expect(hook.status == .notFound)
-                #expect(try await client.call(.get, "/api/admin/app", auth: harness.adminKey).json["app"].flatMap { $0 as? [String: Any] }?["cardPayments"] as? Bool == false)
+                #expect(
+                    try await client.call(.get, "/api/admin/app", auth: harness.adminKey).json["app"].flatMap { $0 as? [String: Any] }?[
+                        "cardPayments"
+                    ] as? Bool == false
+                )
             }
         }
         var catalog = try JSONDecoder().decode(Catalog.self, from: Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
@@ -317,7 +438,9 @@ struct CardPaymentTests {
         try catalog.validate()
     }
 
-    @Test("deposits at check-in: authorized on the card, then captured in part, released by the operator, or released by Berth before the window ends")
+    @Test(
+        "deposits at check-in: authorized on the card, then captured in part, released by the operator, or released by Berth before the window ends"
+    )
     func deposits() async throws {
         try await Self.withCardRail { harness, standIn, client in
             func paidRental(_ user: String, day: Int) async throws -> Int64 {
@@ -333,8 +456,11 @@ struct CardPaymentTests {
                 #expect(standIn.intent(intentId)?.captureMethod == "manual")
                 // The customer authorizes it in the Payment Sheet: Stripe holds the amount.
                 let deliveries = try await standIn.succeed(intentId)
-                #expect(deliveries.first?.type == "payment_intent.amount_capturable_updated" && deliveries.first?.note?.contains("deposit_authorized") == true,
-                        "\(deliveries)")
+                #expect(
+                    deliveries.first?.type == "payment_intent.amount_capturable_updated"
+                        && deliveries.first?.note?.contains("deposit_authorized") == true,
+                    "\(deliveries)"
+                )
                 return intentId
             }
             func depositOf(_ id: Int64) async throws -> [String: Any] {
@@ -352,9 +478,19 @@ struct CardPaymentTests {
             #expect(try await depositOf(damaged)["displayStatus"] as? String == "authorized")
             let twice = try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit", auth: harness.adminKey, json: ["amountMinor": 30000])
             #expect(twice.status == .conflict && twice.errorCode == "deposit_held")
-            let tooMuch = try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/capture", auth: harness.adminKey, json: ["amountMinor": 30001])
+            let tooMuch = try await client.call(
+                .post,
+                "/api/admin/bookings/\(damaged)/deposit/capture",
+                auth: harness.adminKey,
+                json: ["amountMinor": 30001]
+            )
             #expect(tooMuch.status == .unprocessableContent && tooMuch.errorCode == "invalid_amount")
-            let captured = try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/capture", auth: harness.adminKey, json: ["amountMinor": 12000])
+            let captured = try await client.call(
+                .post,
+                "/api/admin/bookings/\(damaged)/deposit/capture",
+                auth: harness.adminKey,
+                json: ["amountMinor": 12000]
+            )
             #expect(captured.status == .ok, "\(captured.json)")
             let capturedDeposit = try #require(captured.json["deposit"] as? [String: Any])
             #expect(capturedDeposit["displayStatus"] as? String == "captured" && capturedDeposit["amountCaptured"] as? Int == 12000)
@@ -362,13 +498,18 @@ struct CardPaymentTests {
             // The deposit neither pays nor refunds the booking.
             #expect(try await Self.booking(client, harness, user: "marco", damaged)["status"] as? String == "confirmed")
             #expect(try await harness.rows("SELECT COUNT(*) AS n FROM purchases WHERE store = 'stripe'").first?["n"] == "1")
-            #expect(try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/release", auth: harness.adminKey).errorCode == "deposit_not_held")
+            #expect(
+                try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/release", auth: harness.adminKey).errorCode == "deposit_not_held"
+            )
 
             // No damage: the operator releases it.
             let clean = try await paidRental("anna", day: 17)
             let cleanIntent = try await deposit(clean, 30000)
             let released = try await client.call(.post, "/api/admin/bookings/\(clean)/deposit/release", auth: harness.adminKey)
-            #expect(released.status == .ok && (released.json["deposit"] as? [String: Any])?["displayStatus"] as? String == "released", "\(released.json)")
+            #expect(
+                released.status == .ok && (released.json["deposit"] as? [String: Any])?["displayStatus"] as? String == "released",
+                "\(released.json)"
+            )
             #expect(standIn.intent(cleanIntent)?.status == "canceled")
 
             // Forgotten: Berth releases it before the card networks' window ends (six days).
@@ -381,7 +522,10 @@ struct CardPaymentTests {
             await harness.services.cardPaymentJobs.runDue()
             #expect(standIn.intent(forgottenIntent)?.status == "canceled")
             #expect(try await depositOf(forgotten)["displayStatus"] as? String == "released")
-            let audit = try await harness.rows("SELECT action FROM audit_log WHERE booking_id = ? AND action LIKE 'card_deposit.%' ORDER BY id", [forgotten])
+            let audit = try await harness.rows(
+                "SELECT action FROM audit_log WHERE booking_id = ? AND action LIKE 'card_deposit.%' ORDER BY id",
+                [forgotten]
+            )
             #expect(audit.compactMap { $0["action"] ?? nil }.contains("card_deposit.released"), "\(audit)")
         }
     }
@@ -391,11 +535,28 @@ struct CardPaymentTests {
         try await Self.withCardRail { harness, standIn, client in
             let id = try #require(try await Self.rental(client, harness, user: "marco", day: 13)["id"] as? Int64)
             let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"] as? String)
-            let event = StripeEvent(id: "evt_concurrent", type: "payment_intent.succeeded", created: Int64(harness.clock.now().timeIntervalSince1970), livemode: false,
-                                    object: StripeEventObject(id: intentId, object: "payment_intent", amount: 8000, amountReceived: 8000, currency: "eur",
-                                                              status: "succeeded", livemode: false, metadata: ["berth_booking_id": String(id)]))
+            let event = StripeEvent(
+                id: "evt_concurrent",
+                type: "payment_intent.succeeded",
+                created: Int64(harness.clock.now().timeIntervalSince1970),
+                livemode: false,
+                object: StripeEventObject(
+                    id: intentId,
+                    object: "payment_intent",
+                    amount: 8000,
+                    amountReceived: 8000,
+                    currency: "eur",
+                    status: "succeeded",
+                    livemode: false,
+                    metadata: ["berth_booking_id": String(id)]
+                )
+            )
             let body = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
-            let header = StripeSignature.header(payload: Data(body.utf8), secrets: [Self.secret], timestamp: Int64(harness.clock.now().timeIntervalSince1970))
+            let header = StripeSignature.header(
+                payload: Data(body.utf8),
+                secrets: [Self.secret],
+                timestamp: Int64(harness.clock.now().timeIntervalSince1970)
+            )
             let url = "http://127.0.0.1:\(try #require(client.port))/api/stripe/webhooks/seaboo-test"
             let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
                 for _ in 0..<50 {
@@ -419,7 +580,8 @@ struct CardPaymentTests {
 }
 
 /// Polls `condition` (events the stand-in sends after its answer arrive shortly after).
-func waitUntil(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+func waitUntil(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws
+{
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: timeout)
     while clock.now < deadline {

@@ -19,8 +19,12 @@ struct ConfigurationTests {
         var logger = Logger(label: "config")
         logger.logLevel = .critical
         func setup(_ environment: [String: String]) -> BerthSetup {
-            BerthSetup(catalogURL: directory.appendingPathComponent("products.json"), databasePath: directory.appendingPathComponent("b.sqlite").path,
-                       migrationsURL: Harness.repository.appendingPathComponent("migrations"), environment: environment)
+            BerthSetup(
+                catalogURL: directory.appendingPathComponent("products.json"),
+                databasePath: directory.appendingPathComponent("b.sqlite").path,
+                migrationsURL: Harness.repository.appendingPathComponent("migrations"),
+                environment: environment
+            )
         }
         let (loaded, store) = try await setup([:]).prepareStore(logger: logger, now: Date())
         defer { try? store.close() }
@@ -33,7 +37,11 @@ struct ConfigurationTests {
         await #expect(throws: ConfigurationError.self) {
             _ = try await setup(["SEABOO_WEBHOOK_SECRET": "short"]).services(catalog: loaded, store: store, logger: logger)
         }
-        let services = try await setup(["SEABOO_WEBHOOK_SECRET": "a-long-enough-webhook-secret"]).services(catalog: loaded, store: store, logger: logger)
+        let services = try await setup(["SEABOO_WEBHOOK_SECRET": "a-long-enough-webhook-secret"]).services(
+            catalog: loaded,
+            store: store,
+            logger: logger
+        )
         #expect(services.tenants.tenant(id: "seaboo")?.webhook?.secret.value == "a-long-enough-webhook-secret")
     }
 }

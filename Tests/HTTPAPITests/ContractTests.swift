@@ -1,13 +1,13 @@
 import AppStoreAPI
+import AppleSignedData
 import Crypto
 import Domain
 import Foundation
-import AppleSignedData
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
-import Testing
 import TestKit
+import Testing
 import Yams
 
 /// The contract next to the service (contract/openapi.yaml, contract/examples) holds for the
@@ -64,7 +64,9 @@ struct ContractTests {
             let bookingId = try #require(created.booking?["id"] as? Int)
 
             harness.clock.advance(1)  // listings are newest first: keep their order deterministic
-            let experience: [String: Any] = ["resourceId": "sunset-cruise", "slot": iso(Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)), "seats": 2]
+            let experience: [String: Any] = [
+                "resourceId": "sunset-cruise", "slot": iso(Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)), "seats": 2,
+            ]
             try recordRequest("CreateBookingRequest.experience", "CreateBookingRequest", experience)
             let sunset = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: experience)
             record("BookingResponse.experience", "BookingResponse", sunset)
@@ -73,17 +75,37 @@ struct ContractTests {
             record("ErrorResponse.slot_unavailable", "ErrorResponse", taken)
 
             let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000004242")
-            let verify: [String: Any] = ["bookingId": bookingId, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000004242", "jwsRepresentation": jws]
+            let verify: [String: Any] = [
+                "bookingId": bookingId, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000004242", "jwsRepresentation": jws,
+            ]
             try recordRequest("VerifyPurchaseRequest", "VerifyPurchaseRequest", verify)
-            record("VerifyPurchaseResponse", "VerifyPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "alice", json: verify))
+            record(
+                "VerifyPurchaseResponse",
+                "VerifyPurchaseResponse",
+                try await client.call(.post, "/api/verify-purchase", auth: key, user: "alice", json: verify)
+            )
 
             let mismatch = verify.merging(["productId": "it.seaboo.rental.premium"]) { $1 }
-            record("ErrorResponse.product_mismatch", "ErrorResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "alice", json: mismatch))
+            record(
+                "ErrorResponse.product_mismatch",
+                "ErrorResponse",
+                try await client.call(.post, "/api/verify-purchase", auth: key, user: "alice", json: mismatch)
+            )
 
             let bobStart = Harness.day(5, from: harness.clock.now())
-            let bobBooking = try await client.call(.post, "/api/bookings", auth: key, user: "bob", json: ["resourceId": "gozzo-5m", "start": iso(bobStart), "end": iso(bobStart.addingTimeInterval(3600))])
+            let bobBooking = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: key,
+                user: "bob",
+                json: ["resourceId": "gozzo-5m", "start": iso(bobStart), "end": iso(bobStart.addingTimeInterval(3600))]
+            )
             let replay = verify.merging(["bookingId": bobBooking.booking?["id"] ?? 0]) { $1 }
-            record("ErrorResponse.transaction_already_used", "ErrorResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "bob", json: replay))
+            record(
+                "ErrorResponse.transaction_already_used",
+                "ErrorResponse",
+                try await client.call(.post, "/api/verify-purchase", auth: key, user: "bob", json: replay)
+            )
 
             record("BookingListResponse", "BookingListResponse", try await client.call(.get, "/api/bookings?limit=1", auth: key, user: "alice"))
 
@@ -91,13 +113,24 @@ struct ContractTests {
             try recordRequest("AdminConfirmRequest", "AdminConfirmRequest", confirm)
             let sunsetId = try #require(sunset.booking?["id"] as? Int)
             harness.clock.advance(1)
-            record("BookingResponse.manual_confirm", "BookingResponse", try await client.call(.post, "/api/admin/bookings/\(sunsetId)/confirm", auth: admin, json: confirm))
+            record(
+                "BookingResponse.manual_confirm",
+                "BookingResponse",
+                try await client.call(.post, "/api/admin/bookings/\(sunsetId)/confirm", auth: admin, json: confirm)
+            )
             harness.clock.advance(1)
             let cancel: [String: Any] = ["reason": "storm warning"]
             try recordRequest("AdminCancelRequest", "AdminCancelRequest", cancel)
-            record("BookingResponse.cancelled", "BookingResponse", try await client.call(.post, "/api/admin/bookings/\(sunsetId)/cancel", auth: admin, json: cancel))
+            record(
+                "BookingResponse.cancelled",
+                "BookingResponse",
+                try await client.call(.post, "/api/admin/bookings/\(sunsetId)/cancel", auth: admin, json: cancel)
+            )
 
-            let localSlot: [String: Any] = ["resourceId": "sunset-cruise", "slot": String(iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)).prefix(16)), "seats": 1]
+            let localSlot: [String: Any] = [
+                "resourceId": "sunset-cruise",
+                "slot": String(iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)).prefix(16)), "seats": 1,
+            ]
             try recordRequest("CreateBookingRequest.local_slot", "CreateBookingRequest", localSlot)
             let local = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: localSlot)
             #expect(local.status == .created, "\(String(decoding: local.data, as: UTF8.self))")
@@ -119,19 +152,42 @@ struct ContractTests {
             entry.transactionId = "2000000000005151"
             entry.originalTransactionId = "2000000000005151"
             entry.purchaseDate = AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000) * 1000)
-            entry.subscriptionExpirationDate = AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000 + 365 * 86_400) * 1000)
-            let receipt = AppReceipt(receiptType: "ProductionSandbox", bundleId: "it.seaboo.app", applicationVersion: "7",
-                                     creationDate: entry.purchaseDate, inAppPurchases: [entry])
+            entry.subscriptionExpirationDate = AppleTimestamp(
+                millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000 + 365 * 86_400) * 1000
+            )
+            let receipt = AppReceipt(
+                receiptType: "ProductionSandbox",
+                bundleId: "it.seaboo.app",
+                applicationVersion: "7",
+                creationDate: entry.purchaseDate,
+                inAppPurchases: [entry]
+            )
             let verifyReceipt: [String: Any] = [
                 "receiptData": Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString(), "userId": "firebase-uid-1",
                 "deviceInfo": ["model": "iPhone15,3", "osVersion": "iOS 18.0"], "appVersion": "1.0 (7)", "bundleId": "it.seaboo.app",
             ]
             try recordRequest("VerifyReceiptRequest", "VerifyReceiptRequest", verifyReceipt)
-            record("VerifyReceiptResponse.premium", "VerifyReceiptResponse", try await client.call(.post, "/api/verify-receipt", auth: key, json: verifyReceipt))
-            record("VerifyReceiptResponse.malformed", "VerifyReceiptResponse", try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receiptData": "MIIT"]))
+            record(
+                "VerifyReceiptResponse.premium",
+                "VerifyReceiptResponse",
+                try await client.call(.post, "/api/verify-receipt", auth: key, json: verifyReceipt)
+            )
+            record(
+                "VerifyReceiptResponse.malformed",
+                "VerifyReceiptResponse",
+                try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receiptData": "MIIT"])
+            )
 
-            let notification = try harness.ca.signNotification(type: .test, uuid: UUID(uuidString: "5E09DCFC-205E-4EA1-9883-96676F394992")!, bundleId: "it.seaboo.app")
-            record("NotificationAck", "NotificationAck", try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification]))
+            let notification = try harness.ca.signNotification(
+                type: .test,
+                uuid: UUID(uuidString: "5E09DCFC-205E-4EA1-9883-96676F394992")!,
+                bundleId: "it.seaboo.app"
+            )
+            record(
+                "NotificationAck",
+                "NotificationAck",
+                try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification])
+            )
             record("NotificationListResponse", "NotificationListResponse", try await client.call(.get, "/api/admin/notifications", auth: admin))
             try await recordCredits(client, harness, recorder)
             try await recordSubscriptions(client, harness, recorder)
@@ -141,7 +197,11 @@ struct ContractTests {
         let signing = try await SignedAnswerTests.harness(P256.Signing.PrivateKey())
         defer { signing.close() }
         try await signing.app().test(.router) { client in
-            recorder.record("AnswerSigningKey", "AnswerSigningKey", try await client.call(.get, "/api/answer-signing/\(SignedAnswerTests.tenant)", auth: nil))
+            recorder.record(
+                "AnswerSigningKey",
+                "AnswerSigningKey",
+                try await client.call(.get, "/api/answer-signing/\(SignedAnswerTests.tenant)", auth: nil)
+            )
         }
         return recorder.all
     }
@@ -160,12 +220,19 @@ struct ContractTests {
         harness.clock.advance(1)  // the listing is newest first: the successor, then the key it replaced
         let rotate: [String: Any] = ["overlapSeconds": 86_400]
         try recordRequest("RotateKeyRequest", "RotateKeyRequest", rotate)
-        record("IssuedKeyResponse.rotated", "IssuedKeyResponse", try await client.call(.post, "/api/admin/keys/\(id)/rotate", auth: admin, json: rotate))
+        record(
+            "IssuedKeyResponse.rotated",
+            "IssuedKeyResponse",
+            try await client.call(.post, "/api/admin/keys/\(id)/rotate", auth: admin, json: rotate)
+        )
         record("KeyResponse.revoked", "KeyResponse", try await client.call(.post, "/api/admin/keys/\(id)/revoke", auth: admin))
         record("KeyListResponse", "KeyListResponse", try await client.call(.get, "/api/admin/keys", auth: admin))
         let app = try await harness.apiKey("seaboo-test", .client)
-        record("ErrorResponse.proof_required", "ErrorResponse",
-               try await client.call(.post, "/api/subscriptions/link", auth: app, user: "alice", json: ["originalTransactionId": "2000000000000001"]))
+        record(
+            "ErrorResponse.proof_required",
+            "ErrorResponse",
+            try await client.call(.post, "/api/subscriptions/link", auth: app, user: "alice", json: ["originalTransactionId": "2000000000000001"])
+        )
     }
 
     /// The subscriptions part: FT Chinese's test tenant (Berth's routes and its own), Braindumpster's.
@@ -177,39 +244,96 @@ struct ContractTests {
         let period = SubscriptionsTests.period(harness, transaction: otid, original: otid, start: now.addingTimeInterval(-60))
         let buy: [String: Any] = ["productId": SubscriptionsTests.monthly, "jwsRepresentation": try harness.ca.signTransaction(period)]
         try recordRequest("VerifyPurchaseRequest.subscription", "VerifyPurchaseRequest", buy)
-        record("SubscriptionPurchaseResponse", "SubscriptionPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "mei", json: buy))
-        record("ErrorResponse.linked_to_other_account", "ErrorResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "lin", json: buy))
+        record(
+            "SubscriptionPurchaseResponse",
+            "SubscriptionPurchaseResponse",
+            try await client.call(.post, "/api/verify-purchase", auth: key, user: "mei", json: buy)
+        )
+        record(
+            "ErrorResponse.linked_to_other_account",
+            "ErrorResponse",
+            try await client.call(.post, "/api/verify-purchase", auth: key, user: "lin", json: buy)
+        )
         let lifetime = UnlocksTests.transaction(harness, UnlocksTests.lifetime, id: "2000000700000002", at: now.addingTimeInterval(-30))
         let unlock: [String: Any] = ["productId": UnlocksTests.lifetime, "jwsRepresentation": try harness.ca.signTransaction(lifetime)]
         try recordRequest("VerifyPurchaseRequest.unlock", "VerifyPurchaseRequest", unlock)
-        record("UnlockPurchaseResponse", "UnlockPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "mei", json: unlock))
+        record(
+            "UnlockPurchaseResponse",
+            "UnlockPurchaseResponse",
+            try await client.call(.post, "/api/verify-purchase", auth: key, user: "mei", json: unlock)
+        )
         record("EntitlementsResponse", "EntitlementsResponse", try await client.call(.get, "/api/entitlements", auth: key, user: "mei"))
         record("SubscriptionPage", "SubscriptionPage", try await client.call(.get, "/api/subscriptions?page=1&per_page=20", auth: key, user: "mei"))
         let membership: [String: Any] = ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"]
         try recordRequest("MembershipRequest", "MembershipRequest", membership)
         record("MembershipDTO", "MembershipDTO", try await client.call(.put, "/api/admin/memberships/kai", auth: key, json: membership))
         let kais = "2000000700000004"
-        _ = try await SubscriptionsTests.claim(client, harness, key: key, user: "kai", SubscriptionsTests.period(harness, transaction: kais, original: kais, start: now))
+        _ = try await SubscriptionsTests.claim(
+            client,
+            harness,
+            key: key,
+            user: "kai",
+            SubscriptionsTests.period(harness, transaction: kais, original: kais, start: now)
+        )
         let link: [String: Any] = ["originalTransactionId": kais, "force": false]
         try recordRequest("LinkRequest", "LinkRequest", link)
-        record("ErrorResponse.has_valid_non_iap", "ErrorResponse", try await client.call(.post, "/api/subscriptions/link", auth: key, user: "kai", json: link))
+        record(
+            "ErrorResponse.has_valid_non_iap",
+            "ErrorResponse",
+            try await client.call(.post, "/api/subscriptions/link", auth: key, user: "kai", json: link)
+        )
 
         let other = "2000000700000002"
-        let receipt = try SubscriptionsTests.receipt(harness, original: other, periods: [(other, now.addingTimeInterval(-60), now.addingTimeInterval(30 * 86_400))])
-        record("FTCSubscription", "FTCSubscription", try await SubscriptionsTests.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": receipt]))
-        record("FTCMembership", "FTCMembership", try await SubscriptionsTests.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f-1", "originalTxId": other]))
-        record("FTCError.linked_to_other_ftc", "FTCError", try await SubscriptionsTests.ftcCall(client, .post, "/apple/link", key: key,
-                                                                                                json: ["ftcId": "f-2", "originalTxId": other]))
-        record("FTCError.missing_field", "FTCError", try await SubscriptionsTests.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f-1"]))
+        let receipt = try SubscriptionsTests.receipt(
+            harness,
+            original: other,
+            periods: [(other, now.addingTimeInterval(-60), now.addingTimeInterval(30 * 86_400))]
+        )
+        record(
+            "FTCSubscription",
+            "FTCSubscription",
+            try await SubscriptionsTests.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": receipt])
+        )
+        record(
+            "FTCMembership",
+            "FTCMembership",
+            try await SubscriptionsTests.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f-1", "originalTxId": other])
+        )
+        record(
+            "FTCError.linked_to_other_ftc",
+            "FTCError",
+            try await SubscriptionsTests.ftcCall(
+                client,
+                .post,
+                "/apple/link",
+                key: key,
+                json: ["ftcId": "f-2", "originalTxId": other]
+            )
+        )
+        record(
+            "FTCError.missing_field",
+            "FTCError",
+            try await SubscriptionsTests.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f-1"])
+        )
         record("FTCError.not_found", "FTCError", try await SubscriptionsTests.ftcCall(client, .get, "/apple/subs/404", key: key))
-        record("FTCSubscriptionList", "FTCSubscriptionList", try await SubscriptionsTests.ftcCall(client, .get, "/apple/subs?page=1&per_page=10", key: key, ftcId: "f-1"))
+        record(
+            "FTCSubscriptionList",
+            "FTCSubscriptionList",
+            try await SubscriptionsTests.ftcCall(client, .get, "/apple/subs?page=1&per_page=10", key: key, ftcId: "f-1")
+        )
 
         let brainKey = try await harness.apiKey(SubscriptionsTests.brain, .server)
         let brainReceipt = try BraindumpsterTests.receipt(harness, original: "2000000700000003", start: now.addingTimeInterval(-60), days: 365)
-        record("VerifyReceiptResponse.subscription", "VerifyReceiptResponse",
-               try await BraindumpsterTests.verify(client, auth: brainKey, user: "firebase-uid-9", receipt: brainReceipt))
-        record("VerifyReceiptResponse.unauthenticated", "VerifyReceiptResponse",
-               try await BraindumpsterTests.verify(client, auth: "berth_revoked", receipt: brainReceipt))
+        record(
+            "VerifyReceiptResponse.subscription",
+            "VerifyReceiptResponse",
+            try await BraindumpsterTests.verify(client, auth: brainKey, user: "firebase-uid-9", receipt: brainReceipt)
+        )
+        record(
+            "VerifyReceiptResponse.unauthenticated",
+            "VerifyReceiptResponse",
+            try await BraindumpsterTests.verify(client, auth: "berth_revoked", receipt: brainReceipt)
+        )
     }
 
     /// cordova-plugin-purchase's validator on the AI stylist's test tenant: a StoreKit 2 purchase,
@@ -222,16 +346,30 @@ struct ContractTests {
         let purchase = CordovaValidatorTests.sk2Body(jws: jws, product: CreditsTests.starter, user: "ana")
         try recordRequest("ValidatorRequest", "ValidatorRequest", purchase)
         record("ValidatorResponse.ok", "ValidatorResponse", try await client.call(.post, "/api/validator/\(tenant)", auth: key, json: purchase))
-        record("ValidatorResponse.refused", "ValidatorResponse",
-               try await client.call(.post, "/api/validator/\(tenant)", auth: key, json: CordovaValidatorTests.sk2Body(jws: jws, product: CreditsTests.starter, user: "bo")))
+        record(
+            "ValidatorResponse.refused",
+            "ValidatorResponse",
+            try await client.call(
+                .post,
+                "/api/validator/\(tenant)",
+                auth: key,
+                json: CordovaValidatorTests.sk2Body(jws: jws, product: CreditsTests.starter, user: "bo")
+            )
+        )
         var empty = AppReceipt.testReceipt(bundleId: bundle, productId: "none", created: harness.clock.now())
         empty.inAppPurchases = []
         let launch: [String: Any] = [
             "id": bundle, "type": "application",
-            "transaction": ["type": "ios-appstore", "id": bundle, "appStoreReceipt": Data(try harness.receiptCA.signReceipt(empty)).base64EncodedString()],
+            "transaction": [
+                "type": "ios-appstore", "id": bundle, "appStoreReceipt": Data(try harness.receiptCA.signReceipt(empty)).base64EncodedString(),
+            ],
             "additionalData": ["applicationUsername": "ana"],
         ]
-        record("ValidatorResponse.empty", "ValidatorResponse", try await client.call(.post, "/api/validator/\(tenant)?key=\(key)", auth: nil, json: launch))
+        record(
+            "ValidatorResponse.empty",
+            "ValidatorResponse",
+            try await client.call(.post, "/api/validator/\(tenant)?key=\(key)", auth: nil, json: launch)
+        )
     }
 
     /// The credits part of the session, on the AI stylist's test tenant.
@@ -242,26 +380,59 @@ struct ContractTests {
         record("ProductsResponse.credits", "ProductsResponse", try await client.call(.get, "/api/products?tenant=aistylist-test", auth: nil))
         record("CreditsResponse", "CreditsResponse", try await client.call(.get, "/api/credits", auth: key, user: "ana"))
         harness.clock.advance(1)  // the bonus lot first, then the pack's
-        let buy: [String: Any] = ["productId": pack, "jwsRepresentation": try harness.purchase(pack, transactionId: "3000000000009001", bundleId: "com.aiimagestylist.app")]
+        let buy: [String: Any] = [
+            "productId": pack, "jwsRepresentation": try harness.purchase(pack, transactionId: "3000000000009001", bundleId: "com.aiimagestylist.app"),
+        ]
         try recordRequest("VerifyPurchaseRequest.credits", "VerifyPurchaseRequest", buy)
-        record("CreditPurchaseResponse", "CreditPurchaseResponse", try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana", json: buy))
+        record(
+            "CreditPurchaseResponse",
+            "CreditPurchaseResponse",
+            try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana", json: buy)
+        )
         harness.clock.advance(1)
         let reserve: [String: Any] = ["amount": 1, "reference": "generation-8f2c", "profileId": "profile-1"]
         try recordRequest("ReserveCreditsRequest", "ReserveCreditsRequest", reserve)
         let held = try await client.call(.post, "/api/credits/reservations", auth: key, user: "ana", json: reserve)
         record("ReservationResponse.held", "ReservationResponse", held)
         let id = try #require((held.json["reservation"] as? [String: Any])?["id"] as? Int)
-        record("ReservationResponse.committed", "ReservationResponse", try await client.call(.post, "/api/credits/reservations/\(id)/commit", auth: key, user: "ana"))
-        record("ErrorResponse.insufficient_credits", "ErrorResponse", try await client.call(.post, "/api/credits/reservations", auth: key, user: "ana", json: ["amount": 500]))
-        record("CreditTransactionsResponse", "CreditTransactionsResponse", try await client.call(.get, "/api/credits/transactions?limit=2", auth: key, user: "ana"))
+        record(
+            "ReservationResponse.committed",
+            "ReservationResponse",
+            try await client.call(.post, "/api/credits/reservations/\(id)/commit", auth: key, user: "ana")
+        )
+        record(
+            "ErrorResponse.insufficient_credits",
+            "ErrorResponse",
+            try await client.call(.post, "/api/credits/reservations", auth: key, user: "ana", json: ["amount": 500])
+        )
+        record(
+            "CreditTransactionsResponse",
+            "CreditTransactionsResponse",
+            try await client.call(.get, "/api/credits/transactions?limit=2", auth: key, user: "ana")
+        )
         record("CreditLotsResponse", "CreditLotsResponse", try await client.call(.get, "/api/credits/lots", auth: key, user: "ana"))
-        record("EligibilityResponse", "EligibilityResponse", try await client.call(.get, "/api/credits/purchase-eligibility?productId=\(pack)", auth: key, user: "ana"))
-        let product: [String: Any] = ["productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "description": "500 credits", "priceMinor": 3999, "displayOrder": 4]
+        record(
+            "EligibilityResponse",
+            "EligibilityResponse",
+            try await client.call(.get, "/api/credits/purchase-eligibility?productId=\(pack)", auth: key, user: "ana")
+        )
+        let product: [String: Any] = [
+            "productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "description": "500 credits", "priceMinor": 3999,
+            "displayOrder": 4,
+        ]
         try recordRequest("CreditProductRequest", "CreditProductRequest", product)
-        record("CreditProductResponse", "CreditProductResponse", try await client.call(.post, "/api/admin/credit-products", auth: admin, json: product))
+        record(
+            "CreditProductResponse",
+            "CreditProductResponse",
+            try await client.call(.post, "/api/admin/credit-products", auth: admin, json: product)
+        )
         let adjustment: [String: Any] = ["userId": "ana", "amount": 5, "reason": "generation failed after commit (ticket 4411)"]
         try recordRequest("AdjustmentRequest", "AdjustmentRequest", adjustment)
-        record("AdjustmentResponse", "AdjustmentResponse", try await client.call(.post, "/api/admin/credits/adjustments", auth: admin, json: adjustment))
+        record(
+            "AdjustmentResponse",
+            "AdjustmentResponse",
+            try await client.call(.post, "/api/admin/credits/adjustments", auth: admin, json: adjustment)
+        )
         record("LedgerListResponse", "LedgerListResponse", try await client.call(.get, "/api/admin/credits/ledger?limit=2", auth: admin))
         record("CreditStatsResponse", "CreditStatsResponse", try await client.call(.get, "/api/admin/credits/stats", auth: admin))
         record("LedgerCheckResponse", "LedgerCheckResponse", try await client.call(.get, "/api/admin/credits/check", auth: admin))
@@ -294,7 +465,9 @@ struct ContractTests {
     @Test("every example file is used by the contract test and names a schema")
     func noStrayExamples() throws {
         let validator = try validator()
-        let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter { $0.hasSuffix(".json") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter {
+            $0.hasSuffix(".json")
+        }
         #expect(files.count == 81)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")

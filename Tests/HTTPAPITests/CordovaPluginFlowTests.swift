@@ -1,13 +1,14 @@
 import AppleSignedData
 import AppleStandIn
 import Crypto
-import Hummingbird
 import Domain
 import Foundation
-@testable import HTTPAPI
+import Hummingbird
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
+
+@testable import HTTPAPI
 @testable import UseCases
 
 /// cordova-plugin-purchase 13.18 as it talks to a validator, step by step through launches and
@@ -39,7 +40,9 @@ struct CordovaPluginFlowTests {
             var found: [String: Any]?
             for collection in receipts.values {
                 for purchase in collection where purchase["id"] as? String == product {
-                    if ((found?["purchaseDate"] as? NSNumber)?.int64Value ?? 0) < ((purchase["purchaseDate"] as? NSNumber)?.int64Value ?? 1) { found = purchase }
+                    if ((found?["purchaseDate"] as? NSNumber)?.int64Value ?? 0) < ((purchase["purchaseDate"] as? NSNumber)?.int64Value ?? 1) {
+                        found = purchase
+                    }
                 }
             }
             guard let found else { return false }
@@ -52,7 +55,8 @@ struct CordovaPluginFlowTests {
     static func make(tokensMatchUsers: Bool = false) async throws -> Harness {
         try await Harness.make(customize: { catalog in
             guard let index = catalog.tenants.firstIndex(where: { $0.id == tenant }),
-                  let stylist = catalog.tenants.first(where: { $0.id == CreditsTests.stylist }) else { return }
+                let stylist = catalog.tenants.first(where: { $0.id == CreditsTests.stylist })
+            else { return }
             catalog.tenants[index].credits = stylist.credits
             catalog.tenants[index].products += [
                 Product(id: coins, kind: .credits, type: "Consumable", title: "10 coins", credits: 10, creditType: "credits"),
@@ -85,19 +89,25 @@ struct CordovaPluginFlowTests {
 
     /// The body the plugin's validator posts for the application receipt (StoreKit 1 mode).
     static func storeKit1(_ receipt: String, transactionId: String, user: String) -> [String: Any] {
-        ["id": bundle, "type": "application",
-         "products": [["type": "paid subscription", "id": monthly, "offers": [] as [Any]], ["type": "consumable", "id": coins, "offers": [] as [Any]]],
-         "transaction": ["type": "ios-appstore", "id": transactionId, "appStoreReceipt": receipt],
-         "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
-         "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"]]
+        [
+            "id": bundle, "type": "application",
+            "products": [
+                ["type": "paid subscription", "id": monthly, "offers": [] as [Any]], ["type": "consumable", "id": coins, "offers": [] as [Any]],
+            ],
+            "transaction": ["type": "ios-appstore", "id": transactionId, "appStoreReceipt": receipt],
+            "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
+            "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"],
+        ]
     }
 
     /// The body for a StoreKit 2 transaction (`transaction.id` is the product id).
     static func storeKit2(_ jws: String, product: String, user: String) -> [String: Any] {
-        ["id": bundle, "type": "application",
-         "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
-         "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
-         "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"]]
+        [
+            "id": bundle, "type": "application",
+            "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
+            "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
+            "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"],
+        ]
     }
 
     static func validate(_ client: some TestClientProtocol, key: String, _ body: [String: Any]) async throws -> Reply {
@@ -110,7 +120,9 @@ struct CordovaPluginFlowTests {
         CordovaValidatorTests.collection(reply).first { $0["transactionId"] as? String == transaction }
     }
 
-    @Test("StoreKit 1: an empty receipt at launch, two unfinished packs in one receipt (both credited), a subscription, then a relaunch that still owns it")
+    @Test(
+        "StoreKit 1: an empty receipt at launch, two unfinished packs in one receipt (both credited), a subscription, then a relaunch that still owns it"
+    )
     func storeKit1() async throws {
         let harness = try await Self.make()
         defer { harness.close() }
@@ -120,7 +132,11 @@ struct CordovaPluginFlowTests {
             let now = harness.clock.now()
 
             // First launch: the application receipt holds nothing yet.
-            let empty = try await Self.validate(client, key: key, Self.storeKit1(try Self.receipt(harness, []), transactionId: "appstore.application", user: "ana"))
+            let empty = try await Self.validate(
+                client,
+                key: key,
+                Self.storeKit1(try Self.receipt(harness, []), transactionId: "appstore.application", user: "ana")
+            )
             #expect(CordovaValidatorTests.ok(empty), "\(empty.json)")
             #expect(CordovaValidatorTests.collection(empty).isEmpty)
             let application = CordovaValidatorTests.data(empty)["transaction"] as? [String: Any]
@@ -130,13 +146,20 @@ struct CordovaPluginFlowTests {
 
             // Two packs bought while offline: one receipt, the plugin names the last one and then
             // finishes both. Both are credited, once.
-            let packs = try Self.receipt(harness, [(Self.coins, "4100000000000001", "4100000000000001", now, nil),
-                                                    (Self.coins, "4100000000000002", "4100000000000002", now.addingTimeInterval(5), nil)])
+            let packs = try Self.receipt(
+                harness,
+                [
+                    (Self.coins, "4100000000000001", "4100000000000001", now, nil),
+                    (Self.coins, "4100000000000002", "4100000000000002", now.addingTimeInterval(5), nil),
+                ]
+            )
             let both = try await Self.validate(client, key: key, Self.storeKit1(packs, transactionId: "4100000000000002", user: "ana"))
             #expect(CordovaValidatorTests.ok(both), "\(both.json)")
             #expect((CordovaValidatorTests.data(both)["transaction"] as? [String: Any])?["transaction_id"] as? String == "4100000000000002")
-            #expect(Self.entry(both, transaction: "4100000000000001") != nil && Self.entry(both, transaction: "4100000000000002") != nil,
-                    "both packs this call applied are listed: \(CordovaValidatorTests.collection(both))")
+            #expect(
+                Self.entry(both, transaction: "4100000000000001") != nil && Self.entry(both, transaction: "4100000000000002") != nil,
+                "both packs this call applied are listed: \(CordovaValidatorTests.collection(both))"
+            )
             #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == bonus + 20)
             plugin.keep(both)
             #expect(plugin.owned(Self.coins, now: now))
@@ -147,12 +170,18 @@ struct CordovaPluginFlowTests {
             #expect(try await harness.count("purchases") == 2)
 
             // A subscription (the packs were finished, so the receipt now holds only it).
-            let subscription = try Self.receipt(harness, [(Self.monthly, "4200000000000001", "4200000000000001", now, now.addingTimeInterval(30 * Self.day))])
+            let subscription = try Self.receipt(
+                harness,
+                [(Self.monthly, "4200000000000001", "4200000000000001", now, now.addingTimeInterval(30 * Self.day))]
+            )
             let subscribed = try await Self.validate(client, key: key, Self.storeKit1(subscription, transactionId: "4200000000000001", user: "ana"))
             #expect(CordovaValidatorTests.ok(subscribed), "\(subscribed.json)")
             let record = try #require(Self.entry(subscribed, transaction: "4200000000000001"))
             #expect(record["id"] as? String == Self.monthly)
-            #expect((record["expiryDate"] as? NSNumber)?.int64Value == Int64(now.addingTimeInterval(30 * Self.day).timeIntervalSince1970.rounded(.down)) * 1000)
+            #expect(
+                (record["expiryDate"] as? NSNumber)?.int64Value == Int64(now.addingTimeInterval(30 * Self.day).timeIntervalSince1970.rounded(.down))
+                    * 1000
+            )
             #expect(record["isExpired"] as? Bool == false)
             #expect(record["cancelationReason"] as? String == "", "not cancelled, in the plugin's words")
             plugin.keep(subscribed)
@@ -188,19 +217,43 @@ struct CordovaPluginFlowTests {
             var plugin = PluginPicture()
             let now = harness.clock.now()
             let period = SubscriptionsTests.period(harness, transaction: "4300000000000001", original: "4300000000000001", start: now)
-            let subscribed = try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(period), product: Self.monthly, user: "bo"))
+            let subscribed = try await Self.validate(
+                client,
+                key: key,
+                Self.storeKit2(try harness.ca.signTransaction(period), product: Self.monthly, user: "bo")
+            )
             #expect(CordovaValidatorTests.ok(subscribed), "\(subscribed.json)")
             plugin.keep(subscribed)
             #expect(plugin.owned(Self.monthly, now: now))
 
-            let unlock = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.lifetime, transactionId: "4300000000000002",
-                                                         type: .nonConsumable, purchaseDate: now, signedDate: now)
-            let unlocked = try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(unlock), product: Self.lifetime, user: "bo"))
+            let unlock = TransactionPayload.testPurchase(
+                bundleId: Self.bundle,
+                productId: Self.lifetime,
+                transactionId: "4300000000000002",
+                type: .nonConsumable,
+                purchaseDate: now,
+                signedDate: now
+            )
+            let unlocked = try await Self.validate(
+                client,
+                key: key,
+                Self.storeKit2(try harness.ca.signTransaction(unlock), product: Self.lifetime, user: "bo")
+            )
             #expect(CordovaValidatorTests.ok(unlocked), "\(unlocked.json)")
             plugin.keep(unlocked)
 
-            let pack = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.coins, transactionId: "4300000000000003", purchaseDate: now, signedDate: now)
-            let credited = try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(pack), product: Self.coins, user: "bo"))
+            let pack = TransactionPayload.testPurchase(
+                bundleId: Self.bundle,
+                productId: Self.coins,
+                transactionId: "4300000000000003",
+                purchaseDate: now,
+                signedDate: now
+            )
+            let credited = try await Self.validate(
+                client,
+                key: key,
+                Self.storeKit2(try harness.ca.signTransaction(pack), product: Self.coins, user: "bo")
+            )
             #expect(CordovaValidatorTests.ok(credited), "\(credited.json)")
             plugin.keep(credited)
             // The last answer replaced the others in the plugin: it must still hold all three.
@@ -211,13 +264,23 @@ struct CordovaPluginFlowTests {
             #expect(Self.entry(credited, transaction: "4300000000000002")?["expiryDate"] == nil, "a lifetime unlock has no expiry")
             // Another user's picture holds none of it.
             var other = PluginPicture()
-            let pack2 = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.coins, transactionId: "4300000000000004", purchaseDate: now, signedDate: now)
-            other.keep(try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(pack2), product: Self.coins, user: "cy")))
+            let pack2 = TransactionPayload.testPurchase(
+                bundleId: Self.bundle,
+                productId: Self.coins,
+                transactionId: "4300000000000004",
+                purchaseDate: now,
+                signedDate: now
+            )
+            other.keep(
+                try await Self.validate(client, key: key, Self.storeKit2(try harness.ca.signTransaction(pack2), product: Self.coins, user: "cy"))
+            )
             #expect(!other.owned(Self.monthly, now: now) && !other.owned(Self.lifetime, now: now))
         }
     }
 
-    @Test("the plugin's default obfuscator: a tenant that ties appAccountToken to users accepts the token the plugin derives from the user, and only for that user")
+    @Test(
+        "the plugin's default obfuscator: a tenant that ties appAccountToken to users accepts the token the plugin derives from the user, and only for that user"
+    )
     func obfuscatedToken() async throws {
         #expect(AccountTokens.cordovaPlugin("hello") == "5d41402a-bc4b-3a76-8971-9d911017c592", "the plugin's own test vector (md5toUUID)")
         #expect(AccountTokens.cordovaPlugin("") == "")
@@ -226,8 +289,13 @@ struct CordovaPluginFlowTests {
         let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             let token = try #require(UUID(uuidString: AccountTokens.cordovaPlugin("cleo")))
-            let pack = TransactionPayload.testPurchase(bundleId: Self.bundle, productId: Self.coins, transactionId: "4400000000000001",
-                                                       appAccountToken: token, signedDate: harness.clock.now())
+            let pack = TransactionPayload.testPurchase(
+                bundleId: Self.bundle,
+                productId: Self.coins,
+                transactionId: "4400000000000001",
+                appAccountToken: token,
+                signedDate: harness.clock.now()
+            )
             let jws = try harness.ca.signTransaction(pack)
             let stolen = try await Self.validate(client, key: key, Self.storeKit2(jws, product: Self.coins, user: "dan"))
             #expect(stolen.json["ok"] as? Bool == false)
@@ -243,8 +311,13 @@ struct CordovaPluginFlowTests {
 /// the last one to the validator and then finishes both.
 extension CordovaPluginFlowTests {
     static func pack(_ harness: Harness, _ id: String, user: String?) throws -> (payload: TransactionPayload, jws: String) {
-        let payload = TransactionPayload.testPurchase(bundleId: bundle, productId: coins, transactionId: id,
-                                                      appAccountToken: user.flatMap { UUID(uuidString: AccountTokens.cordovaPlugin($0)) }, signedDate: harness.clock.now())
+        let payload = TransactionPayload.testPurchase(
+            bundleId: bundle,
+            productId: coins,
+            transactionId: id,
+            appAccountToken: user.flatMap { UUID(uuidString: AccountTokens.cordovaPlugin($0)) },
+            signedDate: harness.clock.now()
+        )
         return (payload, try harness.ca.signTransaction(payload))
     }
 
@@ -253,16 +326,22 @@ extension CordovaPluginFlowTests {
         return try await CreditsTests.balance(client, key: server, user: user)["balance"] as? Int
     }
 
-    @Test("with Apple's notifications: the transaction the plugin never posted reaches its user, whether ONE_TIME_CHARGE arrives before the validator call or after it")
+    @Test(
+        "with Apple's notifications: the transaction the plugin never posted reaches its user, whether ONE_TIME_CHARGE arrives before the validator call or after it"
+    )
     func launchLossThroughNotifications() async throws {
         let harness = try await Self.make()
         defer { harness.close() }
         let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             func notify(_ payload: TransactionPayload) async throws -> String? {
-                try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil,
-                                      json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.bundle, transaction: payload)])
-                    .json["outcome"] as? String
+                try await client.call(
+                    .post,
+                    "/api/apple/notifications/\(Self.tenant)",
+                    auth: nil,
+                    json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.bundle, transaction: payload)]
+                )
+                .json["outcome"] as? String
             }
             // Before: the notification of the first pack waits; the plugin's call with the second applies both.
             let first = try Self.pack(harness, "4500000000000001", user: "nia"), second = try Self.pack(harness, "4500000000000002", user: "nia")
@@ -271,46 +350,66 @@ extension CordovaPluginFlowTests {
             #expect(try await Self.balance(client, harness, user: "nia") == 22, "2 free + both packs")
             // After: the validator call records the user's token; Apple's later notification of the first pack goes to them at once.
             let third = try Self.pack(harness, "4500000000000003", user: "omar"), fourth = try Self.pack(harness, "4500000000000004", user: "omar")
-            #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(fourth.jws, product: Self.coins, user: "omar"))))
+            #expect(
+                CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(fourth.jws, product: Self.coins, user: "omar")))
+            )
             #expect(try await notify(third.payload) == "applied_to_token_user")
             #expect(try await Self.balance(client, harness, user: "omar") == 22)
         }
     }
 
-    @Test("with the App Store Server API: the validation reads the customer's history and applies the transaction the plugin never posted; at most once per user in 10 minutes")
+    @Test(
+        "with the App Store Server API: the validation reads the customer's history and applies the transaction the plugin never posted; at most once per user in 10 minutes"
+    )
     func launchLossThroughHistory() async throws {
         let apiKey = P256.Signing.PrivateKey()
         let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: Self.bundle)
         try await Application(router: standIn.router()).test(.live) { apple in
-            let harness = try await Harness.make(appleStandIn: (try #require(apple.port), apiKey.pemRepresentation), customize: { catalog in
-                guard let index = catalog.tenants.firstIndex(where: { $0.id == Self.tenant }),
-                      let stylist = catalog.tenants.first(where: { $0.id == CreditsTests.stylist }) else { return }
-                catalog.tenants[index].credits = stylist.credits
-                catalog.tenants[index].products += [Product(id: Self.coins, kind: .credits, type: "Consumable", title: "10 coins", credits: 10, creditType: "credits")]
-            })
+            let harness = try await Harness.make(
+                appleStandIn: (try #require(apple.port), apiKey.pemRepresentation),
+                customize: { catalog in
+                    guard let index = catalog.tenants.firstIndex(where: { $0.id == Self.tenant }),
+                        let stylist = catalog.tenants.first(where: { $0.id == CreditsTests.stylist })
+                    else { return }
+                    catalog.tenants[index].credits = stylist.credits
+                    catalog.tenants[index].products += [
+                        Product(id: Self.coins, kind: .credits, type: "Consumable", title: "10 coins", credits: 10, creditType: "credits")
+                    ]
+                }
+            )
             defer { harness.close() }
             let key = try await harness.apiKey(Self.tenant, .client)
             try await harness.app().test(.router) { client in
                 // The first pack was bought before the user signed in (no token); the plugin posts only the second.
                 let first = try Self.pack(harness, "4600000000000001", user: nil), second = try Self.pack(harness, "4600000000000002", user: "pia")
                 standIn.state.withLock { $0.historyPages = [[first.jws, second.jws]] }
-                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(second.jws, product: Self.coins, user: "pia"))))
+                #expect(
+                    CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(second.jws, product: Self.coins, user: "pia")))
+                )
                 #expect(try await Self.balance(client, harness, user: "pia") == 22, "2 free + both packs")
                 #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '4600000000000001'").first?["user_id"] == "pia")
                 let reads = { standIn.requests.count { $0.path.contains("/inApps/v2/history/") } }
                 #expect(reads() == 1)
                 // Another validation soon after does not ask Apple again; ten minutes later it does.
                 let third = try Self.pack(harness, "4600000000000003", user: "pia")
-                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(third.jws, product: Self.coins, user: "pia"))))
+                #expect(
+                    CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(third.jws, product: Self.coins, user: "pia")))
+                )
                 #expect(reads() == 1)
                 harness.clock.advance(601)
                 let fourth = try Self.pack(harness, "4600000000000004", user: "pia")
-                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(fourth.jws, product: Self.coins, user: "pia"))))
+                #expect(
+                    CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(fourth.jws, product: Self.coins, user: "pia")))
+                )
                 #expect(reads() == 2)
                 // A transaction of someone else's put on a named user by the public key (no token of theirs) opens no history.
                 let foreign = try Self.pack(harness, "4600000000000005", user: nil)
                 harness.clock.advance(601)
-                #expect(CordovaValidatorTests.ok(try await Self.validate(client, key: key, Self.storeKit2(foreign.jws, product: Self.coins, user: "quin"))))
+                #expect(
+                    CordovaValidatorTests.ok(
+                        try await Self.validate(client, key: key, Self.storeKit2(foreign.jws, product: Self.coins, user: "quin"))
+                    )
+                )
                 #expect(reads() == 2)
             }
         }

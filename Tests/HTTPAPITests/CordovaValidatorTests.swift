@@ -3,8 +3,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 
 /// `POST /api/validator/{tenant}` with the bodies cordova-plugin-purchase (and its Capacitor build)
 /// sends: `apple-sk2` (jwsRepresentation, transaction.id = product id) and `ios-appstore`
@@ -37,11 +37,18 @@ struct CordovaValidatorTests {
         let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             let jws = try harness.purchase(CreditsTests.popular, transactionId: "3100000000000001", bundleId: Self.bundle)
-            let first = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            let first = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: key,
+                json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
+            )
             #expect(first.status == .ok)
             #expect(Self.ok(first), "\(first.json)")
-            #expect(first.headers[HTTPField.Name("X-Berth-Answer-User")!] == nil && first.headers[HTTPField.Name("X-Berth-Signature")!] == nil,
-                    "a tenant that does not sign sends neither a signature nor the signer's internal note")
+            #expect(
+                first.headers[HTTPField.Name("X-Berth-Answer-User")!] == nil && first.headers[HTTPField.Name("X-Berth-Signature")!] == nil,
+                "a tenant that does not sign sends neither a signature nor the signer's internal note"
+            )
             #expect(Self.data(first)["id"] as? String == Self.bundle)
             #expect(Self.data(first)["latest_receipt"] as? Bool == true)
             let transaction = Self.data(first)["transaction"] as? [String: Any] ?? [:]
@@ -53,13 +60,23 @@ struct CordovaValidatorTests {
             #expect((entry["purchaseDate"] as? Int ?? 0) > 1_600_000_000_000, "milliseconds since 1970")
             #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52, "50 credits + the signup bonus of 2")
 
-            let again = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            let again = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: key,
+                json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
+            )
             #expect(Self.ok(again))
             #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52, "applied once")
             #expect(try await harness.count("purchases") == 1)
 
             // applicationUsername may be a number; another user replaying the transaction is refused.
-            let stolen = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: 42))
+            let stolen = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: key,
+                json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: 42)
+            )
             #expect(stolen.status == .ok, "the plugin reads refusals from HTTP 200 bodies")
             #expect(stolen.json["ok"] as? Bool == false)
             #expect(stolen.json["code"] as? Int == 6_777_007, "PAYMENT_INVALID")
@@ -69,7 +86,9 @@ struct CordovaValidatorTests {
         }
     }
 
-    @Test("a tampered signed transaction, a wrong key, another app's key and a missing user: HTTP 200 with ok false and the plugin's codes; nothing applied")
+    @Test(
+        "a tampered signed transaction, a wrong key, another app's key and a missing user: HTTP 200 with ok false and the plugin's codes; nothing applied"
+    )
     func refusals() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
@@ -87,31 +106,53 @@ struct CordovaValidatorTests {
             parts[1] = try JSONSerialization.data(withJSONObject: object).base64EncodedString()
                 .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             let tampered = parts.joined(separator: ".")
-            let refused = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key,
-                                                json: Self.sk2Body(jws: tampered, product: CreditsTests.popular, user: "ana"))
+            let refused = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: key,
+                json: Self.sk2Body(jws: tampered, product: CreditsTests.popular, user: "ana")
+            )
             #expect(refused.status == .ok)
             #expect(refused.json["ok"] as? Bool == false, "\(refused.json)")
             #expect(refused.json["code"] as? Int == 6_777_017, "VERIFICATION_FAILED")
             #expect(refused.json["status"] as? Int == 422)
             #expect((refused.json["message"] as? String)?.isEmpty == false)
 
-            let wrongKey = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: "berth_nope",
-                                                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            let wrongKey = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: "berth_nope",
+                json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
+            )
             #expect(wrongKey.status == .ok)
             #expect(wrongKey.json["ok"] as? Bool == false)
             #expect(wrongKey.json["code"] as? Int == 6_777_005, "CLIENT_INVALID")
             #expect(wrongKey.json["status"] as? Int == 401)
 
-            let otherApp = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: otherKey,
-                                                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            let otherApp = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: otherKey,
+                json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
+            )
             #expect(otherApp.json["ok"] as? Bool == false)
             #expect(otherApp.json["status"] as? Int == 403)
 
-            let noUser = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: nil))
+            let noUser = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: key,
+                json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: nil)
+            )
             #expect(noUser.json["ok"] as? Bool == false)
             #expect((noUser.json["error"] as? [String: Any])?["code"] as? String == "missing_user")
 
-            let noKey = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: nil, json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana"))
+            let noKey = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: nil,
+                json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
+            )
             #expect(noKey.status == .ok)
             #expect(noKey.json["code"] as? Int == 6_777_005)
 
@@ -148,8 +189,10 @@ struct CordovaValidatorTests {
             #expect(Self.ok(again), "\(again.json)")
             #expect(try await harness.count("purchases") == 1)
 
-            let android: [String: Any] = ["id": "x", "transaction": ["type": "android-playstore", "id": "GPA.1", "purchaseToken": "t"],
-                                          "additionalData": ["applicationUsername": "ana"]]
+            let android: [String: Any] = [
+                "id": "x", "transaction": ["type": "android-playstore", "id": "GPA.1", "purchaseToken": "t"],
+                "additionalData": ["applicationUsername": "ana"],
+            ]
             let unsupported = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: android)
             // An app without Google Play: the plugin's refusal, with Berth's code.
             #expect(unsupported.json["ok"] as? Bool == false)

@@ -4,8 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 
 /// The two credit apps of the catalog, end to end over HTTP: `aistylist-test` (seed 000: packs,
 /// signup bonus, reserve → commit) and `zorya-test` (seed 002: one credit per report, FIFO, profiles,
@@ -27,13 +27,24 @@ struct CreditsTests {
         var zoryaAdmin: String
 
         static func make(_ harness: Harness) async throws -> Keys {
-            Keys(stylist: try await harness.apiKey(CreditsTests.stylist, .server), stylistAdmin: try await harness.apiKey(CreditsTests.stylist, .admin),
-                 zorya: try await harness.apiKey(CreditsTests.zorya, .server), zoryaAdmin: try await harness.apiKey(CreditsTests.zorya, .admin))
+            Keys(
+                stylist: try await harness.apiKey(CreditsTests.stylist, .server),
+                stylistAdmin: try await harness.apiKey(CreditsTests.stylist, .admin),
+                zorya: try await harness.apiKey(CreditsTests.zorya, .server),
+                zoryaAdmin: try await harness.apiKey(CreditsTests.zorya, .admin)
+            )
         }
     }
 
-    static func buy(_ client: some TestClientProtocol, _ harness: Harness, key: String, user: String, product: String, transactionId: String,
-                    bundle: String = stylistBundle) async throws -> Reply {
+    static func buy(
+        _ client: some TestClientProtocol,
+        _ harness: Harness,
+        key: String,
+        user: String,
+        product: String,
+        transactionId: String,
+        bundle: String = stylistBundle
+    ) async throws -> Reply {
         let jws = try harness.purchase(product, transactionId: transactionId, bundleId: bundle)
         return try await client.call(.post, "/api/verify-purchase", auth: key, user: user, json: ["productId": product, "jwsRepresentation": jws])
     }
@@ -103,21 +114,43 @@ struct CreditsTests {
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
             let receipt = try harness.receipt(Self.starter, transactionId: "3000000000000101", bundleId: Self.stylistBundle)
-            let viaReceipt = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
-                                                   json: ["productId": Self.starter, "receipt": receipt, "transactionId": "3000000000000101"])
+            let viaReceipt = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.starter, "receipt": receipt, "transactionId": "3000000000000101"]
+            )
             #expect(viaReceipt.status == .ok, "\(viaReceipt.json)")
             #expect(viaReceipt.json["creditsAdded"] as? Int == 10)
 
-            let unknown = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: "com.aiimagestylist.credits.mega", transactionId: "3000000000000102")
+            let unknown = try await Self.buy(
+                client,
+                harness,
+                key: keys.stylist,
+                user: "ana",
+                product: "com.aiimagestylist.credits.mega",
+                transactionId: "3000000000000102"
+            )
             #expect(unknown.status == .unprocessableContent)
             #expect(unknown.errorCode == "unknown_product")
-            let mismatch = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
-                                                 json: ["productId": Self.popular, "jwsRepresentation": try harness.purchase(Self.starter, bundleId: Self.stylistBundle)])
+            let mismatch = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.popular, "jwsRepresentation": try harness.purchase(Self.starter, bundleId: Self.stylistBundle)]
+            )
             #expect(mismatch.errorCode == "product_mismatch")
             #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["balance"] as? Int == 12)
 
-            let booking = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "ana",
-                                                json: ["productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")])
+            let booking = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "ana",
+                json: ["productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+            )
             #expect(booking.status == .badRequest)
             #expect(booking.errorCode == "missing_field")
             #expect(booking.errorField == "bookingId")
@@ -184,14 +217,23 @@ struct CreditsTests {
             #expect((usage.json["meta"] as? [String: Any])?["total"] as? Int == 1)
             #expect(try await client.call(.get, "/api/credits/transactions?type=gift", auth: keys.stylist, user: "ana").errorCode == "invalid_query")
             #expect(try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 0]).errorCode == "invalid_field")
-            #expect(try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "creditType": "gold"]).errorCode == "unknown_credit_type")
+            #expect(
+                try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "creditType": "gold"]).errorCode
+                    == "unknown_credit_type"
+            )
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
         }
     }
 
     /// One refused request: its status, code and field, and nothing written.
-    static func refused(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, key: String, user: String? = nil,
-                        raw: String) async throws -> (HTTPResponse.Status, String?, String?) {
+    static func refused(
+        _ client: some TestClientProtocol,
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        key: String,
+        user: String? = nil,
+        raw: String
+    ) async throws -> (HTTPResponse.Status, String?, String?) {
         let reply = try await client.call(method, uri, auth: key, user: user, raw: raw)
         return (reply.status, reply.errorCode, reply.errorField)
     }
@@ -202,27 +244,66 @@ struct CreditsTests {
         defer { harness.close() }
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
-            let nullType = try await Self.refused(client, .post, "/api/credits/reservations", key: keys.stylist, user: "ana", raw: #"{"amount": 1, "creditType": null}"#)
+            let nullType = try await Self.refused(
+                client,
+                .post,
+                "/api/credits/reservations",
+                key: keys.stylist,
+                user: "ana",
+                raw: #"{"amount": 1, "creditType": null}"#
+            )
             #expect(nullType.0 == .badRequest && nullType.1 == "invalid_field" && nullType.2 == "creditType", "\(nullType)")
-            let nullTitle = try await Self.refused(client, .patch, "/api/admin/credit-products/\(Self.starter)", key: keys.stylistAdmin, raw: #"{"title": null}"#)
+            let nullTitle = try await Self.refused(
+                client,
+                .patch,
+                "/api/admin/credit-products/\(Self.starter)",
+                key: keys.stylistAdmin,
+                raw: #"{"title": null}"#
+            )
             #expect(nullTitle.0 == .badRequest && nullTitle.2 == "title", "\(nullTitle)")
-            let nullBooking = try await Self.refused(client, .post, "/api/verify-purchase", key: keys.stylist, user: "ana",
-                                                     raw: #"{"productId": "\#(Self.starter)", "jwsRepresentation": "x", "bookingId": null}"#)
+            let nullBooking = try await Self.refused(
+                client,
+                .post,
+                "/api/verify-purchase",
+                key: keys.stylist,
+                user: "ana",
+                raw: #"{"productId": "\#(Self.starter)", "jwsRepresentation": "x", "bookingId": null}"#
+            )
             #expect(nullBooking.0 == .badRequest && nullBooking.2 == "bookingId", "\(nullBooking)")
             // Unknown fields are ignored, null or not (the document says so: no additionalProperties: false).
-            let unknownNull = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
-                                                     raw: #"{"userId": "ana", "amount": 1, "reason": "goodwill", "": null, "note": [null]}"#)
+            let unknownNull = try await Self.refused(
+                client,
+                .post,
+                "/api/admin/credits/adjustments",
+                key: keys.stylistAdmin,
+                raw: #"{"userId": "ana", "amount": 1, "reason": "goodwill", "": null, "note": [null]}"#
+            )
             #expect(unknownNull.0 == .created, "\(unknownNull)")
             // "null" inside a string is text, not a null.
-            let text = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
-                                              raw: #"{"userId": "ana", "amount": 1, "reason": "null pointer in the generator"}"#)
+            let text = try await Self.refused(
+                client,
+                .post,
+                "/api/admin/credits/adjustments",
+                key: keys.stylistAdmin,
+                raw: #"{"userId": "ana", "amount": 1, "reason": "null pointer in the generator"}"#
+            )
             #expect(text.0 == .created, "\(text)")
             // A reason of white space only (U+001C and U+2003 included) is blank; a too long one is named as invalid.
-            let blank = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
-                                               raw: #"{"userId": "ana", "amount": 1, "reason": " \u001c\u2003\n"}"#)
+            let blank = try await Self.refused(
+                client,
+                .post,
+                "/api/admin/credits/adjustments",
+                key: keys.stylistAdmin,
+                raw: #"{"userId": "ana", "amount": 1, "reason": " \u001c\u2003\n"}"#
+            )
             #expect(blank.0 == .badRequest && blank.1 == "missing_field" && blank.2 == "reason", "\(blank)")
-            let long = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
-                                              raw: #"{"userId": "ana", "amount": 1, "reason": "\#(String(repeating: "é", count: 501))"}"#)
+            let long = try await Self.refused(
+                client,
+                .post,
+                "/api/admin/credits/adjustments",
+                key: keys.stylistAdmin,
+                raw: #"{"userId": "ana", "amount": 1, "reason": "\#(String(repeating: "é", count: 501))"}"#
+            )
             #expect(long.0 == .badRequest && long.1 == "invalid_field" && long.2 == "reason", "\(long)")
             #expect(try await harness.rows("SELECT id FROM credit_ledger WHERE type = 'adjustment'").count == 2, "only the two valid adjustments")
 
@@ -240,13 +321,19 @@ struct CreditsTests {
         defer { harness.close() }
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
-            let adjusted = try await client.call(.post, "/api/admin/credits/adjustments", auth: keys.stylistAdmin,
-                                                 json: ["userId": "ana", "amount": 3, "reason": "support gesture"])
+            let adjusted = try await client.call(
+                .post,
+                "/api/admin/credits/adjustments",
+                auth: keys.stylistAdmin,
+                json: ["userId": "ana", "amount": 3, "reason": "support gesture"]
+            )
             #expect(adjusted.status == .created, "\(adjusted.json)")
             #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 5)
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for index in 0..<20 {
-                    group.addTask { try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "reference": "race-\(index)"]).status }
+                    group.addTask {
+                        try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1, "reference": "race-\(index)"]).status
+                    }
                 }
                 return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
             }
@@ -271,7 +358,12 @@ struct CreditsTests {
             #expect(try await harness.rows("SELECT amount FROM credit_ledger WHERE user_id = 'new-user' AND type = 'bonus'").count == 1)
             // A user Berth knew before the bonus (an adjustment but no bonus row) gets it on the next call.
             try await harness.rows("INSERT INTO credit_bonuses (tenant_id, user_id, granted_at) VALUES ('aistylist-test', 'old-user', 0)")
-            _ = try await client.call(.post, "/api/admin/credits/adjustments", auth: keys.stylistAdmin, json: ["userId": "old-user", "amount": 4, "reason": "migration"])
+            _ = try await client.call(
+                .post,
+                "/api/admin/credits/adjustments",
+                auth: keys.stylistAdmin,
+                json: ["userId": "old-user", "amount": 4, "reason": "migration"]
+            )
             try await harness.rows("DELETE FROM credit_bonuses WHERE user_id = 'old-user'")
             #expect(try await Self.balance(client, key: keys.stylist, user: "old-user")["balance"] as? Int == 6)
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
@@ -296,7 +388,9 @@ struct CreditsTests {
         }
     }
 
-    @Test("Zorya: one credit per report type, the oldest spent first with its profile, eligibility refuses while one is unused, a re-sent transaction grants nothing twice")
+    @Test(
+        "Zorya: one credit per report type, the oldest spent first with its profile, eligibility refuses while one is unused, a re-sent transaction grants nothing twice"
+    )
     func zoryaReports() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
@@ -306,24 +400,51 @@ struct CreditsTests {
             let before = try await client.call(.get, eligibility, auth: keys.zorya, user: "olha")
             #expect(before.json["eligible"] as? Bool == true)
             let initial = try await client.call(.get, "/api/credits", auth: keys.zorya, user: "olha")
-            #expect((initial.json["credits"] as? [[String: Any]])?.map { $0["unlocked"] as? Bool } == [false, false, false, false], "all locked at first launch")
+            #expect(
+                (initial.json["credits"] as? [[String: Any]])?.map { $0["unlocked"] as? Bool } == [false, false, false, false],
+                "all locked at first launch"
+            )
 
-            let first = try await Self.buy(client, harness, key: keys.zorya, user: "olha", product: Self.personality, transactionId: "4000000000000001", bundle: "com.zorya.app")
+            let first = try await Self.buy(
+                client,
+                harness,
+                key: keys.zorya,
+                user: "olha",
+                product: Self.personality,
+                transactionId: "4000000000000001",
+                bundle: "com.zorya.app"
+            )
             #expect(first.json["creditsAdded"] as? Int == 1)
             #expect(first.json["creditType"] as? String == "personality")
             let refused = try await client.call(.get, eligibility, auth: keys.zorya, user: "olha")
             #expect(refused.json["eligible"] as? Bool == false)
             #expect(refused.json["reason"] as? String == "unused_credit")
-            #expect(try await client.call(.get, "/api/credits/purchase-eligibility?productId=com.zorya.report.career", auth: keys.zorya, user: "olha").json["eligible"] as? Bool == true)
+            #expect(
+                try await client.call(.get, "/api/credits/purchase-eligibility?productId=com.zorya.report.career", auth: keys.zorya, user: "olha")
+                    .json["eligible"] as? Bool == true
+            )
             // The App Store charged anyway: the purchase is still granted, never lost.
             harness.clock.advance(60)
-            let second = try await Self.buy(client, harness, key: keys.zorya, user: "olha", product: Self.personality, transactionId: "4000000000000002", bundle: "com.zorya.app")
+            let second = try await Self.buy(
+                client,
+                harness,
+                key: keys.zorya,
+                user: "olha",
+                product: Self.personality,
+                transactionId: "4000000000000002",
+                bundle: "com.zorya.app"
+            )
             #expect(second.json["newBalance"] as? Int == 2)
             let unlocked = try await Self.balance(client, key: keys.zorya, user: "olha", type: "personality")
             #expect(unlocked["unlocked"] as? Bool == true)
 
             #expect(try await Self.reserve(client, key: keys.zorya, user: "olha", body: ["amount": 1]).errorField == "creditType")
-            let forMom = try await Self.reserve(client, key: keys.zorya, user: "olha", body: ["amount": 1, "creditType": "personality", "profileId": "profile-mom"])
+            let forMom = try await Self.reserve(
+                client,
+                key: keys.zorya,
+                user: "olha",
+                body: ["amount": 1, "creditType": "personality", "profileId": "profile-mom"]
+            )
             #expect(try await Self.settle(client, key: keys.zorya, user: "olha", reservation: forMom, "commit").status == .ok)
             let lots = try await client.call(.get, "/api/credits/lots?creditType=personality", auth: keys.zorya, user: "olha")
             let listed = lots.json["lots"] as? [[String: Any]] ?? []
@@ -334,15 +455,34 @@ struct CreditsTests {
             #expect(listed.first?["consumedAt"] != nil)
 
             // Reinstall: the app re-sends its unfinished transaction; nothing is granted twice.
-            let resent = try await Self.buy(client, harness, key: keys.zorya, user: "olha", product: Self.personality, transactionId: "4000000000000002", bundle: "com.zorya.app")
+            let resent = try await Self.buy(
+                client,
+                harness,
+                key: keys.zorya,
+                user: "olha",
+                product: Self.personality,
+                transactionId: "4000000000000002",
+                bundle: "com.zorya.app"
+            )
             #expect(resent.status == .ok)
             #expect(resent.json["newBalance"] as? Int == 1)
-            let forMe = try await Self.reserve(client, key: keys.zorya, user: "olha", body: ["amount": 1, "creditType": "personality", "profileId": "profile-me"])
+            let forMe = try await Self.reserve(
+                client,
+                key: keys.zorya,
+                user: "olha",
+                body: ["amount": 1, "creditType": "personality", "profileId": "profile-me"]
+            )
             _ = try await Self.settle(client, key: keys.zorya, user: "olha", reservation: forMe, "commit")
             #expect(try await client.call(.get, eligibility, auth: keys.zorya, user: "olha").json["eligible"] as? Bool == true)
             let usage = try await client.call(.get, "/api/credits/transactions?type=usage", auth: keys.zorya, user: "olha")
-            #expect(Set((usage.json["transactions"] as? [[String: Any]] ?? []).compactMap { $0["profileId"] as? String }) == ["profile-mom", "profile-me"])
-            #expect(try await client.call(.get, "/api/credits/purchase-eligibility?productId=nope", auth: keys.zorya, user: "olha").status == .notFound)
+            #expect(
+                Set((usage.json["transactions"] as? [[String: Any]] ?? []).compactMap { $0["profileId"] as? String }) == [
+                    "profile-mom", "profile-me",
+                ]
+            )
+            #expect(
+                try await client.call(.get, "/api/credits/purchase-eligibility?productId=nope", auth: keys.zorya, user: "olha").status == .notFound
+            )
             #expect(try await Self.check(client, admin: keys.zoryaAdmin))
         }
     }
@@ -353,9 +493,18 @@ struct CreditsTests {
         defer { harness.close() }
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
-            let transaction = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.popular, transactionId: "3000000000000401")
-            let bought = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
-                                               json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: Self.stylistBundle,
+                productId: Self.popular,
+                transactionId: "3000000000000401"
+            )
+            let bought = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+            )
             #expect(bought.json["newBalance"] as? Int == 52, "50 bought, 2 of signup bonus")
             let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 20])
             _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
@@ -366,8 +515,12 @@ struct CreditsTests {
             refunded.revocationReason = .other
             refunded.revocationType = .refundProrated
             refunded.revocationPercentage = 33_333
-            let refund = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
-                                               json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)])
+            let refund = try await client.call(
+                .post,
+                "/api/apple/notifications/\(Self.stylist)",
+                auth: nil,
+                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)]
+            )
             #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
             var account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account["balance"] as? Int == 15 && account["debt"] as? Int == 0, "32 − 17: \(account)")
@@ -376,8 +529,14 @@ struct CreditsTests {
             #expect(entry?["amount"] as? Int == -17 && entry?["debtChange"] as? Int == 0)
             #expect((entry?["reason"] as? String)?.contains("REFUND_PRORATED") == true)
 
-            let reversed = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
-                                                 json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)])
+            let reversed = try await client.call(
+                .post,
+                "/api/apple/notifications/\(Self.stylist)",
+                auth: nil,
+                json: [
+                    "signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)
+                ]
+            )
             #expect(reversed.json["outcome"] as? String == "credits_reinstated")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account["balance"] as? Int == 32, "the reversal gives back the 17 taken, not the whole pack")
@@ -385,14 +544,23 @@ struct CreditsTests {
 
             // A full refund (REFUND_FULL, or no type) still takes the whole pack.
             let second = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.popular, transactionId: "3000000000000402")
-            _ = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
-                                      json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(second)])
+            _ = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(second)]
+            )
             var full = second
             full.revocationDate = AppleTimestamp(harness.clock.now())
             full.revocationType = .refundFull
             full.revocationPercentage = 100_000
-            _ = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
-                                      json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: full)])
+            _ = try await client.call(
+                .post,
+                "/api/apple/notifications/\(Self.stylist)",
+                auth: nil,
+                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: full)]
+            )
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account["balance"] as? Int == 32)
         }
@@ -404,9 +572,18 @@ struct CreditsTests {
         defer { harness.close() }
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
-            let transaction = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.popular, transactionId: "3000000000000301")
-            let bought = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
-                                               json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: Self.stylistBundle,
+                productId: Self.popular,
+                transactionId: "3000000000000301"
+            )
+            let bought = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+            )
             #expect(bought.json["newBalance"] as? Int == 52)
             let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 20])
             _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
@@ -414,8 +591,12 @@ struct CreditsTests {
             var refunded = transaction
             refunded.revocationDate = AppleTimestamp(harness.clock.now())
             refunded.revocationReason = .other
-            let refund = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
-                                               json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)])
+            let refund = try await client.call(
+                .post,
+                "/api/apple/notifications/\(Self.stylist)",
+                auth: nil,
+                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)]
+            )
             #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
             var account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account["balance"] as? Int == 0)
@@ -427,7 +608,10 @@ struct CreditsTests {
             #expect(entry?["transactionId"] as? String == "3000000000000301")
             let purchaseEntry = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=purchase", auth: keys.stylistAdmin)
             #expect((purchaseEntry.json["items"] as? [[String: Any]])?.first?["status"] as? String == "refunded")
-            #expect(try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000301").errorCode == "transaction_revoked")
+            #expect(
+                try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000301")
+                    .errorCode == "transaction_revoked"
+            )
 
             let next = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000302")
             #expect(next.json["creditsAdded"] as? Int == 10)
@@ -435,8 +619,14 @@ struct CreditsTests {
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account["debt"] as? Int == 8)
 
-            let reversed = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
-                                                 json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)])
+            let reversed = try await client.call(
+                .post,
+                "/api/apple/notifications/\(Self.stylist)",
+                auth: nil,
+                json: [
+                    "signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)
+                ]
+            )
             #expect(reversed.json["outcome"] as? String == "credits_reinstated")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account["balance"] as? Int == 42)
@@ -458,15 +648,35 @@ struct CreditsTests {
         defer { harness.close() }
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
-            let transaction = TransactionPayload.testPurchase(bundleId: Self.stylistBundle, productId: Self.starter, transactionId: "3000000000000401")
-            let charge = try await client.call(.post, "/api/apple/notifications/\(Self.stylist)", auth: nil,
-                                               json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.stylistBundle, transaction: transaction)])
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: Self.stylistBundle,
+                productId: Self.starter,
+                transactionId: "3000000000000401"
+            )
+            let charge = try await client.call(
+                .post,
+                "/api/apple/notifications/\(Self.stylist)",
+                auth: nil,
+                json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.stylistBundle, transaction: transaction)]
+            )
             #expect(charge.json["outcome"] as? String == "unclaimed_purchase")
             #expect(try await harness.count("credit_ledger") == 0)
             let jws = try harness.ca.signTransaction(transaction)
-            let claimed = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana", json: ["productId": Self.starter, "jwsRepresentation": jws])
+            let claimed = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.starter, "jwsRepresentation": jws]
+            )
             #expect(claimed.json["newBalance"] as? Int == 12)
-            let again = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana", json: ["productId": Self.starter, "jwsRepresentation": jws])
+            let again = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.starter, "jwsRepresentation": jws]
+            )
             #expect(again.json["newBalance"] as? Int == 12)
             let unclaimed = try await client.call(.get, "/api/admin/unclaimed", auth: keys.stylistAdmin)
             #expect((unclaimed.json["items"] as? [[String: Any]])?.first?["claimedByPurchaseId"] as? Int == claimed.purchase?["id"] as? Int)
@@ -479,7 +689,9 @@ struct CreditsTests {
         defer { harness.close() }
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
-            let mega = ["productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "priceMinor": 3999, "displayOrder": 0] as [String: Any]
+            let mega =
+                ["productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "priceMinor": 3999, "displayOrder": 0]
+                as [String: Any]
             let created = try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: mega)
             #expect(created.status == .created, "\(created.json)")
             #expect(try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: mega).errorCode == "product_exists")
@@ -489,26 +701,60 @@ struct CreditsTests {
             invalid["credits"] = 0
             #expect(try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: invalid).errorCode == "invalid_field")
 
-            let edited = try await client.call(.patch, "/api/admin/credit-products/\(Self.starter)", auth: keys.stylistAdmin, json: ["credits": 12, "displayOrder": 9])
+            let edited = try await client.call(
+                .patch,
+                "/api/admin/credit-products/\(Self.starter)",
+                auth: keys.stylistAdmin,
+                json: ["credits": 12, "displayOrder": 9]
+            )
             #expect((edited.json["product"] as? [String: Any])?["credits"] as? Int == 12)
-            let cleared = try await client.call(.patch, "/api/admin/credit-products/\(Self.starter)", auth: keys.stylistAdmin, raw: #"{"description": null}"#)
+            let cleared = try await client.call(
+                .patch,
+                "/api/admin/credit-products/\(Self.starter)",
+                auth: keys.stylistAdmin,
+                raw: #"{"description": null}"#
+            )
             let clearedProduct = cleared.json["product"] as? [String: Any]
             #expect(clearedProduct?["description"] == nil, "null clears a field")
             #expect(clearedProduct?["price"] as? Int == 99, "an absent field is left as it is")
-            let disabled = try await client.call(.patch, "/api/admin/credit-products/\(Self.popular)", auth: keys.stylistAdmin, json: ["active": false])
+            let disabled = try await client.call(
+                .patch,
+                "/api/admin/credit-products/\(Self.popular)",
+                auth: keys.stylistAdmin,
+                json: ["active": false]
+            )
             #expect((disabled.json["product"] as? [String: Any])?["active"] as? Bool == false)
-            #expect(try await client.call(.patch, "/api/admin/credit-products/nope", auth: keys.stylistAdmin, json: ["active": false]).status == .notFound)
+            #expect(
+                try await client.call(.patch, "/api/admin/credit-products/nope", auth: keys.stylistAdmin, json: ["active": false]).status == .notFound
+            )
 
             let listed = try await client.call(.get, "/api/products?tenant=\(Self.stylist)", auth: nil)
-            #expect((listed.json["products"] as? [[String: Any]])?.map { $0["id"] as? String } == ["com.aiimagestylist.credits.mega", "com.aiimagestylist.credits.bestvalue", Self.starter])
+            #expect(
+                (listed.json["products"] as? [[String: Any]])?.map { $0["id"] as? String } == [
+                    "com.aiimagestylist.credits.mega", "com.aiimagestylist.credits.bestvalue", Self.starter,
+                ]
+            )
             let all = try await client.call(.get, "/api/admin/credit-products", auth: keys.stylistAdmin)
             #expect((all.json["products"] as? [Any])?.count == 4)
             #expect(try await harness.rows("SELECT action FROM audit_log WHERE action LIKE 'credit_product.%'").count == 4, "create and three edits")
 
             // The edited pack grants its new credits; a disabled pack still grants what was paid for.
-            #expect(try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000501").json["creditsAdded"] as? Int == 12)
-            #expect(try await Self.buy(client, harness, key: keys.stylist, user: "bob", product: Self.popular, transactionId: "3000000000000502").json["creditsAdded"] as? Int == 50)
-            let eligibility = try await client.call(.get, "/api/credits/purchase-eligibility?productId=\(Self.popular)", auth: keys.stylist, user: "ana")
+            #expect(
+                try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000501").json[
+                    "creditsAdded"
+                ] as? Int == 12
+            )
+            #expect(
+                try await Self.buy(client, harness, key: keys.stylist, user: "bob", product: Self.popular, transactionId: "3000000000000502").json[
+                    "creditsAdded"
+                ] as? Int == 50
+            )
+            let eligibility = try await client.call(
+                .get,
+                "/api/credits/purchase-eligibility?productId=\(Self.popular)",
+                auth: keys.stylist,
+                user: "ana"
+            )
             #expect(eligibility.json["reason"] as? String == "product_inactive")
 
             let bobs = try await client.call(.get, "/api/admin/credits/ledger?userId=bob&productId=\(Self.popular)", auth: keys.stylistAdmin)
@@ -535,7 +781,10 @@ struct CreditsTests {
             _ = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000601")
             let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 3])
             _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
-            let events = try await harness.rows("SELECT event_type, subject, payload FROM webhook_outbox WHERE tenant_id = ? ORDER BY sequence", [Self.stylist])
+            let events = try await harness.rows(
+                "SELECT event_type, subject, payload FROM webhook_outbox WHERE tenant_id = ? ORDER BY sequence",
+                [Self.stylist]
+            )
             #expect(events.map { $0["event_type"] ?? nil } == ["credits.changed", "credits.changed", "credits.changed"])
             #expect(Set(events.map { $0["subject"] ?? nil }) == ["credits:credits:ana"])
             let reasons = events.compactMap { row -> String? in
@@ -547,28 +796,52 @@ struct CreditsTests {
         }
     }
 
-    @Test("hostile numbers never trap: an adjustment of Int64.min, a signed quantity of 10^18; a CSV cell starting with = and a combining mark is guarded")
+    @Test(
+        "hostile numbers never trap: an adjustment of Int64.min, a signed quantity of 10^18; a CSV cell starting with = and a combining mark is guarded"
+    )
     func hostileNumbers() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
-            let minimum = try await Self.refused(client, .post, "/api/admin/credits/adjustments", key: keys.stylistAdmin,
-                                                 raw: #"{"userId": "ana", "amount": -9223372036854775808, "reason": "x"}"#)
+            let minimum = try await Self.refused(
+                client,
+                .post,
+                "/api/admin/credits/adjustments",
+                key: keys.stylistAdmin,
+                raw: #"{"userId": "ana", "amount": -9223372036854775808, "reason": "x"}"#
+            )
             #expect(minimum.0 == .badRequest && minimum.1 == "invalid_field" && minimum.2 == "amount", "\(minimum)")
 
             func signed(_ quantity: Int, _ id: String) throws -> String {
-                try harness.ca.signTransaction(.testPurchase(bundleId: Self.stylistBundle, productId: Self.starter, transactionId: id, quantity: quantity,
-                                                             signedDate: harness.clock.now()))
+                try harness.ca.signTransaction(
+                    .testPurchase(
+                        bundleId: Self.stylistBundle,
+                        productId: Self.starter,
+                        transactionId: id,
+                        quantity: quantity,
+                        signedDate: harness.clock.now()
+                    )
+                )
             }
-            let huge = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
-                                             json: ["productId": Self.starter, "jwsRepresentation": try signed(1_000_000_000_000_000_000, "3000000000000901")])
+            let huge = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.starter, "jwsRepresentation": try signed(1_000_000_000_000_000_000, "3000000000000901")]
+            )
             #expect(huge.status == .unprocessableContent && huge.errorCode == "malformed", "\(huge.json)")
-            let ten = try await client.call(.post, "/api/verify-purchase", auth: keys.stylist, user: "ana",
-                                            json: ["productId": Self.starter, "jwsRepresentation": try signed(10, "3000000000000902")])
+            let ten = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: keys.stylist,
+                user: "ana",
+                json: ["productId": Self.starter, "jwsRepresentation": try signed(10, "3000000000000902")]
+            )
             #expect(ten.status == .ok && ten.json["creditsAdded"] as? Int == 100, "ten starter packs: \(ten.json)")
 
-            _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: "=\u{0301}cmd|calc")   // (=\u{0338} would be composed into ≠ at entry)
+            _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: "=\u{0301}cmd|calc")  // (=\u{0338} would be composed into ≠ at entry)
             let csv = try await client.call(.get, "/api/admin/credits/ledger?format=csv", auth: keys.stylistAdmin)
             let text = String(decoding: csv.data, as: UTF8.self)
             #expect(text.contains("'=\u{0301}cmd|calc") && !text.contains(",=\u{0301}cmd"), "the formula guard looks at the first scalar")

@@ -10,8 +10,15 @@ import Testing
 /// Tests/browser checks what the browser makes of these headers).
 @Suite("CORS: apps in WebViews call Berth from other origins")
 struct CrossOriginTests {
-    static func send(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, origin: String?, auth: String? = nil,
-                     user: String? = nil, extra: HTTPFields = [:]) async throws -> Reply {
+    static func send(
+        _ client: some TestClientProtocol,
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        origin: String?,
+        auth: String? = nil,
+        user: String? = nil,
+        extra: HTTPFields = [:]
+    ) async throws -> Reply {
         var headers = extra
         if let origin { headers[HTTPField.Name("Origin")!] = origin }
         if let auth { headers[.authorization] = "Bearer \(auth)" }
@@ -22,25 +29,38 @@ struct CrossOriginTests {
     }
 
     static func preflight(_ client: some TestClientProtocol, _ uri: String, origin: String, method: String = "POST") async throws -> Reply {
-        try await send(client, .options, uri, origin: origin,
-                       extra: [HTTPField.Name("Access-Control-Request-Method")!: method,
-                               HTTPField.Name("Access-Control-Request-Headers")!: "authorization, content-type, x-user-id, x-berth-nonce"])
+        try await send(
+            client,
+            .options,
+            uri,
+            origin: origin,
+            extra: [
+                HTTPField.Name("Access-Control-Request-Method")!: method,
+                HTTPField.Name("Access-Control-Request-Headers")!: "authorization, content-type, x-user-id, x-berth-nonce",
+            ]
+        )
     }
 
     static func header(_ reply: Reply, _ name: String) -> String? { reply.headers[HTTPField.Name(name)!] }
 
-    @Test("a preflight from an app's origin is answered 204 with the origin, the route's methods and the headers apps send; the platforms' origins all work")
+    @Test(
+        "a preflight from an app's origin is answered 204 with the origin, the route's methods and the headers apps send; the platforms' origins all work"
+    )
     func preflights() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            for origin in ["capacitor://localhost", "https://localhost", "http://localhost", "ionic://localhost", "app://localhost", "http://localhost:5173"] {
+            for origin in [
+                "capacitor://localhost", "https://localhost", "http://localhost", "ionic://localhost", "app://localhost", "http://localhost:5173",
+            ] {
                 let reply = try await Self.preflight(client, "/api/verify-purchase", origin: origin)
                 #expect(reply.status == .noContent, "\(origin)")
                 #expect(Self.header(reply, "Access-Control-Allow-Origin") == origin)
                 #expect(Self.header(reply, "Access-Control-Allow-Methods")?.contains("POST") == true)
                 let allowed = Self.header(reply, "Access-Control-Allow-Headers")?.lowercased() ?? ""
-                for name in ["authorization", "content-type", "x-user-id", "x-berth-nonce", "accept-language"] { #expect(allowed.contains(name), "\(name) in \(allowed)") }
+                for name in ["authorization", "content-type", "x-user-id", "x-berth-nonce", "accept-language"] {
+                    #expect(allowed.contains(name), "\(name) in \(allowed)")
+                }
                 #expect(Self.header(reply, "Access-Control-Max-Age") != nil && Self.header(reply, "Vary")?.contains("Origin") == true)
                 #expect(Self.header(reply, "Access-Control-Allow-Origin") != "*")
             }
@@ -68,7 +88,14 @@ struct CrossOriginTests {
             let adminKeyElsewhere = try await Self.send(http, .get, "/api/products", origin: "capacitor://localhost", auth: harness.adminKey)
             #expect(Self.header(adminKeyElsewhere, "Access-Control-Allow-Origin") == nil, "an operator's key never answers cross-origin")
             // A tenant that allows no origin (the shipped `seaboo`): its callers get no CORS, whatever other tenants allow.
-            let production = try await Self.send(http, .get, "/api/bookings", origin: "capacitor://localhost", auth: harness.otherServerKey, user: "ana")
+            let production = try await Self.send(
+                http,
+                .get,
+                "/api/bookings",
+                origin: "capacitor://localhost",
+                auth: harness.otherServerKey,
+                user: "ana"
+            )
             #expect(production.status == .ok && Self.header(production, "Access-Control-Allow-Origin") == nil)
         }
     }
@@ -83,7 +110,9 @@ struct CrossOriginTests {
             #expect(reply.status == .ok)
             #expect(Self.header(reply, "Access-Control-Allow-Origin") == "capacitor://localhost")
             let exposed = Self.header(reply, "Access-Control-Expose-Headers") ?? ""
-            for name in ["X-Berth-Signature", "X-Berth-Signed-At", "X-Berth-Key-Id", "X-Berth-Nonce", "X-Request-Id", "Retry-After", "Content-Language"] {
+            for name in [
+                "X-Berth-Signature", "X-Berth-Signed-At", "X-Berth-Key-Id", "X-Berth-Nonce", "X-Request-Id", "Retry-After", "Content-Language",
+            ] {
                 #expect(exposed.contains(name), "\(name) in \(exposed)")
             }
             #expect(Self.header(reply, "Vary")?.contains("Origin") == true)
@@ -119,8 +148,11 @@ struct CrossOriginTests {
         #expect(AllowedOrigin("https://app.example:8443")?.matches("https://app.example:8443") == true)
         #expect(AllowedOrigin("https://app.example:8443")?.matches("https://app.example") == false)
         #expect(AllowedOrigin("HTTPS://App.Example")?.matches("https://app.example") == true)
-        for bad in ["*", "https://*", "https://app.example/", "https://app.example/path", "app.example", "https://app.example?x", "null", "https://u@app.example",
-                    "https://app.example:0", "https://app.example:99999", ""] {
+        for bad in [
+            "*", "https://*", "https://app.example/", "https://app.example/path", "app.example", "https://app.example?x", "null",
+            "https://u@app.example",
+            "https://app.example:0", "https://app.example:99999", "",
+        ] {
             #expect(AllowedOrigin(bad) == nil, "\(bad)")
         }
         var catalog = try JSONDecoder().decode(Catalog.self, from: Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))

@@ -61,7 +61,9 @@ struct ExtremesTests {
         }
     }
 
-    @Test("Int64.min, Int64.max, -1, 0, huge and overflowing numbers and deep nesting in every numeric parameter and body field: 4xx, never a trap or a 500")
+    @Test(
+        "Int64.min, Int64.max, -1, 0, huge and overflowing numbers and deep nesting in every numeric parameter and body field: 4xx, never a trap or a 500"
+    )
     func everyNumericInput() async throws {
         let document = try Self.document()
         let paths = try #require(document["paths"] as? [String: Any])
@@ -117,7 +119,9 @@ struct ExtremesTests {
                 var values = [Self.nested]
                 if Self.isNumeric(resolved) { values += Self.extremes.map(\.json) }
                 for value in values {
-                    requests.append((operation.method, path, "{" + (others + ["\"\(field)\": \(value)"]).joined(separator: ", ") + "}", key(for: path)))
+                    requests.append(
+                        (operation.method, path, "{" + (others + ["\"\(field)\": \(value)"]).joined(separator: ", ") + "}", key(for: path))
+                    )
                 }
             }
         }
@@ -129,8 +133,12 @@ struct ExtremesTests {
                 var headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(request.key)"]
                 headers[HTTPField.Name("X-User-Id")!] = "extreme-user"
                 headers[HTTPField.Name("X-Ftc-Id")!] = "extreme-user"
-                let status = try await client.execute(uri: request.uri, method: HTTPRequest.Method(request.method)!, headers: headers,
-                                                      body: request.body.map { ByteBuffer(string: $0) }) { $0.status }
+                let status = try await client.execute(
+                    uri: request.uri,
+                    method: HTTPRequest.Method(request.method)!,
+                    headers: headers,
+                    body: request.body.map { ByteBuffer(string: $0) }
+                ) { $0.status }
                 sent += 1
                 if status != .unauthorized && status != .forbidden { reachedHandler += 1 }
                 if status.code >= 500 && status != .serviceUnavailable {
@@ -143,6 +151,9 @@ struct ExtremesTests {
         #expect(healthy, "still serving")
         #expect(failures.isEmpty, "\(failures.count) answers of 500: \(failures.prefix(20))")
         #expect(sent > 300, "requests sent: \(sent)")
-        #expect(Double(reachedHandler) > Double(sent) * 0.8, "most requests passed authentication and reached their route: \(reachedHandler) of \(sent)")
+        #expect(
+            Double(reachedHandler) > Double(sent) * 0.8,
+            "most requests passed authentication and reached their route: \(reachedHandler) of \(sent)"
+        )
     }
 }

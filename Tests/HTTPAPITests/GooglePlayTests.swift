@@ -1,16 +1,17 @@
-import _CryptoExtras
 import AppleSignedData
 import Domain
 import Foundation
 import GooglePlayAPI
-@testable import BerthWorkers
-@testable import HTTPAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PlayStandIn
 import Testing
 import UseCases
+import _CryptoExtras
+
+@testable import BerthWorkers
+@testable import HTTPAPI
 
 /// Google Play end to end, over real HTTP on loopback: Berth with the shipped `aistylist-test` and
 /// `braindumpster-test` tenants pointed at the Play stand-in (token endpoint, Play Developer API and
@@ -32,9 +33,14 @@ struct GooglePlayTests {
 
         /// Berth's Play jobs as another instance would run them (its own lease owner).
         func jobs(owner: String) -> PlayJobs {
-            PlayJobs(store: harness.services.store, tenants: harness.services.tenants,
-                     receive: ReceivePlayNotification(store: harness.services.store, kinds: .all, clock: harness.clock, logger: harness.services.logger),
-                     clock: harness.clock, logger: harness.services.logger, owner: owner)
+            PlayJobs(
+                store: harness.services.store,
+                tenants: harness.services.tenants,
+                receive: ReceivePlayNotification(store: harness.services.store, kinds: .all, clock: harness.clock, logger: harness.services.logger),
+                clock: harness.clock,
+                logger: harness.services.logger,
+                owner: owner
+            )
         }
 
         func verify(_ key: String, user: String, product: String, token: String) async throws -> Reply {
@@ -45,8 +51,12 @@ struct GooglePlayTests {
         func push(_ tenant: String, _ push: PlayTestKit.Push) async throws -> Reply {
             var headers: HTTPFields = [.contentType: "application/json", .authorization: push.authorization]
             headers[.userAgent] = "APIs-Google"
-            return try await client.execute(uri: "/api/google/notifications/\(tenant)", method: .post, headers: headers,
-                                            body: ByteBuffer(data: try JSONEncoder().encode(push.body))) { response in
+            return try await client.execute(
+                uri: "/api/google/notifications/\(tenant)",
+                method: .post,
+                headers: headers,
+                body: ByteBuffer(data: try JSONEncoder().encode(push.body))
+            ) { response in
                 Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
             }
         }
@@ -81,22 +91,40 @@ struct GooglePlayTests {
         let kit = try PlayTestKit.initialize(directory)
         let standIn = PlayStandIn(kit: kit)
         try await Application(router: standIn.router()).test(.live) { play in
-            let harness = try await Harness.make(customize: !tiesAccounts ? nil : { catalog in
-                                                     if let index = catalog.tenants.firstIndex(where: { $0.id == "aistylist-test" }) { catalog.tenants[index].appAccountTokenMatchesUserId = true }
-                                                 },
-                                                 environment: ["PLAY_TEST_SERVICE_ACCOUNT": directory.appendingPathComponent("service-account.json").path,
-                                                               "PLAY_TEST_BASE_URL": "http://127.0.0.1:\(try #require(play.port))"])
+            let harness = try await Harness.make(
+                customize: !tiesAccounts
+                    ? nil
+                    : { catalog in
+                        if let index = catalog.tenants.firstIndex(where: { $0.id == "aistylist-test" }) {
+                            catalog.tenants[index].appAccountTokenMatchesUserId = true
+                        }
+                    },
+                environment: [
+                    "PLAY_TEST_SERVICE_ACCOUNT": directory.appendingPathComponent("service-account.json").path,
+                    "PLAY_TEST_BASE_URL": "http://127.0.0.1:\(try #require(play.port))",
+                ]
+            )
             defer { harness.close() }
             var services = harness.services
             services.playJobsInterval = nil
             try await buildApplication(services: services, server: ServerConfiguration(host: "127.0.0.1", port: 0)).test(.live) { client in
-                try await body(Rig(harness: harness, kit: kit, standIn: standIn, client: client, stylistKey: try await harness.apiKey("aistylist-test", .client),
-                                   brainKey: try await harness.apiKey("braindumpster-test", .client)))
+                try await body(
+                    Rig(
+                        harness: harness,
+                        kit: kit,
+                        standIn: standIn,
+                        client: client,
+                        stylistKey: try await harness.apiKey("aistylist-test", .client),
+                        brainKey: try await harness.apiKey("braindumpster-test", .client)
+                    )
+                )
             }
         }
     }
 
-    @Test("a credit pack bought on Android: credited once, a replay by another user refused (409), consumed exactly once though Google fails twice and Berth restarts, a voided purchase claws the credits back")
+    @Test(
+        "a credit pack bought on Android: credited once, a replay by another user refused (409), consumed exactly once though Google fails twice and Berth restarts, a voided purchase claws the credits back"
+    )
     func creditPackOnAndroid() async throws {
         try await Self.withPlay { rig in
             let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: "mai").token
@@ -110,7 +138,10 @@ struct GooglePlayTests {
             #expect(again.status == .ok && again.json["newBalance"] as? Int == 52)
             // Another user with Mai's token: refused and recorded.
             let replay = try await rig.verify(rig.stylistKey, user: "tom", product: Self.credits, token: token)
-            #expect(replay.status == .conflict && replay.errorCode == "transaction_already_used" && replay.errorField == "purchaseToken", "\(replay.json)")
+            #expect(
+                replay.status == .conflict && replay.errorCode == "transaction_already_used" && replay.errorField == "purchaseToken",
+                "\(replay.json)"
+            )
             #expect(try await rig.balance("tom") == 2)
 
             // What Berth owes Google: one consumption, written with the credits.
@@ -127,7 +158,7 @@ struct GooglePlayTests {
             rig.standIn.fail("consume", count: 2)
             #expect(await rig.jobs(owner: "instance-1").acknowledgeDue() == 1)
             let second = rig.jobs(owner: "instance-2")
-            #expect(await second.acknowledgeDue() == 0)   // not due yet: the backoff
+            #expect(await second.acknowledgeDue() == 0)  // not due yet: the backoff
             rig.harness.clock.advance(3)
             #expect(await second.acknowledgeDue() == 1)
             rig.harness.clock.advance(5)
@@ -136,7 +167,9 @@ struct GooglePlayTests {
             #expect(await second.acknowledgeDue() == 0)
             let record = try #require(rig.kit.record(token))
             #expect(record.consumed && record.consumeCalls == 1, "\(record)")
-            let done = try #require(try await rig.harness.services.store.read { try $0.play.acknowledgements(tenantId: "aistylist-test", purchaseToken: token) }.first)
+            let done = try #require(
+                try await rig.harness.services.store.read { try $0.play.acknowledgements(tenantId: "aistylist-test", purchaseToken: token) }.first
+            )
             #expect(done.status == .done && done.attempts == 3)
 
             // Google refunds it: the push (and its redelivery) takes the 50 credits back once.
@@ -152,7 +185,9 @@ struct GooglePlayTests {
         }
     }
 
-    @Test("a one-time purchase sent while Google waited for payment (409 purchase_pending) is applied to its user when Google tells of the payment, once")
+    @Test(
+        "a one-time purchase sent while Google waited for payment (409 purchase_pending) is applied to its user when Google tells of the payment, once"
+    )
     func pendingPurchaseCompletes() async throws {
         try await Self.withPlay { rig in
             var record = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false)
@@ -163,7 +198,10 @@ struct GooglePlayTests {
             let before = try await rig.balance("ana") ?? 0
 
             // The payment goes through; Google pushes ONE_TIME_PRODUCT_PURCHASED. The app is closed by now.
-            let paid = try await rig.push("aistylist-test", try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED"))
+            let paid = try await rig.push(
+                "aistylist-test",
+                try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED")
+            )
             #expect(paid.status == .ok && paid.json["outcome"] as? String == "pending_purchase_applied", "\(paid.json)")
             let after = try #require(try await rig.balance("ana"))
             #expect(after > before, "\(before) → \(after)")
@@ -175,7 +213,10 @@ struct GooglePlayTests {
             #expect(try await rig.balance("ana") == after)
             #expect(try await rig.verify(rig.stylistKey, user: "eve", product: Self.credits, token: record.token).status == .conflict)
             // Google's push delivered twice changes nothing.
-            let twice = try await rig.push("aistylist-test", try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED"))
+            let twice = try await rig.push(
+                "aistylist-test",
+                try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED")
+            )
             #expect(twice.status == .ok && twice.json["outcome"] as? String == "recorded", "\(twice.json)")
             #expect(try await rig.balance("ana") == after)
         }
@@ -187,12 +228,12 @@ struct GooglePlayTests {
             let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
             #expect(try await rig.verify(rig.stylistKey, user: "lan", product: Self.credits, token: token).status == .ok)
             #expect(try await rig.balance("lan") == 52)
-            _ = try rig.kit.notify(package: Self.stylist, token: token, type: "VOIDED_PURCHASE")   // the push is never delivered
+            _ = try rig.kit.notify(package: Self.stylist, token: token, type: "VOIDED_PURCHASE")  // the push is never delivered
             let jobs = rig.jobs(owner: "sweeper")
             #expect(await jobs.sweepVoided(force: true) == 1)
             #expect(try await rig.balance("lan") == 2)
             #expect(await jobs.sweepVoided(force: true) == 0)
-            #expect(await jobs.sweepVoided() == 0)   // not due again before its interval
+            #expect(await jobs.sweepVoided() == 0)  // not due again before its interval
             // A purchase voided before anyone claimed it never grants anything.
             let early = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
             _ = try rig.kit.notify(package: Self.stylist, token: early, type: "VOIDED_PURCHASE")
@@ -212,10 +253,19 @@ struct GooglePlayTests {
         }
     }
 
-    @Test("a subscription bought on Android: premium from Google's state, acknowledged once, a renewal push extends it, another account cannot take it, expiry ends it")
+    @Test(
+        "a subscription bought on Android: premium from Google's state, acknowledged once, a renewal push extends it, another account cannot take it, expiry ends it"
+    )
     func subscriptionOnAndroid() async throws {
         try await Self.withPlay { rig in
-            let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", accountId: "ana", periodDays: 365).token
+            let token = try rig.kit.purchase(
+                package: Self.brain,
+                productId: Self.yearly,
+                subscription: true,
+                basePlanId: "yearly",
+                accountId: "ana",
+                periodDays: 365
+            ).token
             let bought = try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: token)
             #expect(bought.status == .ok, "\(bought.json)")
             let subscription = try #require(bought.json["subscription"] as? [String: Any])
@@ -229,7 +279,10 @@ struct GooglePlayTests {
             #expect(rig.kit.record(token)?.acknowledgeCalls == 1)
             #expect(await rig.jobs(owner: "a").acknowledgeDue() == 0)
 
-            let renewed = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED"))
+            let renewed = try await rig.push(
+                "braindumpster-test",
+                try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")
+            )
             #expect(renewed.status == .ok && renewed.json["outcome"] as? String == "subscription_active", "\(renewed.json)")
             let after = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
             let expiry = try #require((after.json["entitlements"] as? [[String: Any]])?.first?["expiresAt"] as? String)
@@ -240,28 +293,42 @@ struct GooglePlayTests {
             #expect(taken.status == .conflict, "\(taken.json)")
             #expect(try await rig.premium("eve") == false)
 
-            let expired = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_EXPIRED"))
+            let expired = try await rig.push(
+                "braindumpster-test",
+                try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_EXPIRED")
+            )
             #expect(expired.json["outcome"] as? String == "subscription_expired", "\(expired.json)")
             #expect(try await rig.premium("ana") == false)
         }
     }
 
-    @Test("linkedPurchaseToken: a resubscription or plan change ends the old subscription at once, and the new one is the old owner's even when Google's push comes first")
+    @Test(
+        "linkedPurchaseToken: a resubscription or plan change ends the old subscription at once, and the new one is the old owner's even when Google's push comes first"
+    )
     func linkedPurchaseTokenChain() async throws {
         try await Self.withPlay { rig in
-            let old = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365).token
+            let old = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365)
+                .token
             #expect(try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: old).status == .ok)
 
             // On her phone Ana changes plan: Google issues a new token that names the old one, and pushes it before the app calls Berth.
-            let new = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365,
-                                           linkedPurchaseToken: old).token
+            let new = try rig.kit.purchase(
+                package: Self.brain,
+                productId: Self.yearly,
+                subscription: true,
+                basePlanId: "yearly",
+                periodDays: 365,
+                linkedPurchaseToken: old
+            ).token
             let pushed = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: new, type: "SUBSCRIPTION_PURCHASED"))
             #expect(pushed.status == .ok && pushed.json["outcome"] as? String == "subscription_active", "\(pushed.json)")
 
             let listed = try await rig.client.call(.get, "/api/subscriptions", auth: rig.brainKey, user: "ana")
-            let states = Dictionary(uniqueKeysWithValues: ((listed.json["data"] as? [[String: Any]]) ?? []).compactMap { item in
-                (item["originalTransactionId"] as? String).map { ($0, item["state"] as? String ?? "") }
-            })
+            let states = Dictionary(
+                uniqueKeysWithValues: ((listed.json["data"] as? [[String: Any]]) ?? []).compactMap { item in
+                    (item["originalTransactionId"] as? String).map { ($0, item["state"] as? String ?? "") }
+                }
+            )
             #expect(states == [old: "upgraded", new: "active"], "\(listed.json)")
             let held = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
             #expect(held.json["isPremium"] as? Bool == true)
@@ -284,21 +351,33 @@ struct GooglePlayTests {
             let admin = try await rig.harness.apiKey("braindumpster-test", .admin)
             func rows() async throws -> [String: String] {
                 let listed = try await rig.client.call(.get, "/api/admin/purchases?userId=ana&limit=50", auth: admin)
-                return Dictionary(uniqueKeysWithValues: ((listed.json["items"] as? [[String: Any]]) ?? []).compactMap { row in
-                    (row["transactionId"] as? String).map { ($0, row["status"] as? String ?? "") }
-                })
+                return Dictionary(
+                    uniqueKeysWithValues: ((listed.json["items"] as? [[String: Any]]) ?? []).compactMap { row in
+                        (row["transactionId"] as? String).map { ($0, row["status"] as? String ?? "") }
+                    }
+                )
             }
-            let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 30).token
+            let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 30)
+                .token
             #expect(try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: token).status == .ok)
             let order = try #require(rig.kit.record(token)?.orderId)
             #expect(try await rows() == [token: "applied"])
 
-            #expect(try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")).status == .ok)
+            #expect(
+                try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")).status
+                    == .ok
+            )
             #expect(try await rows() == [token: "applied", "\(order)..0": "applied"])
             // Google tells again of the same period (another message, same state): no second row.
-            #expect(try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_CANCELED")).status == .ok)
+            #expect(
+                try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_CANCELED")).status
+                    == .ok
+            )
             #expect(try await rows().count == 2)
-            #expect(try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")).status == .ok)
+            #expect(
+                try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")).status
+                    == .ok
+            )
             #expect(try await rows() == [token: "applied", "\(order)..0": "applied", "\(order)..1": "applied"])
 
             // Google refunds the latest period.
@@ -311,10 +390,17 @@ struct GooglePlayTests {
     @Test("linkedPurchaseToken when the app calls first: the old subscription ends as the new token is verified")
     func linkedPurchaseTokenVerifiedFirst() async throws {
         try await Self.withPlay { rig in
-            let old = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365).token
+            let old = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 365)
+                .token
             #expect(try await rig.verify(rig.brainKey, user: "bo", product: Self.yearly, token: old).status == .ok)
-            let new = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, basePlanId: "yearly", periodDays: 30,
-                                           linkedPurchaseToken: old).token
+            let new = try rig.kit.purchase(
+                package: Self.brain,
+                productId: Self.yearly,
+                subscription: true,
+                basePlanId: "yearly",
+                periodDays: 30,
+                linkedPurchaseToken: old
+            ).token
             let verified = try await rig.verify(rig.brainKey, user: "bo", product: Self.yearly, token: new)
             #expect(verified.status == .ok, "\(verified.json)")
             let oldState = try await rig.client.call(.get, "/api/subscriptions/\(old)", auth: rig.brainKey, user: "bo")
@@ -329,28 +415,51 @@ struct GooglePlayTests {
         try await Self.withPlay { rig in
             let now = rig.harness.clock.now()
             // iOS: a period that ends in two days.
-            var period = TransactionPayload.testPurchase(bundleId: Self.brain, productId: Self.yearly, transactionId: "2000000111", originalTransactionId: "2000000111",
-                                                         type: .autoRenewableSubscription, purchaseDate: now, signedDate: now, expiresDate: now.addingTimeInterval(2 * 86_400))
+            var period = TransactionPayload.testPurchase(
+                bundleId: Self.brain,
+                productId: Self.yearly,
+                transactionId: "2000000111",
+                originalTransactionId: "2000000111",
+                type: .autoRenewableSubscription,
+                purchaseDate: now,
+                signedDate: now,
+                expiresDate: now.addingTimeInterval(2 * 86_400)
+            )
             period.environment = .sandbox
             let jws = try rig.harness.ca.signTransaction(period)
-            let ios = try await rig.client.call(.post, "/api/verify-purchase", auth: rig.brainKey, user: "kim", json: ["productId": Self.yearly, "jwsRepresentation": jws])
+            let ios = try await rig.client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: rig.brainKey,
+                user: "kim",
+                json: ["productId": Self.yearly, "jwsRepresentation": jws]
+            )
             #expect(ios.status == .ok, "\(ios.json)")
             // Android: a year.
             let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true, periodDays: 365).token
             #expect(try await rig.verify(rig.brainKey, user: "kim", product: Self.yearly, token: token).status == .ok)
             let both = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "kim")
-            #expect(Set(((both.json["entitlements"] as? [[String: Any]]) ?? []).compactMap { $0["source"] as? String }) == ["app_store_subscription", "google_play_subscription"],
-                    "\(both.json)")
+            #expect(
+                Set(((both.json["entitlements"] as? [[String: Any]]) ?? []).compactMap { $0["source"] as? String }) == [
+                    "app_store_subscription", "google_play_subscription",
+                ],
+                "\(both.json)"
+            )
             // The iOS period ends: Android keeps the entitlement.
             rig.harness.clock.advance(3 * 86_400)
             #expect(try await rig.premium("kim") == true)
             // Android ends too: no entitlement left.
-            _ = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_EXPIRED", now: rig.harness.clock.now()))
+            _ = try await rig.push(
+                "braindumpster-test",
+                try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_EXPIRED", now: rig.harness.clock.now())
+            )
             #expect(try await rig.premium("kim") == false)
         }
     }
 
-    @Test("pushes that are not Google's for this endpoint are refused and change nothing: no token, a forged signature, another audience, another service account, another app")
+    @Test(
+        "pushes that are not Google's for this endpoint are refused and change nothing: no token, a forged signature, another audience, another service account, another app"
+    )
     func pushAuthentication() async throws {
         try await Self.withPlay { rig in
             let token = try rig.kit.purchase(package: Self.brain, productId: Self.yearly, subscription: true).token
@@ -396,25 +505,43 @@ struct GooglePlayTests {
     func refusals() async throws {
         try await Self.withPlay { rig in
             let unknown = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: "not-a-token-google-issued")
-            #expect(unknown.status == .unprocessableContent && unknown.errorCode == "purchase_token_invalid" && unknown.errorField == "purchaseToken", "\(unknown.json)")
+            #expect(
+                unknown.status == .unprocessableContent && unknown.errorCode == "purchase_token_invalid" && unknown.errorField == "purchaseToken",
+                "\(unknown.json)"
+            )
             let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
             rig.standIn.fail("get", count: 1)
             let down = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
             #expect(down.status == .serviceUnavailable && down.errorCode == "google_play_unavailable", "\(down.json)")
             #expect(try await rig.balance("mai") == 2)
-            let package = try await rig.client.call(.post, "/api/verify-purchase", auth: rig.stylistKey, user: "mai",
-                                                    json: ["productId": Self.credits, "purchaseToken": token, "packageName": "com.other.app"])
-            #expect(package.status == .unprocessableContent && package.errorCode == "invalid_field" && package.errorField == "packageName", "\(package.json)")
+            let package = try await rig.client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: rig.stylistKey,
+                user: "mai",
+                json: ["productId": Self.credits, "purchaseToken": token, "packageName": "com.other.app"]
+            )
+            #expect(
+                package.status == .unprocessableContent && package.errorCode == "invalid_field" && package.errorField == "packageName",
+                "\(package.json)"
+            )
             let other = try await rig.verify(rig.stylistKey, user: "mai", product: "com.aiimagestylist.credits.starter", token: token)
             #expect(other.status == .unprocessableContent && other.errorCode == "purchase_token_invalid", "\(other.json)")
-            let seaboo = try await rig.client.call(.post, "/api/verify-purchase", auth: rig.harness.serverKey, user: "mai",
-                                                   json: ["productId": "it.seaboo.rental.basic", "purchaseToken": token, "bookingId": 1])
+            let seaboo = try await rig.client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: rig.harness.serverKey,
+                user: "mai",
+                json: ["productId": "it.seaboo.rental.basic", "purchaseToken": token, "bookingId": 1]
+            )
             #expect(seaboo.status != .ok, "\(seaboo.json)")
             #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token).status == .ok)
         }
     }
 
-    @Test("obfuscatedExternalAccountId binds a purchase to its user where the app ties purchases to accounts: the user id or cordova's md5 of it; another account's or none refused")
+    @Test(
+        "obfuscatedExternalAccountId binds a purchase to its user where the app ties purchases to accounts: the user id or cordova's md5 of it; another account's or none refused"
+    )
     func accountBinding() async throws {
         try await Self.withPlay(tiesAccounts: true) { rig in
             for (user, accountId) in [("mai", "mai"), ("lan", AccountTokens.cordovaPluginHex("lan"))] {
@@ -422,9 +549,17 @@ struct GooglePlayTests {
                 let bought = try await rig.verify(rig.stylistKey, user: user, product: Self.credits, token: token)
                 #expect(bought.status == .ok && bought.json["newBalance"] as? Int == 52, "\(user): \(bought.json)")
             }
-            let mais = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: AccountTokens.cordovaPluginHex("mai")).token
+            let mais = try rig.kit.purchase(
+                package: Self.stylist,
+                productId: Self.credits,
+                subscription: false,
+                accountId: AccountTokens.cordovaPluginHex("mai")
+            ).token
             let other = try await rig.verify(rig.stylistKey, user: "tom", product: Self.credits, token: mais)
-            #expect(other.status == .unprocessableContent && other.errorCode == "account_token_mismatch" && other.errorField == "purchaseToken", "\(other.json)")
+            #expect(
+                other.status == .unprocessableContent && other.errorCode == "account_token_mismatch" && other.errorField == "purchaseToken",
+                "\(other.json)"
+            )
             let anonymous = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false).token
             let missing = try await rig.verify(rig.stylistKey, user: "tom", product: Self.credits, token: anonymous)
             #expect(missing.status == .unprocessableContent && missing.errorCode == "account_token_missing", "\(missing.json)")
@@ -437,12 +572,20 @@ struct GooglePlayTests {
     @Test("cordova-plugin-purchase's android-playstore transaction goes through the validator and answers the plugin's shape")
     func cordovaValidator() async throws {
         try await Self.withPlay { rig in
-            let record = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false,
-                                              accountId: AccountTokens.cordovaPluginHex("mai"))
-            let original = #"{"orderId":"\#(record.orderId)","packageName":"\#(Self.stylist)","productId":"\#(Self.credits)","purchaseTime":1,"purchaseState":0,"purchaseToken":"\#(record.token)","quantity":1,"acknowledged":false}"#
+            let record = try rig.kit.purchase(
+                package: Self.stylist,
+                productId: Self.credits,
+                subscription: false,
+                accountId: AccountTokens.cordovaPluginHex("mai")
+            )
+            let original =
+                #"{"orderId":"\#(record.orderId)","packageName":"\#(Self.stylist)","productId":"\#(Self.credits)","purchaseTime":1,"purchaseState":0,"purchaseToken":"\#(record.token)","quantity":1,"acknowledged":false}"#
             let body: [String: Any] = [
                 "id": Self.credits, "type": "consumable",
-                "transaction": ["type": "android-playstore", "id": record.orderId, "purchaseToken": record.token, "signature": "c2lnbmF0dXJl", "receipt": original],
+                "transaction": [
+                    "type": "android-playstore", "id": record.orderId, "purchaseToken": record.token, "signature": "c2lnbmF0dXJl",
+                    "receipt": original,
+                ],
                 "additionalData": ["applicationUsername": "mai"],
             ]
             let reply = try await rig.client.call(.post, "/api/validator/aistylist-test", auth: rig.stylistKey, json: body)
@@ -464,7 +607,9 @@ struct GooglePlayTests {
 }
 
 extension GooglePlayTests {
-    @Test("T6: a captured push token with a forged void of another customer's purchase revokes nothing (Google does not confirm it); Google's own void is applied")
+    @Test(
+        "T6: a captured push token with a forged void of another customer's purchase revokes nothing (Google does not confirm it); Google's own void is applied"
+    )
     func forgedVoidNotBelieved() async throws {
         try await Self.withPlay { rig in
             let tokenA = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: "mai").token
@@ -478,9 +623,14 @@ extension GooglePlayTests {
             var notification = DeveloperNotification(packageName: Self.stylist, eventTime: Date())
             notification.voidedPurchaseNotification = .init(purchaseToken: tokenB, orderId: nil, productType: 2)
             var forged = genuine
-            forged.body = PubSubPush(message: .init(data: try JSONEncoder().encode(notification).base64EncodedString(), messageId: "forged-1",
-                                                    publishTime: RFC3339.string(Date())),
-                                     subscription: genuine.body.subscription ?? "projects/x/subscriptions/y")
+            forged.body = PubSubPush(
+                message: .init(
+                    data: try JSONEncoder().encode(notification).base64EncodedString(),
+                    messageId: "forged-1",
+                    publishTime: RFC3339.string(Date())
+                ),
+                subscription: genuine.body.subscription ?? "projects/x/subscriptions/y"
+            )
             let replayed = try await rig.push("aistylist-test", forged)
             #expect(replayed.status == .ok && replayed.json["outcome"] as? String == "void_unconfirmed", "\(replayed.json)")
             #expect(try await rig.balance("lan") == 52, "Google never voided B")

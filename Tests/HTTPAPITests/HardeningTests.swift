@@ -1,15 +1,16 @@
-import Crypto
 import AppleSignedData
+import Crypto
 import Domain
 import Foundation
-import Synchronization
-@testable import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import SQLStore
-import Testing
+import Synchronization
 import TestKit
+import Testing
+
+@testable import HTTPAPI
 
 @Suite("Hardening: what is paid, who may hold inventory, who may call how often")
 struct HardeningTests {
@@ -23,10 +24,23 @@ struct HardeningTests {
             #expect(booking["requiredQuantity"] as? Int == 4)
             #expect(booking["remainingQuantity"] as? Int == 4)
             func pay(_ booking: [String: Any], quantity: Int, id: String) async throws -> Reply {
-                let jws = try harness.ca.signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.experience.sunset", transactionId: id,
-                                                                       quantity: quantity, price: Int64(quantity) * 44_990, currency: "EUR"))
-                return try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "ann",
-                                             json: ["bookingId": booking["id"]!, "productId": "it.seaboo.experience.sunset", "jwsRepresentation": jws])
+                let jws = try harness.ca.signTransaction(
+                    .testPurchase(
+                        bundleId: "it.seaboo.app",
+                        productId: "it.seaboo.experience.sunset",
+                        transactionId: id,
+                        quantity: quantity,
+                        price: Int64(quantity) * 44_990,
+                        currency: "EUR"
+                    )
+                )
+                return try await client.call(
+                    .post,
+                    "/api/verify-purchase",
+                    auth: harness.serverKey,
+                    user: "ann",
+                    json: ["bookingId": booking["id"]!, "productId": "it.seaboo.experience.sunset", "jwsRepresentation": jws]
+                )
             }
             // One unit of four pays a quarter: applied, the booking still pending with its hold extended.
             harness.clock.advance(600)
@@ -35,7 +49,7 @@ struct HardeningTests {
             #expect(one.booking?["status"] as? String == "pending_payment")
             #expect(one.booking?["paidQuantity"] as? Int == 1)
             #expect(one.booking?["remainingQuantity"] as? Int == 3)
-            let extended = String(iso(harness.clock.now().addingTimeInterval(15 * 60)).dropLast())   // to the second
+            let extended = String(iso(harness.clock.now().addingTimeInterval(15 * 60)).dropLast())  // to the second
             #expect((one.booking?["holdExpiresAt"] as? String)?.hasPrefix(extended) == true, "the hold runs a full hold from the part payment")
             let rest = try await pay(booking, quantity: 3, id: "2000000000008003")
             #expect(rest.booking?["status"] as? String == "confirmed", "\(rest.json)")
@@ -53,8 +67,13 @@ struct HardeningTests {
 
             // A rental above the last price band is refused at booking time: nothing pays for it.
             let start = Harness.day(6, from: harness.clock.now())
-            let long = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "ann",
-                                             json: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(5 * 86_400))])
+            let long = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "ann",
+                json: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(5 * 86_400))]
+            )
             #expect(long.status == .unprocessableContent)
             #expect(long.errorCode == "price_above_limit")
         }
@@ -67,8 +86,13 @@ struct HardeningTests {
         try await harness.app().test(.router) { client in
             func book(_ user: String, day: Int) async throws -> Reply {
                 let start = Harness.day(day, from: harness.clock.now())
-                return try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user,
-                                             json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+                return try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                )
             }
             for day in 1...HoldLimits.defaultPerUser { #expect(try await book("squatter", day: day).status == .created) }
             let refused = try await book("squatter", day: 10)
@@ -120,7 +144,7 @@ struct HardeningTests {
         try await harness.app().test(.router) { client in
             let held = try await CreditsTests.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 2])
             #expect(held.status == .created, "\(held.json)")
-            harness.clock.advance(9 * 60 + 50)   // 10 s before the 10-minute reservation expires
+            harness.clock.advance(9 * 60 + 50)  // 10 s before the 10-minute reservation expires
             // Another unit of work holds the writer; the commit waits behind it while the hold expires.
             let state = Mutex((waiting: false, released: false))
             let holder = Task {
@@ -131,13 +155,15 @@ struct HardeningTests {
             }
             try await Task.sleep(for: .milliseconds(100))
             let commit = Task { try await CreditsTests.settle(client, key: keys.stylist, user: "ana", reservation: held, "commit") }
-            try await Task.sleep(for: .milliseconds(300))   // the commit has started and waits for the writer
+            try await Task.sleep(for: .milliseconds(300))  // the commit has started and waits for the writer
             harness.clock.advance(20)
             state.withLock { $0.waiting = true }
             _ = try await holder.value
             let committed = try await commit.value
-            #expect(committed.status == .conflict && committed.errorCode == "reservation_not_held",
-                    "expired while it waited: \(committed.status) \(committed.json)")
+            #expect(
+                committed.status == .conflict && committed.errorCode == "reservation_not_held",
+                "expired while it waited: \(committed.status) \(committed.json)"
+            )
             let balance = try await CreditsTests.balance(client, key: keys.stylist, user: "ana")
             #expect(balance["balance"] as? Int == 2 && balance["held"] as? Int == 0, "\(balance)")
         }

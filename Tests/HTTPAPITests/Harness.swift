@@ -1,4 +1,5 @@
 import AppleSignedData
+import BerthApp
 import Domain
 import Foundation
 import GRDB
@@ -9,11 +10,10 @@ import HummingbirdTesting
 import JWTKit
 import Logging
 import SQLStore
-import BerthApp
-import UseCases
 import Synchronization
-import Testing
 import TestKit
+import Testing
+import UseCases
 
 /// RSA keys are slow to make in debug builds: one receipt CA serves every harness.
 let sharedReceiptCA = Result { try TestReceiptCA.generate() }
@@ -47,10 +47,18 @@ struct Harness {
     /// - Parameter userPublicKeyPEM: switches the test tenant's user tokens to ES256 with this key.
     /// - Parameter appleStandIn: points the test tenant's App Store Server API at a local stand-in
     ///   (its port and the PEM of the API key it accepts).
-    static func make(holdMinutes: Int? = nil, userPublicKeyPEM: String? = nil, appleStandIn: (port: Int, keyPEM: String)? = nil,
-                     logger customLogger: Logger? = nil, webhookURL: String? = nil, otherWebhookURL: String? = nil,
-                     webhookTenants: [String] = ["seaboo-test"], customize: ((inout Catalog) -> Void)? = nil,
-                     environment extraEnvironment: [String: String] = [:], clock: TestClock = TestClock()) async throws -> Harness {
+    static func make(
+        holdMinutes: Int? = nil,
+        userPublicKeyPEM: String? = nil,
+        appleStandIn: (port: Int, keyPEM: String)? = nil,
+        logger customLogger: Logger? = nil,
+        webhookURL: String? = nil,
+        otherWebhookURL: String? = nil,
+        webhookTenants: [String] = ["seaboo-test"],
+        customize: ((inout Catalog) -> Void)? = nil,
+        environment extraEnvironment: [String: String] = [:],
+        clock: TestClock = TestClock()
+    ) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var catalogText = try String(contentsOf: repository.appendingPathComponent("products.json"), encoding: .utf8)
@@ -59,7 +67,8 @@ struct Harness {
             try Data(userPublicKeyPEM.utf8).write(to: directory.appendingPathComponent("users.pem"))
             catalogText = catalogText.replacingOccurrences(
                 of: "\"algorithm\": \"HS256\",\n        \"issuer\": \"https://auth.seaboo.test\",",
-                with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\",")
+                with: "\"algorithm\": \"ES256\",\n        \"publicKeyFile\": \"users.pem\",\n        \"issuer\": \"https://auth.seaboo.test\","
+            )
             precondition(catalogText.contains("users.pem"), "the catalog's test tenant changed shape")
         }
         if webhookURL != nil || otherWebhookURL != nil || customize != nil || appleStandIn != nil {
@@ -69,15 +78,22 @@ struct Harness {
                 try Data(appleStandIn.keyPEM.utf8).write(to: directory.appendingPathComponent("apple-key.p8"))
                 let base = "http://127.0.0.1:\(appleStandIn.port)"
                 for index in catalog.tenants.indices where catalog.tenants[index].apple.trustedRootFiles?.contains("berth-ca/root.pem") == true {
-                    catalog.tenants[index].apple.serverAPI = ServerAPICredentials(issuerId: "issuer-1", keyId: "KEY123", privateKeyFile: "apple-key.p8",
-                                                                                   productionURL: base + "/production", sandboxURL: base + "/sandbox")
+                    catalog.tenants[index].apple.serverAPI = ServerAPICredentials(
+                        issuerId: "issuer-1",
+                        keyId: "KEY123",
+                        privateKeyFile: "apple-key.p8",
+                        productionURL: base + "/production",
+                        sandboxURL: base + "/sandbox"
+                    )
                     catalog.tenants[index].apple.answerConsumptionRequests = true
                 }
             }
             customize?(&catalog)
             // Receivers in tests listen on loopback over plain http: allowed only by this explicit setting.
             for index in catalog.tenants.indices where webhookTenants.contains(catalog.tenants[index].id) {
-                if let webhookURL { catalog.tenants[index].webhook = Tenant.Webhook(url: webhookURL, secretEnv: "SEABOO_TEST_WEBHOOK_SECRET", allowLoopbackHTTP: true) }
+                if let webhookURL {
+                    catalog.tenants[index].webhook = Tenant.Webhook(url: webhookURL, secretEnv: "SEABOO_TEST_WEBHOOK_SECRET", allowLoopbackHTTP: true)
+                }
             }
             if let otherWebhookURL, let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo" }) {
                 catalog.tenants[index].webhook = Tenant.Webhook(url: otherWebhookURL, secretEnv: "SEABOO_WEBHOOK_SECRET", allowLoopbackHTTP: true)
@@ -96,9 +112,11 @@ struct Harness {
             catalogURL: directory.appendingPathComponent("products.json"),
             databasePath: directory.appendingPathComponent("berth.sqlite").path,
             migrationsURL: repository.appendingPathComponent("migrations"),
-            environment: ["SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret, "SEABOO_WEBHOOK_SECRET": webhookSecret,
-                          "AISTYLIST_TEST_JWT_SECRET": jwtSecret, "ZORYA_TEST_JWT_SECRET": jwtSecret, "FTCHINESE_TEST_JWT_SECRET": jwtSecret,
-                          "BRAINDUMPSTER_TEST_JWT_SECRET": jwtSecret].merging(extraEnvironment) { $1 }
+            environment: [
+                "SEABOO_TEST_JWT_SECRET": jwtSecret, "SEABOO_TEST_WEBHOOK_SECRET": webhookSecret, "SEABOO_WEBHOOK_SECRET": webhookSecret,
+                "AISTYLIST_TEST_JWT_SECRET": jwtSecret, "ZORYA_TEST_JWT_SECRET": jwtSecret, "FTCHINESE_TEST_JWT_SECRET": jwtSecret,
+                "BRAINDUMPSTER_TEST_JWT_SECRET": jwtSecret,
+            ].merging(extraEnvironment) { $1 }
         )
         var logger = customLogger ?? Logger(label: "berth.test")
         if customLogger == nil { logger.logLevel = .warning }
@@ -112,9 +130,16 @@ struct Harness {
             return key
         }
         return Harness(
-            directory: directory, ca: ca, receiptCA: receiptCA, clock: clock, database: database, services: services,
-            serverKey: try await key("seaboo-test", .server), adminKey: try await key("seaboo-test", .admin),
-            otherServerKey: try await key("seaboo", .server), otherAdminKey: try await key("seaboo", .admin)
+            directory: directory,
+            ca: ca,
+            receiptCA: receiptCA,
+            clock: clock,
+            database: database,
+            services: services,
+            serverKey: try await key("seaboo-test", .server),
+            adminKey: try await key("seaboo-test", .admin),
+            otherServerKey: try await key("seaboo", .server),
+            otherAdminKey: try await key("seaboo", .admin)
         )
     }
 
@@ -136,22 +161,48 @@ struct Harness {
     }
 
     /// A signed Sandbox transaction for the test tenant's app.
-    func purchase(_ productId: String, transactionId: String = TestIDs.transactionId(), bundleId: String = "it.seaboo.app",
-                  environment: AppStoreEnvironment = .sandbox, appAccountToken: UUID? = nil) throws -> String {
-        try ca.signTransaction(.testPurchase(bundleId: bundleId, productId: productId, transactionId: transactionId,
-                                             environment: environment, appAccountToken: appAccountToken, signedDate: clock.now()))
+    func purchase(
+        _ productId: String,
+        transactionId: String = TestIDs.transactionId(),
+        bundleId: String = "it.seaboo.app",
+        environment: AppStoreEnvironment = .sandbox,
+        appAccountToken: UUID? = nil
+    ) throws -> String {
+        try ca.signTransaction(
+            .testPurchase(
+                bundleId: bundleId,
+                productId: productId,
+                transactionId: transactionId,
+                environment: environment,
+                appAccountToken: appAccountToken,
+                signedDate: clock.now()
+            )
+        )
     }
 
     /// A base64 Sandbox app receipt for the test tenant's app holding one purchase.
     func receipt(_ productId: String, transactionId: String, bundleId: String = "it.seaboo.app") throws -> String {
-        Data(try receiptCA.signReceipt(.testReceipt(bundleId: bundleId, productId: productId, transactionId: transactionId, created: clock.now()))).base64EncodedString()
+        Data(try receiptCA.signReceipt(.testReceipt(bundleId: bundleId, productId: productId, transactionId: transactionId, created: clock.now())))
+            .base64EncodedString()
     }
 
     /// A user token for the test tenant.
-    func userToken(_ user: String, issuer: String = "https://auth.seaboo.test", audience: String = "berth", expiresIn: TimeInterval = 600) async throws -> String {
+    func userToken(
+        _ user: String,
+        issuer: String = "https://auth.seaboo.test",
+        audience: String = "berth",
+        expiresIn: TimeInterval = 600
+    ) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: Self.jwtSecret), digestAlgorithm: .sha256)
-        return try await keys.sign(TestUserClaims(sub: .init(value: user), iss: .init(value: issuer), aud: .init(value: [audience]), exp: .init(value: Date().addingTimeInterval(expiresIn))))
+        return try await keys.sign(
+            TestUserClaims(
+                sub: .init(value: user),
+                iss: .init(value: issuer),
+                aud: .init(value: [audience]),
+                exp: .init(value: Date().addingTimeInterval(expiresIn))
+            )
+        )
     }
 
     /// A genuine Apple sample from Tests/Fixtures (one folder for every test target).
@@ -169,9 +220,11 @@ struct Harness {
     func rows(_ query: String, _ arguments: StatementArguments = []) async throws -> [[String: String?]] {
         try await database.withConnection { db in
             try Row.fetchAll(db, sql: query, arguments: arguments).map { row in
-                Dictionary(uniqueKeysWithValues: row.map { column, value in
-                    (column, value.isNull ? nil : String.fromDatabaseValue(value) ?? value.description)
-                })
+                Dictionary(
+                    uniqueKeysWithValues: row.map { column, value in
+                        (column, value.isNull ? nil : String.fromDatabaseValue(value) ?? value.description)
+                    }
+                )
             }
         }
     }
@@ -219,7 +272,14 @@ struct Reply: Sendable {
 
 extension TestClientProtocol {
     /// Sends a request with a JSON body (a dictionary, or raw text) and decodes the JSON answer.
-    func call(_ method: HTTPRequest.Method, _ uri: String, auth: String?, user: String? = nil, json: Any? = nil, raw: String? = nil) async throws -> Reply {
+    func call(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        auth: String?,
+        user: String? = nil,
+        json: Any? = nil,
+        raw: String? = nil
+    ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let auth { headers[.authorization] = "Bearer \(auth)" }
         if let user { headers[HTTPField.Name("X-User-Id")!] = user }
@@ -233,7 +293,13 @@ extension TestClientProtocol {
 }
 
 /// Creates a booking for `user` and returns its JSON (records an issue unless it is 201).
-func createBooking(_ client: some TestClientProtocol, _ harness: Harness, user: String, body: [String: Any], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
+func createBooking(
+    _ client: some TestClientProtocol,
+    _ harness: Harness,
+    user: String,
+    body: [String: Any],
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> [String: Any] {
     let reply = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
     #expect(reply.status == .created, "\(reply.json)", sourceLocation: sourceLocation)
     return try #require(reply.booking, sourceLocation: sourceLocation)

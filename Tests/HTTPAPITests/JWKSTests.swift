@@ -34,7 +34,11 @@ struct JWKSTests {
                 return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: self.body.withLock { $0 })))
             }
             router.get("/elsewhere") { _, _ in
-                Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: self.body.withLock { $0 })))
+                Response(
+                    status: .ok,
+                    headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: self.body.withLock { $0 }))
+                )
             }
             return router
         }
@@ -50,7 +54,8 @@ struct JWKSTests {
     static func jwk(_ key: JWTKit.Insecure.RSA.PrivateKey, kid: String, alg: String? = nil) throws -> String {
         let (n, e) = try key.publicKey.getKeyPrimitives()
         let algMember = alg.map { #""alg": "\#($0)", "# } ?? ""
-        return #"{"kty": "RSA", \#(algMember)"use": "sig", "kid": "\#(kid)", "n": "\#(Base64URL.encode([UInt8](n)))", "e": "\#(Base64URL.encode([UInt8](e)))"}"#
+        return
+            #"{"kty": "RSA", \#(algMember)"use": "sig", "kid": "\#(kid)", "n": "\#(Base64URL.encode([UInt8](n)))", "e": "\#(Base64URL.encode([UInt8](e)))"}"#
     }
 
     enum Algorithm { case rs256, rs512, ps512 }
@@ -63,8 +68,15 @@ struct JWKSTests {
         case .rs512: await keys.add(rsa: key, digestAlgorithm: .sha512, kid: id)
         case .ps512: await keys.add(pss: key, digestAlgorithm: .sha512, kid: id)
         }
-        return try await keys.sign(TestUserClaims(sub: .init(value: user), iss: .init(value: issuer), aud: .init(value: ["brain-test"]),
-                                                  exp: .init(value: Date().addingTimeInterval(600))), kid: id)
+        return try await keys.sign(
+            TestUserClaims(
+                sub: .init(value: user),
+                iss: .init(value: issuer),
+                aud: .init(value: ["brain-test"]),
+                exp: .init(value: Date().addingTimeInterval(600))
+            ),
+            kid: id
+        )
     }
 
     /// Runs `body` against a Berth whose braindumpster-test tenant takes tokens from `publisher`.
@@ -78,7 +90,12 @@ struct JWKSTests {
             let port = try #require(server.port)
             let harness = try await Harness.make(customize: { catalog in
                 guard let index = catalog.tenants.firstIndex(where: { $0.id == SubscriptionsTests.brain }) else { return }
-                catalog.tenants[index].auth = UserAuth(algorithm: "RS256", issuer: issuer, audience: "brain-test", jwksURL: "http://127.0.0.1:\(port)/jwks")
+                catalog.tenants[index].auth = UserAuth(
+                    algorithm: "RS256",
+                    issuer: issuer,
+                    audience: "brain-test",
+                    jwksURL: "http://127.0.0.1:\(port)/jwks"
+                )
             })
             defer { harness.close() }
             try await harness.app().test(.router) { client in try await body(client, harness.clock) }
@@ -123,13 +140,13 @@ struct JWKSTests {
             #expect(down.status == .serviceUnavailable && down.headers[.retryAfter] != nil, "\(down.status) \(down.json)")
             #expect(down.errorCode == "temporarily_unavailable")
 
-            publisher.status.withLock { $0 = .found }   // to /elsewhere, which would serve the set
-            clock.advance(1.1)   // the next fetch may go (at most one a second)
+            publisher.status.withLock { $0 = .found }  // to /elsewhere, which would serve the set
+            clock.advance(1.1)  // the next fetch may go (at most one a second)
             let redirected = try await client.call(.get, "/api/entitlements", auth: genuine)
             #expect(redirected.status == .serviceUnavailable, "a redirect is not followed: \(redirected.status)")
 
             publisher.status.withLock { $0 = .ok }
-            clock.advance(1.1)   // the next fetch may go (at most one a second)
+            clock.advance(1.1)  // the next fetch may go (at most one a second)
             #expect(try await client.call(.get, "/api/entitlements", auth: genuine).status == .ok, "back once the set can be fetched")
         }
     }
@@ -147,13 +164,19 @@ struct JWKSTests {
             // fetch may take long on such a machine.
             let start = ContinuousClock.now
             let elapsed = Mutex(Duration.zero)
-            let keys = JWKSKeys(url: "http://127.0.0.1:\(port)/jwks", minimumInterval: .milliseconds(100), shortestMaxAge: 0, fetchTimeout: .seconds(120),
-                                now: { start + elapsed.withLock { $0 } }, logger: Logger(label: "test"))
+            let keys = JWKSKeys(
+                url: "http://127.0.0.1:\(port)/jwks",
+                minimumInterval: .milliseconds(100),
+                shortestMaxAge: 0,
+                fetchTimeout: .seconds(120),
+                now: { start + elapsed.withLock { $0 } },
+                logger: Logger(label: "test")
+            )
             let token = try await Self.token(first, kid: "k1", user: "alice")
             _ = try await #require(try await keys.keys(for: "k1")).verify(token, as: TestUserClaims.self)
             let keySet = "{\"keys\": [\(try Self.jwk(second, kid: "k2"))]}"
             publisher.body.withLock { $0 = keySet }
-            _ = try await #require(try await keys.keys(for: "k1")).verify(token, as: TestUserClaims.self)   // still within max-age: cached
+            _ = try await #require(try await keys.keys(for: "k1")).verify(token, as: TestUserClaims.self)  // still within max-age: cached
             #expect(publisher.fetches.load(ordering: .relaxed) == 1)
             elapsed.withLock { $0 += .milliseconds(1200) }
             #expect(try await keys.keys(for: "k1") == nil, "k1 was withdrawn")
@@ -167,7 +190,12 @@ struct JWKSTests {
         await #expect(throws: (any Error).self) {
             _ = try await Harness.make(customize: { catalog in
                 guard let index = catalog.tenants.firstIndex(where: { $0.id == SubscriptionsTests.brain }) else { return }
-                catalog.tenants[index].auth = UserAuth(algorithm: "RS256", issuer: Self.issuer, audience: "brain-test", jwksURL: "http://keys.example.com/jwks")
+                catalog.tenants[index].auth = UserAuth(
+                    algorithm: "RS256",
+                    issuer: Self.issuer,
+                    audience: "brain-test",
+                    jwksURL: "http://keys.example.com/jwks"
+                )
             })
         }
         #expect(JWKSKeys.maxAge("public, max-age=19204, must-revalidate, no-transform") == .seconds(19_204))

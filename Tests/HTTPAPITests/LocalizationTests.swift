@@ -2,21 +2,34 @@ import AppleSignedData
 import Domain
 import Foundation
 import HTTPTypes
-import NIOCore
 import HummingbirdTesting
-import Testing
+import NIOCore
 import TestKit
+import Testing
+
 @testable import HTTPAPI
 
 /// Refusals in the caller's language: the code never changes; the message (and for purchase
 /// refusals a title and a description) follows Accept-Language, else the tenant's default, else English.
 @Suite("Localized refusals")
 struct LocalizationTests {
-    static func call(_ client: some TestClientProtocol, _ uri: String, auth: String, user: String? = nil, language: String?, json: [String: Any]) async throws -> Reply {
+    static func call(
+        _ client: some TestClientProtocol,
+        _ uri: String,
+        auth: String,
+        user: String? = nil,
+        language: String?,
+        json: [String: Any]
+    ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(auth)"]
         if let user { headers[HTTPField.Name("X-User-Id")!] = user }
         if let language { headers[.acceptLanguage] = language }
-        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))) { response in
+        return try await client.execute(
+            uri: uri,
+            method: .post,
+            headers: headers,
+            body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+        ) { response in
             Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
         }
     }
@@ -53,8 +66,19 @@ struct LocalizationTests {
                 if language != "en" { #expect(detail.message == detail.description, "the message is in the caller's language") }
             }
             // Not enough credits, in Vietnamese (the stylist's own words).
-            let reserve = try await Self.call(client, "/api/credits/reservations", auth: key, user: "ana", language: "vi", json: ["amount": 500, "reference": "img-1"])
-            #expect(reserve.status == .forbidden && Self.detail(reserve).code == "insufficient_credits" && Self.detail(reserve).title == "Không đủ Credits", "\(reserve.json)")
+            let reserve = try await Self.call(
+                client,
+                "/api/credits/reservations",
+                auth: key,
+                user: "ana",
+                language: "vi",
+                json: ["amount": 500, "reference": "img-1"]
+            )
+            #expect(
+                reserve.status == .forbidden && Self.detail(reserve).code == "insufficient_credits"
+                    && Self.detail(reserve).title == "Không đủ Credits",
+                "\(reserve.json)"
+            )
         }
     }
 
@@ -78,7 +102,9 @@ struct LocalizationTests {
         }
     }
 
-    @Test("Accept-Language parsing; every message exists in every language; purchase codes all have one; a default language Berth does not speak is refused")
+    @Test(
+        "Accept-Language parsing; every message exists in every language; purchase codes all have one; a default language Berth does not speak is refused"
+    )
     func catalogue() throws {
         #expect(UserMessages.language(acceptLanguage: "en;q=0.1, it;q=0.9", tenantDefault: nil) == "it")
         #expect(UserMessages.language(acceptLanguage: "xx, vi;q=0", tenantDefault: nil) == "en")

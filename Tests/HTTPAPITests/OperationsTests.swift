@@ -2,16 +2,22 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-@testable import HTTPAPI
 import Testing
+
+@testable import HTTPAPI
 
 /// What operators see: metrics, readiness with migrations, request ids, 405s, the served pages.
 @Suite("Operators: metrics, readiness, request ids, 405, pages")
 struct OperationsTests {
     @Test("S19: loopback is 127.0.0.0/8, ::1 and IPv4-mapped 127.x (the served side of /metrics is in ExposureTests)")
     func loopbackAddresses() {
-        #expect(BerthRequestContext.isLoopback("127.0.0.1") && BerthRequestContext.isLoopback("::1") && BerthRequestContext.isLoopback("::ffff:127.0.0.1"))
-        #expect(!BerthRequestContext.isLoopback("192.0.2.2") && !BerthRequestContext.isLoopback("fd00::2") && !BerthRequestContext.isLoopback("::ffff:10.0.0.1"))
+        #expect(
+            BerthRequestContext.isLoopback("127.0.0.1") && BerthRequestContext.isLoopback("::1") && BerthRequestContext.isLoopback("::ffff:127.0.0.1")
+        )
+        #expect(
+            !BerthRequestContext.isLoopback("192.0.2.2") && !BerthRequestContext.isLoopback("fd00::2")
+                && !BerthRequestContext.isLoopback("::ffff:10.0.0.1")
+        )
         // The queue depth behind /metrics is counted at most once per interval, however often it is scraped.
         let refresh = Refresh(every: .seconds(3600))
         #expect(refresh.due() && !refresh.due() && !refresh.due())
@@ -24,9 +30,23 @@ struct OperationsTests {
         defer { harness.close() }
         let key = try await harness.apiKey(CreditsTests.stylist, .server)
         try await harness.app().test(.router) { client in
-            let bought = try await CreditsTests.buy(client, harness, key: key, user: "ana", product: CreditsTests.popular, transactionId: "3200000000000001")
+            let bought = try await CreditsTests.buy(
+                client,
+                harness,
+                key: key,
+                user: "ana",
+                product: CreditsTests.popular,
+                transactionId: "3200000000000001"
+            )
             #expect(bought.status == .ok)
-            let replay = try await CreditsTests.buy(client, harness, key: key, user: "bob", product: CreditsTests.popular, transactionId: "3200000000000001")
+            let replay = try await CreditsTests.buy(
+                client,
+                harness,
+                key: key,
+                user: "bob",
+                product: CreditsTests.popular,
+                transactionId: "3200000000000001"
+            )
             #expect(replay.status == .conflict)
             let reply = try await client.call(.get, "/metrics", auth: nil)
             let text = String(decoding: reply.data, as: UTF8.self)
@@ -75,12 +95,18 @@ struct OperationsTests {
             #expect(String(buffer: page.body).contains("Admin API key"))
             #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
             let yaml = try await client.execute(uri: "/openapi.yaml", method: .get)
-            let contract = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../contract/openapi.yaml"), encoding: .utf8)
+            let contract = try String(
+                contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../contract/openapi.yaml"),
+                encoding: .utf8
+            )
             #expect(String(buffer: yaml.body) == contract, "the served document is the contract")
             let docs = try await client.execute(uri: "/docs", method: .get)
             #expect(String(buffer: docs.body).contains("/api/verify-purchase"))
             let fallback = WebAssets.docsPage("paths: [unclosed")
-            #expect(fallback.contains("could not be rendered") && fallback.contains("/openapi.yaml"), "a document that does not render gives a page saying so")
+            #expect(
+                fallback.contains("could not be rendered") && fallback.contains("/openapi.yaml"),
+                "a document that does not render gives a page saying so"
+            )
         }
     }
 
@@ -110,7 +136,9 @@ struct OperationsTests {
 }
 
 extension OperationsTests {
-    @Test("/metrics carries the build (berth_build_info with version and commit) and the process's own figures: resident memory, descriptors, CPU, start time, C heap, SQLite's memory")
+    @Test(
+        "/metrics carries the build (berth_build_info with version and commit) and the process's own figures: resident memory, descriptors, CPU, start time, C heap, SQLite's memory"
+    )
     func buildAndProcessMetrics() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
@@ -118,8 +146,11 @@ extension OperationsTests {
             let reply = try await client.call(.get, "/metrics", auth: nil)
             #expect(reply.status == .ok)
             let text = String(decoding: reply.data, as: UTF8.self)
-            #expect(text.contains("berth_build_info{version=\"\(BuildInfo.version)\",commit=\"\(BuildInfo.commit)\"} 1")
-                    || text.contains("berth_build_info{commit=\"\(BuildInfo.commit)\",version=\"\(BuildInfo.version)\"} 1"), "\(text.prefix(400))")
+            #expect(
+                text.contains("berth_build_info{version=\"\(BuildInfo.version)\",commit=\"\(BuildInfo.commit)\"} 1")
+                    || text.contains("berth_build_info{commit=\"\(BuildInfo.commit)\",version=\"\(BuildInfo.version)\"} 1"),
+                "\(text.prefix(400))"
+            )
             func value(_ name: String) -> Double? {
                 text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
             }

@@ -1,14 +1,14 @@
 import AppleSignedData
 import AppleStandIn
+import BerthWorkers
 import Crypto
 import Domain
 import Foundation
+import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import TestKit
-import BerthWorkers
-import HTTPAPI
+import Testing
 
 /// Bookings in the operator's world, through HTTP: local times in requests, answers, webhooks and
 /// CSV; references wherever a booking id is; search (with Apple's Look Up Order ID on the stand-in),
@@ -23,7 +23,9 @@ struct OperatorWorldTests {
         (try? JSONSerialization.jsonObject(with: Data(message.body.utf8))) as? [String: Any] ?? [:]
     }
 
-    @Test("Europe/Rome: the 17:30 sunset cruise named as a local slot is 15:30Z in July and 16:30Z in January; answers, the bookings CSV and webhooks carry both the instant and the local time; a reference works wherever an id does")
+    @Test(
+        "Europe/Rome: the 17:30 sunset cruise named as a local slot is 15:30Z in July and 16:30Z in January; answers, the bookings CSV and webhooks carry both the instant and the local time; a reference works wherever an id does"
+    )
     func localTimesEverywhere() async throws {
         let receiver = WebhookReceiver()
         try await Application(router: receiver.router()).test(.live) { hooks in
@@ -31,18 +33,38 @@ struct OperatorWorldTests {
             defer { harness.close() }
             try await harness.app().test(.router) { client in
                 let year = Calendar(identifier: .gregorian).component(.year, from: harness.clock.now()) + 1
-                let july = try await createBooking(client, harness, user: "rosa", body: ["resourceId": "sunset-cruise", "slot": "\(year)-07-14T17:30", "seats": 1])
-                let january = try await createBooking(client, harness, user: "rosa", body: ["resourceId": "sunset-cruise", "slot": "\(year)-01-14T17:30", "seats": 1])
+                let july = try await createBooking(
+                    client,
+                    harness,
+                    user: "rosa",
+                    body: ["resourceId": "sunset-cruise", "slot": "\(year)-07-14T17:30", "seats": 1]
+                )
+                let january = try await createBooking(
+                    client,
+                    harness,
+                    user: "rosa",
+                    body: ["resourceId": "sunset-cruise", "slot": "\(year)-01-14T17:30", "seats": 1]
+                )
                 #expect((july["start"] as? String)?.hasPrefix("\(year)-07-14T15:30:00") == true)
                 #expect((january["start"] as? String)?.hasPrefix("\(year)-01-14T16:30:00") == true)
                 #expect(july["localStart"] as? String == "\(year)-07-14T17:30:00+02:00" && july["timeZone"] as? String == "Europe/Rome")
                 #expect(january["localStart"] as? String == "\(year)-01-14T17:30:00+01:00")
                 // An instant that is not 17:30 in Rome is refused (daylight-saving days: RulesTests).
-                let skipped = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "rosa",
-                                                    json: ["resourceId": "sunset-cruise", "slot": "\(year)-03-28T17:30:00+05:00", "seats": 1])
+                let skipped = try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: "rosa",
+                    json: ["resourceId": "sunset-cruise", "slot": "\(year)-03-28T17:30:00+05:00", "seats": 1]
+                )
                 #expect(skipped.status == .badRequest && skipped.errorCode == "slot_not_offered")
-                let malformed = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "rosa",
-                                                      json: ["resourceId": "sunset-cruise", "slot": "\(year)-07-14 17:30", "seats": 1])
+                let malformed = try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: "rosa",
+                    json: ["resourceId": "sunset-cruise", "slot": "\(year)-07-14 17:30", "seats": 1]
+                )
                 #expect(malformed.status == .badRequest, "a local time is written YYYY-MM-DDTHH:MM")
 
                 // References: any case, dashes; the user route and the admin routes take them.
@@ -50,26 +72,49 @@ struct OperatorWorldTests {
                 let spelled = reference.lowercased().prefix(3) + "-" + reference.lowercased().dropFirst(3)
                 let shown = try await client.call(.get, "/api/bookings/\(spelled)", auth: harness.serverKey, user: "rosa")
                 #expect(shown.status == .ok && shown.booking?["id"] as? Int == july["id"] as? Int)
-                #expect(try await client.call(.get, "/api/bookings/\(reference)", auth: harness.serverKey, user: "bob").status == .notFound,
-                        "another user's reference is not theirs")
+                #expect(
+                    try await client.call(.get, "/api/bookings/\(reference)", auth: harness.serverKey, user: "bob").status == .notFound,
+                    "another user's reference is not theirs"
+                )
                 #expect(try await client.call(.get, "/api/bookings/ABCDEF0", auth: harness.serverKey, user: "rosa").status == .notFound)
-                let confirmed = try await client.call(.post, "/api/admin/bookings/\(reference)/confirm", auth: harness.adminKey, json: ["reason": "paid at the harbour"])
+                let confirmed = try await client.call(
+                    .post,
+                    "/api/admin/bookings/\(reference)/confirm",
+                    auth: harness.adminKey,
+                    json: ["reason": "paid at the harbour"]
+                )
                 #expect(confirmed.status == .ok && confirmed.booking?["status"] as? String == "confirmed")
-                #expect(try await client.call(.post, "/api/admin/bookings/\(reference)/confirm", auth: harness.otherAdminKey, json: ["reason": "x"]).status == .notFound,
-                        "a reference names a booking within its tenant only")
+                #expect(
+                    try await client.call(.post, "/api/admin/bookings/\(reference)/confirm", auth: harness.otherAdminKey, json: ["reason": "x"])
+                        .status == .notFound,
+                    "a reference names a booking within its tenant only"
+                )
                 let trail = try await client.call(.get, "/api/admin/audit?bookingId=\(reference.lowercased())", auth: harness.adminKey)
-                #expect((trail.json["items"] as? [[String: Any]])?.contains { $0["action"] as? String == "booking.manual_confirm" } == true, "\(trail.json)")
+                #expect(
+                    (trail.json["items"] as? [[String: Any]])?.contains { $0["action"] as? String == "booking.manual_confirm" } == true,
+                    "\(trail.json)"
+                )
                 #expect(try await client.call(.get, "/api/admin/audit?bookingId=ABCDEFG", auth: harness.adminKey).status == .notFound)
-                #expect(try await client.call(.get, "/api/admin/audit?bookingId=\(reference.prefix(3))+\(reference.dropFirst(3))", auth: harness.adminKey).status == .ok,
-                        "a space written as + in a query string")
+                #expect(
+                    try await client.call(.get, "/api/admin/audit?bookingId=\(reference.prefix(3))+\(reference.dropFirst(3))", auth: harness.adminKey)
+                        .status == .ok,
+                    "a space written as + in a query string"
+                )
 
                 // The CSV: the instant and the local time of each booking.
                 let csv = try await client.call(.get, "/api/admin/bookings?format=csv&userId=rosa", auth: harness.adminKey)
                 let text = String(decoding: csv.data, as: UTF8.self)
                 let lines = text.split(separator: "\r\n")
-                #expect(lines.first?.hasPrefix("id,reference,createdAt,userId,resourceId,status,statusReason,start,end,localStart,localEnd,timeZone") == true)
+                #expect(
+                    lines.first?.hasPrefix("id,reference,createdAt,userId,resourceId,status,statusReason,start,end,localStart,localEnd,timeZone")
+                        == true
+                )
                 #expect(lines.count == 3)
-                #expect(text.contains("\(year)-07-14T15:30:00.000Z,\(year)-07-14T17:30:00.000Z,\(year)-07-14T17:30:00+02:00,\(year)-07-14T19:30:00+02:00,Europe/Rome"))
+                #expect(
+                    text.contains(
+                        "\(year)-07-14T15:30:00.000Z,\(year)-07-14T17:30:00.000Z,\(year)-07-14T17:30:00+02:00,\(year)-07-14T19:30:00+02:00,Europe/Rome"
+                    )
+                )
                 #expect(text.contains(reference) && text.contains("paid at the harbour"))
             }
             // The operator's confirmation told the tenant's backend, with the local time.
@@ -83,7 +128,9 @@ struct OperatorWorldTests {
         }
     }
 
-    @Test("search: a reference, a transaction id, a user; an Apple order ID resolved by Apple's Look Up Order ID (the stand-in) to the purchase Berth recorded; other tenants' data is never found")
+    @Test(
+        "search: a reference, a transaction id, a user; an Apple order ID resolved by Apple's Look Up Order ID (the stand-in) to the purchase Berth recorded; other tenants' data is never found"
+    )
     func searchWithAppleOrders() async throws {
         let apiKey = P256.Signing.PrivateKey()
         let standIn = AppleStandIn(apiKey: apiKey.publicKey, issuerId: "issuer-1", bundleId: "it.seaboo.app")
@@ -92,15 +139,29 @@ struct OperatorWorldTests {
             defer { harness.close() }
             try await harness.app().test(.router) { client in
                 let start = Harness.day(3, from: harness.clock.now())
-                let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))])
+                let booking = try await createBooking(
+                    client,
+                    harness,
+                    user: "alice",
+                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+                )
                 let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000007001")
-                let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                                 json: ["bookingId": booking["id"] as Any, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+                let paid = try await client.call(
+                    .post,
+                    "/api/verify-purchase",
+                    auth: harness.serverKey,
+                    user: "alice",
+                    json: ["bookingId": booking["id"] as Any, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                )
                 #expect(paid.status == .ok)
                 standIn.state.withLock { $0.orders["sandbox"]?["MK5TTTVWJH"] = [jws] }
 
                 func search(_ text: String, key: String? = nil) async throws -> Reply {
-                    try await client.call(.get, "/api/admin/search?q=\(text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)", auth: key ?? harness.adminKey)
+                    try await client.call(
+                        .get,
+                        "/api/admin/search?q=\(text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)",
+                        auth: key ?? harness.adminKey
+                    )
                 }
                 let order = try await search("MK5TTTVWJH")
                 let items = try #require(order.json["items"] as? [[String: Any]])
@@ -124,20 +185,45 @@ struct OperatorWorldTests {
         }
     }
 
-    @Test("a customer's timeline and the overview: a booking paid, cancelled by an operator with a reason; the money, the day's bookings and what needs action")
+    @Test(
+        "a customer's timeline and the overview: a booking paid, cancelled by an operator with a reason; the money, the day's bookings and what needs action"
+    )
     func timelineAndOverview() async throws {
         let harness = try await Harness.make(customize: Self.rome)
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(1, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))])
-            let jws = try harness.ca.signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000007101",
-                                                                   price: 80_000, currency: "EUR", purchaseDate: harness.clock.now()))
-            #expect(try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                          json: ["bookingId": booking["id"] as Any, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]).status == .ok)
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+            )
+            let jws = try harness.ca.signTransaction(
+                .testPurchase(
+                    bundleId: "it.seaboo.app",
+                    productId: "it.seaboo.rental.basic",
+                    transactionId: "2000000000007101",
+                    price: 80_000,
+                    currency: "EUR",
+                    purchaseDate: harness.clock.now()
+                )
+            )
+            #expect(
+                try await client.call(
+                    .post,
+                    "/api/verify-purchase",
+                    auth: harness.serverKey,
+                    user: "alice",
+                    json: ["bookingId": booking["id"] as Any, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                ).status == .ok
+            )
             harness.clock.advance(60)
             let id = try #require(booking["id"] as? Int)
-            #expect(try await client.call(.post, "/api/admin/bookings/\(id)/cancel", auth: harness.adminKey, json: ["reason": "storm warning"]).status == .ok)
+            #expect(
+                try await client.call(.post, "/api/admin/bookings/\(id)/cancel", auth: harness.adminKey, json: ["reason": "storm warning"]).status
+                    == .ok
+            )
 
             let timeline = try await client.call(.get, "/api/admin/customers/alice/timeline", auth: harness.adminKey)
             let entries = try #require(timeline.json["items"] as? [[String: Any]])
@@ -156,16 +242,31 @@ struct OperatorWorldTests {
             let money = try #require(overview.json["moneyIn"] as? [[String: Any]])
             #expect(money.first?["currency"] as? String == "EUR" && money.first?["amountMilliunits"] as? Int == 80_000, "\(money)")
             let today = try #require(buckets.last?["moneyIn"] as? [[String: Any]])
-            #expect(today.first?["store"] as? String == "app_store" && today.first?["count"] as? Int == 1, "the day's money by store: \(buckets.last ?? [:])")
+            #expect(
+                today.first?["store"] as? String == "app_store" && today.first?["count"] as? Int == 1,
+                "the day's money by store: \(buckets.last ?? [:])"
+            )
             let needs = try #require(overview.json["needsAction"] as? [String: Int])
-            #expect(Set(needs.keys) == ["unappliedPayments", "deadLetters", "webhookBacklog", "overduePlayAcknowledgements", "bookingsNeedingRefund", "purchasesNeedingRefund"])
+            #expect(
+                Set(needs.keys) == [
+                    "unappliedPayments", "deadLetters", "webhookBacklog", "overduePlayAcknowledgements", "bookingsNeedingRefund",
+                    "purchasesNeedingRefund",
+                ]
+            )
             #expect(needs.values.allSatisfy { $0 == 0 }, "\(needs)")
             let week = try #require(overview.json["bookingsNext7Days"] as? [[String: Any]])
             #expect(week.contains { $0["resourceId"] as? String == "gozzo-5m" })
             #expect(try await client.call(.get, "/api/admin/overview?interval=hour", auth: harness.adminKey).status == .badRequest)
-            let long = try await client.call(.get, "/api/admin/overview?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&interval=day", auth: harness.adminKey)
-            #expect(long.status == .ok && (long.json["buckets"] as? [Any])?.count ?? 0 <= 401 && (long.json["from"] as? String)?.hasPrefix("2024-11-") == true,
-                    "a period longer than 400 days starts 400 days before its end: \(long.json["from"] ?? "")")
+            let long = try await client.call(
+                .get,
+                "/api/admin/overview?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&interval=day",
+                auth: harness.adminKey
+            )
+            #expect(
+                long.status == .ok && (long.json["buckets"] as? [Any])?.count ?? 0 <= 401
+                    && (long.json["from"] as? String)?.hasPrefix("2024-11-") == true,
+                "a period longer than 400 days starts 400 days before its end: \(long.json["from"] ?? "")"
+            )
             let empty = try await client.call(.get, "/api/admin/overview?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z", auth: harness.adminKey)
             #expect(empty.status == .ok && (empty.json["buckets"] as? [Any])?.isEmpty == true, "from after to is an empty period")
         }

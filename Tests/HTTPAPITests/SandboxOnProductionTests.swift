@@ -1,28 +1,28 @@
+import BerthApp
 import Domain
 import Foundation
 import HTTPAPI
-import BerthApp
-import UseCases
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+import UseCases
 
 @Suite("Sandbox purchases on a Production tenant (Apple's genuine Sandbox transaction)")
 struct SandboxOnProductionTests {
     /// A Production tenant shaped after the app of Apple's genuine Sandbox consumable sample.
     static let catalog = #"""
-    { "tenants": [
-      { "id": "goodheart", "name": "Good Heart", "currency": "JPY",
-        "apple": { "bundleId": "com.goodheartapp", "appAppleId": 6449123456, "environments": ["Production", "Sandbox"],
-                   "sandboxTesters": ["tester-1"] },
-        "auth": { "algorithm": "HS256", "issuer": "https://goodheart.example", "secretEnv": "GOODHEART_SECRET" },
-        "products": [ { "id": "gh_super_good_ticket_1", "kind": "booking", "type": "Consumable", "title": "Ticket" } ],
-        "resources": [ { "id": "session", "kind": "experience", "name": "Session", "experienceType": "ticket",
-                         "pricePerSeatMinor": 2300, "seatsPerSlot": 10, "slotTimes": ["09:00"], "durationMinutes": 60 } ],
-        "bookingRules": { "rentalPriceBands": [], "experienceProducts": { "ticket": "gh_super_good_ticket_1" } } }
-    ] }
-    """#
+        { "tenants": [
+          { "id": "goodheart", "name": "Good Heart", "currency": "JPY",
+            "apple": { "bundleId": "com.goodheartapp", "appAppleId": 6449123456, "environments": ["Production", "Sandbox"],
+                       "sandboxTesters": ["tester-1"] },
+            "auth": { "algorithm": "HS256", "issuer": "https://goodheart.example", "secretEnv": "GOODHEART_SECRET" },
+            "products": [ { "id": "gh_super_good_ticket_1", "kind": "booking", "type": "Consumable", "title": "Ticket" } ],
+            "resources": [ { "id": "session", "kind": "experience", "name": "Session", "experienceType": "ticket",
+                             "pricePerSeatMinor": 2300, "seatsPerSlot": 10, "slotTimes": ["09:00"], "durationMinutes": 60 } ],
+            "bookingRules": { "rentalPriceBands": [], "experienceProducts": { "ticket": "gh_super_good_ticket_1" } } }
+        ] }
+        """#
 
     @Test("a Sandbox purchase confirms a Production tenant's booking only for an allow-listed tester")
     func testersOnly() async throws {
@@ -30,8 +30,12 @@ struct SandboxOnProductionTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.catalog.utf8).write(to: directory.appendingPathComponent("products.json"))
-        let setup = BerthSetup(catalogURL: directory.appendingPathComponent("products.json"), databasePath: directory.appendingPathComponent("b.sqlite").path,
-                               migrationsURL: Harness.repository.appendingPathComponent("migrations"), environment: [:])
+        let setup = BerthSetup(
+            catalogURL: directory.appendingPathComponent("products.json"),
+            databasePath: directory.appendingPathComponent("b.sqlite").path,
+            migrationsURL: Harness.repository.appendingPathComponent("migrations"),
+            environment: [:]
+        )
         var logger = Logger(label: "sandbox-on-production")
         logger.logLevel = .warning
         // The sample was signed 2025-02-10T04:29Z; the test runs the day before.
@@ -45,11 +49,22 @@ struct SandboxOnProductionTests {
         let slot = Harness.day(3, hour: 9, from: clock.now())
         try await Application(router: buildRouter(services: services)).test(.router) { client in
             func bookAndPay(_ user: String) async throws -> (Reply, Int) {
-                let booking = try await client.call(.post, "/api/bookings", auth: key, user: user, json: ["resourceId": "session", "slot": iso(slot)])
+                let booking = try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: key,
+                    user: user,
+                    json: ["resourceId": "session", "slot": iso(slot)]
+                )
                 #expect(booking.status == .created, "\(booking.json)")
                 let id = try #require(booking.booking?["id"] as? Int)
-                let reply = try await client.call(.post, "/api/verify-purchase", auth: key, user: user,
-                                                  json: ["bookingId": id, "productId": "gh_super_good_ticket_1", "jwsRepresentation": jws])
+                let reply = try await client.call(
+                    .post,
+                    "/api/verify-purchase",
+                    auth: key,
+                    user: user,
+                    json: ["bookingId": id, "productId": "gh_super_good_ticket_1", "jwsRepresentation": jws]
+                )
                 return (reply, id)
             }
             let (outsider, outsiderBooking) = try await bookAndPay("customer-7")

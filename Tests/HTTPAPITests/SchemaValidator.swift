@@ -11,12 +11,19 @@ enum JSONValue: Decodable, Equatable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     static func parse(_ data: Data) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: data) }
@@ -72,8 +79,9 @@ struct SchemaValidator {
             if let minimum = schema["minLength"] as? Int, text.count < minimum { problems.append("\(path): shorter than \(minimum)") }
             if let maximum = schema["maxLength"] as? Int, text.count > maximum { problems.append("\(path): longer than \(maximum)") }
             if schema["format"] as? String == "date-time",
-               (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) == nil,
-               (try? Date(text, strategy: .iso8601)) == nil {
+                (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) == nil,
+                (try? Date(text, strategy: .iso8601)) == nil
+            {
                 problems.append("\(path): \"\(text)\" is not an ISO 8601 date-time")
             }
         case .number(let number):

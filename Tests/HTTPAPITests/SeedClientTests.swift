@@ -3,8 +3,8 @@ import Domain
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 
 /// Each seed app's client requests exactly as its plan writes them (paths, field names, casing,
 /// headers), answered in the shape the client decodes.
@@ -21,7 +21,12 @@ struct SeedClientTests {
         try await harness.app().test(.router) { client in
             let token = try await harness.userToken("giulia")
             let slot = Harness.day(3, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
-            let created = try await client.call(.post, "/api/bookings", auth: token, json: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 2])
+            let created = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: token,
+                json: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 2]
+            )
             #expect(created.status == .created, "\(created.json)")
             let booking = try #require(created.json["booking"] as? [String: Any])
             let product = try #require(booking["requiredProductId"] as? String)
@@ -31,8 +36,12 @@ struct SeedClientTests {
 
             func pay(_ transactionId: String) async throws -> Reply {
                 let receipt = try harness.receipt(product, transactionId: transactionId)
-                return try await client.call(.post, "/api/verify-purchase", auth: token,
-                                             json: ["bookingId": bookingId, "productId": product, "transactionId": transactionId, "receipt": receipt])
+                return try await client.call(
+                    .post,
+                    "/api/verify-purchase",
+                    auth: token,
+                    json: ["bookingId": bookingId, "productId": product, "transactionId": transactionId, "receipt": receipt]
+                )
             }
             let first = try await pay("2000000000009001")
             // Applied, not complete: the app's `if (result.success) alert('Pagamento completato!')` must stay silent,
@@ -54,7 +63,9 @@ struct SeedClientTests {
             let third = try await pay("2000000000009003")
             #expect(third.status == .conflict)
             #expect(third.errorCode == "booking_already_paid")
-            #expect(try await harness.rows("SELECT status FROM purchases WHERE transaction_id = '2000000000009003'").first?["status"] == "needs_refund")
+            #expect(
+                try await harness.rows("SELECT status FROM purchases WHERE transaction_id = '2000000000009003'").first?["status"] == "needs_refund"
+            )
 
             // Apple refunds one of the two units: the booking is no longer paid in full. It awaits an
             // operator (refund the other unit or confirm by hand) and its slot is released.
@@ -97,13 +108,18 @@ struct SeedClientTests {
             #expect(own.status == .notFound && own.json["success"] as? Bool == false)
         }
         // Every /api/<segment> route of Berth's is in the list prefixes may not take.
-        let ftcBases: Set<Substring> = ["sandbox", "v1"]   // the shipped ftchinese tenant's prefixes
-        let segments = Set(harness.services.routeAccess.all.compactMap { entry -> String? in
-            let parts = entry.path.split(separator: "/")
-            return parts.count >= 2 && parts[0] == "api" && !ftcBases.contains(parts[1]) ? String(parts[1]) : nil
-        })
+        let ftcBases: Set<Substring> = ["sandbox", "v1"]  // the shipped ftchinese tenant's prefixes
+        let segments = Set(
+            harness.services.routeAccess.all.compactMap { entry -> String? in
+                let parts = entry.path.split(separator: "/")
+                return parts.count >= 2 && parts[0] == "api" && !ftcBases.contains(parts[1]) ? String(parts[1]) : nil
+            }
+        )
         #expect(segments.count >= 10)
-        #expect(segments.isSubset(of: SubscriptionSettings.berthAPISegments), "not listed: \(segments.subtracting(SubscriptionSettings.berthAPISegments))")
+        #expect(
+            segments.isSubset(of: SubscriptionSettings.berthAPISegments),
+            "not listed: \(segments.subtracting(SubscriptionSettings.berthAPISegments))"
+        )
         var catalog = try Catalog.decode(Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
         let index = try #require(catalog.tenants.firstIndex { $0.id == "ftchinese" })
         for taken in ["/api/credits", "/api", "/admin/x", "/metrics"] {
@@ -123,9 +139,15 @@ struct SeedClientTests {
         let key = try await harness.apiKey(SubscriptionsTests.brain, .server)
         try await harness.app().test(.router) { client in
             let receipt = try BraindumpsterTests.receipt(harness, original: "4500000000000001", start: harness.clock.now(), days: 365)
-            let reply = try await client.call(.post, "/api/verify-receipt", auth: key,
-                                              json: ["receipt_data": receipt, "user_id": "uid-A", "bundle_id": SubscriptionsTests.brainBundle, "app_version": "1.0 (7)",
-                                                     "device_info": ["model": "iPhone15,3", "osVersion": "iOS 18.0", "locale": "en_US"]])
+            let reply = try await client.call(
+                .post,
+                "/api/verify-receipt",
+                auth: key,
+                json: [
+                    "receipt_data": receipt, "user_id": "uid-A", "bundle_id": SubscriptionsTests.brainBundle, "app_version": "1.0 (7)",
+                    "device_info": ["model": "iPhone15,3", "osVersion": "iOS 18.0", "locale": "en_US"],
+                ]
+            )
             #expect(reply.status == .ok, "\(reply.json)")
             #expect(reply.json["success"] as? Bool == true && reply.json["isPremium"] as? Bool == true)
             #expect(reply.json["productId"] as? String == SubscriptionsTests.yearly)

@@ -17,14 +17,24 @@ struct SignedAnswerTests {
     static let keyId = "answers-2026-11"
 
     static func harness(_ key: P256.Signing.PrivateKey) async throws -> Harness {
-        try await Harness.make(customize: { catalog in
-            guard let index = catalog.tenants.firstIndex(where: { $0.id == tenant }) else { return }
-            catalog.tenants[index].answerSigning = AnswerSigningSettings(keyId: keyId, privateKeyEnv: "AISTYLIST_TEST_ANSWER_KEY")
-        }, environment: ["AISTYLIST_TEST_ANSWER_KEY": key.pemRepresentation])
+        try await Harness.make(
+            customize: { catalog in
+                guard let index = catalog.tenants.firstIndex(where: { $0.id == tenant }) else { return }
+                catalog.tenants[index].answerSigning = AnswerSigningSettings(keyId: keyId, privateKeyEnv: "AISTYLIST_TEST_ANSWER_KEY")
+            },
+            environment: ["AISTYLIST_TEST_ANSWER_KEY": key.pemRepresentation]
+        )
     }
 
-    static func call(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, auth: String?, user: String? = nil,
-                     nonce: String? = nil, json: Any? = nil) async throws -> Reply {
+    static func call(
+        _ client: some TestClientProtocol,
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        auth: String?,
+        user: String? = nil,
+        nonce: String? = nil,
+        json: Any? = nil
+    ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let auth { headers[.authorization] = "Bearer \(auth)" }
         if let user { headers[HTTPField.Name("X-User-Id")!] = user }
@@ -38,19 +48,35 @@ struct SignedAnswerTests {
     static func header(_ reply: Reply, _ name: String) -> String? { reply.headers[HTTPField.Name(name)!] }
 
     static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=",
+            with: ""
+        )
     }
 
     /// Whether the reply's signature verifies over the documented text, with these expectations.
-    static func verifies(_ reply: Reply, key: P256.Signing.PublicKey, nonce: String, user: String, method: String, path: String,
-                         body: Data? = nil, status: Int? = nil) -> Bool {
+    static func verifies(
+        _ reply: Reply,
+        key: P256.Signing.PublicKey,
+        nonce: String,
+        user: String,
+        method: String,
+        path: String,
+        body: Data? = nil,
+        status: Int? = nil
+    ) -> Bool {
         guard let signatureText = header(reply, "X-Berth-Signature"), let signedAt = header(reply, "X-Berth-Signed-At"),
-              header(reply, "X-Berth-Key-Id") == keyId else { return false }
+            header(reply, "X-Berth-Key-Id") == keyId
+        else { return false }
         var padded = signatureText.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while padded.count % 4 != 0 { padded += "=" }
-        guard let raw = Data(base64Encoded: padded), raw.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else { return false }
-        let lines = ["berth-answer-v1", keyId, nonce, signedAt, String(status ?? Int(reply.status.code)), "\(method) \(path)", user,
-                     base64URL(Data(SHA256.hash(data: body ?? reply.data)))]
+        guard let raw = Data(base64Encoded: padded), raw.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else {
+            return false
+        }
+        let lines = [
+            "berth-answer-v1", keyId, nonce, signedAt, String(status ?? Int(reply.status.code)), "\(method) \(path)", user,
+            base64URL(Data(SHA256.hash(data: body ?? reply.data))),
+        ]
         return key.isValidSignature(signature, for: Data(lines.joined(separator: "\n").utf8))
     }
 
@@ -70,8 +96,10 @@ struct SignedAnswerTests {
             #expect(published.status == .ok)
             let spki = try #require(published.json["publicKeySPKI"] as? String)
             #expect(spki == key.publicKey.derRepresentation.base64EncodedString())
-            #expect(published.json["keyId"] as? String == Self.keyId && published.json["algorithm"] as? String == "ES256"
-                    && published.json["format"] as? String == "berth-answer-v1")
+            #expect(
+                published.json["keyId"] as? String == Self.keyId && published.json["algorithm"] as? String == "ES256"
+                    && published.json["format"] as? String == "berth-answer-v1"
+            )
             let jwk = try #require(published.json["jwk"] as? [String: Any])
             let point = key.publicKey.x963Representation
             #expect(jwk["x"] as? String == Self.base64URL(point.dropFirst().prefix(32)) && jwk["y"] as? String == Self.base64URL(point.dropFirst(33)))
@@ -92,13 +120,25 @@ struct SignedAnswerTests {
             #expect(!Self.verifies(reply, key: pinned, nonce: UUID().uuidString, user: "ana", method: "GET", path: "/api/entitlements"))
             #expect(!Self.verifies(reply, key: pinned, nonce: nonce, user: "ana", method: "GET", path: "/api/credits"))
             #expect(!Self.verifies(reply, key: pinned, nonce: nonce, user: "ana", method: "GET", path: "/api/entitlements", status: 201))
-            #expect(!Self.verifies(reply, key: P256.Signing.PrivateKey().publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/entitlements"))
+            #expect(
+                !Self.verifies(reply, key: P256.Signing.PrivateKey().publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/entitlements")
+            )
 
             // The README's Swift snippet agrees, and refuses a stale answer.
             let now = harness.clock.now()
             func snippet(body: Data? = nil, user: String = "ana", nonce n: String = nonce, at: Date = now) -> Bool {
-                verifyBerthAnswer(body: body ?? reply.data, status: Int(reply.status.code), headers: Self.headers(reply), pinnedKeySPKI: spki, keyId: Self.keyId,
-                                  nonce: n, userId: user, method: "GET", path: "/api/entitlements", now: at)
+                verifyBerthAnswer(
+                    body: body ?? reply.data,
+                    status: Int(reply.status.code),
+                    headers: Self.headers(reply),
+                    pinnedKeySPKI: spki,
+                    keyId: Self.keyId,
+                    nonce: n,
+                    userId: user,
+                    method: "GET",
+                    path: "/api/entitlements",
+                    now: at
+                )
             }
             #expect(snippet())
             #expect(!snippet(body: premium) && !snippet(user: "bo") && !snippet(nonce: "another-nonce") && !snippet(at: now.addingTimeInterval(301)))
@@ -120,18 +160,43 @@ struct SignedAnswerTests {
         let pinned = key.publicKey
         try await harness.app().test(.router) { http in
             let jws = try harness.purchase(CreditsTests.starter, transactionId: "3000000000077001", bundleId: CordovaValidatorTests.bundle)
-            let bought = try await Self.call(http, .post, "/api/verify-purchase", auth: client, user: "ana", nonce: "n-000001",
-                                             json: ["productId": CreditsTests.starter, "jwsRepresentation": jws])
+            let bought = try await Self.call(
+                http,
+                .post,
+                "/api/verify-purchase",
+                auth: client,
+                user: "ana",
+                nonce: "n-000001",
+                json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+            )
             #expect(bought.status == .ok, "\(bought.json)")
             #expect(Self.verifies(bought, key: pinned, nonce: "n-000001", user: "ana", method: "POST", path: "/api/verify-purchase"))
-            let replay = try await Self.call(http, .post, "/api/verify-purchase", auth: client, user: "bo", nonce: "n-000002",
-                                             json: ["productId": CreditsTests.starter, "jwsRepresentation": jws])
+            let replay = try await Self.call(
+                http,
+                .post,
+                "/api/verify-purchase",
+                auth: client,
+                user: "bo",
+                nonce: "n-000002",
+                json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+            )
             #expect(replay.status == .conflict && replay.errorCode == "transaction_already_used")
-            #expect(Self.verifies(replay, key: pinned, nonce: "n-000002", user: "bo", method: "POST", path: "/api/verify-purchase"), "a refusal is signed with its status")
+            #expect(
+                Self.verifies(replay, key: pinned, nonce: "n-000002", user: "bo", method: "POST", path: "/api/verify-purchase"),
+                "a refusal is signed with its status"
+            )
 
             let credits = try await Self.call(http, .get, "/api/credits", auth: client, user: "ana", nonce: "n-000003")
             #expect(credits.status == .ok && Self.verifies(credits, key: pinned, nonce: "n-000003", user: "ana", method: "GET", path: "/api/credits"))
-            let reserved = try await Self.call(http, .post, "/api/credits/reservations", auth: server, user: "ana", nonce: "n-000010", json: ["amount": 1])
+            let reserved = try await Self.call(
+                http,
+                .post,
+                "/api/credits/reservations",
+                auth: server,
+                user: "ana",
+                nonce: "n-000010",
+                json: ["amount": 1]
+            )
             #expect(reserved.status == .created || reserved.status == .ok, "\(reserved.json)")
             #expect(Self.verifies(reserved, key: pinned, nonce: "n-000010", user: "ana", method: "POST", path: "/api/credits/reservations"))
             let v1 = try await Self.call(http, .get, "/v1/credits/balance", auth: client, user: "ana", nonce: "n-000004")
@@ -140,17 +205,32 @@ struct SignedAnswerTests {
             // The validator: a server key names no user; the plugin's applicationUsername is whom the answer is about.
             let path = "/api/validator/\(Self.tenant)"
             let second = try harness.purchase(CreditsTests.starter, transactionId: "3000000000077002", bundleId: CordovaValidatorTests.bundle)
-            let validated = try await Self.call(http, .post, path, auth: server, nonce: "n-000005",
-                                                json: CordovaValidatorTests.sk2Body(jws: second, product: CreditsTests.starter, user: "cy"))
+            let validated = try await Self.call(
+                http,
+                .post,
+                path,
+                auth: server,
+                nonce: "n-000005",
+                json: CordovaValidatorTests.sk2Body(jws: second, product: CreditsTests.starter, user: "cy")
+            )
             #expect(validated.status == .ok && validated.json["ok"] as? Bool == true, "\(validated.json)")
             #expect(Self.verifies(validated, key: pinned, nonce: "n-000005", user: "cy", method: "POST", path: path))
             #expect(Self.header(validated, "X-Berth-Answer-User") == nil, "the handler's note to the signer is not sent")
             // The plugin's refusal shape (HTTP 200, ok: false) is signed like any answer, about the plugin's user too.
-            let refused = try await Self.call(http, .post, path, auth: server, nonce: "n-000006",
-                                              json: CordovaValidatorTests.sk2Body(jws: second, product: CreditsTests.starter, user: "dee"))
+            let refused = try await Self.call(
+                http,
+                .post,
+                path,
+                auth: server,
+                nonce: "n-000006",
+                json: CordovaValidatorTests.sk2Body(jws: second, product: CreditsTests.starter, user: "dee")
+            )
             #expect(refused.status == .ok && refused.json["ok"] as? Bool == false, "\(refused.json)")
             #expect(Self.verifies(refused, key: pinned, nonce: "n-000006", user: "dee", method: "POST", path: path))
-            #expect((refused.json["error"] as? [String: Any])?["code"] as? String == "transaction_already_used", "the refusal itself is unchanged: \(refused.json)")
+            #expect(
+                (refused.json["error"] as? [String: Any])?["code"] as? String == "transaction_already_used",
+                "the refusal itself is unchanged: \(refused.json)"
+            )
 
             // A guard's refusal (a server key that names nobody) is signed for no user.
             let nobody = try await Self.call(http, .get, "/api/entitlements", auth: server, nonce: "n-000007")
@@ -168,15 +248,32 @@ struct SignedAnswerTests {
         try await harness.app().test(.router) { http in
             let jws = try harness.purchase(CreditsTests.starter, transactionId: "3000000000077003", bundleId: CordovaValidatorTests.bundle)
             for bad in ["short", String(repeating: "a", count: 129), "has space 123", "line\u{1}break99"] {
-                let reply = try await Self.call(http, .post, "/api/verify-purchase", auth: client, user: "ana", nonce: bad,
-                                                json: ["productId": CreditsTests.starter, "jwsRepresentation": jws])
-                #expect(reply.status == .badRequest && reply.errorCode == "invalid_field" && reply.errorField == "X-Berth-Nonce", "\(bad): \(reply.json)")
+                let reply = try await Self.call(
+                    http,
+                    .post,
+                    "/api/verify-purchase",
+                    auth: client,
+                    user: "ana",
+                    nonce: bad,
+                    json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+                )
+                #expect(
+                    reply.status == .badRequest && reply.errorCode == "invalid_field" && reply.errorField == "X-Berth-Nonce",
+                    "\(bad): \(reply.json)"
+                )
             }
             let balance = try await Self.call(http, .get, "/api/credits", auth: client, user: "ana", nonce: "a1b2c3d4")
             let starter = (balance.json["credits"] as? [[String: Any]])?.first?["balance"] as? Int
             #expect(starter == 2, "the refused purchases applied nothing (the two free credits only): \(balance.json)")
-            let good = try await Self.call(http, .post, "/api/verify-purchase", auth: client, user: "ana", nonce: "AZaz09+/=-_.~",
-                                           json: ["productId": CreditsTests.starter, "jwsRepresentation": jws])
+            let good = try await Self.call(
+                http,
+                .post,
+                "/api/verify-purchase",
+                auth: client,
+                user: "ana",
+                nonce: "AZaz09+/=-_.~",
+                json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+            )
             #expect(good.status == .ok && Self.header(good, "X-Berth-Nonce") == "AZaz09+/=-_.~")
 
             // seaboo-test does not sign: no signature, and its nonce header is not read.
@@ -197,9 +294,11 @@ struct SignedAnswerTests {
     func configuration() async throws {
         var catalog = try Catalog.decode(try Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
         let index = try #require(catalog.tenants.firstIndex { $0.id == Self.tenant })
-        for (settings, message) in [(AnswerSigningSettings(keyId: "bad id", privateKeyEnv: "K"), "answerSigning.keyId"),
-                                    (AnswerSigningSettings(keyId: "k1"), "exactly one of"),
-                                    (AnswerSigningSettings(keyId: "k1", privateKeyEnv: "K", privateKeyFileEnv: "F"), "exactly one of")] {
+        for (settings, message) in [
+            (AnswerSigningSettings(keyId: "bad id", privateKeyEnv: "K"), "answerSigning.keyId"),
+            (AnswerSigningSettings(keyId: "k1"), "exactly one of"),
+            (AnswerSigningSettings(keyId: "k1", privateKeyEnv: "K", privateKeyFileEnv: "F"), "exactly one of"),
+        ] {
             catalog.tenants[index].answerSigning = settings
             #expect { try catalog.validate() } throws: { "\($0)".contains(message) }
         }
@@ -216,7 +315,9 @@ struct SignedAnswerTests {
         await #expect { _ = try await start(.init(keyId: "k1", privateKeyEnv: "ANSWER_KEY"), ["ANSWER_KEY": "not a key"]) } throws: {
             "\($0)".contains("not a PEM P-256 private key")
         }
-        await #expect { _ = try await start(.init(keyId: "k1", privateKeyFileEnv: "ANSWER_KEY_FILE"), ["ANSWER_KEY_FILE": "/nonexistent/answer.pem"]) } throws: {
+        await #expect {
+            _ = try await start(.init(keyId: "k1", privateKeyFileEnv: "ANSWER_KEY_FILE"), ["ANSWER_KEY_FILE": "/nonexistent/answer.pem"])
+        } throws: {
             "\($0)".contains("/nonexistent/answer.pem")
         }
         let key = P256.Signing.PrivateKey()
@@ -251,7 +352,9 @@ struct AnswerSnippetTests {
 
     @Test("the JS snippet (WebCrypto, in node) accepts a genuine answer and refuses a changed body, another user, another nonce, a stale one")
     func javascript() async throws {
-        guard let node = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        guard
+            let node = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else {
             if ProcessInfo.processInfo.environment["BERTH_REQUIRE_NODE"] == "1" { Issue.record("node is required (BERTH_REQUIRE_NODE=1)") }
             print("SignedAnswerTests: WARNING: node not found: the JS snippet check is SKIPPED")
             return
@@ -268,8 +371,10 @@ struct AnswerSnippetTests {
         let now = (harness.clock.now().timeIntervalSince1970 * 1000).rounded(.down)
         let tampered = String(decoding: reply.data, as: UTF8.self).replacingOccurrences(of: "\"isPremium\":false", with: "\"isPremium\":true")
         func options(user: String = "ana", nonce n: String = nonce, now at: Double = now) -> [String: Any] {
-            ["publicKeySPKI": key.publicKey.derRepresentation.base64EncodedString(), "keyId": SignedAnswerTests.keyId, "nonce": n, "userId": user,
-             "method": "GET", "path": "/api/entitlements", "now": at]
+            [
+                "publicKeySPKI": key.publicKey.derRepresentation.base64EncodedString(), "keyId": SignedAnswerTests.keyId, "nonce": n, "userId": user,
+                "method": "GET", "path": "/api/entitlements", "now": at,
+            ]
         }
         let body = reply.data.base64EncodedString()
         let cases: [[String: Any]] = [
@@ -285,19 +390,19 @@ struct AnswerSnippetTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let snippet = try String(contentsOf: Harness.repository.appendingPathComponent("docs/snippets/verify-berth-answer.js"), encoding: .utf8)
         let driver = """
-        const input = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
-        (async () => {
-          for (const c of input.cases) {
-            const response = new Response(Buffer.from(c.body, 'base64'), { status: input.status, headers: input.headers });
-            try {
-              const answer = await verifyBerthAnswer(response, c.options);
-              console.log(`${c.name}: accepted isPremium=${answer.isPremium}`);
-            } catch (error) {
-              console.log(`${c.name}: refused (${error.message})`);
-            }
-          }
-        })();
-        """
+            const input = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
+            (async () => {
+              for (const c of input.cases) {
+                const response = new Response(Buffer.from(c.body, 'base64'), { status: input.status, headers: input.headers });
+                try {
+                  const answer = await verifyBerthAnswer(response, c.options);
+                  console.log(`${c.name}: accepted isPremium=${answer.isPremium}`);
+                } catch (error) {
+                  console.log(`${c.name}: refused (${error.message})`);
+                }
+              }
+            })();
+            """
         try Data((snippet + "\n" + driver).utf8).write(to: directory.appendingPathComponent("check.js"))
         try JSONSerialization.data(withJSONObject: input).write(to: directory.appendingPathComponent("input.json"))
         let process = Process()
@@ -311,11 +416,16 @@ struct AnswerSnippetTests {
         process.waitUntilExit()
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(process.terminationStatus == 0, "\(lines)")
-        #expect(lines == ["genuine: accepted isPremium=false",
-                          "changed body: refused (the answer was changed on its way)",
-                          "another user: refused (the answer was changed on its way)",
-                          "another nonce: refused (the answer was changed on its way)",
-                          "stale: refused (the answer is stale)"], "\(lines)")
+        #expect(
+            lines == [
+                "genuine: accepted isPremium=false",
+                "changed body: refused (the answer was changed on its way)",
+                "another user: refused (the answer was changed on its way)",
+                "another nonce: refused (the answer was changed on its way)",
+                "stale: refused (the answer is stale)",
+            ],
+            "\(lines)"
+        )
     }
 }
 
@@ -330,9 +440,13 @@ extension SignedAnswerTests {
             let nonce = UUID().uuidString
             let paged = try await Self.call(http, .get, "/api/credits/transactions?limit=1&offset=5", auth: client, user: "ana", nonce: nonce)
             #expect(paged.status == .ok, "\(paged.json)")
-            #expect(!Self.verifies(paged, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions"),
-                    "a proxy cannot pass the answer to another question off as the answer to the app's")
-            #expect(Self.verifies(paged, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions?limit=1&offset=5"))
+            #expect(
+                !Self.verifies(paged, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions"),
+                "a proxy cannot pass the answer to another question off as the answer to the app's"
+            )
+            #expect(
+                Self.verifies(paged, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions?limit=1&offset=5")
+            )
             let plain = try await Self.call(http, .get, "/api/credits/transactions", auth: client, user: "ana", nonce: nonce)
             #expect(Self.verifies(plain, key: key.publicKey, nonce: nonce, user: "ana", method: "GET", path: "/api/credits/transactions"))
         }

@@ -26,8 +26,17 @@ struct StripeSignatureTests {
         #expect(vectors.count == 3)
         for vector in vectors {
             let at = Date(timeIntervalSince1970: TimeInterval(vector.timestamp))
-            #expect(try StripeSignature.verify(payload: Data(vector.payload.utf8), header: vector.header, secrets: ["whsec_other", vector.secret], now: at) == vector.timestamp)
-            #expect(StripeSignature.header(payload: Data(vector.payload.utf8), secrets: [vector.secret], timestamp: vector.timestamp) == vector.header)
+            #expect(
+                try StripeSignature.verify(
+                    payload: Data(vector.payload.utf8),
+                    header: vector.header,
+                    secrets: ["whsec_other", vector.secret],
+                    now: at
+                ) == vector.timestamp
+            )
+            #expect(
+                StripeSignature.header(payload: Data(vector.payload.utf8), secrets: [vector.secret], timestamp: vector.timestamp) == vector.header
+            )
         }
     }
 

@@ -6,8 +6,8 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import Synchronization
-import Testing
 import TestKit
+import Testing
 import _CryptoExtras
 
 /// Subscriptions end to end over HTTP: `ftchinese-test` (seed 003: records, notifications, the link
@@ -24,33 +24,87 @@ struct SubscriptionsTests {
     static let day: TimeInterval = 86_400
 
     /// A StoreKit 2 transaction of a subscription period.
-    static func period(_ harness: Harness, transaction: String, original: String, product: String = monthly, bundle: String = ftcBundle,
-                       start: Date, days: Double = 30, signed: Date? = nil, revoked: Date? = nil) -> TransactionPayload {
-        var t = TransactionPayload.testPurchase(bundleId: bundle, productId: product, transactionId: transaction, originalTransactionId: original,
-                                                type: .autoRenewableSubscription, purchaseDate: start, signedDate: signed ?? harness.clock.now(),
-                                                expiresDate: start.addingTimeInterval(days * day))
+    static func period(
+        _ harness: Harness,
+        transaction: String,
+        original: String,
+        product: String = monthly,
+        bundle: String = ftcBundle,
+        start: Date,
+        days: Double = 30,
+        signed: Date? = nil,
+        revoked: Date? = nil
+    ) -> TransactionPayload {
+        var t = TransactionPayload.testPurchase(
+            bundleId: bundle,
+            productId: product,
+            transactionId: transaction,
+            originalTransactionId: original,
+            type: .autoRenewableSubscription,
+            purchaseDate: start,
+            signedDate: signed ?? harness.clock.now(),
+            expiresDate: start.addingTimeInterval(days * day)
+        )
         t.revocationDate = revoked.map(AppleTimestamp.init)
         return t
     }
 
-    static func renewal(_ harness: Harness, original: String, autoRenew: Bool = true, retry: Bool? = nil, grace: Date? = nil, signed: Date? = nil) -> RenewalInfoPayload {
-        RenewalInfoPayload(originalTransactionId: original, autoRenewProductId: monthly, productId: monthly, autoRenewStatus: autoRenew ? .on : .off,
-                           isInBillingRetryPeriod: retry, gracePeriodExpiresDate: grace.map(AppleTimestamp.init), signedDate: AppleTimestamp(signed ?? harness.clock.now()),
-                           environment: .sandbox)
+    static func renewal(
+        _ harness: Harness,
+        original: String,
+        autoRenew: Bool = true,
+        retry: Bool? = nil,
+        grace: Date? = nil,
+        signed: Date? = nil
+    ) -> RenewalInfoPayload {
+        RenewalInfoPayload(
+            originalTransactionId: original,
+            autoRenewProductId: monthly,
+            productId: monthly,
+            autoRenewStatus: autoRenew ? .on : .off,
+            isInBillingRetryPeriod: retry,
+            gracePeriodExpiresDate: grace.map(AppleTimestamp.init),
+            signedDate: AppleTimestamp(signed ?? harness.clock.now()),
+            environment: .sandbox
+        )
     }
 
-    static func notify(_ client: some TestClientProtocol, _ harness: Harness, _ type: AppleSignedData.NotificationType, subtype: NotificationSubtype? = nil,
-                       transaction: TransactionPayload?, renewal: RenewalInfoPayload? = nil, signed: Date? = nil) async throws -> Reply {
-        let payload = try harness.ca.signNotification(type: type, subtype: subtype, bundleId: ftcBundle, transaction: transaction, renewalInfo: renewal,
-                                                      signedDate: signed ?? harness.clock.now())
+    static func notify(
+        _ client: some TestClientProtocol,
+        _ harness: Harness,
+        _ type: AppleSignedData.NotificationType,
+        subtype: NotificationSubtype? = nil,
+        transaction: TransactionPayload?,
+        renewal: RenewalInfoPayload? = nil,
+        signed: Date? = nil
+    ) async throws -> Reply {
+        let payload = try harness.ca.signNotification(
+            type: type,
+            subtype: subtype,
+            bundleId: ftcBundle,
+            transaction: transaction,
+            renewalInfo: renewal,
+            signedDate: signed ?? harness.clock.now()
+        )
         let reply = try await client.call(.post, "/api/apple/notifications/\(ftc)", auth: nil, json: ["signedPayload": payload])
         #expect(reply.status == .ok, "\(reply.json)")
         return reply
     }
 
-    static func claim(_ client: some TestClientProtocol, _ harness: Harness, key: String, user: String, _ transaction: TransactionPayload) async throws -> Reply {
-        try await client.call(.post, "/api/verify-purchase", auth: key, user: user,
-                              json: ["productId": transaction.productId ?? "", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+    static func claim(
+        _ client: some TestClientProtocol,
+        _ harness: Harness,
+        key: String,
+        user: String,
+        _ transaction: TransactionPayload
+    ) async throws -> Reply {
+        try await client.call(
+            .post,
+            "/api/verify-purchase",
+            auth: key,
+            user: user,
+            json: ["productId": transaction.productId ?? "", "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+        )
     }
 
     static func entitlements(_ client: some TestClientProtocol, key: String, user: String) async throws -> [String: Any] {
@@ -86,27 +140,47 @@ struct SubscriptionsTests {
             let ana = try await Self.entitlements(client, key: key, user: "ana")
             #expect(ana["isPremium"] as? Bool == true)
             let item = try #require((ana["entitlements"] as? [[String: Any]])?.first)
-            #expect(item["entitlement"] as? String == "premium" && item["productId"] as? String == Self.monthly && item["environment"] as? String == "Sandbox")
+            #expect(
+                item["entitlement"] as? String == "premium" && item["productId"] as? String == Self.monthly
+                    && item["environment"] as? String == "Sandbox"
+            )
             #expect(item["autoRenew"] == nil || item["autoRenew"] is NSNull, "a transaction alone does not say whether it renews")
 
             // Bob's device shows the same subscription (its renewal): it is Ana's.
-            let renewal = Self.period(harness, transaction: "2000000100000002", original: "2000000100000001", start: now.addingTimeInterval(29 * Self.day))
+            let renewal = Self.period(
+                harness,
+                transaction: "2000000100000002",
+                original: "2000000100000001",
+                start: now.addingTimeInterval(29 * Self.day)
+            )
             let stolen = try await Self.claim(client, harness, key: key, user: "bob", renewal)
             #expect(stolen.status == .conflict, "\(stolen.json)")
             #expect(stolen.errorCode == "linked_to_other_account")
             #expect(try await Self.entitlements(client, key: key, user: "bob")["isPremium"] as? Bool == false)
             let cheats = try await client.call(.get, "/api/admin/subscriptions/cheats", auth: admin)
             let cheat = try #require((cheats.json["items"] as? [[String: Any]])?.first)
-            #expect(cheat["userId"] as? String == "bob" && cheat["ownerUserId"] as? String == "ana" && cheat["source"] as? String == "verify_purchase")
+            #expect(
+                cheat["userId"] as? String == "bob" && cheat["ownerUserId"] as? String == "ana" && cheat["source"] as? String == "verify_purchase"
+            )
 
             // A consumable of another app's kind cannot pass as a subscription.
-            let booking = try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana",
-                                                json: ["productId": Self.monthly, "jwsRepresentation": try harness.purchase(Self.monthly, transactionId: "2000000100000009", bundleId: Self.ftcBundle)])
+            let booking = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: key,
+                user: "ana",
+                json: [
+                    "productId": Self.monthly,
+                    "jwsRepresentation": try harness.purchase(Self.monthly, transactionId: "2000000100000009", bundleId: Self.ftcBundle),
+                ]
+            )
             #expect(booking.status == .unprocessableContent && booking.errorCode == "product_not_supported", "\(booking.json)")
         }
     }
 
-    @Test("notifications move a stored subscription: renew, fail into grace, grace and expiry follow the clock, EXPIRED, REFUND; late ones change nothing; events go out")
+    @Test(
+        "notifications move a stored subscription: renew, fail into grace, grace and expiry follow the clock, EXPIRED, REFUND; late ones change nothing; events go out"
+    )
     func notificationsMoveState() async throws {
         let harness = try await Harness.make(webhookURL: "http://127.0.0.1:9/hooks", webhookTenants: [Self.ftc])
         defer { harness.close() }
@@ -116,20 +190,44 @@ struct SubscriptionsTests {
             let otid = "2000000200000001"
             // Apple tells Berth before the app does: the record waits for its user.
             let subscribed = Self.period(harness, transaction: otid, original: otid, start: t0.addingTimeInterval(-60))
-            let early = try await Self.notify(client, harness, .subscribed, subtype: .initialBuy, transaction: subscribed, renewal: Self.renewal(harness, original: otid))
+            let early = try await Self.notify(
+                client,
+                harness,
+                .subscribed,
+                subtype: .initialBuy,
+                transaction: subscribed,
+                renewal: Self.renewal(harness, original: otid)
+            )
             #expect(early.json["outcome"] as? String == "subscription_active")
-            let claimed = try await Self.claim(client, harness, key: key, user: "cy", Self.period(harness, transaction: otid, original: otid, start: t0.addingTimeInterval(-60),
-                                                                                                 signed: t0.addingTimeInterval(-30)))
+            let claimed = try await Self.claim(
+                client,
+                harness,
+                key: key,
+                user: "cy",
+                Self.period(
+                    harness,
+                    transaction: otid,
+                    original: otid,
+                    start: t0.addingTimeInterval(-60),
+                    signed: t0.addingTimeInterval(-30)
+                )
+            )
             #expect(claimed.status == .ok, "\(claimed.json)")
             #expect((claimed.json["subscription"] as? [String: Any])?["autoRenew"] as? Bool == true, "what the notification said is kept")
 
             harness.clock.advance(29 * Self.day)
             let renewed = Self.period(harness, transaction: "2000000200000002", original: otid, start: t0.addingTimeInterval(30 * Self.day - 60))
             #expect(try await Self.notify(client, harness, .didRenew, transaction: renewed).json["outcome"] as? String == "subscription_active")
-            harness.clock.advance(31 * Self.day)   // t0 + 60 d: the renewed period ends now (t0 + 60 d − 60 s)
+            harness.clock.advance(31 * Self.day)  // t0 + 60 d: the renewed period ends now (t0 + 60 d − 60 s)
             let grace = t0.addingTimeInterval(63 * Self.day)
-            let failed = try await Self.notify(client, harness, .didFailToRenew, subtype: .gracePeriod, transaction: renewed,
-                                               renewal: Self.renewal(harness, original: otid, retry: true, grace: grace))
+            let failed = try await Self.notify(
+                client,
+                harness,
+                .didFailToRenew,
+                subtype: .gracePeriod,
+                transaction: renewed,
+                renewal: Self.renewal(harness, original: otid, retry: true, grace: grace)
+            )
             #expect(failed.json["outcome"] as? String == "subscription_grace_period")
             var cy = try await Self.entitlements(client, key: key, user: "cy")
             #expect(Self.state(cy, otid) == "grace_period" && cy["isPremium"] as? Bool == true)
@@ -137,12 +235,27 @@ struct SubscriptionsTests {
             cy = try await Self.entitlements(client, key: key, user: "cy")
             #expect(Self.state(cy, otid) == "billing_retry" && cy["isPremium"] as? Bool == false, "the grace period ends by the clock")
 
-            let stale = try await Self.notify(client, harness, .didChangeRenewalStatus, subtype: .autoRenewDisabled, transaction: renewed,
-                                              renewal: Self.renewal(harness, original: otid, autoRenew: false, signed: t0), signed: t0)
+            let stale = try await Self.notify(
+                client,
+                harness,
+                .didChangeRenewalStatus,
+                subtype: .autoRenewDisabled,
+                transaction: renewed,
+                renewal: Self.renewal(harness, original: otid, autoRenew: false, signed: t0),
+                signed: t0
+            )
             #expect(stale.json["outcome"] as? String == "subscription_stale", "a notification signed before the last one applied changes nothing")
 
-            #expect(try await Self.notify(client, harness, .expired, subtype: .billingRetry, transaction: renewed,
-                                          renewal: Self.renewal(harness, original: otid, autoRenew: false, retry: false)).json["outcome"] as? String == "subscription_expired")
+            #expect(
+                try await Self.notify(
+                    client,
+                    harness,
+                    .expired,
+                    subtype: .billingRetry,
+                    transaction: renewed,
+                    renewal: Self.renewal(harness, original: otid, autoRenew: false, retry: false)
+                ).json["outcome"] as? String == "subscription_expired"
+            )
             cy = try await Self.entitlements(client, key: key, user: "cy")
             #expect(Self.state(cy, otid) == "expired")
 
@@ -160,7 +273,9 @@ struct SubscriptionsTests {
             #expect(try await harness.rows("SELECT status FROM purchases WHERE transaction_id = ?", [other]).first?["status"] == "refunded")
             harness.clock.advance(60)
             let reversed = Self.period(harness, transaction: other, original: other, start: now.addingTimeInterval(-60))
-            #expect(try await Self.notify(client, harness, .refundReversed, transaction: reversed).json["outcome"] as? String == "subscription_active")
+            #expect(
+                try await Self.notify(client, harness, .refundReversed, transaction: reversed).json["outcome"] as? String == "subscription_active"
+            )
 
             let events = try await harness.rows("SELECT payload FROM webhook_outbox WHERE event_type = 'subscription.updated'")
             #expect(events.count >= 7, "one event per change: \(events.count)")
@@ -171,7 +286,13 @@ struct SubscriptionsTests {
 
 extension SubscriptionsTests {
     /// A base64 Sandbox receipt holding the periods of one subscription.
-    static func receipt(_ harness: Harness, bundle: String = ftcBundle, product: String = monthly, original: String, periods: [(String, Date, Date)]) throws -> String {
+    static func receipt(
+        _ harness: Harness,
+        bundle: String = ftcBundle,
+        product: String = monthly,
+        original: String,
+        periods: [(String, Date, Date)]
+    ) throws -> String {
         var receipt = AppReceipt.testReceipt(bundleId: bundle, productId: product, transactionId: original, created: harness.clock.now())
         receipt.inAppPurchases = periods.map { id, start, end in
             var entry = AppReceipt.InAppPurchase()
@@ -187,8 +308,15 @@ extension SubscriptionsTests {
         return Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString()
     }
 
-    static func ftcCall(_ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ path: String, key: String?, ftcId: String? = nil, json: Any? = nil,
-                        raw: String? = nil) async throws -> Reply {
+    static func ftcCall(
+        _ client: some TestClientProtocol,
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        key: String?,
+        ftcId: String? = nil,
+        json: Any? = nil,
+        raw: String? = nil
+    ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let key { headers[.authorization] = "Bearer \(key)" }
         if let ftcId { headers[HTTPField.Name("X-Ftc-Id")!] = ftcId }
@@ -205,7 +333,9 @@ extension SubscriptionsTests {
         return (error?["field"] as? String, error?["code"] as? String)
     }
 
-    @Test("FT Chinese's routes answer with its shapes and codes: subs, link (policy, cheat), list with inUse, receipt, refresh, unlink with an archive")
+    @Test(
+        "FT Chinese's routes answer with its shapes and codes: subs, link (policy, cheat), list with inUse, receipt, refresh, unlink with an archive"
+    )
     func ftcRoutes() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
@@ -213,8 +343,14 @@ extension SubscriptionsTests {
         try await harness.app().test(.router) { client in
             let now = harness.clock.now()
             let otid = "2000000300000001"
-            let receipt = try Self.receipt(harness, original: otid, periods: [(otid, now.addingTimeInterval(-40 * Self.day), now.addingTimeInterval(-10 * Self.day)),
-                                                                             ("2000000300000002", now.addingTimeInterval(-10 * Self.day), now.addingTimeInterval(20 * Self.day))])
+            let receipt = try Self.receipt(
+                harness,
+                original: otid,
+                periods: [
+                    (otid, now.addingTimeInterval(-40 * Self.day), now.addingTimeInterval(-10 * Self.day)),
+                    ("2000000300000002", now.addingTimeInterval(-10 * Self.day), now.addingTimeInterval(20 * Self.day)),
+                ]
+            )
             let subs = try await Self.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": receipt])
             #expect(subs.status == .ok, "\(subs.json)")
             #expect(subs.json["originalTransactionId"] as? String == otid && subs.json["lastTransactionId"] as? String == "2000000300000002")
@@ -247,9 +383,15 @@ extension SubscriptionsTests {
 
             let linked = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": otid])
             #expect(linked.status == .ok, "\(linked.json)")
-            #expect(linked.json["ftcId"] as? String == "f1" && linked.json["payMethod"] as? String == "apple" && linked.json["appleSubsId"] as? String == otid)
+            #expect(
+                linked.json["ftcId"] as? String == "f1" && linked.json["payMethod"] as? String == "apple"
+                    && linked.json["appleSubsId"] as? String == otid
+            )
             #expect((linked.json["expireDate"] as? String)?.count == 10 && linked.json.keys.contains("stripeSubsId"))
-            #expect(try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .ok, "linking again syncs")
+            #expect(
+                try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .ok,
+                "linking again syncs"
+            )
 
             let cheat = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": otid])
             #expect(cheat.status == .unprocessableContent && Self.ftcError(cheat) == ("originalTxId", "linked_to_other_ftc"), "\(cheat.json)")
@@ -269,17 +411,24 @@ extension SubscriptionsTests {
 
             let wrongAccount = try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f2", "originalTxId": otid])
             #expect(wrongAccount.status == .unprocessableContent && Self.ftcError(wrongAccount) == ("ftcId", "invalid"))
-            #expect(try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .noContent)
+            #expect(
+                try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .noContent
+            )
             let unlinks = try await client.call(.get, "/api/admin/subscriptions/unlinks", auth: admin)
             let archive = try #require((unlinks.json["items"] as? [[String: Any]])?.first)
             #expect(archive["userId"] as? String == "f1" && (archive["membershipSnapshot"] as? String)?.contains(otid) == true)
-            #expect(try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": otid]).status == .ok,
-                    "after the unlink another account may link it")
+            #expect(
+                try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": otid]).status == .ok,
+                "after the unlink another account may link it"
+            )
 
             // The Production base of the same tenant refuses a Sandbox receipt.
-            let production = try await client.execute(uri: "/ftc-test/api/v1/apple/subs", method: .post,
-                                                      headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
-                                                      body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: ["receiptData": receipt]))) { response in
+            let production = try await client.execute(
+                uri: "/ftc-test/api/v1/apple/subs",
+                method: .post,
+                headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+                body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: ["receiptData": receipt]))
+            ) { response in
                 Reply(status: response.status, data: Data(response.body.readableBytesView))
             }
             #expect(production.status == .unprocessableContent && Self.ftcError(production) == ("verification", "invalid"))
@@ -295,37 +444,79 @@ extension SubscriptionsTests {
             let now = harness.clock.now()
             for (user, otid) in [("dee", "2000000400000001"), ("dee", "2000000400000002")] {
                 // The second subscription: bought by an account that already uses the first.
-                let reply = try await Self.claim(client, harness, key: key, user: user, Self.period(harness, transaction: otid, original: otid, start: now))
+                let reply = try await Self.claim(
+                    client,
+                    harness,
+                    key: key,
+                    user: user,
+                    Self.period(harness, transaction: otid, original: otid, start: now)
+                )
                 #expect(reply.status == .ok)
             }
             let list = try await client.call(.get, "/api/subscriptions?page=1&per_page=5", auth: key, user: "dee")
             #expect(list.json["total"] as? Int == 2)
             #expect(((list.json["data"] as? [[String: Any]]) ?? []).filter { $0["inUse"] as? Bool == true }.count == 1)
-            let second = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "dee", json: ["originalTransactionId": "2000000400000002"])
+            let second = try await client.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: key,
+                user: "dee",
+                json: ["originalTransactionId": "2000000400000002"]
+            )
             #expect(second.status == .unprocessableContent && second.errorCode == "linked_to_other_iap")
-            let forced = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "dee", json: ["originalTransactionId": "2000000400000002", "force": true])
+            let forced = try await client.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: key,
+                user: "dee",
+                json: ["originalTransactionId": "2000000400000002", "force": true]
+            )
             #expect(forced.status == .ok && forced.json["originalTransactionId"] as? String == "2000000400000002", "\(forced.json)")
 
             // Eve pays elsewhere (recorded by the app's backend) until later than the subscription would run.
-            let recorded = try await client.call(.put, "/api/admin/memberships/eve", auth: key,
-                                                 json: ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"])
+            let recorded = try await client.call(
+                .put,
+                "/api/admin/memberships/eve",
+                auth: key,
+                json: ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"]
+            )
             #expect(recorded.status == .ok, "\(recorded.json)")
             let otid = "2000000400000003"
-            #expect(try await Self.claim(client, harness, key: key, user: "eve", Self.period(harness, transaction: otid, original: otid, start: now)).status == .ok)
+            #expect(
+                try await Self.claim(client, harness, key: key, user: "eve", Self.period(harness, transaction: otid, original: otid, start: now))
+                    .status == .ok
+            )
             let refused = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "eve", json: ["originalTransactionId": otid])
             #expect(refused.status == .unprocessableContent && refused.errorCode == "has_valid_non_iap", "\(refused.json)")
             #expect(try await Self.entitlements(client, key: key, user: "eve")["isPremium"] as? Bool == true)
-            let expired = try await client.call(.put, "/api/admin/memberships/eve", auth: key, json: ["payMethod": "alipay", "expiresAt": "2000-01-01T00:00:00Z"])
+            let expired = try await client.call(
+                .put,
+                "/api/admin/memberships/eve",
+                auth: key,
+                json: ["payMethod": "alipay", "expiresAt": "2000-01-01T00:00:00Z"]
+            )
             #expect(expired.status == .ok)
             let linked = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "eve", json: ["originalTransactionId": otid])
             #expect(linked.status == .ok && linked.json["payMethod"] as? String == "apple")
-            #expect(try await client.call(.put, "/api/admin/memberships/eve", auth: key, json: ["expiresAt": "2099-01-01T00:00:00Z"]).errorCode == "linked_to_other_iap",
-                    "an account using an Apple subscription keeps it until it is unlinked")
+            #expect(
+                try await client.call(.put, "/api/admin/memberships/eve", auth: key, json: ["expiresAt": "2099-01-01T00:00:00Z"]).errorCode
+                    == "linked_to_other_iap",
+                "an account using an Apple subscription keeps it until it is unlinked"
+            )
             let appKey = try await harness.apiKey(Self.ftc, .client)
-            #expect(try await client.call(.put, "/api/admin/memberships/eve", auth: appKey, user: "eve", json: ["expiresAt": "2099-01-01T00:00:00Z"]).status == .forbidden,
-                    "the key shipped in the app cannot record memberships")
-            #expect(try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "dee", json: ["originalTransactionId": otid]).errorCode == "invalid")
-            #expect(try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "eve", json: ["originalTransactionId": otid]).status == .noContent)
+            #expect(
+                try await client.call(.put, "/api/admin/memberships/eve", auth: appKey, user: "eve", json: ["expiresAt": "2099-01-01T00:00:00Z"])
+                    .status == .forbidden,
+                "the key shipped in the app cannot record memberships"
+            )
+            #expect(
+                try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "dee", json: ["originalTransactionId": otid]).errorCode
+                    == "invalid"
+            )
+            #expect(
+                try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "eve", json: ["originalTransactionId": otid]).status
+                    == .noContent
+            )
             #expect(try await client.call(.get, "/api/subscriptions/\(otid)", auth: key, user: "eve").status == .notFound, "no longer hers")
         }
     }
@@ -357,23 +548,55 @@ extension SubscriptionsTests {
             _ = try await Self.notify(client, harness, .subscribed, transaction: first)
             _ = try await Self.notify(client, harness, .subscribed, transaction: second)
 
-            let bare = try await client.call(.post, "/api/subscriptions/link", auth: app, user: "mallory", json: ["originalTransactionId": "2000000900000001"])
+            let bare = try await client.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: app,
+                user: "mallory",
+                json: ["originalTransactionId": "2000000900000001"]
+            )
             #expect(bare.status == .forbidden && bare.errorCode == "proof_required", "a bare id links nothing from the app: \(bare.json)")
-            let wrong = try await client.call(.post, "/api/subscriptions/link", auth: app, user: "mallory",
-                                              json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(second)])
+            let wrong = try await client.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: app,
+                user: "mallory",
+                json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(second)]
+            )
             #expect(wrong.status == .unprocessableContent && wrong.errorCode == "transaction_mismatch", "\(wrong.json)")
-            let proven = try await client.call(.post, "/api/subscriptions/link", auth: app, user: "nia",
-                                               json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(first)])
+            let proven = try await client.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: app,
+                user: "nia",
+                json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(first)]
+            )
             #expect(proven.status == .ok && proven.json["payMethod"] as? String == "apple", "\(proven.json)")
             #expect(Self.state(try await Self.entitlements(client, key: app, user: "nia"), "2000000900000001") == "active")
 
             // FT Chinese's app links with the device's receipt.
-            let receipt = try Self.receipt(harness, original: "2000000900000002", periods: [("2000000900000002", now.addingTimeInterval(-60), now.addingTimeInterval(30 * Self.day))])
+            let receipt = try Self.receipt(
+                harness,
+                original: "2000000900000002",
+                periods: [("2000000900000002", now.addingTimeInterval(-60), now.addingTimeInterval(30 * Self.day))]
+            )
             let missing = try await Self.ftcCall(client, .post, "/apple/link", key: app, json: ["ftcId": "f-9", "originalTxId": "2000000900000002"])
-            #expect(missing.status == .unprocessableContent && (missing.json["error"] as? [String: Any])?["field"] as? String == "receiptData", "\(missing.json)")
-            let linked = try await Self.ftcCall(client, .post, "/apple/link", key: app, json: ["ftcId": "f-9", "originalTxId": "2000000900000002", "receiptData": receipt])
+            #expect(
+                missing.status == .unprocessableContent && (missing.json["error"] as? [String: Any])?["field"] as? String == "receiptData",
+                "\(missing.json)"
+            )
+            let linked = try await Self.ftcCall(
+                client,
+                .post,
+                "/apple/link",
+                key: app,
+                json: ["ftcId": "f-9", "originalTxId": "2000000900000002", "receiptData": receipt]
+            )
             #expect(linked.status == .ok && linked.json["appleSubsId"] as? String == "2000000900000002", "\(linked.json)")
-            #expect(try await Self.ftcCall(client, .get, "/apple/receipt/2000000900000002", key: app).status == .forbidden, "stored receipts are for the backend")
+            #expect(
+                try await Self.ftcCall(client, .get, "/apple/receipt/2000000900000002", key: app).status == .forbidden,
+                "stored receipts are for the backend"
+            )
         }
     }
 }

@@ -3,8 +3,8 @@ import Domain
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 import UseCases
 
 /// What the public client key and a caller who names users may do (security review of 9d512a8,
@@ -21,14 +21,30 @@ struct TrustBoundaryTests {
     }
 
     static func signedPurchase(_ harness: Harness, id: String, token: String) throws -> String {
-        try harness.ca.signTransaction(.testPurchase(bundleId: CreditsTests.stylistBundle, productId: CreditsTests.popular, transactionId: id,
-                                                     appAccountToken: UUID(uuidString: token)))
+        try harness.ca.signTransaction(
+            .testPurchase(
+                bundleId: CreditsTests.stylistBundle,
+                productId: CreditsTests.popular,
+                transactionId: id,
+                appAccountToken: UUID(uuidString: token)
+            )
+        )
     }
 
     static func notify(_ client: some TestClientProtocol, _ harness: Harness, jws: String) async throws -> Reply {
-        try await client.call(.post, "/api/apple/notifications/\(CreditsTests.stylist)", auth: nil,
-                              json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: CreditsTests.stylistBundle,
-                                                                                      signedTransactionInfo: jws, signedRenewalInfo: nil)])
+        try await client.call(
+            .post,
+            "/api/apple/notifications/\(CreditsTests.stylist)",
+            auth: nil,
+            json: [
+                "signedPayload": try harness.ca.signNotification(
+                    type: .oneTimeCharge,
+                    bundleId: CreditsTests.stylistBundle,
+                    signedTransactionInfo: jws,
+                    signedRenewalInfo: nil
+                )
+            ]
+        )
     }
 
     static func balance(_ client: some TestClientProtocol, key: String, user: String) async throws -> Int? {
@@ -36,7 +52,9 @@ struct TrustBoundaryTests {
         return ((reply.json["credits"] as? [[String: Any]]) ?? []).first?["balance"] as? Int
     }
 
-    @Test("T1: a client key naming the victim's cordova-plugin-purchase token as X-User-Id gets none of the victim's waiting purchases, records no token, and the victim's claim still succeeds")
+    @Test(
+        "T1: a client key naming the victim's cordova-plugin-purchase token as X-User-Id gets none of the victim's waiting purchases, records no token, and the victim's claim still succeeds"
+    )
     func clientKeyNamingDerivedToken() async throws {
         let harness = try await Self.harness()
         defer { harness.close() }
@@ -51,16 +69,30 @@ struct TrustBoundaryTests {
             #expect(try await harness.count("purchases") == 0)
             #expect(try await harness.rows("SELECT user_id FROM account_tokens WHERE token = '\(victimToken)'").isEmpty)
             // Even with a purchase of the attacker's own under that id, the victim's token is not recorded for them.
-            let own = try harness.purchase(CreditsTests.starter, transactionId: "3000000000090009", bundleId: CreditsTests.stylistBundle,
-                                           appAccountToken: UUID(uuidString: AccountTokens.cordovaPlugin(victimToken)))
-            let bought = try await http.call(.post, "/api/verify-purchase", auth: client, user: victimToken,
-                                             json: ["productId": CreditsTests.starter, "jwsRepresentation": own])
+            let own = try harness.purchase(
+                CreditsTests.starter,
+                transactionId: "3000000000090009",
+                bundleId: CreditsTests.stylistBundle,
+                appAccountToken: UUID(uuidString: AccountTokens.cordovaPlugin(victimToken))
+            )
+            let bought = try await http.call(
+                .post,
+                "/api/verify-purchase",
+                auth: client,
+                user: victimToken,
+                json: ["productId": CreditsTests.starter, "jwsRepresentation": own]
+            )
             #expect(bought.status == .ok, "\(bought.json)")
             #expect(try await harness.rows("SELECT user_id FROM account_tokens WHERE token = '\(victimToken)'").isEmpty)
 
             // The victim's own claim of the purchase succeeds (not a replay) and is theirs.
-            let claimed = try await http.call(.post, "/api/verify-purchase", auth: client, user: "bao",
-                                              json: ["productId": CreditsTests.popular, "jwsRepresentation": jws])
+            let claimed = try await http.call(
+                .post,
+                "/api/verify-purchase",
+                auth: client,
+                user: "bao",
+                json: ["productId": CreditsTests.popular, "jwsRepresentation": jws]
+            )
             #expect(claimed.status == .ok, "\(claimed.json)")
             #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '3000000000090001'").first?["user_id"] == "bao")
 
@@ -71,7 +103,9 @@ struct TrustBoundaryTests {
         }
     }
 
-    @Test("T1: where user ids are UUIDs, an upper-case spelling of the victim's id is refused at the entry; a client key naming the victim's exact id proves nothing, so waiting purchases stay waiting until the victim's token or the backend asks")
+    @Test(
+        "T1: where user ids are UUIDs, an upper-case spelling of the victim's id is refused at the entry; a client key naming the victim's exact id proves nothing, so waiting purchases stay waiting until the victim's token or the backend asks"
+    )
     func uuidUserIds() async throws {
         let harness = try await Self.harness(uuidUserIds: true)
         defer { harness.close() }
@@ -122,17 +156,39 @@ struct TrustBoundaryTests {
         let client = try await harness.apiKey("ftchinese-test", .client)
         let server = try await harness.apiKey("ftchinese-test", .server)
         try await harness.app().test(.router) { http in
-            let consent = try await http.call(.put, "/api/consumption-consent", auth: client, user: "bao", json: ["consented": true, "textVersion": "2026-01"])
+            let consent = try await http.call(
+                .put,
+                "/api/consumption-consent",
+                auth: client,
+                user: "bao",
+                json: ["consented": true, "textVersion": "2026-01"]
+            )
             #expect(consent.status == .forbidden, "\(consent.json)")
             #expect(try await harness.count("consumption_consents") == 0)
-            let byBackend = try await http.call(.put, "/api/consumption-consent", auth: server, user: "bao", json: ["consented": true, "textVersion": "2026-01"])
+            let byBackend = try await http.call(
+                .put,
+                "/api/consumption-consent",
+                auth: server,
+                user: "bao",
+                json: ["consented": true, "textVersion": "2026-01"]
+            )
             #expect(byBackend.status == .ok, "\(byBackend.json)")
             let product = "com.ft.ftchinese.mobile.subscription.member.monthly"
-            let intro = try await http.call(.post, "/api/offers/apple/introductory-eligibility", auth: client, user: "eve-fresh-1",
-                                            json: ["productId": product, "transactionId": "2000000900000901"])
+            let intro = try await http.call(
+                .post,
+                "/api/offers/apple/introductory-eligibility",
+                auth: client,
+                user: "eve-fresh-1",
+                json: ["productId": product, "transactionId": "2000000900000901"]
+            )
             #expect(intro.status == .forbidden, "\(intro.json)")
-            let promo = try await http.call(.post, "/api/offers/apple/promotional", auth: client, user: "eve-fresh-2",
-                                            json: ["productId": product, "offerId": "newcomer50"])
+            let promo = try await http.call(
+                .post,
+                "/api/offers/apple/promotional",
+                auth: client,
+                user: "eve-fresh-2",
+                json: ["productId": product, "offerId": "newcomer50"]
+            )
             #expect(promo.status == .forbidden, "\(promo.json)")
         }
     }
@@ -141,18 +197,28 @@ struct TrustBoundaryTests {
     func subscriptionByIdNeedsReadScope() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        let scoped = try await CreateAPIKey(store: harness.database)(tenantId: "seaboo-test", role: .server, scopes: [.bookings], now: harness.clock.now()).secret
+        let scoped = try await CreateAPIKey(store: harness.database)(
+            tenantId: "seaboo-test",
+            role: .server,
+            scopes: [.bookings],
+            now: harness.clock.now()
+        ).secret
         try await harness.app().test(.router) { http in
             for method in [HTTPRequest.Method.get, .patch] {
                 let reply = try await http.call(method, "/api/subscriptions/2000000900000999", auth: scoped, user: "ana")
-                #expect(reply.status == .forbidden && (reply.json["error"] as? [String: Any])?["code"] as? String == "insufficient_scope", "\(method) \(reply.json)")
+                #expect(
+                    reply.status == .forbidden && (reply.json["error"] as? [String: Any])?["code"] as? String == "insufficient_scope",
+                    "\(method) \(reply.json)"
+                )
             }
             #expect(try await http.call(.get, "/api/subscriptions/2000000900000999", auth: harness.serverKey, user: "ana").status == .notFound)
             #expect(try await http.call(.get, "/api/subscriptions/2000000900000999", auth: harness.adminKey).status == .notFound)
         }
     }
 
-    @Test("T4: unpaid holds are capped per resource and slot window: throwaway accounts filling one evening's cruise do not block the next evening; operators see the slot filling (audit, metric)")
+    @Test(
+        "T4: unpaid holds are capped per resource and slot window: throwaway accounts filling one evening's cruise do not block the next evening; operators see the slot filling (audit, metric)"
+    )
     func holdsCappedPerSlotWindow() async throws {
         let harness = try await Harness.make(customize: { catalog in
             guard let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo-test" }) else { return }
@@ -162,8 +228,13 @@ struct TrustBoundaryTests {
         try await harness.app().test(.router) { http in
             func hold(_ user: String, day: Int) async throws -> Reply {
                 let slot = Harness.day(day, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
-                return try await http.call(.post, "/api/bookings", auth: harness.serverKey, user: user,
-                                           json: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 1])
+                return try await http.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 1]
+                )
             }
             for user in ["t1", "t2", "t3"] { #expect(try await hold(user, day: 3).status == .created) }
             let full = try await hold("customer", day: 3)

@@ -1,11 +1,12 @@
 import AppleSignedData
 import Domain
 import Foundation
-@testable import HTTPAPI
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 import UseCases
+
+@testable import HTTPAPI
 
 /// One-time unlocks end to end over HTTP: a tenant (its catalog built here) selling a lifetime
 /// unlock and a 30-day pass besides its subscriptions. Answers are decoded into typed structs.
@@ -62,22 +63,52 @@ struct UnlocksTests {
             guard let index = catalog.tenants.firstIndex(where: { $0.id == tenant }) else { return }
             catalog.tenants[index].products += [
                 Product(id: lifetime, kind: .unlock, type: "Non-Consumable", title: "Pro forever", entitlement: "premium"),
-                Product(id: pass, kind: .unlock, type: "Non-Renewing Subscription", title: "Boat club, 30 days", entitlement: "club", durationDays: 30),
+                Product(
+                    id: pass,
+                    kind: .unlock,
+                    type: "Non-Renewing Subscription",
+                    title: "Boat club, 30 days",
+                    entitlement: "club",
+                    durationDays: 30
+                ),
             ]
         })
     }
 
-    static func transaction(_ harness: Harness, _ product: String, id: String = TestIDs.transactionId(), at: Date? = nil, revoked: Date? = nil) -> TransactionPayload {
-        var t = TransactionPayload.testPurchase(bundleId: bundle, productId: product, transactionId: id, originalTransactionId: id,
-                                                type: product == lifetime ? .nonConsumable : .nonRenewingSubscription,
-                                                purchaseDate: at ?? harness.clock.now(), signedDate: harness.clock.now())
+    static func transaction(
+        _ harness: Harness,
+        _ product: String,
+        id: String = TestIDs.transactionId(),
+        at: Date? = nil,
+        revoked: Date? = nil
+    ) -> TransactionPayload {
+        var t = TransactionPayload.testPurchase(
+            bundleId: bundle,
+            productId: product,
+            transactionId: id,
+            originalTransactionId: id,
+            type: product == lifetime ? .nonConsumable : .nonRenewingSubscription,
+            purchaseDate: at ?? harness.clock.now(),
+            signedDate: harness.clock.now()
+        )
         t.revocationDate = revoked.map(AppleTimestamp.init)
         return t
     }
 
-    static func buy(_ client: some TestClientProtocol, _ harness: Harness, key: String, user: String, _ t: TransactionPayload) async throws -> (Reply, PurchaseAnswer?) {
-        let reply = try await client.call(.post, "/api/verify-purchase", auth: key, user: user,
-                                          json: ["productId": t.productId ?? "", "jwsRepresentation": try harness.ca.signTransaction(t)])
+    static func buy(
+        _ client: some TestClientProtocol,
+        _ harness: Harness,
+        key: String,
+        user: String,
+        _ t: TransactionPayload
+    ) async throws -> (Reply, PurchaseAnswer?) {
+        let reply = try await client.call(
+            .post,
+            "/api/verify-purchase",
+            auth: key,
+            user: user,
+            json: ["productId": t.productId ?? "", "jwsRepresentation": try harness.ca.signTransaction(t)]
+        )
         return (reply, try? JSONDecoder().decode(PurchaseAnswer.self, from: reply.data))
     }
 
@@ -87,12 +118,19 @@ struct UnlocksTests {
         return try JSONDecoder().decode(Entitlements.self, from: reply.data)
     }
 
-    static func notify(_ client: some TestClientProtocol, _ harness: Harness, _ type: AppleSignedData.NotificationType, _ t: TransactionPayload) async throws -> String? {
+    static func notify(
+        _ client: some TestClientProtocol,
+        _ harness: Harness,
+        _ type: AppleSignedData.NotificationType,
+        _ t: TransactionPayload
+    ) async throws -> String? {
         let payload = try harness.ca.signNotification(type: type, bundleId: bundle, transaction: t, signedDate: harness.clock.now())
         let reply = try await client.call(.post, "/api/apple/notifications/\(tenant)", auth: nil, json: ["signedPayload": payload])
         #expect(reply.status == .ok, "\(reply.json)")
-        return try await harness.rows("SELECT outcome FROM apple_notifications WHERE transaction_id = ? AND notification_type = ?",
-                                      [t.transactionId ?? "", type.rawValue]).first?["outcome"] ?? nil
+        return try await harness.rows(
+            "SELECT outcome FROM apple_notifications WHERE transaction_id = ? AND notification_type = ?",
+            [t.transactionId ?? "", type.rawValue]
+        ).first?["outcome"] ?? nil
     }
 
     @Test("a lifetime unlock: bought, restored on a second device, refused to another user, refunded (the grant ends), reinstated")
@@ -142,7 +180,9 @@ struct UnlocksTests {
         }
     }
 
-    @Test("an unlock Apple notified for a user who never called waits; that user's next GET /api/entitlements with proof of who they are (the backend's key) applies it and shows it in the same answer; the public client key naming them claims nothing")
+    @Test(
+        "an unlock Apple notified for a user who never called waits; that user's next GET /api/entitlements with proof of who they are (the backend's key) applies it and shows it in the same answer; the public client key naming them claims nothing"
+    )
     func waitingUnlockOnEntitlements() async throws {
         let harness = try await Self.make()
         defer { harness.close() }
@@ -163,7 +203,9 @@ struct UnlocksTests {
             let held = try await Self.entitlements(client, key: key, user: "dee")
             #expect(held.isPremium)
             #expect(held.held("premium")?.grants.map(\.reference) == [t.transactionId ?? ""])
-            #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = ?", [t.transactionId ?? ""]).first?["user_id"] == "dee")
+            #expect(
+                try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = ?", [t.transactionId ?? ""]).first?["user_id"] == "dee"
+            )
             // Later calls find nothing waiting and change nothing.
             #expect(try await Self.entitlements(client, key: key, user: "dee").isPremium)
             #expect(try await harness.count("purchases") == 1)
@@ -186,7 +228,10 @@ struct UnlocksTests {
             let second = Self.transaction(harness, Self.pass)
             let (two, extended) = try await Self.buy(client, harness, key: key, user: "ana", second)
             #expect(two.status == .ok, "\(two.json)")
-            #expect(extended?.entitlement.expiresAt == APITime.format(start.addingTimeInterval(60 * Self.day)), "the second pass starts when the first ends")
+            #expect(
+                extended?.entitlement.expiresAt == APITime.format(start.addingTimeInterval(60 * Self.day)),
+                "the second pass starts when the first ends"
+            )
             var held = try await Self.entitlements(client, key: key, user: "ana")
             #expect(held.held("club")?.active == true)
             #expect(held.held("club")?.grants.count == 2)
@@ -230,11 +275,13 @@ struct UnlocksTests {
 
     /// The body cordova-plugin-purchase builds for a StoreKit 2 transaction (its product types as it names them).
     static func validatorBody(_ jws: String, product: String, type: String) -> [String: Any] {
-        ["id": bundle, "type": "application",
-         "products": [["type": type, "id": product, "offers": [] as [Any]]],
-         "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
-         "device": ["plugin": "cordova-plugin-purchase/13.12.1", "platform": "ios"],
-         "additionalData": ["applicationUsername": "ana"]]
+        [
+            "id": bundle, "type": "application",
+            "products": [["type": type, "id": product, "offers": [] as [Any]]],
+            "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
+            "device": ["plugin": "cordova-plugin-purchase/13.12.1", "platform": "ios"],
+            "additionalData": ["applicationUsername": "ana"],
+        ]
     }
 
     @Test("cordova-plugin-purchase's validator: a pass validates with its expiry; a lifetime unlock without one; both stay in the collection")
@@ -244,8 +291,12 @@ struct UnlocksTests {
         let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             let pass = Self.transaction(harness, Self.pass)
-            let reply = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key,
-                                              json: Self.validatorBody(try harness.ca.signTransaction(pass), product: Self.pass, type: "non renewing subscription"))
+            let reply = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: key,
+                json: Self.validatorBody(try harness.ca.signTransaction(pass), product: Self.pass, type: "non renewing subscription")
+            )
             #expect(CordovaValidatorTests.ok(reply), "\(reply.json)")
             let entry = try #require(CordovaValidatorTests.collection(reply).first)
             #expect(entry["id"] as? String == Self.pass)
@@ -253,8 +304,12 @@ struct UnlocksTests {
             #expect(entry["isExpired"] as? Bool == false)
 
             let lifetime = Self.transaction(harness, Self.lifetime)
-            let unlocked = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key,
-                                                 json: Self.validatorBody(try harness.ca.signTransaction(lifetime), product: Self.lifetime, type: "non consumable"))
+            let unlocked = try await client.call(
+                .post,
+                "/api/validator/\(Self.tenant)",
+                auth: key,
+                json: Self.validatorBody(try harness.ca.signTransaction(lifetime), product: Self.lifetime, type: "non consumable")
+            )
             #expect(CordovaValidatorTests.ok(unlocked), "\(unlocked.json)")
             // The collection is everything the user owns: the pass is still listed beside the unlock.
             let owned = CordovaValidatorTests.collection(unlocked)
@@ -275,10 +330,18 @@ struct UnlocksTests {
             return catalog
         }
         #expect(throws: CatalogError.self) { try tenant(Product(id: "u1", kind: .unlock, type: "Non-Consumable", title: "x")).validate() }
-        #expect(throws: CatalogError.self) { try tenant(Product(id: "u2", kind: .unlock, type: "Non-Renewing Subscription", title: "x", entitlement: "e")).validate() }
-        #expect(throws: CatalogError.self) { try tenant(Product(id: "u3", kind: .unlock, type: "Non-Consumable", title: "x", entitlement: "e", durationDays: 30)).validate() }
-        #expect(throws: CatalogError.self) { try tenant(Product(id: "u4", kind: .unlock, type: "Consumable", title: "x", entitlement: "e")).validate() }
-        #expect(throws: CatalogError.self) { try tenant(Product(id: "u5", kind: .credits, type: "Consumable", title: "x", credits: 5, durationDays: 3)).validate() }
+        #expect(throws: CatalogError.self) {
+            try tenant(Product(id: "u2", kind: .unlock, type: "Non-Renewing Subscription", title: "x", entitlement: "e")).validate()
+        }
+        #expect(throws: CatalogError.self) {
+            try tenant(Product(id: "u3", kind: .unlock, type: "Non-Consumable", title: "x", entitlement: "e", durationDays: 30)).validate()
+        }
+        #expect(throws: CatalogError.self) {
+            try tenant(Product(id: "u4", kind: .unlock, type: "Consumable", title: "x", entitlement: "e")).validate()
+        }
+        #expect(throws: CatalogError.self) {
+            try tenant(Product(id: "u5", kind: .credits, type: "Consumable", title: "x", credits: 5, durationDays: 3)).validate()
+        }
         try tenant(Product(id: "u6", kind: .unlock, type: "Non-Renewing Subscription", title: "x", entitlement: "e", durationDays: 30)).validate()
     }
 }

@@ -4,9 +4,10 @@ import Domain
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import Testing
 import TestKit
+import Testing
 import UseCases
+
 @testable import UseCases
 
 @Suite("POST /api/verify-purchase")
@@ -27,7 +28,9 @@ struct VerifyPurchaseTests {
             #expect(booking["price"] as? Int == 8000)
             let id = try #require(booking["id"] as? Int)
             let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000000101")
-            let body: [String: Any] = ["bookingId": id, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000101", "jwsRepresentation": jws]
+            let body: [String: Any] = [
+                "bookingId": id, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000101", "jwsRepresentation": jws,
+            ]
 
             let first = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(first.status == .ok, "\(first.json)")
@@ -53,19 +56,34 @@ struct VerifyPurchaseTests {
             let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"] as? Int)
             let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"] as? Int)
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let ok = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                           json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let ok = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(ok.status == .ok)
-            let replay = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
-                                               json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let replay = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "bob",
+                json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(replay.status == .conflict)
             #expect(replay.errorCode == "transaction_already_used")
             #expect(try await harness.count("replay_attempts") == 1)
             #expect(try await harness.count("purchases") == 1)
             // Alice using it for her other booking is a replay too.
             let aliceOther = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 5))["id"] as? Int)
-            let sameUserOtherBooking = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                                             json: ["bookingId": aliceOther, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let sameUserOtherBooking = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": aliceOther, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(sameUserOtherBooking.errorCode == "transaction_already_used")
             let bobsBooking = try await client.call(.get, "/api/bookings/\(bob)", auth: harness.serverKey, user: "bob")
             #expect(bobsBooking.booking?["status"] as? String == "pending_payment")
@@ -90,8 +108,13 @@ struct VerifyPurchaseTests {
             var parts = jws.split(separator: ".").map(String.init)
             parts[2] = String(parts[2].prefix(10)) + (parts[2].dropFirst(10).first == "A" ? "B" : "A") + String(parts[2].dropFirst(11))
             let forged = parts.joined(separator: ".")
-            let refused = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                                json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged])
+            let refused = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged]
+            )
             #expect(refused.status.code >= 400 && refused.status.code < 500, "\(refused.json)")
             #expect(runtime.verifiedProofs.counts.transactions == 0)
 
@@ -103,14 +126,24 @@ struct VerifyPurchaseTests {
             #expect(again.booking?["status"] as? String == "confirmed")
             #expect(runtime.verifiedProofs.counts.transactions == 1)
             // Remembered, the proof is still claimed under the policy: another user's claim is a replay.
-            let replay = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
-                                               json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let replay = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "bob",
+                json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(replay.errorCode == "transaction_already_used")
             #expect(try await harness.count("replay_attempts") == 1)
             #expect(try await harness.count("purchases") == 1)
             // The forged copy is refused again after the genuine one was remembered.
-            let stillRefused = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
-                                                     json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged])
+            let stillRefused = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "bob",
+                json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged]
+            )
             #expect(stillRefused.errorCode == refused.errorCode)
         }
         // Another tenant never sees this tenant's remembered proofs.
@@ -167,7 +200,9 @@ struct VerifyPurchaseTests {
             let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"] as? Int)
             let good = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000000555")
             let stranger = try TestCA.generate()
-            let untrusted = try stranger.signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", signedDate: harness.clock.now()))
+            let untrusted = try stranger.signTransaction(
+                .testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", signedDate: harness.clock.now())
+            )
             let cases: [(String, String?, HTTPResponse.Status, String, String?)] = [
                 ("{not json", nil, .badRequest, "invalid_json", nil),
                 ("", nil, .badRequest, "invalid_json", nil),
@@ -176,18 +211,54 @@ struct VerifyPurchaseTests {
                 (#"{"bookingId": \#(id), "jwsRepresentation": "a.b.c"}"#, nil, .badRequest, "missing_field", "productId"),
                 (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic"}"#, nil, .badRequest, "missing_field", "jwsRepresentation"),
                 (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "MIIT"}"#, nil, .badRequest, "malformed", "receipt"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "transactionId": "1", "receipt": "\#(try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000556"))"}"#, nil, .unprocessableContent, "transaction_not_in_receipt", "transactionId"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "\#(try harness.receipt("it.seaboo.rental.premium", transactionId: "2000000000000557"))"}"#, nil, .unprocessableContent, "product_mismatch", "receipt"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "\#(try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000558", bundleId: "com.other"))"}"#, nil, .unprocessableContent, "wrong_bundle", "receipt"),
-                (#"{"bookingId": 999999, "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(good)"}"#, nil, .notFound, "booking_not_found", "bookingId"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(good)"}"#, nil, .unprocessableContent, "product_mismatch", "productId"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.premium"))"}"#, nil, .unprocessableContent, "product_mismatch", "productId"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "transactionId": "1", "jwsRepresentation": "\#(good)"}"#, nil, .unprocessableContent, "transaction_mismatch", "transactionId"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(untrusted)"}"#, nil, .unprocessableContent, "untrusted_root", "jwsRepresentation"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.basic", bundleId: "com.other"))"}"#, nil, .unprocessableContent, "wrong_bundle", "jwsRepresentation"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.basic", environment: .production))"}"#, nil, .unprocessableContent, "wrong_environment", "jwsRepresentation"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "garbage"}"#, nil, .badRequest, "malformed", "jwsRepresentation"),
-                (#"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(good)"}"#, "bob", .notFound, "booking_not_found", "bookingId"),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "transactionId": "1", "receipt": "\#(try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000556"))"}"#,
+                    nil, .unprocessableContent, "transaction_not_in_receipt", "transactionId"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "\#(try harness.receipt("it.seaboo.rental.premium", transactionId: "2000000000000557"))"}"#,
+                    nil, .unprocessableContent, "product_mismatch", "receipt"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "receipt": "\#(try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000558", bundleId: "com.other"))"}"#,
+                    nil, .unprocessableContent, "wrong_bundle", "receipt"
+                ),
+                (
+                    #"{"bookingId": 999999, "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(good)"}"#, nil, .notFound,
+                    "booking_not_found", "bookingId"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(good)"}"#, nil, .unprocessableContent,
+                    "product_mismatch", "productId"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.premium", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.premium"))"}"#,
+                    nil, .unprocessableContent, "product_mismatch", "productId"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "transactionId": "1", "jwsRepresentation": "\#(good)"}"#, nil,
+                    .unprocessableContent, "transaction_mismatch", "transactionId"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(untrusted)"}"#, nil,
+                    .unprocessableContent, "untrusted_root", "jwsRepresentation"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.basic", bundleId: "com.other"))"}"#,
+                    nil, .unprocessableContent, "wrong_bundle", "jwsRepresentation"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(try harness.purchase("it.seaboo.rental.basic", environment: .production))"}"#,
+                    nil, .unprocessableContent, "wrong_environment", "jwsRepresentation"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "garbage"}"#, nil, .badRequest, "malformed",
+                    "jwsRepresentation"
+                ),
+                (
+                    #"{"bookingId": \#(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": "\#(good)"}"#, "bob", .notFound,
+                    "booking_not_found", "bookingId"
+                ),
             ]
             for (body, user, status, code, field) in cases {
                 let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: user ?? "alice", raw: body)
@@ -197,7 +268,13 @@ struct VerifyPurchaseTests {
                 if let field { #expect(reply.errorField == field, "\(body.prefix(80))") }
             }
             let huge = String(repeating: "x", count: 70 * 1024)
-            let tooLarge = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", raw: #"{"productId": "\#(huge)"}"#)
+            let tooLarge = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                raw: #"{"productId": "\#(huge)"}"#
+            )
             #expect(tooLarge.status == .contentTooLarge)
             #expect(tooLarge.errorCode == "body_too_large")
             #expect(try await harness.count("purchases") == 0)
@@ -215,8 +292,13 @@ struct VerifyPurchaseTests {
             let booking = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
             harness.clock.advance(20 * 60)
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                              json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let reply = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(reply.status == .ok)
             #expect(reply.booking?["status"] as? String == "confirmed")
         }
@@ -261,27 +343,52 @@ struct VerifyPurchaseReceiptTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
             let id = booking["id"] as! Int
             let receipt = try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000009001")
             // The seaboo app's plugin sends transactionId "" when StoreKit gave none: the receipt's newest purchase of the product.
-            let byReceipt = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                                  json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "transactionId": "", "receipt": receipt])
+            let byReceipt = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "transactionId": "", "receipt": receipt]
+            )
             #expect(byReceipt.status == .ok, "\(byReceipt.json)")
             #expect(byReceipt.booking?["status"] as? String == "confirmed")
             #expect(byReceipt.purchase?["transactionId"] as? String == "2000000000009001")
             #expect(byReceipt.purchase?["environment"] as? String == "Sandbox")
 
             let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000009001")
-            let byJWS = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                              json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            let byJWS = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             #expect(byJWS.status == .ok)
             #expect(byJWS.purchase?["id"] as? Int == byReceipt.purchase?["id"] as? Int)
             #expect(try await harness.count("purchases") == 1)
 
-            let other = try await createBooking(client, harness, user: "bob", body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))])
-            let replay = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
-                                               json: ["bookingId": other["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000009001", "receipt": receipt])
+            let other = try await createBooking(
+                client,
+                harness,
+                user: "bob",
+                body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))]
+            )
+            let replay = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "bob",
+                json: ["bookingId": other["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000009001", "receipt": receipt]
+            )
             #expect(replay.errorCode == "transaction_already_used")
             #expect(try await harness.count("purchases") == 1)
             #expect(try await harness.count("replay_attempts") == 1)
@@ -304,26 +411,47 @@ struct VerifyPurchaseLookupTests {
             let alice = "0e0c4f4a-6c7b-4f64-9c44-3a1f0d3f6a11"
             let token = UUID(uuidString: AccountTokens.cordovaPlugin(alice))
             standIn.state.withLock {
-                $0.transactions["sandbox"]?[transactionId] = try? harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token)
+                $0.transactions["sandbox"]?[transactionId] = try? harness.purchase(
+                    "it.seaboo.rental.basic",
+                    transactionId: transactionId,
+                    appAccountToken: token
+                )
                 $0.transactions["sandbox"]?["2000000000009102"] = try? harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000009102")
             }
             try await harness.app().test(.router) { client in
                 let start = Harness.day(3, from: harness.clock.now())
-                let booking = try await createBooking(client, harness, user: alice, body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+                let booking = try await createBooking(
+                    client,
+                    harness,
+                    user: alice,
+                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                )
                 let id = booking["id"] as! Int
                 func verify(_ extra: [String: Any], user: String = alice, bookingId: Int? = nil) async throws -> Reply {
-                    try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: user,
-                                          json: extra.merging(["bookingId": bookingId ?? id, "productId": "it.seaboo.rental.basic"]) { $1 })
+                    try await client.call(
+                        .post,
+                        "/api/verify-purchase",
+                        auth: harness.serverKey,
+                        user: user,
+                        json: extra.merging(["bookingId": bookingId ?? id, "productId": "it.seaboo.rental.basic"]) { $1 }
+                    )
                 }
                 // A second user who learnt the id cannot claim it by id, before or after its owner.
-                let bob = try await createBooking(client, harness, user: "bob", body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))])
+                let bob = try await createBooking(
+                    client,
+                    harness,
+                    user: "bob",
+                    body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))]
+                )
                 let stolen = try await verify(["transactionId": transactionId], user: "bob", bookingId: bob["id"] as? Int)
                 #expect(stolen.status == .unprocessableContent)
                 #expect(stolen.errorCode == "proof_required")
                 #expect(try await harness.count("purchases") == 0)
 
                 let byReceipt = try await verify(["receipt": try harness.receipt("it.seaboo.rental.basic", transactionId: transactionId)])
-                let byJWS = try await verify(["jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token)])
+                let byJWS = try await verify([
+                    "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token)
+                ])
                 let byId = try await verify(["transactionId": transactionId])
                 for reply in [byReceipt, byJWS, byId] {
                     #expect(reply.status == .ok, "\(reply.json)")
@@ -359,9 +487,19 @@ struct VerifyPurchaseLookupTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
-            let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                              json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000001"])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
+            let reply = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "alice",
+                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000001"]
+            )
             #expect(reply.status == .unprocessableContent)
             #expect(reply.errorCode == "transaction_lookup_unavailable")
         }

@@ -5,8 +5,8 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Synchronization
-import Testing
 import TestKit
+import Testing
 
 @Suite("POST /api/verify-receipt (existing iOS clients)")
 struct VerifyReceiptTests {
@@ -18,7 +18,13 @@ struct VerifyReceiptTests {
         entry.originalTransactionId = entry.transactionId
         entry.purchaseDate = AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000 - 86_400) * 1000)
         entry.subscriptionExpirationDate = AppleTimestamp(millisecondsSince1970: Int64(expires.timeIntervalSince1970) * 1000)
-        let receipt = AppReceipt(receiptType: "ProductionSandbox", bundleId: bundle, applicationVersion: "7", creationDate: AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000) * 1000), inAppPurchases: [entry])
+        let receipt = AppReceipt(
+            receiptType: "ProductionSandbox",
+            bundleId: bundle,
+            applicationVersion: "7",
+            creationDate: AppleTimestamp(millisecondsSince1970: (harness.clock.now().epochMilliseconds / 1000) * 1000),
+            inAppPurchases: [entry]
+        )
         return Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString()
     }
 
@@ -29,9 +35,15 @@ struct VerifyReceiptTests {
         try await harness.app().test(.router) { client in
             let expires = harness.clock.now().addingTimeInterval(30 * 86_400)
             let receipt = try subscriptionReceipt(harness, expires: expires)
-            let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: [
-                "receiptData": receipt, "userId": "firebase-uid-1", "deviceInfo": ["model": "iPhone15,3"], "appVersion": "1.0 (7)", "bundleId": "it.seaboo.app",
-            ])
+            let reply = try await client.call(
+                .post,
+                "/api/verify-receipt",
+                auth: harness.serverKey,
+                json: [
+                    "receiptData": receipt, "userId": "firebase-uid-1", "deviceInfo": ["model": "iPhone15,3"], "appVersion": "1.0 (7)",
+                    "bundleId": "it.seaboo.app",
+                ]
+            )
             #expect(reply.status == .ok, "\(reply.json)")
             #expect(reply.json["success"] as? Bool == true)
             #expect(reply.json["isPremium"] as? Bool == true)
@@ -105,14 +117,21 @@ struct VerifyReceiptTests {
         }
     }
 
-    @Test("S9: refused receipts leave no row (junk cannot grow the database); user ids over 200 UTF-8 bytes are refused however few graphemes they are")
+    @Test(
+        "S9: refused receipts leave no row (junk cannot grow the database); user ids over 200 UTF-8 bytes are refused however few graphemes they are"
+    )
     func refusedReceiptsLeaveNoRow() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             for index in 0..<30 {
-                let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: "junk-\(index)",
-                                                  json: ["receiptData": index % 2 == 0 ? "AAAA" : "not base64 at all \(index)"])
+                let reply = try await client.call(
+                    .post,
+                    "/api/verify-receipt",
+                    auth: harness.serverKey,
+                    user: "junk-\(index)",
+                    json: ["receiptData": index % 2 == 0 ? "AAAA" : "not base64 at all \(index)"]
+                )
                 #expect(reply.status == .badRequest || reply.status == .unprocessableContent, "\(reply.status) \(reply.json)")
             }
             #expect(try await harness.count("receipt_checks") == 0)
@@ -120,7 +139,12 @@ struct VerifyReceiptTests {
             let huge = String(repeating: "a" + String(repeating: "\u{0301}", count: 180), count: 200)
             let refused = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: huge, json: ["receiptData": "AAAA"])
             #expect(refused.status == .badRequest && refused.errorCode == "invalid_user_id", "\(refused.status) \(refused.json)")
-            let bodyUser = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": "AAAA", "userId": String(repeating: "a\u{0301}", count: 70)])
+            let bodyUser = try await client.call(
+                .post,
+                "/api/verify-receipt",
+                auth: harness.serverKey,
+                json: ["receiptData": "AAAA", "userId": String(repeating: "a\u{0301}", count: 70)]
+            )
             #expect(bodyUser.status == .badRequest, "the body's userId too (70 graphemes, 210 bytes): \(bodyUser.status) \(bodyUser.json)")
         }
     }
@@ -133,14 +157,29 @@ struct VerifyReceiptTests {
             for _ in 0..<60 {
                 _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: "greedy", json: ["receiptData": "MIIT"])
             }
-            let limited = try await client.execute(uri: "/api/verify-receipt", method: .post,
-                                                   headers: [.authorization: "Bearer \(harness.serverKey)", HTTPField.Name("X-User-Id")!: "greedy"],
-                                                   body: ByteBuffer(string: #"{"receiptData": "MIIT"}"#)) { response in response }
+            let limited = try await client.execute(
+                uri: "/api/verify-receipt",
+                method: .post,
+                headers: [.authorization: "Bearer \(harness.serverKey)", HTTPField.Name("X-User-Id")!: "greedy"],
+                body: ByteBuffer(string: #"{"receiptData": "MIIT"}"#)
+            ) { response in response }
             #expect(limited.status == .tooManyRequests)
             #expect(limited.headers[.retryAfter] == "1")
-            let other = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "patient", json: ["bookingId": 1, "productId": "x", "jwsRepresentation": "a.b.c"])
+            let other = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "patient",
+                json: ["bookingId": 1, "productId": "x", "jwsRepresentation": "a.b.c"]
+            )
             #expect(other.status != .tooManyRequests)
-            let limitedPurchase = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "greedy", json: ["bookingId": 1, "productId": "x", "jwsRepresentation": "a.b.c"])
+            let limitedPurchase = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "greedy",
+                json: ["bookingId": 1, "productId": "x", "jwsRepresentation": "a.b.c"]
+            )
             #expect(limitedPurchase.errorCode == "rate_limited")
             harness.clock.advance(2)
             let later = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, user: "greedy", json: ["receiptData": "MIIT"])
@@ -161,7 +200,15 @@ final class LogCapture: Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        func log(
+            level: Logger.Level,
+            message: Logger.Message,
+            metadata extra: Logger.Metadata?,
+            source: String,
+            file: String,
+            function: String,
+            line: UInt
+        ) {
             let all = metadata.merging(extra ?? [:]) { $1 }
             capture.lines.withLock { $0.append("\(message) \(all)") }
         }
@@ -180,7 +227,12 @@ struct LogHygieneTests {
         let secretsBox = Mutex<[String]>([])
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "alice",
+                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            )
             let jws = try harness.purchase("it.seaboo.rental.basic")
             let receipt = try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000321")
             let forged = try TestCA.generate().signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic"))
@@ -191,8 +243,13 @@ struct LogHygieneTests {
                 for (key, value) in proof { body[key] = value }
                 _ = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             }
-            _ = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "bob",
-                                      json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws])
+            _ = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "bob",
+                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            )
             _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": receipt])
             _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": String(receipt.dropLast(8))])
         }

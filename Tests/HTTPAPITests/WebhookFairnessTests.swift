@@ -1,12 +1,13 @@
+import BerthWorkers
 import Domain
 import Foundation
-import BerthWorkers
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,8 +29,13 @@ struct WebhookFairnessTests {
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             address.sin_port = 0
-            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            guard bound == 0, listen(fd, 64) == 0 else { _ = Glibc.close(fd); throw POSIXFailure("bind/listen") }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0, listen(fd, 64) == 0 else {
+                _ = Glibc.close(fd)
+                throw POSIXFailure("bind/listen")
+            }
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
             descriptor = fd
@@ -39,7 +45,10 @@ struct WebhookFairnessTests {
         func close() { _ = Glibc.close(descriptor) }
     }
 
-    struct POSIXFailure: Error { var call: String; init(_ call: String) { self.call = call } }
+    struct POSIXFailure: Error {
+        var call: String
+        init(_ call: String) { self.call = call }
+    }
 
     static func event(_ n: Int) -> WebhookEvent {
         WebhookEvent(type: .creditsChanged, data: ["userId": "u\(n)"], subject: "credits:credits:u\(n)")
@@ -51,17 +60,28 @@ struct WebhookFairnessTests {
         let hole = try BlackHole()
         defer { hole.close() }
         try await Application(router: receiver.router()).test(.live) { hooks in
-            let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hole.port)/hooks", otherWebhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
+            let harness = try await Harness.make(
+                webhookURL: "http://127.0.0.1:\(hole.port)/hooks",
+                otherWebhookURL: "http://127.0.0.1:\(hooks.port!)/hooks"
+            )
             defer { harness.close() }
             let now = harness.clock.now()
             try await harness.database.write { tx in try tx.outbox.enqueue((0..<12).map(Self.event), tenantId: "seaboo-test", now: now) }
             let client = WebhookHTTPClient()
-            let deliverer = WebhookDeliverer(store: harness.database, tenants: harness.services.tenants, client: client, clock: harness.clock,
-                                             logger: Logger(label: "test"), interval: .milliseconds(50))
+            let deliverer = WebhookDeliverer(
+                store: harness.database,
+                tenants: harness.services.tenants,
+                client: client,
+                clock: harness.clock,
+                logger: Logger(label: "test"),
+                interval: .milliseconds(50)
+            )
             let running = Task { try await deliverer.run() }
             // The dead receiver's messages are claimed and their first attempt hangs (10 s timeout).
             for _ in 0..<100 {
-                let leased = try await harness.rows("SELECT COUNT(*) AS n FROM webhook_outbox WHERE tenant_id = 'seaboo-test' AND lease_owner IS NOT NULL")
+                let leased = try await harness.rows(
+                    "SELECT COUNT(*) AS n FROM webhook_outbox WHERE tenant_id = 'seaboo-test' AND lease_owner IS NOT NULL"
+                )
                 if leased.first?["n"] != "0" { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -78,12 +98,19 @@ struct WebhookFairnessTests {
 
     @Test("at start, messages left for a tenant that no longer has a webhook are marked skipped, not kept queued")
     func leftoversSkipped() async throws {
-        let harness = try await Harness.make()   // no tenant has a webhook
+        let harness = try await Harness.make()  // no tenant has a webhook
         defer { harness.close() }
-        try await harness.database.write { [now = harness.clock.now()] tx in try tx.outbox.enqueue([Self.event(1), Self.event(2)], tenantId: "seaboo-test", now: now) }
+        try await harness.database.write { [now = harness.clock.now()] tx in
+            try tx.outbox.enqueue([Self.event(1), Self.event(2)], tenantId: "seaboo-test", now: now)
+        }
         let client = WebhookHTTPClient()
-        let deliverer = WebhookDeliverer(store: harness.database, tenants: harness.services.tenants, client: client, clock: harness.clock,
-                                         logger: Logger(label: "test"))
+        let deliverer = WebhookDeliverer(
+            store: harness.database,
+            tenants: harness.services.tenants,
+            client: client,
+            clock: harness.clock,
+            logger: Logger(label: "test")
+        )
         let finished = Finished()
         let running = Task {
             try? await deliverer.run()
@@ -101,16 +128,26 @@ struct WebhookFairnessTests {
         try await client.shutdown()
     }
 
-    @Test("after the last allowed attempt a message is a dead letter: not retried, listed for admins, re-sent on request with a new round of attempts")
+    @Test(
+        "after the last allowed attempt a message is a dead letter: not retried, listed for admins, re-sent on request with a new round of attempts"
+    )
     func deadLetters() async throws {
         let receiver = WebhookReceiver()
         try await Application(router: receiver.router()).test(.live) { hooks in
             let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
             defer { harness.close() }
-            try await harness.database.write { [now = harness.clock.now()] tx in try tx.outbox.enqueue([Self.event(1)], tenantId: "seaboo-test", now: now) }
+            try await harness.database.write { [now = harness.clock.now()] tx in
+                try tx.outbox.enqueue([Self.event(1)], tenantId: "seaboo-test", now: now)
+            }
             let client = WebhookHTTPClient()
-            let deliverer = WebhookDeliverer(store: harness.database, tenants: harness.services.tenants, client: client, clock: harness.clock,
-                                             logger: Logger(label: "test"), retry: .exponential(first: 5, cap: 3600, maximumAttempts: 3))
+            let deliverer = WebhookDeliverer(
+                store: harness.database,
+                tenants: harness.services.tenants,
+                client: client,
+                clock: harness.clock,
+                logger: Logger(label: "test"),
+                retry: .exponential(first: 5, cap: 3600, maximumAttempts: 3)
+            )
             receiver.state.withLock { $0.failures = 100 }
             for _ in 0..<3 {
                 #expect(try await deliverer.deliverDue(tenantId: "seaboo-test") == 1)
@@ -127,13 +164,23 @@ struct WebhookFairnessTests {
                 #expect(dead.json["total"] as? Int == 1, "\(dead.json)")
                 let letter = try #require((dead.json["items"] as? [[String: Any]])?.first)
                 #expect(letter["attempts"] as? Int == 3 && letter["eventType"] as? String == "credits.changed")
-                #expect(try await api.call(.get, "/api/admin/webhooks/dead-letters", auth: harness.otherAdminKey).json["total"] as? Int == 0, "per tenant")
-                let resent = try await api.call(.post, "/api/admin/webhooks/deliveries/\(try #require(letter["lastDeliveryId"] as? Int))/resend", auth: harness.adminKey)
+                #expect(
+                    try await api.call(.get, "/api/admin/webhooks/dead-letters", auth: harness.otherAdminKey).json["total"] as? Int == 0,
+                    "per tenant"
+                )
+                let resent = try await api.call(
+                    .post,
+                    "/api/admin/webhooks/deliveries/\(try #require(letter["lastDeliveryId"] as? Int))/resend",
+                    auth: harness.adminKey
+                )
                 #expect(resent.status == .ok)
             }
             #expect(try await deliverer.deliverDue(tenantId: "seaboo-test") == 1)
             #expect(receiver.received.count == 1)
-            #expect(try await harness.rows("SELECT attempts, dead_at FROM webhook_outbox").first.map { [$0["attempts"] ?? nil, $0["dead_at"] ?? nil] } == ["1", nil])
+            #expect(
+                try await harness.rows("SELECT attempts, dead_at FROM webhook_outbox").first.map { [$0["attempts"] ?? nil, $0["dead_at"] ?? nil] }
+                    == ["1", nil]
+            )
             try await client.shutdown()
         }
     }

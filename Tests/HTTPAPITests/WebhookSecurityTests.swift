@@ -1,28 +1,35 @@
 import Domain
 import Foundation
-@testable import BerthWorkers
-@testable import HTTPAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import Testing
 
+@testable import BerthWorkers
+@testable import HTTPAPI
+
 @Suite("Webhook delivery: redirects, addresses, one tenant's dead receiver")
 struct WebhookSecurityTests {
     /// Puts one event for `tenant` into the outbox, as a committed change would.
     func enqueue(_ harness: Harness, tenant: String, booking: Int) async throws {
-        _ = try await harness.rows("""
+        _ = try await harness.rows(
+            """
             INSERT INTO webhook_outbox (id, tenant_id, event_type, payload, status, attempts, next_attempt_at, created_at, subject, sequence)
             VALUES (?, ?, 'booking.confirmed', ?, 'pending', 0, 0, ?, ?, 1)
-            """, [Int64(booking), tenant, "{\"bookingId\":\"\(booking)\"}", Int64(booking), "booking:\(booking)"])
+            """,
+            [Int64(booking), tenant, "{\"bookingId\":\"\(booking)\"}", Int64(booking), "booking:\(booking)"]
+        )
     }
 
     @Test("S11: the connection goes to the address that was vetted (no second resolution); a slow resolver meets a deadline off the request threads")
     func connectsToTheVettedAddress() async throws {
         let hits = Mutex(0)
         let router = Router()
-        router.post("/hooks") { _, _ -> HTTPResponse.Status in hits.withLock { $0 += 1 }; return .ok }
+        router.post("/hooks") { _, _ -> HTTPResponse.Status in
+            hits.withLock { $0 += 1 }
+            return .ok
+        }
         try await Application(router: router).test(.live) { hooks in
             let port = try #require(hooks.port)
             let lookups = Mutex(0)
@@ -43,11 +50,14 @@ struct WebhookSecurityTests {
             // the test instead of hanging it.
             let release = DispatchSemaphore(value: 0)
             let lookupEnded = Mutex(false)
-            let slow = WebhookHTTPClient(resolutionDeadline: .milliseconds(200), resolver: { _ in
-                _ = release.wait(timeout: .now() + 20)
-                lookupEnded.withLock { $0 = true }
-                return [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])]
-            })
+            let slow = WebhookHTTPClient(
+                resolutionDeadline: .milliseconds(200),
+                resolver: { _ in
+                    _ = release.wait(timeout: .now() + 20)
+                    lookupEnded.withLock { $0 = true }
+                    return [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])]
+                }
+            )
             let late = await slow.post("{}", headers: [], to: webhook)
             let endedFirst = lookupEnded.withLock { $0 }
             release.signal()
@@ -81,7 +91,10 @@ struct WebhookSecurityTests {
     func redirectNotFollowed() async throws {
         let hits = Mutex(0)
         let inside = Router()
-        inside.post("/internal") { _, _ -> HTTPResponse.Status in hits.withLock { $0 += 1 }; return .ok }
+        inside.post("/internal") { _, _ -> HTTPResponse.Status in
+            hits.withLock { $0 += 1 }
+            return .ok
+        }
         try await Application(router: inside).test(.live) { inner in
             let redirector = Router()
             redirector.post("/hooks") { _, _ in
@@ -127,8 +140,10 @@ struct WebhookSecurityTests {
         }
         try await Application(router: blackHole).test(.live) { dead in
             try await Application(router: healthy()).test(.live) { alive in
-                let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(alive.port!)/hooks",
-                                                     otherWebhookURL: "http://127.0.0.1:\(dead.port!)/hooks")
+                let harness = try await Harness.make(
+                    webhookURL: "http://127.0.0.1:\(alive.port!)/hooks",
+                    otherWebhookURL: "http://127.0.0.1:\(dead.port!)/hooks"
+                )
                 defer { harness.close() }
                 // The dead tenant's events are older: a one-at-a-time deliverer would send them first.
                 for booking in 1...3 { try await enqueue(harness, tenant: "seaboo", booking: booking) }
@@ -149,7 +164,11 @@ struct WebhookSecurityTests {
     func addressPolicy() async throws {
         let client = WebhookHTTPClient()
         func failure(_ url: String, private allowPrivate: Bool = false, loopback: Bool = false) async -> WebhookHTTPClient.Failure? {
-            await client.post("{}", headers: [], to: Tenant.Webhook(url: url, secretEnv: "X", allowPrivateAddresses: allowPrivate, allowLoopbackHTTP: loopback)).failure
+            await client.post(
+                "{}",
+                headers: [],
+                to: Tenant.Webhook(url: url, secretEnv: "X", allowPrivateAddresses: allowPrivate, allowLoopbackHTTP: loopback)
+            ).failure
         }
         #expect(await failure("http://example.com/hooks") == .schemeRefused)
         #expect(await failure("https://127.0.0.1/hooks") == .addressRefused)

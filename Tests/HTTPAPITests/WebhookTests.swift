@@ -1,18 +1,18 @@
 import AppleSignedData
+import BerthApp
+import BerthWorkers
 import Crypto
 import Foundation
-import BerthWorkers
 import HTTPAPI
-import BerthApp
-import UseCases
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import SQLStore
 import Synchronization
-import Testing
 import TestKit
+import Testing
+import UseCases
 
 /// A tenant backend receiving webhooks: records them, answers `failures` times 503 first.
 final class WebhookReceiver: Sendable {
@@ -32,9 +32,17 @@ final class WebhookReceiver: Sendable {
             var request = request
             let body = String(buffer: try await request.collectBody(upTo: 1 << 20))
             let fail = self.state.withLock { state -> Bool in
-                if state.failures > 0 { state.failures -= 1; return true }
-                state.received.append(Received(event: request.headers[HTTPField.Name("Berth-Event")!] ?? "",
-                                               signature: request.headers[HTTPField.Name("Berth-Signature")!] ?? "", body: body))
+                if state.failures > 0 {
+                    state.failures -= 1
+                    return true
+                }
+                state.received.append(
+                    Received(
+                        event: request.headers[HTTPField.Name("Berth-Event")!] ?? "",
+                        signature: request.headers[HTTPField.Name("Berth-Signature")!] ?? "",
+                        body: body
+                    )
+                )
                 return false
             }
             return Response(status: fail ? .serviceUnavailable : .ok)
@@ -44,10 +52,12 @@ final class WebhookReceiver: Sendable {
 
     /// Recomputes the signature as a tenant would.
     static func isValid(_ received: Received, secret: String) -> Bool {
-        let parts = Dictionary(uniqueKeysWithValues: received.signature.split(separator: ",").compactMap { part -> (String, String)? in
-            let pair = part.split(separator: "=", maxSplits: 1)
-            return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
-        })
+        let parts = Dictionary(
+            uniqueKeysWithValues: received.signature.split(separator: ",").compactMap { part -> (String, String)? in
+                let pair = part.split(separator: "=", maxSplits: 1)
+                return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
+            }
+        )
         guard let timestamp = parts["t"], let signature = parts["v1"] else { return false }
         let expected = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).\(received.body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return expected.map { String(format: "%02x", $0) }.joined() == signature
@@ -62,25 +72,48 @@ struct WebhookTests {
         try await Application(router: receiver.router()).test(.live) { hooks in
             let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
             defer { harness.close() }
-            let transaction = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic", transactionId: "2000000000008001")
+            let transaction = TransactionPayload.testPurchase(
+                bundleId: "it.seaboo.app",
+                productId: "it.seaboo.rental.basic",
+                transactionId: "2000000000008001"
+            )
             // The router alone: no delivery service runs until the "restart" below.
             try await Application(router: buildRouter(services: harness.services)).test(.router) { client in
                 let start = Harness.day(3, from: harness.clock.now())
-                let booking = try await createBooking(client, harness, user: "alice", body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))])
-                let paid = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice",
-                                                 json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.ca.signTransaction(transaction)])
+                let booking = try await createBooking(
+                    client,
+                    harness,
+                    user: "alice",
+                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                )
+                let paid = try await client.call(
+                    .post,
+                    "/api/verify-purchase",
+                    auth: harness.serverKey,
+                    user: "alice",
+                    json: [
+                        "bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic",
+                        "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                    ]
+                )
                 #expect(paid.status == .ok)
-                let refund = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil,
-                                                   json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction)])
+                let refund = try await client.call(
+                    .post,
+                    "/api/apple/notifications/seaboo-test",
+                    auth: nil,
+                    json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction)]
+                )
                 #expect(refund.json["outcome"] as? String == "booking_refunded")
             }
 
             // The process "restarts" before any delivery: a new database connection and deliverer on the same file.
             try harness.database.close()
-            let setup = BerthSetup(catalogURL: harness.directory.appendingPathComponent("products.json"),
-                                   databasePath: harness.directory.appendingPathComponent("berth.sqlite").path,
-                                   migrationsURL: Harness.repository.appendingPathComponent("migrations"),
-                                   environment: ["SEABOO_TEST_WEBHOOK_SECRET": Harness.webhookSecret])
+            let setup = BerthSetup(
+                catalogURL: harness.directory.appendingPathComponent("products.json"),
+                databasePath: harness.directory.appendingPathComponent("berth.sqlite").path,
+                migrationsURL: Harness.repository.appendingPathComponent("migrations"),
+                environment: ["SEABOO_TEST_WEBHOOK_SECRET": Harness.webhookSecret]
+            )
             var logger = Logger(label: "restart")
             logger.logLevel = .warning
             let (catalog, database) = try await setup.prepareStore(logger: logger, now: harness.clock.now())
@@ -97,7 +130,9 @@ struct WebhookTests {
             #expect(try await deliverer.deliverDue() == 3)
             let events = receiver.received.map(\.event)
             #expect(events == ["booking.confirmed", "booking.refunded", "purchase.refunded"])
-            let sequences = receiver.received.compactMap { try? JSONSerialization.jsonObject(with: Data($0.body.utf8)) as? [String: Any] }.map { $0["sequence"] as? Int }
+            let sequences = receiver.received.compactMap { try? JSONSerialization.jsonObject(with: Data($0.body.utf8)) as? [String: Any] }.map {
+                $0["sequence"] as? Int
+            }
             #expect(sequences == [1, 2, 3])
             for message in receiver.received {
                 #expect(WebhookReceiver.isValid(message, secret: Harness.webhookSecret), "bad signature on \(message.event)")

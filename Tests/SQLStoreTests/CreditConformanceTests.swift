@@ -11,8 +11,14 @@ import UseCases
 extension StoreConformance {
     /// One unit of work over an account, as the use cases run it: load (locked), decide, save.
     @discardableResult
-    static func change(_ store: any Store, tenant: String = "a", user: String, type: String = "c", now: Date = now,
-                       _ decide: @escaping @Sendable (CreditAccount, any StoreSession) throws -> CreditChange?) async throws -> CreditChange? {
+    static func change(
+        _ store: any Store,
+        tenant: String = "a",
+        user: String,
+        type: String = "c",
+        now: Date = now,
+        _ decide: @escaping @Sendable (CreditAccount, any StoreSession) throws -> CreditChange?
+    ) async throws -> CreditChange? {
         try await store.write { tx in
             let account = try tx.credits.account(tenantId: tenant, userId: user, creditType: type, now: now, forUpdate: true)
             guard let change = try decide(account, tx) else { return nil }
@@ -29,21 +35,56 @@ extension StoreConformance {
 
     /// A credit purchase: the shipped unit of work (``VerifyPurchase/claim(_:proven:request:kind:tx:now:remembering:)`` with
     /// ``CreditsKind``) for a pack of `amount` credits of type `c` (the stored product is set to it first).
-    static func buy(_ store: any Store, user: String = "u", amount: Int64, transactionId: String, negativeAllowed: Bool = false, now: Date = now) async throws -> Purchase {
+    static func buy(
+        _ store: any Store,
+        user: String = "u",
+        amount: Int64,
+        transactionId: String,
+        negativeAllowed: Bool = false,
+        now: Date = now
+    ) async throws -> Purchase {
         let json = """
             {"id": "a", "name": "A", "currency": "EUR", "apple": {"bundleId": "com.example.a", "environments": ["Sandbox"]},
              "auth": {"algorithm": "HS256", "issuer": "https://a.example", "secretEnv": "A_SECRET"},
              "credits": {"types": ["c"], "allowNegativeBalance": \(negativeAllowed)}, "products": [], "resources": []}
             """
         let tenant = try JSONDecoder().decode(Tenant.self, from: Data(json.utf8))
-        let proven = ProvenTransaction(transactionId: transactionId, originalTransactionId: transactionId, productId: "pack", environment: "Sandbox",
-                                       purchasedAt: now, revoked: false, appAccountToken: nil, proofHash: "h")
+        let proven = ProvenTransaction(
+            transactionId: transactionId,
+            originalTransactionId: transactionId,
+            productId: "pack",
+            environment: "Sandbox",
+            purchasedAt: now,
+            revoked: false,
+            appAccountToken: nil,
+            proofHash: "h"
+        )
         let claim = PurchaseClaim(proven, tenantId: "a", userId: user, target: .credits(type: "c"), now: now)
-        let request = PurchaseRequest(tenant: tenant, policy: PurchasePolicy(), emitsEvents: true, userId: user, productId: "pack", transactionId: transactionId,
-                                      named: nil)
+        let request = PurchaseRequest(
+            tenant: tenant,
+            policy: PurchasePolicy(),
+            emitsEvents: true,
+            userId: user,
+            productId: "pack",
+            transactionId: transactionId,
+            named: nil
+        )
         let result = try await store.write { tx in
-            let product = CreditProduct(tenantId: "a", productId: "pack", creditType: "c", credits: amount, title: "Pack", currency: "EUR", createdAt: now, updatedAt: now)
-            if try tx.credits.product(tenantId: "a", productId: "pack") == nil { try tx.credits.insert(product) } else { try tx.credits.update(product) }
+            let product = CreditProduct(
+                tenantId: "a",
+                productId: "pack",
+                creditType: "c",
+                credits: amount,
+                title: "Pack",
+                currency: "EUR",
+                createdAt: now,
+                updatedAt: now
+            )
+            if try tx.credits.product(tenantId: "a", productId: "pack") == nil {
+                try tx.credits.insert(product)
+            } else {
+                try tx.credits.update(product)
+            }
             return try VerifyPurchase.claim(claim, proven: proven, request: request, kind: CreditsKind(), tx: tx, now: now)
         }
         guard case .applied(let purchase) = result.outcome else { throw StoreError("the purchase was not applied: \(result.outcome)") }
@@ -69,26 +110,42 @@ extension StoreConformance {
                 return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(held == 5)
-            let account = try await store.read { try $0.credits.account(tenantId: "a", userId: "u", creditType: "c", now: Self.now, forUpdate: false) }
+            let account = try await store.read {
+                try $0.credits.account(tenantId: "a", userId: "u", creditType: "c", now: Self.now, forUpdate: false)
+            }
             #expect(account.held == 5)
             #expect(account.available == 0)
             // Expired holds count no more.
-            let later = try await store.read { try $0.credits.account(tenantId: "a", userId: "u", creditType: "c", now: Self.now.addingTimeInterval(601), forUpdate: false) }
+            let later = try await store.read {
+                try $0.credits.account(tenantId: "a", userId: "u", creditType: "c", now: Self.now.addingTimeInterval(601), forUpdate: false)
+            }
             #expect(later.held == 0)
 
             // The summaries (one statement, held credits in a subquery) and the one-statement balance read agree with the account.
             try await Self.grant(store, user: "u", amount: 3, now: Self.now)
             try await store.write { tx in
                 let other = try tx.credits.account(tenantId: "a", userId: "u", creditType: "d", now: Self.now, forUpdate: true)
-                try tx.save(CreditRules.grant(other, amount: 2, type: .adjustment, actor: .system, negativeAllowed: false, now: Self.now), now: Self.now)
+                try tx.save(
+                    CreditRules.grant(other, amount: 2, type: .adjustment, actor: .system, negativeAllowed: false, now: Self.now),
+                    now: Self.now
+                )
             }
-            let expected = [CreditSummary(creditType: "c", balance: 8, held: 5, debt: 0), CreditSummary(creditType: "d", balance: 2, held: 0, debt: 0)]
+            let expected = [
+                CreditSummary(creditType: "c", balance: 8, held: 5, debt: 0), CreditSummary(creditType: "d", balance: 2, held: 0, debt: 0),
+            ]
             #expect(try await store.read { try $0.credits.summaries(tenantId: "a", userId: "u", now: Self.now) } == expected)
-            let sources = try await store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now, waitingTokens: ["t"]) }
+            let sources = try await store.readStatement {
+                try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now, waitingTokens: ["t"])
+            }
             #expect(sources.summaries == expected && !sources.bonusGranted && sources.waiting.isEmpty)
-            let expired = try await store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now.addingTimeInterval(601), waitingTokens: []) }
+            let expired = try await store.readStatement {
+                try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now.addingTimeInterval(601), waitingTokens: [])
+            }
             #expect(expired.summaries.map(\.held) == [0, 0], "expired holds count no more")
-            #expect(try await store.readStatement { try $0.userState.creditSources(tenantId: "b", userId: "u", now: Self.now, waitingTokens: []) }.summaries.isEmpty)
+            #expect(
+                try await store.readStatement { try $0.userState.creditSources(tenantId: "b", userId: "u", now: Self.now, waitingTokens: []) }
+                    .summaries.isEmpty
+            )
         }
     }
 
@@ -101,21 +158,32 @@ extension StoreConformance {
             }
             #expect(claimed == 1)
             #expect(try await store.read { try $0.credits.hasBonus(tenantId: "a", userId: "u") })
-            #expect(try await store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now, waitingTokens: []) }.bonusGranted)
-            #expect(try await !store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "v", now: Self.now, waitingTokens: []) }.bonusGranted)
+            #expect(
+                try await store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "u", now: Self.now, waitingTokens: []) }
+                    .bonusGranted
+            )
+            #expect(
+                try await !store.readStatement { try $0.userState.creditSources(tenantId: "a", userId: "v", now: Self.now, waitingTokens: []) }
+                    .bonusGranted
+            )
             #expect(try await !store.read { try $0.credits.hasBonus(tenantId: "b", userId: "u") })
             #expect(try await store.write { try $0.credits.claimBonus(tenantId: "b", userId: "u", now: Self.now) })
         }
     }
 
-    @Test("usage takes the oldest lot first and records its profile; a refund of a spent pack takes its rest and records a debt", arguments: StoreBackend.available)
+    @Test(
+        "usage takes the oldest lot first and records its profile; a refund of a spent pack takes its rest and records a debt",
+        arguments: StoreBackend.available
+    )
     func fifoAndRefund(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let first = try await Self.buy(store, user: "u", amount: 3, transactionId: "t1", now: Self.now)
             let second = try await Self.buy(store, user: "u", amount: 3, transactionId: "t2", now: Self.now.addingTimeInterval(1))
-            let reserved = try #require(try await Self.change(store, user: "u") { account, _ in
-                try CreditRules.reserve(account, amount: 4, reference: "r", profileId: "mom", duration: 600, now: Self.now)
-            }?.newReservation)
+            let reserved = try #require(
+                try await Self.change(store, user: "u") { account, _ in
+                    try CreditRules.reserve(account, amount: 4, reference: "r", profileId: "mom", duration: 600, now: Self.now)
+                }?.newReservation
+            )
             try await Self.change(store, user: "u") { account, tx in
                 let stored = try #require(try tx.credits.reservation(id: reserved.id, tenantId: "a", forUpdate: true))
                 return try CreditRules.commit(stored, account: account, actor: .user("u"), now: Self.now)
@@ -147,9 +215,19 @@ extension StoreConformance {
             try await Self.change(store, user: "u") { account, tx in
                 let grant = try #require(try tx.credits.grant(purchaseId: first.id, tenantId: "a"))
                 #expect(grant.lot?.purchaseId == first.id)
-                return CreditRules.refund(account, amount: 3, purchaseEntry: grant.entry, purchaseLot: grant.lot, reason: "REFUND", negativeAllowed: false, now: Self.now)
+                return CreditRules.refund(
+                    account,
+                    amount: 3,
+                    purchaseEntry: grant.entry,
+                    purchaseLot: grant.lot,
+                    reason: "REFUND",
+                    negativeAllowed: false,
+                    now: Self.now
+                )
             }
-            let account = try await store.read { try $0.credits.account(tenantId: "a", userId: "u", creditType: "c", now: Self.now, forUpdate: false) }
+            let account = try await store.read {
+                try $0.credits.account(tenantId: "a", userId: "u", creditType: "c", now: Self.now, forUpdate: false)
+            }
             #expect(account.balance.balance == 0)
             #expect(account.balance.debt == 1)
             let purchases = try await store.read { try $0.credits.entries(tenantId: "a", filter: LedgerFilter(type: .purchase), page: Page()) }
@@ -163,7 +241,16 @@ extension StoreConformance {
     @Test("products: the catalog seeds what is missing and leaves operators' edits; ids are unique per tenant", arguments: StoreBackend.available)
     func products(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            let pack = CreditProduct(tenantId: "a", productId: "p1", creditType: "c", credits: 10, title: "Ten", currency: "EUR", createdAt: Self.now, updatedAt: Self.now)
+            let pack = CreditProduct(
+                tenantId: "a",
+                productId: "p1",
+                creditType: "c",
+                credits: 10,
+                title: "Ten",
+                currency: "EUR",
+                createdAt: Self.now,
+                updatedAt: Self.now
+            )
             #expect(try await store.write { try $0.credits.seed([pack]) } == 1)
             var editing = pack
             editing.credits = 12
@@ -184,17 +271,26 @@ extension StoreConformance {
         }
     }
 
-    @Test("a reference holds one live reservation; ledger listings page newest first, filter, and export oldest first", arguments: StoreBackend.available)
+    @Test(
+        "a reference holds one live reservation; ledger listings page newest first, filter, and export oldest first",
+        arguments: StoreBackend.available
+    )
     func referencesAndListings(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             try await Self.grant(store, user: "u", amount: 5)
             try await Self.grant(store, user: "v", amount: 1)
-            try await Self.change(store, user: "u") { account, _ in try CreditRules.reserve(account, amount: 1, reference: "gen", profileId: nil, duration: 60, now: Self.now) }
+            try await Self.change(store, user: "u") { account, _ in
+                try CreditRules.reserve(account, amount: 1, reference: "gen", profileId: nil, duration: 60, now: Self.now)
+            }
             await #expect(throws: (any Error).self) {
-                try await Self.change(store, user: "u") { account, _ in try CreditRules.reserve(account, amount: 1, reference: "gen", profileId: nil, duration: 60, now: Self.now) }
+                try await Self.change(store, user: "u") { account, _ in
+                    try CreditRules.reserve(account, amount: 1, reference: "gen", profileId: nil, duration: 60, now: Self.now)
+                }
             }
             for index in 1...3 { try await Self.grant(store, user: "u", amount: Int64(index), now: Self.now.addingTimeInterval(Double(index))) }
-            let page = try await store.read { try $0.credits.entries(tenantId: "a", filter: LedgerFilter(userId: "u"), page: Page(limit: 2, offset: 0)) }
+            let page = try await store.read {
+                try $0.credits.entries(tenantId: "a", filter: LedgerFilter(userId: "u"), page: Page(limit: 2, offset: 0))
+            }
             #expect(page.total == 4)
             #expect(page.items.map(\.amount) == [3, 2])
             let exported = try await store.read { try $0.credits.export(tenantId: "a", filter: LedgerFilter(userId: "u"), limit: 10) }
@@ -204,8 +300,10 @@ extension StoreConformance {
         }
     }
 
-    @Test("randomized purchases, reservations, commits, releases, expiries, refunds, reversals and adjustments leave the ledger and the balances in agreement",
-          arguments: StoreBackend.available)
+    @Test(
+        "randomized purchases, reservations, commits, releases, expiries, refunds, reversals and adjustments leave the ledger and the balances in agreement",
+        arguments: StoreBackend.available
+    )
     func randomizedLedger(backend: StoreBackend) async throws {
         for (seed, negativeAllowed) in [(UInt64(1), false), (2, false), (3, true), (4, true)] {
             try await withStore(backend) { store in
@@ -225,46 +323,59 @@ extension StoreConformance {
             clock = clock.addingTimeInterval(Double(Int.random(in: 1...90, using: &random)))
             let at = clock
             switch Int.random(in: 0..<7, using: &random) {
-            case 0: // a purchase
+            case 0:  // a purchase
                 let amount = Int64.random(in: 1...20, using: &random)
                 let purchase = try await buy(store, amount: amount, transactionId: "t\(seed)-\(step)", negativeAllowed: negativeAllowed, now: at)
                 purchases.append((purchase, false))
                 let settle = negativeAllowed ? 0 : min(model.debt, amount)
                 model = (model.balance + amount - settle, model.debt - settle)
-            case 1, 2: // a reservation (refused when short)
+            case 1, 2:  // a reservation (refused when short)
                 let amount = Int64.random(in: 1...6, using: &random)
                 let reservation = try? await change(store, user: "u", now: at) { account, _ in
                     try CreditRules.reserve(account, amount: amount, reference: nil, profileId: "p\(step % 3)", duration: 300, now: at)
                 }?.newReservation
                 if let reservation { held.append(reservation) }
-            case 3, 4: // commit or release one (it may have expired)
+            case 3, 4:  // commit or release one (it may have expired)
                 guard !held.isEmpty else { continue }
                 let reservation = held.remove(at: Int.random(in: 0..<held.count, using: &random))
                 let commit = Bool.random(using: &random)
                 let settled = try? await change(store, user: "u", now: at) { account, tx in
                     let stored = try tx.credits.reservation(id: reservation.id, tenantId: "a", forUpdate: true)!
-                    return commit ? try CreditRules.commit(stored, account: account, actor: .user("u"), now: at)
-                                  : try CreditRules.release(stored, account: account, now: at)
+                    return commit
+                        ? try CreditRules.commit(stored, account: account, actor: .user("u"), now: at)
+                        : try CreditRules.release(stored, account: account, now: at)
                 }
                 if commit, settled != nil { model.balance -= reservation.amount }
                 #expect((settled != nil) == (reservation.expiresAt > at), "a held reservation settles until it expires")
-            case 5: // Apple refunds a purchase
+            case 5:  // Apple refunds a purchase
                 guard let index = purchases.indices.filter({ !purchases[$0].refunded }).randomElement(using: &random) else { continue }
                 let purchase = purchases[index].purchase
                 let change = try await change(store, user: "u", now: at) { account, tx in
                     let grant = try tx.credits.grant(purchaseId: purchase.id, tenantId: "a")
-                    return CreditRules.refund(account, amount: purchase.credits!, purchaseEntry: grant?.entry, purchaseLot: grant?.lot, reason: "REFUND",
-                                              negativeAllowed: negativeAllowed, now: at)
+                    return CreditRules.refund(
+                        account,
+                        amount: purchase.credits!,
+                        purchaseEntry: grant?.entry,
+                        purchaseLot: grant?.lot,
+                        reason: "REFUND",
+                        negativeAllowed: negativeAllowed,
+                        now: at
+                    )
                 }
                 purchases[index].refunded = true
                 model = (model.balance + change!.amount, model.debt + change!.entries.reduce(0) { $0 + $1.debtChange })
                 if !negativeAllowed { #expect(change!.account.balance.balance >= 0) }
-            default: // a reversal, or an operator's adjustment
+            default:  // a reversal, or an operator's adjustment
                 if let index = purchases.indices.filter({ purchases[$0].refunded }).randomElement(using: &random), Bool.random(using: &random) {
                     let purchase = purchases[index].purchase
                     try await change(store, user: "u", now: at) { account, tx in
-                        CreditRules.reverseRefund(account, amount: purchase.credits!, purchaseEntry: try tx.credits.grant(purchaseId: purchase.id, tenantId: "a")?.entry,
-                                                  negativeAllowed: negativeAllowed, now: at)
+                        CreditRules.reverseRefund(
+                            account,
+                            amount: purchase.credits!,
+                            purchaseEntry: try tx.credits.grant(purchaseId: purchase.id, tenantId: "a")?.entry,
+                            negativeAllowed: negativeAllowed,
+                            now: at
+                        )
                     }
                     purchases[index].refunded = false
                     let settle = negativeAllowed ? 0 : min(model.debt, purchase.credits!)

@@ -15,7 +15,10 @@ extension StoreConformance {
                 try $0.keys.create(NewAPIKey(tenantId: "a", role: .client, name: "iOS app", hint: "berth_a_abcd…", hash: "h-client"), now: now)
             }
             let narrow = try await store.write {
-                try $0.keys.create(NewAPIKey(tenantId: "a", role: .server, scopes: [.read, .purchases], hash: "h-server"), now: now.addingTimeInterval(1))
+                try $0.keys.create(
+                    NewAPIKey(tenantId: "a", role: .server, scopes: [.read, .purchases], hash: "h-server"),
+                    now: now.addingTimeInterval(1)
+                )
             }
             _ = try await store.write { try $0.keys.create(NewAPIKey(tenantId: "b", role: .admin, hash: "h-admin"), now: now) }
 
@@ -23,7 +26,10 @@ extension StoreConformance {
             #expect(found.role == .client && found.scopes == [.purchases, .read] && found.name == "iOS app" && found.hint == "berth_a_abcd…")
             #expect(try await store.read { try $0.keys.key(hash: "h-server") }?.scopes == [.read, .purchases])
             #expect(try await store.read { try $0.keys.keys(tenantId: "a") }.map(\.id) == [narrow.id, client.id], "newest first, tenant a only")
-            #expect(try await store.read { try $0.keys.key(id: client.id, tenantId: "b", forUpdate: false) } == nil, "another tenant's key is not found")
+            #expect(
+                try await store.read { try $0.keys.key(id: client.id, tenantId: "b", forUpdate: false) } == nil,
+                "another tenant's key is not found"
+            )
 
             try await store.write { try $0.keys.revoke(id: client.id, at: now.addingTimeInterval(5)) }
             try await store.write { try $0.keys.expire(id: narrow.id, at: now.addingTimeInterval(60)) }
@@ -34,8 +40,10 @@ extension StoreConformance {
 
             try await store.write { try $0.keys.touch(id: narrow.id, at: now.addingTimeInterval(10), unlessUsedSince: now) }
             try await store.write { try $0.keys.touch(id: narrow.id, at: now.addingTimeInterval(20), unlessUsedSince: now.addingTimeInterval(5)) }
-            #expect(try await store.read { try $0.keys.key(hash: "h-server") }?.lastUsedAt == now.addingTimeInterval(10),
-                    "a use already recorded since the interval began is not rewritten")
+            #expect(
+                try await store.read { try $0.keys.key(hash: "h-server") }?.lastUsedAt == now.addingTimeInterval(10),
+                "a use already recorded since the interval began is not rewritten"
+            )
         }
     }
 }

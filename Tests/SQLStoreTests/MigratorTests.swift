@@ -36,8 +36,10 @@ struct MigratorTests {
 
     /// Puts every later migration back and applies them: the repositories read today's schema.
     func applyRest(into migrations: URL, _ database: SQLiteStore) async throws {
-        for name in try FileManager.default.contentsOfDirectory(atPath: Self.repositoryMigrations.path) where name.hasSuffix(".sql")
-            && !FileManager.default.fileExists(atPath: migrations.appendingPathComponent(name).path) {
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.repositoryMigrations.path)
+        where name.hasSuffix(".sql")
+            && !FileManager.default.fileExists(atPath: migrations.appendingPathComponent(name).path)
+        {
             try restore(name, into: migrations)
         }
         try await Migrator(directory: migrations).apply(to: database, now: Date())
@@ -52,7 +54,15 @@ struct MigratorTests {
         let path = directory.appendingPathComponent("db.sqlite").path
 
         let database = try SQLiteStore.open(path: path)
-        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions", "006_hardening", "007_core", "008_credits", "009_subscriptions", "010_key_roles", "011_webhook_dead_letters", "012_product_kinds", "013_part_payments", "014_unapplied_payments", "015_account_tokens", "016_card_payments", "017_google_play", "018_apple_lifecycle", "019_subscription_offers", "020_consumption_answers", "021_booking_references", "022_order_ids", "023_outbox_claim", "024_play_pending_claims"])
+        #expect(
+            try await Migrator(directory: migrations).apply(to: database, now: Date()) == [
+                "001_initial", "002_receipt_checks", "003_apple_notifications", "004_webhooks", "005_unclaimed_transactions", "006_hardening",
+                "007_core", "008_credits", "009_subscriptions", "010_key_roles", "011_webhook_dead_letters", "012_product_kinds", "013_part_payments",
+                "014_unapplied_payments", "015_account_tokens", "016_card_payments", "017_google_play", "018_apple_lifecycle",
+                "019_subscription_offers", "020_consumption_answers", "021_booking_references", "022_order_ids", "023_outbox_claim",
+                "024_play_pending_claims",
+            ]
+        )
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()).isEmpty)
         let journal = try await database.withConnection { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(journal == "wal")
@@ -68,7 +78,9 @@ struct MigratorTests {
         // A new numbered file is fine once the old one is restored.
         try FileManager.default.removeItem(at: file)
         try FileManager.default.copyItem(at: Self.repositoryMigrations.appendingPathComponent("001_initial.sql"), to: file)
-        try Data("CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL);\n".utf8).write(to: migrations.appendingPathComponent("099_notes.sql"))
+        try Data("CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL);\n".utf8).write(
+            to: migrations.appendingPathComponent("099_notes.sql")
+        )
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["099_notes"])
         try database.close()
     }
@@ -97,10 +109,13 @@ struct MigratorTests {
         try await database.withConnection { db in try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)") }
         let insert: @Sendable (Int64) -> @Sendable (Database) throws -> Void = { id in
             { db in
-                try db.execute(sql: """
-                    INSERT INTO purchases (id, tenant_id, user_id, store, environment, transaction_id, original_transaction_id, product_id, status, proof_hash, purchased_at, created_at)
-                    VALUES (?, 't', 'u', 'app_store', 'Sandbox', '2000000000000001', '2000000000000001', 'p', 'applied', 'h', 0, 0)
-                    """, arguments: [id])
+                try db.execute(
+                    sql: """
+                        INSERT INTO purchases (id, tenant_id, user_id, store, environment, transaction_id, original_transaction_id, product_id, status, proof_hash, purchased_at, created_at)
+                        VALUES (?, 't', 'u', 'app_store', 'Sandbox', '2000000000000001', '2000000000000001', 'p', 'applied', 'h', 0, 0)
+                        """,
+                    arguments: [id]
+                )
             }
         }
         try await database.withConnection(insert(1))
@@ -150,18 +165,29 @@ struct MigratorTests {
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
             // confirmed, pending within its hold, pending expired, cancelled: only the first two hold the slot.
-            for (id, status, hold, seats) in [(1, "confirmed", past, 2), (2, "pending_payment", future, 3), (3, "pending_payment", past, 4), (4, "cancelled", future, 5)] {
-                try db.execute(sql: """
-                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                    status, hold_expires_at, created_at, updated_at) VALUES (?, 't', 'u', 'tour', 'experience', ?, ?, ?, 100, 'EUR', 'p', ?, ?, 0, 0)
-                    """, arguments: [id, start, start + hour, seats, status, hold])
+            for (id, status, hold, seats) in [
+                (1, "confirmed", past, 2), (2, "pending_payment", future, 3), (3, "pending_payment", past, 4), (4, "cancelled", future, 5),
+            ] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                        status, hold_expires_at, created_at, updated_at) VALUES (?, 't', 'u', 'tour', 'experience', ?, ?, ?, 100, 'EUR', 'p', ?, ?, 0, 0)
+                        """,
+                    arguments: [id, start, start + hour, seats, status, hold]
+                )
             }
         }
         try core.write(to: migrations.appendingPathComponent("007_core.sql"))
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["007_core"])
         let occupancy = try await database.write { tx in
-            try tx.bookings.occupancy(tenantId: "t", resourceId: "tour", start: Date(epochMilliseconds: start), end: Date(epochMilliseconds: start + hour),
-                                      excluding: nil, now: Date())
+            try tx.bookings.occupancy(
+                tenantId: "t",
+                resourceId: "tour",
+                start: Date(epochMilliseconds: start),
+                end: Date(epochMilliseconds: start + hour),
+                excluding: nil,
+                now: Date()
+            )
         }
         #expect(occupancy == Occupancy(bookings: 2, seats: 5))
     }
@@ -169,31 +195,46 @@ struct MigratorTests {
     @Test("migration 012 moves today's purchases and replays to (kind, reference): bookings, credits and subscriptions read back as before")
     func targetsBackfill() async throws {
         let (directory, migrations, database) = try await migrated(before: "012")
-        defer { try? FileManager.default.removeItem(at: directory); try? database.close() }
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? database.close()
+        }
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
-            try db.execute(sql: """
-                INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                status, hold_expires_at, created_at, updated_at) VALUES (7, 't', 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                    status, hold_expires_at, created_at, updated_at) VALUES (7, 't', 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
+                    """
+            )
             // The three shapes purchases had before 012: a booking's, a credit pack's, a subscription period's.
-            for (id, booking, creditType, credits, subscription) in [(1, 7 as Int64?, nil as String?, nil as Int64?, 0), (2, nil, "gen", 50, 0), (3, nil, nil, nil, 1)] {
-                try db.execute(sql: """
-                    INSERT INTO purchases (id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, status,
-                    proof_hash, purchased_at, created_at, credit_type, credits, subscription)
-                    VALUES (?, 't', 'u', ?, 'app_store', 'Sandbox', ?, ?, 'p', 'applied', 'h', 0, 0, ?, ?, ?)
-                    """, arguments: [id, booking, "tx\(id)", "otx\(id)", creditType, credits, subscription])
+            for (id, booking, creditType, credits, subscription) in [
+                (1, 7 as Int64?, nil as String?, nil as Int64?, 0), (2, nil, "gen", 50, 0), (3, nil, nil, nil, 1),
+            ] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO purchases (id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, status,
+                        proof_hash, purchased_at, created_at, credit_type, credits, subscription)
+                        VALUES (?, 't', 'u', ?, 'app_store', 'Sandbox', ?, ?, 'p', 'applied', 'h', 0, 0, ?, ?, ?)
+                        """,
+                    arguments: [id, booking, "tx\(id)", "otx\(id)", creditType, credits, subscription]
+                )
             }
-            try db.execute(sql: """
-                INSERT INTO replay_attempts (id, tenant_id, user_id, booking_id, store, environment, transaction_id, existing_purchase_id, reason, proof_hash, at)
-                VALUES (1, 't', 'v', 7, 'app_store', 'Sandbox', 'tx1', 1, 'transaction already used by another user', 'h', 0)
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO replay_attempts (id, tenant_id, user_id, booking_id, store, environment, transaction_id, existing_purchase_id, reason, proof_hash, at)
+                    VALUES (1, 't', 'v', 7, 'app_store', 'Sandbox', 'tx1', 1, 'transaction already used by another user', 'h', 0)
+                    """
+            )
         }
         try restore("012_product_kinds.sql", into: migrations)
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["012_product_kinds"])
         try await applyRest(into: migrations, database)
         let (purchases, replays) = try await database.read { tx in
-            (try tx.purchases.purchases(tenantId: "t", filter: PurchaseFilter(), page: Page(limit: 10)).items, try tx.purchases.replays(tenantId: "t", page: Page(limit: 10)).items)
+            (
+                try tx.purchases.purchases(tenantId: "t", filter: PurchaseFilter(), page: Page(limit: 10)).items,
+                try tx.purchases.replays(tenantId: "t", page: Page(limit: 10)).items
+            )
         }
         let targets = Dictionary(purchases.map { ($0.id, $0.target) }, uniquingKeysWith: { first, _ in first })
         #expect(targets[1] == .booking(id: 7))
@@ -206,14 +247,20 @@ struct MigratorTests {
     @Test("migration 013: bookings paid before it count as fully paid; pending ones have paid nothing")
     func partPaymentsBackfill() async throws {
         let (directory, migrations, database) = try await migrated(before: "013")
-        defer { try? FileManager.default.removeItem(at: directory); try? database.close() }
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? database.close()
+        }
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
             for (id, status, confirmed) in [(7, "confirmed", 5 as Int64?), (8, "pending_payment", nil)] {
-                try db.execute(sql: """
-                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                    status, hold_expires_at, created_at, updated_at, confirmed_at, required_quantity) VALUES (?, 't', 'u', 'boat', 'experience', 0, 1, 3, 100, 'EUR', 'p', ?, 0, 0, 0, ?, 3)
-                    """, arguments: [id, status, confirmed])
+                try db.execute(
+                    sql: """
+                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                        status, hold_expires_at, created_at, updated_at, confirmed_at, required_quantity) VALUES (?, 't', 'u', 'boat', 'experience', 0, 1, 3, 100, 'EUR', 'p', ?, 0, 0, 0, ?, 3)
+                        """,
+                    arguments: [id, status, confirmed]
+                )
             }
         }
         try restore("013_part_payments.sql", into: migrations)
@@ -229,14 +276,20 @@ struct MigratorTests {
     @Test("migration 021: every booking made before it gets its own reference (unique within the tenant) and no zone (UTC, as then)")
     func referencesBackfill() async throws {
         let (directory, migrations, database) = try await migrated(before: "021")
-        defer { try? FileManager.default.removeItem(at: directory); try? database.close() }
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? database.close()
+        }
         try await database.withConnection { db in
             for tenant in ["t", "u"] { try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES (?, 'T', 0)", arguments: [tenant]) }
             for id in 1...300 {
-                try db.execute(sql: """
-                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                    status, hold_expires_at, created_at, updated_at) VALUES (?, ?, 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
-                    """, arguments: [id, id % 2 == 0 ? "t" : "u"])
+                try db.execute(
+                    sql: """
+                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                        status, hold_expires_at, created_at, updated_at) VALUES (?, ?, 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
+                        """,
+                    arguments: [id, id % 2 == 0 ? "t" : "u"]
+                )
             }
         }
         try restore("021_booking_references.sql", into: migrations)
@@ -249,7 +302,9 @@ struct MigratorTests {
         #expect(Set(bookings.map(\.reference)).count == 300)
         let found = try await database.read { tx in try tx.bookings.booking(reference: bookings[41].reference, tenantId: bookings[41].tenantId) }
         #expect(found?.id == bookings[41].id)
-        let elsewhere = try await database.read { tx in try tx.bookings.booking(reference: bookings[41].reference, tenantId: bookings[41].tenantId == "t" ? "u" : "t") }
+        let elsewhere = try await database.read { tx in
+            try tx.bookings.booking(reference: bookings[41].reference, tenantId: bookings[41].tenantId == "t" ? "u" : "t")
+        }
         #expect(elsewhere == nil, "a reference names a booking within its tenant only")
     }
 

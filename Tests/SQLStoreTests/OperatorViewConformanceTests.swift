@@ -6,8 +6,10 @@ import Testing
 
 /// What operators read about bookings (references, time zones), on every backend.
 extension StoreConformance {
-    @Test("references and zones: a booking keeps both; it is found by its reference within its tenant only; a taken reference is known; the export lists oldest first",
-          arguments: StoreBackend.available)
+    @Test(
+        "references and zones: a booking keeps both; it is found by its reference within its tenant only; a taken reference is known; the export lists oldest first",
+        arguments: StoreBackend.available
+    )
     func bookingReferencesAndZones(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             var quote = Self.quote(Self.experience, start: Self.now.addingTimeInterval(86_400))
@@ -22,29 +24,72 @@ extension StoreConformance {
             #expect(try await store.read { try $0.bookings.referenceTaken(booking.reference, tenantId: "a") })
             #expect(try await !store.read { try $0.bookings.referenceTaken(booking.reference, tenantId: "b") })
             // Listings carry both.
-            let listed = try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(userId: "ann"), page: Page(limit: 10, offset: 0)) }
+            let listed = try await store.read {
+                try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(userId: "ann"), page: Page(limit: 10, offset: 0))
+            }
             #expect(listed.items.first?.reference == booking.reference && listed.items.first?.timeZone == "Europe/Rome")
             // The CSV export: oldest first, the filter applied, both new columns.
-            let later = try await Self.admit(store, user: "ann", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(5 * 86_400)), now: Self.now.addingTimeInterval(1))
-            _ = try await Self.admit(store, user: "bob", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(6 * 86_400)), now: Self.now.addingTimeInterval(2))
+            let later = try await Self.admit(
+                store,
+                user: "ann",
+                quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(5 * 86_400)),
+                now: Self.now.addingTimeInterval(1)
+            )
+            _ = try await Self.admit(
+                store,
+                user: "bob",
+                quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(6 * 86_400)),
+                now: Self.now.addingTimeInterval(2)
+            )
             let exported = try await store.read { try $0.bookings.exportBookings(tenantId: "a", filter: BookingFilter(userId: "ann"), limit: 10) }
-            #expect(exported.map(\.id) == [booking.id, later.id] && exported.first?.timeZone == "Europe/Rome" && exported.last?.reference == later.reference)
+            #expect(
+                exported.map(\.id) == [booking.id, later.id] && exported.first?.timeZone == "Europe/Rome"
+                    && exported.last?.reference == later.reference
+            )
             #expect(try await store.read { try $0.bookings.exportBookings(tenantId: "a", filter: BookingFilter(), limit: 2) }.count == 2)
             #expect(try await store.read { try $0.bookings.exportBookings(tenantId: "b", filter: BookingFilter(), limit: 10) }.isEmpty)
         }
     }
 
-    static func sale(_ id: String, user: String, tenant: String = "a", product: String = "p", store: StoreName = .appStore, price: Int64 = 4_990,
-                     at: Date, status: PurchaseStatus = .applied, target: PurchaseTarget? = nil, order: String? = nil, original: String? = nil) -> Purchase {
-        var purchase = Purchase(id: RecordID.next(), tenantId: tenant, userId: user, target: target, store: store, environment: "Sandbox", transactionId: id,
-                                originalTransactionId: original ?? id, productId: product, status: status, outcomeCode: nil, purchasedAt: at, createdAt: at,
-                                priceMilliunits: price, currency: "EUR", quantity: 1)
+    static func sale(
+        _ id: String,
+        user: String,
+        tenant: String = "a",
+        product: String = "p",
+        store: StoreName = .appStore,
+        price: Int64 = 4_990,
+        at: Date,
+        status: PurchaseStatus = .applied,
+        target: PurchaseTarget? = nil,
+        order: String? = nil,
+        original: String? = nil
+    ) -> Purchase {
+        var purchase = Purchase(
+            id: RecordID.next(),
+            tenantId: tenant,
+            userId: user,
+            target: target,
+            store: store,
+            environment: "Sandbox",
+            transactionId: id,
+            originalTransactionId: original ?? id,
+            productId: product,
+            status: status,
+            outcomeCode: nil,
+            purchasedAt: at,
+            createdAt: at,
+            priceMilliunits: price,
+            currency: "EUR",
+            quantity: 1
+        )
         purchase.orderId = order
         return purchase
     }
 
-    @Test("search finds, within its tenant only, a booking by reference or id, purchases by id, transaction, original transaction and order number, a PaymentIntent, an unapplied payment and a user; nothing for a stranger",
-          arguments: StoreBackend.available)
+    @Test(
+        "search finds, within its tenant only, a booking by reference or id, purchases by id, transaction, original transaction and order number, a PaymentIntent, an unapplied payment and a user; nothing for a stranger",
+        arguments: StoreBackend.available
+    )
     func operatorSearch(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let booking = try await Self.admit(store, user: "ann", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(86_400)))
@@ -59,7 +104,9 @@ extension StoreConformance {
                 try tx.cardPayments.insert(payment)
             }
             func search(_ text: String, tenant: String = "a") async throws -> [SearchHit] {
-                try await store.read { try $0.operatorViews.search(tenantId: tenant, text: text, reference: BookingReference.normalized(text), limit: 50) }
+                try await store.read {
+                    try $0.operatorViews.search(tenantId: tenant, text: text, reference: BookingReference.normalized(text), limit: 50)
+                }
             }
             let byReference = try await search(booking.reference.lowercased())
             #expect(byReference.map(\.kind) == [.booking] && byReference.first?.bookingId == booking.id && byReference.first?.matched == "reference")
@@ -68,7 +115,10 @@ extension StoreConformance {
             let byOrder = try await search("GPA.3345-1234-5678-90123")
             #expect(byOrder.map(\.matched) == ["orderId"] && byOrder.first?.purchaseId == play.id && byOrder.first?.userId == "ann")
             #expect(try await search("play-token-1").map(\.matched) == ["transactionId"])
-            #expect(try await search("2000000000000101").map(\.matched) == ["originalTransactionId"], "a renewal found by its original transaction id")
+            #expect(
+                try await search("2000000000000101").map(\.matched) == ["originalTransactionId"],
+                "a renewal found by its original transaction id"
+            )
             let card = try await search("pi_3Q0search")
             #expect(card.map(\.kind) == [.cardPayment] && card.first?.bookingId == booking.id)
             let user = try await search("ann")
@@ -77,16 +127,24 @@ extension StoreConformance {
             #expect(try await search("2000000000000999").isEmpty, "another tenant's purchase is not found")
             #expect(try await search(booking.reference, tenant: "b").isEmpty)
             #expect(try await search("nobody-at-all").isEmpty)
-            let order = try await store.read { try $0.operatorViews.purchases(tenantId: "a", transactionIds: ["2000000000000102", "2000000000000999"]) }
+            let order = try await store.read {
+                try $0.operatorViews.purchases(tenantId: "a", transactionIds: ["2000000000000102", "2000000000000999"])
+            }
             #expect(order.map(\.purchaseId) == [renewal.id], "an Apple order's transactions, this tenant's only")
             // The order number is stored with the purchase.
-            #expect(try await store.read { try $0.purchases.purchase(store: .googlePlay, environment: "Sandbox", transactionId: "play-token-1", forUpdate: false) }?.orderId
-                    == "GPA.3345-1234-5678-90123")
+            #expect(
+                try await store.read {
+                    try $0.purchases.purchase(store: .googlePlay, environment: "Sandbox", transactionId: "play-token-1", forUpdate: false)
+                }?.orderId
+                    == "GPA.3345-1234-5678-90123"
+            )
         }
     }
 
-    @Test("a customer's timeline: purchases, bookings and their changes, credits, subscriptions and their notifications, grants, unapplied payments, card payments, consent and webhooks, newest first, one user and tenant only",
-          arguments: StoreBackend.available)
+    @Test(
+        "a customer's timeline: purchases, bookings and their changes, credits, subscriptions and their notifications, grants, unapplied payments, card payments, consent and webhooks, newest first, one user and tenant only",
+        arguments: StoreBackend.available
+    )
     func customerTimeline(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             var quote = Self.quote(Self.experience, start: Self.now.addingTimeInterval(2 * 86_400))
@@ -102,15 +160,45 @@ extension StoreConformance {
                 cancelled.statusReason = "storm warning"
                 cancelled.updatedAt = later
                 try tx.bookings.update(cancelled, now: later)
-                try tx.audit.append(AuditRecord(tenantId: "a", actor: .admin(keyId: 77), action: .bookingCancelled, bookingId: booking.id, purchaseId: nil,
-                                                detail: ["from": "pending_payment", "to": "cancelled", "reason": "storm warning"], at: later))
-                try tx.outbox.enqueue([WebhookEvent(type: .bookingCancelled, data: ["bookingId": String(booking.id)], subject: WebhookEvent.bookingSubject(booking.id))],
-                                      tenantId: "a", now: later)
+                try tx.audit.append(
+                    AuditRecord(
+                        tenantId: "a",
+                        actor: .admin(keyId: 77),
+                        action: .bookingCancelled,
+                        bookingId: booking.id,
+                        purchaseId: nil,
+                        detail: ["from": "pending_payment", "to": "cancelled", "reason": "storm warning"],
+                        at: later
+                    )
+                )
+                try tx.outbox.enqueue(
+                    [
+                        WebhookEvent(
+                            type: .bookingCancelled,
+                            data: ["bookingId": String(booking.id)],
+                            subject: WebhookEvent.bookingSubject(booking.id)
+                        )
+                    ],
+                    tenantId: "a",
+                    now: later
+                )
                 try tx.subscriptions.save(Self.subscription("2000000000000301", owner: "ann"))
                 try tx.consents.record(ConsumptionConsent(tenantId: "a", userId: "ann", consented: true, textVersion: "v1", recordedAt: later))
                 try tx.cardPayments.insert(CardPaymentConformance.payment(booking, ref: "pi_timeline", key: "timeline-key", status: .open))
-                try tx.notifications.insert(IncomingNotification(tenantId: "a", uuid: "n-1", type: NotificationType(rawValue: "REFUND"), subtype: nil,
-                                                                 environment: "Sandbox", signedAt: later, transactionId: "2000000000000201", payloadHash: "ph"), outcome: "booking_refunded", receivedAt: later)
+                try tx.notifications.insert(
+                    IncomingNotification(
+                        tenantId: "a",
+                        uuid: "n-1",
+                        type: NotificationType(rawValue: "REFUND"),
+                        subtype: nil,
+                        environment: "Sandbox",
+                        signedAt: later,
+                        transactionId: "2000000000000201",
+                        payloadHash: "ph"
+                    ),
+                    outcome: "booking_refunded",
+                    receivedAt: later
+                )
             }
             let entries = try await store.read { try $0.operatorViews.timeline(tenantId: "a", userId: "ann", limit: 100) }
             let kinds = Set(entries.map(\.kind))
@@ -130,8 +218,17 @@ extension StoreConformance {
             // Credit webhooks are a user's by their subject; `_` in a user id matches itself only.
             try await store.write { tx in
                 for user in ["an_n", "anXn"] {
-                    try tx.outbox.enqueue([WebhookEvent(type: WebhookEventType(rawValue: "credits.changed"), data: ["userId": user], subject: "credits:credits:\(user)")],
-                                          tenantId: "a", now: later)
+                    try tx.outbox.enqueue(
+                        [
+                            WebhookEvent(
+                                type: WebhookEventType(rawValue: "credits.changed"),
+                                data: ["userId": user],
+                                subject: "credits:credits:\(user)"
+                            )
+                        ],
+                        tenantId: "a",
+                        now: later
+                    )
                 }
             }
             let underscore = try await store.read { try $0.operatorViews.timeline(tenantId: "a", userId: "an_n", limit: 1) }
@@ -139,26 +236,43 @@ extension StoreConformance {
         }
     }
 
-    @Test("overview facts: money per hour, store, currency and status; subscriptions new, ended and active with their last price; held slots; what needs action — this tenant's only",
-          arguments: StoreBackend.available)
+    @Test(
+        "overview facts: money per hour, store, currency and status; subscriptions new, ended and active with their last price; held slots; what needs action — this tenant's only",
+        arguments: StoreBackend.available
+    )
     func overviewFacts(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let held = try await Self.admit(store, user: "ann", quote: Self.quote(Self.rental, start: Self.now.addingTimeInterval(3600)))
             try await store.write { tx in
                 try tx.purchases.insert(Self.sale("t1", user: "ann", price: 10_000, at: Self.now), proofHash: "h")
                 try tx.purchases.insert(Self.sale("t2", user: "bob", price: 5_000, at: Self.now.addingTimeInterval(60)), proofHash: "h")
-                try tx.purchases.insert(Self.sale("t3", user: "cy", store: .googlePlay, price: 2_000, at: Self.now.addingTimeInterval(120), status: .refunded), proofHash: "h")
-                try tx.purchases.insert(Self.sale("t4", user: "cy", price: 1_000, at: Self.now.addingTimeInterval(7200), target: .credits(type: "credits")), proofHash: "h")
+                try tx.purchases.insert(
+                    Self.sale("t3", user: "cy", store: .googlePlay, price: 2_000, at: Self.now.addingTimeInterval(120), status: .refunded),
+                    proofHash: "h"
+                )
+                try tx.purchases.insert(
+                    Self.sale("t4", user: "cy", price: 1_000, at: Self.now.addingTimeInterval(7200), target: .credits(type: "credits")),
+                    proofHash: "h"
+                )
                 try tx.purchases.insert(Self.sale("t9", user: "zed", tenant: "b", price: 99_000, at: Self.now), proofHash: "h")
-                try tx.purchases.insert(Self.sale("s-renewal", user: "ann", price: 9_990, at: Self.now.addingTimeInterval(30), original: "sub-1"), proofHash: "h")
+                try tx.purchases.insert(
+                    Self.sale("s-renewal", user: "ann", price: 9_990, at: Self.now.addingTimeInterval(30), original: "sub-1"),
+                    proofHash: "h"
+                )
                 try tx.subscriptions.save(Self.subscription("sub-1", owner: "ann"))
                 var ended = Self.subscription("sub-2", owner: "bob", purchased: -40 * 86_400)
                 ended.expiresAt = Self.now.addingTimeInterval(-3600)
                 try tx.subscriptions.save(ended)
             }
             let facts = try await store.read {
-                try $0.operatorViews.overview(tenantId: "a", from: Self.now.addingTimeInterval(-86_400), to: Self.now.addingTimeInterval(86_400), now: Self.now.addingTimeInterval(60),
-                                              heldUntil: Self.now.addingTimeInterval(8 * 86_400), playOverdueBefore: Self.now)
+                try $0.operatorViews.overview(
+                    tenantId: "a",
+                    from: Self.now.addingTimeInterval(-86_400),
+                    to: Self.now.addingTimeInterval(86_400),
+                    now: Self.now.addingTimeInterval(60),
+                    heldUntil: Self.now.addingTimeInterval(8 * 86_400),
+                    playOverdueBefore: Self.now
+                )
             }
             let hour = Self.now.epochMilliseconds / 3_600_000
             let applied = facts.money.filter { $0.hour == hour && $0.store == "app_store" && $0.status == "applied" }
@@ -168,7 +282,10 @@ extension StoreConformance {
             #expect(facts.creditPacks.map(\.count).reduce(0, +) == 1)
             #expect(facts.newSubscriptions.map(\.count).reduce(0, +) == 2)
             #expect(facts.endedSubscriptions.map(\.count).reduce(0, +) == 1, "the subscription that expired an hour ago")
-            #expect(facts.activeSubscriptions.count == 1 && facts.activeSubscriptions.first?.milliunits == 9_990 && facts.activeSubscriptions.first?.currency == "EUR")
+            #expect(
+                facts.activeSubscriptions.count == 1 && facts.activeSubscriptions.first?.milliunits == 9_990
+                    && facts.activeSubscriptions.first?.currency == "EUR"
+            )
             #expect(facts.held.map(\.resourceId) == ["boat"] && facts.held.first?.start == held.start && facts.held.first?.confirmed == false)
             #expect(facts.unappliedPayments == 0 && facts.deadLetters == 0 && facts.webhookBacklog == 0 && facts.purchasesNeedingRefund == 0)
         }

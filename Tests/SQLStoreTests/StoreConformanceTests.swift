@@ -24,18 +24,42 @@ struct StoreConformance {
     }
 
     static let rental = Resource(id: "boat", kind: .rental, name: "Boat", pricePerDayMinor: 5000, units: 2)
-    static let experience = Resource(id: "tour", kind: .experience, name: "Tour", experienceType: "sunset", pricePerSeatMinor: 1000, seatsPerSlot: 3,
-                                     slotTimes: ["10:00"], durationMinutes: 60)
+    static let experience = Resource(
+        id: "tour",
+        kind: .experience,
+        name: "Tour",
+        experienceType: "sunset",
+        pricePerSeatMinor: 1000,
+        seatsPerSlot: 3,
+        slotTimes: ["10:00"],
+        durationMinutes: 60
+    )
 
     static func quote(_ resource: Resource, start: Date, hours: Double = 2, seats: Int = 1) -> BookingQuote {
-        BookingQuote(resource: resource, start: start, end: start.addingTimeInterval(hours * 3600), seats: seats, priceMinor: 5000, currency: "EUR",
-                     requiredProductId: "p")
+        BookingQuote(
+            resource: resource,
+            start: start,
+            end: start.addingTimeInterval(hours * 3600),
+            seats: seats,
+            priceMinor: 5000,
+            currency: "EUR",
+            requiredProductId: "p"
+        )
     }
 
     /// A booking admission: the shipped unit of work (``CreateBooking/admit(_:quote:limits:viaKey:tx:now:)``).
-    static func admit(_ store: any Store, tenant: String = "a", user: String, quote: BookingQuote, now: Date = now, hold: TimeInterval = 900) async throws -> Booking {
+    static func admit(
+        _ store: any Store,
+        tenant: String = "a",
+        user: String,
+        quote: BookingQuote,
+        now: Date = now,
+        hold: TimeInterval = 900
+    ) async throws -> Booking {
         let draft = NewBooking(tenantId: tenant, userId: user, quote: quote, holdExpiresAt: now.addingTimeInterval(hold), now: now)
-        return try await store.write { tx in try CreateBooking.admit(draft, quote: quote, limits: HoldLimits(perUser: 10), viaKey: false, tx: tx, now: now) }
+        return try await store.write { tx in
+            try CreateBooking.admit(draft, quote: quote, limits: HoldLimits(perUser: 10), viaKey: false, tx: tx, now: now)
+        }
     }
 
     /// A tenant whose bookings the App Store pays (product `p`), for the shipped purchase unit of work.
@@ -53,21 +77,47 @@ struct StoreConformance {
     /// A purchase claim of a booking: the shipped unit of work (``VerifyPurchase/claim(_:proven:request:kind:tx:now:remembering:)``
     /// with ``BookingKind``), as verify-purchase runs it after proving the transaction.
     static func claim(_ store: any Store, booking: Booking, user: String, transactionId: String, now: Date = now) async throws -> PurchaseOutcome {
-        let proven = ProvenTransaction(transactionId: transactionId, originalTransactionId: transactionId, productId: "p", environment: "Sandbox",
-                                       purchasedAt: now, revoked: false, appAccountToken: nil, proofHash: "h-\(user)")
+        let proven = ProvenTransaction(
+            transactionId: transactionId,
+            originalTransactionId: transactionId,
+            productId: "p",
+            environment: "Sandbox",
+            purchasedAt: now,
+            revoked: false,
+            appAccountToken: nil,
+            proofHash: "h-\(user)"
+        )
         let claim = PurchaseClaim(proven, tenantId: booking.tenantId, userId: user, target: .booking(id: booking.id), now: now)
-        let request = PurchaseRequest(tenant: try bookingTenant(booking.tenantId), policy: PurchasePolicy(), emitsEvents: true, userId: user, productId: "p",
-                                      transactionId: transactionId, named: .booking(id: booking.id))
-        return try await store.write { tx in try VerifyPurchase.claim(claim, proven: proven, request: request, kind: BookingKind(), tx: tx, now: now).outcome }
+        let request = PurchaseRequest(
+            tenant: try bookingTenant(booking.tenantId),
+            policy: PurchasePolicy(),
+            emitsEvents: true,
+            userId: user,
+            productId: "p",
+            transactionId: transactionId,
+            named: .booking(id: booking.id)
+        )
+        return try await store.write { tx in
+            try VerifyPurchase.claim(claim, proven: proven, request: request, kind: BookingKind(), tx: tx, now: now).outcome
+        }
     }
 
-    @Test("exactly once: 50 concurrent claims of one transaction by different users make one purchase and 49 replays", arguments: StoreBackend.available)
+    @Test(
+        "exactly once: 50 concurrent claims of one transaction by different users make one purchase and 49 replays",
+        arguments: StoreBackend.available
+    )
     func exactlyOnce(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let start = Self.now.addingTimeInterval(86_400)
             var bookings: [Booking] = []
             for index in 0..<50 {
-                bookings.append(try await Self.admit(store, user: "u\(index)", quote: Self.quote(Resource(id: "r\(index)", kind: .rental, name: "R", pricePerDayMinor: 1), start: start)))
+                bookings.append(
+                    try await Self.admit(
+                        store,
+                        user: "u\(index)",
+                        quote: Self.quote(Resource(id: "r\(index)", kind: .rental, name: "R", pricePerDayMinor: 1), start: start)
+                    )
+                )
             }
             let outcomes = try await withThrowingTaskGroup(of: PurchaseOutcome.self) { group in
                 for (index, booking) in bookings.enumerated() {
@@ -81,10 +131,14 @@ struct StoreConformance {
             let replays = outcomes.filter { if case .replay = $0 { true } else { false } }
             #expect(applied.count == 1)
             #expect(replays.count == 49)
-            let (purchases, replayRows) = try await store.read { (try $0.purchases.purchases(tenantId: "a", page: Page()).total, try $0.purchases.replays(tenantId: "a", page: Page()).total) }
+            let (purchases, replayRows) = try await store.read {
+                (try $0.purchases.purchases(tenantId: "a", page: Page()).total, try $0.purchases.replays(tenantId: "a", page: Page()).total)
+            }
             #expect(purchases == 1)
             #expect(replayRows == 49)
-            let confirmed = try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(status: .confirmed), page: Page()).total }
+            let confirmed = try await store.read {
+                try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(status: .confirmed), page: Page()).total
+            }
             #expect(confirmed == 1)
             // The winner's retry is a repeat and writes nothing.
             guard case .applied(let winner) = applied[0], let index = bookings.firstIndex(where: { $0.id == winner.bookingId }) else { return }
@@ -100,19 +154,33 @@ struct StoreConformance {
             _ = try await Self.admit(store, user: "first", quote: Self.quote(Self.experience, start: slot, hours: 1, seats: 2))
             let results = await withTaskGroup(of: Bool.self) { group in
                 for index in 0..<12 {
-                    group.addTask { (try? await Self.admit(store, user: "racer\(index)", quote: Self.quote(Self.experience, start: slot, hours: 1))) != nil }
+                    group.addTask {
+                        (try? await Self.admit(store, user: "racer\(index)", quote: Self.quote(Self.experience, start: slot, hours: 1))) != nil
+                    }
                 }
                 var wins = 0
                 for await won in group where won { wins += 1 }
                 return wins
             }
             #expect(results == 1)
-            let occupancy = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "tour", start: slot, end: slot.addingTimeInterval(3600), excluding: nil, now: Self.now) }
+            let occupancy = try await store.write {
+                try $0.bookings.occupancy(
+                    tenantId: "a",
+                    resourceId: "tour",
+                    start: slot,
+                    end: slot.addingTimeInterval(3600),
+                    excluding: nil,
+                    now: Self.now
+                )
+            }
             #expect(occupancy == Occupancy(bookings: 2, seats: 3))
         }
     }
 
-    @Test("overlapping rentals race for a boat with two units: two win, and bookings that do not overlap are not counted", arguments: StoreBackend.available)
+    @Test(
+        "overlapping rentals race for a boat with two units: two win, and bookings that do not overlap are not counted",
+        arguments: StoreBackend.available
+    )
     func overlappingRentals(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let start = Self.now.addingTimeInterval(3 * 86_400)
@@ -144,7 +212,9 @@ struct StoreConformance {
             let later = Self.now.addingTimeInterval(601)
             let taker = try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: later)
             // The expired booking, paid late, cannot take the slot back.
-            let occupancy = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later) }
+            let occupancy = try await store.write {
+                try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later)
+            }
             #expect(occupancy == Occupancy(bookings: 1, seats: 1))
             #expect(!Capacity.fits(single, seats: 1, occupancy: occupancy))
             // The taker cancelled: the slot is free for the expired booking again, and the taker's own hold is not counted against itself.
@@ -152,7 +222,9 @@ struct StoreConformance {
             cancelled.status = .cancelled
             let cancelledBooking = cancelled
             try await store.write { try $0.bookings.update(cancelledBooking, now: later) }
-            let free = try await store.write { try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later) }
+            let free = try await store.write {
+                try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later)
+            }
             #expect(free == .none)
             #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", userId: "slow", now: later, upTo: 10) } == 0)
             // Holds per resource and slot window: only unpaid bookings still within their hold and overlapping the window count, up to the limit asked.
@@ -160,20 +232,67 @@ struct StoreConformance {
             _ = try await Self.admit(store, user: "third", quote: Self.quote(Self.rental, start: day9), now: later)
             _ = try await Self.admit(store, user: "fourth", quote: Self.quote(Self.rental, start: day10), now: later)
             let bothDays = (start: day9, end: day10.addingTimeInterval(86_400))
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10) } == 2)
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 1) } == 1)
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: day9.addingTimeInterval(3600), end: day9.addingTimeInterval(5400), now: later, upTo: 10) } == 1,
-                    "a window overlapping one hold counts that one")
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: day9.addingTimeInterval(2 * 3600), end: day9.addingTimeInterval(4 * 3600), now: later, upTo: 10) } == 0,
-                    "a hold ending where the window starts does not block it")
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "b", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10) } == 0)
-            #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later.addingTimeInterval(901), upTo: 10) } == 0,
-                    "expired holds do not count")
+            #expect(
+                try await store.read {
+                    try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10)
+                } == 2
+            )
+            #expect(
+                try await store.read {
+                    try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 1)
+                } == 1
+            )
+            #expect(
+                try await store.read {
+                    try $0.bookings.activeHolds(
+                        tenantId: "a",
+                        resourceId: "boat",
+                        start: day9.addingTimeInterval(3600),
+                        end: day9.addingTimeInterval(5400),
+                        now: later,
+                        upTo: 10
+                    )
+                } == 1,
+                "a window overlapping one hold counts that one"
+            )
+            #expect(
+                try await store.read {
+                    try $0.bookings.activeHolds(
+                        tenantId: "a",
+                        resourceId: "boat",
+                        start: day9.addingTimeInterval(2 * 3600),
+                        end: day9.addingTimeInterval(4 * 3600),
+                        now: later,
+                        upTo: 10
+                    )
+                } == 0,
+                "a hold ending where the window starts does not block it"
+            )
+            #expect(
+                try await store.read {
+                    try $0.bookings.activeHolds(tenantId: "b", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10)
+                } == 0
+            )
+            #expect(
+                try await store.read {
+                    try $0.bookings.activeHolds(
+                        tenantId: "a",
+                        resourceId: "boat",
+                        start: bothDays.start,
+                        end: bothDays.end,
+                        now: later.addingTimeInterval(901),
+                        upTo: 10
+                    )
+                } == 0,
+                "expired holds do not count"
+            )
         }
     }
 
-    @Test("a part payment's units and its extended hold are stored: the slot stays held past the first hold, and is free once that too expires",
-          arguments: StoreBackend.available)
+    @Test(
+        "a part payment's units and its extended hold are stored: the slot stays held past the first hold, and is free once that too expires",
+        arguments: StoreBackend.available
+    )
     func partPaymentHold(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let single = Resource(id: "dinghy", kind: .rental, name: "Dinghy", pricePerDayMinor: 100, units: 1)
@@ -188,13 +307,17 @@ struct StoreConformance {
             let stored = try await store.read { try $0.bookings.booking(id: partlyPaid.id, tenantId: "a", forUpdate: false) }
             #expect(stored?.paidQuantity == 1 && stored?.holdExpiresAt == partlyPaid.holdExpiresAt)
             // Past the first hold (600 s) the slot is still held; past the extended one it is free.
-            await #expect(throws: DomainError.self) { try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: Self.now.addingTimeInterval(900)) }
+            await #expect(throws: DomainError.self) {
+                try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: Self.now.addingTimeInterval(900))
+            }
             _ = try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: Self.now.addingTimeInterval(1201))
         }
     }
 
-    @Test("account tokens: the first user a token is recorded with keeps it; an unclaimed transaction keeps its token and proof and waits for that token until a purchase applies it or an unapplied payment keeps it",
-          arguments: StoreBackend.available)
+    @Test(
+        "account tokens: the first user a token is recorded with keeps it; an unclaimed transaction keeps its token and proof and waits for that token until a purchase applies it or an unapplied payment keeps it",
+        arguments: StoreBackend.available
+    )
     func accountTokensAndWaiting(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             try await store.write { try $0.purchases.rememberTokens(["AAA-token", "aaa-token", "bbb"], userId: "u1", tenantId: "a", at: Self.now) }
@@ -205,19 +328,39 @@ struct StoreConformance {
             #expect(try await store.read { try $0.purchases.user(token: "aaa-token", tenantId: "b") } == nil, "tokens are per tenant")
 
             func proven(_ id: String, token: String) -> ProvenTransaction {
-                ProvenTransaction(transactionId: id, originalTransactionId: id, productId: "p", environment: "Sandbox", purchasedAt: Self.now, revoked: false,
-                                  appAccountToken: token, proofHash: "h\(id)", kind: .jws, priceMilliunits: 990, currency: "USD", quantity: 1)
+                ProvenTransaction(
+                    transactionId: id,
+                    originalTransactionId: id,
+                    productId: "p",
+                    environment: "Sandbox",
+                    purchasedAt: Self.now,
+                    revoked: false,
+                    appAccountToken: token,
+                    proofHash: "h\(id)",
+                    kind: .jws,
+                    priceMilliunits: 990,
+                    currency: "USD",
+                    quantity: 1
+                )
             }
             func keep(_ id: String, token: String, proof: Bool = true) async throws {
                 // Received in the order kept (one second apart): waiting transactions come oldest first.
                 let received = Self.now.addingTimeInterval(TimeInterval(Int(id) ?? 0))
-                let unclaimed = UnclaimedTransaction(environment: "Sandbox", transactionId: id, productId: "p", purchasedAt: Self.now, receivedAt: received,
-                                                     claimedByPurchaseId: nil, originalTransactionId: id, appAccountToken: token,
-                                                     proven: proof ? proven(id, token: token) : nil)
+                let unclaimed = UnclaimedTransaction(
+                    environment: "Sandbox",
+                    transactionId: id,
+                    productId: "p",
+                    purchasedAt: Self.now,
+                    receivedAt: received,
+                    claimedByPurchaseId: nil,
+                    originalTransactionId: id,
+                    appAccountToken: token,
+                    proven: proof ? proven(id, token: token) : nil
+                )
                 try await store.write { try $0.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: .appStore, notificationUUID: "n-\(id)") }
             }
             try await keep("8001", token: "AAA-TOKEN")
-            try await keep("8002", token: "aaa-token", proof: false)   // kept before tokens were: nothing to claim it with
+            try await keep("8002", token: "aaa-token", proof: false)  // kept before tokens were: nothing to claim it with
             try await keep("8003", token: "ccc")
             try await keep("8004", token: "aaa-token")
             func waiting(_ tokens: [String], tenant: String = "a") async throws -> [String] {
@@ -225,36 +368,91 @@ struct StoreConformance {
             }
             let found = try await waiting(["aaa-token"])
             #expect(found == ["8001", "8004"], "\(found)")
-            let combined = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: ["aaa-token"]) }
-            #expect(combined.waiting == [proven("8001", token: "AAA-TOKEN"), proven("8004", token: "aaa-token")], "the one-statement read finds the same, whole")
-            #expect(try await store.read { try $0.purchases.waitingTransactions(tenantId: "a", tokens: ["aaa-token"]) }.first == proven("8001", token: "AAA-TOKEN"),
-                    "the proof is read back whole")
+            let combined = try await store.readStatement {
+                try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: ["aaa-token"])
+            }
+            #expect(
+                combined.waiting == [proven("8001", token: "AAA-TOKEN"), proven("8004", token: "aaa-token")],
+                "the one-statement read finds the same, whole"
+            )
+            #expect(
+                try await store.read { try $0.purchases.waitingTransactions(tenantId: "a", tokens: ["aaa-token"]) }.first
+                    == proven("8001", token: "AAA-TOKEN"),
+                "the proof is read back whole"
+            )
             #expect(try await waiting(["aaa-token"], tenant: "b").isEmpty)
             #expect(try await waiting([]).isEmpty)
 
             // 8001 applied by a purchase, 8004 kept as an unapplied payment: neither waits any more.
-            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: .appStore,
-                                    environment: "Sandbox", transactionId: "8001", originalTransactionId: "8001", productId: "p", status: .applied,
-                                    outcomeCode: nil, purchasedAt: Self.now, createdAt: Self.now)
+            let purchase = Purchase(
+                id: RecordID.next(),
+                tenantId: "a",
+                userId: "u1",
+                target: .credits(type: "credits"),
+                store: .appStore,
+                environment: "Sandbox",
+                transactionId: "8001",
+                originalTransactionId: "8001",
+                productId: "p",
+                status: .applied,
+                outcomeCode: nil,
+                purchasedAt: Self.now,
+                createdAt: Self.now
+            )
             try await store.write { try $0.purchases.insert(purchase, proofHash: "h8001") }
-            let kept = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: .appStore, userId: "u1", bookingId: nil, reasonCode: .missingField,
-                                        reason: "send bookingId", proven: proven("8004", token: "aaa-token"), firstSeenAt: Self.now, lastSeenAt: Self.now)
+            let kept = UnappliedPayment(
+                id: RecordID.next(),
+                tenantId: "a",
+                store: .appStore,
+                userId: "u1",
+                bookingId: nil,
+                reasonCode: .missingField,
+                reason: "send bookingId",
+                proven: proven("8004", token: "aaa-token"),
+                firstSeenAt: Self.now,
+                lastSeenAt: Self.now
+            )
             _ = try await store.write { try $0.purchases.keepUnapplied(kept) }
             #expect(try await waiting(["aaa-token", "ccc"]) == ["8003"])
-            #expect(try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: ["aaa-token", "ccc"]) }
-                .waiting.map(\.transactionId) == ["8003"])
+            #expect(
+                try await store.readStatement {
+                    try $0.userState.entitlementSources(tenantId: "a", userId: "u1", waitingTokens: ["aaa-token", "ccc"])
+                }
+                .waiting.map(\.transactionId) == ["8003"]
+            )
         }
     }
 
-    @Test("a user's entitlement sources in one statement are what the repositories read one by one: every field, in their order, per tenant and user",
-          arguments: StoreBackend.available)
+    @Test(
+        "a user's entitlement sources in one statement are what the repositories read one by one: every field, in their order, per tenant and user",
+        arguments: StoreBackend.available
+    )
     func entitlementSourcesInOneStatement(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            @Sendable func grant(_ id: Int64, _ entitlement: String, user: String = "u", tenant: String = "a", purchased: Double, until: Double?) -> EntitlementGrant {
-                EntitlementGrant(id: id, tenantId: tenant, userId: user, entitlement: entitlement, source: .unlock, reference: "r\(id)", productId: id == 3 ? nil : "p\(id)",
-                                 purchasedAt: Self.now.addingTimeInterval(purchased), from: Self.now.addingTimeInterval(purchased),
-                                 until: until.map { Self.now.addingTimeInterval($0) }, durationDays: until == nil ? nil : 7,
-                                 state: id == 2 ? .ended : .active, endedReason: id == 2 ? "refund" : nil, environment: id == 3 ? nil : "Sandbox")
+            @Sendable func grant(
+                _ id: Int64,
+                _ entitlement: String,
+                user: String = "u",
+                tenant: String = "a",
+                purchased: Double,
+                until: Double?
+            ) -> EntitlementGrant {
+                EntitlementGrant(
+                    id: id,
+                    tenantId: tenant,
+                    userId: user,
+                    entitlement: entitlement,
+                    source: .unlock,
+                    reference: "r\(id)",
+                    productId: id == 3 ? nil : "p\(id)",
+                    purchasedAt: Self.now.addingTimeInterval(purchased),
+                    from: Self.now.addingTimeInterval(purchased),
+                    until: until.map { Self.now.addingTimeInterval($0) },
+                    durationDays: until == nil ? nil : 7,
+                    state: id == 2 ? .ended : .active,
+                    endedReason: id == 2 ? "refund" : nil,
+                    environment: id == 3 ? nil : "Sandbox"
+                )
             }
             var lapsed = Self.subscription("s1", owner: "u", purchased: 0)
             lapsed.autoRenew = nil
@@ -262,23 +460,39 @@ struct StoreConformance {
             lapsed.revokedAt = Self.now.addingTimeInterval(1)
             lapsed.ended = true
             let lapsedSubscription = lapsed
-            let membership = Membership(tenantId: "a", userId: "u", originalTransactionId: "s2", payMethod: "apple", tier: "gold", cycle: "year",
-                                        expiresAt: nil, autoRenew: false, updatedAt: Self.now)
+            let membership = Membership(
+                tenantId: "a",
+                userId: "u",
+                originalTransactionId: "s2",
+                payMethod: "apple",
+                tier: "gold",
+                cycle: "year",
+                expiresAt: nil,
+                autoRenew: false,
+                updatedAt: Self.now
+            )
             try await store.write { tx in
                 try tx.subscriptions.save(lapsedSubscription)
                 try tx.subscriptions.save(Self.subscription("s2", owner: "u", purchased: 100))
                 try tx.subscriptions.save(Self.subscription("s3", owner: "v"))
                 try tx.subscriptions.save(Self.subscription("s4", tenant: "b", owner: "u"))
                 try tx.subscriptions.save(membership)
-                for g in [grant(1, "pro", purchased: 50, until: 1_000), grant(2, "ai", purchased: 10, until: nil), grant(3, "pro", purchased: 5, until: nil),
-                          grant(4, "pro", user: "v", purchased: 0, until: nil), grant(5, "pro", tenant: "b", purchased: 0, until: nil)] {
+                for g in [
+                    grant(1, "pro", purchased: 50, until: 1_000), grant(2, "ai", purchased: 10, until: nil),
+                    grant(3, "pro", purchased: 5, until: nil),
+                    grant(4, "pro", user: "v", purchased: 0, until: nil), grant(5, "pro", tenant: "b", purchased: 0, until: nil),
+                ] {
                     try tx.grants.save(g, now: Self.now)
                 }
             }
-            let combined = try await store.readStatement { try $0.userState.entitlementSources(tenantId: "a", userId: "u", waitingTokens: ["nobody"]) }
+            let combined = try await store.readStatement {
+                try $0.userState.entitlementSources(tenantId: "a", userId: "u", waitingTokens: ["nobody"])
+            }
             let separate = try await store.read { tx in
-                (try tx.subscriptions.owned(tenantId: "a", userId: "u", page: Page(limit: Page.maximumLimit)).items,
-                 try tx.subscriptions.membership(tenantId: "a", userId: "u"), try tx.grants.grants(tenantId: "a", userId: "u"))
+                (
+                    try tx.subscriptions.owned(tenantId: "a", userId: "u", page: Page(limit: Page.maximumLimit)).items,
+                    try tx.subscriptions.membership(tenantId: "a", userId: "u"), try tx.grants.grants(tenantId: "a", userId: "u")
+                )
             }
             #expect(combined.owned.map(\.originalTransactionId) == ["s2", "s1"], "newest first")
             #expect(combined.owned == separate.0, "every field, NULLs and booleans included")
@@ -291,13 +505,16 @@ struct StoreConformance {
         }
     }
 
-    @Test("a single-statement read runs one statement: on PostgreSQL a second one, a write or a lock fails the read", arguments: StoreBackend.available)
+    @Test(
+        "a single-statement read runs one statement: on PostgreSQL a second one, a write or a lock fails the read",
+        arguments: StoreBackend.available
+    )
     func singleStatementReads(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             try await store.write { try $0.subscriptions.save(Self.subscription("s1", owner: "u")) }
             let one = try await store.readStatement { try $0.subscriptions.membership(tenantId: "a", userId: "u") }
             #expect(one == nil)
-            guard backend.name != "SQLite" else { return }   // SQLite's read is a transaction already: nothing to save
+            guard backend.name != "SQLite" else { return }  // SQLite's read is a transaction already: nothing to save
             await #expect(throws: StoreError.self) {
                 try await store.readStatement { tx in
                     _ = try tx.subscriptions.membership(tenantId: "a", userId: "u")
@@ -313,17 +530,40 @@ struct StoreConformance {
         }
     }
 
-    @Test("an unapplied payment is kept once per transaction (a retry counts an attempt), read back whole, decided once, and lists as applied once a claim applied it",
-          arguments: StoreBackend.available)
+    @Test(
+        "an unapplied payment is kept once per transaction (a retry counts an attempt), read back whole, decided once, and lists as applied once a claim applied it",
+        arguments: StoreBackend.available
+    )
     func unappliedPayments(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            let proven = ProvenTransaction(transactionId: "7001", originalTransactionId: "7000", productId: "p", environment: "Sandbox", purchasedAt: Self.now,
-                                           revoked: false, appAccountToken: "b0a0c7d2-1111-4222-8333-444455556666", proofHash: "h1", kind: .jws,
-                                           priceMilliunits: 45_000, currency: "EUR", quantity: 2)
+            let proven = ProvenTransaction(
+                transactionId: "7001",
+                originalTransactionId: "7000",
+                productId: "p",
+                environment: "Sandbox",
+                purchasedAt: Self.now,
+                revoked: false,
+                appAccountToken: "b0a0c7d2-1111-4222-8333-444455556666",
+                proofHash: "h1",
+                kind: .jws,
+                priceMilliunits: 45_000,
+                currency: "EUR",
+                quantity: 2
+            )
             func keep(_ user: String, at offset: TimeInterval) async throws -> UnappliedPayment {
                 let at = Self.now.addingTimeInterval(offset)
-                let payment = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: .appStore, userId: user, bookingId: 12, reasonCode: .bookingNotFound,
-                                               reason: "no booking 12", proven: proven, firstSeenAt: at, lastSeenAt: at)
+                let payment = UnappliedPayment(
+                    id: RecordID.next(),
+                    tenantId: "a",
+                    store: .appStore,
+                    userId: user,
+                    bookingId: 12,
+                    reasonCode: .bookingNotFound,
+                    reason: "no booking 12",
+                    proven: proven,
+                    firstSeenAt: at,
+                    lastSeenAt: at
+                )
                 return try await store.write { try $0.purchases.keepUnapplied(payment) }
             }
             let first = try await keep("u1", at: 0)
@@ -349,12 +589,34 @@ struct StoreConformance {
             var later = proven
             later.transactionId = "7002"
             let laterProven = later
-            let open = UnappliedPayment(id: RecordID.next(), tenantId: "a", store: .appStore, userId: "u1", bookingId: nil, reasonCode: .missingField,
-                                        reason: "send bookingId", proven: laterProven, firstSeenAt: Self.now, lastSeenAt: Self.now)
+            let open = UnappliedPayment(
+                id: RecordID.next(),
+                tenantId: "a",
+                store: .appStore,
+                userId: "u1",
+                bookingId: nil,
+                reasonCode: .missingField,
+                reason: "send bookingId",
+                proven: laterProven,
+                firstSeenAt: Self.now,
+                lastSeenAt: Self.now
+            )
             _ = try await store.write { try $0.purchases.keepUnapplied(open) }
-            let purchase = Purchase(id: RecordID.next(), tenantId: "a", userId: "u1", target: .credits(type: "credits"), store: .appStore,
-                                    environment: "Sandbox", transactionId: "7002", originalTransactionId: "7000", productId: "p", status: .applied,
-                                    outcomeCode: nil, purchasedAt: Self.now, createdAt: Self.now)
+            let purchase = Purchase(
+                id: RecordID.next(),
+                tenantId: "a",
+                userId: "u1",
+                target: .credits(type: "credits"),
+                store: .appStore,
+                environment: "Sandbox",
+                transactionId: "7002",
+                originalTransactionId: "7000",
+                productId: "p",
+                status: .applied,
+                outcomeCode: nil,
+                purchasedAt: Self.now,
+                createdAt: Self.now
+            )
             try await store.write { try $0.purchases.insert(purchase, proofHash: "h2") }
             let applied = try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .applied, page: Page()) }
             #expect(applied.total == 1 && applied.items.first?.claimedByPurchaseId == purchase.id && applied.items.first?.currentStatus == .applied)
@@ -366,8 +628,16 @@ struct StoreConformance {
     @Test("a notification uuid is stored once per tenant; its outcome is found again", arguments: StoreBackend.available)
     func notificationDedupe(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            let notification = IncomingNotification(tenantId: "a", uuid: "n-1", type: .refund, subtype: nil, environment: "Sandbox", signedAt: Self.now,
-                                                    transactionId: "1", payloadHash: "h")
+            let notification = IncomingNotification(
+                tenantId: "a",
+                uuid: "n-1",
+                type: .refund,
+                subtype: nil,
+                environment: "Sandbox",
+                signedAt: Self.now,
+                transactionId: "1",
+                payloadHash: "h"
+            )
             try await store.write { tx in
                 #expect(try tx.notifications.outcome(tenantId: "a", uuid: "n-1") == nil)
                 try tx.notifications.insert(notification, outcome: "booking_refunded", receivedAt: Self.now)
@@ -388,18 +658,53 @@ struct StoreConformance {
     @Test("revoked and unclaimed transactions are remembered once and forgotten on reversal", arguments: StoreBackend.available)
     func revokedAndUnclaimed(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            let notification = IncomingNotification(tenantId: "a", uuid: "n-2", type: .refund, subtype: nil, environment: "Sandbox", signedAt: Self.now,
-                                                    transactionId: "77", payloadHash: "h")
+            let notification = IncomingNotification(
+                tenantId: "a",
+                uuid: "n-2",
+                type: .refund,
+                subtype: nil,
+                environment: "Sandbox",
+                signedAt: Self.now,
+                transactionId: "77",
+                payloadHash: "h"
+            )
             try await store.write { tx in
-                try tx.purchases.rememberRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
-                try tx.purchases.rememberRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77", notification: notification, at: Self.now)
+                try tx.purchases.rememberRevoked(
+                    tenantId: "a",
+                    store: .appStore,
+                    environment: "Sandbox",
+                    transactionId: "77",
+                    notification: notification,
+                    at: Self.now
+                )
+                try tx.purchases.rememberRevoked(
+                    tenantId: "a",
+                    store: .appStore,
+                    environment: "Sandbox",
+                    transactionId: "77",
+                    notification: notification,
+                    at: Self.now
+                )
             }
             #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") })
-            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "b", store: .appStore, environment: "Sandbox", transactionId: "77") } == false)
+            #expect(
+                try await store.read { try $0.purchases.isRevoked(tenantId: "b", store: .appStore, environment: "Sandbox", transactionId: "77") }
+                    == false
+            )
             try await store.write { try $0.purchases.forgetRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") }
-            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") } == false)
+            #expect(
+                try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") }
+                    == false
+            )
 
-            let unclaimed = UnclaimedTransaction(environment: "Sandbox", transactionId: "88", productId: "p", purchasedAt: Self.now, receivedAt: Self.now, claimedByPurchaseId: nil)
+            let unclaimed = UnclaimedTransaction(
+                environment: "Sandbox",
+                transactionId: "88",
+                productId: "p",
+                purchasedAt: Self.now,
+                receivedAt: Self.now,
+                claimedByPurchaseId: nil
+            )
             try await store.write { tx in
                 try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: .appStore, notificationUUID: "n-3")
                 try tx.purchases.keepUnclaimed(unclaimed, tenantId: "a", store: .appStore, notificationUUID: "n-4")
@@ -414,12 +719,17 @@ struct StoreConformance {
         try await store.write { try $0.outbox.claimDue(now: now, limit: 10, owner: owner, leaseUntil: leaseUntil) }
     }
 
-    @Test("the outbox hands a message to one deliverer at a time, retries it after a failure, and keeps a subject's order", arguments: StoreBackend.available)
+    @Test(
+        "the outbox hands a message to one deliverer at a time, retries it after a failure, and keeps a subject's order",
+        arguments: StoreBackend.available
+    )
     func outbox(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            let events = [WebhookEvent(type: .bookingConfirmed, data: ["bookingId": "5", "status": "confirmed"], subject: "booking:5"),
-                          WebhookEvent(type: .bookingRefunded, data: ["bookingId": "5", "status": "refunded"], subject: "booking:5"),
-                          WebhookEvent(type: .replayDetected, data: ["reason": "x"])]
+            let events = [
+                WebhookEvent(type: .bookingConfirmed, data: ["bookingId": "5", "status": "confirmed"], subject: "booking:5"),
+                WebhookEvent(type: .bookingRefunded, data: ["bookingId": "5", "status": "refunded"], subject: "booking:5"),
+                WebhookEvent(type: .replayDetected, data: ["reason": "x"]),
+            ]
             try await store.write { try $0.outbox.enqueue(events, tenantId: "a", now: Self.now) }
             let lease = Self.now.addingTimeInterval(60)
             let first = try await Self.claimDue(store, now: Self.now, owner: "one", leaseUntil: lease)
@@ -436,12 +746,21 @@ struct StoreConformance {
             let replay = try #require(takenOver.first { $0.subject == nil })
             // The first event of the subject fails: the second is given back and waits behind it.
             try await store.write { tx in
-                try tx.outbox.recordAttempt(confirmed, statusCode: 500, error: "http_status", delivered: false, nextAttemptAt: later.addingTimeInterval(30), now: later)
+                try tx.outbox.recordAttempt(
+                    confirmed,
+                    statusCode: 500,
+                    error: "http_status",
+                    delivered: false,
+                    nextAttemptAt: later.addingTimeInterval(30),
+                    now: later
+                )
                 try tx.outbox.release(refunded)
                 try tx.outbox.recordAttempt(replay, statusCode: 200, error: nil, delivered: true, nextAttemptAt: nil, now: later)
             }
-            #expect(try await Self.claimDue(store, now: later.addingTimeInterval(1), owner: "two", leaseUntil: later.addingTimeInterval(90)).isEmpty,
-                    "the second event must wait for the first's retry; the delivered one is done")
+            #expect(
+                try await Self.claimDue(store, now: later.addingTimeInterval(1), owner: "two", leaseUntil: later.addingTimeInterval(90)).isEmpty,
+                "the second event must wait for the first's retry; the delivered one is done"
+            )
             let retry = try await Self.claimDue(store, now: later.addingTimeInterval(31), owner: "two", leaseUntil: later.addingTimeInterval(90))
             #expect(retry.map(\.sequence) == [1, 2])
             #expect(retry.first?.attempts == 1)
@@ -454,11 +773,15 @@ struct StoreConformance {
 
     /// One tenant's claim (a helper, like `claimDue`).
     static func claimDue(_ store: any Store, tenantId: String, now: Date) async throws -> [OutboxMessage] {
-        try await store.write { try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: 10, owner: "loop-\(tenantId)", leaseUntil: now.addingTimeInterval(60)) }
+        try await store.write {
+            try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: 10, owner: "loop-\(tenantId)", leaseUntil: now.addingTimeInterval(60))
+        }
     }
 
-    @Test("claims per tenant see only that tenant; a message given up on is a dead letter (not claimed, not queued, listed) until re-sent",
-          arguments: StoreBackend.available)
+    @Test(
+        "claims per tenant see only that tenant; a message given up on is a dead letter (not claimed, not queued, listed) until re-sent",
+        arguments: StoreBackend.available
+    )
     func deadLetters(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             try await store.write { tx in
@@ -492,14 +815,32 @@ struct StoreConformance {
             for index in 0..<3 {
                 await #expect(throws: Refused.self) {
                     try await store.write { tx in
-                        try tx.audit.append(AuditRecord(tenantId: "a", actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
-                                                        detail: ["n": "refused \(index)"], at: Self.now))
+                        try tx.audit.append(
+                            AuditRecord(
+                                tenantId: "a",
+                                actor: .system,
+                                action: .apiKeyCreated,
+                                bookingId: nil,
+                                purchaseId: nil,
+                                detail: ["n": "refused \(index)"],
+                                at: Self.now
+                            )
+                        )
                         throw Refused()
                     }
                 }
                 try await store.write { tx in
-                    try tx.audit.append(AuditRecord(tenantId: "a", actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
-                                                    detail: ["n": "kept \(index)"], at: Self.now))
+                    try tx.audit.append(
+                        AuditRecord(
+                            tenantId: "a",
+                            actor: .system,
+                            action: .apiKeyCreated,
+                            bookingId: nil,
+                            purchaseId: nil,
+                            detail: ["n": "kept \(index)"],
+                            at: Self.now
+                        )
+                    )
                 }
             }
             let entries = try await store.read { try $0.audit.audit(tenantId: "a", page: Page(limit: 100)) }
@@ -517,8 +858,17 @@ struct StoreConformance {
                     group.addTask {
                         do {
                             try await store.write { tx in
-                                try tx.audit.append(AuditRecord(tenantId: "a", actor: .system, action: .apiKeyCreated, bookingId: nil, purchaseId: nil,
-                                                                detail: ["n": String(index)], at: Self.now))
+                                try tx.audit.append(
+                                    AuditRecord(
+                                        tenantId: "a",
+                                        actor: .system,
+                                        action: .apiKeyCreated,
+                                        bookingId: nil,
+                                        purchaseId: nil,
+                                        detail: ["n": String(index)],
+                                        at: Self.now
+                                    )
+                                )
                                 if index % 2 == 1 { throw Refused() }
                             }
                             return true
@@ -544,14 +894,23 @@ struct StoreConformance {
             let start = Self.now.addingTimeInterval(5 * 86_400)
             var created: [Booking] = []
             for index in 0..<7 {
-                created.append(try await Self.admit(store, user: "u\(index)", quote: Self.quote(Resource(id: "x\(index)", kind: .rental, name: "X", pricePerDayMinor: 1), start: start),
-                                                    now: Self.now.addingTimeInterval(Double(index))))
+                created.append(
+                    try await Self.admit(
+                        store,
+                        user: "u\(index)",
+                        quote: Self.quote(Resource(id: "x\(index)", kind: .rental, name: "X", pricePerDayMinor: 1), start: start),
+                        now: Self.now.addingTimeInterval(Double(index))
+                    )
+                )
             }
             _ = try await Self.admit(store, tenant: "b", user: "u0", quote: Self.quote(Self.rental, start: start))
             let page = try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(), page: Page(limit: 3, offset: 3)) }
             #expect(page.total == 7)
             #expect(page.items.map(\.id) == created.reversed()[3..<6].map(\.id))
-            #expect(try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(userId: "u2"), page: Page()) }.items.map(\.id) == [created[2].id])
+            #expect(
+                try await store.read { try $0.bookings.bookings(tenantId: "a", filter: BookingFilter(userId: "u2"), page: Page()) }.items.map(\.id)
+                    == [created[2].id]
+            )
             // Another tenant cannot read or claim a's booking by id.
             let firstId = created[0].id
             #expect(try await store.read { try $0.bookings.booking(id: firstId, tenantId: "b", forUpdate: false) } == nil)
@@ -560,8 +919,10 @@ struct StoreConformance {
         }
     }
 
-    @Test("operators' reads: purchases by filter and their export oldest first, one booking's audit, the webhook queue's depth, applied migrations",
-          arguments: StoreBackend.available)
+    @Test(
+        "operators' reads: purchases by filter and their export oldest first, one booking's audit, the webhook queue's depth, applied migrations",
+        arguments: StoreBackend.available
+    )
     func operatorsReads(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let start = Self.now.addingTimeInterval(5 * 86_400)
@@ -570,17 +931,30 @@ struct StoreConformance {
                 let resource = Resource(id: "r\(index)", kind: .rental, name: "R", pricePerDayMinor: 1)
                 let booking = try await Self.admit(store, user: index == 2 ? "bo" : "al", quote: Self.quote(resource, start: start))
                 bookings.append(booking)
-                _ = try await Self.claim(store, booking: booking, user: booking.userId, transactionId: "20000000000001\(index)",
-                                         now: Self.now.addingTimeInterval(Double(index) * 60))
+                _ = try await Self.claim(
+                    store,
+                    booking: booking,
+                    user: booking.userId,
+                    transactionId: "20000000000001\(index)",
+                    now: Self.now.addingTimeInterval(Double(index) * 60)
+                )
             }
             _ = try await Self.admit(store, tenant: "b", user: "al", quote: Self.quote(Self.rental, start: start))
             let byUser = try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(userId: "al"), page: Page()) }
             #expect(byUser.total == 2)
             #expect(byUser.items.map(\.transactionId) == ["200000000000011", "200000000000010"], "newest first")
             let window = PurchaseFilter(environment: "Sandbox", from: Self.now.addingTimeInterval(30), to: Self.now.addingTimeInterval(150))
-            #expect(try await store.read { try $0.purchases.purchases(tenantId: "a", filter: window, page: Page()) }.items.map(\.userId) == ["al", "bo"].reversed())
-            #expect(try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(status: .refunded), page: Page()) }.total == 0)
-            #expect(try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(environment: "Production"), page: Page()) }.total == 0)
+            #expect(
+                try await store.read { try $0.purchases.purchases(tenantId: "a", filter: window, page: Page()) }.items.map(\.userId)
+                    == ["al", "bo"].reversed()
+            )
+            #expect(
+                try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(status: .refunded), page: Page()) }.total == 0
+            )
+            #expect(
+                try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(environment: "Production"), page: Page()) }
+                    .total == 0
+            )
             let export = try await store.read { try $0.purchases.exportPurchases(tenantId: "a", filter: PurchaseFilter(), limit: 2) }
             #expect(export.map(\.transactionId) == ["200000000000010", "200000000000011"], "oldest first, up to the limit")
             #expect(try await store.read { try $0.purchases.exportPurchases(tenantId: "b", filter: PurchaseFilter(), limit: 10) }.isEmpty)

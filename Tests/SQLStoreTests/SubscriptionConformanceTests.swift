@@ -9,11 +9,32 @@ import Testing
 /// unlink and receipt rows. Runs against every backend of `StoreBackend.available`.
 extension StoreConformance {
     static func subscription(_ id: String, tenant: String = "a", owner: String? = nil, purchased: Double = 0) -> Subscription {
-        Subscription(tenantId: tenant, originalTransactionId: id, environment: "Sandbox", productId: "monthly", entitlement: "premium", tier: "standard",
-                     cycle: "month", latestTransactionId: id, purchasedAt: now.addingTimeInterval(purchased), expiresAt: now.addingTimeInterval(purchased + 30 * 86_400),
-                     originalPurchasedAt: now, autoRenew: true, autoRenewProductId: "monthly", inBillingRetry: true,
-                     gracePeriodExpiresAt: now.addingTimeInterval(86_400), expirationIntent: 2, priceIncreaseStatus: 1, revokedAt: nil, upgraded: false,
-                     ended: false, userId: owner, signedAt: now, createdAt: now, updatedAt: now)
+        Subscription(
+            tenantId: tenant,
+            originalTransactionId: id,
+            environment: "Sandbox",
+            productId: "monthly",
+            entitlement: "premium",
+            tier: "standard",
+            cycle: "month",
+            latestTransactionId: id,
+            purchasedAt: now.addingTimeInterval(purchased),
+            expiresAt: now.addingTimeInterval(purchased + 30 * 86_400),
+            originalPurchasedAt: now,
+            autoRenew: true,
+            autoRenewProductId: "monthly",
+            inBillingRetry: true,
+            gracePeriodExpiresAt: now.addingTimeInterval(86_400),
+            expirationIntent: 2,
+            priceIncreaseStatus: 1,
+            revokedAt: nil,
+            upgraded: false,
+            ended: false,
+            userId: owner,
+            signedAt: now,
+            createdAt: now,
+            updatedAt: now
+        )
     }
 
     @Test("subscriptions round-trip every field, update in place, and list per owner, newest first", arguments: StoreBackend.available)
@@ -65,8 +86,17 @@ extension StoreConformance {
                         (try? await store.write { tx -> Bool in
                             var s = try #require(try tx.subscriptions.subscription(tenantId: "a", originalTransactionId: "s", forUpdate: true))
                             if let owner = s.userId, owner != "user\(n)" {
-                                try tx.subscriptions.insert(SubscriptionCheat(id: RecordID.next(), tenantId: "a", userId: "user\(n)", originalTransactionId: "s",
-                                                                              ownerUserId: owner, source: "race", at: Self.now))
+                                try tx.subscriptions.insert(
+                                    SubscriptionCheat(
+                                        id: RecordID.next(),
+                                        tenantId: "a",
+                                        userId: "user\(n)",
+                                        originalTransactionId: "s",
+                                        ownerUserId: owner,
+                                        source: "race",
+                                        at: Self.now
+                                    )
+                                )
                                 return false
                             }
                             s.userId = "user\(n)"
@@ -80,7 +110,9 @@ extension StoreConformance {
             #expect(winners == 1)
             let cheats = try await store.read { try $0.subscriptions.cheats(tenantId: "a", page: Page()) }
             #expect(cheats.total == 9)
-            let owner = try await store.read { try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "s", forUpdate: false)?.userId }
+            let owner = try await store.read {
+                try $0.subscriptions.subscription(tenantId: "a", originalTransactionId: "s", forUpdate: false)?.userId
+            }
             #expect(cheats.items.allSatisfy { $0.ownerUserId == owner && $0.userId != owner })
         }
     }
@@ -88,8 +120,17 @@ extension StoreConformance {
     @Test("one membership per account, one account per Apple subscription; unlink archives and kept receipts", arguments: StoreBackend.available)
     func memberships(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
-            let apple = Membership(tenantId: "a", userId: "u", originalTransactionId: "s", payMethod: "apple", tier: "standard", cycle: "month",
-                                   expiresAt: Self.now, autoRenew: true, updatedAt: Self.now)
+            let apple = Membership(
+                tenantId: "a",
+                userId: "u",
+                originalTransactionId: "s",
+                payMethod: "apple",
+                tier: "standard",
+                cycle: "month",
+                expiresAt: Self.now,
+                autoRenew: true,
+                updatedAt: Self.now
+            )
             try await store.write { try $0.subscriptions.save(apple) }
             #expect(try await store.read { try $0.subscriptions.membership(tenantId: "a", originalTransactionId: "s") } == apple)
             var other = apple
@@ -103,15 +144,27 @@ extension StoreConformance {
             paidElsewhere.payMethod = "alipay"
             let elsewhere = paidElsewhere
             try await store.write { try $0.subscriptions.save(elsewhere) }
-            #expect(try await store.read { try $0.subscriptions.membership(tenantId: "a", userId: "u") } == elsewhere, "one row per account, replaced")
+            #expect(
+                try await store.read { try $0.subscriptions.membership(tenantId: "a", userId: "u") } == elsewhere,
+                "one row per account, replaced"
+            )
             #expect(try await store.read { try $0.subscriptions.membership(tenantId: "a", originalTransactionId: "s") } == nil)
             try await store.write { try $0.subscriptions.deleteMembership(tenantId: "a", userId: "u") }
             #expect(try await store.read { try $0.subscriptions.membership(tenantId: "a", userId: "u") } == nil)
 
             for n in 0..<3 {
                 try await store.write {
-                    try $0.subscriptions.insert(UnlinkArchive(id: RecordID.next(), tenantId: "a", userId: "u", originalTransactionId: "s\(n)", actor: "user:u",
-                                                              membershipSnapshot: n == 0 ? nil : "{\"n\":\(n)}", at: Self.now.addingTimeInterval(Double(n))))
+                    try $0.subscriptions.insert(
+                        UnlinkArchive(
+                            id: RecordID.next(),
+                            tenantId: "a",
+                            userId: "u",
+                            originalTransactionId: "s\(n)",
+                            actor: "user:u",
+                            membershipSnapshot: n == 0 ? nil : "{\"n\":\(n)}",
+                            at: Self.now.addingTimeInterval(Double(n))
+                        )
+                    )
                 }
             }
             let unlinks = try await store.read { try $0.subscriptions.unlinks(tenantId: "a", page: Page()) }
@@ -119,8 +172,12 @@ extension StoreConformance {
             #expect(unlinks.items.last?.membershipSnapshot == nil)
             #expect(try await store.read { try $0.subscriptions.unlinks(tenantId: "b", page: Page()) }.total == 0)
 
-            try await store.write { try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: "Sandbox", receipt: "old", at: Self.now) }
-            try await store.write { try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: "Sandbox", receipt: "new", at: Self.now) }
+            try await store.write {
+                try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: "Sandbox", receipt: "old", at: Self.now)
+            }
+            try await store.write {
+                try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: "Sandbox", receipt: "new", at: Self.now)
+            }
             #expect(try await store.read { try $0.subscriptions.receipt(tenantId: "a", originalTransactionId: "s") } == "new")
             #expect(try await store.read { try $0.subscriptions.receipt(tenantId: "b", originalTransactionId: "s") } == nil)
         }

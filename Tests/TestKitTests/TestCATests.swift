@@ -1,8 +1,8 @@
 import AppleSignedData
 import Crypto
 import Foundation
-import Testing
 import TestKit
+import Testing
 import X509
 
 @Suite("TestKit CA")

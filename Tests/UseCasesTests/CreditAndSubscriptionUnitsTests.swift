@@ -25,7 +25,15 @@ struct CreditAndSubscriptionUnitsTests {
     }
 
     static func request(_ tenant: Tenant, user: String, product: String, transaction: String) -> PurchaseRequest {
-        PurchaseRequest(tenant: tenant, policy: PurchasePolicy(), emitsEvents: true, userId: user, productId: product, transactionId: transaction, named: nil)
+        PurchaseRequest(
+            tenant: tenant,
+            policy: PurchasePolicy(),
+            emitsEvents: true,
+            userId: user,
+            productId: product,
+            transactionId: transaction,
+            named: nil
+        )
     }
 
     static func outcomeName(_ outcome: PurchaseOutcome?) -> String {
@@ -37,24 +45,50 @@ struct CreditAndSubscriptionUnitsTests {
         }
     }
 
-    @Test("credit packs: 8 users racing for one transaction: one pack, seven replays, and every user's signup bonus exactly once",
-          arguments: StoreBackend.available)
+    @Test(
+        "credit packs: 8 users racing for one transaction: one pack, seven replays, and every user's signup bonus exactly once",
+        arguments: StoreBackend.available
+    )
     func creditRace(backend: StoreBackend) async throws {
         let tenant = try Self.tenant()
         try await backend.run { store in
             try await store.write { tx in
-                try tx.credits.insert(CreditProduct(tenantId: "a", productId: "pack10", creditType: "c", credits: 10, title: "Ten", currency: "EUR",
-                                                    createdAt: Self.now, updatedAt: Self.now))
+                try tx.credits.insert(
+                    CreditProduct(
+                        tenantId: "a",
+                        productId: "pack10",
+                        creditType: "c",
+                        credits: 10,
+                        title: "Ten",
+                        currency: "EUR",
+                        createdAt: Self.now,
+                        updatedAt: Self.now
+                    )
+                )
             }
             let outcomes = await withTaskGroup(of: String.self) { group in
                 for n in 0..<8 {
                     group.addTask {
-                        let proven = ProvenTransaction(transactionId: "t1", originalTransactionId: "t1", productId: "pack10", environment: "Sandbox",
-                                                       purchasedAt: Self.now, revoked: false, appAccountToken: nil, proofHash: "h1")
+                        let proven = ProvenTransaction(
+                            transactionId: "t1",
+                            originalTransactionId: "t1",
+                            productId: "pack10",
+                            environment: "Sandbox",
+                            purchasedAt: Self.now,
+                            revoked: false,
+                            appAccountToken: nil,
+                            proofHash: "h1"
+                        )
                         let claim = PurchaseClaim(proven, tenantId: "a", userId: "u\(n)", target: .credits(type: "c"), now: Self.now)
                         let result = try? await store.write { tx in
-                            try VerifyPurchase.claim(claim, proven: proven, request: Self.request(tenant, user: "u\(n)", product: "pack10", transaction: "t1"),
-                                                     kind: CreditsKind(), tx: tx, now: Self.now)
+                            try VerifyPurchase.claim(
+                                claim,
+                                proven: proven,
+                                request: Self.request(tenant, user: "u\(n)", product: "pack10", transaction: "t1"),
+                                kind: CreditsKind(),
+                                tx: tx,
+                                now: Self.now
+                            )
                         }
                         return Self.outcomeName(result?.outcome)
                     }
@@ -63,35 +97,69 @@ struct CreditAndSubscriptionUnitsTests {
             }
             #expect(outcomes.filter { $0 == "applied" }.count == 1 && outcomes.filter { $0 == "replay" }.count == 7, "\(outcomes)")
             let balances = try await store.read { tx in
-                try (0..<8).map { try tx.credits.account(tenantId: "a", userId: "u\($0)", creditType: "c", now: Self.now, forUpdate: false).balance.balance }
+                try (0..<8).map {
+                    try tx.credits.account(tenantId: "a", userId: "u\($0)", creditType: "c", now: Self.now, forUpdate: false).balance.balance
+                }
             }
             #expect(balances.sorted() == [3, 3, 3, 3, 3, 3, 3, 13], "the bonus for everyone, the pack once")
             // The winner's retry repeats and grants no second bonus.
             let winner = try #require((0..<8).first { balances[$0] == 13 })
-            let proven = ProvenTransaction(transactionId: "t1", originalTransactionId: "t1", productId: "pack10", environment: "Sandbox", purchasedAt: Self.now,
-                                           revoked: false, appAccountToken: nil, proofHash: "h1")
+            let proven = ProvenTransaction(
+                transactionId: "t1",
+                originalTransactionId: "t1",
+                productId: "pack10",
+                environment: "Sandbox",
+                purchasedAt: Self.now,
+                revoked: false,
+                appAccountToken: nil,
+                proofHash: "h1"
+            )
             let again = try await store.write { tx in
-                try VerifyPurchase.claim(PurchaseClaim(proven, tenantId: "a", userId: "u\(winner)", target: .credits(type: "c"), now: Self.now), proven: proven,
-                                         request: Self.request(tenant, user: "u\(winner)", product: "pack10", transaction: "t1"), kind: CreditsKind(), tx: tx,
-                                         now: Self.now)
+                try VerifyPurchase.claim(
+                    PurchaseClaim(proven, tenantId: "a", userId: "u\(winner)", target: .credits(type: "c"), now: Self.now),
+                    proven: proven,
+                    request: Self.request(tenant, user: "u\(winner)", product: "pack10", transaction: "t1"),
+                    kind: CreditsKind(),
+                    tx: tx,
+                    now: Self.now
+                )
             }
-            guard case .repeated = again.outcome, case .credits(let summary) = again.state else { Issue.record("a repeat: \(again.outcome)"); return }
+            guard case .repeated = again.outcome, case .credits(let summary) = again.state else {
+                Issue.record("a repeat: \(again.outcome)")
+                return
+            }
             #expect(summary.balance == 13)
         }
     }
 
     static func period(_ user: String) -> (PurchaseClaim, ProvenTransaction) {
         let expires = now.addingTimeInterval(30 * 86_400)
-        let facts = SubscriptionFacts(originalTransactionId: "s1", environment: "Sandbox", signedAt: now,
-                                      transaction: .init(transactionId: "s1", productId: "premium.monthly", purchasedAt: now, expiresAt: expires),
-                                      renewal: .init(autoRenew: true), source: "test")
-        let proven = ProvenTransaction(transactionId: "s1", originalTransactionId: "s1", productId: "premium.monthly", environment: "Sandbox", purchasedAt: now,
-                                       revoked: false, appAccountToken: nil, proofHash: "hs", subscription: facts)
+        let facts = SubscriptionFacts(
+            originalTransactionId: "s1",
+            environment: "Sandbox",
+            signedAt: now,
+            transaction: .init(transactionId: "s1", productId: "premium.monthly", purchasedAt: now, expiresAt: expires),
+            renewal: .init(autoRenew: true),
+            source: "test"
+        )
+        let proven = ProvenTransaction(
+            transactionId: "s1",
+            originalTransactionId: "s1",
+            productId: "premium.monthly",
+            environment: "Sandbox",
+            purchasedAt: now,
+            revoked: false,
+            appAccountToken: nil,
+            proofHash: "hs",
+            subscription: facts
+        )
         return (PurchaseClaim(proven, tenantId: "a", userId: user, target: .subscription(originalTransactionId: "s1"), now: now), proven)
     }
 
-    @Test("subscriptions: 6 users racing for one subscription's first period: one owns and uses it, the others are refused and recorded",
-          arguments: StoreBackend.available)
+    @Test(
+        "subscriptions: 6 users racing for one subscription's first period: one owns and uses it, the others are refused and recorded",
+        arguments: StoreBackend.available
+    )
     func subscriptionRace(backend: StoreBackend) async throws {
         let tenant = try Self.tenant()
         try await backend.run { store in
@@ -100,8 +168,14 @@ struct CreditAndSubscriptionUnitsTests {
                     group.addTask {
                         let (claim, proven) = Self.period("u\(n)")
                         let result = try? await store.write { tx in
-                            try VerifyPurchase.claim(claim, proven: proven, request: Self.request(tenant, user: "u\(n)", product: "premium.monthly", transaction: "s1"),
-                                                     kind: SubscriptionKind(), tx: tx, now: Self.now)
+                            try VerifyPurchase.claim(
+                                claim,
+                                proven: proven,
+                                request: Self.request(tenant, user: "u\(n)", product: "premium.monthly", transaction: "s1"),
+                                kind: SubscriptionKind(),
+                                tx: tx,
+                                now: Self.now
+                            )
                         }
                         return Self.outcomeName(result?.outcome)
                     }
@@ -111,8 +185,10 @@ struct CreditAndSubscriptionUnitsTests {
             #expect(outcomes.filter { $0 == "applied" }.count == 1, "\(outcomes)")
             #expect(outcomes.filter { $0 == ErrorCode.linkedToOtherAccount.rawValue }.count == 5, "\(outcomes)")
             let (record, cheats) = try await store.read { tx in
-                (try tx.subscriptions.subscription(tenantId: "a", originalTransactionId: "s1", forUpdate: false),
-                 try tx.subscriptions.cheats(tenantId: "a", page: Page()).total)
+                (
+                    try tx.subscriptions.subscription(tenantId: "a", originalTransactionId: "s1", forUpdate: false),
+                    try tx.subscriptions.cheats(tenantId: "a", page: Page()).total
+                )
             }
             let owner = try #require(record?.userId)
             #expect(cheats == 5)
@@ -121,8 +197,14 @@ struct CreditAndSubscriptionUnitsTests {
             // The owner's second claim of the same period refreshes and answers it in use.
             let (claim, proven) = Self.period(owner)
             let again = try await store.write { tx in
-                try VerifyPurchase.claim(claim, proven: proven, request: Self.request(tenant, user: owner, product: "premium.monthly", transaction: "s1"),
-                                         kind: SubscriptionKind(), tx: tx, now: Self.now)
+                try VerifyPurchase.claim(
+                    claim,
+                    proven: proven,
+                    request: Self.request(tenant, user: owner, product: "premium.monthly", transaction: "s1"),
+                    kind: SubscriptionKind(),
+                    tx: tx,
+                    now: Self.now
+                )
             }
             guard case .repeated = again.outcome, case .subscription(let subscription, let inUse) = again.state else {
                 Issue.record("a repeat answering the subscription: \(again.outcome)")

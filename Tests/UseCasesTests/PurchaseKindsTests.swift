@@ -2,7 +2,6 @@ import Domain
 import Foundation
 import SQLStore
 import StoreTesting
-import StoreTesting
 import Testing
 import UseCases
 
@@ -37,23 +36,53 @@ struct PurchaseKindsTests {
         }
     }
 
-    static func unlockClaim(_ tenant: Tenant, user: String, product: String, transaction: String, at: Date) -> (PurchaseClaim, ProvenTransaction, PurchaseRequest) {
-        let proven = ProvenTransaction(transactionId: transaction, originalTransactionId: transaction, productId: product, environment: "Sandbox",
-                                       purchasedAt: at, revoked: false, appAccountToken: nil, proofHash: "hash-\(transaction)")
+    static func unlockClaim(
+        _ tenant: Tenant,
+        user: String,
+        product: String,
+        transaction: String,
+        at: Date
+    ) -> (PurchaseClaim, ProvenTransaction, PurchaseRequest) {
+        let proven = ProvenTransaction(
+            transactionId: transaction,
+            originalTransactionId: transaction,
+            productId: product,
+            environment: "Sandbox",
+            purchasedAt: at,
+            revoked: false,
+            appAccountToken: nil,
+            proofHash: "hash-\(transaction)"
+        )
         let claim = PurchaseClaim(proven, tenantId: tenant.id, userId: user, target: .unlock(productId: product), now: at)
-        let request = PurchaseRequest(tenant: tenant, policy: PurchasePolicy(), emitsEvents: false, userId: user, productId: product,
-                                      transactionId: transaction, named: nil)
+        let request = PurchaseRequest(
+            tenant: tenant,
+            policy: PurchasePolicy(),
+            emitsEvents: false,
+            userId: user,
+            productId: product,
+            transactionId: transaction,
+            named: nil
+        )
         return (claim, proven, request)
     }
 
-    @Test("unlocks: 10 users racing for one lifetime transaction: one grant, nine replays; a restore by the owner answers the same grant", arguments: StoreBackend.available)
+    @Test(
+        "unlocks: 10 users racing for one lifetime transaction: one grant, nine replays; a restore by the owner answers the same grant",
+        arguments: StoreBackend.available
+    )
     func unlockRace(backend: StoreBackend) async throws {
         let tenant = try Self.unlockTenant
         try await withStore(backend) { store in
             let outcomes = await withTaskGroup(of: String.self) { group in
                 for n in 0..<10 {
                     group.addTask {
-                        let (claim, proven, request) = Self.unlockClaim(tenant, user: "user\(n)", product: Self.lifetime, transaction: "t1", at: Self.now)
+                        let (claim, proven, request) = Self.unlockClaim(
+                            tenant,
+                            user: "user\(n)",
+                            product: Self.lifetime,
+                            transaction: "t1",
+                            at: Self.now
+                        )
                         let result = try? await store.write { tx in
                             try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
                         }
@@ -71,7 +100,9 @@ struct PurchaseKindsTests {
             let owner = try #require(try await store.read { try $0.grants.grant(tenantId: "a", source: .unlock, reference: "t1") })
             #expect(owner.until == nil && owner.state == .active && owner.entitlement == "premium")
             let (claim, proven, request) = Self.unlockClaim(tenant, user: owner.userId, product: Self.lifetime, transaction: "t1", at: Self.now)
-            let restore = try await store.write { tx in try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now) }
+            let restore = try await store.write { tx in
+                try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
+            }
             guard case .repeated = restore.outcome, case .unlock(let held, let grant) = restore.state else {
                 Issue.record("a restore is a repeat that answers the grant: \(restore.outcome)")
                 return
@@ -87,8 +118,16 @@ struct PurchaseKindsTests {
             await withTaskGroup(of: Void.self) { group in
                 for n in 0..<8 {
                     group.addTask {
-                        let (claim, proven, request) = Self.unlockClaim(tenant, user: "u", product: Self.pass, transaction: "p\(n)", at: Self.now.addingTimeInterval(Double(n)))
-                        _ = try? await store.write { tx in try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now) }
+                        let (claim, proven, request) = Self.unlockClaim(
+                            tenant,
+                            user: "u",
+                            product: Self.pass,
+                            transaction: "p\(n)",
+                            at: Self.now.addingTimeInterval(Double(n))
+                        )
+                        _ = try? await store.write { tx in
+                            try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
+                        }
                     }
                 }
             }

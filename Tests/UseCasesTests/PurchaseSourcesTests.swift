@@ -12,8 +12,16 @@ struct PurchaseSourcesTests {
         #expect(sources.source(for: .receipt("x", transactionId: nil)).store == .appStore)
         #expect(sources.source(for: .transactionId("1")).store == .appStore)
         #expect(sources.source(for: .playToken("t", packageName: nil)).store == .googlePlay)
-        var proven = ProvenTransaction(transactionId: "GPA.1", originalTransactionId: "t", productId: "p", environment: "Production", purchasedAt: nil,
-                                       revoked: false, appAccountToken: nil, proofHash: "h")
+        var proven = ProvenTransaction(
+            transactionId: "GPA.1",
+            originalTransactionId: "t",
+            productId: "p",
+            environment: "Production",
+            purchasedAt: nil,
+            revoked: false,
+            appAccountToken: nil,
+            proofHash: "h"
+        )
         #expect(sources.source(of: proven).store == .appStore, "a transaction naming no store is the App Store's")
         proven.store = .googlePlay
         #expect(sources.source(of: proven).store == .googlePlay)
@@ -24,7 +32,13 @@ struct PurchaseSourcesTests {
         struct Other: PurchaseSource {
             var store: StoreName { StoreName(rawValue: "web_checkout") }
             func proves(_ proof: PurchaseProof) -> Bool { if case .transactionId(let id) = proof { id.hasPrefix("web_") } else { false } }
-            func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime, prover: PurchaseProver) async throws -> ProvenTransaction {
+            func prove(
+                _ proof: PurchaseProof,
+                productId: String?,
+                userId: String,
+                runtime: TenantRuntime,
+                prover: PurchaseProver
+            ) async throws -> ProvenTransaction {
                 throw DomainError(.unprocessable, .unknownProduct, "not in this test", field: "transactionId")
             }
         }

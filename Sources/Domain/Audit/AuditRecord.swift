@@ -64,7 +64,8 @@ public struct AuditRecord: Hashable, Sendable {
         self.at = at
     }
 
-    public init(tenantId: String, actor: Actor, action: AuditAction, target: PurchaseTarget?, purchaseId: Int64?, detail: [String: String], at: Date) {
+    public init(tenantId: String, actor: Actor, action: AuditAction, target: PurchaseTarget?, purchaseId: Int64?, detail: [String: String], at: Date)
+    {
         self.init(tenantId: tenantId, actor: actor, action: action, bookingId: target?.bookingId, purchaseId: purchaseId, detail: detail, at: at)
     }
 }

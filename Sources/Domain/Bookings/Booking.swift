@@ -69,11 +69,29 @@ public struct Booking: Codable, Hashable, Sendable {
     public var remainingQuantity: Int { status == .confirmed ? 0 : max(0, requiredQuantity - paidQuantity) }
 
     public init(
-        id: Int64, tenantId: String, userId: String, resourceId: String, resourceKind: Resource.Kind,
-        start: Date, end: Date, seats: Int, priceMinor: Int64, currency: String, requiredProductId: String,
-        status: BookingStatus, holdExpiresAt: Date, createdAt: Date, updatedAt: Date,
-        confirmedAt: Date? = nil, purchaseId: Int64? = nil, statusReason: String? = nil,
-        requiredQuantity: Int = 1, environment: String? = nil, paidQuantity: Int = 0, reference: String = "", timeZone: String? = nil
+        id: Int64,
+        tenantId: String,
+        userId: String,
+        resourceId: String,
+        resourceKind: Resource.Kind,
+        start: Date,
+        end: Date,
+        seats: Int,
+        priceMinor: Int64,
+        currency: String,
+        requiredProductId: String,
+        status: BookingStatus,
+        holdExpiresAt: Date,
+        createdAt: Date,
+        updatedAt: Date,
+        confirmedAt: Date? = nil,
+        purchaseId: Int64? = nil,
+        statusReason: String? = nil,
+        requiredQuantity: Int = 1,
+        environment: String? = nil,
+        paidQuantity: Int = 0,
+        reference: String = "",
+        timeZone: String? = nil
     ) {
         self.reference = reference
         self.timeZone = timeZone

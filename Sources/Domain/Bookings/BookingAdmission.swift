@@ -44,15 +44,26 @@ public enum BookingAdmission {
     /// Whether a booking of `seats` on `resource` may take its slot now.
     public static func check(_ load: BookingLoad, resource: Resource, seats: Int, limits: HoldLimits, viaKey: Bool) throws(DomainError) {
         guard load.userHolds < limits.perUser else {
-            throw DomainError(.conflict, .tooManyPendingBookings, "this user already holds \(load.userHolds) unpaid booking(s), the most this app allows; pay or let one expire first")
+            throw DomainError(
+                .conflict,
+                .tooManyPendingBookings,
+                "this user already holds \(load.userHolds) unpaid booking(s), the most this app allows; pay or let one expire first"
+            )
         }
         guard load.resourceHolds < limits.perResource else {
-            throw DomainError(.conflict, .tooManyPendingBookings,
-                              "\(resource.name) already has \(load.resourceHolds) unpaid bookings waiting for payment at that time, the most this app allows; try again in a few minutes",
-                              field: "resourceId")
+            throw DomainError(
+                .conflict,
+                .tooManyPendingBookings,
+                "\(resource.name) already has \(load.resourceHolds) unpaid bookings waiting for payment at that time, the most this app allows; try again in a few minutes",
+                field: "resourceId"
+            )
         }
         if viaKey, load.creatorHolds >= limits.perServerKey {
-            throw DomainError(.conflict, .tooManyPendingBookings, "this API key already holds \(load.creatorHolds) unpaid bookings, the most this app allows")
+            throw DomainError(
+                .conflict,
+                .tooManyPendingBookings,
+                "this API key already holds \(load.creatorHolds) unpaid bookings, the most this app allows"
+            )
         }
         guard Capacity.fits(resource, seats: seats, occupancy: load.occupancy) else {
             throw DomainError(.conflict, .slotUnavailable, "\(resource.name) is not available for that time", field: "resourceId")

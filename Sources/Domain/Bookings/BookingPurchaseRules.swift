@@ -12,8 +12,14 @@ public enum BookingPurchaseRules {
     /// that always buys quantity 1) is applied as a part payment: the booking stays pending with its
     /// hold extended by `holdExtension` from now, and is confirmed by the payment that completes it.
     /// `occupancy` is what other bookings hold of its slot (needed only when ``needsOccupancy(_:now:)``).
-    public static func plan(_ claim: PurchaseClaim, booking: Booking, resource: Resource?, occupancy: Occupancy, now: Date,
-                            holdExtension: TimeInterval = 15 * 60) -> PurchasePlan {
+    public static func plan(
+        _ claim: PurchaseClaim,
+        booking: Booking,
+        resource: Resource?,
+        occupancy: Occupancy,
+        now: Date,
+        holdExtension: TimeInterval = 15 * 60
+    ) -> PurchasePlan {
         let refund: (code: ErrorCode, message: String, moveTo: BookingStatus?)?
         switch booking.status {
         case .pendingPayment:
@@ -21,7 +27,10 @@ public enum BookingPurchaseRules {
                 refund = nil
             } else if booking.end <= now {
                 // L15: a late payment never confirms a booking whose time is over.
-                refund = (.bookingNotPayable, "the hold expired and the booking's time has passed; the payment is recorded for a refund", .paymentNeedsRefund)
+                refund = (
+                    .bookingNotPayable, "the hold expired and the booking's time has passed; the payment is recorded for a refund",
+                    .paymentNeedsRefund
+                )
             } else if let resource, Capacity.fits(resource, seats: booking.seats, occupancy: occupancy) {
                 refund = nil
             } else {
@@ -68,12 +77,22 @@ public enum BookingPurchaseRules {
             detail["requiredQuantity"] = String(booking.requiredQuantity)
         }
         let audit = AuditRecord(
-            tenantId: claim.tenantId, actor: .user(claim.userId),
+            tenantId: claim.tenantId,
+            actor: .user(claim.userId),
             action: refund != nil ? .purchaseNeedsRefund : (confirmed ? .bookingConfirmed : .bookingPartlyPaid),
-            bookingId: booking.id, purchaseId: purchase.id, detail: detail, at: now
+            bookingId: booking.id,
+            purchaseId: purchase.id,
+            detail: detail,
+            at: now
         )
         let events: [WebhookEvent] = confirmed ? [.booking(.bookingConfirmed, updated, purchase: purchase)] : []
-        return PurchasePlan(outcome: outcome, purchase: purchase, proofHash: claim.proofHash, effects: [.booking(updated)], audit: [audit],
-                            events: events)
+        return PurchasePlan(
+            outcome: outcome,
+            purchase: purchase,
+            proofHash: claim.proofHash,
+            effects: [.booking(updated)],
+            audit: [audit],
+            events: events
+        )
     }
 }

@@ -19,8 +19,13 @@ public struct BookingRequest: Hashable, Sendable {
     }
 
     public init(resourceId: String, start: Date? = nil, end: Date? = nil, slot: Date? = nil, seats: Int? = nil) {
-        self.init(resourceId: resourceId, start: start.map(BookingTime.instant), end: end.map(BookingTime.instant), slot: slot.map(BookingTime.instant),
-                  seats: seats)
+        self.init(
+            resourceId: resourceId,
+            start: start.map(BookingTime.instant),
+            end: end.map(BookingTime.instant),
+            slot: slot.map(BookingTime.instant),
+            seats: seats
+        )
     }
 }
 
@@ -38,8 +43,16 @@ public struct BookingQuote: Hashable, Sendable {
     /// The IANA zone the booking's wall-clock times are in (nil: the catalog names none, UTC).
     public var timeZone: String?
 
-    public init(resource: Resource, start: Date, end: Date, seats: Int, priceMinor: Int64, currency: String, requiredProductId: String,
-                requiredQuantity: Int = 1) {
+    public init(
+        resource: Resource,
+        start: Date,
+        end: Date,
+        seats: Int,
+        priceMinor: Int64,
+        currency: String,
+        requiredProductId: String,
+        requiredQuantity: Int = 1
+    ) {
         self.resource = resource
         self.start = start
         self.end = end
@@ -106,10 +119,23 @@ extension Tenant {
             let (price, overflow) = (resource.pricePerDayMinor ?? 0).multipliedReportingOverflow(by: Int64(days))
             guard !overflow, let product = rules.rentalProduct(priceMinor: price) else {
                 let limit = rules.rentalPriceBands.last?.maxPriceMinor.map { " (at most \($0) minor units)" } ?? ""
-                throw DomainError(.unprocessable, .priceAboveLimit, "no product of this app pays for a rental of this price\(limit); book fewer days", field: "end")
+                throw DomainError(
+                    .unprocessable,
+                    .priceAboveLimit,
+                    "no product of this app pays for a rental of this price\(limit); book fewer days",
+                    field: "end"
+                )
             }
-            var quote = BookingQuote(resource: resource, start: start, end: end, seats: 1, priceMinor: price, currency: currency, requiredProductId: product,
-                                     requiredQuantity: rules.rentalQuantity == .perDay ? days : 1)
+            var quote = BookingQuote(
+                resource: resource,
+                start: start,
+                end: end,
+                seats: 1,
+                priceMinor: price,
+                currency: currency,
+                requiredProductId: product,
+                requiredQuantity: rules.rentalQuantity == .perDay ? days : 1
+            )
             quote.timeZone = zoneName(resource)
             return quote
         case .experience:
@@ -123,8 +149,12 @@ extension Tenant {
             try checkStart(slot, now: now)
             let offered = (resource.slotTimes ?? []).compactMap(Resource.minutesOfDay)
             guard let local = Self.localMinuteOfDay(slot, in: zone), offered.contains(local) else {
-                throw DomainError(.invalidInput, .slotNotOffered,
-                                  "\(resource.name) starts at \((resource.slotTimes ?? []).joined(separator: ", ")) \(zone.identifier == "GMT" ? "UTC" : zone.identifier)", field: "slot")
+                throw DomainError(
+                    .invalidInput,
+                    .slotNotOffered,
+                    "\(resource.name) starts at \((resource.slotTimes ?? []).joined(separator: ", ")) \(zone.identifier == "GMT" ? "UTC" : zone.identifier)",
+                    field: "slot"
+                )
             }
             let seats = request.seats ?? 1
             guard seats >= 1, seats <= (resource.seatsPerSlot ?? 0) else {
@@ -135,8 +165,16 @@ extension Tenant {
             }
             let end = slot.addingTimeInterval(TimeInterval((resource.durationMinutes ?? 60) * 60))
             let price = (resource.pricePerSeatMinor ?? 0) * Int64(seats)
-            var quote = BookingQuote(resource: resource, start: slot, end: end, seats: seats, priceMinor: price, currency: currency, requiredProductId: product,
-                                     requiredQuantity: rules.experienceQuantity == .perSeat ? seats : 1)
+            var quote = BookingQuote(
+                resource: resource,
+                start: slot,
+                end: end,
+                seats: seats,
+                priceMinor: price,
+                currency: currency,
+                requiredProductId: product,
+                requiredQuantity: rules.experienceQuantity == .perSeat ? seats : 1
+            )
             quote.timeZone = zoneName(resource)
             return quote
         }

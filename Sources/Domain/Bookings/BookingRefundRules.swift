@@ -55,7 +55,13 @@ public enum BookingRefundRules {
 
     /// Everything a notification about a booking's purchase writes: the purchase and booking as they
     /// become, the audit entry and the events. Types other than a refund are ``NotificationRules``'.
-    public static func plan(_ notification: IncomingNotification, purchase: Purchase, booking: Booking?, slotStillFree: Bool, now: Date) -> NotificationPlan {
+    public static func plan(
+        _ notification: IncomingNotification,
+        purchase: Purchase,
+        booking: Booking?,
+        slotStillFree: Bool,
+        now: Date
+    ) -> NotificationPlan {
         guard NotificationRules.isRefund(notification) else { return NotificationRules.plan(notification, purchase: purchase, now: now) }
         let effect = decide(notification, purchase: purchase, booking: booking, slotStillFree: slotStillFree)
         var p = purchase

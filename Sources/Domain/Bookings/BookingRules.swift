@@ -50,7 +50,9 @@ public struct BookingRules: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(tenant.id): rentals need rentalPriceBands")
         }
         guard maxima.allSatisfy({ $0 != nil }) else {
-            throw CatalogError("tenant \(tenant.id): every rental price band needs maxPriceMinor (the most its product pays for); rentals above the last are refused")
+            throw CatalogError(
+                "tenant \(tenant.id): every rental price band needs maxPriceMinor (the most its product pays for); rentals above the last are refused"
+            )
         }
         let bounded = maxima.compactMap { $0 }
         guard bounded == bounded.sorted(), Set(bounded).count == bounded.count, bounded.allSatisfy({ $0 > 0 }) else {
@@ -64,8 +66,12 @@ public struct BookingRules: Codable, Hashable, Sendable {
         }
         for productId in experienceProducts.values { try requireBookingProduct(productId) }
         if let rails = paymentRails {
-            guard !rails.isEmpty, Set(rails).count == rails.count else { throw CatalogError("tenant \(tenant.id): bookingRules.paymentRails must list app_store and/or card once") }
-            if rails.contains(.card), tenant.stripe == nil { throw CatalogError("tenant \(tenant.id): bookingRules.paymentRails names card: configure stripe") }
+            guard !rails.isEmpty, Set(rails).count == rails.count else {
+                throw CatalogError("tenant \(tenant.id): bookingRules.paymentRails must list app_store and/or card once")
+            }
+            if rails.contains(.card), tenant.stripe == nil {
+                throw CatalogError("tenant \(tenant.id): bookingRules.paymentRails names card: configure stripe")
+            }
         }
         for resource in tenant.resources where resource.kind == .experience {
             guard let type = resource.experienceType, experienceProducts[type] != nil else {

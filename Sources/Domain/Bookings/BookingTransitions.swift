@@ -14,7 +14,13 @@ public enum BookingTransitions {
 
     /// Moves `booking` to `status` for an admin, or refuses (invalid transition, slot taken).
     public static func admin(
-        _ booking: Booking, to status: BookingStatus, actor: Actor, reason: String?, resource: Resource?, occupancy: Occupancy, now: Date
+        _ booking: Booking,
+        to status: BookingStatus,
+        actor: Actor,
+        reason: String?,
+        resource: Resource?,
+        occupancy: Occupancy,
+        now: Date
     ) throws(DomainError) -> BookingTransition {
         guard booking.status.adminMay(moveTo: status) else {
             let verb = status == .confirmed ? "confirmed" : status.rawValue == "cancelled" ? "cancelled" : "moved to \(status.rawValue)"
@@ -29,9 +35,13 @@ public enum BookingTransitions {
         updated.updatedAt = now
         if status == .confirmed { updated.confirmedAt = now }
         let audit = AuditRecord(
-            tenantId: booking.tenantId, actor: actor, action: status == .confirmed ? .bookingManualConfirm : AuditAction(rawValue: "booking.\(status.rawValue)"),
-            bookingId: booking.id, purchaseId: booking.purchaseId,
-            detail: ["from": booking.status.rawValue, "to": status.rawValue, "reason": reason ?? ""], at: now
+            tenantId: booking.tenantId,
+            actor: actor,
+            action: status == .confirmed ? .bookingManualConfirm : AuditAction(rawValue: "booking.\(status.rawValue)"),
+            bookingId: booking.id,
+            purchaseId: booking.purchaseId,
+            detail: ["from": booking.status.rawValue, "to": status.rawValue, "reason": reason ?? ""],
+            at: now
         )
         let event: WebhookEventType = status == .confirmed ? .bookingConfirmed : .bookingCancelled
         return BookingTransition(booking: updated, audit: audit, events: [.booking(event, updated, purchase: nil)])
@@ -41,14 +51,34 @@ public enum BookingTransitions {
     public static func created(_ draft: NewBooking, reference: String) -> (Booking, AuditRecord) {
         let quote = draft.quote
         let booking = Booking(
-            id: RecordID.next(), tenantId: draft.tenantId, userId: draft.userId, resourceId: quote.resource.id,
-            resourceKind: quote.resource.kind, start: quote.start, end: quote.end, seats: quote.seats,
-            priceMinor: quote.priceMinor, currency: quote.currency, requiredProductId: quote.requiredProductId,
-            status: .pendingPayment, holdExpiresAt: draft.holdExpiresAt, createdAt: draft.now, updatedAt: draft.now,
-            requiredQuantity: quote.requiredQuantity, reference: reference, timeZone: quote.timeZone
+            id: RecordID.next(),
+            tenantId: draft.tenantId,
+            userId: draft.userId,
+            resourceId: quote.resource.id,
+            resourceKind: quote.resource.kind,
+            start: quote.start,
+            end: quote.end,
+            seats: quote.seats,
+            priceMinor: quote.priceMinor,
+            currency: quote.currency,
+            requiredProductId: quote.requiredProductId,
+            status: .pendingPayment,
+            holdExpiresAt: draft.holdExpiresAt,
+            createdAt: draft.now,
+            updatedAt: draft.now,
+            requiredQuantity: quote.requiredQuantity,
+            reference: reference,
+            timeZone: quote.timeZone
         )
-        let audit = AuditRecord(tenantId: booking.tenantId, actor: .user(booking.userId), action: .bookingCreated, bookingId: booking.id, purchaseId: nil,
-                                detail: ["requiredProductId": booking.requiredProductId, "price": String(booking.priceMinor), "reference": booking.reference], at: draft.now)
+        let audit = AuditRecord(
+            tenantId: booking.tenantId,
+            actor: .user(booking.userId),
+            action: .bookingCreated,
+            bookingId: booking.id,
+            purchaseId: nil,
+            detail: ["requiredProductId": booking.requiredProductId, "price": String(booking.priceMinor), "reference": booking.reference],
+            at: draft.now
+        )
         return (booking, audit)
     }
 }

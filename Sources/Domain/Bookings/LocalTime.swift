@@ -41,7 +41,8 @@ public struct LocalDateTime: Hashable, Sendable, CustomStringConvertible {
     }
 
     var isValid: Bool {
-        guard (1...9999).contains(year), (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second) else {
+        guard (1...9999).contains(year), (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
+        else {
             return false
         }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
@@ -131,7 +132,7 @@ public enum ZonedTime {
         let offset = zone?.secondsFromGMT(for: instant) ?? 0
         let milliseconds = instant.timeIntervalSince1970 * 1000
         guard milliseconds.isFinite, abs(milliseconds) < 9e15,
-              let text = UTCTimestamp.format(epochMilliseconds: Int64(milliseconds.rounded(.down)), milliseconds: false, offsetSeconds: offset)
+            let text = UTCTimestamp.format(epochMilliseconds: Int64(milliseconds.rounded(.down)), milliseconds: false, offsetSeconds: offset)
         else { return instant.formatted(.iso8601) }
         return text
     }

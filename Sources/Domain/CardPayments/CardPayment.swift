@@ -78,10 +78,31 @@ public struct CardPayment: Codable, Hashable, Sendable {
     /// The `created` time of the newest provider event applied.
     public var lastEventAt: Date?
 
-    public init(id: Int64, tenantId: String, bookingId: Int64, userId: String, purpose: CardPaymentPurpose = .booking, provider: String = "stripe",
-                environment: String, providerRef: String?, amountMinor: Int64, currency: String, status: CardPaymentStatus, providerStatus: String? = nil,
-                amountRefunded: Int64 = 0, amountCaptured: Int64 = 0, captureBefore: Date? = nil, disputeStatus: String? = nil, idempotencyKey: String,
-                purchaseId: Int64? = nil, nextCheckAt: Date? = nil, checkFailures: Int = 0, createdAt: Date, updatedAt: Date, lastEventAt: Date? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        bookingId: Int64,
+        userId: String,
+        purpose: CardPaymentPurpose = .booking,
+        provider: String = "stripe",
+        environment: String,
+        providerRef: String?,
+        amountMinor: Int64,
+        currency: String,
+        status: CardPaymentStatus,
+        providerStatus: String? = nil,
+        amountRefunded: Int64 = 0,
+        amountCaptured: Int64 = 0,
+        captureBefore: Date? = nil,
+        disputeStatus: String? = nil,
+        idempotencyKey: String,
+        purchaseId: Int64? = nil,
+        nextCheckAt: Date? = nil,
+        checkFailures: Int = 0,
+        createdAt: Date,
+        updatedAt: Date,
+        lastEventAt: Date? = nil
+    ) {
         self.id = id
         self.purpose = purpose
         self.amountCaptured = amountCaptured
@@ -117,7 +138,8 @@ public struct CardPayment: Codable, Hashable, Sendable {
     public var displayStatus: String {
         switch status {
         case .creating: return "requires_payment"
-        case .open: return providerStatus == "processing" ? "processing" : (providerStatus == "requires_action" ? "requires_action" : "requires_payment")
+        case .open:
+            return providerStatus == "processing" ? "processing" : (providerStatus == "requires_action" ? "requires_action" : "requires_payment")
         case .authorized: return "authorized"
         case .canceled: return purpose == .deposit ? "released" : "canceled"
         case .succeeded where purpose == .deposit: return "captured"
@@ -167,9 +189,23 @@ public struct CardRefund: Codable, Hashable, Sendable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(id: Int64, tenantId: String, paymentId: Int64, providerRef: String? = nil, amountMinor: Int64, status: CardRefundStatus = .pending,
-                reason: String, initiatedBy: RefundInitiator, actor: String, idempotencyKey: String, attempts: Int = 0, lastError: String? = nil,
-                nextAttemptAt: Date?, createdAt: Date, updatedAt: Date) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        paymentId: Int64,
+        providerRef: String? = nil,
+        amountMinor: Int64,
+        status: CardRefundStatus = .pending,
+        reason: String,
+        initiatedBy: RefundInitiator,
+        actor: String,
+        idempotencyKey: String,
+        attempts: Int = 0,
+        lastError: String? = nil,
+        nextAttemptAt: Date?,
+        createdAt: Date,
+        updatedAt: Date
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.paymentId = paymentId
@@ -201,8 +237,18 @@ public struct PaymentEventRecord: Hashable, Sendable {
     public var outcome: String
     public var payloadHash: String
 
-    public init(tenantId: String, provider: String, eventId: String, type: String, objectId: String, created: Date, livemode: Bool, receivedAt: Date,
-                outcome: String, payloadHash: String) {
+    public init(
+        tenantId: String,
+        provider: String,
+        eventId: String,
+        type: String,
+        objectId: String,
+        created: Date,
+        livemode: Bool,
+        receivedAt: Date,
+        outcome: String,
+        payloadHash: String
+    ) {
         self.tenantId = tenantId
         self.provider = provider
         self.eventId = eventId

@@ -35,13 +35,23 @@ public enum CardPaymentRules {
     /// Why a booking cannot be paid by card now (nil: it can).
     public static func refusal(_ booking: Booking, now: Date) -> DomainError? {
         guard booking.status == .pendingPayment else {
-            return DomainError(.conflict, .bookingNotPayable, "booking \(booking.id) is \(booking.status.rawValue); only a pending booking can be paid", field: "bookingId")
+            return DomainError(
+                .conflict,
+                .bookingNotPayable,
+                "booking \(booking.id) is \(booking.status.rawValue); only a pending booking can be paid",
+                field: "bookingId"
+            )
         }
         guard booking.holdExpiresAt > now else {
             return DomainError(.conflict, .holdExpired, "the hold of booking \(booking.id) expired; book again", field: "bookingId")
         }
         guard booking.paidQuantity == 0 else {
-            return DomainError(.conflict, .bookingNotPayable, "booking \(booking.id) is partly paid through the App Store; pay the rest there", field: "bookingId")
+            return DomainError(
+                .conflict,
+                .bookingNotPayable,
+                "booking \(booking.id) is partly paid through the App Store; pay the rest there",
+                field: "bookingId"
+            )
         }
         return nil
     }
@@ -57,28 +67,68 @@ public enum CardPaymentRules {
         let digits = CurrencyUnits.fractionDigits(facts.currency)
         var milli = facts.amountMinor
         for _ in digits..<3 { milli = milli.multipliedReportingOverflow(by: 10).partialValue }
-        return PurchaseClaim(tenantId: payment.tenantId, userId: payment.userId, target: .booking(id: booking.id), store: store, environment: payment.environment,
-                             transactionId: facts.providerRef, originalTransactionId: facts.providerRef, productId: productId, purchasedAt: facts.at,
-                             proofHash: facts.proofHash, priceMilliunits: milli, currency: facts.currency.uppercased(),
-                             quantity: max(1, booking.requiredQuantity), revoked: false, proofKind: "card")
+        return PurchaseClaim(
+            tenantId: payment.tenantId,
+            userId: payment.userId,
+            target: .booking(id: booking.id),
+            store: store,
+            environment: payment.environment,
+            transactionId: facts.providerRef,
+            originalTransactionId: facts.providerRef,
+            productId: productId,
+            purchasedAt: facts.at,
+            proofHash: facts.proofHash,
+            priceMilliunits: milli,
+            currency: facts.currency.uppercased(),
+            quantity: max(1, booking.requiredQuantity),
+            revoked: false,
+            proofKind: "card"
+        )
     }
 
     /// The plan of a succeeded payment: the booking rules' plan (confirm; late but free → confirm;
     /// slot taken or booking no longer payable → recorded for a refund), or, when what was paid is
     /// not the booking's price, a purchase recorded for a refund that changes nothing else.
-    public static func paidPlan(_ payment: CardPayment, booking: Booking, resource: Resource?, occupancy: Occupancy, facts: CardPaymentFacts,
-                                holdExtension: TimeInterval, now: Date) -> PurchasePlan {
+    public static func paidPlan(
+        _ payment: CardPayment,
+        booking: Booking,
+        resource: Resource?,
+        occupancy: Occupancy,
+        facts: CardPaymentFacts,
+        holdExtension: TimeInterval,
+        now: Date
+    ) -> PurchasePlan {
         let claim = claim(payment, booking: booking, facts: facts)
         if facts.amountMinor != booking.priceMinor || facts.currency.uppercased() != booking.currency.uppercased()
-            || (facts.metadata["berth_booking_id"].map { $0 != String(booking.id) } ?? false) {
+            || (facts.metadata["berth_booking_id"].map { $0 != String(booking.id) } ?? false)
+        {
             let purchase = Purchase(claim, id: RecordID.next(), status: .needsRefund, outcomeCode: ErrorCode.amountMismatch.rawValue, now: now)
-            let message = "paid \(facts.amountMinor) \(facts.currency.uppercased()) for a booking of \(booking.priceMinor) \(booking.currency); recorded for a refund"
-            let audit = AuditRecord(tenantId: payment.tenantId, actor: .provider(store), action: .purchaseNeedsRefund, bookingId: booking.id, purchaseId: purchase.id,
-                                    detail: ["transactionId": facts.providerRef, "outcome": ErrorCode.amountMismatch.rawValue], at: now)
-            return PurchasePlan(outcome: .needsRefund(purchase, code: .amountMismatch, message: message), purchase: purchase, proofHash: facts.proofHash,
-                                audit: [audit])
+            let message =
+                "paid \(facts.amountMinor) \(facts.currency.uppercased()) for a booking of \(booking.priceMinor) \(booking.currency); recorded for a refund"
+            let audit = AuditRecord(
+                tenantId: payment.tenantId,
+                actor: .provider(store),
+                action: .purchaseNeedsRefund,
+                bookingId: booking.id,
+                purchaseId: purchase.id,
+                detail: ["transactionId": facts.providerRef, "outcome": ErrorCode.amountMismatch.rawValue],
+                at: now
+            )
+            return PurchasePlan(
+                outcome: .needsRefund(purchase, code: .amountMismatch, message: message),
+                purchase: purchase,
+                proofHash: facts.proofHash,
+                audit: [audit]
+            )
         }
-        var plan = BookingPurchaseRules.plan(claim, booking: booking, resource: resource, occupancy: occupancy, now: now, holdExtension: holdExtension)
+        var plan = BookingPurchaseRules.plan(
+            claim,
+            booking: booking,
+            resource: resource,
+            occupancy: occupancy,
+            now: now,
+            holdExtension: holdExtension
+        )
         plan.audit = plan.audit.map { record in
             var record = record
             record.actor = .provider(store)
@@ -91,8 +141,14 @@ public enum CardPaymentRules {
     /// refunds the purchase and, when the purchase paid the booking, refunds the booking (its slot is
     /// free again; a lost dispute of a stay that already began leaves the booking as it is). A
     /// partial refund (a cancellation fee kept) changes neither.
-    public static func refundPlan(_ payment: CardPayment, purchase: Purchase?, booking: Booking?, reason: String, disputeLost: Bool = false,
-                                  now: Date) -> (purchase: Purchase?, booking: Booking?, events: [WebhookEvent]) {
+    public static func refundPlan(
+        _ payment: CardPayment,
+        purchase: Purchase?,
+        booking: Booking?,
+        reason: String,
+        disputeLost: Bool = false,
+        now: Date
+    ) -> (purchase: Purchase?, booking: Booking?, events: [WebhookEvent]) {
         guard payment.fullyRefunded || disputeLost, var purchase, purchase.status != .refunded else { return (nil, nil, []) }
         let wasApplied = purchase.status == .applied
         purchase.status = .refunded
@@ -103,7 +159,10 @@ public enum CardPaymentRules {
             booking.status = .refunded
             booking.statusReason = reason
             booking.updatedAt = now
-            return (purchase, booking, [.booking(.bookingRefunded, booking, purchase: purchase), .booking(.purchaseRefunded, booking, purchase: purchase)])
+            return (
+                purchase, booking,
+                [.booking(.bookingRefunded, booking, purchase: purchase), .booking(.purchaseRefunded, booking, purchase: purchase)]
+            )
         }
         if booking.status == .paymentNeedsRefund, paidThisBooking {
             // The money that could not be honoured went back: nothing is owed any more.

@@ -29,12 +29,22 @@ public struct StripeSettings: Codable, Hashable, Sendable {
     /// An API base the secret key may be sent to: https, or plain http to a loopback address (a stand-in).
     public static func acceptable(apiBase: String) -> Bool {
         guard let url = URLComponents(string: apiBase), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty,
-              url.user == nil, url.password == nil else { return false }
+            url.user == nil, url.password == nil
+        else { return false }
         return scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
     }
 
-    public init(secretKeyEnv: String, publishableKey: String, webhookSecretEnvs: [String], apiBase: String? = nil, apiBaseEnv: String? = nil,
-                apiVersion: String? = nil, cardHoldMinutes: Int? = nil, autoRefundLatePayments: Bool? = nil, reconcileAfterMinutes: Int? = nil) {
+    public init(
+        secretKeyEnv: String,
+        publishableKey: String,
+        webhookSecretEnvs: [String],
+        apiBase: String? = nil,
+        apiBaseEnv: String? = nil,
+        apiVersion: String? = nil,
+        cardHoldMinutes: Int? = nil,
+        autoRefundLatePayments: Bool? = nil,
+        reconcileAfterMinutes: Int? = nil
+    ) {
         self.secretKeyEnv = secretKeyEnv
         self.publishableKey = publishableKey
         self.webhookSecretEnvs = webhookSecretEnvs
@@ -57,10 +67,16 @@ public struct StripeSettings: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(tenant): stripe.webhookSecretEnvs must name at least one environment variable")
         }
         if let apiBase, !Self.acceptable(apiBase: apiBase) {
-            throw CatalogError("tenant \(tenant): stripe.apiBase must be an https URL (plain http only to a loopback address: the secret key travels in it)")
+            throw CatalogError(
+                "tenant \(tenant): stripe.apiBase must be an https URL (plain http only to a loopback address: the secret key travels in it)"
+            )
         }
-        if let minutes = cardHoldMinutes, !(1...120).contains(minutes) { throw CatalogError("tenant \(tenant): stripe.cardHoldMinutes must be 1...120") }
-        if let minutes = reconcileAfterMinutes, !(1...1440).contains(minutes) { throw CatalogError("tenant \(tenant): stripe.reconcileAfterMinutes must be 1...1440") }
+        if let minutes = cardHoldMinutes, !(1...120).contains(minutes) {
+            throw CatalogError("tenant \(tenant): stripe.cardHoldMinutes must be 1...120")
+        }
+        if let minutes = reconcileAfterMinutes, !(1...1440).contains(minutes) {
+            throw CatalogError("tenant \(tenant): stripe.reconcileAfterMinutes must be 1...1440")
+        }
     }
 }
 

@@ -28,8 +28,10 @@ public struct CreditChange: Hashable, Sendable {
     public func event(reason: LedgerEntryType) -> WebhookEvent? {
         guard !entries.isEmpty else { return nil }
         let balance = account.balance
-        var data = ["userId": balance.userId, "creditType": balance.creditType, "balance": String(balance.balance), "available": String(account.available),
-                    "debt": String(balance.debt), "change": String(amount), "reason": reason.rawValue, "entryId": String(entries[0].id)]
+        var data = [
+            "userId": balance.userId, "creditType": balance.creditType, "balance": String(balance.balance), "available": String(account.available),
+            "debt": String(balance.debt), "change": String(amount), "reason": reason.rawValue, "entryId": String(entries[0].id),
+        ]
         if let transactionId = entries[0].transactionId { data["transactionId"] = transactionId }
         return WebhookEvent(type: .creditsChanged, data: data, subject: "credits:\(balance.creditType):\(balance.userId)")
     }

@@ -55,10 +55,27 @@ public struct LedgerEntry: Hashable, Sendable {
     public var reference: String?
     public var createdAt: Date
 
-    public init(id: Int64, tenantId: String, userId: String, creditType: String, sequence: Int64, type: LedgerEntryType, amount: Int64, debtChange: Int64 = 0,
-                balanceAfter: Int64, status: LedgerEntryStatus = .completed, actor: String, reason: String? = nil, productId: String? = nil,
-                transactionId: String? = nil, purchaseId: Int64? = nil, reservationId: Int64? = nil, profileId: String? = nil, reference: String? = nil,
-                createdAt: Date) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        userId: String,
+        creditType: String,
+        sequence: Int64,
+        type: LedgerEntryType,
+        amount: Int64,
+        debtChange: Int64 = 0,
+        balanceAfter: Int64,
+        status: LedgerEntryStatus = .completed,
+        actor: String,
+        reason: String? = nil,
+        productId: String? = nil,
+        transactionId: String? = nil,
+        purchaseId: Int64? = nil,
+        reservationId: Int64? = nil,
+        profileId: String? = nil,
+        reference: String? = nil,
+        createdAt: Date
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.userId = userId
@@ -99,8 +116,19 @@ public struct CreditLot: Hashable, Sendable {
     /// When Apple refunded the purchase that granted it.
     public var refundedAt: Date?
 
-    public init(id: Int64, tenantId: String, userId: String, creditType: String, entryId: Int64, purchaseId: Int64?, amount: Int64, remaining: Int64,
-                grantedAt: Date, consumedAt: Date? = nil, refundedAt: Date? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        userId: String,
+        creditType: String,
+        entryId: Int64,
+        purchaseId: Int64?,
+        amount: Int64,
+        remaining: Int64,
+        grantedAt: Date,
+        consumedAt: Date? = nil,
+        refundedAt: Date? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.userId = userId
@@ -219,8 +247,20 @@ public struct CreditReservation: Hashable, Sendable {
     /// The usage entry of a committed reservation.
     public var entryId: Int64?
 
-    public init(id: Int64, tenantId: String, userId: String, creditType: String, amount: Int64, status: ReservationStatus, reference: String?,
-                profileId: String?, createdAt: Date, expiresAt: Date, settledAt: Date? = nil, entryId: Int64? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        userId: String,
+        creditType: String,
+        amount: Int64,
+        status: ReservationStatus,
+        reference: String?,
+        profileId: String?,
+        createdAt: Date,
+        expiresAt: Date,
+        settledAt: Date? = nil,
+        entryId: Int64? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.userId = userId

@@ -14,8 +14,13 @@ public enum CreditRefundRules {
             p.status = .applied
             p.outcomeCode = nil
             // What the refund took (a prorated refund took a share), else the whole grant.
-            let change = CreditRules.reverseRefund(credits.account, amount: credits.refunded ?? p.credits ?? 0, purchaseEntry: credits.grant?.entry,
-                                                   negativeAllowed: credits.negativeAllowed, now: now)
+            let change = CreditRules.reverseRefund(
+                credits.account,
+                amount: credits.refunded ?? p.credits ?? 0,
+                purchaseEntry: credits.grant?.entry,
+                negativeAllowed: credits.negativeAllowed,
+                now: now
+            )
             plan = NotificationPlan(effect: .appliedByKind("credits_reinstated"))
             plan.effects = [.credits(change)]
             plan.events = [change.event(reason: .refundReversal)].compactMap { $0 }
@@ -29,9 +34,17 @@ public enum CreditRefundRules {
         case (false, .applied):
             p.status = .refunded
             let amount = CreditRules.refundedShare(p.credits ?? 0, milliunits: notification.revocationPercentage)
-            let reason = notification.revocationPercentage.map { "\(notification.type.rawValue) REFUND_PRORATED \($0 / 1000) %" } ?? notification.type.rawValue
-            let change = CreditRules.refund(credits.account, amount: amount, purchaseEntry: credits.grant?.entry, purchaseLot: credits.grant?.lot,
-                                            reason: reason, negativeAllowed: credits.negativeAllowed, now: now)
+            let reason =
+                notification.revocationPercentage.map { "\(notification.type.rawValue) REFUND_PRORATED \($0 / 1000) %" } ?? notification.type.rawValue
+            let change = CreditRules.refund(
+                credits.account,
+                amount: amount,
+                purchaseEntry: credits.grant?.entry,
+                purchaseLot: credits.grant?.lot,
+                reason: reason,
+                negativeAllowed: credits.negativeAllowed,
+                now: now
+            )
             plan = NotificationPlan(effect: .appliedByKind("credits_refunded"))
             plan.effects = [.credits(change)]
             plan.events = [change.event(reason: .refund)].compactMap { $0 }

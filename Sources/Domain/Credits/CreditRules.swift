@@ -7,23 +7,60 @@ import Foundation
 public enum CreditRules {
     /// Gives `amount` credits: a new lot, and (when the balance may not go negative) the user's debt
     /// is settled from it first, as a second entry.
-    public static func grant(_ account: CreditAccount, amount: Int64, type: LedgerEntryType, actor: Actor, reason: String? = nil,
-                             productId: String? = nil, transactionId: String? = nil, purchaseId: Int64? = nil, negativeAllowed: Bool, now: Date) -> CreditChange {
+    public static func grant(
+        _ account: CreditAccount,
+        amount: Int64,
+        type: LedgerEntryType,
+        actor: Actor,
+        reason: String? = nil,
+        productId: String? = nil,
+        transactionId: String? = nil,
+        purchaseId: Int64? = nil,
+        negativeAllowed: Bool,
+        now: Date
+    ) -> CreditChange {
         var builder = Builder(account: account, now: now)
         let old = builder.balance.balance
-        let entry = builder.entry(type, amount: amount, actor: actor, reason: reason, productId: productId, transactionId: transactionId, purchaseId: purchaseId)
-        var lot = CreditLot(id: RecordID.next(), tenantId: account.balance.tenantId, userId: account.balance.userId, creditType: account.balance.creditType,
-                            entryId: entry.id, purchaseId: purchaseId, amount: amount, remaining: amount, grantedAt: now)
+        let entry = builder.entry(
+            type,
+            amount: amount,
+            actor: actor,
+            reason: reason,
+            productId: productId,
+            transactionId: transactionId,
+            purchaseId: purchaseId
+        )
+        var lot = CreditLot(
+            id: RecordID.next(),
+            tenantId: account.balance.tenantId,
+            userId: account.balance.userId,
+            creditType: account.balance.creditType,
+            entryId: entry.id,
+            purchaseId: purchaseId,
+            amount: amount,
+            remaining: amount,
+            grantedAt: now
+        )
         let settle = negativeAllowed ? 0 : min(builder.balance.debt, amount)
         if settle > 0 {
-            let settlement = builder.entry(.debtSettlement, amount: -settle, debtChange: -settle, actor: .system, reason: "debt of an earlier refund",
-                                           productId: productId, transactionId: transactionId, purchaseId: purchaseId)
+            let settlement = builder.entry(
+                .debtSettlement,
+                amount: -settle,
+                debtChange: -settle,
+                actor: .system,
+                reason: "debt of an earlier refund",
+                productId: productId,
+                transactionId: transactionId,
+                purchaseId: purchaseId
+            )
             builder.change.lotUses.append(CreditLotUse(entryId: settlement.id, lotId: lot.id, amount: settle, profileId: nil, at: now))
         }
         // A negative balance is paid first: only what lifts it above zero stays in the lot.
         let lotCredits = max(0, builder.balance.balance) - max(0, old)
         if lotCredits < amount - settle {
-            builder.change.lotUses.append(CreditLotUse(entryId: entry.id, lotId: lot.id, amount: amount - settle - lotCredits, profileId: nil, at: now))
+            builder.change.lotUses.append(
+                CreditLotUse(entryId: entry.id, lotId: lot.id, amount: amount - settle - lotCredits, profileId: nil, at: now)
+            )
         }
         lot.remaining = lotCredits
         if lot.remaining == 0 { lot.consumedAt = now }
@@ -33,44 +70,88 @@ public enum CreditRules {
     }
 
     /// Reserves `amount` for work in progress, or refuses with `insufficient_credits` and the balance.
-    public static func reserve(_ account: CreditAccount, amount: Int64, reference: String?, profileId: String?, duration: TimeInterval,
-                               now: Date) throws(DomainError) -> CreditChange {
+    public static func reserve(
+        _ account: CreditAccount,
+        amount: Int64,
+        reference: String?,
+        profileId: String?,
+        duration: TimeInterval,
+        now: Date
+    ) throws(DomainError) -> CreditChange {
         guard account.available >= amount else {
-            var error = DomainError(.forbidden, .insufficientCredits,
-                                    "\(amount) credit(s) needed, \(account.available) available (\(account.balance.creditType)); buy more to continue", field: "amount")
+            var error = DomainError(
+                .forbidden,
+                .insufficientCredits,
+                "\(amount) credit(s) needed, \(account.available) available (\(account.balance.creditType)); buy more to continue",
+                field: "amount"
+            )
             error.credits = account.summary
             throw error
         }
         var change = CreditChange(account: account)
         change.account.held += amount
         let balance = account.balance
-        change.newReservation = CreditReservation(id: RecordID.next(), tenantId: balance.tenantId, userId: balance.userId, creditType: balance.creditType,
-                                                  amount: amount, status: .held, reference: reference, profileId: profileId, createdAt: now,
-                                                  expiresAt: now.addingTimeInterval(duration))
+        change.newReservation = CreditReservation(
+            id: RecordID.next(),
+            tenantId: balance.tenantId,
+            userId: balance.userId,
+            creditType: balance.creditType,
+            amount: amount,
+            status: .held,
+            reference: reference,
+            profileId: profileId,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(duration)
+        )
         return change
     }
 
     /// Spends a held reservation: a usage entry taking its credits from the oldest lots, recording
     /// its profile. Refused when it is no longer held (released, expired); a committed one is answered as it is.
-    public static func commit(_ reservation: CreditReservation, account: CreditAccount, actor: Actor, negativeAllowed: Bool = false,
-                              now: Date) throws(DomainError) -> CreditChange? {
+    public static func commit(
+        _ reservation: CreditReservation,
+        account: CreditAccount,
+        actor: Actor,
+        negativeAllowed: Bool = false,
+        now: Date
+    ) throws(DomainError) -> CreditChange? {
         switch reservation.status(at: now) {
         case .committed: return nil
         case .released, .expired:
-            throw DomainError(.conflict, .reservationNotHeld, "reservation \(reservation.id) is \(reservation.status(at: now).rawValue); reserve again", field: "id")
+            throw DomainError(
+                .conflict,
+                .reservationNotHeld,
+                "reservation \(reservation.id) is \(reservation.status(at: now).rawValue); reserve again",
+                field: "id"
+            )
         case .held: break
         }
         // However the reservation and others interleaved, spending never takes the balance below
         // zero where the app does not allow debt.
         guard negativeAllowed || account.balance.balance >= reservation.amount else {
-            throw DomainError(.conflict, .insufficientCredits, "the balance (\(account.balance.balance)) no longer covers reservation \(reservation.id); reserve again",
-                              field: "id")
+            throw DomainError(
+                .conflict,
+                .insufficientCredits,
+                "the balance (\(account.balance.balance)) no longer covers reservation \(reservation.id); reserve again",
+                field: "id"
+            )
         }
         var builder = Builder(account: account, now: now)
         builder.held -= reservation.amount
-        let entry = builder.entry(.usage, amount: -reservation.amount, actor: actor, reservationId: reservation.id, profileId: reservation.profileId,
-                                  reference: reservation.reference)
-        builder.takeFromLots(oldBalance: builder.balance.balance + reservation.amount, entry: entry, preferring: nil, profileId: reservation.profileId)
+        let entry = builder.entry(
+            .usage,
+            amount: -reservation.amount,
+            actor: actor,
+            reservationId: reservation.id,
+            profileId: reservation.profileId,
+            reference: reservation.reference
+        )
+        builder.takeFromLots(
+            oldBalance: builder.balance.balance + reservation.amount,
+            entry: entry,
+            preferring: nil,
+            profileId: reservation.profileId
+        )
         var settled = reservation
         settled.status = .committed
         settled.settledAt = now
@@ -110,13 +191,28 @@ public enum CreditRules {
     /// Takes back what a refunded purchase granted: its own lot first, then the oldest others. When
     /// the balance may not go negative, only credits not held by reservations are taken and the rest
     /// becomes a debt. The purchase's entry is marked refunded.
-    public static func refund(_ account: CreditAccount, amount: Int64, purchaseEntry: LedgerEntry?, purchaseLot: CreditLot?, reason: String, negativeAllowed: Bool,
-                              now: Date) -> CreditChange {
+    public static func refund(
+        _ account: CreditAccount,
+        amount: Int64,
+        purchaseEntry: LedgerEntry?,
+        purchaseLot: CreditLot?,
+        reason: String,
+        negativeAllowed: Bool,
+        now: Date
+    ) -> CreditChange {
         var builder = Builder(account: account, now: now)
         let old = builder.balance.balance
         let taken = negativeAllowed ? amount : min(amount, max(0, old - account.held))
-        let entry = builder.entry(.refund, amount: -taken, debtChange: amount - taken, actor: .apple, reason: reason, productId: purchaseEntry?.productId,
-                                  transactionId: purchaseEntry?.transactionId, purchaseId: purchaseEntry?.purchaseId)
+        let entry = builder.entry(
+            .refund,
+            amount: -taken,
+            debtChange: amount - taken,
+            actor: .apple,
+            reason: reason,
+            productId: purchaseEntry?.productId,
+            transactionId: purchaseEntry?.transactionId,
+            purchaseId: purchaseEntry?.purchaseId
+        )
         builder.takeFromLots(oldBalance: old, entry: entry, preferring: purchaseLot?.id, profileId: nil)
         if var lot = purchaseLot {
             if let open = builder.openLots.first(where: { $0.id == lot.id }) { lot = open }
@@ -130,17 +226,39 @@ public enum CreditRules {
 
     /// Gives back what a refund took, when Apple reverses it: a grant (settling the debt the refund
     /// left first) and the purchase's entry completed again.
-    public static func reverseRefund(_ account: CreditAccount, amount: Int64, purchaseEntry: LedgerEntry?, negativeAllowed: Bool, now: Date) -> CreditChange {
-        var change = grant(account, amount: amount, type: .refundReversal, actor: .apple, reason: "REFUND_REVERSED", productId: purchaseEntry?.productId,
-                           transactionId: purchaseEntry?.transactionId, purchaseId: purchaseEntry?.purchaseId, negativeAllowed: negativeAllowed, now: now)
+    public static func reverseRefund(
+        _ account: CreditAccount,
+        amount: Int64,
+        purchaseEntry: LedgerEntry?,
+        negativeAllowed: Bool,
+        now: Date
+    ) -> CreditChange {
+        var change = grant(
+            account,
+            amount: amount,
+            type: .refundReversal,
+            actor: .apple,
+            reason: "REFUND_REVERSED",
+            productId: purchaseEntry?.productId,
+            transactionId: purchaseEntry?.transactionId,
+            purchaseId: purchaseEntry?.purchaseId,
+            negativeAllowed: negativeAllowed,
+            now: now
+        )
         if let purchaseEntry { change.statusChanges.append(.init(entryId: purchaseEntry.id, status: .completed)) }
         return change
     }
 
     /// An operator's correction: positive grants a lot, negative spends the oldest credits (never more
     /// than are available, unless the tenant allows negative balances).
-    public static func adjust(_ account: CreditAccount, amount: Int64, actor: Actor, reason: String, negativeAllowed: Bool,
-                              now: Date) throws(DomainError) -> CreditChange {
+    public static func adjust(
+        _ account: CreditAccount,
+        amount: Int64,
+        actor: Actor,
+        reason: String,
+        negativeAllowed: Bool,
+        now: Date
+    ) throws(DomainError) -> CreditChange {
         if amount > 0 {
             return grant(account, amount: amount, type: .adjustment, actor: actor, reason: reason, negativeAllowed: negativeAllowed, now: now)
         }
@@ -172,17 +290,42 @@ public enum CreditRules {
             self.now = now
         }
 
-        mutating func entry(_ type: LedgerEntryType, amount: Int64, debtChange: Int64 = 0, actor: Actor, reason: String? = nil, productId: String? = nil,
-                            transactionId: String? = nil, purchaseId: Int64? = nil, reservationId: Int64? = nil, profileId: String? = nil,
-                            reference: String? = nil) -> LedgerEntry {
+        mutating func entry(
+            _ type: LedgerEntryType,
+            amount: Int64,
+            debtChange: Int64 = 0,
+            actor: Actor,
+            reason: String? = nil,
+            productId: String? = nil,
+            transactionId: String? = nil,
+            purchaseId: Int64? = nil,
+            reservationId: Int64? = nil,
+            profileId: String? = nil,
+            reference: String? = nil
+        ) -> LedgerEntry {
             balance.balance += amount
             balance.debt += debtChange
             balance.entries += 1
-            let entry = LedgerEntry(id: RecordID.next(), tenantId: balance.tenantId, userId: balance.userId, creditType: balance.creditType,
-                                    sequence: balance.entries, type: type,
-                                    amount: amount, debtChange: debtChange, balanceAfter: balance.balance, actor: actor.rawValue, reason: reason,
-                                    productId: productId, transactionId: transactionId, purchaseId: purchaseId, reservationId: reservationId,
-                                    profileId: profileId, reference: reference, createdAt: now)
+            let entry = LedgerEntry(
+                id: RecordID.next(),
+                tenantId: balance.tenantId,
+                userId: balance.userId,
+                creditType: balance.creditType,
+                sequence: balance.entries,
+                type: type,
+                amount: amount,
+                debtChange: debtChange,
+                balanceAfter: balance.balance,
+                actor: actor.rawValue,
+                reason: reason,
+                productId: productId,
+                transactionId: transactionId,
+                purchaseId: purchaseId,
+                reservationId: reservationId,
+                profileId: profileId,
+                reference: reference,
+                createdAt: now
+            )
             change.entries.append(entry)
             return entry
         }

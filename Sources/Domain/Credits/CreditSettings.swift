@@ -31,8 +31,16 @@ public struct CreditSettings: Codable, Hashable, Sendable {
         }
     }
 
-    public init(types: [String], signupBonus: SignupBonus? = nil, reservationMinutes: Int? = nil, allowNegativeBalance: Bool? = nil,
-                refusePurchaseWhileUnused: Bool? = nil, publicProducts: Bool? = nil, maximumReservation: Int? = nil, v1Routes: Bool? = nil) {
+    public init(
+        types: [String],
+        signupBonus: SignupBonus? = nil,
+        reservationMinutes: Int? = nil,
+        allowNegativeBalance: Bool? = nil,
+        refusePurchaseWhileUnused: Bool? = nil,
+        publicProducts: Bool? = nil,
+        maximumReservation: Int? = nil,
+        v1Routes: Bool? = nil
+    ) {
         self.types = types
         self.signupBonus = signupBonus
         self.reservationMinutes = reservationMinutes
@@ -63,7 +71,9 @@ public struct CreditSettings: Codable, Hashable, Sendable {
             guard seen.insert(type).inserted else { throw CatalogError("tenant \(tenant): credit type \(type) appears twice") }
         }
         if let bonus = signupBonus {
-            guard seen.contains(bonus.creditType) else { throw CatalogError("tenant \(tenant): credits.signupBonus names unknown type \(bonus.creditType)") }
+            guard seen.contains(bonus.creditType) else {
+                throw CatalogError("tenant \(tenant): credits.signupBonus names unknown type \(bonus.creditType)")
+            }
             guard (1...1_000).contains(bonus.amount) else { throw CatalogError("tenant \(tenant): credits.signupBonus.amount must be 1...1000") }
         }
         if let minutes = reservationMinutes, !(1...1440).contains(minutes) {

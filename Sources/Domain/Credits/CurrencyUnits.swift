@@ -4,8 +4,10 @@ import Foundation
 /// units (Berth's prices) into currency units (what some clients show).
 public enum CurrencyUnits {
     /// Currencies whose minor unit is the unit itself (ISO 4217 exponent 0).
-    static let wholeUnits: Set<String> = ["BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF",
-                                          "XOF", "XPF"]
+    static let wholeUnits: Set<String> = [
+        "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF",
+        "XOF", "XPF",
+    ]
     /// Currencies with three decimal digits (ISO 4217 exponent 3).
     static let thousandths: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
 

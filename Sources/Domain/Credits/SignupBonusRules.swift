@@ -19,8 +19,15 @@ public enum SignupBonusRules {
 
     /// The bonus as a credit change of its account.
     public static func change(_ due: Due, now: Date) -> CreditChange {
-        CreditRules.grant(due.account, amount: Int64(due.amount), type: .bonus, actor: .system, reason: "signup bonus", negativeAllowed: due.negativeAllowed,
-                          now: now)
+        CreditRules.grant(
+            due.account,
+            amount: Int64(due.amount),
+            type: .bonus,
+            actor: .system,
+            reason: "signup bonus",
+            negativeAllowed: due.negativeAllowed,
+            now: now
+        )
     }
 
     /// `plan` with the bonus (when due) saved first, and its event first.

@@ -7,10 +7,21 @@ extension EntitlementGrant {
         let state = s.state(at: now)
         let from = min(s.originalPurchasedAt ?? s.purchasedAt, now)
         let until: Date? = state.entitles ? (s.accessUntil(at: now) ?? s.expiresAt) : min(s.expiresAt ?? now, now)
-        return EntitlementGrant(id: 0, tenantId: s.tenantId, userId: userId, entitlement: s.entitlement, source: s.grantSource,
-                                reference: s.originalTransactionId, productId: s.productId, purchasedAt: s.originalPurchasedAt ?? s.purchasedAt, from: from,
-                                until: until, state: state == .revoked ? .ended : .active, endedReason: state == .revoked ? "REVOKE" : nil,
-                                environment: s.environment)
+        return EntitlementGrant(
+            id: 0,
+            tenantId: s.tenantId,
+            userId: userId,
+            entitlement: s.entitlement,
+            source: s.grantSource,
+            reference: s.originalTransactionId,
+            productId: s.productId,
+            purchasedAt: s.originalPurchasedAt ?? s.purchasedAt,
+            from: from,
+            until: until,
+            state: state == .revoked ? .ended : .active,
+            endedReason: state == .revoked ? "REVOKE" : nil,
+            environment: s.environment
+        )
     }
 
     /// The grant of a membership paid elsewhere (recorded by the app's backend or an operator):
@@ -18,8 +29,18 @@ extension EntitlementGrant {
     public static func membership(_ m: Membership, now: Date) -> EntitlementGrant? {
         guard !m.isApple else { return nil }
         let until = m.expiresAt ?? m.updatedAt
-        return EntitlementGrant(id: 0, tenantId: m.tenantId, userId: m.userId, entitlement: GrantRules.premium, source: .membership, reference: m.userId,
-                                productId: nil, purchasedAt: min(m.updatedAt, until), from: min(m.updatedAt, until, now), until: until)
+        return EntitlementGrant(
+            id: 0,
+            tenantId: m.tenantId,
+            userId: m.userId,
+            entitlement: GrantRules.premium,
+            source: .membership,
+            reference: m.userId,
+            productId: nil,
+            purchasedAt: min(m.updatedAt, until),
+            from: min(m.updatedAt, until, now),
+            until: until
+        )
     }
 }
 

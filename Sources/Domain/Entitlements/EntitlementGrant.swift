@@ -26,9 +26,22 @@ public struct EntitlementGrant: Codable, Hashable, Sendable {
     public var endedReason: String?
     public var environment: String?
 
-    public init(id: Int64, tenantId: String, userId: String, entitlement: String, source: GrantSource, reference: String, productId: String?,
-                purchasedAt: Date, from: Date, until: Date?, durationDays: Int? = nil, state: GrantState = .active, endedReason: String? = nil,
-                environment: String? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        userId: String,
+        entitlement: String,
+        source: GrantSource,
+        reference: String,
+        productId: String?,
+        purchasedAt: Date,
+        from: Date,
+        until: Date?,
+        durationDays: Int? = nil,
+        state: GrantState = .active,
+        endedReason: String? = nil,
+        environment: String? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.userId = userId

@@ -48,8 +48,15 @@ public struct GooglePlaySettings: Codable, Hashable, Sendable {
     public static let defaultJWKSURL = "https://www.googleapis.com/oauth2/v3/certs"
     public static let store = StoreName.googlePlay
 
-    public init(packageName: String, serviceAccountEnv: String? = nil, serviceAccountFileEnv: String? = nil, apiBase: String? = nil, apiBaseEnv: String? = nil,
-                tokenURL: String? = nil, push: PushSettings? = nil) {
+    public init(
+        packageName: String,
+        serviceAccountEnv: String? = nil,
+        serviceAccountFileEnv: String? = nil,
+        apiBase: String? = nil,
+        apiBaseEnv: String? = nil,
+        tokenURL: String? = nil,
+        push: PushSettings? = nil
+    ) {
         self.packageName = packageName
         self.serviceAccountEnv = serviceAccountEnv
         self.serviceAccountFileEnv = serviceAccountFileEnv
@@ -72,14 +79,17 @@ public struct GooglePlaySettings: Codable, Hashable, Sendable {
 
     public static func acceptable(_ url: String) -> Bool {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), components.host?.isEmpty == false,
-              components.user == nil, components.password == nil else { return false }
+            components.user == nil, components.password == nil
+        else { return false }
         return scheme == "https" || (scheme == "http" && isLoopback(url))
     }
 
     static func validPackage(_ name: String) -> Bool {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count >= 2 && name.utf8.count <= 255
-            && parts.allSatisfy { part in !part.isEmpty && part.first?.isLetter == true && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } }
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.first?.isLetter == true && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            }
     }
 
     func validate(tenant: String) throws {
@@ -87,16 +97,24 @@ public struct GooglePlaySettings: Codable, Hashable, Sendable {
             throw CatalogError("tenant \(tenant): googlePlay package name \"\(name)\" is not a package name (com.example.app)")
         }
         guard serviceAccountEnv?.isEmpty == false || serviceAccountFileEnv?.isEmpty == false else {
-            throw CatalogError("tenant \(tenant): googlePlay needs serviceAccountEnv or serviceAccountFileEnv (the service account's JSON key stays out of the catalog)")
+            throw CatalogError(
+                "tenant \(tenant): googlePlay needs serviceAccountEnv or serviceAccountFileEnv (the service account's JSON key stays out of the catalog)"
+            )
         }
         for (name, url) in [("apiBase", apiBase), ("tokenURL", tokenURL), ("push.jwksURL", push?.jwksURL)] {
-            if let url, !Self.acceptable(url) { throw CatalogError("tenant \(tenant): googlePlay.\(name) must be an https URL (plain http only to a loopback address)") }
+            if let url, !Self.acceptable(url) {
+                throw CatalogError("tenant \(tenant): googlePlay.\(name) must be an https URL (plain http only to a loopback address)")
+            }
         }
         if let push, push.audience.isEmpty || !push.serviceAccountEmail.contains("@") {
             throw CatalogError("tenant \(tenant): googlePlay.push needs an audience and the push service account's email")
         }
-        if let hours = acknowledgeAlertHours, !(1...71).contains(hours) { throw CatalogError("tenant \(tenant): googlePlay.acknowledgeAlertHours must be 1...71") }
-        if let minutes = voidedSweepMinutes, !(1...1440).contains(minutes) { throw CatalogError("tenant \(tenant): googlePlay.voidedSweepMinutes must be 1...1440") }
+        if let hours = acknowledgeAlertHours, !(1...71).contains(hours) {
+            throw CatalogError("tenant \(tenant): googlePlay.acknowledgeAlertHours must be 1...71")
+        }
+        if let minutes = voidedSweepMinutes, !(1...1440).contains(minutes) {
+            throw CatalogError("tenant \(tenant): googlePlay.voidedSweepMinutes must be 1...1440")
+        }
     }
 }
 

@@ -34,8 +34,22 @@ public struct PlayAcknowledgement: Hashable, Sendable {
     public var createdAt: Date
     public var doneAt: Date?
 
-    public init(id: Int64, tenantId: String, packageName: String, googleProductId: String, purchaseToken: String, action: Action, purchaseId: Int64?,
-                status: Status = .pending, attempts: Int = 0, lastError: String? = nil, nextAttemptAt: Date, purchasedAt: Date, createdAt: Date, doneAt: Date? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        packageName: String,
+        googleProductId: String,
+        purchaseToken: String,
+        action: Action,
+        purchaseId: Int64?,
+        status: Status = .pending,
+        attempts: Int = 0,
+        lastError: String? = nil,
+        nextAttemptAt: Date,
+        purchasedAt: Date,
+        createdAt: Date,
+        doneAt: Date? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.packageName = packageName

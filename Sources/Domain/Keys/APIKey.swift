@@ -83,8 +83,19 @@ public struct APIKey: Hashable, Sendable {
     /// The key this one replaced by rotation.
     public var rotatedFrom: Int64?
 
-    public init(id: Int64, tenantId: String, role: APIKeyRole, scopes: Set<KeyScope>? = nil, name: String = "", hint: String = "", createdAt: Date,
-                expiresAt: Date? = nil, revokedAt: Date? = nil, lastUsedAt: Date? = nil, rotatedFrom: Int64? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        role: APIKeyRole,
+        scopes: Set<KeyScope>? = nil,
+        name: String = "",
+        hint: String = "",
+        createdAt: Date,
+        expiresAt: Date? = nil,
+        revokedAt: Date? = nil,
+        lastUsedAt: Date? = nil,
+        rotatedFrom: Int64? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.role = role
@@ -123,8 +134,16 @@ public struct NewAPIKey: Hashable, Sendable {
     public var expiresAt: Date?
     public var rotatedFrom: Int64?
 
-    public init(tenantId: String, role: APIKeyRole, scopes: Set<KeyScope>? = nil, name: String = "", hint: String = "", hash: String,
-                expiresAt: Date? = nil, rotatedFrom: Int64? = nil) {
+    public init(
+        tenantId: String,
+        role: APIKeyRole,
+        scopes: Set<KeyScope>? = nil,
+        name: String = "",
+        hint: String = "",
+        hash: String,
+        expiresAt: Date? = nil,
+        rotatedFrom: Int64? = nil
+    ) {
         self.tenantId = tenantId
         self.role = role
         self.scopes = scopes
@@ -149,9 +168,12 @@ public enum KeyRules {
         guard !requested.isEmpty else { throw DomainError(.invalidInput, .invalidField, "scopes must name at least one scope", field: "scopes") }
         let extra = requested.subtracting(role.scopes)
         guard extra.isEmpty else {
-            throw DomainError(.invalidInput, .invalidField,
-                              "\(role == .admin ? "an" : "a") \(role.rawValue) key cannot hold \(extra.sorted().map(\.rawValue).joined(separator: ", ")) (it may hold \(role.scopes.sorted().map(\.rawValue).joined(separator: ", ")))",
-                              field: "scopes")
+            throw DomainError(
+                .invalidInput,
+                .invalidField,
+                "\(role == .admin ? "an" : "a") \(role.rawValue) key cannot hold \(extra.sorted().map(\.rawValue).joined(separator: ", ")) (it may hold \(role.scopes.sorted().map(\.rawValue).joined(separator: ", ")))",
+                field: "scopes"
+            )
         }
         return requested == role.scopes ? nil : requested
     }

@@ -23,8 +23,20 @@ public struct IncomingNotification: Hashable, Sendable {
     /// (50000 = 50 %). Nil: the whole purchase was refunded.
     public var revocationPercentage: Int?
 
-    public init(tenantId: String, uuid: String, type: NotificationType, subtype: String?, environment: String, signedAt: Date, transactionId: String?, payloadHash: String,
-                originalTransactionId: String? = nil, productId: String? = nil, purchasedAt: Date? = nil, proven: ProvenTransaction? = nil) {
+    public init(
+        tenantId: String,
+        uuid: String,
+        type: NotificationType,
+        subtype: String?,
+        environment: String,
+        signedAt: Date,
+        transactionId: String?,
+        payloadHash: String,
+        originalTransactionId: String? = nil,
+        productId: String? = nil,
+        purchasedAt: Date? = nil,
+        proven: ProvenTransaction? = nil
+    ) {
         self.proven = proven
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -124,10 +136,15 @@ public enum NotificationRules {
         case .keepUnclaimed:
             if let transactionId = notification.transactionId, let productId = notification.productId {
                 plan.unclaimed = UnclaimedTransaction(
-                    environment: notification.environment, transactionId: transactionId, productId: productId,
-                    purchasedAt: notification.purchasedAt ?? now, receivedAt: now, claimedByPurchaseId: nil,
+                    environment: notification.environment,
+                    transactionId: transactionId,
+                    productId: productId,
+                    purchasedAt: notification.purchasedAt ?? now,
+                    receivedAt: now,
+                    claimedByPurchaseId: nil,
                     originalTransactionId: notification.originalTransactionId ?? transactionId,
-                    appAccountToken: notification.proven?.appAccountToken?.lowercased(), proven: notification.proven
+                    appAccountToken: notification.proven?.appAccountToken?.lowercased(),
+                    proven: notification.proven
                 )
             }
         case .rememberRevoked:
@@ -141,10 +158,25 @@ public enum NotificationRules {
     }
 
     /// `plan` with the audit entry every notification leaves (by Apple, naming its uuid and outcome).
-    public static func audited(_ plan: NotificationPlan, _ notification: IncomingNotification, bookingId: Int64?, purchaseId: Int64?, now: Date) -> NotificationPlan {
+    public static func audited(
+        _ plan: NotificationPlan,
+        _ notification: IncomingNotification,
+        bookingId: Int64?,
+        purchaseId: Int64?,
+        now: Date
+    ) -> NotificationPlan {
         var plan = plan
-        plan.audit.append(AuditRecord(tenantId: notification.tenantId, actor: .apple, action: .notification(notification.type), bookingId: bookingId,
-                                 purchaseId: purchaseId, detail: ["uuid": notification.uuid, "outcome": plan.effect.outcome], at: now))
+        plan.audit.append(
+            AuditRecord(
+                tenantId: notification.tenantId,
+                actor: .apple,
+                action: .notification(notification.type),
+                bookingId: bookingId,
+                purchaseId: purchaseId,
+                detail: ["uuid": notification.uuid, "outcome": plan.effect.outcome],
+                at: now
+            )
+        )
         return plan
     }
 }

@@ -18,7 +18,16 @@ public struct SearchHit: Hashable, Sendable {
     public var summary: String
     public var at: Date?
 
-    public init(kind: Kind, id: String, matched: String, userId: String?, bookingId: Int64? = nil, purchaseId: Int64? = nil, summary: String, at: Date?) {
+    public init(
+        kind: Kind,
+        id: String,
+        matched: String,
+        userId: String?,
+        bookingId: Int64? = nil,
+        purchaseId: Int64? = nil,
+        summary: String,
+        at: Date?
+    ) {
         (self.kind, self.id, self.matched, self.userId, self.bookingId, self.purchaseId, self.summary, self.at) =
             (kind, id, matched, userId, bookingId, purchaseId, summary, at)
     }
@@ -47,7 +56,7 @@ public struct TimelineEntry: Hashable, Sendable {
 /// money in the hour it started.
 public struct OverviewFacts: Hashable, Sendable {
     public struct Money: Hashable, Sendable {
-        public var hour: Int64   // hours since 1970-01-01T00:00Z
+        public var hour: Int64  // hours since 1970-01-01T00:00Z
         public var store: String
         public var currency: String
         public var status: String

@@ -84,7 +84,8 @@ public struct Overview: Hashable, Sendable {
         var cursor = first
         while cursor < to, starts.count < maximumBuckets {
             starts.append(cursor)
-            let step: DateComponents = interval == .day ? DateComponents(day: 1) : interval == .week ? DateComponents(day: 7) : DateComponents(month: 1)
+            let step: DateComponents =
+                interval == .day ? DateComponents(day: 1) : interval == .week ? DateComponents(day: 7) : DateComponents(month: 1)
             guard let next = calendar.date(byAdding: step, to: cursor), next > cursor else { break }
             cursor = next
         }
@@ -119,7 +120,9 @@ public struct Overview: Hashable, Sendable {
         for count in facts.newSubscriptions { if let at = index(ofHour: count.hour) { buckets[at].newSubscriptions += count.count } }
         for count in facts.endedSubscriptions { if let at = index(ofHour: count.hour) { buckets[at].endedSubscriptions += count.count } }
         for count in facts.creditPacks { if let at = index(ofHour: count.hour) { buckets[at].creditPacksSold += count.count } }
-        for count in facts.creditsSpent { if let at = index(ofHour: count.hour) { buckets[at].creditsSpent = Self.sum(buckets[at].creditsSpent, count.amount) } }
+        for count in facts.creditsSpent {
+            if let at = index(ofHour: count.hour) { buckets[at].creditsSpent = Self.sum(buckets[at].creditsSpent, count.amount) }
+        }
         for count in facts.bookingsMade { if let at = index(ofHour: count.hour) { buckets[at].bookingsMade += count.count } }
         for at in buckets.indices {
             buckets[at].moneyIn.sort { ($0.currency, $0.store) < ($1.currency, $1.store) }
@@ -149,8 +152,15 @@ public struct Overview: Hashable, Sendable {
                     let offered = (resource.slotTimes?.count ?? 0) * days * (resource.seatsPerSlot ?? 0)
                     if offered > 0 { occupancy = min(1, Double(held.reduce(0) { $0 + $1.seats }) / Double(offered)) }
                 }
-                return ResourceLoad(resourceId: resource.id, name: resource.name, kind: resource.kind.rawValue, bookings: held.filter(\.confirmed).count,
-                                    pending: held.filter { !$0.confirmed }.count, seats: held.reduce(0) { $0 + $1.seats }, occupancy: occupancy)
+                return ResourceLoad(
+                    resourceId: resource.id,
+                    name: resource.name,
+                    kind: resource.kind.rawValue,
+                    bookings: held.filter(\.confirmed).count,
+                    pending: held.filter { !$0.confirmed }.count,
+                    seats: held.reduce(0) { $0 + $1.seats },
+                    occupancy: occupancy
+                )
             }
         }
 
@@ -159,21 +169,32 @@ public struct Overview: Hashable, Sendable {
         for active in facts.activeSubscriptions {
             byProduct[active.productId, default: 0] += active.count
             guard let currency = active.currency, let price = active.milliunits,
-                  let months = monthsPerCycle(tenant.products.first { $0.id == active.productId }?.cycle ?? active.productId)
+                let months = monthsPerCycle(tenant.products.first { $0.id == active.productId }?.cycle ?? active.productId)
             else { continue }
             let monthly = (Double(price) / months * Double(active.count)).rounded()
             guard monthly.isFinite, abs(monthly) < 9e18 else { continue }
             recurring[currency] = Self.sum(recurring[currency] ?? 0, Int64(monthly))
         }
-        func amounts(_ totals: [String: Int64]) -> [Amount] { totals.sorted { $0.key < $1.key }.map { Amount(currency: $0.key, milliunits: $0.value) } }
+        func amounts(_ totals: [String: Int64]) -> [Amount] {
+            totals.sorted { $0.key < $1.key }.map { Amount(currency: $0.key, milliunits: $0.value) }
+        }
         return Overview(
-            from: from, to: to, interval: interval, timeZone: ZonedTime.name(zone), buckets: buckets, moneyIn: amounts(moneyTotals), refunds: amounts(refundTotals),
-            today: loads(todayStart, tomorrow), next7Days: loads(todayStart, weekEnd),
+            from: from,
+            to: to,
+            interval: interval,
+            timeZone: ZonedTime.name(zone),
+            buckets: buckets,
+            moneyIn: amounts(moneyTotals),
+            refunds: amounts(refundTotals),
+            today: loads(todayStart, tomorrow),
+            next7Days: loads(todayStart, weekEnd),
             activeByProduct: byProduct.sorted { $0.key < $1.key }.map { ProductCount(productId: $0.key, count: $0.value) },
             monthlyRecurringRevenue: amounts(recurring),
-            needsAction: ["unappliedPayments": facts.unappliedPayments, "deadLetters": facts.deadLetters, "webhookBacklog": facts.webhookBacklog,
-                          "overduePlayAcknowledgements": facts.overduePlayAcknowledgements, "bookingsNeedingRefund": facts.bookingsNeedingRefund,
-                          "purchasesNeedingRefund": facts.purchasesNeedingRefund]
+            needsAction: [
+                "unappliedPayments": facts.unappliedPayments, "deadLetters": facts.deadLetters, "webhookBacklog": facts.webhookBacklog,
+                "overduePlayAcknowledgements": facts.overduePlayAcknowledgements, "bookingsNeedingRefund": facts.bookingsNeedingRefund,
+                "purchasesNeedingRefund": facts.purchasesNeedingRefund,
+            ]
         )
     }
 

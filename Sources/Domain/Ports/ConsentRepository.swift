@@ -55,8 +55,20 @@ public struct ConsumptionAnswer: Hashable, Sendable {
     public var createdAt: Date
     public var doneAt: Date?
 
-    public init(id: Int64, tenantId: String, environment: String, transactionId: String, notificationUUID: String, requestedAt: Date,
-                status: Status = .pending, attempts: Int = 0, lastError: String? = nil, nextAttemptAt: Date, createdAt: Date, doneAt: Date? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        environment: String,
+        transactionId: String,
+        notificationUUID: String,
+        requestedAt: Date,
+        status: Status = .pending,
+        attempts: Int = 0,
+        lastError: String? = nil,
+        nextAttemptAt: Date,
+        createdAt: Date,
+        doneAt: Date? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.environment = environment

@@ -10,8 +10,15 @@ public struct LedgerFilter: Hashable, Sendable {
     public var from: Date?
     public var to: Date?
 
-    public init(userId: String? = nil, productId: String? = nil, creditType: String? = nil, type: LedgerEntryType? = nil, status: LedgerEntryStatus? = nil,
-                from: Date? = nil, to: Date? = nil) {
+    public init(
+        userId: String? = nil,
+        productId: String? = nil,
+        creditType: String? = nil,
+        type: LedgerEntryType? = nil,
+        status: LedgerEntryStatus? = nil,
+        from: Date? = nil,
+        to: Date? = nil
+    ) {
         self.userId = userId
         self.productId = productId
         self.creditType = creditType
@@ -52,7 +59,16 @@ public struct LedgerTotals: Hashable, Sendable {
     /// Lots whose remaining credits differ from their amount minus their uses.
     public var inconsistentLots: Int
 
-    public init(userId: String, creditType: String, balance: Int64, debt: Int64, ledgerAmount: Int64, ledgerDebt: Int64, lotsRemaining: Int64, inconsistentLots: Int) {
+    public init(
+        userId: String,
+        creditType: String,
+        balance: Int64,
+        debt: Int64,
+        ledgerAmount: Int64,
+        ledgerDebt: Int64,
+        lotsRemaining: Int64,
+        inconsistentLots: Int
+    ) {
         self.userId = userId
         self.creditType = creditType
         self.balance = balance
@@ -106,7 +122,12 @@ public protocol CreditRepository {
     func insert(_ use: CreditLotUse) throws
     /// A user's lots of a type, oldest first, with the uses of each.
     /// A page of the user's lots, oldest first, each with its uses.
-    func lots(tenantId: String, userId: String, creditType: String?, page: Page) throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int)
+    func lots(
+        tenantId: String,
+        userId: String,
+        creditType: String?,
+        page: Page
+    ) throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int)
 
     /// Records the signup bonus for a user; false if it was granted before (a unique key decides,
     /// so concurrent first calls grant it once).

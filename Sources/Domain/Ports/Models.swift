@@ -20,7 +20,6 @@ public struct NewBooking: Hashable, Sendable {
     }
 }
 
-
 /// Filters for admin listings.
 public struct BookingFilter: Hashable, Sendable {
     public var status: BookingStatus?
@@ -64,7 +63,16 @@ public struct ReceiptCheck: Hashable, Sendable {
     public var expiresAt: Date?
     public var at: Date
 
-    public init(tenantId: String, userId: String?, receiptSHA256: String, outcome: String, isPremium: Bool, productId: String?, expiresAt: Date?, at: Date) {
+    public init(
+        tenantId: String,
+        userId: String?,
+        receiptSHA256: String,
+        outcome: String,
+        isPremium: Bool,
+        productId: String?,
+        expiresAt: Date?,
+        at: Date
+    ) {
         self.tenantId = tenantId
         self.userId = userId
         self.receiptSHA256 = receiptSHA256
@@ -75,8 +83,6 @@ public struct ReceiptCheck: Hashable, Sendable {
         self.at = at
     }
 }
-
-
 
 /// A stored notification, as admins list it.
 public struct StoredNotification: Hashable, Sendable {
@@ -90,7 +96,17 @@ public struct StoredNotification: Hashable, Sendable {
     public var signedAt: Date
     public var receivedAt: Date
 
-    public init(uuid: String, type: String, subtype: String?, environment: String, transactionId: String?, outcome: String, payloadHash: String, signedAt: Date, receivedAt: Date) {
+    public init(
+        uuid: String,
+        type: String,
+        subtype: String?,
+        environment: String,
+        transactionId: String?,
+        outcome: String,
+        payloadHash: String,
+        signedAt: Date,
+        receivedAt: Date
+    ) {
         self.uuid = uuid
         self.type = type
         self.subtype = subtype
@@ -102,7 +118,6 @@ public struct StoredNotification: Hashable, Sendable {
         self.receivedAt = receivedAt
     }
 }
-
 
 /// A transaction Apple reported that no user had claimed when it arrived.
 public struct UnclaimedTransaction: Hashable, Sendable {
@@ -119,8 +134,17 @@ public struct UnclaimedTransaction: Hashable, Sendable {
     /// What its signed transaction proved, so that it can be claimed without the app.
     public var proven: ProvenTransaction?
 
-    public init(environment: String, transactionId: String, productId: String, purchasedAt: Date, receivedAt: Date, claimedByPurchaseId: Int64?,
-                originalTransactionId: String? = nil, appAccountToken: String? = nil, proven: ProvenTransaction? = nil) {
+    public init(
+        environment: String,
+        transactionId: String,
+        productId: String,
+        purchasedAt: Date,
+        receivedAt: Date,
+        claimedByPurchaseId: Int64?,
+        originalTransactionId: String? = nil,
+        appAccountToken: String? = nil,
+        proven: ProvenTransaction? = nil
+    ) {
         self.appAccountToken = appAccountToken
         self.proven = proven
         self.originalTransactionId = originalTransactionId

@@ -13,7 +13,14 @@ public protocol PurchaseRepository {
 
     /// Whether Apple reported the transaction refunded or revoked while it was unclaimed.
     func isRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws -> Bool
-    func rememberRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String, notification: IncomingNotification, at: Date) throws
+    func rememberRevoked(
+        tenantId: String,
+        store: StoreName,
+        environment: String,
+        transactionId: String,
+        notification: IncomingNotification,
+        at: Date
+    ) throws
     func forgetRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws
     /// Keeps a transaction Apple reported before any user claimed it (once per transaction).
     func keepUnclaimed(_ transaction: UnclaimedTransaction, tenantId: String, store: StoreName, notificationUUID: String) throws
@@ -55,7 +62,14 @@ public struct PurchaseFilter: Hashable, Sendable {
     public var from: Date?
     public var to: Date?
 
-    public init(userId: String? = nil, productId: String? = nil, status: PurchaseStatus? = nil, environment: String? = nil, from: Date? = nil, to: Date? = nil) {
+    public init(
+        userId: String? = nil,
+        productId: String? = nil,
+        status: PurchaseStatus? = nil,
+        environment: String? = nil,
+        from: Date? = nil,
+        to: Date? = nil
+    ) {
         self.userId = userId
         self.productId = productId
         self.status = status

@@ -47,8 +47,14 @@ extension StoreSession {
         }
         switch plan.revocation {
         case .remember(let id):
-            try purchases.rememberRevoked(tenantId: notification.tenantId, store: store, environment: notification.environment, transactionId: id,
-                                          notification: notification, at: now)
+            try purchases.rememberRevoked(
+                tenantId: notification.tenantId,
+                store: store,
+                environment: notification.environment,
+                transactionId: id,
+                notification: notification,
+                at: now
+            )
         case .forget(let id):
             try purchases.forgetRevoked(tenantId: notification.tenantId, store: store, environment: notification.environment, transactionId: id)
         case nil:

@@ -43,32 +43,72 @@ public enum ClaimPolicy {
         switch settle(claim, existing: existing) {
         case .repeatOf(let purchase):
             if purchase.status == .refunded {
-                return PurchasePlan(outcome: .refused(code: .transactionRevoked, message: "Apple has refunded or revoked this transaction; it grants nothing any more"))
+                return PurchasePlan(
+                    outcome: .refused(
+                        code: .transactionRevoked,
+                        message: "Apple has refunded or revoked this transaction; it grants nothing any more"
+                    )
+                )
             }
             guard purchase.status == .applied else {
                 let code = ErrorCode(rawValue: purchase.outcomeCode ?? ErrorCode.bookingNotPayable.rawValue)
-                return PurchasePlan(outcome: .needsRefund(purchase, code: code, message: "this payment was recorded earlier but could not be honoured; it awaits a refund"))
+                return PurchasePlan(
+                    outcome: .needsRefund(
+                        purchase,
+                        code: code,
+                        message: "this payment was recorded earlier but could not be honoured; it awaits a refund"
+                    )
+                )
             }
             return PurchasePlan(outcome: .repeated(purchase))
         case .replay(let original, let reason):
             var plan = PurchasePlan(outcome: .replay(reason: reason))
             plan.replay = ReplayAttempt(
-                id: RecordID.next(), tenantId: claim.tenantId, userId: claim.userId, target: claim.target, environment: claim.environment,
-                transactionId: claim.transactionId, existingPurchaseId: original.id, reason: reason, proofHash: claim.proofHash, at: now
+                id: RecordID.next(),
+                tenantId: claim.tenantId,
+                userId: claim.userId,
+                target: claim.target,
+                environment: claim.environment,
+                transactionId: claim.transactionId,
+                existingPurchaseId: original.id,
+                reason: reason,
+                proofHash: claim.proofHash,
+                at: now
             )
-            plan.audit = [AuditRecord(tenantId: claim.tenantId, actor: actor, action: .replayDetected, target: claim.target, purchaseId: original.id,
-                                      detail: ["transactionId": claim.transactionId, "reason": reason], at: now)]
-            var data = ["userId": claim.userId, "transactionId": original.transactionId, "environment": original.environment, "reason": reason,
-                        "store": original.store.rawValue]
+            plan.audit = [
+                AuditRecord(
+                    tenantId: claim.tenantId,
+                    actor: actor,
+                    action: .replayDetected,
+                    target: claim.target,
+                    purchaseId: original.id,
+                    detail: ["transactionId": claim.transactionId, "reason": reason],
+                    at: now
+                )
+            ]
+            var data = [
+                "userId": claim.userId, "transactionId": original.transactionId, "environment": original.environment, "reason": reason,
+                "store": original.store.rawValue,
+            ]
             if let bookingId = claim.target.bookingId { data["bookingId"] = String(bookingId) }
             plan.events = [WebhookEvent(type: .replayDetected, data: data, subject: claim.target.bookingId.map(WebhookEvent.bookingSubject))]
             return plan
         case nil:
             guard let (code, message) = refusal(claim, revokedByApple: revokedByApple) else { return nil }
             var plan = PurchasePlan(outcome: .refused(code: code, message: message))
-            plan.audit = [AuditRecord(tenantId: claim.tenantId, actor: actor, action: .purchaseRefused, target: claim.target, purchaseId: nil,
-                                      detail: ["transactionId": claim.transactionId, "environment": claim.environment, "code": code.rawValue, "proof": claim.proofKind],
-                                      at: now)]
+            plan.audit = [
+                AuditRecord(
+                    tenantId: claim.tenantId,
+                    actor: actor,
+                    action: .purchaseRefused,
+                    target: claim.target,
+                    purchaseId: nil,
+                    detail: [
+                        "transactionId": claim.transactionId, "environment": claim.environment, "code": code.rawValue, "proof": claim.proofKind,
+                    ],
+                    at: now
+                )
+            ]
             return plan
         }
     }

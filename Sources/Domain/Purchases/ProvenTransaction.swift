@@ -51,9 +51,22 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
         public var field: String { self == .play ? "purchaseToken" : "jwsRepresentation" }
     }
 
-    public init(transactionId: String, originalTransactionId: String, productId: String, environment: String, purchasedAt: Date?,
-                revoked: Bool, appAccountToken: String?, proofHash: String, kind: Kind = .jws,
-                priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, subscription: SubscriptionFacts? = nil, store: StoreName? = nil) {
+    public init(
+        transactionId: String,
+        originalTransactionId: String,
+        productId: String,
+        environment: String,
+        purchasedAt: Date?,
+        revoked: Bool,
+        appAccountToken: String?,
+        proofHash: String,
+        kind: Kind = .jws,
+        priceMilliunits: Int64? = nil,
+        currency: String? = nil,
+        quantity: Int? = nil,
+        subscription: SubscriptionFacts? = nil,
+        store: StoreName? = nil
+    ) {
         self.subscription = subscription
         self.store = store
         self.kind = kind
@@ -90,9 +103,14 @@ public struct PurchasePolicy: Sendable {
     /// never recorded or looked up (Google Play's obfuscated account id).
     public var checkedAccountTokens: @Sendable (String) -> [String]
 
-    public init(accountTokenIsUserId: Bool = false, userIdIsToken: Bool = false, acceptsProduction: Bool = false, sandboxTesters: Set<String> = [],
-                derivedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] },
-                checkedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] }) {
+    public init(
+        accountTokenIsUserId: Bool = false,
+        userIdIsToken: Bool = false,
+        acceptsProduction: Bool = false,
+        sandboxTesters: Set<String> = [],
+        derivedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] },
+        checkedAccountTokens: @escaping @Sendable (String) -> [String] = { _ in [] }
+    ) {
         self.checkedAccountTokens = checkedAccountTokens
         self.accountTokenIsUserId = accountTokenIsUserId
         self.userIdIsToken = userIdIsToken
@@ -126,7 +144,9 @@ public enum CanonicalUUID {
             if index == 8 || index == 13 || index == 18 || index == 23 {
                 guard byte == UInt8(ascii: "-") else { return false }
             } else {
-                guard (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f")) else { return false }
+                guard (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f")) else {
+                    return false
+                }
             }
         }
         return true

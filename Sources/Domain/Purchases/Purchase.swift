@@ -37,10 +37,21 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var orderId: String?
 
     public init(
-        tenantId: String, userId: String, target: PurchaseTarget, store: StoreName = .appStore, environment: String,
-        transactionId: String, originalTransactionId: String, productId: String, purchasedAt: Date, proofHash: String,
-        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil,
-        revoked: Bool = false, proofKind: String = "jws"
+        tenantId: String,
+        userId: String,
+        target: PurchaseTarget,
+        store: StoreName = .appStore,
+        environment: String,
+        transactionId: String,
+        originalTransactionId: String,
+        productId: String,
+        purchasedAt: Date,
+        proofHash: String,
+        priceMilliunits: Int64? = nil,
+        currency: String? = nil,
+        quantity: Int? = nil,
+        revoked: Bool = false,
+        proofKind: String = "jws"
     ) {
         self.priceMilliunits = priceMilliunits
         self.currency = currency
@@ -62,10 +73,21 @@ public struct PurchaseClaim: Hashable, Sendable {
     /// The claim of a proven transaction by a user for a target.
     public init(_ proven: ProvenTransaction, tenantId: String, userId: String, target: PurchaseTarget, now: Date) {
         self.init(
-            tenantId: tenantId, userId: userId, target: target, store: proven.storeName, environment: proven.environment, transactionId: proven.transactionId,
-            originalTransactionId: proven.originalTransactionId, productId: proven.productId, purchasedAt: proven.purchasedAt ?? now,
-            proofHash: proven.proofHash, priceMilliunits: proven.priceMilliunits, currency: proven.currency, quantity: proven.quantity,
-            revoked: proven.revoked, proofKind: proven.kind.rawValue
+            tenantId: tenantId,
+            userId: userId,
+            target: target,
+            store: proven.storeName,
+            environment: proven.environment,
+            transactionId: proven.transactionId,
+            originalTransactionId: proven.originalTransactionId,
+            productId: proven.productId,
+            purchasedAt: proven.purchasedAt ?? now,
+            proofHash: proven.proofHash,
+            priceMilliunits: proven.priceMilliunits,
+            currency: proven.currency,
+            quantity: proven.quantity,
+            revoked: proven.revoked,
+            proofKind: proven.kind.rawValue
         )
         orderId = proven.orderId
     }
@@ -98,10 +120,23 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var orderId: String?
 
     public init(
-        id: Int64, tenantId: String, userId: String, target: PurchaseTarget?, store: StoreName, environment: String,
-        transactionId: String, originalTransactionId: String, productId: String, status: PurchaseStatus,
-        outcomeCode: String?, purchasedAt: Date, createdAt: Date,
-        priceMilliunits: Int64? = nil, currency: String? = nil, quantity: Int? = nil, credits: Int64? = nil
+        id: Int64,
+        tenantId: String,
+        userId: String,
+        target: PurchaseTarget?,
+        store: StoreName,
+        environment: String,
+        transactionId: String,
+        originalTransactionId: String,
+        productId: String,
+        status: PurchaseStatus,
+        outcomeCode: String?,
+        purchasedAt: Date,
+        createdAt: Date,
+        priceMilliunits: Int64? = nil,
+        currency: String? = nil,
+        quantity: Int? = nil,
+        credits: Int64? = nil
     ) {
         self.target = target
         self.credits = credits
@@ -134,10 +169,22 @@ extension Purchase {
     /// A new purchase row for a claim.
     public init(_ claim: PurchaseClaim, id: Int64, status: PurchaseStatus, outcomeCode: String?, now: Date) {
         self.init(
-            id: id, tenantId: claim.tenantId, userId: claim.userId, target: claim.target, store: claim.store,
-            environment: claim.environment, transactionId: claim.transactionId, originalTransactionId: claim.originalTransactionId,
-            productId: claim.productId, status: status, outcomeCode: outcomeCode, purchasedAt: claim.purchasedAt, createdAt: now,
-            priceMilliunits: claim.priceMilliunits, currency: claim.currency, quantity: claim.quantity
+            id: id,
+            tenantId: claim.tenantId,
+            userId: claim.userId,
+            target: claim.target,
+            store: claim.store,
+            environment: claim.environment,
+            transactionId: claim.transactionId,
+            originalTransactionId: claim.originalTransactionId,
+            productId: claim.productId,
+            status: status,
+            outcomeCode: outcomeCode,
+            purchasedAt: claim.purchasedAt,
+            createdAt: now,
+            priceMilliunits: claim.priceMilliunits,
+            currency: claim.currency,
+            quantity: claim.quantity
         )
         orderId = claim.orderId
     }
@@ -158,8 +205,16 @@ public struct ReplayAttempt: Codable, Hashable, Sendable {
     public var at: Date
 
     public init(
-        id: Int64, tenantId: String, userId: String, target: PurchaseTarget?, environment: String, transactionId: String,
-        existingPurchaseId: Int64, reason: String, proofHash: String, at: Date
+        id: Int64,
+        tenantId: String,
+        userId: String,
+        target: PurchaseTarget?,
+        environment: String,
+        transactionId: String,
+        existingPurchaseId: Int64,
+        reason: String,
+        proofHash: String,
+        at: Date
     ) {
         self.id = id
         self.tenantId = tenantId

@@ -38,8 +38,15 @@ public struct PurchasePlan: Hashable, Sendable {
     public var audit: [AuditRecord]
     public var events: [WebhookEvent]
 
-    public init(outcome: PurchaseOutcome, purchase: Purchase? = nil, proofHash: String? = nil, effects: [PlanEffect] = [],
-                replay: ReplayAttempt? = nil, audit: [AuditRecord] = [], events: [WebhookEvent] = []) {
+    public init(
+        outcome: PurchaseOutcome,
+        purchase: Purchase? = nil,
+        proofHash: String? = nil,
+        effects: [PlanEffect] = [],
+        replay: ReplayAttempt? = nil,
+        audit: [AuditRecord] = [],
+        events: [WebhookEvent] = []
+    ) {
         self.outcome = outcome
         self.purchase = purchase
         self.proofHash = proofHash

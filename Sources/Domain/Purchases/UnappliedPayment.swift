@@ -42,9 +42,24 @@ public struct UnappliedPayment: Hashable, Sendable {
     /// The purchase that applied it, by an operator's action or a later claim.
     public var appliedPurchaseId: Int64? { purchaseId ?? claimedByPurchaseId }
 
-    public init(id: Int64, tenantId: String, store: StoreName, userId: String, bookingId: Int64?, reasonCode: ErrorCode, reason: String, proven: ProvenTransaction,
-                attempts: Int64 = 1, status: Status = .open, firstSeenAt: Date, lastSeenAt: Date, resolvedAt: Date? = nil, resolvedBy: String? = nil,
-                purchaseId: Int64? = nil, note: String? = nil) {
+    public init(
+        id: Int64,
+        tenantId: String,
+        store: StoreName,
+        userId: String,
+        bookingId: Int64?,
+        reasonCode: ErrorCode,
+        reason: String,
+        proven: ProvenTransaction,
+        attempts: Int64 = 1,
+        status: Status = .open,
+        firstSeenAt: Date,
+        lastSeenAt: Date,
+        resolvedAt: Date? = nil,
+        resolvedBy: String? = nil,
+        purchaseId: Int64? = nil,
+        note: String? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.store = store
@@ -75,9 +90,12 @@ public struct UnappliedPayment: Hashable, Sendable {
 
     /// What the tenant's backend is told (`payment.unapplied`, `payment.refund_requested`, `payment.applied`).
     public func event(_ type: WebhookEventType) -> WebhookEvent {
-        var data = ["unappliedPaymentId": String(id), "userId": userId, "transactionId": proven.transactionId, "productId": proven.productId,
-                    "environment": proven.environment, "reasonCode": reasonCode.rawValue, "status": currentStatus.rawValue, "quantity": String(proven.quantity ?? 1),
-                    "store": proven.storeName.rawValue]
+        var data = [
+            "unappliedPaymentId": String(id), "userId": userId, "transactionId": proven.transactionId, "productId": proven.productId,
+            "environment": proven.environment, "reasonCode": reasonCode.rawValue, "status": currentStatus.rawValue,
+            "quantity": String(proven.quantity ?? 1),
+            "store": proven.storeName.rawValue,
+        ]
         if let bookingId { data["bookingId"] = String(bookingId) }
         if let price = proven.priceMilliunits { data["priceMilliunits"] = String(price) }
         if let currency = proven.currency { data["currency"] = currency }

@@ -16,8 +16,17 @@ public struct Membership: Hashable, Sendable {
     public var autoRenew: Bool
     public var updatedAt: Date
 
-    public init(tenantId: String, userId: String, originalTransactionId: String?, payMethod: String?, tier: String?, cycle: String?, expiresAt: Date?,
-                autoRenew: Bool, updatedAt: Date) {
+    public init(
+        tenantId: String,
+        userId: String,
+        originalTransactionId: String?,
+        payMethod: String?,
+        tier: String?,
+        cycle: String?,
+        expiresAt: Date?,
+        autoRenew: Bool,
+        updatedAt: Date
+    ) {
         self.tenantId = tenantId
         self.userId = userId
         self.originalTransactionId = originalTransactionId
@@ -35,8 +44,17 @@ public struct Membership: Hashable, Sendable {
 
     /// The membership an Apple subscription gives its account.
     public static func apple(_ s: Subscription, userId: String, now: Date) -> Membership {
-        Membership(tenantId: s.tenantId, userId: userId, originalTransactionId: s.originalTransactionId, payMethod: s.store == .googlePlay ? "google" : "apple", tier: s.tier, cycle: s.cycle,
-                   expiresAt: s.state(at: now).entitles ? s.accessUntil(at: now) : s.expiresAt, autoRenew: s.autoRenew ?? false, updatedAt: now)
+        Membership(
+            tenantId: s.tenantId,
+            userId: userId,
+            originalTransactionId: s.originalTransactionId,
+            payMethod: s.store == .googlePlay ? "google" : "apple",
+            tier: s.tier,
+            cycle: s.cycle,
+            expiresAt: s.state(at: now).entitles ? s.accessUntil(at: now) : s.expiresAt,
+            autoRenew: s.autoRenew ?? false,
+            updatedAt: now
+        )
     }
 }
 
@@ -118,11 +136,23 @@ public enum LinkPolicy {
     ///   - subscription: the Apple subscription (its `userId` is its owner, if any).
     ///   - accountMembership: the membership the account uses now.
     ///   - appleSideMembership: the membership already made from this subscription, whoever holds it.
-    public static func decide(userId: String, subscription: Subscription, accountMembership: Membership?, appleSideMembership: Membership?,
-                              force: Bool, now: Date) -> Decision {
+    public static func decide(
+        userId: String,
+        subscription: Subscription,
+        accountMembership: Membership?,
+        appleSideMembership: Membership?,
+        force: Bool,
+        now: Date
+    ) -> Decision {
         if let owner = subscription.userId, owner != userId {
-            return .refuse(Refusal(code: .linkedToOtherAccount, field: "originalTransactionId",
-                                   message: "this Apple subscription is already linked to another account", cheat: true))
+            return .refuse(
+                Refusal(
+                    code: .linkedToOtherAccount,
+                    field: "originalTransactionId",
+                    message: "this Apple subscription is already linked to another account",
+                    cheat: true
+                )
+            )
         }
         let linked = Membership.apple(subscription, userId: userId, now: now)
         if accountMembership == appleSideMembership {
@@ -131,14 +161,26 @@ public enum LinkPolicy {
             return .sync(linked.with(updatedAt: current == linked.with(updatedAt: current.updatedAt) ? current.updatedAt : now))
         }
         if let appleSide = appleSideMembership, appleSide.userId != userId {
-            return .refuse(Refusal(code: .linkedToOtherAccount, field: "originalTransactionId",
-                                   message: "this Apple subscription already gives another account its membership", cheat: true))
+            return .refuse(
+                Refusal(
+                    code: .linkedToOtherAccount,
+                    field: "originalTransactionId",
+                    message: "this Apple subscription already gives another account its membership",
+                    cheat: true
+                )
+            )
         }
         guard let current = accountMembership else { return .link(linked, initial: subscription.userId == nil) }
         if current.isApple {
             guard force else {
-                return .refuse(Refusal(code: .linkedToOtherIAP, field: "userId",
-                                       message: "the account already uses another Apple subscription; send force to switch", cheat: false))
+                return .refuse(
+                    Refusal(
+                        code: .linkedToOtherIAP,
+                        field: "userId",
+                        message: "the account already uses another Apple subscription; send force to switch",
+                        cheat: false
+                    )
+                )
             }
             return .link(linked, initial: subscription.userId == nil)
         }
@@ -146,8 +188,14 @@ public enum LinkPolicy {
         if current.payMethod == nil, let theirs = current.expiresAt, let ours = linked.expiresAt, ours > theirs {
             return .link(linked, initial: subscription.userId == nil)
         }
-        return .refuse(Refusal(code: .hasValidNonIAP, field: "userId",
-                               message: "the account already has a valid membership paid outside the App Store", cheat: false))
+        return .refuse(
+            Refusal(
+                code: .hasValidNonIAP,
+                field: "userId",
+                message: "the account already has a valid membership paid outside the App Store",
+                cheat: false
+            )
+        )
     }
 }
 

@@ -62,12 +62,35 @@ public struct Subscription: Hashable, Sendable {
     /// Whether the owner has it through Family Sharing (Apple's inAppOwnershipType FAMILY_SHARED), not by paying.
     public var familyShared: Bool = false
 
-    public init(tenantId: String, originalTransactionId: String, environment: String, productId: String, entitlement: String, tier: String? = nil,
-                cycle: String? = nil, latestTransactionId: String, purchasedAt: Date, expiresAt: Date?, originalPurchasedAt: Date? = nil,
-                autoRenew: Bool? = nil, autoRenewProductId: String? = nil, inBillingRetry: Bool = false, gracePeriodExpiresAt: Date? = nil,
-                expirationIntent: Int? = nil, priceIncreaseStatus: Int? = nil, revokedAt: Date? = nil, upgraded: Bool = false, ended: Bool = false,
-                userId: String? = nil, signedAt: Date, createdAt: Date, updatedAt: Date, store: StoreName = .appStore,
-                eligibleWinBackOfferIds: [String] = [], familyShared: Bool = false) {
+    public init(
+        tenantId: String,
+        originalTransactionId: String,
+        environment: String,
+        productId: String,
+        entitlement: String,
+        tier: String? = nil,
+        cycle: String? = nil,
+        latestTransactionId: String,
+        purchasedAt: Date,
+        expiresAt: Date?,
+        originalPurchasedAt: Date? = nil,
+        autoRenew: Bool? = nil,
+        autoRenewProductId: String? = nil,
+        inBillingRetry: Bool = false,
+        gracePeriodExpiresAt: Date? = nil,
+        expirationIntent: Int? = nil,
+        priceIncreaseStatus: Int? = nil,
+        revokedAt: Date? = nil,
+        upgraded: Bool = false,
+        ended: Bool = false,
+        userId: String? = nil,
+        signedAt: Date,
+        createdAt: Date,
+        updatedAt: Date,
+        store: StoreName = .appStore,
+        eligibleWinBackOfferIds: [String] = [],
+        familyShared: Bool = false
+    ) {
         self.store = store
         self.eligibleWinBackOfferIds = eligibleWinBackOfferIds
         self.familyShared = familyShared
@@ -128,8 +151,16 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
         /// Apple's inAppOwnershipType is FAMILY_SHARED (nil: the source does not say).
         public var familyShared: Bool?
 
-        public init(transactionId: String, productId: String, purchasedAt: Date, expiresAt: Date?, originalPurchasedAt: Date? = nil, revokedAt: Date? = nil,
-                    upgraded: Bool = false, familyShared: Bool? = nil) {
+        public init(
+            transactionId: String,
+            productId: String,
+            purchasedAt: Date,
+            expiresAt: Date?,
+            originalPurchasedAt: Date? = nil,
+            revokedAt: Date? = nil,
+            upgraded: Bool = false,
+            familyShared: Bool? = nil
+        ) {
             self.familyShared = familyShared
             self.transactionId = transactionId
             self.productId = productId
@@ -151,8 +182,15 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
         /// Apple's eligibleWinBackOfferIds (an empty list when renewal info carries none; nil: the source does not say).
         public var eligibleWinBackOfferIds: [String]?
 
-        public init(autoRenew: Bool? = nil, autoRenewProductId: String? = nil, inBillingRetry: Bool? = nil, gracePeriodExpiresAt: Date? = nil,
-                    expirationIntent: Int? = nil, priceIncreaseStatus: Int? = nil, eligibleWinBackOfferIds: [String]? = nil) {
+        public init(
+            autoRenew: Bool? = nil,
+            autoRenewProductId: String? = nil,
+            inBillingRetry: Bool? = nil,
+            gracePeriodExpiresAt: Date? = nil,
+            expirationIntent: Int? = nil,
+            priceIncreaseStatus: Int? = nil,
+            eligibleWinBackOfferIds: [String]? = nil
+        ) {
             self.eligibleWinBackOfferIds = eligibleWinBackOfferIds
             self.autoRenew = autoRenew
             self.autoRenewProductId = autoRenewProductId
@@ -180,8 +218,17 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     /// `linkedPurchaseToken` of an upgrade, downgrade or resubscription. The replaced one ends.
     public var replaces: String?
 
-    public init(originalTransactionId: String, environment: String, signedAt: Date, transaction: TransactionFacts?, renewal: RenewalFacts?, source: String,
-                notificationType: NotificationType? = nil, notificationSubtype: String? = nil, store: StoreName? = nil) {
+    public init(
+        originalTransactionId: String,
+        environment: String,
+        signedAt: Date,
+        transaction: TransactionFacts?,
+        renewal: RenewalFacts?,
+        source: String,
+        notificationType: NotificationType? = nil,
+        notificationSubtype: String? = nil,
+        store: StoreName? = nil
+    ) {
         self.store = store
         self.originalTransactionId = originalTransactionId
         self.environment = environment

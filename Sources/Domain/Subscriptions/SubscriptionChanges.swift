@@ -70,20 +70,52 @@ public enum SubscriptionChanges {
     }
 
     /// Applies `facts` to the records in `scene` for `userId` (nil: a notification, attaching nobody).
-    public static func plan(_ facts: SubscriptionFacts, scene: SubscriptionScene, tenant: Tenant, userId: String?, source: String, actor: Actor,
-                            now: Date) -> Plan {
-        plan(facts, scene: scene, tenantId: tenant.id, product: { tenant.product(id: $0)?.subscriptionInfo }, userId: userId, source: source, actor: actor,
-             now: now)
+    public static func plan(
+        _ facts: SubscriptionFacts,
+        scene: SubscriptionScene,
+        tenant: Tenant,
+        userId: String?,
+        source: String,
+        actor: Actor,
+        now: Date
+    ) -> Plan {
+        plan(
+            facts,
+            scene: scene,
+            tenantId: tenant.id,
+            product: { tenant.product(id: $0)?.subscriptionInfo },
+            userId: userId,
+            source: source,
+            actor: actor,
+            now: now
+        )
     }
 
     /// The same, with the catalog's subscription products as a function (`product(id)`).
-    public static func plan(_ facts: SubscriptionFacts, scene: SubscriptionScene, tenantId: String, product: (String) -> SubscriptionProductInfo?,
-                            userId: String?, source: String, actor: Actor, now: Date) -> Plan {
+    public static func plan(
+        _ facts: SubscriptionFacts,
+        scene: SubscriptionScene,
+        tenantId: String,
+        product: (String) -> SubscriptionProductInfo?,
+        userId: String?,
+        source: String,
+        actor: Actor,
+        now: Date
+    ) -> Plan {
         var plan = Plan(outcome: .nothing, after: scene)
         let current = scene.current
         if let userId, let current, let owner = current.userId, owner != userId {
-            plan.change.cheats.append(SubscriptionCheat(id: RecordID.next(), tenantId: tenantId, userId: userId, originalTransactionId: current.originalTransactionId,
-                                                        ownerUserId: current.userId, source: source, at: now))
+            plan.change.cheats.append(
+                SubscriptionCheat(
+                    id: RecordID.next(),
+                    tenantId: tenantId,
+                    userId: userId,
+                    originalTransactionId: current.originalTransactionId,
+                    ownerUserId: current.userId,
+                    source: source,
+                    at: now
+                )
+            )
             plan.audit.append(cheatAudit(tenantId: tenantId, userId: userId, subscription: current, source: source, now: now))
             plan.outcome = .ownedByOther(current)
             return plan
@@ -104,12 +136,26 @@ public enum SubscriptionChanges {
             subscription = endReplaced(old, by: subscription, plan: &plan, tenantId: tenantId, source: source, actor: actor, now: now)
         }
         if let userId, newlyAttached {
-            plan.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .subscriptionAttached, bookingId: nil, purchaseId: nil,
-                                          detail: ["originalTransactionId": subscription.originalTransactionId, "userId": userId, "source": source], at: now))
+            plan.audit.append(
+                AuditRecord(
+                    tenantId: tenantId,
+                    actor: actor,
+                    action: .subscriptionAttached,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: ["originalTransactionId": subscription.originalTransactionId, "userId": userId, "source": source],
+                    at: now
+                )
+            )
             // The account's first subscription (or one that may replace an expired membership) becomes the one it uses.
-            let decision = LinkPolicy.decide(userId: userId, subscription: subscription, accountMembership: plan.after.membership(userId: userId),
-                                             appleSideMembership: plan.after.membership(originalTransactionId: subscription.originalTransactionId),
-                                             force: false, now: now)
+            let decision = LinkPolicy.decide(
+                userId: userId,
+                subscription: subscription,
+                accountMembership: plan.after.membership(userId: userId),
+                appleSideMembership: plan.after.membership(originalTransactionId: subscription.originalTransactionId),
+                force: false,
+                now: now
+            )
             if case .link(let membership, _) = decision { save(membership, in: &plan) }
         }
         syncMembership(subscription, plan: &plan, now: now)
@@ -122,25 +168,49 @@ public enum SubscriptionChanges {
     /// a new purchase token naming the old one) ends now rather than when Google expires it: it is
     /// marked upgraded (no entitlement), its owner's membership moves to the successor, and a
     /// successor nobody has claimed yet (a notification came first) belongs to the old one's owner.
-    static func endReplaced(_ old: Subscription, by successor: Subscription, plan: inout Plan, tenantId: String, source: String, actor: Actor,
-                            now: Date) -> Subscription {
+    static func endReplaced(
+        _ old: Subscription,
+        by successor: Subscription,
+        plan: inout Plan,
+        tenantId: String,
+        source: String,
+        actor: Actor,
+        now: Date
+    ) -> Subscription {
         var old = old, successor = successor
         if !old.upgraded {
             old.upgraded = true
             old.autoRenew = false
             old.updatedAt = now
             plan.change.subscriptions.append(old)
-            plan.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .subscriptionReplaced, bookingId: nil, purchaseId: nil,
-                                          detail: ["originalTransactionId": old.originalTransactionId, "replacedBy": successor.originalTransactionId, "source": source],
-                                          at: now))
+            plan.audit.append(
+                AuditRecord(
+                    tenantId: tenantId,
+                    actor: actor,
+                    action: .subscriptionReplaced,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: ["originalTransactionId": old.originalTransactionId, "replacedBy": successor.originalTransactionId, "source": source],
+                    at: now
+                )
+            )
             plan.events.append(SubscriptionRules.event(old, now: now, reason: "\(source):replaced"))
         }
         if successor.userId == nil, let owner = old.userId {
             successor.userId = owner
             successor.updatedAt = now
             plan.change.subscriptions.append(successor)
-            plan.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .subscriptionAttached, bookingId: nil, purchaseId: nil,
-                                          detail: ["originalTransactionId": successor.originalTransactionId, "userId": owner, "source": "\(source):replaces"], at: now))
+            plan.audit.append(
+                AuditRecord(
+                    tenantId: tenantId,
+                    actor: actor,
+                    action: .subscriptionAttached,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: ["originalTransactionId": successor.originalTransactionId, "userId": owner, "source": "\(source):replaces"],
+                    at: now
+                )
+            )
         }
         if let membership = plan.after.membership(originalTransactionId: old.originalTransactionId) {
             if membership.userId == successor.userId {
@@ -170,8 +240,15 @@ public enum SubscriptionChanges {
 
     /// The audit entry of a refused claim of someone else's subscription.
     public static func cheatAudit(tenantId: String, userId: String, subscription: Subscription, source: String, now: Date) -> AuditRecord {
-        AuditRecord(tenantId: tenantId, actor: .user(userId), action: .subscriptionCheat, bookingId: nil, purchaseId: nil,
-                    detail: ["originalTransactionId": subscription.originalTransactionId, "source": source], at: now)
+        AuditRecord(
+            tenantId: tenantId,
+            actor: .user(userId),
+            action: .subscriptionCheat,
+            bookingId: nil,
+            purchaseId: nil,
+            detail: ["originalTransactionId": subscription.originalTransactionId, "source": source],
+            at: now
+        )
     }
 }
 

@@ -30,8 +30,13 @@ public struct SubscriptionUpdate: Hashable, Sendable {
 public enum SubscriptionRules {
     /// Merges `facts` into `existing` (or starts a record). Facts signed before the newest ones
     /// already applied never move the record backwards; among transactions, the latest period wins.
-    public static func apply(_ facts: SubscriptionFacts, to existing: Subscription?, tenantId: String, product: (String) -> SubscriptionProductInfo?,
-                             now: Date) -> SubscriptionUpdate? {
+    public static func apply(
+        _ facts: SubscriptionFacts,
+        to existing: Subscription?,
+        tenantId: String,
+        product: (String) -> SubscriptionProductInfo?,
+        now: Date
+    ) -> SubscriptionUpdate? {
         guard var record = existing ?? start(facts, tenantId: tenantId, product: product, now: now) else { return nil }
         if let existing, facts.signedAt < existing.signedAt {
             return SubscriptionUpdate(subscription: existing, stale: true, changed: false)
@@ -99,10 +104,21 @@ public enum SubscriptionRules {
         guard let transaction = facts.transaction else { return nil }
         let info = product(transaction.productId)
         return Subscription(
-            tenantId: tenantId, originalTransactionId: facts.originalTransactionId, environment: facts.environment, productId: transaction.productId,
-            entitlement: info?.entitlement ?? "premium", tier: info?.tier, cycle: info?.cycle, latestTransactionId: transaction.transactionId,
-            purchasedAt: transaction.purchasedAt, expiresAt: transaction.expiresAt, originalPurchasedAt: transaction.originalPurchasedAt,
-            signedAt: facts.signedAt, createdAt: now, updatedAt: now, store: facts.store ?? .appStore
+            tenantId: tenantId,
+            originalTransactionId: facts.originalTransactionId,
+            environment: facts.environment,
+            productId: transaction.productId,
+            entitlement: info?.entitlement ?? "premium",
+            tier: info?.tier,
+            cycle: info?.cycle,
+            latestTransactionId: transaction.transactionId,
+            purchasedAt: transaction.purchasedAt,
+            expiresAt: transaction.expiresAt,
+            originalPurchasedAt: transaction.originalPurchasedAt,
+            signedAt: facts.signedAt,
+            createdAt: now,
+            updatedAt: now,
+            store: facts.store ?? .appStore
         )
     }
 
@@ -128,15 +144,27 @@ public enum SubscriptionRules {
     }
 
     static func visible(_ s: Subscription, now: Date) -> Visible {
-        Visible(state: s.state(at: now), productId: s.productId, expiresAt: s.expiresAt, autoRenew: s.autoRenew, autoRenewProductId: s.autoRenewProductId,
-                grace: s.gracePeriodExpiresAt, userId: s.userId, transaction: s.latestTransactionId, winBackOffers: s.eligibleWinBackOfferIds,
-                familyShared: s.familyShared)
+        Visible(
+            state: s.state(at: now),
+            productId: s.productId,
+            expiresAt: s.expiresAt,
+            autoRenew: s.autoRenew,
+            autoRenewProductId: s.autoRenewProductId,
+            grace: s.gracePeriodExpiresAt,
+            userId: s.userId,
+            transaction: s.latestTransactionId,
+            winBackOffers: s.eligibleWinBackOfferIds,
+            familyShared: s.familyShared
+        )
     }
 
     /// The `subscription.updated` event of a record.
     public static func event(_ s: Subscription, now: Date, reason: String) -> WebhookEvent {
-        var data = ["originalTransactionId": s.originalTransactionId, "productId": s.productId, "entitlement": s.entitlement,
-                    "state": s.state(at: now).rawValue, "environment": s.environment, "transactionId": s.latestTransactionId, "reason": reason, "store": s.store.rawValue]
+        var data = [
+            "originalTransactionId": s.originalTransactionId, "productId": s.productId, "entitlement": s.entitlement,
+            "state": s.state(at: now).rawValue, "environment": s.environment, "transactionId": s.latestTransactionId, "reason": reason,
+            "store": s.store.rawValue,
+        ]
         if let userId = s.userId { data["userId"] = userId }
         if let expiresAt = s.expiresAt { data["expiresAt"] = BerthJSON.timestamp(expiresAt) }
         if let autoRenew = s.autoRenew { data["autoRenew"] = String(autoRenew) }

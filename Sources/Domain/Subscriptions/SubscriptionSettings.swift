@@ -44,18 +44,23 @@ public struct SubscriptionSettings: Codable, Hashable, Sendable {
 
     /// The segments after `/api/` that Berth's own routes use (a test checks the router against it).
     public static let berthAPISegments: Set<String> = [
-        "admin", "answer-signing", "apple", "bookings", "consumption-consent", "credits", "entitlements", "google", "offers", "products", "resources", "restore-purchases", "stripe", "subscriptions", "validator", "verify-purchase", "verify-receipt",
+        "admin", "answer-signing", "apple", "bookings", "consumption-consent", "credits", "entitlements", "google", "offers", "products", "resources",
+        "restore-purchases", "stripe", "subscriptions", "validator", "verify-purchase", "verify-receipt",
     ]
 
     func validate(tenant: String) throws {
         for routes in ftcRoutes ?? [] {
             let parts = routes.prefix.split(separator: "/")
             guard routes.prefix.hasPrefix("/"), !parts.isEmpty,
-                  parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }) else {
-                throw CatalogError("tenant \(tenant): subscriptions.ftcRoutes prefix \(routes.prefix) must be /segment[/segment…] of letters, digits, - or _")
+                parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } })
+            else {
+                throw CatalogError(
+                    "tenant \(tenant): subscriptions.ftcRoutes prefix \(routes.prefix) must be /segment[/segment…] of letters, digits, - or _"
+                )
             }
             // FT Chinese's own bases are /api/sandbox and /api/v1: under /api, any segment Berth does not use itself.
-            let shadows = ["admin", "health", "healthz", "readyz", "metrics"].contains(String(parts[0]))
+            let shadows =
+                ["admin", "health", "healthz", "readyz", "metrics"].contains(String(parts[0]))
                 || (parts[0] == "api" && (parts.count < 2 || Self.berthAPISegments.contains(String(parts[1]))))
             guard !shadows else {
                 throw CatalogError("tenant \(tenant): subscriptions.ftcRoutes prefix \(routes.prefix) would shadow Berth's own routes")

@@ -5,8 +5,13 @@ import Foundation
 /// earlier passes); and what App Store notifications do to it.
 public enum UnlockRules {
     /// Whether a proven transaction may be claimed as this unlock by this user.
-    public static func check(_ proven: ProvenTransaction, claimedProductId: String, claimedTransactionId: String?, userId: String,
-                             policy: PurchasePolicy) throws(DomainError) {
+    public static func check(
+        _ proven: ProvenTransaction,
+        claimedProductId: String,
+        claimedTransactionId: String?,
+        userId: String,
+        policy: PurchasePolicy
+    ) throws(DomainError) {
         try PurchaseChecks.claimedProduct(proven, claimedProductId: claimedProductId)
         try PurchaseChecks.claimedTransaction(proven, claimedTransactionId: claimedTransactionId)
         try PurchaseChecks.buyer(proven, userId: userId, policy: policy)
@@ -17,16 +22,32 @@ public enum UnlockRules {
     public static func plan(_ claim: PurchaseClaim, terms: UnlockTerms, passes: [EntitlementGrant], now: Date) -> PurchasePlan {
         let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
         let grant = EntitlementGrant(
-            id: RecordID.next(), tenantId: claim.tenantId, userId: claim.userId, entitlement: terms.entitlement, source: .unlock,
-            reference: claim.transactionId, productId: claim.productId, purchasedAt: claim.purchasedAt, from: claim.purchasedAt, until: nil,
-            durationDays: terms.durationDays, environment: claim.environment
+            id: RecordID.next(),
+            tenantId: claim.tenantId,
+            userId: claim.userId,
+            entitlement: terms.entitlement,
+            source: .unlock,
+            reference: claim.transactionId,
+            productId: claim.productId,
+            purchasedAt: claim.purchasedAt,
+            from: claim.purchasedAt,
+            until: nil,
+            durationDays: terms.durationDays,
+            environment: claim.environment
         )
         let grants = terms.durationDays == nil ? [grant] : changed(chain: passes + [grant], before: passes)
         let saved = grants.first { $0.id == grant.id } ?? grant
         var detail = ["transactionId": claim.transactionId, "productId": claim.productId, "entitlement": terms.entitlement]
         if let until = saved.until { detail["until"] = String(until.epochMilliseconds) }
-        let audit = AuditRecord(tenantId: claim.tenantId, actor: .user(claim.userId), action: .unlockGranted, bookingId: nil, purchaseId: purchase.id,
-                                detail: detail, at: now)
+        let audit = AuditRecord(
+            tenantId: claim.tenantId,
+            actor: .user(claim.userId),
+            action: .unlockGranted,
+            bookingId: nil,
+            purchaseId: purchase.id,
+            detail: detail,
+            at: now
+        )
         return PurchasePlan(outcome: .applied(purchase), purchase: purchase, proofHash: claim.proofHash, effects: [.grants(grants)], audit: [audit])
     }
 
@@ -41,13 +62,17 @@ public enum UnlockRules {
         let effect: NotificationEffect
         switch notification.type {
         case .refund, .revoke:
-            guard purchase.status == .applied else { return record(NotificationPlan(effect: .recordOnly("already_refunded")), notification, purchase: purchase, now: now) }
+            guard purchase.status == .applied else {
+                return record(NotificationPlan(effect: .recordOnly("already_refunded")), notification, purchase: purchase, now: now)
+            }
             purchase.status = .refunded
             ended.state = .ended
             ended.endedReason = notification.type.rawValue
             effect = .appliedByKind("unlock_ended")
         case .refundReversed:
-            guard purchase.status == .refunded else { return record(NotificationPlan(effect: .recordOnly("not_refunded")), notification, purchase: purchase, now: now) }
+            guard purchase.status == .refunded else {
+                return record(NotificationPlan(effect: .recordOnly("not_refunded")), notification, purchase: purchase, now: now)
+            }
             purchase.status = .applied
             purchase.outcomeCode = nil
             ended.state = .active

@@ -22,11 +22,15 @@ public struct UnlockTerms: Hashable, Sendable {
         switch product.type {
         case "Non-Consumable":
             guard product.durationDays == nil else {
-                throw CatalogError("tenant \(tenant): unlock product \(product.id) is a Non-Consumable (lifetime); durationDays applies to Non-Renewing Subscription passes")
+                throw CatalogError(
+                    "tenant \(tenant): unlock product \(product.id) is a Non-Consumable (lifetime); durationDays applies to Non-Renewing Subscription passes"
+                )
             }
         case "Non-Renewing Subscription":
             guard let days = product.durationDays, (1...maximumDays).contains(days) else {
-                throw CatalogError("tenant \(tenant): unlock product \(product.id) is a Non-Renewing Subscription; it needs durationDays 1...\(maximumDays)")
+                throw CatalogError(
+                    "tenant \(tenant): unlock product \(product.id) is a Non-Renewing Subscription; it needs durationDays 1...\(maximumDays)"
+                )
             }
         default:
             throw CatalogError("tenant \(tenant): unlock product \(product.id) must be of type Non-Consumable or Non-Renewing Subscription")

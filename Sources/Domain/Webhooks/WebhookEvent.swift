@@ -116,4 +116,3 @@ public struct WebhookDelivery: Hashable, Sendable {
         self.at = at
     }
 }
-

@@ -81,8 +81,14 @@ struct Authenticator: RouterMiddleware {
             return .refused(error)
         } catch {
             // The key store could not answer: the request is neither admitted nor refused for good.
-            return .refused(APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable; try again",
-                                     headers: [.retryAfter: "1"]))
+            return .refused(
+                APIError(
+                    .serviceUnavailable,
+                    .temporarilyUnavailable,
+                    "the service is temporarily unavailable; try again",
+                    headers: [.retryAfter: "1"]
+                )
+            )
         }
     }
 
@@ -117,7 +123,12 @@ struct Authenticator: RouterMiddleware {
             throw APIError(.badRequest, .invalidUserId, "\(field) is limited to \(maximumUserIdBytes) bytes", field: field)
         }
         if tenant.userIdsAreUUIDs, !CanonicalUUID.isCanonical(normal) {
-            throw APIError(.badRequest, .invalidUserId, "\(field) must be a UUID in lowercase (8-4-4-4-12 hex digits): this app's user ids are UUIDs", field: field)
+            throw APIError(
+                .badRequest,
+                .invalidUserId,
+                "\(field) must be a UUID in lowercase (8-4-4-4-12 hex digits): this app's user ids are UUIDs",
+                field: field
+            )
         }
         return normal
     }
@@ -132,8 +143,8 @@ struct Authenticator: RouterMiddleware {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         // A token whose JSON names a member twice (read one way here, another way by jwt-kit) is refused.
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]), (try? StrictJSON.check(payload)) != nil,
-              let headerBytes = Base64URL.decode(parts[0]), (try? StrictJSON.check(headerBytes)) != nil,
-              let issuer = try? JSONDecoder().decode(IssuerOnly.self, from: payload).iss
+            let headerBytes = Base64URL.decode(parts[0]), (try? StrictJSON.check(headerBytes)) != nil,
+            let issuer = try? JSONDecoder().decode(IssuerOnly.self, from: payload).iss
         else {
             throw APIError.unauthenticated("the bearer token is neither a Berth API key nor a JWT with an issuer")
         }
@@ -156,8 +167,12 @@ struct Authenticator: RouterMiddleware {
                 keys = published
             } catch is JWKSUnavailable {
                 // Temporary: the token may be good, so clients are told to retry, not to sign in again.
-                throw APIError(.serviceUnavailable, .temporarilyUnavailable, "the app's token keys cannot be fetched right now; try again",
-                               headers: [.retryAfter: "5"])
+                throw APIError(
+                    .serviceUnavailable,
+                    .temporarilyUnavailable,
+                    "the app's token keys cannot be fetched right now; try again",
+                    headers: [.retryAfter: "5"]
+                )
             }
         } else {
             keys = tenant.userKeys
@@ -177,7 +192,9 @@ struct Authenticator: RouterMiddleware {
             }
         }
         let user = Self.composed(claims.sub.value)
-        guard !user.isEmpty, user.utf8.count <= Self.maximumUserIdBytes else { throw APIError.unauthenticated("the token's subject is empty or too long") }
+        guard !user.isEmpty, user.utf8.count <= Self.maximumUserIdBytes else {
+            throw APIError.unauthenticated("the token's subject is empty or too long")
+        }
         if tenant.tenant.userIdsAreUUIDs, !CanonicalUUID.isCanonical(user) {
             throw APIError.unauthenticated("the token's subject must be a UUID in lowercase: this app's user ids are UUIDs")
         }

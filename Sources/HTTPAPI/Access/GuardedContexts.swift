@@ -33,7 +33,9 @@ extension AccessPolicy {
             caller = found
         }
         guard admits(caller.kind, tenant: caller.tenant.tenant) else {
-            throw APIError.forbidden("this endpoint does not take \(Self.credentialName(caller.kind)); it takes \(admits.sorted().map(Self.credentialName).joined(separator: " or "))")
+            throw APIError.forbidden(
+                "this endpoint does not take \(Self.credentialName(caller.kind)); it takes \(admits.sorted().map(Self.credentialName).joined(separator: " or "))"
+            )
         }
         if namesUser, caller.kind == .clientKey || caller.kind == .serverKey, caller.userId == nil {
             throw APIError(.badRequest, .missingUser, "an API key acting for a user must name the user in X-User-Id", field: "X-User-Id")

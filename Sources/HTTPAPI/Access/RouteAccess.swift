@@ -78,9 +78,18 @@ extension RecordedRoutes where Context: GuardedContext {
     ///   - note: what the access table says beside the policy's own note (a rule of the handlers').
     ///   - signedBy: signs the group's answers, refusals included, for tenants with `answerSigning`
     ///     (the clock gives the signing time); nil: the group's answers are never signed.
-    init(_ router: Router<BerthRequestContext>, _ context: Context.Type, table: RouteAccessTable, shape: ErrorShape? = nil, scope: KeyScope?,
-         limit: RateLimiter.Scope?, rateLimiter: RateLimiter, authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil,
-         note: String? = nil, signedBy clock: (any BerthClock)? = nil) {
+    init(
+        _ router: Router<BerthRequestContext>,
+        _ context: Context.Type,
+        table: RouteAccessTable,
+        shape: ErrorShape? = nil,
+        scope: KeyScope?,
+        limit: RateLimiter.Scope?,
+        rateLimiter: RateLimiter,
+        authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil,
+        note: String? = nil,
+        signedBy clock: (any BerthClock)? = nil
+    ) {
         let outer = router.group()
         if let shape { outer.add(middleware: ShapedErrors(shape: shape)) }
         if let authenticate { outer.add(middleware: authenticate) }
@@ -89,8 +98,18 @@ extension RecordedRoutes where Context: GuardedContext {
         let group = outer.group(context: Context.self)
         if let scope { group.add(middleware: RequireScope<Context>(scope: scope)) }
         if let limit { group.add(middleware: RateLimit<Context>(scope: limit, limiter: rateLimiter)) }
-        self.init(group: group, table: table, access: .init(method: "", path: "", admits: Context.Policy.admits, namesUser: Context.Policy.namesUser,
-                                                            scope: scope, note: note ?? Context.Policy.note))
+        self.init(
+            group: group,
+            table: table,
+            access: .init(
+                method: "",
+                path: "",
+                admits: Context.Policy.admits,
+                namesUser: Context.Policy.namesUser,
+                scope: scope,
+                note: note ?? Context.Policy.note
+            )
+        )
     }
 }
 
@@ -98,7 +117,11 @@ extension RecordedRoutes where Context == BerthRequestContext {
     init(_ router: Router<BerthRequestContext>, table: RouteAccessTable, shape: ErrorShape? = nil) {
         let group = router.group()
         if let shape { group.add(middleware: ShapedErrors(shape: shape)) }
-        self.init(group: group, table: table, access: .init(method: "", path: "", admits: PublicAccess.admits, namesUser: false, scope: nil, note: nil))
+        self.init(
+            group: group,
+            table: table,
+            access: .init(method: "", path: "", admits: PublicAccess.admits, namesUser: false, scope: nil, note: nil)
+        )
     }
 }
 
@@ -170,15 +193,20 @@ extension APIError {
             return APIError(error)
         case let error as StoreUnavailable:
             logger.warning("store unavailable: \(error.description)")
-            return APIError(.serviceUnavailable, .temporarilyUnavailable, "the service is temporarily unavailable; nothing was applied, try again",
-                            headers: [.retryAfter: String(error.retryAfter)])
+            return APIError(
+                .serviceUnavailable,
+                .temporarilyUnavailable,
+                "the service is temporarily unavailable; nothing was applied, try again",
+                headers: [.retryAfter: String(error.retryAfter)]
+            )
         case let error as HTTPError:
-            let code: ErrorCode = switch error.status {
-            case .notFound: .notFound
-            case .contentTooLarge: .bodyTooLarge
-            case .methodNotAllowed: .methodNotAllowed
-            default: .badRequest
-            }
+            let code: ErrorCode =
+                switch error.status {
+                case .notFound: .notFound
+                case .contentTooLarge: .bodyTooLarge
+                case .methodNotAllowed: .methodNotAllowed
+                default: .badRequest
+                }
             let message = error.status == .contentTooLarge ? "request bodies are limited to 64 KiB" : (error.body ?? error.status.reasonPhrase)
             return APIError(error.status, code, message)
         default:

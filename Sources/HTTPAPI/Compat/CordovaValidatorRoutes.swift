@@ -62,7 +62,12 @@ struct CordovaValidatorRoutes {
         } else if let user = context.caller.userId {
             userId = user
         } else {
-            throw APIError(.badRequest, .missingUser, "set store.applicationUsername (or X-User-Id): Berth applies purchases to a user", field: "applicationUsername")
+            throw APIError(
+                .badRequest,
+                .missingUser,
+                "set store.applicationUsername (or X-User-Id): Berth applies purchases to a user",
+                field: "applicationUsername"
+            )
         }
         // From here the answer, refusals included, is about that user (a signed answer names them).
         do {
@@ -72,15 +77,27 @@ struct CordovaValidatorRoutes {
         }
     }
 
-    private func validate(_ request: Request, _ context: ProofContext, body: ValidatorRequest, transaction: ValidatorRequest.Transaction,
-                          userId: String) async throws -> Response {
+    private func validate(
+        _ request: Request,
+        _ context: ProofContext,
+        body: ValidatorRequest,
+        transaction: ValidatorRequest.Transaction,
+        userId: String
+    ) async throws -> Response {
         let runtime = context.tenant
         let bookingId = body.additionalData?.bookingId?.value ?? request.uri.queryParameters["bookingId"].flatMap { Int64(String($0)) }
         let outcome: ValidateForPlugin.Result
         do {
             let proof = try Self.proof(transaction, body: body, runtime: runtime)
-            outcome = try await validateForPlugin(.init(runtime: runtime, userId: userId, proof: proof, bookingId: bookingId,
-                                                                 callerProvesUser: context.caller.provesUser))
+            outcome = try await validateForPlugin(
+                .init(
+                    runtime: runtime,
+                    userId: userId,
+                    proof: proof,
+                    bookingId: bookingId,
+                    callerProvesUser: context.caller.provesUser
+                )
+            )
         } catch {
             metrics.verificationFailed(error)
             throw error
@@ -89,21 +106,39 @@ struct CordovaValidatorRoutes {
         var native = NativeTransaction(type: transaction.type, bundleId: Self.appId(transaction.type, runtime))
         if let named = outcome.named {
             metrics.verification(named.outcome)
-            if let refusal = VerifyPurchaseRoutes.refusal(named.outcome, namesBooking: bookingId != nil,
-                                                          proofField: transaction.type == "android-playstore" ? "purchaseToken" : "jwsRepresentation") { throw refusal }
-            guard let purchase = named.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
+            if let refusal = VerifyPurchaseRoutes.refusal(
+                named.outcome,
+                namesBooking: bookingId != nil,
+                proofField: transaction.type == "android-playstore" ? "purchaseToken" : "jwsRepresentation"
+            ) {
+                throw refusal
+            }
+            guard let purchase = named.outcome.purchase else {
+                throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome")
+            }
             var subscription: Subscription?
             if case .subscription(let record, _) = named.state { subscription = record }
-            native = NativeTransaction(type: transaction.type, bundleId: Self.appId(transaction.type, runtime), purchase: purchase, subscription: subscription)
+            native = NativeTransaction(
+                type: transaction.type,
+                bundleId: Self.appId(transaction.type, runtime),
+                purchase: purchase,
+                subscription: subscription
+            )
         } else if let receipt = outcome.applicationReceipt {
             native.originalApplicationVersion = receipt.originalApplicationVersion
             native.environment = receipt.environment
         }
         let now = clock.now()
         let owned = outcome.owned
-        let collection = owned.subscriptions.map { ValidatorPurchase(subscription: $0, now: now) } + owned.unlocks.map { ValidatorPurchase(grant: $0, now: now) }
+        let collection =
+            owned.subscriptions.map { ValidatorPurchase(subscription: $0, now: now) } + owned.unlocks.map { ValidatorPurchase(grant: $0, now: now) }
             + owned.purchases.map { ValidatorPurchase($0) }
-        let data = ValidatorSuccess.Payload(id: body.id ?? runtime.tenant.apple.bundleId, latestReceipt: true, transaction: native, collection: collection)
+        let data = ValidatorSuccess.Payload(
+            id: body.id ?? runtime.tenant.apple.bundleId,
+            latestReceipt: true,
+            transaction: native,
+            collection: collection
+        )
         var response = try JSONCoding.response(ValidatorSuccess(data: data))
         // A signed answer names the user it is about: here the plugin's applicationUsername. Only
         // for a signing tenant, whose signer takes the note off again (it is never sent).
@@ -139,8 +174,12 @@ struct CordovaValidatorRoutes {
             let productId = body.id.flatMap { $0.isEmpty ? nil : $0 } ?? original?.productId ?? original?.productIds?.first
             return .googlePlay(token: token, productId: productId, packageName: original?.packageName)
         default:
-            throw APIError(.badRequest, .invalidField, "Berth validates App Store and Google Play transactions (ios-appstore, apple-sk2, android-playstore), not \(transaction.type)",
-                           field: "transaction.type")
+            throw APIError(
+                .badRequest,
+                .invalidField,
+                "Berth validates App Store and Google Play transactions (ios-appstore, apple-sk2, android-playstore), not \(transaction.type)",
+                field: "transaction.type"
+            )
         }
     }
 
@@ -155,16 +194,23 @@ struct CordovaValidatorRoutes {
     /// `{ok: false, code, status, message}` with HTTP 200, as the plugin reads refusals. `status`
     /// is the HTTP status Berth's own API would answer; `code` is the plugin's error code.
     static func refusal(_ error: APIError) throws -> Response {
-        let code: Int = switch error.code {
-        case .unauthenticated, .forbidden: CordovaErrorCode.clientInvalid
-        case .temporarilyUnavailable, .rateLimited: CordovaErrorCode.communication
-        case .unknownProduct, .productNotSupported, .productMismatch: CordovaErrorCode.invalidProductId
-        case .transactionAlreadyUsed, .linkedToOtherAccount, .transactionRevoked: CordovaErrorCode.paymentInvalid
-        case .missingField, .invalidJson, .bodyTooLarge, .missingUser, .invalidUserId, .invalidField: CordovaErrorCode.missingToken
-        default: CordovaErrorCode.verificationFailed
-        }
-        var response = try JSONCoding.response(ValidatorFailure(code: code, status: Int(error.status.code), message: error.message,
-                                                                error: .init(code: error.code.rawValue, field: error.field)))
+        let code: Int =
+            switch error.code {
+            case .unauthenticated, .forbidden: CordovaErrorCode.clientInvalid
+            case .temporarilyUnavailable, .rateLimited: CordovaErrorCode.communication
+            case .unknownProduct, .productNotSupported, .productMismatch: CordovaErrorCode.invalidProductId
+            case .transactionAlreadyUsed, .linkedToOtherAccount, .transactionRevoked: CordovaErrorCode.paymentInvalid
+            case .missingField, .invalidJson, .bodyTooLarge, .missingUser, .invalidUserId, .invalidField: CordovaErrorCode.missingToken
+            default: CordovaErrorCode.verificationFailed
+            }
+        var response = try JSONCoding.response(
+            ValidatorFailure(
+                code: code,
+                status: Int(error.status.code),
+                message: error.message,
+                error: .init(code: error.code.rawValue, field: error.field)
+            )
+        )
         if error.status == .serviceUnavailable || error.code == .rateLimited { response.headers[.retryAfter] = error.headers[.retryAfter] ?? "1" }
         return response
     }
@@ -218,8 +264,14 @@ struct LooseString: Decodable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let text = try? container.decode(String.self) { value = text; return }
-        if let number = try? container.decode(Int64.self) { value = String(number); return }
+        if let text = try? container.decode(String.self) {
+            value = text
+            return
+        }
+        if let number = try? container.decode(Int64.self) {
+            value = String(number)
+            return
+        }
         throw DecodingError.typeMismatch(String.self, .init(codingPath: decoder.codingPath, debugDescription: "a string or an integer"))
     }
 }
@@ -230,8 +282,14 @@ struct LooseInt: Decodable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Int64.self) { value = number; return }
-        if let text = try? container.decode(String.self), let number = Int64(text) { value = number; return }
+        if let number = try? container.decode(Int64.self) {
+            value = number
+            return
+        }
+        if let text = try? container.decode(String.self), let number = Int64(text) {
+            value = number
+            return
+        }
         throw DecodingError.typeMismatch(Int64.self, .init(codingPath: decoder.codingPath, debugDescription: "an integer"))
     }
 }
@@ -354,20 +412,21 @@ struct ValidatorPurchase: Encodable {
         isExpired = !state.entitles
         renewalIntent = subscription.autoRenew.map { $0 ? "Renew" : "Lapse" }
         isBillingRetryPeriod = subscription.inBillingRetry
-        cancelationReason = switch state {
-        case .revoked: "Customer"
-        case .upgraded: "System.Replaced"
-        case .expired:
-            switch subscription.expirationIntent {
-            case 1: "Customer"
-            case 2: "System.BillingError"
-            case 3: "Customer.PriceIncrease"
-            case 4: "System.ProductUnavailable"
-            case 5: "Unknown"
+        cancelationReason =
+            switch state {
+            case .revoked: "Customer"
+            case .upgraded: "System.Replaced"
+            case .expired:
+                switch subscription.expirationIntent {
+                case 1: "Customer"
+                case 2: "System.BillingError"
+                case 3: "Customer.PriceIncrease"
+                case 4: "System.ProductUnavailable"
+                case 5: "Unknown"
+                default: ""
+                }
             default: ""
             }
-        default: ""
-        }
     }
 
     /// The plugin's platform of a store's purchases.
@@ -400,7 +459,9 @@ struct ValidatorQueryKey: RouterMiddleware {
             do {
                 let caller = try await authenticator.caller(key: String(key), request: request)
                 guard caller.kind == .clientKey else {
-                    throw APIError.forbidden("only client keys may be put in a validator URL; this one is a \(caller.kind.rawValue) key (revoke it: it is now in URLs and logs)")
+                    throw APIError.forbidden(
+                        "only client keys may be put in a validator URL; this one is a \(caller.kind.rawValue) key (revoke it: it is now in URLs and logs)"
+                    )
                 }
                 context.authentication = .authenticated(caller)
                 Authenticator.speak(caller)

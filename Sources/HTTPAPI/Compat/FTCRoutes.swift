@@ -1,10 +1,10 @@
 import AppleSignedData
 import Domain
 import Foundation
-import Hummingbird
-import UseCases
 import HTTPTypes
+import Hummingbird
 import Logging
+import UseCases
 
 /// FT Chinese's Apple IAP API (seed 003), served as its existing clients expect it, for tenants that
 /// list `subscriptions.ftcRoutes`: under each prefix (one per environment), the seed's paths, bodies,
@@ -72,12 +72,16 @@ struct FTCRoutes {
         return context
     }
 
-
     private func actor(_ context: some GuardedContext) -> Actor { context.caller.actor }
 
     struct ReceiptBody: Decodable { var receiptData: String? }
     /// FT Chinese's link body; `receiptData` is the proof an app (client key) links with.
-    struct LinkBody: Decodable { var ftcId: String?; var originalTxId: String?; var force: Bool?; var receiptData: String? }
+    struct LinkBody: Decodable {
+        var ftcId: String?
+        var originalTxId: String?
+        var force: Bool?
+        var receiptData: String?
+    }
 
     private func receiptData(_ request: Request) async throws -> String {
         let body = try await JSONCoding.decode(ReceiptBody.self, from: request)
@@ -88,8 +92,14 @@ struct FTCRoutes {
     private func applyReceipt(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> ApplyReceipt.Result {
         let data = try await receiptData(request)
         do {
-            return try await applyReceipt(data, runtime: base.runtime, userId: nil, actor: actor(context), source: "ftc_verify_receipt",
-                                                        environment: base.environment)
+            return try await applyReceipt(
+                data,
+                runtime: base.runtime,
+                userId: nil,
+                actor: actor(context),
+                source: "ftc_verify_receipt",
+                environment: base.environment
+            )
         } catch let error as DomainError where error.kind != .unavailable {
             throw FTCShape.Refusal(status: .unprocessableContent, message: error.message, field: "verification", code: "invalid")
         }
@@ -99,7 +109,9 @@ struct FTCRoutes {
     /// the same shape built from the receipt.
     func verifyReceipt(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let result = try await applyReceipt(base, request, context)
-        if let raw = result.appleResponse { return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(bytes: raw))) }
+        if let raw = result.appleResponse {
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(bytes: raw)))
+        }
         return try JSONCoding.response(FTCAppleReceiptResponse(result))
     }
 
@@ -108,7 +120,12 @@ struct FTCRoutes {
         let result = try await applyReceipt(base, request, context)
         let all = result.subscriptions + result.ownedByOthers
         guard let latest = all.max(by: { ($0.expiresAt ?? .distantPast) < ($1.expiresAt ?? .distantPast) }) else {
-            throw FTCShape.Refusal(status: .unprocessableContent, message: "the receipt holds no subscription", field: "verification", code: "invalid")
+            throw FTCShape.Refusal(
+                status: .unprocessableContent,
+                message: "the receipt holds no subscription",
+                field: "verification",
+                code: "invalid"
+            )
         }
         return try JSONCoding.response(FTCSubscription(latest, inUse: nil))
     }
@@ -120,8 +137,14 @@ struct FTCRoutes {
         let perPage = min(max(1, query["per_page"].flatMap { Int(String($0)) } ?? 20), Page.maximumLimit)
         // Pages past the listing's offset bound show its last page (no arithmetic on the raw number).
         let page = min(max(1, query["page"].flatMap { Int(String($0)) } ?? 1), Page.maximumOffset / perPage + 1)
-        let (items, total) = try await subscriptionQueries.list(runtime: base.runtime, userId: ftcId, page: Page(limit: perPage, offset: (page - 1) * perPage))
-        return try JSONCoding.response(FTCSubscriptionList(total: total, page: page, limit: perPage, data: items.map { FTCSubscription($0.subscription, inUse: $0.inUse) }))
+        let (items, total) = try await subscriptionQueries.list(
+            runtime: base.runtime,
+            userId: ftcId,
+            page: Page(limit: perPage, offset: (page - 1) * perPage)
+        )
+        return try JSONCoding.response(
+            FTCSubscriptionList(total: total, page: page, limit: perPage, data: items.map { FTCSubscription($0.subscription, inUse: $0.inUse) })
+        )
     }
 
     func load(_ base: Base, _ context: BackendContext) async throws -> Response {
@@ -148,20 +171,31 @@ struct FTCRoutes {
         let ftcId = try FTCShape.userId(given, field: "ftcId", tenant: base.runtime.tenant)
         guard let otid = body.originalTxId, !otid.isEmpty else { throw FTCShape.missing("originalTxId") }
         // The backend links by id; the app (a client key) proves with the device's receipt.
-        let authority: LinkAuthority = context.caller.kind == .clientKey
+        let authority: LinkAuthority =
+            context.caller.kind == .clientKey
             ? .proof(body.receiptData.flatMap { $0.isEmpty ? nil : PurchaseProof.receipt($0, transactionId: otid) }) : .byId
         do {
             try await authorizeLink(authority, runtime: base.runtime, userId: ftcId, originalTransactionId: otid)
         } catch let error as DomainError where error.code == .proofRequired {
-            throw FTCShape.Refusal(status: .unprocessableContent, message: "the app links with the device's receipt as proof: send receiptData (bare ids are for the backend's server key)",
-                                   field: "receiptData", code: "missing_field")
+            throw FTCShape.Refusal(
+                status: .unprocessableContent,
+                message: "the app links with the device's receipt as proof: send receiptData (bare ids are for the backend's server key)",
+                field: "receiptData",
+                code: "missing_field"
+            )
         }
         return (ftcId, otid, body.force ?? false)
     }
 
     func link(_ base: Base, _ request: Request, _ context: AppKeyContext) async throws -> Response {
         let (ftcId, otid, force) = try await linkBody(request, context, base: base)
-        let membership = try await linkSubscription(runtime: base.runtime, userId: ftcId, originalTransactionId: otid, force: force, actor: actor(context))
+        let membership = try await linkSubscription(
+            runtime: base.runtime,
+            userId: ftcId,
+            originalTransactionId: otid,
+            force: force,
+            actor: actor(context)
+        )
         return try JSONCoding.response(FTCMembership(membership))
     }
 
@@ -177,7 +211,9 @@ struct FTCRoutes {
     }
 
     private func id(_ context: some RequestContext) throws -> String {
-        guard let id = context.parameters.get("id"), !id.isEmpty, id.count <= 64 else { throw FTCShape.Refusal(status: .notFound, message: "Not Found") }
+        guard let id = context.parameters.get("id"), !id.isEmpty, id.count <= 64 else {
+            throw FTCShape.Refusal(status: .notFound, message: "Not Found")
+        }
         return id
     }
 }
@@ -197,7 +233,10 @@ enum FTCShape {
     }
 
     struct Body: Encodable {
-        struct Detail: Encodable { var field: String; var code: String }
+        struct Detail: Encodable {
+            var field: String
+            var code: String
+        }
         var message: String
         var error: Detail?
     }
@@ -207,7 +246,12 @@ enum FTCShape {
         do {
             return try Authenticator.userId(text, field: field, tenant: tenant)
         } catch {
-            throw Refusal(status: .unprocessableContent, message: (error as? APIError)?.message ?? "\(field) is not a user id of this app", field: field, code: "invalid")
+            throw Refusal(
+                status: .unprocessableContent,
+                message: (error as? APIError)?.message ?? "\(field) is not a user id of this app",
+                field: field,
+                code: "invalid"
+            )
         }
     }
 

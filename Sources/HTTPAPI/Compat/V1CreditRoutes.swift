@@ -26,15 +26,23 @@ struct V1CreditRoutes {
     func register(_ routes: Groups) {
         routes.reads.get("/v1/credits/balance") { _, context in
             let (runtime, type) = try Self.served(context.tenant)
-            let balances = try await creditQueries.balances(runtime, userId: context.userId, claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil))
+            let balances = try await creditQueries.balances(
+                runtime,
+                userId: context.userId,
+                claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+            )
             return try JSONCoding.response(V1Balance(credits: balances.first { $0.creditType == type }?.balance ?? 0))
         }
         routes.reads.get("/v1/credits/transactions") { request, context in
             let (runtime, type) = try Self.served(context.tenant)
             let page = try Paging.page(request)
             let result = try await creditQueries.history(runtime, userId: context.userId, filter: LedgerFilter(creditType: type), page: page)
-            return try JSONCoding.response(V1TransactionHistory(transactions: result.items.map(V1Transaction.init),
-                                                                meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)))
+            return try JSONCoding.response(
+                V1TransactionHistory(
+                    transactions: result.items.map(V1Transaction.init),
+                    meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)
+                )
+            )
         }
         routes.purchases.post("/v1/credits/purchase") { request, context in try await purchase(request, context) }
         routes.open.get("/v1/iap/products") { request, context in
@@ -57,8 +65,17 @@ struct V1CreditRoutes {
         guard let productId = body.productId, !productId.isEmpty else {
             throw APIError(.badRequest, .missingField, "product_id is required", field: "product_id")
         }
-        let result = try await verifyPurchase(.init(runtime: runtime, userId: context.userId, productId: productId, transactionId: nil,
-                                                             proof: .jws(data), target: nil, callerProvesUser: context.caller.provesUser))
+        let result = try await verifyPurchase(
+            .init(
+                runtime: runtime,
+                userId: context.userId,
+                productId: productId,
+                transactionId: nil,
+                proof: .jws(data),
+                target: nil,
+                callerProvesUser: context.caller.provesUser
+            )
+        )
         if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: false) { throw refusal }
         guard let purchase = result.outcome.purchase, case .credits(let credits) = result.state else {
             throw APIError(.unprocessableContent, .productMismatch, "product_id is not a credit pack of this app", field: "product_id")
@@ -98,9 +115,17 @@ struct V1CreditRoutes {
 
     /// NestJS's error body (`statusCode`, `message`, `error`) with Berth's stable `code`.
     static func refusal(_ error: APIError) throws -> Response {
-        var response = try JSONCoding.response(V1Error(statusCode: Int(error.status.code), code: error.code.rawValue, message: error.message,
-                                                       error: error.status.reasonPhrase, field: error.field, credits: error.credits.map(CreditBalanceDTO.init)),
-                                               status: error.status)
+        var response = try JSONCoding.response(
+            V1Error(
+                statusCode: Int(error.status.code),
+                code: error.code.rawValue,
+                message: error.message,
+                error: error.status.reasonPhrase,
+                field: error.field,
+                credits: error.credits.map(CreditBalanceDTO.init)
+            ),
+            status: error.status
+        )
         for field in error.headers { response.headers.append(field) }
         return response
     }

@@ -48,30 +48,54 @@ struct AdminCreditRoutes {
             let tenantId = runtime.id
             if try Self.wantsCSV(request) {
                 let entries = try await store.read { try $0.credits.export(tenantId: tenantId, filter: filter, limit: Self.exportLimit) }
-                return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8",
-                                                       .contentDisposition: "attachment; filename=\"\(tenantId)-ledger.csv\""],
-                                body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries))))
+                return Response(
+                    status: .ok,
+                    headers: [
+                        .contentType: "text/csv; charset=utf-8",
+                        .contentDisposition: "attachment; filename=\"\(tenantId)-ledger.csv\"",
+                    ],
+                    body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries)))
+                )
             }
             let page = try Paging.page(request)
             let result = try await store.read { try $0.credits.entries(tenantId: tenantId, filter: filter, page: page) }
-            return try JSONCoding.response(ListResponse(items: result.items.map(LedgerEntryDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+            return try JSONCoding.response(
+                ListResponse(items: result.items.map(LedgerEntryDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+            )
         }
         router.get("/api/admin/credits/stats") { request, context in
             let (runtime, _) = admin(context)
             let from = try Paging.time(request, "from"), to = try Paging.time(request, "to")
             let stats = try await creditReports.stats(runtime, from: from, to: to)
-            return try JSONCoding.response(CreditStatsResponse(from: from.map(APITime.init), to: to.map(APITime.init), products: stats.map {
-                CreditStatsDTO(productId: $0.productId, purchases: $0.purchases, creditsGranted: $0.creditsGranted, refunds: $0.refunds,
-                               creditsRefunded: $0.creditsRefunded)
-            }))
+            return try JSONCoding.response(
+                CreditStatsResponse(
+                    from: from.map(APITime.init),
+                    to: to.map(APITime.init),
+                    products: stats.map {
+                        CreditStatsDTO(
+                            productId: $0.productId,
+                            purchases: $0.purchases,
+                            creditsGranted: $0.creditsGranted,
+                            refunds: $0.refunds,
+                            creditsRefunded: $0.creditsRefunded
+                        )
+                    }
+                )
+            )
         }
         router.get("/api/admin/credits/check") { _, context in
             let (runtime, _) = admin(context)
             let result = try await creditReports.check(runtime)
-            return try JSONCoding.response(LedgerCheckResponse(consistent: result.problemCount == 0, accounts: result.accounts, problemCount: result.problemCount,
-                                                               problems: result.problems.map {
-                LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
-            }))
+            return try JSONCoding.response(
+                LedgerCheckResponse(
+                    consistent: result.problemCount == 0,
+                    accounts: result.accounts,
+                    problemCount: result.problemCount,
+                    problems: result.problems.map {
+                        LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
+                    }
+                )
+            )
         }
         router.post("/api/admin/credits/adjustments") { request, context in
             let (runtime, keyId) = admin(context)
@@ -82,10 +106,21 @@ struct AdminCreditRoutes {
             }
             let reason = Text.trimmed(body.reason)
             guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason", field: "reason") }
-            guard Text.length(reason) <= 500 else { throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason") }
-            let result = try await adjustCredits(runtime, userId: userId, creditType: body.creditType, amount: body.amount, reason: reason,
-                                                     actor: .admin(keyId: keyId))
-            return try JSONCoding.response(AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)), status: .created)
+            guard Text.length(reason) <= 500 else {
+                throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason")
+            }
+            let result = try await adjustCredits(
+                runtime,
+                userId: userId,
+                creditType: body.creditType,
+                amount: body.amount,
+                reason: reason,
+                actor: .admin(keyId: keyId)
+            )
+            return try JSONCoding.response(
+                AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)),
+                status: .created
+            )
         }
     }
 
@@ -105,25 +140,37 @@ struct AdminCreditRoutes {
 
 extension CreditProductRequest {
     var fields: CreditProductFields {
-        CreditProductFields(creditType: creditType, credits: credits, title: title?.trimmingCharacters(in: .whitespaces),
-                                       description: description, priceMinor: priceMinor,
-                                       displayOrder: displayOrder, active: active)
+        CreditProductFields(
+            creditType: creditType,
+            credits: credits,
+            title: title?.trimmingCharacters(in: .whitespaces),
+            description: description,
+            priceMinor: priceMinor,
+            displayOrder: displayOrder,
+            active: active
+        )
     }
 }
 
 /// The ledger as CSV (RFC 4180): a header row, one entry per row, oldest first. Text cells that a
 /// spreadsheet would run as a formula are prefixed with `'`.
 enum LedgerCSV {
-    static let header = ["id", "createdAt", "userId", "creditType", "type", "amount", "debtChange", "balanceAfter", "status", "actor", "reason",
-                         "productId", "transactionId", "purchaseId", "reservationId", "profileId", "reference"]
+    static let header = [
+        "id", "createdAt", "userId", "creditType", "type", "amount", "debtChange", "balanceAfter", "status", "actor", "reason",
+        "productId", "transactionId", "purchaseId", "reservationId", "profileId", "reference",
+    ]
 
     static func render(_ entries: [LedgerEntry]) -> String {
         var lines = [header.joined(separator: ",")]
         for e in entries {
             let numbers: (Int64?) -> String = { $0.map(String.init) ?? "" }
-            lines.append([String(e.id), APITime.format(e.createdAt), text(e.userId), e.creditType, e.type.rawValue, String(e.amount), String(e.debtChange),
-                          String(e.balanceAfter), e.status.rawValue, text(e.actor), text(e.reason), text(e.productId), text(e.transactionId),
-                          numbers(e.purchaseId), numbers(e.reservationId), text(e.profileId), text(e.reference)].joined(separator: ","))
+            lines.append(
+                [
+                    String(e.id), APITime.format(e.createdAt), text(e.userId), e.creditType, e.type.rawValue, String(e.amount), String(e.debtChange),
+                    String(e.balanceAfter), e.status.rawValue, text(e.actor), text(e.reason), text(e.productId), text(e.transactionId),
+                    numbers(e.purchaseId), numbers(e.reservationId), text(e.profileId), text(e.reference),
+                ].joined(separator: ",")
+            )
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

@@ -23,8 +23,14 @@ struct AdminKeyRoutes {
             }
             let scopes = try body.scopes.map(Self.scopes)
             let now = clock.now()
-            let issued = try await CreateAPIKey(store: store)(tenantId: context.tenant.id, role: role, scopes: scopes, name: body.name, actor: context.actor,
-                                                              now: now)
+            let issued = try await CreateAPIKey(store: store)(
+                tenantId: context.tenant.id,
+                role: role,
+                scopes: scopes,
+                name: body.name,
+                actor: context.actor,
+                now: now
+            )
             return try JSONCoding.response(IssuedKeyResponse(key: KeyDTO(issued.key, now: now), secret: issued.secret), status: .created)
         }
         routes.post("/api/admin/keys/{id}/revoke") { _, context in
@@ -35,10 +41,21 @@ struct AdminKeyRoutes {
         routes.post("/api/admin/keys/{id}/rotate") { request, context in
             let body = try await JSONCoding.decode(RotateKeyRequest.self, from: request, emptyAs: RotateKeyRequest())
             let now = clock.now()
-            let result = try await RotateAPIKey(store: store)(id: try Self.id(context), tenantId: context.tenant.id,
-                                                              overlap: body.overlapSeconds.map(TimeInterval.init), actor: context.actor, now: now)
-            return try JSONCoding.response(IssuedKeyResponse(key: KeyDTO(result.issued.key, now: now), secret: result.issued.secret,
-                                                             previous: KeyDTO(result.old, now: now)), status: .created)
+            let result = try await RotateAPIKey(store: store)(
+                id: try Self.id(context),
+                tenantId: context.tenant.id,
+                overlap: body.overlapSeconds.map(TimeInterval.init),
+                actor: context.actor,
+                now: now
+            )
+            return try JSONCoding.response(
+                IssuedKeyResponse(
+                    key: KeyDTO(result.issued.key, now: now),
+                    secret: result.issued.secret,
+                    previous: KeyDTO(result.old, now: now)
+                ),
+                status: .created
+            )
         }
     }
 
@@ -53,8 +70,12 @@ struct AdminKeyRoutes {
         switch KeyScope.parse(names: names) {
         case .success(let scopes): return scopes
         case .failure(let unknown):
-            throw APIError(.badRequest, .invalidField, "unknown scope \(unknown.name); scopes are \(KeyScope.allCases.map(\.rawValue).joined(separator: ", "))",
-                           field: "scopes")
+            throw APIError(
+                .badRequest,
+                .invalidField,
+                "unknown scope \(unknown.name); scopes are \(KeyScope.allCases.map(\.rawValue).joined(separator: ", "))",
+                field: "scopes"
+            )
         }
     }
 }

@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Hummingbird
@@ -18,43 +18,80 @@ struct AdminRoutes {
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/app") { _, context in
             let (tenant, _) = (context.tenant, context.keyId)
-            return try JSONCoding.response(AppResponse(app: AppDTO(tenant.tenant, appStoreServerAPI: tenant.serverAPI != nil, webhook: tenant.webhook != nil,
-                                                                 cardPayments: tenant.stripe != nil && tenant.tenant.bookingPaymentRails.contains(.card))))
+            return try JSONCoding.response(
+                AppResponse(
+                    app: AppDTO(
+                        tenant.tenant,
+                        appStoreServerAPI: tenant.serverAPI != nil,
+                        webhook: tenant.webhook != nil,
+                        cardPayments: tenant.stripe != nil && tenant.tenant.bookingPaymentRails.contains(.card)
+                    )
+                )
+            )
         }
         router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
         router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
         router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
         let store = store
-        listing("/api/admin/unclaimed", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
-                as: UnclaimedDTO.init)
+        listing(
+            "/api/admin/unclaimed",
+            on: router,
+            fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
+            as: UnclaimedDTO.init
+        )
         router.get("/api/admin/unapplied-payments") { request, context in
             let tenantId = context.tenant.id
             let page = try Paging.page(request)
             var status: UnappliedPayment.Status?
             if let text = request.uri.queryParameters["status"] {
                 guard let value = UnappliedPayment.Status(rawValue: String(text)) else {
-                    throw APIError(.badRequest, .invalidQuery, "status must be one of \(UnappliedPayment.Status.allCases.map(\.rawValue).joined(separator: ", "))",
-                                   field: "status")
+                    throw APIError(
+                        .badRequest,
+                        .invalidQuery,
+                        "status must be one of \(UnappliedPayment.Status.allCases.map(\.rawValue).joined(separator: ", "))",
+                        field: "status"
+                    )
                 }
                 status = value
             }
             let result = try await store.read { [status] in try $0.purchases.unappliedPayments(tenantId: tenantId, status: status, page: page) }
-            return try JSONCoding.response(ListResponse(items: result.items.map(UnappliedPaymentDTO.init), total: result.total, limit: page.limit,
-                                                        offset: page.offset))
+            return try JSONCoding.response(
+                ListResponse(
+                    items: result.items.map(UnappliedPaymentDTO.init),
+                    total: result.total,
+                    limit: page.limit,
+                    offset: page.offset
+                )
+            )
         }
         router.post("/api/admin/unapplied-payments/{id}/apply") { request, context in
             let id = try Self.unappliedId(context)
             let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
             let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, store: store)
-            let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap { $0.isEmpty ? nil : $0 }
-            let (payment, result) = try await resolveUnappliedPayment.apply(id, runtime: context.tenant, actor: context.actor, userId: userId,
-                                                                                     bookingId: bookingId)
-            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil), payment.currentStatus == .open { throw refusal }
+            let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap {
+                $0.isEmpty ? nil : $0
+            }
+            let (payment, result) = try await resolveUnappliedPayment.apply(
+                id,
+                runtime: context.tenant,
+                actor: context.actor,
+                userId: userId,
+                bookingId: bookingId
+            )
+            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil), payment.currentStatus == .open {
+                throw refusal
+            }
             // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
             if payment.store == .appStore, context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
-               let token = SetAppAccountToken.token(for: owner, policy: context.tenant.purchasePolicy), payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased() {
-                await SetAppAccountToken(logger: logger)(runtime: context.tenant, originalTransactionId: payment.proven.originalTransactionId,
-                                                                  environment: payment.proven.environment, userId: owner)
+                let token = SetAppAccountToken.token(for: owner, policy: context.tenant.purchasePolicy),
+                payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased()
+            {
+                await SetAppAccountToken(logger: logger)(
+                    runtime: context.tenant,
+                    originalTransactionId: payment.proven.originalTransactionId,
+                    environment: payment.proven.environment,
+                    userId: owner
+                )
             }
             return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
         }
@@ -84,44 +121,68 @@ struct AdminRoutes {
             }
             return try JSONCoding.response(TestNotificationResponse(testNotificationToken: token))
         }
-        listing("/api/admin/webhooks/deliveries", on: router,
-                fetch: { tenantId, page in try await store.read { try $0.outbox.deliveries(tenantId: tenantId, page: page) } }, as: WebhookDeliveryDTO.init)
-        listing("/api/admin/webhooks/dead-letters", on: router,
-                fetch: { tenantId, page in try await store.read { try $0.outbox.deadLetters(tenantId: tenantId, page: page) } }, as: DeadLetterDTO.init)
+        listing(
+            "/api/admin/webhooks/deliveries",
+            on: router,
+            fetch: { tenantId, page in try await store.read { try $0.outbox.deliveries(tenantId: tenantId, page: page) } },
+            as: WebhookDeliveryDTO.init
+        )
+        listing(
+            "/api/admin/webhooks/dead-letters",
+            on: router,
+            fetch: { tenantId, page in try await store.read { try $0.outbox.deadLetters(tenantId: tenantId, page: page) } },
+            as: DeadLetterDTO.init
+        )
         router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
             let (tenant, _) = (context.tenant, context.keyId)
             let tenantId = tenant.id, now = clock.now()
             guard let text = context.parameters.get("id"), let id = Int64(text),
-                  try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
+                try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
             else {
                 throw APIError(.notFound, .deliveryNotFound, "no webhook delivery with this id for this app", field: "id")
             }
             return try JSONCoding.response(ResendResponse(queued: true))
         }
         router.get("/api/admin/purchases") { request, context in try await purchases(request, context) }
-        listing("/api/admin/replays", on: router, fetch: { tenantId, page in try await store.read { try $0.purchases.replays(tenantId: tenantId, page: page) } },
-                as: ReplayDTO.init)
-        listing("/api/admin/notifications", on: router,
-                fetch: { tenantId, page in try await store.read { try $0.notifications.notifications(tenantId: tenantId, page: page) } }, as: NotificationDTO.init)
+        listing(
+            "/api/admin/replays",
+            on: router,
+            fetch: { tenantId, page in try await store.read { try $0.purchases.replays(tenantId: tenantId, page: page) } },
+            as: ReplayDTO.init
+        )
+        listing(
+            "/api/admin/notifications",
+            on: router,
+            fetch: { tenantId, page in try await store.read { try $0.notifications.notifications(tenantId: tenantId, page: page) } },
+            as: NotificationDTO.init
+        )
         router.get("/api/admin/audit") { request, context in
             let (tenant, _) = (context.tenant, context.keyId)
             let page = try Paging.page(request)
             var bookingId: Int64?
             if let text = request.uri.queryParameters["bookingId"] {
                 guard Int64(text).map({ $0 > 0 }) ?? (BookingReference.normalized(text) != nil) else {
-                    throw APIError(.badRequest, .invalidQuery, "bookingId is a booking's id (a positive integer) or its reference", field: "bookingId")
+                    throw APIError(
+                        .badRequest,
+                        .invalidQuery,
+                        "bookingId is a booking's id (a positive integer) or its reference",
+                        field: "bookingId"
+                    )
                 }
                 bookingId = try await Paging.bookingId(String(text), field: "bookingId", tenantId: tenant.id, store: store)
             }
             let tenantId = tenant.id, booking = bookingId
             let result = try await store.read { try $0.audit.audit(tenantId: tenantId, bookingId: booking, page: page) }
-            return try JSONCoding.response(ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+            return try JSONCoding.response(
+                ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+            )
         }
     }
 
     /// A paginated, newest-first admin listing of one kind of record.
     private func listing<Item: Sendable, DTO: Codable & Sendable>(
-        _ path: RouterPath, on router: GuardedRoutes<AdminRequestContext>,
+        _ path: RouterPath,
+        on router: GuardedRoutes<AdminRequestContext>,
         fetch: @escaping @Sendable (String, Page) async throws -> (items: [Item], total: Int),
         as present: @escaping @Sendable (Item) -> DTO
     ) {
@@ -129,7 +190,9 @@ struct AdminRoutes {
             let (tenant, _) = (context.tenant, context.keyId)
             let page = try Paging.page(request)
             let result = try await fetch(tenant.id, page)
-            return try JSONCoding.response(ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset))
+            return try JSONCoding.response(
+                ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset)
+            )
         }
     }
 
@@ -165,13 +228,20 @@ struct AdminRoutes {
         filter.to = try Paging.time(request, "to")
         let tenantId = tenant.id, purchaseFilter = filter
         if try AdminCreditRoutes.wantsCSV(request) {
-            let rows = try await store.read { try $0.purchases.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit) }
-            return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-purchases.csv\""],
-                            body: .init(byteBuffer: ByteBuffer(string: PurchaseCSV.render(rows))))
+            let rows = try await store.read {
+                try $0.purchases.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit)
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-purchases.csv\""],
+                body: .init(byteBuffer: ByteBuffer(string: PurchaseCSV.render(rows)))
+            )
         }
         let page = try Paging.page(request)
         let result = try await store.read { try $0.purchases.purchases(tenantId: tenantId, filter: purchaseFilter, page: page) }
-        return try JSONCoding.response(ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        )
     }
 
     func bookings(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
@@ -180,7 +250,12 @@ struct AdminRoutes {
         var filter = BookingFilter()
         if let status = query["status"] {
             guard let value = BookingStatus(rawValue: String(status)) else {
-                throw APIError(.badRequest, .invalidQuery, "status must be one of \(BookingStatus.allCases.map(\.rawValue).joined(separator: ", "))", field: "status")
+                throw APIError(
+                    .badRequest,
+                    .invalidQuery,
+                    "status must be one of \(BookingStatus.allCases.map(\.rawValue).joined(separator: ", "))",
+                    field: "status"
+                )
             }
             filter.status = value
         }
@@ -191,12 +266,19 @@ struct AdminRoutes {
         let page = try Paging.page(request)
         let tenantId = tenant.id, bookingFilter = filter
         if try AdminCreditRoutes.wantsCSV(request) {
-            let rows = try await store.read { try $0.bookings.exportBookings(tenantId: tenantId, filter: bookingFilter, limit: AdminCreditRoutes.exportLimit) }
-            return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-bookings.csv\""],
-                            body: .init(byteBuffer: ByteBuffer(string: BookingCSV.render(rows))))
+            let rows = try await store.read {
+                try $0.bookings.exportBookings(tenantId: tenantId, filter: bookingFilter, limit: AdminCreditRoutes.exportLimit)
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-bookings.csv\""],
+                body: .init(byteBuffer: ByteBuffer(string: BookingCSV.render(rows)))
+            )
         }
         let result = try await store.read { try $0.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page) }
-        return try JSONCoding.response(ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset))
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset)
+        )
     }
 
     /// A reason is kept in the audit log: at most 500 characters, like an adjustment's.
@@ -231,17 +313,26 @@ struct AdminRoutes {
 /// Bookings as CSV (RFC 4180), oldest first: each time as the UTC instant and as the wall-clock time
 /// where the booking happens, with its offset and zone.
 enum BookingCSV {
-    static let header = ["id", "reference", "createdAt", "userId", "resourceId", "status", "statusReason", "start", "end", "localStart", "localEnd", "timeZone",
-                         "seats", "priceMinor", "currency", "requiredProductId", "requiredQuantity", "paidQuantity", "environment", "purchaseId"]
+    static let header = [
+        "id", "reference", "createdAt", "userId", "resourceId", "status", "statusReason", "start", "end", "localStart", "localEnd", "timeZone",
+        "seats", "priceMinor", "currency", "requiredProductId", "requiredQuantity", "paidQuantity", "environment", "purchaseId",
+    ]
 
     static func render(_ bookings: [Booking]) -> String {
         var lines = [header.joined(separator: ",")]
         let text = LedgerCSV.text
         for b in bookings {
-            lines.append([String(b.id), b.reference, APITime.format(b.createdAt), text(b.userId), text(b.resourceId), b.status.rawValue, text(b.statusReason),
-                          APITime.format(b.start), APITime.format(b.end), b.localStart, b.localEnd, b.zoneName, String(b.seats), String(b.priceMinor), b.currency,
-                          text(b.requiredProductId), String(b.requiredQuantity), String(b.paidQuantity), text(b.environment), b.purchaseId.map(String.init) ?? ""]
-                .joined(separator: ","))
+            lines.append(
+                [
+                    String(b.id), b.reference, APITime.format(b.createdAt), text(b.userId), text(b.resourceId), b.status.rawValue,
+                    text(b.statusReason),
+                    APITime.format(b.start), APITime.format(b.end), b.localStart, b.localEnd, b.zoneName, String(b.seats), String(b.priceMinor),
+                    b.currency,
+                    text(b.requiredProductId), String(b.requiredQuantity), String(b.paidQuantity), text(b.environment),
+                    b.purchaseId.map(String.init) ?? "",
+                ]
+                .joined(separator: ",")
+            )
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }
@@ -250,18 +341,24 @@ enum BookingCSV {
 /// Purchases as CSV (RFC 4180), like the ledger's export: a header row, oldest first, amounts in
 /// Apple's milliunits, text cells that a spreadsheet would run as a formula prefixed with `'`.
 enum PurchaseCSV {
-    static let header = ["id", "createdAt", "purchasedAt", "userId", "productId", "status", "outcomeCode", "environment", "transactionId",
-                         "originalTransactionId", "bookingId", "creditType", "credits", "subscription", "priceMilliunits", "currency", "quantity", "store"]
+    static let header = [
+        "id", "createdAt", "purchasedAt", "userId", "productId", "status", "outcomeCode", "environment", "transactionId",
+        "originalTransactionId", "bookingId", "creditType", "credits", "subscription", "priceMilliunits", "currency", "quantity", "store",
+    ]
 
     static func render(_ purchases: [Purchase]) -> String {
         var lines = [header.joined(separator: ",")]
         let text = LedgerCSV.text
         for p in purchases {
             let number: (Int64?) -> String = { $0.map(String.init) ?? "" }
-            lines.append([String(p.id), APITime.format(p.createdAt), APITime.format(p.purchasedAt), text(p.userId), text(p.productId), p.status.rawValue,
-                          text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
-                          text(p.creditType), number(p.credits), p.kind == .subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
-                          p.quantity.map(String.init) ?? "", p.store.rawValue].joined(separator: ","))
+            lines.append(
+                [
+                    String(p.id), APITime.format(p.createdAt), APITime.format(p.purchasedAt), text(p.userId), text(p.productId), p.status.rawValue,
+                    text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
+                    text(p.creditType), number(p.credits), p.kind == .subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
+                    p.quantity.map(String.init) ?? "", p.store.rawValue,
+                ].joined(separator: ",")
+            )
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

@@ -20,13 +20,26 @@ struct BookingRoutes {
         let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
         let booking: Booking
         do {
-            booking = try await createBooking(.init(
-                runtime: runtime, userId: userId, createdVia: via,
-                request: BookingRequest(resourceId: body.resourceId, start: body.start?.time, end: body.end?.time, slot: body.slot?.time, seats: body.seats)
-            ))
+            booking = try await createBooking(
+                .init(
+                    runtime: runtime,
+                    userId: userId,
+                    createdVia: via,
+                    request: BookingRequest(
+                        resourceId: body.resourceId,
+                        start: body.start?.time,
+                        end: body.end?.time,
+                        slot: body.slot?.time,
+                        seats: body.seats
+                    )
+                )
+            )
         } catch let error as DomainError where error.code == .tooManyPendingBookings {
             // Operators alert on this: a slot full of unpaid holds refuses paying customers.
-            metrics.count("berth_booking_holds_refused_total", [("tenant", runtime.id), ("cap", error.field == "resourceId" ? "resource" : "user_or_key")])
+            metrics.count(
+                "berth_booking_holds_refused_total",
+                [("tenant", runtime.id), ("cap", error.field == "resourceId" ? "resource" : "user_or_key")]
+            )
             throw error
         }
         return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
@@ -37,7 +50,9 @@ struct BookingRoutes {
         let page = try Paging.page(request)
         let tenantId = tenant.id
         let result = try await store.read { try $0.bookings.bookings(tenantId: tenantId, filter: BookingFilter(userId: userId), page: page) }
-        return try JSONCoding.response(ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset))
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset)
+        )
     }
 
     func show(_ context: UserContext) async throws -> Response {
@@ -64,7 +79,10 @@ enum Paging {
             }
             return number
         }
-        return Page(limit: try integer("limit", default: 50, range: 1...Page.maximumLimit), offset: try integer("offset", default: 0, range: 0...Page.maximumOffset))
+        return Page(
+            limit: try integer("limit", default: 50, range: 1...Page.maximumLimit),
+            offset: try integer("offset", default: 0, range: 0...Page.maximumOffset)
+        )
     }
 
     /// The booking a path's `{id}` names: its id, or its reference (`K7MX2QA`, any case, spaces or

@@ -72,8 +72,11 @@ struct CardPaymentRoutes {
             throw APIError(.contentTooLarge, .bodyTooLarge, "webhook bodies are limited to 256 KiB")
         }
         do {
-            let result = try await receiveStripeEvent(runtime: runtime, body: Data(buffer.readableBytesView),
-                                                               signature: request.headers[.init("Stripe-Signature")!])
+            let result = try await receiveStripeEvent(
+                runtime: runtime,
+                body: Data(buffer.readableBytesView),
+                signature: request.headers[.init("Stripe-Signature")!]
+            )
             rateLimiter.notificationVerified(tenant: runtime.tenant, clientAddress: address)
             metrics.notification(type: "stripe:\(result.type)", outcome: result.duplicate ? "duplicate" : result.outcome)
             return try JSONCoding.response(StripeWebhookAck(received: true, outcome: result.outcome, duplicate: result.duplicate))
@@ -90,11 +93,21 @@ struct CardPaymentRoutes {
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "say why the booking is refunded", field: "reason") }
         try AdminRoutes.checkReason(reason)
-        let result = try await refundCardBooking(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, reason: reason,
-                                                          actor: context.actor)
-        return try JSONCoding.response(AdminRefundResponse(refund: CardRefundDTO(result.refund), payment: CardPaymentDTO(result.payment, refunds: []),
-                                                           booking: BookingDTO(result.booking)),
-                                       status: result.refund.status == .failed ? .badGateway : .ok)
+        let result = try await refundCardBooking(
+            runtime: context.tenant,
+            bookingId: id,
+            amountMinor: body.amountMinor,
+            reason: reason,
+            actor: context.actor
+        )
+        return try JSONCoding.response(
+            AdminRefundResponse(
+                refund: CardRefundDTO(result.refund),
+                payment: CardPaymentDTO(result.payment, refunds: []),
+                booking: BookingDTO(result.booking)
+            ),
+            status: result.refund.status == .failed ? .badGateway : .ok
+        )
     }
 
     func payments(_ context: AdminRequestContext) async throws -> Response {

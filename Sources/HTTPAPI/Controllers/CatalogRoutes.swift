@@ -19,7 +19,7 @@ struct CatalogRoutes {
                 throw error
             case .anonymous:
                 guard let id = request.uri.queryParameters["tenant"], let found = tenants.tenant(id: String(id)),
-                      found.tenant.credits?.publicProducts == true
+                    found.tenant.credits?.publicProducts == true
                 else {
                     throw APIError.unauthenticated("this app's products need Authorization: Bearer <client key, user token or API key>")
                 }
@@ -29,7 +29,9 @@ struct CatalogRoutes {
         }
         callers.get("/api/resources") { _, context in
             let tenant = context.tenant.tenant
-            return try JSONCoding.response(ResourcesResponse(resources: tenant.resources.map { ResourceDTO($0, currency: tenant.currency, tenantTimeZone: tenant.timeZone) }))
+            return try JSONCoding.response(
+                ResourcesResponse(resources: tenant.resources.map { ResourceDTO($0, currency: tenant.currency, tenantTimeZone: tenant.timeZone) })
+            )
         }
     }
 

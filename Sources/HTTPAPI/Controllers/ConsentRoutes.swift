@@ -16,8 +16,13 @@ struct ConsentRoutes {
         writes.put("/api/consumption-consent") { request, context in
             let body = try await JSONCoding.decode(ConsumptionConsentRequest.self, from: request)
             let version = try SubscriptionRoutes.text(body.textVersion, field: "textVersion")
-            let consent = try await consumptionConsents.record(runtime: context.tenant, userId: context.userId, consented: body.consented,
-                                                                        textVersion: version, actor: context.caller.actor)
+            let consent = try await consumptionConsents.record(
+                runtime: context.tenant,
+                userId: context.userId,
+                consented: body.consented,
+                textVersion: version,
+                actor: context.caller.actor
+            )
             return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
         }
     }

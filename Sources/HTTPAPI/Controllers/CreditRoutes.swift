@@ -16,7 +16,11 @@ struct CreditRoutes {
     func register(reads router: GuardedRoutes<UserContext>, spending account: GuardedRoutes<AccountContext>) {
         router.get("/api/credits") { _, context in
             let (runtime, userId) = (context.tenant, context.userId)
-            let balances = try await creditQueries.balances(runtime, userId: userId, claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil))
+            let balances = try await creditQueries.balances(
+                runtime,
+                userId: userId,
+                claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+            )
             return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
         }
         router.get("/api/credits/transactions") { request, context in
@@ -24,16 +28,24 @@ struct CreditRoutes {
             let page = try Paging.page(request)
             let filter = try LedgerQuery.filter(request, settings: try CreditRequests.settings(runtime), forAdmin: false)
             let result = try await creditQueries.history(runtime, userId: userId, filter: filter, page: page)
-            return try JSONCoding.response(CreditTransactionsResponse(transactions: result.items.map(LedgerEntryDTO.init),
-                                                                      meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)))
+            return try JSONCoding.response(
+                CreditTransactionsResponse(
+                    transactions: result.items.map(LedgerEntryDTO.init),
+                    meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)
+                )
+            )
         }
         router.get("/api/credits/lots") { request, context in
             let (runtime, userId) = (context.tenant, context.userId)
             let type = request.uri.queryParameters["creditType"].map(String.init)
             let page = try Paging.page(request)
             let lots = try await creditQueries.lots(runtime, userId: userId, creditType: type, page: page)
-            return try JSONCoding.response(CreditLotsResponse(lots: lots.items.map { CreditLotDTO($0.lot, uses: $0.uses) },
-                                                              meta: LedgerPageMeta(total: lots.total, limit: page.limit, offset: page.offset)))
+            return try JSONCoding.response(
+                CreditLotsResponse(
+                    lots: lots.items.map { CreditLotDTO($0.lot, uses: $0.uses) },
+                    meta: LedgerPageMeta(total: lots.total, limit: page.limit, offset: page.offset)
+                )
+            )
         }
         router.get("/api/credits/purchase-eligibility") { request, context in
             let (runtime, userId) = (context.tenant, context.userId)
@@ -41,21 +53,37 @@ struct CreditRoutes {
                 throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
             }
             let answer = try await creditQueries.eligibility(runtime, userId: userId, productId: productId)
-            return try JSONCoding.response(EligibilityResponse(productId: productId, creditType: answer.product.creditType, eligible: answer.eligible,
-                                                               reason: answer.reason))
+            return try JSONCoding.response(
+                EligibilityResponse(
+                    productId: productId,
+                    creditType: answer.product.creditType,
+                    eligible: answer.eligible,
+                    reason: answer.reason
+                )
+            )
         }
         account.post("/api/credits/reservations") { request, context in
             let (runtime, userId) = (context.tenant, context.userId)
             let body = try await JSONCoding.decode(ReserveCreditsRequest.self, from: request)
             let reference = try Self.text(body.reference, field: "reference")
             let profileId = try Self.text(body.profileId, field: "profileId")
-            let result = try await reserveCredits(runtime, userId: userId, amount: body.amount, creditType: body.creditType, reference: reference,
-                                                    profileId: profileId)
+            let result = try await reserveCredits(
+                runtime,
+                userId: userId,
+                amount: body.amount,
+                creditType: body.creditType,
+                reference: reference,
+                profileId: profileId
+            )
             return try respond(result, status: result.repeated ? .ok : .created)
         }
         account.post("/api/credits/reservations/{id}/commit") { _, context in
-            let result = try await commitReservation(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context),
-                                                   actor: context.caller.actor)
+            let result = try await commitReservation(
+                context.tenant,
+                userId: context.userId,
+                reservationId: try Self.reservationId(context),
+                actor: context.caller.actor
+            )
             return try respond(result, status: .ok)
         }
         account.post("/api/credits/reservations/{id}/release") { _, context in
@@ -65,8 +93,10 @@ struct CreditRoutes {
     }
 
     private func respond(_ result: CreditReservationResult, status: HTTPResponse.Status) throws -> Response {
-        try JSONCoding.response(ReservationResponse(reservation: ReservationDTO(result.reservation, now: clock.now()), credits: CreditBalanceDTO(result.credits)),
-                                status: status)
+        try JSONCoding.response(
+            ReservationResponse(reservation: ReservationDTO(result.reservation, now: clock.now()), credits: CreditBalanceDTO(result.credits)),
+            status: status
+        )
     }
 
     static func reservationId(_ context: some RequestContext) throws -> Int64 {
@@ -92,7 +122,12 @@ enum LedgerQuery {
         var filter = LedgerFilter()
         if let text = query["type"] {
             guard let type = LedgerEntryType(rawValue: String(text)) else {
-                throw APIError(.badRequest, .invalidQuery, "type must be one of \(LedgerEntryType.allCases.map(\.rawValue).joined(separator: ", "))", field: "type")
+                throw APIError(
+                    .badRequest,
+                    .invalidQuery,
+                    "type must be one of \(LedgerEntryType.allCases.map(\.rawValue).joined(separator: ", "))",
+                    field: "type"
+                )
             }
             filter.type = type
         }
@@ -104,7 +139,12 @@ enum LedgerQuery {
         }
         if let text = query["status"] {
             guard let status = LedgerEntryStatus(rawValue: String(text)) else {
-                throw APIError(.badRequest, .invalidQuery, "status must be one of \(LedgerEntryStatus.allCases.map(\.rawValue).joined(separator: ", "))", field: "status")
+                throw APIError(
+                    .badRequest,
+                    .invalidQuery,
+                    "status must be one of \(LedgerEntryStatus.allCases.map(\.rawValue).joined(separator: ", "))",
+                    field: "status"
+                )
             }
             filter.status = status
         }

@@ -48,8 +48,11 @@ struct OperationsRoutes {
             ProcessStats.read().record(in: metrics)
             for (name, value) in store.engineGauges() where value.isFinite { metrics.gauge(name, [], value) }
             metrics.gauge("berth_build_info", [("version", BuildInfo.version), ("commit", BuildInfo.commit)], 1)
-            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                            body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics.render()))
+            )
         }
     }
 

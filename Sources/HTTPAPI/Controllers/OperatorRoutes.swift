@@ -22,7 +22,12 @@ struct OperatorRoutes {
     func search(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let tenant = context.tenant
         guard let raw = request.uri.queryParameters["q"] else {
-            throw APIError(.badRequest, .invalidQuery, "q names what to find: a booking reference or id, a transaction id, an order number, a PaymentIntent, a user id", field: "q")
+            throw APIError(
+                .badRequest,
+                .invalidQuery,
+                "q names what to find: a booking reference or id, a transaction id, an order number, a PaymentIntent, a user id",
+                field: "q"
+            )
         }
         let text = Text.trimmed(String(raw)).precomposedStringWithCanonicalMapping
         guard !text.isEmpty, text.count <= 200 else { throw APIError(.badRequest, .invalidQuery, "q must be 1 to 200 characters", field: "q") }
@@ -53,7 +58,8 @@ struct OperatorRoutes {
 
     /// Apple's order ids are 10 upper-case letters and digits (`MK5TTTVWJH`); nothing else is sent to Apple.
     static func mayBeAppleOrderId(_ text: String) -> Bool {
-        (8...14).contains(text.count) && text.allSatisfy { ($0.isASCII && $0.isUppercase) || ($0.isASCII && $0.isNumber) } && text.contains(where: \.isLetter)
+        (8...14).contains(text.count) && text.allSatisfy { ($0.isASCII && $0.isUppercase) || ($0.isASCII && $0.isNumber) }
+            && text.contains(where: \.isLetter)
     }
 
     func timeline(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
@@ -119,7 +125,9 @@ struct SearchHitDTO: Codable {
     var at: APITime?
 
     init(_ hit: SearchHit) {
-        (kind, id, matched, summary, userId, bookingId, purchaseId) = (hit.kind.rawValue, hit.id, hit.matched, hit.summary, hit.userId, hit.bookingId, hit.purchaseId)
+        (kind, id, matched, summary, userId, bookingId, purchaseId) = (
+            hit.kind.rawValue, hit.id, hit.matched, hit.summary, hit.userId, hit.bookingId, hit.purchaseId
+        )
         at = hit.at.map(APITime.init)
     }
 }
@@ -140,13 +148,23 @@ struct TimelineEntryDTO: Codable {
     var purchaseId: Int64?
 
     init(_ entry: TimelineEntry) {
-        (kind, at, summary, detail, bookingId, purchaseId) = (entry.kind, APITime(entry.at), entry.summary, entry.detail, entry.bookingId, entry.purchaseId)
+        (kind, at, summary, detail, bookingId, purchaseId) = (
+            entry.kind, APITime(entry.at), entry.summary, entry.detail, entry.bookingId, entry.purchaseId
+        )
     }
 }
 
 struct OverviewResponse: Codable {
-    struct MoneyLine: Codable { var currency: String; var store: String; var count: Int; var amountMilliunits: Int64 }
-    struct Amount: Codable { var currency: String; var amountMilliunits: Int64 }
+    struct MoneyLine: Codable {
+        var currency: String
+        var store: String
+        var count: Int
+        var amountMilliunits: Int64
+    }
+    struct Amount: Codable {
+        var currency: String
+        var amountMilliunits: Int64
+    }
     struct Bucket: Codable {
         var start: APITime
         var label: String
@@ -167,7 +185,10 @@ struct OverviewResponse: Codable {
         var seats: Int
         var occupancy: Double?
     }
-    struct ProductCount: Codable { var productId: String; var count: Int }
+    struct ProductCount: Codable {
+        var productId: String
+        var count: Int
+    }
 
     var from: APITime
     var to: APITime
@@ -183,19 +204,39 @@ struct OverviewResponse: Codable {
     var needsAction: [String: Int]
 
     init(_ o: Overview) {
-        func lines(_ values: [Overview.MoneyLine]) -> [MoneyLine] { values.map { MoneyLine(currency: $0.currency, store: $0.store, count: $0.count, amountMilliunits: $0.milliunits) } }
+        func lines(_ values: [Overview.MoneyLine]) -> [MoneyLine] {
+            values.map { MoneyLine(currency: $0.currency, store: $0.store, count: $0.count, amountMilliunits: $0.milliunits) }
+        }
         func amounts(_ values: [Overview.Amount]) -> [Amount] { values.map { Amount(currency: $0.currency, amountMilliunits: $0.milliunits) } }
         func loads(_ values: [Overview.ResourceLoad]) -> [ResourceLoad] {
-            values.map { ResourceLoad(resourceId: $0.resourceId, name: $0.name, kind: $0.kind, confirmed: $0.bookings, pending: $0.pending, seats: $0.seats,
-                                      occupancy: $0.occupancy.map { ($0 * 1000).rounded() / 1000 }) }
+            values.map {
+                ResourceLoad(
+                    resourceId: $0.resourceId,
+                    name: $0.name,
+                    kind: $0.kind,
+                    confirmed: $0.bookings,
+                    pending: $0.pending,
+                    seats: $0.seats,
+                    occupancy: $0.occupancy.map { ($0 * 1000).rounded() / 1000 }
+                )
+            }
         }
         from = APITime(o.from)
         to = APITime(o.to)
         interval = o.interval.rawValue
         timeZone = o.timeZone
         buckets = o.buckets.map {
-            Bucket(start: APITime($0.start), label: $0.label, moneyIn: lines($0.moneyIn), refunds: lines($0.refunds), newSubscriptions: $0.newSubscriptions,
-                   endedSubscriptions: $0.endedSubscriptions, creditPacksSold: $0.creditPacksSold, creditsSpent: $0.creditsSpent, bookingsMade: $0.bookingsMade)
+            Bucket(
+                start: APITime($0.start),
+                label: $0.label,
+                moneyIn: lines($0.moneyIn),
+                refunds: lines($0.refunds),
+                newSubscriptions: $0.newSubscriptions,
+                endedSubscriptions: $0.endedSubscriptions,
+                creditPacksSold: $0.creditPacksSold,
+                creditsSpent: $0.creditsSpent,
+                bookingsMade: $0.bookingsMade
+            )
         }
         moneyIn = amounts(o.moneyIn)
         refunds = amounts(o.refunds)

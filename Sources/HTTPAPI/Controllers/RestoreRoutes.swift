@@ -17,12 +17,20 @@ struct RestoreRoutes {
             } else if let id = body.transactionId, !id.isEmpty, id.utf8.count <= 64, id.utf8.allSatisfy({ (48...57).contains($0) }) {
                 proof = .owned(transactionId: id)
             } else {
-                throw APIError(.badRequest, .missingField, "send jwsRepresentation (a transaction the device holds) or transactionId (one of the user's purchases)",
-                               field: "jwsRepresentation")
+                throw APIError(
+                    .badRequest,
+                    .missingField,
+                    "send jwsRepresentation (a transaction the device holds) or transactionId (one of the user's purchases)",
+                    field: "jwsRepresentation"
+                )
             }
             let items = try await restorePurchases(runtime: context.tenant, userId: context.userId, proof: proof)
-            return try JSONCoding.response(RestoreResponse(restored: items.count { $0.outcome == "restored" },
-                                                           items: items.map { .init(transactionId: $0.transactionId, productId: $0.productId, outcome: $0.outcome) }))
+            return try JSONCoding.response(
+                RestoreResponse(
+                    restored: items.count { $0.outcome == "restored" },
+                    items: items.map { .init(transactionId: $0.transactionId, productId: $0.productId, outcome: $0.outcome) }
+                )
+            )
         }
     }
 }

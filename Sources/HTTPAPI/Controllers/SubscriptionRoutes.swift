@@ -33,67 +33,123 @@ struct SubscriptionRoutes {
 
     func register(_ routes: Groups) {
         routes.reads.get("/api/entitlements") { _, context in
-            let answer = try await UserEntitlements(store: store, clock: clock)(runtime: context.tenant, userId: context.userId,
-                                                                                                   claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil))
+            let answer = try await UserEntitlements(store: store, clock: clock)(
+                runtime: context.tenant,
+                userId: context.userId,
+                claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+            )
             let now = clock.now()
             let subscriptions = answer.subscriptions.map { listed in
                 let s = listed.subscription
-                return EntitlementsResponse.Item(entitlement: s.entitlement, productId: s.productId, expiresAt: s.accessUntil(at: now).map(APITime.init),
-                                                 state: s.state(at: now).rawValue, autoRenew: s.autoRenew, environment: s.environment,
-                                                 originalTransactionId: s.originalTransactionId, inUse: listed.inUse, source: s.grantSource.rawValue,
-                                                 eligibleWinBackOfferIds: s.eligibleWinBackOfferIds.isEmpty ? nil : s.eligibleWinBackOfferIds,
-                                                 familyShared: s.familyShared ? true : nil)
+                return EntitlementsResponse.Item(
+                    entitlement: s.entitlement,
+                    productId: s.productId,
+                    expiresAt: s.accessUntil(at: now).map(APITime.init),
+                    state: s.state(at: now).rawValue,
+                    autoRenew: s.autoRenew,
+                    environment: s.environment,
+                    originalTransactionId: s.originalTransactionId,
+                    inUse: listed.inUse,
+                    source: s.grantSource.rawValue,
+                    eligibleWinBackOfferIds: s.eligibleWinBackOfferIds.isEmpty ? nil : s.eligibleWinBackOfferIds,
+                    familyShared: s.familyShared ? true : nil
+                )
             }
             let unlocks = answer.entitlements.flatMap(\.grants).filter { $0.source == .unlock }.map { grant in
                 // These items share the subscriptions' states: an ended (refunded) grant is `revoked`.
                 let status = grant.status(at: now)
                 let state = status == .ended ? "revoked" : status.rawValue
-                return EntitlementsResponse.Item(entitlement: grant.entitlement, productId: grant.productId ?? "", expiresAt: grant.until.map(APITime.init),
-                                                 state: state, autoRenew: nil, environment: grant.environment ?? "", originalTransactionId: grant.reference,
-                                                 inUse: true, source: grant.source.rawValue)
+                return EntitlementsResponse.Item(
+                    entitlement: grant.entitlement,
+                    productId: grant.productId ?? "",
+                    expiresAt: grant.until.map(APITime.init),
+                    state: state,
+                    autoRenew: nil,
+                    environment: grant.environment ?? "",
+                    originalTransactionId: grant.reference,
+                    inUse: true,
+                    source: grant.source.rawValue
+                )
             }
-            return try JSONCoding.response(EntitlementsResponse(isPremium: answer.isPremium, entitlements: subscriptions + unlocks,
-                                                                byEntitlement: answer.entitlements.map { HeldEntitlementDTO($0, now: now) },
-                                                                membership: answer.membership.map(MembershipDTO.init)))
+            return try JSONCoding.response(
+                EntitlementsResponse(
+                    isPremium: answer.isPremium,
+                    entitlements: subscriptions + unlocks,
+                    byEntitlement: answer.entitlements.map { HeldEntitlementDTO($0, now: now) },
+                    membership: answer.membership.map(MembershipDTO.init)
+                )
+            )
         }
         routes.reads.get("/api/subscriptions") { request, context in
             let (page, number, perPage) = try Self.page(request)
             let (items, total) = try await subscriptionQueries.list(runtime: context.tenant, userId: context.userId, page: page)
             let now = clock.now()
-            return try JSONCoding.response(SubscriptionPage(total: total, page: number, limit: perPage,
-                                                            data: items.map { SubscriptionDTO($0.subscription, inUse: $0.inUse, now: now) }))
+            return try JSONCoding.response(
+                SubscriptionPage(
+                    total: total,
+                    page: number,
+                    limit: perPage,
+                    data: items.map { SubscriptionDTO($0.subscription, inUse: $0.inUse, now: now) }
+                )
+            )
         }
         // A user sees only their own subscription; an admin key any of the app's.
         routes.view.get("/api/subscriptions/{id}") { _, context in
-            let listed = try await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId)
+            let listed = try await subscriptionQueries.subscription(
+                runtime: context.tenant,
+                originalTransactionId: try Self.id(context),
+                userId: context.caller.userId
+            )
             return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
         }
         routes.view.patch("/api/subscriptions/{id}") { _, context in
-            let listed = try await refreshSubscription(runtime: context.tenant, originalTransactionId: try Self.id(context), userId: context.caller.userId,
-                                                         actor: context.caller.actor)
+            let listed = try await refreshSubscription(
+                runtime: context.tenant,
+                originalTransactionId: try Self.id(context),
+                userId: context.caller.userId,
+                actor: context.caller.actor
+            )
             return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
         }
         routes.link.post("/api/subscriptions/link") { request, context in
             let body = try await JSONCoding.decode(LinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
-                                              originalTransactionId: id)
-            let membership = try await linkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, force: body.force ?? false,
-                                                          actor: context.caller.actor)
+            try await authorizeLink(
+                Self.authority(context, proof: body.proof(for: id)),
+                runtime: context.tenant,
+                userId: context.userId,
+                originalTransactionId: id
+            )
+            let membership = try await linkSubscription(
+                runtime: context.tenant,
+                userId: context.userId,
+                originalTransactionId: id,
+                force: body.force ?? false,
+                actor: context.caller.actor
+            )
             // Apple's later transactions and notifications of it will name the owner.
             if context.tenant.serverAPI != nil,
-               let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId),
-               linked.subscription.store == .appStore {
-                await SetAppAccountToken(logger: logger)(runtime: context.tenant, originalTransactionId: id,
-                                                                  environment: linked.subscription.environment, userId: context.userId)
+                let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId),
+                linked.subscription.store == .appStore
+            {
+                await SetAppAccountToken(logger: logger)(
+                    runtime: context.tenant,
+                    originalTransactionId: id,
+                    environment: linked.subscription.environment,
+                    userId: context.userId
+                )
             }
             return try JSONCoding.response(MembershipDTO(membership))
         }
         routes.link.post("/api/subscriptions/unlink") { request, context in
             let body = try await JSONCoding.decode(UnlinkRequest.self, from: request)
             let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await authorizeLink(Self.authority(context, proof: body.proof(for: id)), runtime: context.tenant, userId: context.userId,
-                                              originalTransactionId: id)
+            try await authorizeLink(
+                Self.authority(context, proof: body.proof(for: id)),
+                runtime: context.tenant,
+                userId: context.userId,
+                originalTransactionId: id
+            )
             try await unlinkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
             return Response(status: .noContent)
         }
@@ -101,9 +157,16 @@ struct SubscriptionRoutes {
         routes.backend.put("/api/admin/memberships/{userId}") { request, context in
             let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
             let body = try await JSONCoding.decode(MembershipRequest.self, from: request)
-            let membership = try await recordMembership(runtime: context.tenant, userId: userId, payMethod: body.payMethod, tier: body.tier,
-                                                                      cycle: body.cycle, expiresAt: body.expiresAt.date, autoRenew: body.autoRenew ?? false,
-                                                                      actor: context.caller.actor)
+            let membership = try await recordMembership(
+                runtime: context.tenant,
+                userId: userId,
+                payMethod: body.payMethod,
+                tier: body.tier,
+                cycle: body.cycle,
+                expiresAt: body.expiresAt.date,
+                autoRenew: body.autoRenew ?? false,
+                actor: context.caller.actor
+            )
             return try JSONCoding.response(MembershipDTO(membership))
         }
         routes.backend.get("/api/admin/memberships/{userId}") { _, context in
@@ -119,45 +182,78 @@ struct SubscriptionRoutes {
             let tenantId = context.tenant.id
             let result = try await store.read { try $0.subscriptions.subscriptions(tenantId: tenantId, userId: userId, page: page) }
             let now = clock.now()
-            return try JSONCoding.response(ListResponse(items: result.items.map { SubscriptionDTO($0, inUse: false, now: now) }, total: result.total,
-                                                        limit: page.limit, offset: page.offset))
+            return try JSONCoding.response(
+                ListResponse(
+                    items: result.items.map { SubscriptionDTO($0, inUse: false, now: now) },
+                    total: result.total,
+                    limit: page.limit,
+                    offset: page.offset
+                )
+            )
         }
         // Renewal-date extensions (outage compensation) through the App Store Server API.
         routes.admin.post("/api/admin/subscriptions/{id}/extend") { request, context in
             let body = try await JSONCoding.decode(ExtendRequest.self, from: request)
-            let extended = try await extendRenewalDates.extend(runtime: context.tenant, originalTransactionId: try Self.id(context), days: body.days,
-                                                                        reasonCode: body.reasonCode ?? 3, actor: context.actor)
+            let extended = try await extendRenewalDates.extend(
+                runtime: context.tenant,
+                originalTransactionId: try Self.id(context),
+                days: body.days,
+                reasonCode: body.reasonCode ?? 3,
+                actor: context.actor
+            )
             return try JSONCoding.response(SubscriptionDTO(extended, inUse: false, now: clock.now()))
         }
         routes.admin.post("/api/admin/subscriptions/extend-all") { request, context in
             let body = try await JSONCoding.decode(ExtendAllRequest.self, from: request)
             let environment = body.environment ?? context.tenant.tenant.apple.environments.first ?? "Production"
-            let identifier = try await extendRenewalDates.extendAll(runtime: context.tenant, productId: try Self.text(body.productId, field: "productId"),
-                                                                             days: body.days, reasonCode: body.reasonCode ?? 3, storefronts: body.storefronts,
-                                                                             environment: environment, actor: context.actor)
-            return try JSONCoding.response(ExtendAllDTO(requestIdentifier: identifier, productId: body.productId, environment: environment), status: .accepted)
+            let identifier = try await extendRenewalDates.extendAll(
+                runtime: context.tenant,
+                productId: try Self.text(body.productId, field: "productId"),
+                days: body.days,
+                reasonCode: body.reasonCode ?? 3,
+                storefronts: body.storefronts,
+                environment: environment,
+                actor: context.actor
+            )
+            return try JSONCoding.response(
+                ExtendAllDTO(requestIdentifier: identifier, productId: body.productId, environment: environment),
+                status: .accepted
+            )
         }
         routes.admin.get("/api/admin/subscriptions/extend-all/{product}/{request}") { request, context in
-            let environment = request.uri.queryParameters["environment"].map(String.init) ?? context.tenant.tenant.apple.environments.first ?? "Production"
-            let status = try await extendRenewalDates.status(runtime: context.tenant,
-                                                                      productId: try Self.text(context.parameters.get("product") ?? "", field: "productId"),
-                                                                      requestIdentifier: try Self.text(context.parameters.get("request") ?? "", field: "requestIdentifier"),
-                                                                      environment: environment)
-            return try JSONCoding.response(ExtendAllStatusDTO(requestIdentifier: status.requestIdentifier, complete: status.complete ?? false,
-                                                              completeDate: status.completeDate.map { APITime(Date(timeIntervalSince1970: Double($0) / 1000)) },
-                                                              succeededCount: status.succeededCount ?? 0, failedCount: status.failedCount ?? 0))
+            let environment =
+                request.uri.queryParameters["environment"].map(String.init) ?? context.tenant.tenant.apple.environments.first ?? "Production"
+            let status = try await extendRenewalDates.status(
+                runtime: context.tenant,
+                productId: try Self.text(context.parameters.get("product") ?? "", field: "productId"),
+                requestIdentifier: try Self.text(context.parameters.get("request") ?? "", field: "requestIdentifier"),
+                environment: environment
+            )
+            return try JSONCoding.response(
+                ExtendAllStatusDTO(
+                    requestIdentifier: status.requestIdentifier,
+                    complete: status.complete ?? false,
+                    completeDate: status.completeDate.map { APITime(Date(timeIntervalSince1970: Double($0) / 1000)) },
+                    succeededCount: status.succeededCount ?? 0,
+                    failedCount: status.failedCount ?? 0
+                )
+            )
         }
         routes.admin.get("/api/admin/subscriptions/cheats") { request, context in
             let page = try Paging.page(request)
             let tenantId = context.tenant.id
             let result = try await store.read { try $0.subscriptions.cheats(tenantId: tenantId, page: page) }
-            return try JSONCoding.response(ListResponse(items: result.items.map(CheatDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+            return try JSONCoding.response(
+                ListResponse(items: result.items.map(CheatDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+            )
         }
         routes.admin.get("/api/admin/subscriptions/unlinks") { request, context in
             let page = try Paging.page(request)
             let tenantId = context.tenant.id
             let result = try await store.read { try $0.subscriptions.unlinks(tenantId: tenantId, page: page) }
-            return try JSONCoding.response(ListResponse(items: result.items.map(UnlinkDTO.init), total: result.total, limit: page.limit, offset: page.offset))
+            return try JSONCoding.response(
+                ListResponse(items: result.items.map(UnlinkDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+            )
         }
     }
 
@@ -171,14 +267,21 @@ struct SubscriptionRoutes {
         let query = request.uri.queryParameters
         func number(_ name: String, default value: Int) throws -> Int {
             guard let text = query[name[...]] else { return value }
-            guard let n = Int(String(text)), n >= 1 else { throw APIError(.badRequest, .invalidQuery, "\(name) must be a positive integer", field: name) }
+            guard let n = Int(String(text)), n >= 1 else {
+                throw APIError(.badRequest, .invalidQuery, "\(name) must be a positive integer", field: name)
+            }
             return n
         }
         let page = try number("page", default: 1)
         let perPage = min(try number("per_page", default: 20), Page.maximumLimit)
         // Pages past the listing's offset bound are refused before any arithmetic on them.
         guard page <= Page.maximumOffset / perPage + 1 else {
-            throw APIError(.badRequest, .invalidQuery, "page must be at most \(Page.maximumOffset / perPage + 1) with per_page \(perPage)", field: "page")
+            throw APIError(
+                .badRequest,
+                .invalidQuery,
+                "page must be at most \(Page.maximumOffset / perPage + 1) with per_page \(perPage)",
+                field: "page"
+            )
         }
         return (Page(limit: perPage, offset: (page - 1) * perPage), page, perPage)
     }
@@ -189,7 +292,9 @@ struct SubscriptionRoutes {
 
     static func text(_ value: String, field: String) throws -> String {
         let trimmed = Text.trimmed(value)
-        guard !trimmed.isEmpty, Text.length(trimmed) <= 200 else { throw APIError(.badRequest, .invalidField, "\(field) must be 1 to 200 characters", field: field) }
+        guard !trimmed.isEmpty, Text.length(trimmed) <= 200 else {
+            throw APIError(.badRequest, .invalidField, "\(field) must be 1 to 200 characters", field: field)
+        }
         return trimmed
     }
 }

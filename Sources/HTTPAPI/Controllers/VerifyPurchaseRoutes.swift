@@ -32,43 +32,81 @@ struct VerifyPurchaseRoutes {
         } else if let transactionId {
             proof = .transactionId(transactionId)
         } else {
-            throw APIError(.badRequest, .missingField, "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt), transactionId, or purchaseToken (Google Play)",
-                           field: "jwsRepresentation")
+            throw APIError(
+                .badRequest,
+                .missingField,
+                "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt), transactionId, or purchaseToken (Google Play)",
+                field: "jwsRepresentation"
+            )
         }
         let result: VerifyPurchase.Result
         do {
-            result = try await verifyPurchase(.init(runtime: runtime, userId: userId, productId: productId, transactionId: proof.isPlay ? nil : transactionId,
-                                                    proof: proof, target: body.bookingId.map { .booking(id: $0.value) },
-                                                    callerProvesUser: context.caller.provesUser))
+            result = try await verifyPurchase(
+                .init(
+                    runtime: runtime,
+                    userId: userId,
+                    productId: productId,
+                    transactionId: proof.isPlay ? nil : transactionId,
+                    proof: proof,
+                    target: body.bookingId.map { .booking(id: $0.value) },
+                    callerProvesUser: context.caller.provesUser
+                )
+            )
         } catch {
             metrics?.verificationFailed(error)
             throw error
         }
         metrics?.verification(result.outcome)
         if let catchUp, !proof.isPlay { await catchUp(result, runtime, userId, context.caller.provesUser) }
-        if let refusal = Self.refusal(result.outcome, namesBooking: body.bookingId != nil, proofField: proof.isPlay ? "purchaseToken" : "jwsRepresentation") {
+        if let refusal = Self.refusal(
+            result.outcome,
+            namesBooking: body.bookingId != nil,
+            proofField: proof.isPlay ? "purchaseToken" : "jwsRepresentation"
+        ) {
             throw refusal
         }
-        guard let purchase = result.outcome.purchase else { throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome") }
+        guard let purchase = result.outcome.purchase else {
+            throw APIError(.internalServerError, .internalError, "no purchase in an accepted outcome")
+        }
         switch result.state {
         case .booking(let booking) where booking.status == .pendingPayment:
             // Paid in part (a client that buys one unit of an N-seat booking): applied, not complete.
             let dto = BookingDTO(booking)
             let remaining = dto.remainingQuantity
-            let message = "payment received for \(booking.paidQuantity) of \(booking.requiredQuantity) units; buy \(remaining) more of \(booking.requiredProductId) to confirm the booking"
-            return try JSONCoding.response(PartialPaymentResponse(remainingQuantity: remaining, booking: dto, purchase: PurchaseDTO(purchase),
-                                                                  error: .init(code: ErrorCode.bookingPartlyPaid.rawValue, message: message, field: "bookingId")),
-                                           status: .accepted)
+            let message =
+                "payment received for \(booking.paidQuantity) of \(booking.requiredQuantity) units; buy \(remaining) more of \(booking.requiredProductId) to confirm the booking"
+            return try JSONCoding.response(
+                PartialPaymentResponse(
+                    remainingQuantity: remaining,
+                    booking: dto,
+                    purchase: PurchaseDTO(purchase),
+                    error: .init(code: ErrorCode.bookingPartlyPaid.rawValue, message: message, field: "bookingId")
+                ),
+                status: .accepted
+            )
         case .booking(let booking):
             return try JSONCoding.response(VerifyPurchaseResponse(booking: BookingDTO(booking), purchase: PurchaseDTO(purchase)))
         case .credits(let credits):
-            return try JSONCoding.response(CreditPurchaseResponse(transactionId: purchase.transactionId, creditType: credits.creditType,
-                                                                  creditsAdded: purchase.credits ?? 0, newBalance: credits.balance, purchase: PurchaseDTO(purchase)))
+            return try JSONCoding.response(
+                CreditPurchaseResponse(
+                    transactionId: purchase.transactionId,
+                    creditType: credits.creditType,
+                    creditsAdded: purchase.credits ?? 0,
+                    newBalance: credits.balance,
+                    purchase: PurchaseDTO(purchase)
+                )
+            )
         case .subscription(let subscription, let inUse):
-            return try JSONCoding.response(SubscriptionPurchaseResponse(subscription: SubscriptionDTO(subscription, inUse: inUse, now: clock.now()),
-                                                                        purchase: PurchaseDTO(purchase)))
+            return try JSONCoding.response(
+                SubscriptionPurchaseResponse(
+                    subscription: SubscriptionDTO(subscription, inUse: inUse, now: clock.now()),
+                    purchase: PurchaseDTO(purchase)
+                )
+            )
         case .unlock(let held, _):
-            return try JSONCoding.response(UnlockPurchaseResponse(entitlement: HeldEntitlementDTO(held, now: clock.now()), purchase: PurchaseDTO(purchase)))
+            return try JSONCoding.response(
+                UnlockPurchaseResponse(entitlement: HeldEntitlementDTO(held, now: clock.now()), purchase: PurchaseDTO(purchase))
+            )
         case .none:
             throw APIError(.internalServerError, .internalError, "the purchase was applied but what it paid for was not found")
         }

@@ -18,11 +18,18 @@ struct WebRoutes {
         router.get("/admin/admin.js") { _, _ in assets.page("admin.js", type: "text/javascript; charset=utf-8") }
         router.get("/admin/admin.css") { _, _ in assets.page("admin.css", type: "text/css; charset=utf-8") }
         router.get("/openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: "no-cache"],
-                     body: .init(byteBuffer: ByteBuffer(string: assets.openAPI)))
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: "no-cache"],
+                body: .init(byteBuffer: ByteBuffer(string: assets.openAPI))
+            )
         }
         router.get("/docs") { _, _ in
-            Response(status: .ok, headers: WebAssets.pageHeaders(type: "text/html; charset=utf-8"), body: .init(byteBuffer: ByteBuffer(string: assets.docs)))
+            Response(
+                status: .ok,
+                headers: WebAssets.pageHeaders(type: "text/html; charset=utf-8"),
+                body: .init(byteBuffer: ByteBuffer(string: assets.docs))
+            )
         }
     }
 }
@@ -39,9 +46,11 @@ public struct WebAssets: Sendable {
     public static let shared = WebAssets()
 
     init() {
-        files = ["admin.html": String(decoding: PackageResources.admin_html, as: UTF8.self),
-                 "admin.js": String(decoding: PackageResources.admin_js, as: UTF8.self),
-                 "admin.css": String(decoding: PackageResources.admin_css, as: UTF8.self)]
+        files = [
+            "admin.html": String(decoding: PackageResources.admin_html, as: UTF8.self),
+            "admin.js": String(decoding: PackageResources.admin_js, as: UTF8.self),
+            "admin.css": String(decoding: PackageResources.admin_css, as: UTF8.self),
+        ]
         openAPI = String(decoding: PackageResources.openapi_yaml, as: UTF8.self)
         docs = Self.docsPage(openAPI)
     }
@@ -51,7 +60,8 @@ public struct WebAssets: Sendable {
         do {
             return try APIDocsPage.render(openAPI)
         } catch {
-            return "<!doctype html><title>Berth API</title><p>The API document could not be rendered: \(APIDocsPage.escape(String(describing: error))). "
+            return
+                "<!doctype html><title>Berth API</title><p>The API document could not be rendered: \(APIDocsPage.escape(String(describing: error))). "
                 + "It is served as it is at <a href=\"/openapi.yaml\">/openapi.yaml</a>.</p>\n"
         }
     }
@@ -59,9 +69,12 @@ public struct WebAssets: Sendable {
     /// What every page answers with: no framing by other sites, scripts and styles from this
     /// server only, no referrer leaking the admin's URL.
     static func pageHeaders(type: String) -> HTTPFields {
-        [.contentType: type, .cacheControl: "no-cache",
-         .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-         .xContentTypeOptions: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer", HTTPField.Name("X-Frame-Options")!: "DENY"]
+        [
+            .contentType: type, .cacheControl: "no-cache",
+            .contentSecurityPolicy:
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            .xContentTypeOptions: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer", HTTPField.Name("X-Frame-Options")!: "DENY",
+        ]
     }
 
     func page(_ name: String, type: String) -> Response {
@@ -111,7 +124,8 @@ enum APIDocsPage {
                     html += "<table><tr><th>Parameter</th><th>In</th><th>Schema</th><th>Description</th></tr>"
                     for case let parameter as [String: Any] in parameters.map({ resolve($0, in: document) }) {
                         let required = parameter["required"] as? Bool == true ? " (required)" : ""
-                        html += "<tr><td><code>\(escape(parameter["name"] as? String ?? ""))</code>\(required)</td><td>\(escape(parameter["in"] as? String ?? ""))</td>"
+                        html +=
+                            "<tr><td><code>\(escape(parameter["name"] as? String ?? ""))</code>\(required)</td><td>\(escape(parameter["in"] as? String ?? ""))</td>"
                             + "<td>\(schemaName(parameter["schema"]))</td><td>\(escape(parameter["description"] as? String ?? ""))</td></tr>"
                     }
                     html += "</table>"
@@ -123,7 +137,8 @@ enum APIDocsPage {
                     html += "<table><tr><th>Status</th><th>Description</th><th>Body</th></tr>"
                     for status in responses.keys.sorted() {
                         let response = resolve(responses[status] as Any, in: document) as? [String: Any] ?? [:]
-                        html += "<tr><td>\(escape(status))</td><td>\(escape(response["description"] as? String ?? ""))</td><td>\(contentSummary(response["content"]))</td></tr>"
+                        html +=
+                            "<tr><td>\(escape(status))</td><td>\(escape(response["description"] as? String ?? ""))</td><td>\(contentSummary(response["content"]))</td></tr>"
                     }
                     html += "</table>"
                 }

@@ -314,14 +314,25 @@ struct FTCAppleReceiptResponse: Encodable {
     init(_ result: ApplyReceipt.Result) {
         let entries = result.verified.receipt.inAppPurchases.compactMap { e -> Entry? in
             guard let product = e.productId, let id = e.transactionId else { return nil }
-            return Entry(product_id: product, transaction_id: id, original_transaction_id: e.originalTransactionId ?? id,
-                         purchase_date_ms: String(e.purchaseDate?.date.epochMilliseconds ?? 0),
-                         expires_date_ms: e.subscriptionExpirationDate.map { String($0.date.epochMilliseconds) },
-                         cancellation_date_ms: e.cancellationDate.map { String($0.date.epochMilliseconds) }, quantity: String(e.quantity ?? 1))
+            return Entry(
+                product_id: product,
+                transaction_id: id,
+                original_transaction_id: e.originalTransactionId ?? id,
+                purchase_date_ms: String(e.purchaseDate?.date.epochMilliseconds ?? 0),
+                expires_date_ms: e.subscriptionExpirationDate.map { String($0.date.epochMilliseconds) },
+                cancellation_date_ms: e.cancellationDate.map { String($0.date.epochMilliseconds) },
+                quantity: String(e.quantity ?? 1)
+            )
         }
         environment = result.environment
-        receipt = Receipt(bundle_id: result.verified.receipt.bundleId, application_version: result.verified.receipt.applicationVersion, in_app: entries)
-        latest_receipt_info = entries.filter { $0.expires_date_ms != nil }.sorted { (Int64($0.purchase_date_ms) ?? 0) > (Int64($1.purchase_date_ms) ?? 0) }
+        receipt = Receipt(
+            bundle_id: result.verified.receipt.bundleId,
+            application_version: result.verified.receipt.applicationVersion,
+            in_app: entries
+        )
+        latest_receipt_info = entries.filter { $0.expires_date_ms != nil }.sorted {
+            (Int64($0.purchase_date_ms) ?? 0) > (Int64($1.purchase_date_ms) ?? 0)
+        }
     }
 }
 
@@ -349,8 +360,15 @@ struct HeldEntitlementDTO: Codable {
         active = held.active
         expiresAt = held.expiresAt.map(APITime.init)
         grants = held.grants.map { grant in
-            Grant(source: grant.source.rawValue, reference: grant.reference, productId: grant.productId, from: APITime(grant.from),
-                  until: grant.until.map(APITime.init), state: grant.status(at: now).rawValue, endedReason: grant.endedReason)
+            Grant(
+                source: grant.source.rawValue,
+                reference: grant.reference,
+                productId: grant.productId,
+                from: APITime(grant.from),
+                until: grant.until.map(APITime.init),
+                state: grant.status(at: now).rawValue,
+                endedReason: grant.endedReason
+            )
         }
     }
 }

@@ -143,8 +143,11 @@ struct BookingTimeText: Codable, Hashable {
         } else if let local = LocalDateTime.parse(text) {
             time = .local(local)
         } else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription:
-                "must be an ISO 8601 date-time (2026-07-14T15:30:00Z, or with an offset), a local date-time in the resource's time zone (2026-07-14T17:30) or a date (2026-07-14)")
+            throw DecodingError.dataCorruptedError(
+                in: container,
+                debugDescription:
+                    "must be an ISO 8601 date-time (2026-07-14T15:30:00Z, or with an offset), a local date-time in the resource's time zone (2026-07-14T17:30) or a date (2026-07-14)"
+            )
         }
     }
 
@@ -380,7 +383,8 @@ struct VerifyReceiptRequest: Codable {
             receiptData = try snake.decode(String.self, forKey: .receiptData)
         }
         userId = try camel.decodeIfPresent(String.self, forKey: .userId) ?? snake.decodeIfPresent(String.self, forKey: .userId)
-        deviceInfo = try camel.decodeIfPresent([String: String].self, forKey: .deviceInfo) ?? snake.decodeIfPresent([String: String].self, forKey: .deviceInfo)
+        deviceInfo =
+            try camel.decodeIfPresent([String: String].self, forKey: .deviceInfo) ?? snake.decodeIfPresent([String: String].self, forKey: .deviceInfo)
         appVersion = try camel.decodeIfPresent(String.self, forKey: .appVersion) ?? snake.decodeIfPresent(String.self, forKey: .appVersion)
         bundleId = try camel.decodeIfPresent(String.self, forKey: .bundleId) ?? snake.decodeIfPresent(String.self, forKey: .bundleId)
     }

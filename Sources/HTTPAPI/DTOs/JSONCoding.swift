@@ -63,7 +63,7 @@ enum JSONCoding {
     /// the field is one that null clears. Bodies without the token `null` skip the extra parse.
     private static func refuseNulls(_ data: Data, allowed: Set<String>, fields: Set<String>?) throws {
         guard data.range(of: Data("null".utf8)) != nil,
-              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
+            let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         else { return }
         if let field = object.filter({ $0.value is NSNull && !allowed.contains($0.key) && (fields?.contains($0.key) ?? true) }).keys.sorted().first {
             throw APIError(.badRequest, .invalidField, "\(field) cannot be null: omit it instead", field: field)
@@ -148,7 +148,7 @@ struct APITime: Codable, Hashable, Sendable {
             return true
         }
         guard let year = digits(4), expect(0x2D), let month = digits(2), expect(0x2D), let day = digits(2), expect(0x54),
-              let hour = digits(2), expect(0x3A), let minute = digits(2), expect(0x3A), let second = digits(2)
+            let hour = digits(2), expect(0x3A), let minute = digits(2), expect(0x3A), let second = digits(2)
         else { return nil }
         var milliseconds = 0
         if expect(0x2E) {

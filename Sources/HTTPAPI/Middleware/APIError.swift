@@ -27,15 +27,16 @@ public struct APIError: Error, Sendable {
     }
 
     init(_ error: DomainError) {
-        let status: HTTPResponse.Status = switch error.kind {
-        case .invalidInput: .badRequest
-        case .forbidden: .forbidden
-        case .notFound: .notFound
-        case .conflict: .conflict
-        case .unprocessable: .unprocessableContent
-        case .unauthenticated: .unauthorized
-        case .unavailable: .serviceUnavailable
-        }
+        let status: HTTPResponse.Status =
+            switch error.kind {
+            case .invalidInput: .badRequest
+            case .forbidden: .forbidden
+            case .notFound: .notFound
+            case .conflict: .conflict
+            case .unprocessable: .unprocessableContent
+            case .unauthenticated: .unauthorized
+            case .unavailable: .serviceUnavailable
+            }
         var headers: HTTPFields = [:]
         if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
         self.init(status, error.code, error.message, field: error.field, headers: headers)
@@ -69,9 +70,15 @@ public struct APIError: Error, Sendable {
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? BerthJSON.shared.encode(Body(error: .init(code: code.rawValue, message: message, field: field, title: title, description: description), credits: credits.map(CreditBalanceDTO.init),
-                                                     unappliedPayment: unappliedPayment.map(UnappliedPaymentDTO.init),
-                                                     finishTransaction: unappliedPayment.map { _ in true }))) ?? Data()
+        let data =
+            (try? BerthJSON.shared.encode(
+                Body(
+                    error: .init(code: code.rawValue, message: message, field: field, title: title, description: description),
+                    credits: credits.map(CreditBalanceDTO.init),
+                    unappliedPayment: unappliedPayment.map(UnappliedPaymentDTO.init),
+                    finishTransaction: unappliedPayment.map { _ in true }
+                )
+            )) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -1,3 +1,4 @@
+import BerthWorkers
 import CoreMetrics
 import Dispatch
 import Domain
@@ -6,7 +7,6 @@ import Hummingbird
 import NIOCore
 import Prometheus
 import Synchronization
-import BerthWorkers
 
 /// Berth's metrics: swift-metrics handlers made by a Prometheus factory over this instance's own
 /// registry (no global state, so every application, and every test, counts its own), rendered
@@ -18,9 +18,11 @@ public final class BerthMetrics: Sendable {
     public init() {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-                                                   .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
-                                                   .seconds(2), .seconds(5)]
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(2), .seconds(5),
+        ]
         self.factory = factory
     }
 
@@ -135,8 +137,11 @@ struct MetricsMiddleware: RouterMiddleware {
         let route = context.endpointPath ?? "unmatched"
         let method = request.method.rawValue.count <= 10 ? request.method.rawValue : "other"
         metrics.count("berth_http_requests_total", [("route", route), ("method", method), ("status", String(response.status.code))])
-        metrics.time("berth_http_request_duration_seconds", [("route", route), ("method", method)],
-                     nanoseconds: DispatchTime.now().uptimeNanoseconds - start)
+        metrics.time(
+            "berth_http_request_duration_seconds",
+            [("route", route), ("method", method)],
+            nanoseconds: DispatchTime.now().uptimeNanoseconds - start
+        )
         return response
     }
 }

@@ -26,8 +26,10 @@ struct CrossOrigin: RouterMiddleware {
         let caller = Mutex<(tenantId: String, admin: Bool)?>(nil)
     }
 
-    static let allowedRequestHeaders = ["Authorization", "Content-Type", "Accept", "Accept-Language", "X-User-Id", "X-Berth-Nonce", "X-Request-Id",
-                                        "X-Ftc-Id", "Stripe-Signature"]
+    static let allowedRequestHeaders = [
+        "Authorization", "Content-Type", "Accept", "Accept-Language", "X-User-Id", "X-Berth-Nonce", "X-Request-Id",
+        "X-Ftc-Id", "Stripe-Signature",
+    ]
     static let exposedHeaders = "X-Berth-Signature, X-Berth-Signed-At, X-Berth-Key-Id, X-Berth-Nonce, X-Request-Id, Retry-After, Content-Language"
     static let maxAgeSeconds = 600
 

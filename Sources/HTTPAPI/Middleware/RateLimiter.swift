@@ -119,11 +119,12 @@ extension RateLimiter {
     /// bucket holds 20× the per-user limit). An admin key by the key.
     func check(_ caller: Caller, scope: Scope) throws {
         let tenant = caller.tenant.tenant
-        let limit: Tenant.RateLimit = switch scope {
-        case .booking: tenant.bookingLimit
-        case .reads: Tenant.RateLimit(burst: tenant.verificationLimit.burst * 5, perSecond: tenant.verificationLimit.perSecond * 5)
-        case .verification, .account, .admin, .notification: tenant.verificationLimit
-        }
+        let limit: Tenant.RateLimit =
+            switch scope {
+            case .booking: tenant.bookingLimit
+            case .reads: Tenant.RateLimit(burst: tenant.verificationLimit.burst * 5, perSecond: tenant.verificationLimit.perSecond * 5)
+            case .verification, .account, .admin, .notification: tenant.verificationLimit
+            }
         let aggregate = Tenant.RateLimit(burst: limit.burst * 20, perSecond: limit.perSecond * 20)
         let principals: [(String, Tenant.RateLimit)]
         switch (caller.kind, caller.key) {
@@ -143,16 +144,20 @@ extension RateLimiter {
     /// The notification endpoint, keyed by the client's address (it carries no credentials): a
     /// failed notification takes a token.
     func checkNotification(tenant: Tenant, clientAddress: String?) throws {
-        try refuse(take(tenant: tenant.id, scope: .notification, principals: [(Self.notificationPrincipal(clientAddress), tenant.notificationLimit)]),
-                   what: "notification")
+        try refuse(
+            take(tenant: tenant.id, scope: .notification, principals: [(Self.notificationPrincipal(clientAddress), tenant.notificationLimit)]),
+            what: "notification"
+        )
     }
 
     /// Refuses, before any work, an address whose failures used up its notification budget (T8:
     /// the refusal must save the verification, not follow it). Apple retries, and the notification
     /// history reader recovers what a refusal delayed.
     func admitNotification(tenant: Tenant, clientAddress: String?) throws {
-        try refuse(wait(tenant: tenant.id, scope: .notification, principal: Self.notificationPrincipal(clientAddress), limit: tenant.notificationLimit),
-                   what: "failed notification")
+        try refuse(
+            wait(tenant: tenant.id, scope: .notification, principal: Self.notificationPrincipal(clientAddress), limit: tenant.notificationLimit),
+            what: "failed notification"
+        )
     }
 
     /// A notification from this address verified: its failure budget is whole again.

@@ -20,8 +20,10 @@ final class RouteTable: Sendable {
         for route in routes { byPath[route.path, default: []].append(route.method) }
         patterns.withLock {
             $0 = byPath.map { path, methods in
-                Pattern(segments: path.split(separator: "/").map { $0.hasPrefix("{") || $0.hasPrefix(":") ? nil : $0 },
-                        methods: methods.sorted())
+                Pattern(
+                    segments: path.split(separator: "/").map { $0.hasPrefix("{") || $0.hasPrefix(":") ? nil : $0 },
+                    methods: methods.sorted()
+                )
             }
         }
     }
@@ -36,7 +38,10 @@ final class RouteTable: Sendable {
             for pattern in patterns where pattern.segments.count == parts.count {
                 guard zip(pattern.segments, parts).allSatisfy({ $0.0 == nil || $0.0 == $0.1 }) else { continue }
                 let literal = pattern.segments.count { $0 != nil }
-                if literal > best { best = literal; found = [] }
+                if literal > best {
+                    best = literal
+                    found = []
+                }
                 if literal == best { found.formUnion(pattern.methods) }
             }
             return found.sorted()
@@ -56,7 +61,11 @@ struct MethodGuard: RouterMiddleware {
         } catch let error as HTTPError where error.status == .notFound {
             let allowed = routes.methods(at: request.uri.path)
             if !allowed.isEmpty, !allowed.contains(request.method.rawValue), !(request.method == .head && allowed.contains("GET")) {
-                var response = APIError(.methodNotAllowed, .methodNotAllowed, "\(request.method.rawValue) is not served here; use \(allowed.joined(separator: ", "))").response()
+                var response = APIError(
+                    .methodNotAllowed,
+                    .methodNotAllowed,
+                    "\(request.method.rawValue) is not served here; use \(allowed.joined(separator: ", "))"
+                ).response()
                 response.headers[.allow] = allowed.joined(separator: ", ")
                 return response
             }
@@ -83,13 +92,16 @@ struct RequestIdentifier: RouterMiddleware {
 
     static func acceptable(_ value: String) -> String? {
         let utf8 = value.utf8
-        guard (1...64).contains(utf8.count), utf8.allSatisfy({ byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
-            default: false
-            }
-        }) else { return nil }
+        guard (1...64).contains(utf8.count),
+            utf8.allSatisfy({ byte in
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                    true
+                default: false
+                }
+            })
+        else { return nil }
         return value
     }
 
@@ -122,12 +134,15 @@ struct AccessLog: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = DispatchTime.now().uptimeNanoseconds
         let response = try await next(request, context)
-        context.logger.debug("request", metadata: [
-            "method": .string(request.method.rawValue),
-            "path": .string(request.uri.path),
-            "status": .stringConvertible(response.status.code),
-            "duration_ms": .string(String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)),
-        ])
+        context.logger.debug(
+            "request",
+            metadata: [
+                "method": .string(request.method.rawValue),
+                "path": .string(request.uri.path),
+                "status": .stringConvertible(response.status.code),
+                "duration_ms": .string(String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)),
+            ]
+        )
         return response
     }
 }

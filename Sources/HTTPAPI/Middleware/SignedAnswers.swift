@@ -52,10 +52,19 @@ struct SignAnswers: RouterMiddleware {
         try await response.body.write(collector)
         let body = collector.buffer
         // Line breaks would let one signed text read as another (user ids are checked; this keeps it so).
-        guard !userId.contains(where: { $0.isNewline }) else { return Response(status: response.status, headers: response.headers, body: .init(byteBuffer: body)) }
+        guard !userId.contains(where: { $0.isNewline }) else {
+            return Response(status: response.status, headers: response.headers, body: .init(byteBuffer: body))
+        }
         let signedAt = Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down))
-        let answer = AnswerSigner.Answer(nonce: nonce, signedAt: signedAt, status: Int(response.status.code), method: request.method.rawValue,
-                                         path: Self.target(request), userId: userId, body: Data(body.readableBytesView))
+        let answer = AnswerSigner.Answer(
+            nonce: nonce,
+            signedAt: signedAt,
+            status: Int(response.status.code),
+            method: request.method.rawValue,
+            path: Self.target(request),
+            userId: userId,
+            body: Data(body.readableBytesView)
+        )
         var headers = response.headers
         headers[Self.signatureHeader] = try signer.signature(answer)
         headers[Self.signedAtHeader] = String(signedAt)
@@ -82,8 +91,12 @@ struct SignAnswers: RouterMiddleware {
             return Self.nonceSymbols.contains(byte)
         }
         guard (8...128).contains(value.utf8.count), allowed else {
-            throw APIError(.badRequest, .invalidField, "X-Berth-Nonce must be 8 to 128 characters of base64, base64url, hex or a UUID; send a fresh random one per request",
-                           field: "X-Berth-Nonce")
+            throw APIError(
+                .badRequest,
+                .invalidField,
+                "X-Berth-Nonce must be 8 to 128 characters of base64, base64url, hex or a UUID; send a fresh random one per request",
+                field: "X-Berth-Nonce"
+            )
         }
         return value
     }
@@ -119,9 +132,17 @@ struct AnswerSigningRoutes {
                 throw APIError(.notFound, .notFound, "this app does not sign its answers (answerSigning is not configured)")
             }
             let (x, y) = signer.publicKeyCoordinates
-            return try JSONCoding.response(AnswerSigningKey(
-                tenant: runtime.id, format: AnswerSigner.format, keyId: signer.keyId, algorithm: "ES256", publicKeySPKI: signer.publicKeySPKI,
-                publicKeyPEM: signer.publicKeyPEM, jwk: .init(kty: "EC", crv: "P-256", x: x, y: y, kid: signer.keyId, alg: "ES256", use: "sig")))
+            return try JSONCoding.response(
+                AnswerSigningKey(
+                    tenant: runtime.id,
+                    format: AnswerSigner.format,
+                    keyId: signer.keyId,
+                    algorithm: "ES256",
+                    publicKeySPKI: signer.publicKeySPKI,
+                    publicKeyPEM: signer.publicKeyPEM,
+                    jwk: .init(kty: "EC", crv: "P-256", x: x, y: y, kid: signer.keyId, alg: "ES256", use: "sig")
+                )
+            )
         }
     }
 }

@@ -68,7 +68,10 @@ enum UserMessages {
         ],
         "product_mismatch": [
             ("Wrong product", "This purchase is not for the item you are paying for. Your payment is kept safe and will be checked."),
-            ("Sai sản phẩm", "Giao dịch này không dành cho mục bạn đang thanh toán. Khoản thanh toán của bạn được lưu giữ an toàn và sẽ được kiểm tra."),
+            (
+                "Sai sản phẩm",
+                "Giao dịch này không dành cho mục bạn đang thanh toán. Khoản thanh toán của bạn được lưu giữ an toàn và sẽ được kiểm tra."
+            ),
             ("Prodotto errato", "Questo acquisto non corrisponde a ciò che stai pagando. Il tuo pagamento è al sicuro e verrà verificato."),
             ("Невідповідний товар", "Ця покупка не відповідає тому, за що ви платите. Ваш платіж збережено, його буде перевірено."),
             ("产品不符", "此次购买与您要支付的项目不符。您的付款已被妥善保存，我们会进行核查。"),
@@ -82,8 +85,14 @@ enum UserMessages {
         ],
         "booking_not_found": [
             ("Booking not found", "We could not find this booking. If you were charged, your payment is kept safe and will be checked."),
-            ("Không tìm thấy đặt chỗ", "Chúng tôi không tìm thấy đặt chỗ này. Nếu bạn đã bị trừ tiền, khoản thanh toán được lưu giữ an toàn và sẽ được kiểm tra."),
-            ("Prenotazione non trovata", "Non troviamo questa prenotazione. Se ti è stato addebitato un importo, il pagamento è al sicuro e verrà verificato."),
+            (
+                "Không tìm thấy đặt chỗ",
+                "Chúng tôi không tìm thấy đặt chỗ này. Nếu bạn đã bị trừ tiền, khoản thanh toán được lưu giữ an toàn và sẽ được kiểm tra."
+            ),
+            (
+                "Prenotazione non trovata",
+                "Non troviamo questa prenotazione. Se ti è stato addebitato un importo, il pagamento è al sicuro e verrà verificato."
+            ),
             ("Бронювання не знайдено", "Ми не знайшли це бронювання. Якщо кошти списано, ваш платіж збережено, його буде перевірено."),
             ("未找到预订", "我们找不到此预订。如果您已被扣款，您的付款已被妥善保存，我们会进行核查。"),
         ],
@@ -180,7 +189,10 @@ enum UserMessages {
         ],
         "unknown_product": [
             ("Item not available", "This item is not sold in the app. Your payment is kept safe and will be checked."),
-            ("Sản phẩm không khả dụng", "Sản phẩm này không được bán trong ứng dụng. Khoản thanh toán của bạn được lưu giữ an toàn và sẽ được kiểm tra."),
+            (
+                "Sản phẩm không khả dụng",
+                "Sản phẩm này không được bán trong ứng dụng. Khoản thanh toán của bạn được lưu giữ an toàn và sẽ được kiểm tra."
+            ),
             ("Articolo non disponibile", "Questo articolo non è in vendita nell'app. Il tuo pagamento è al sicuro e verrà verificato."),
             ("Товар недоступний", "Цей товар не продається в застосунку. Ваш платіж збережено, його буде перевірено."),
             ("商品不可用", "此商品未在应用中出售。您的付款已被妥善保存，我们会进行核查。"),

@@ -22,8 +22,11 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// event loops, the listening socket, logs, and the backtracer should anything trap.
     public static let descriptorReserve = 96
 
-    public init(maximum: Int = ConnectionLimits.defaultMaximum, perAddress: Int = ConnectionLimits.defaultPerAddress,
-                headTimeout: TimeAmount = .seconds(ConnectionLimits.defaultHeadSeconds)) {
+    public init(
+        maximum: Int = ConnectionLimits.defaultMaximum,
+        perAddress: Int = ConnectionLimits.defaultPerAddress,
+        headTimeout: TimeAmount = .seconds(ConnectionLimits.defaultHeadSeconds)
+    ) {
         self.maximum = max(1, maximum)
         self.perAddress = max(1, perAddress)
         self.headTimeout = headTimeout

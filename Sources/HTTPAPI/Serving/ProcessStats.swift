@@ -1,8 +1,9 @@
+import CHeapStats
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CHeapStats
-import Foundation
 
 /// The process's own figures for `/metrics`, in Prometheus' conventional names: resident memory,
 /// open and allowed descriptors, CPU seconds, start time. Read from `/proc/self` on Linux at each
@@ -59,9 +60,11 @@ struct ProcessStats {
 
     /// Records the figures as gauges of `metrics`.
     func record(in metrics: BerthMetrics) {
-        let figures: [(String, Double?)] = [("process_resident_memory_bytes", residentBytes), ("process_open_fds", openDescriptors),
-                                            ("process_max_fds", maximumDescriptors), ("process_cpu_seconds_total", cpuSeconds),
-                                            ("process_start_time_seconds", startTimeSeconds)]
+        let figures: [(String, Double?)] = [
+            ("process_resident_memory_bytes", residentBytes), ("process_open_fds", openDescriptors),
+            ("process_max_fds", maximumDescriptors), ("process_cpu_seconds_total", cpuSeconds),
+            ("process_start_time_seconds", startTimeSeconds),
+        ]
         for (name, value) in figures {
             if let value, value.isFinite { metrics.gauge(name, [], value) }
         }

@@ -17,11 +17,26 @@ public struct AdminBookingTransition: Sendable {
         let emitsEvents = runtime.webhook != nil
         return try await store.write { tx in
             guard let booking = try tx.bookings.booking(id: id, tenantId: tenant.id, forUpdate: true) else { throw DomainError.bookingNotFound(id) }
-            let occupancy = BookingTransitions.needsOccupancy(to: status)
-                ? try tx.bookings.occupancy(tenantId: tenant.id, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
+            let occupancy =
+                BookingTransitions.needsOccupancy(to: status)
+                ? try tx.bookings.occupancy(
+                    tenantId: tenant.id,
+                    resourceId: booking.resourceId,
+                    start: booking.start,
+                    end: booking.end,
+                    excluding: booking.id,
+                    now: now
+                )
                 : .none
-            let transition = try BookingTransitions.admin(booking, to: status, actor: actor, reason: reason, resource: tenant.resource(id: booking.resourceId),
-                                                          occupancy: occupancy, now: now)
+            let transition = try BookingTransitions.admin(
+                booking,
+                to: status,
+                actor: actor,
+                reason: reason,
+                resource: tenant.resource(id: booking.resourceId),
+                occupancy: occupancy,
+                now: now
+            )
             try tx.bookings.update(transition.booking, now: now)
             try tx.audit.append(transition.audit)
             if emitsEvents { try tx.outbox.enqueue(transition.events, tenantId: tenant.id, now: now) }

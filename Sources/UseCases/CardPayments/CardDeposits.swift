@@ -37,22 +37,53 @@ public struct CardDeposits: Sendable {
                 throw DomainError(.notFound, .bookingNotFound, "no booking \(bookingId)", field: "id")
             }
             guard booking.status == .confirmed else {
-                throw DomainError(.conflict, .bookingNotPayable, "booking \(bookingId) is \(booking.status.rawValue); a deposit is taken for a confirmed booking", field: "id")
+                throw DomainError(
+                    .conflict,
+                    .bookingNotPayable,
+                    "booking \(bookingId) is \(booking.status.rawValue); a deposit is taken for a confirmed booking",
+                    field: "id"
+                )
             }
             if let active = try tx.cardPayments.openPayment(bookingId: bookingId, purpose: .deposit, tenantId: tenantId, forUpdate: true) {
                 guard active.status.isOpen else {
-                    throw DomainError(.conflict, .depositHeld, "booking \(bookingId) already holds a deposit: capture or release it first", field: "id")
+                    throw DomainError(
+                        .conflict,
+                        .depositHeld,
+                        "booking \(bookingId) already holds a deposit: capture or release it first",
+                        field: "id"
+                    )
                 }
                 return (active, booking, false)
             }
             let attempt = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).filter { $0.purpose == .deposit }.count + 1
-            let payment = CardPayment(id: RecordID.next(), tenantId: tenantId, bookingId: bookingId, userId: booking.userId, purpose: .deposit,
-                                      environment: environment, providerRef: nil, amountMinor: amountMinor, currency: booking.currency.uppercased(),
-                                      status: .creating, idempotencyKey: "berth:\(tenantId):booking:\(bookingId):deposit:\(attempt)",
-                                      nextCheckAt: now.addingTimeInterval(settings.reconcileAfter), createdAt: now, updatedAt: now)
+            let payment = CardPayment(
+                id: RecordID.next(),
+                tenantId: tenantId,
+                bookingId: bookingId,
+                userId: booking.userId,
+                purpose: .deposit,
+                environment: environment,
+                providerRef: nil,
+                amountMinor: amountMinor,
+                currency: booking.currency.uppercased(),
+                status: .creating,
+                idempotencyKey: "berth:\(tenantId):booking:\(bookingId):deposit:\(attempt)",
+                nextCheckAt: now.addingTimeInterval(settings.reconcileAfter),
+                createdAt: now,
+                updatedAt: now
+            )
             try tx.cardPayments.insert(payment)
-            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .cardDepositRequested, bookingId: bookingId, purchaseId: nil,
-                                            detail: ["paymentId": String(payment.id), "amount": String(amountMinor), "currency": payment.currency], at: now))
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: tenantId,
+                    actor: actor,
+                    action: .cardDepositRequested,
+                    bookingId: bookingId,
+                    purchaseId: nil,
+                    detail: ["paymentId": String(payment.id), "amount": String(amountMinor), "currency": payment.currency],
+                    at: now
+                )
+            )
             return (payment, booking, true)
         }
         let intent: StripePaymentIntent
@@ -61,9 +92,15 @@ public struct CardDeposits: Sendable {
                 intent = try await stripe.client.paymentIntent(id: ref)
             } else {
                 intent = try await stripe.client.createPaymentIntent(
-                    amount: payment.amountMinor, currency: payment.currency,
-                    metadata: ["berth_tenant": tenantId, "berth_booking_id": String(bookingId), "berth_payment_id": String(payment.id), "berth_purpose": "deposit"],
-                    captureMethod: "manual", idempotencyKey: payment.idempotencyKey)
+                    amount: payment.amountMinor,
+                    currency: payment.currency,
+                    metadata: [
+                        "berth_tenant": tenantId, "berth_booking_id": String(bookingId), "berth_payment_id": String(payment.id),
+                        "berth_purpose": "deposit",
+                    ],
+                    captureMethod: "manual",
+                    idempotencyKey: payment.idempotencyKey
+                )
             }
         } catch {
             logger.warning("deposit not created", metadata: ["booking": .string(String(bookingId)), "error": .string(error.description)])
@@ -73,8 +110,13 @@ public struct CardDeposits: Sendable {
             throw DomainError(.unavailable, .paymentProviderUnavailable, "the payment provider answered without a client secret", retryAfter: 5)
         }
         let recorded = try await record(intent, of: payment, runtime: runtime, stripe: stripe)
-        return StartCardPayment.Result(payment: recorded, clientSecret: clientSecret, publishableKey: settings.publishableKey,
-                                       holdExpiresAt: booking.holdExpiresAt, created: created)
+        return StartCardPayment.Result(
+            payment: recorded,
+            clientSecret: clientSecret,
+            publishableKey: settings.publishableKey,
+            holdExpiresAt: booking.holdExpiresAt,
+            created: created
+        )
     }
 
     /// Captures `amountMinor` (default all) of the booking's authorized deposit; the rest is released.
@@ -83,16 +125,32 @@ public struct CardDeposits: Sendable {
         let deposit = try await held(runtime: runtime, bookingId: bookingId, authorizedOnly: true)
         let amount = amountMinor ?? deposit.amountMinor
         guard amount >= 1, amount <= deposit.amountMinor else {
-            throw DomainError(.unprocessable, .invalidAmount, "amountMinor must be 1...\(deposit.amountMinor) (the authorized deposit)", field: "amountMinor")
+            throw DomainError(
+                .unprocessable,
+                .invalidAmount,
+                "amountMinor must be 1...\(deposit.amountMinor) (the authorized deposit)",
+                field: "amountMinor"
+            )
         }
         let intent: StripePaymentIntent
         do {
-            intent = try await stripe.client.capturePaymentIntent(id: deposit.providerRef ?? "", amount: amount, idempotencyKey: "berth:capture:\(deposit.providerRef ?? ""):\(amount)")
+            intent = try await stripe.client.capturePaymentIntent(
+                id: deposit.providerRef ?? "",
+                amount: amount,
+                idempotencyKey: "berth:capture:\(deposit.providerRef ?? ""):\(amount)"
+            )
         } catch {
             throw DomainError.providerUnavailable(error)
         }
-        let request = AuditRecord(tenantId: runtime.id, actor: actor, action: .cardDepositCaptureRequested, bookingId: bookingId, purchaseId: nil,
-                                  detail: ["paymentId": String(deposit.id), "amount": String(amount)], at: clock.now())
+        let request = AuditRecord(
+            tenantId: runtime.id,
+            actor: actor,
+            action: .cardDepositCaptureRequested,
+            bookingId: bookingId,
+            purchaseId: nil,
+            detail: ["paymentId": String(deposit.id), "amount": String(amount)],
+            at: clock.now()
+        )
         return try await record(intent, of: deposit, runtime: runtime, stripe: stripe, request: request)
     }
 
@@ -106,14 +164,23 @@ public struct CardDeposits: Sendable {
         } catch {
             throw DomainError.providerUnavailable(error)
         }
-        let request = AuditRecord(tenantId: runtime.id, actor: actor, action: .cardDepositReleaseRequested, bookingId: bookingId, purchaseId: nil,
-                                  detail: ["paymentId": String(deposit.id)], at: clock.now())
+        let request = AuditRecord(
+            tenantId: runtime.id,
+            actor: actor,
+            action: .cardDepositReleaseRequested,
+            bookingId: bookingId,
+            purchaseId: nil,
+            detail: ["paymentId": String(deposit.id)],
+            at: clock.now()
+        )
         return try await record(intent, of: deposit, runtime: runtime, stripe: stripe, request: request)
     }
 
     /// Cancels the deposit's PaymentIntent; one captured meanwhile is answered as it is.
     static func released(_ deposit: CardPayment, stripe: StripeRuntime) async throws(StripeError) -> StripePaymentIntent {
-        guard let ref = deposit.providerRef else { throw StripeError(status: nil, type: "network", message: "the deposit's PaymentIntent is not known yet") }
+        guard let ref = deposit.providerRef else {
+            throw StripeError(status: nil, type: "network", message: "the deposit's PaymentIntent is not known yet")
+        }
         do {
             return try await stripe.client.cancelPaymentIntent(id: ref, reason: "requested_by_customer", idempotencyKey: "berth:cancel:\(ref)")
         } catch {
@@ -137,16 +204,24 @@ public struct CardDeposits: Sendable {
     }
 
     /// Records what Stripe answered of a deposit (and who asked, `request`), through the same rules as its events.
-    private func record(_ intent: StripePaymentIntent, of payment: CardPayment, runtime: TenantRuntime, stripe: StripeRuntime,
-                        request: AuditRecord? = nil) async throws -> CardPayment {
+    private func record(
+        _ intent: StripePaymentIntent,
+        of payment: CardPayment,
+        runtime: TenantRuntime,
+        stripe: StripeRuntime,
+        request: AuditRecord? = nil
+    ) async throws -> CardPayment {
         let now = clock.now(), tenantId = payment.tenantId, tenant = runtime.tenant, settings = stripe.settings
         return try await store.write { tx in
-            guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }) else { return payment }
+            guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }) else {
+                return payment
+            }
             if current.providerRef == nil { current.providerRef = intent.id }
             if let request { try tx.audit.append(request) }
             let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: false, tx: tx, now: now)
             switch intent.status {
-            case "requires_capture": _ = try settlement.authorized(&current, amount: intent.amountCapturable ?? intent.amount, window: Self.captureWindow)
+            case "requires_capture":
+                _ = try settlement.authorized(&current, amount: intent.amountCapturable ?? intent.amount, window: Self.captureWindow)
             case "succeeded": _ = try settlement.captured(&current, amount: intent.amountReceived ?? intent.amount)
             case "canceled": _ = try settlement.canceled(&current)
             default:

@@ -51,12 +51,19 @@ public struct CardPaymentJobs: Sendable {
         guard let runtime = tenants.tenant(id: refund.tenantId), let stripe = runtime.stripe else { return refund }
         let tenantId = refund.tenantId
         guard let payment = try? await store.read({ try $0.cardPayments.payment(id: refund.paymentId, tenantId: tenantId, forUpdate: false) }),
-              let ref = payment.providerRef else { return refund }
+            let ref = payment.providerRef
+        else { return refund }
         let answer: Result<StripeRefund, StripeError>
         do {
-            answer = .success(try await stripe.client.createRefund(paymentIntent: ref, amount: refund.amountMinor, reason: nil,
-                                                                   metadata: ["berth_refund_id": String(refund.id), "berth_booking_id": String(payment.bookingId)],
-                                                                   idempotencyKey: refund.idempotencyKey))
+            answer = .success(
+                try await stripe.client.createRefund(
+                    paymentIntent: ref,
+                    amount: refund.amountMinor,
+                    reason: nil,
+                    metadata: ["berth_refund_id": String(refund.id), "berth_booking_id": String(payment.bookingId)],
+                    idempotencyKey: refund.idempotencyKey
+                )
+            )
         } catch {
             answer = .failure(error)
         }
@@ -76,7 +83,11 @@ public struct CardPaymentJobs: Sendable {
                     current.nextAttemptAt = nil
                     current.lastError = current.status == .failed ? "the provider reports the refund \(stripeRefund.status)" : nil
                     try tx.cardPayments.update(current)
-                    if current.status == .succeeded, var payment = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: current.paymentId, tenantId: tenantId, forUpdate: $0) }) {
+                    if current.status == .succeeded,
+                        var payment = try tx.lockedCardPayment({
+                            try tx.cardPayments.payment(id: current.paymentId, tenantId: tenantId, forUpdate: $0)
+                        })
+                    {
                         let total = try tx.cardPayments.refunds(paymentId: payment.id, tenantId: tenantId).filter { $0.status == .succeeded }
                             .reduce(Int64(0)) { $0.addingReportingOverflow($1.amountMinor).partialValue }
                         let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: emitsEvents, tx: tx, now: now)
@@ -92,8 +103,17 @@ public struct CardPaymentJobs: Sendable {
                     current.lastError = error.description
                     current.nextAttemptAt = nil
                     try tx.cardPayments.update(current)
-                    try tx.audit.append(AuditRecord(tenantId: tenantId, actor: .system, action: .cardRefundFailed, bookingId: payment.bookingId,
-                                                    purchaseId: payment.purchaseId, detail: ["refundId": String(current.id), "error": error.description], at: now))
+                    try tx.audit.append(
+                        AuditRecord(
+                            tenantId: tenantId,
+                            actor: .system,
+                            action: .cardRefundFailed,
+                            bookingId: payment.bookingId,
+                            purchaseId: payment.purchaseId,
+                            detail: ["refundId": String(current.id), "error": error.description],
+                            at: now
+                        )
+                    )
                 }
                 return current
             }
@@ -121,7 +141,9 @@ public struct CardPaymentJobs: Sendable {
             logger.warning("card payment check failed", metadata: ["payment": .string(String(payment.id)), "error": .string(error.description)])
             let now = clock.now()
             _ = try? await store.write { tx in
-                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isActive else { return }
+                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }),
+                    current.status.isActive
+                else { return }
                 current.checkFailures += 1
                 current.nextCheckAt = now.addingTimeInterval(Self.backoff(attempts: current.checkFailures))
                 current.updatedAt = now
@@ -145,9 +167,11 @@ public struct CardPaymentJobs: Sendable {
         } else {
             // Created while its answer was lost: the same key finds the same PaymentIntent.
             intent = try await stripe.client.createPaymentIntent(
-                amount: payment.amountMinor, currency: payment.currency,
+                amount: payment.amountMinor,
+                currency: payment.currency,
                 metadata: ["berth_tenant": payment.tenantId, "berth_booking_id": String(payment.bookingId), "berth_payment_id": String(payment.id)],
-                idempotencyKey: payment.idempotencyKey)
+                idempotencyKey: payment.idempotencyKey
+            )
         }
         let now = clock.now()
         let lapsed: Bool
@@ -168,18 +192,33 @@ public struct CardPaymentJobs: Sendable {
         }
     }
 
-    private func apply(_ intent: StripePaymentIntent, to payment: CardPayment, runtime: TenantRuntime, stripe: StripeRuntime, holdEnds: Date?) async throws {
+    private func apply(
+        _ intent: StripePaymentIntent,
+        to payment: CardPayment,
+        runtime: TenantRuntime,
+        stripe: StripeRuntime,
+        holdEnds: Date?
+    ) async throws {
         let now = clock.now()
         let tenant = runtime.tenant, settings = stripe.settings, emitsEvents = runtime.webhook != nil, tenantId = payment.tenantId
         let encoded = (try? JSONEncoder().encode(intent)) ?? Data()
         let outcome = try await store.write { tx -> String in
-            guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }), current.status.isActive else { return "settled" }
+            guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }),
+                current.status.isActive
+            else { return "settled" }
             if current.providerRef == nil { current.providerRef = intent.id }
             let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: emitsEvents, tx: tx, now: now)
             switch intent.status {
             case "succeeded":
-                let facts = CardPaymentFacts(providerRef: intent.id, amountMinor: intent.amountReceived ?? intent.amount, currency: intent.currency,
-                                             livemode: intent.livemode, metadata: intent.metadata ?? [:], proofHash: ReceiveStripeEvent.hash(encoded), at: now)
+                let facts = CardPaymentFacts(
+                    providerRef: intent.id,
+                    amountMinor: intent.amountReceived ?? intent.amount,
+                    currency: intent.currency,
+                    livemode: intent.livemode,
+                    metadata: intent.metadata ?? [:],
+                    proofHash: ReceiveStripeEvent.hash(encoded),
+                    at: now
+                )
                 return try settlement.succeeded(&current, facts: facts)
             case "canceled":
                 return try settlement.canceled(&current)
@@ -203,7 +242,10 @@ public struct CardPaymentJobs: Sendable {
                 return "still_open"
             }
         }
-        logger.info("card payment checked", metadata: ["payment": .string(String(payment.id)), "status": .string(intent.status), "outcome": .string(outcome)])
+        logger.info(
+            "card payment checked",
+            metadata: ["payment": .string(String(payment.id)), "status": .string(intent.status), "outcome": .string(outcome)]
+        )
     }
 
     /// 10 s doubling, at most 10 minutes.

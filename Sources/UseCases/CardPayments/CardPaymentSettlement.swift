@@ -17,8 +17,12 @@ struct CardPaymentSettlement {
         guard payment.status != .succeeded else { return "already_applied" }
         if payment.purpose == .deposit { return try captured(&payment, amount: facts.amountMinor) }
         guard let booking = try tx.bookings.booking(id: payment.bookingId, tenantId: payment.tenantId, forUpdate: true) else { return "no_booking" }
-        if let existing = try tx.purchases.purchase(store: CardPaymentRules.store, environment: payment.environment, transactionId: facts.providerRef,
-                                                    forUpdate: true) {
+        if let existing = try tx.purchases.purchase(
+            store: CardPaymentRules.store,
+            environment: payment.environment,
+            transactionId: facts.providerRef,
+            forUpdate: true
+        ) {
             payment.status = .succeeded
             payment.purchaseId = existing.id
             payment.nextCheckAt = nil
@@ -26,12 +30,26 @@ struct CardPaymentSettlement {
             try tx.cardPayments.update(payment)
             return "already_applied"
         }
-        let occupancy = BookingPurchaseRules.needsOccupancy(booking, now: now)
-            ? try tx.bookings.occupancy(tenantId: booking.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
-                                        excluding: booking.id, now: now)
+        let occupancy =
+            BookingPurchaseRules.needsOccupancy(booking, now: now)
+            ? try tx.bookings.occupancy(
+                tenantId: booking.tenantId,
+                resourceId: booking.resourceId,
+                start: booking.start,
+                end: booking.end,
+                excluding: booking.id,
+                now: now
+            )
             : .none
-        let plan = CardPaymentRules.paidPlan(payment, booking: booking, resource: tenant.resource(id: booking.resourceId), occupancy: occupancy, facts: facts,
-                                             holdExtension: tenant.holdDuration, now: now)
+        let plan = CardPaymentRules.paidPlan(
+            payment,
+            booking: booking,
+            resource: tenant.resource(id: booking.resourceId),
+            occupancy: occupancy,
+            facts: facts,
+            holdExtension: tenant.holdDuration,
+            now: now
+        )
         try tx.save(plan, tenantId: payment.tenantId, store: CardPaymentRules.store, emitsEvents: emitsEvents, now: now)
         payment.status = .succeeded
         payment.providerStatus = "succeeded"
@@ -47,8 +65,15 @@ struct CardPaymentSettlement {
         case .applied: return plan.effects.booking?.status == .confirmed ? "booking_confirmed" : "booking_part_paid"
         case .needsRefund(let purchase, let code, _):
             if settings.refundsLatePayments {
-                try requestRefund(payment, amount: payment.amountMinor, reason: code.rawValue, initiatedBy: .autoLatePayment, actor: .system,
-                                  key: "berth:refund:\(purchase.id):auto", due: now)
+                try requestRefund(
+                    payment,
+                    amount: payment.amountMinor,
+                    reason: code.rawValue,
+                    initiatedBy: .autoLatePayment,
+                    actor: .system,
+                    key: "berth:refund:\(purchase.id):auto",
+                    due: now
+                )
                 return "needs_refund:\(code.rawValue):refund_requested"
             }
             return "needs_refund:\(code.rawValue)"
@@ -58,15 +83,44 @@ struct CardPaymentSettlement {
 
     /// Records a refund before the provider is asked (a job asks, with the fixed key, until it has an answer).
     @discardableResult
-    func requestRefund(_ payment: CardPayment, amount: Int64, reason: String, initiatedBy: RefundInitiator, actor: Actor, key: String,
-                       due: Date) throws -> CardRefund {
-        let refund = CardRefund(id: RecordID.next(), tenantId: payment.tenantId, paymentId: payment.id, amountMinor: amount, reason: reason,
-                                initiatedBy: initiatedBy, actor: actor.rawValue, idempotencyKey: key, nextAttemptAt: due, createdAt: now, updatedAt: now)
+    func requestRefund(
+        _ payment: CardPayment,
+        amount: Int64,
+        reason: String,
+        initiatedBy: RefundInitiator,
+        actor: Actor,
+        key: String,
+        due: Date
+    ) throws -> CardRefund {
+        let refund = CardRefund(
+            id: RecordID.next(),
+            tenantId: payment.tenantId,
+            paymentId: payment.id,
+            amountMinor: amount,
+            reason: reason,
+            initiatedBy: initiatedBy,
+            actor: actor.rawValue,
+            idempotencyKey: key,
+            nextAttemptAt: due,
+            createdAt: now,
+            updatedAt: now
+        )
         try tx.cardPayments.insert(refund)
-        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: actor, action: .cardRefundRequested, bookingId: payment.bookingId,
-                                        purchaseId: payment.purchaseId, detail: ["paymentId": String(payment.id), "refundId": String(refund.id),
-                                                                                 "amount": String(amount), "reason": reason,
-                                                                                 "initiatedBy": initiatedBy.rawValue], at: now))
+        try tx.audit.append(
+            AuditRecord(
+                tenantId: payment.tenantId,
+                actor: actor,
+                action: .cardRefundRequested,
+                bookingId: payment.bookingId,
+                purchaseId: payment.purchaseId,
+                detail: [
+                    "paymentId": String(payment.id), "refundId": String(refund.id),
+                    "amount": String(amount), "reason": reason,
+                    "initiatedBy": initiatedBy.rawValue,
+                ],
+                at: now
+            )
+        )
         return refund
     }
 
@@ -82,9 +136,17 @@ struct CardPaymentSettlement {
         // Before the success is known (events out of order): counted now, applied with the success.
         guard payment.status == .succeeded else { return "recorded_before_success" }
         let effect = try applyRefundEffect(payment, reason: reason, disputeLost: false)
-        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store), action: .cardRefunded,
-                                        bookingId: payment.bookingId, purchaseId: payment.purchaseId,
-                                        detail: ["paymentId": String(payment.id), "amountRefunded": String(amount), "outcome": effect], at: now))
+        try tx.audit.append(
+            AuditRecord(
+                tenantId: payment.tenantId,
+                actor: .provider(CardPaymentRules.store),
+                action: .cardRefunded,
+                bookingId: payment.bookingId,
+                purchaseId: payment.purchaseId,
+                detail: ["paymentId": String(payment.id), "amountRefunded": String(amount), "outcome": effect],
+                at: now
+            )
+        )
         return effect
     }
 
@@ -99,13 +161,32 @@ struct CardPaymentSettlement {
         var outcome = "dispute_\(status)"
         if status == "lost" { outcome = try applyRefundEffect(payment, reason: "dispute_lost", disputeLost: true) }
         let final = ["won", "lost"].contains(status)
-        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store),
-                                        action: final ? .cardPaymentDisputeClosed : .cardPaymentDisputed, bookingId: payment.bookingId,
-                                        purchaseId: payment.purchaseId, detail: ["paymentId": String(payment.id), "disputeStatus": status], at: now))
+        try tx.audit.append(
+            AuditRecord(
+                tenantId: payment.tenantId,
+                actor: .provider(CardPaymentRules.store),
+                action: final ? .cardPaymentDisputeClosed : .cardPaymentDisputed,
+                bookingId: payment.bookingId,
+                purchaseId: payment.purchaseId,
+                detail: ["paymentId": String(payment.id), "disputeStatus": status],
+                at: now
+            )
+        )
         if emitsEvents {
-            try tx.outbox.enqueue([WebhookEvent(type: .paymentDisputed, data: ["bookingId": String(payment.bookingId), "userId": payment.userId,
-                                                                                "paymentIntentId": payment.providerRef ?? "", "disputeStatus": status],
-                                                subject: WebhookEvent.bookingSubject(payment.bookingId))], tenantId: payment.tenantId, now: now)
+            try tx.outbox.enqueue(
+                [
+                    WebhookEvent(
+                        type: .paymentDisputed,
+                        data: [
+                            "bookingId": String(payment.bookingId), "userId": payment.userId,
+                            "paymentIntentId": payment.providerRef ?? "", "disputeStatus": status,
+                        ],
+                        subject: WebhookEvent.bookingSubject(payment.bookingId)
+                    )
+                ],
+                tenantId: payment.tenantId,
+                now: now
+            )
         }
         return outcome
     }
@@ -114,32 +195,54 @@ struct CardPaymentSettlement {
     /// latest just before the card networks' window ends (`captureBefore`, when Berth releases it itself).
     func authorized(_ payment: inout CardPayment, amount: Int64, window: TimeInterval) throws -> String {
         guard payment.purpose == .deposit else { return "ignored_not_a_deposit" }
-        guard payment.status.mayMove(to: .authorized) else { return payment.status == .authorized ? "already_recorded" : "ignored_after_\(payment.status.rawValue)" }
+        guard payment.status.mayMove(to: .authorized) else {
+            return payment.status == .authorized ? "already_recorded" : "ignored_after_\(payment.status.rawValue)"
+        }
         payment.status = .authorized
         payment.providerStatus = "requires_capture"
         payment.captureBefore = now.addingTimeInterval(window)
         payment.nextCheckAt = payment.captureBefore
         payment.updatedAt = now
         try tx.cardPayments.update(payment)
-        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store), action: .cardDepositAuthorized,
-                                        bookingId: payment.bookingId, purchaseId: nil,
-                                        detail: ["paymentId": String(payment.id), "amount": String(amount), "captureBefore": String((payment.captureBefore ?? now).epochMilliseconds)],
-                                        at: now))
+        try tx.audit.append(
+            AuditRecord(
+                tenantId: payment.tenantId,
+                actor: .provider(CardPaymentRules.store),
+                action: .cardDepositAuthorized,
+                bookingId: payment.bookingId,
+                purchaseId: nil,
+                detail: [
+                    "paymentId": String(payment.id), "amount": String(amount),
+                    "captureBefore": String((payment.captureBefore ?? now).epochMilliseconds),
+                ],
+                at: now
+            )
+        )
         return "deposit_authorized"
     }
 
     /// A deposit captured (all or part of its authorization; the rest is released by the card network).
     func captured(_ payment: inout CardPayment, amount: Int64) throws -> String {
-        guard payment.status.mayMove(to: .succeeded) else { return payment.status == .succeeded ? "already_recorded" : "ignored_after_\(payment.status.rawValue)" }
+        guard payment.status.mayMove(to: .succeeded) else {
+            return payment.status == .succeeded ? "already_recorded" : "ignored_after_\(payment.status.rawValue)"
+        }
         payment.status = .succeeded
         payment.providerStatus = "succeeded"
         payment.amountCaptured = min(max(0, amount), payment.amountMinor)
         payment.nextCheckAt = nil
         payment.updatedAt = now
         try tx.cardPayments.update(payment)
-        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store), action: .cardDepositCaptured,
-                                        bookingId: payment.bookingId, purchaseId: nil,
-                                        detail: ["paymentId": String(payment.id), "amountCaptured": String(payment.amountCaptured)], at: now))
+        try tx.audit.append(
+            AuditRecord(
+                tenantId: payment.tenantId,
+                actor: .provider(CardPaymentRules.store),
+                action: .cardDepositCaptured,
+                bookingId: payment.bookingId,
+                purchaseId: nil,
+                detail: ["paymentId": String(payment.id), "amountCaptured": String(payment.amountCaptured)],
+                at: now
+            )
+        )
         return "deposit_captured"
     }
 
@@ -152,9 +255,17 @@ struct CardPaymentSettlement {
         payment.nextCheckAt = nil
         payment.updatedAt = now
         try tx.cardPayments.update(payment)
-        try tx.audit.append(AuditRecord(tenantId: payment.tenantId, actor: .provider(CardPaymentRules.store),
-                                        action: payment.purpose == .deposit ? .cardDepositReleased : .cardPaymentCanceled,
-                                        bookingId: payment.bookingId, purchaseId: nil, detail: ["paymentId": String(payment.id)], at: now))
+        try tx.audit.append(
+            AuditRecord(
+                tenantId: payment.tenantId,
+                actor: .provider(CardPaymentRules.store),
+                action: payment.purpose == .deposit ? .cardDepositReleased : .cardPaymentCanceled,
+                bookingId: payment.bookingId,
+                purchaseId: nil,
+                detail: ["paymentId": String(payment.id)],
+                at: now
+            )
+        )
         return payment.purpose == .deposit ? "deposit_released" : "payment_canceled"
     }
 
@@ -169,8 +280,12 @@ struct CardPaymentSettlement {
     }
 
     private func applyRefundEffect(_ payment: CardPayment, reason: String, disputeLost: Bool) throws -> String {
-        let purchase = try tx.purchases.purchase(store: CardPaymentRules.store, environment: payment.environment, transactionId: payment.providerRef ?? "",
-                                                 forUpdate: true)
+        let purchase = try tx.purchases.purchase(
+            store: CardPaymentRules.store,
+            environment: payment.environment,
+            transactionId: payment.providerRef ?? "",
+            forUpdate: true
+        )
         let booking = try tx.bookings.booking(id: payment.bookingId, tenantId: payment.tenantId, forUpdate: true)
         let effect = CardPaymentRules.refundPlan(payment, purchase: purchase, booking: booking, reason: reason, disputeLost: disputeLost, now: now)
         if let purchase = effect.purchase { try tx.purchases.update(purchase) }

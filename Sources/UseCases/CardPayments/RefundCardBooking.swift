@@ -30,9 +30,13 @@ public struct RefundCardBooking: Sendable {
             guard let booking = try tx.bookings.booking(id: bookingId, tenantId: tenantId, forUpdate: true) else {
                 throw DomainError(.notFound, .bookingNotFound, "no booking \(bookingId)", field: "id")
             }
-            let payments = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).filter { $0.status == .succeeded && $0.purpose == .booking }
-            guard let payment = payments.first(where: { $0.purchaseId != nil && $0.purchaseId == booking.purchaseId && $0.refundable > 0 })
-                ?? payments.first(where: { $0.refundable > 0 }) else {
+            let payments = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).filter {
+                $0.status == .succeeded && $0.purpose == .booking
+            }
+            guard
+                let payment = payments.first(where: { $0.purchaseId != nil && $0.purchaseId == booking.purchaseId && $0.refundable > 0 })
+                    ?? payments.first(where: { $0.refundable > 0 })
+            else {
                 if booking.purchaseId != nil || booking.paidQuantity > 0, payments.isEmpty {
                     throw DomainError(.conflict, .refundViaApple, "booking \(bookingId) was paid through the App Store: only Apple refunds it")
                 }
@@ -44,17 +48,30 @@ public struct RefundCardBooking: Sendable {
             }
             let amount = amountMinor ?? payment.refundable
             guard amount >= 1, amount <= payment.refundable else {
-                throw DomainError(.unprocessable, .invalidAmount, "amountMinor must be 1...\(payment.refundable) (what is left of the payment)", field: "amountMinor")
+                throw DomainError(
+                    .unprocessable,
+                    .invalidAmount,
+                    "amountMinor must be 1...\(payment.refundable) (what is left of the payment)",
+                    field: "amountMinor"
+                )
             }
             let settlement = CardPaymentSettlement(tenant: tenant, settings: settings, emitsEvents: emitsEvents, tx: tx, now: now)
             // The worker takes it over if this call's attempt does not end (a crash, the provider down).
-            return try settlement.requestRefund(payment, amount: amount, reason: reason, initiatedBy: .admin, actor: actor,
-                                                key: "berth:refund:\(payment.purchaseId ?? payment.id):\(refunds.count + 1)", due: now.addingTimeInterval(30))
+            return try settlement.requestRefund(
+                payment,
+                amount: amount,
+                reason: reason,
+                initiatedBy: .admin,
+                actor: actor,
+                key: "berth:refund:\(payment.purchaseId ?? payment.id):\(refunds.count + 1)",
+                due: now.addingTimeInterval(30)
+            )
         }
         let attempted = await jobs.attempt(refund)
         return try await store.read { tx in
             guard let payment = try tx.cardPayments.payment(id: attempted.paymentId, tenantId: tenantId, forUpdate: false),
-                  let booking = try tx.bookings.booking(id: bookingId, tenantId: tenantId, forUpdate: false) else {
+                let booking = try tx.bookings.booking(id: bookingId, tenantId: tenantId, forUpdate: false)
+            else {
                 throw DomainError(.notFound, .bookingNotFound, "no booking \(bookingId)", field: "id")
             }
             return Result(refund: attempted, payment: payment, booking: booking)

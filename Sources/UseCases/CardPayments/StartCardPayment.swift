@@ -38,21 +38,45 @@ public struct StartCardPayment: Sendable {
                 throw DomainError.bookingNotFound(bookingId)
             }
             if let refusal = CardPaymentRules.refusal(booking, now: now) { throw refusal }
-            if let open = try tx.cardPayments.openPayment(bookingId: bookingId, purpose: .booking, tenantId: tenantId, forUpdate: true) { return (open, booking, false) }
+            if let open = try tx.cardPayments.openPayment(bookingId: bookingId, purpose: .booking, tenantId: tenantId, forUpdate: true) {
+                return (open, booking, false)
+            }
             let attempt = try tx.cardPayments.payments(bookingId: bookingId, tenantId: tenantId).filter { $0.purpose == .booking }.count + 1
             if attempt == 1 {
                 booking.holdExpiresAt = CardPaymentRules.extendedHold(booking, minutes: settings.holdMinutes, now: now)
                 booking.updatedAt = now
                 try tx.bookings.update(booking, now: now)
             }
-            let payment = CardPayment(id: RecordID.next(), tenantId: tenantId, bookingId: bookingId, userId: userId, environment: environment, providerRef: nil,
-                                      amountMinor: booking.priceMinor, currency: booking.currency.uppercased(), status: .creating,
-                                      idempotencyKey: "berth:\(tenantId):booking:\(bookingId):pi:\(attempt)",
-                                      nextCheckAt: min(booking.holdExpiresAt, now.addingTimeInterval(settings.reconcileAfter)), createdAt: now, updatedAt: now)
+            let payment = CardPayment(
+                id: RecordID.next(),
+                tenantId: tenantId,
+                bookingId: bookingId,
+                userId: userId,
+                environment: environment,
+                providerRef: nil,
+                amountMinor: booking.priceMinor,
+                currency: booking.currency.uppercased(),
+                status: .creating,
+                idempotencyKey: "berth:\(tenantId):booking:\(bookingId):pi:\(attempt)",
+                nextCheckAt: min(booking.holdExpiresAt, now.addingTimeInterval(settings.reconcileAfter)),
+                createdAt: now,
+                updatedAt: now
+            )
             try tx.cardPayments.insert(payment)
-            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: .user(userId), action: .cardPaymentCreated, bookingId: bookingId, purchaseId: nil,
-                                            detail: ["paymentId": String(payment.id), "amount": String(payment.amountMinor), "currency": payment.currency,
-                                                     "holdExpiresAt": String(booking.holdExpiresAt.epochMilliseconds)], at: now))
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: tenantId,
+                    actor: .user(userId),
+                    action: .cardPaymentCreated,
+                    bookingId: bookingId,
+                    purchaseId: nil,
+                    detail: [
+                        "paymentId": String(payment.id), "amount": String(payment.amountMinor), "currency": payment.currency,
+                        "holdExpiresAt": String(booking.holdExpiresAt.epochMilliseconds),
+                    ],
+                    at: now
+                )
+            )
             return (payment, booking, true)
         }
         let intent: StripePaymentIntent
@@ -61,9 +85,11 @@ public struct StartCardPayment: Sendable {
                 intent = try await stripe.client.paymentIntent(id: ref)
             } else {
                 intent = try await stripe.client.createPaymentIntent(
-                    amount: payment.amountMinor, currency: payment.currency,
+                    amount: payment.amountMinor,
+                    currency: payment.currency,
                     metadata: ["berth_tenant": tenantId, "berth_booking_id": String(bookingId), "berth_payment_id": String(payment.id)],
-                    idempotencyKey: payment.idempotencyKey)
+                    idempotencyKey: payment.idempotencyKey
+                )
             }
         } catch {
             logger.warning("card payment not created", metadata: ["booking": .string(String(bookingId)), "error": .string(error.description)])
@@ -75,7 +101,8 @@ public struct StartCardPayment: Sendable {
         var recorded = payment
         if payment.providerRef == nil {
             recorded = try await store.write { tx in
-                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) }) else { return payment }
+                guard var current = try tx.lockedCardPayment({ try tx.cardPayments.payment(id: payment.id, tenantId: tenantId, forUpdate: $0) })
+                else { return payment }
                 if current.providerRef == nil, current.status == .creating {
                     current.providerRef = intent.id
                     current.status = .open
@@ -86,7 +113,12 @@ public struct StartCardPayment: Sendable {
                 return current
             }
         }
-        return Result(payment: recorded, clientSecret: clientSecret, publishableKey: stripe.settings.publishableKey, holdExpiresAt: booking.holdExpiresAt,
-                      created: created)
+        return Result(
+            payment: recorded,
+            clientSecret: clientSecret,
+            publishableKey: stripe.settings.publishableKey,
+            holdExpiresAt: booking.holdExpiresAt,
+            created: created
+        )
     }
 }

@@ -29,17 +29,26 @@ public struct StripeRuntime: Sendable {
         var base = settings.apiBase ?? StripeSettings.defaultAPIBase
         if let name = settings.apiBaseEnv, let value = environment[name], !value.isEmpty { base = value }
         guard StripeSettings.acceptable(apiBase: base) else {
-            logger.warning("tenant \(tenant.id): the Stripe API base is not https (plain http only to a loopback address); card payments are not offered")
+            logger.warning(
+                "tenant \(tenant.id): the Stripe API base is not https (plain http only to a loopback address); card payments are not offered"
+            )
             return nil
         }
-        return StripeRuntime(settings: settings, client: StripeClient(apiBase: base, secretKey: key, apiVersion: settings.apiVersion),
-                             webhookSecrets: secrets.map(Secret.init))
+        return StripeRuntime(
+            settings: settings,
+            client: StripeClient(apiBase: base, secretKey: key, apiVersion: settings.apiVersion),
+            webhookSecrets: secrets.map(Secret.init)
+        )
     }
 }
 
 extension DomainError {
     static func providerUnavailable(_ error: StripeError) -> DomainError {
-        DomainError(.unavailable, .paymentProviderUnavailable, "the payment provider could not be reached or refused the request (\(error.type)); try again shortly",
-                    retryAfter: 5)
+        DomainError(
+            .unavailable,
+            .paymentProviderUnavailable,
+            "the payment provider could not be reached or refused the request (\(error.type)); try again shortly",
+            retryAfter: 5
+        )
     }
 }

@@ -21,17 +21,37 @@ public struct CreateCreditProduct: Sendable {
         if let product = runtime.tenant.product(id: productId), product.kind != .credits {
             throw DomainError(.conflict, .productExists, "\(productId) is a \(product.kind.rawValue) product of this app", field: "productId")
         }
-        let product = CreditProduct(tenantId: runtime.id, productId: productId, creditType: type, credits: credits, title: title,
-                                    description: fields.description ?? nil, priceMinor: fields.priceMinor ?? nil, currency: runtime.tenant.currency,
-                                    displayOrder: fields.displayOrder ?? 0, active: fields.active ?? true, createdAt: now, updatedAt: now)
+        let product = CreditProduct(
+            tenantId: runtime.id,
+            productId: productId,
+            creditType: type,
+            credits: credits,
+            title: title,
+            description: fields.description ?? nil,
+            priceMinor: fields.priceMinor ?? nil,
+            currency: runtime.tenant.currency,
+            displayOrder: fields.displayOrder ?? 0,
+            active: fields.active ?? true,
+            createdAt: now,
+            updatedAt: now
+        )
         try product.validate(settings: settings)
         return try await store.write { tx in
             guard try tx.credits.product(tenantId: product.tenantId, productId: productId) == nil else {
                 throw DomainError(.conflict, .productExists, "\(productId) already exists; edit it with PATCH", field: "productId")
             }
             try tx.credits.insert(product)
-            try tx.audit.append(AuditRecord(tenantId: product.tenantId, actor: actor, action: .creditProductCreated, bookingId: nil, purchaseId: nil,
-                                            detail: CreditProductFields.detail(product), at: now))
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: product.tenantId,
+                    actor: actor,
+                    action: .creditProductCreated,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: CreditProductFields.detail(product),
+                    at: now
+                )
+            )
             return product
         }
     }

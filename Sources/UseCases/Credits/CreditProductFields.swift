@@ -11,8 +11,15 @@ public struct CreditProductFields: Sendable {
     public var displayOrder: Int?
     public var active: Bool?
 
-    public init(creditType: String? = nil, credits: Int64? = nil, title: String? = nil, description: String?? = nil, priceMinor: Int64?? = nil,
-                displayOrder: Int? = nil, active: Bool? = nil) {
+    public init(
+        creditType: String? = nil,
+        credits: Int64? = nil,
+        title: String? = nil,
+        description: String?? = nil,
+        priceMinor: Int64?? = nil,
+        displayOrder: Int? = nil,
+        active: Bool? = nil
+    ) {
         self.creditType = creditType
         self.credits = credits
         self.title = title
@@ -24,8 +31,11 @@ public struct CreditProductFields: Sendable {
 
     /// What the audit log records of a product.
     static func detail(_ p: CreditProduct) -> [String: String] {
-        var detail = ["productId": p.productId, "creditType": p.creditType, "credits": String(p.credits), "title": p.title, "displayOrder": String(p.displayOrder),
-                      "active": String(p.active)]
+        var detail = [
+            "productId": p.productId, "creditType": p.creditType, "credits": String(p.credits), "title": p.title,
+            "displayOrder": String(p.displayOrder),
+            "active": String(p.active),
+        ]
         if let price = p.priceMinor { detail["priceMinor"] = String(price) }
         return detail
     }

@@ -15,12 +15,22 @@ public enum CreditRequests {
     public static func creditType(_ requested: String?, settings: CreditSettings) throws(DomainError) -> String {
         guard let requested else {
             guard let type = settings.defaultType else {
-                throw DomainError(.invalidInput, .missingField, "this app has several credit types (\(settings.types.joined(separator: ", "))): name creditType", field: "creditType")
+                throw DomainError(
+                    .invalidInput,
+                    .missingField,
+                    "this app has several credit types (\(settings.types.joined(separator: ", "))): name creditType",
+                    field: "creditType"
+                )
             }
             return type
         }
         guard settings.types.contains(requested) else {
-            throw DomainError(.invalidInput, .unknownCreditType, "creditType must be one of \(settings.types.joined(separator: ", "))", field: "creditType")
+            throw DomainError(
+                .invalidInput,
+                .unknownCreditType,
+                "creditType must be one of \(settings.types.joined(separator: ", "))",
+                field: "creditType"
+            )
         }
         return requested
     }

@@ -13,7 +13,11 @@ public struct ReleaseReservation: Sendable {
 
     /// Gives a held reservation's credits back (the app's work failed). Releasing twice answers the same.
     public func callAsFunction(_ runtime: TenantRuntime, userId: String, reservationId: Int64) async throws -> CreditReservationResult {
-        try await SettleReservation.settle(runtime, store: store, clock: clock, userId: userId, reservationId: reservationId) { reservation, account, now, _ throws(DomainError) in
+        try await SettleReservation.settle(runtime, store: store, clock: clock, userId: userId, reservationId: reservationId) {
+            reservation,
+            account,
+            now,
+            _ throws(DomainError) in
             try CreditRules.release(reservation, account: account, now: now)
         }
     }

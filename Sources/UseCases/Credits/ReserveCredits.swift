@@ -13,8 +13,14 @@ public struct ReserveCredits: Sendable {
 
     /// Holds `amount` credits for work in progress, or refuses with `insufficient_credits` and the
     /// balance. A retry with the same reference finds the live reservation instead of holding twice.
-    public func callAsFunction(_ runtime: TenantRuntime, userId: String, amount: Int64, creditType: String?, reference: String?,
-                        profileId: String?) async throws -> CreditReservationResult {
+    public func callAsFunction(
+        _ runtime: TenantRuntime,
+        userId: String,
+        amount: Int64,
+        creditType: String?,
+        reference: String?,
+        profileId: String?
+    ) async throws -> CreditReservationResult {
         let settings = try CreditRequests.settings(runtime)
         let type = try CreditRequests.creditType(creditType, settings: settings)
         guard (1...Int64(settings.reservationLimit)).contains(amount) else {
@@ -30,7 +36,12 @@ public struct ReserveCredits: Sendable {
                 switch earlier.status(at: now) {
                 case .held, .committed:
                     guard earlier.amount == amount, earlier.creditType == type, earlier.profileId == profileId else {
-                        throw DomainError(.conflict, .referenceInUse, "reference \(reference) already holds \(earlier.amount) \(earlier.creditType) credit(s) for another request", field: "reference")
+                        throw DomainError(
+                            .conflict,
+                            .referenceInUse,
+                            "reference \(reference) already holds \(earlier.amount) \(earlier.creditType) credit(s) for another request",
+                            field: "reference"
+                        )
                     }
                     let account = try tx.credits.account(tenantId: tenant.id, userId: userId, creditType: type, now: now, forUpdate: false)
                     return CreditReservationResult(reservation: earlier, credits: account.summary, repeated: true)
@@ -43,7 +54,14 @@ public struct ReserveCredits: Sendable {
                 }
             }
             let account = try tx.credits.account(tenantId: tenant.id, userId: userId, creditType: type, now: now, forUpdate: true)
-            let change = try CreditRules.reserve(account, amount: amount, reference: reference, profileId: profileId, duration: settings.reservationDuration, now: now)
+            let change = try CreditRules.reserve(
+                account,
+                amount: amount,
+                reference: reference,
+                profileId: profileId,
+                duration: settings.reservationDuration,
+                now: now
+            )
             guard let reservation = change.newReservation else {
                 throw DomainError(.unavailable, .internalError, "the reservation was not made; nothing was applied")
             }

@@ -6,7 +6,8 @@ extension StoreSession {
     /// store's unique key decides: concurrent first calls claim it once), with its account locked.
     /// Nil: no bonus is due. Whoever claims it must save ``SignupBonusRules/change(_:now:)``.
     public func signupBonusDue(tenant: Tenant, userId: String, now: Date) throws -> SignupBonusRules.Due? {
-        guard let settings = tenant.credits, let bonus = settings.signupBonus, try credits.claimBonus(tenantId: tenant.id, userId: userId, now: now) else { return nil }
+        guard let settings = tenant.credits, let bonus = settings.signupBonus, try credits.claimBonus(tenantId: tenant.id, userId: userId, now: now)
+        else { return nil }
         let account = try credits.account(tenantId: tenant.id, userId: userId, creditType: bonus.creditType, now: now, forUpdate: true)
         return SignupBonusRules.Due(account: account, amount: bonus.amount, negativeAllowed: settings.negativeAllowed)
     }

@@ -34,7 +34,9 @@ public struct UpdateCreditProduct: Sendable {
             try tx.credits.update(product)
             var detail = CreditProductFields.detail(product)
             detail["before"] = CreditProductFields.detail(before).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
-            try tx.audit.append(AuditRecord(tenantId: tenantId, actor: actor, action: .creditProductUpdated, bookingId: nil, purchaseId: nil, detail: detail, at: now))
+            try tx.audit.append(
+                AuditRecord(tenantId: tenantId, actor: actor, action: .creditProductUpdated, bookingId: nil, purchaseId: nil, detail: detail, at: now)
+            )
             return product
         }
     }

@@ -12,15 +12,28 @@ public enum PlayAcknowledgements {
     }
 
     public static func owe(for outcome: PurchaseOutcome, proven: ProvenTransaction, tenant: Tenant, tx: any StoreSession, now: Date) throws {
-        guard proven.storeName == GooglePlaySettings.store, let package = proven.package, let product = tenant.product(id: proven.productId) else { return }
+        guard proven.storeName == GooglePlaySettings.store, let package = proven.package, let product = tenant.product(id: proven.productId) else {
+            return
+        }
         let purchase: Purchase
         switch outcome {
         case .applied(let applied), .repeated(let applied): purchase = applied
         default: return
         }
         guard purchase.status == .applied else { return }
-        _ = try tx.play.enqueue(PlayAcknowledgement(id: RecordID.next(), tenantId: tenant.id, packageName: package, googleProductId: product.googleProductId,
-                                                    purchaseToken: proven.transactionId, action: action(for: product), purchaseId: purchase.id,
-                                                    nextAttemptAt: now, purchasedAt: proven.purchasedAt ?? now, createdAt: now))
+        _ = try tx.play.enqueue(
+            PlayAcknowledgement(
+                id: RecordID.next(),
+                tenantId: tenant.id,
+                packageName: package,
+                googleProductId: product.googleProductId,
+                purchaseToken: proven.transactionId,
+                action: action(for: product),
+                purchaseId: purchase.id,
+                nextAttemptAt: now,
+                purchasedAt: proven.purchasedAt ?? now,
+                createdAt: now
+            )
+        )
     }
 }

@@ -16,8 +16,14 @@ public struct PlayJobs: Sendable {
     /// This process, as the owner of its leases.
     let owner: String
 
-    public init(store: any Store, tenants: TenantRegistry, receive: ReceivePlayNotification, clock: any BerthClock, logger: Logger,
-                owner: String = "play-" + UUID().uuidString) {
+    public init(
+        store: any Store,
+        tenants: TenantRegistry,
+        receive: ReceivePlayNotification,
+        clock: any BerthClock,
+        logger: Logger,
+        owner: String = "play-" + UUID().uuidString
+    ) {
         self.store = store
         self.tenants = tenants
         self.receive = receive
@@ -62,8 +68,13 @@ public struct PlayJobs: Sendable {
             logger.error("google play acknowledgement not recorded: \(error)")
         }
         if let failure {
-            logger.warning("google play \(a.action.rawValue) not done", metadata: ["tenant": .string(a.tenantId), "attempts": .stringConvertible(a.attempts + 1),
-                                                                                 "status": .string(status.rawValue), "error": .string(failure)])
+            logger.warning(
+                "google play \(a.action.rawValue) not done",
+                metadata: [
+                    "tenant": .string(a.tenantId), "attempts": .stringConvertible(a.attempts + 1),
+                    "status": .string(status.rawValue), "error": .string(failure),
+                ]
+            )
         } else {
             logger.info("google play \(a.action.rawValue) done", metadata: ["tenant": .string(a.tenantId)])
         }
@@ -73,7 +84,8 @@ public struct PlayJobs: Sendable {
         do {
             switch a.action {
             case .consume: try await client.consumeProduct(package: a.packageName, productId: a.googleProductId, token: a.purchaseToken)
-            case .acknowledgeProduct: try await client.acknowledgeProduct(package: a.packageName, productId: a.googleProductId, token: a.purchaseToken)
+            case .acknowledgeProduct:
+                try await client.acknowledgeProduct(package: a.packageName, productId: a.googleProductId, token: a.purchaseToken)
             case .acknowledgeSubscription:
                 try await client.acknowledgeSubscription(package: a.packageName, subscriptionId: a.googleProductId, token: a.purchaseToken)
             }
@@ -137,8 +149,16 @@ public struct PlayJobs: Sendable {
                     // (other voids keep the token's own key, as recorded before renewals had rows).
                     let renewalOrder = voided.orderId.flatMap { $0.contains("..") ? "|" + $0 : nil } ?? ""
                     let uuid = "google_play:voided:" + PlayProofs.proofHash(token + renewalOrder).prefix(32)
-                    let result = try await receive.void(token: token, orderId: voided.orderId, uuid: uuid, package: package, subscription: false,
-                                                        runtime: runtime, play: play, now: now)
+                    let result = try await receive.void(
+                        token: token,
+                        orderId: voided.orderId,
+                        uuid: uuid,
+                        package: package,
+                        subscription: false,
+                        runtime: runtime,
+                        play: play,
+                        now: now
+                    )
                     if !result.duplicate { applied += 1 }
                     if let at = voided.voidedAt, at > newest { newest = at }
                 }
@@ -146,7 +166,9 @@ public struct PlayJobs: Sendable {
                 pages += 1
             } while pageToken != nil && pages < 50
             try await store.write { [newest] in try $0.play.setSweep(tenantId: tenantId, packageName: package, voidedSince: newest, sweptAt: now) }
-            if applied > 0 { logger.info("google play voided purchases applied", metadata: ["tenant": .string(tenantId), "count": .stringConvertible(applied)]) }
+            if applied > 0 {
+                logger.info("google play voided purchases applied", metadata: ["tenant": .string(tenantId), "count": .stringConvertible(applied)])
+            }
             return applied
         } catch {
             logger.warning("google play voided sweep failed: \(error)", metadata: ["tenant": .string(tenantId)])

@@ -57,8 +57,11 @@ public struct PlayRuntime: Sendable {
             return nil
         }
         let jwksURL = settings.push.map { $0.jwksURL ?? (standIn ? trimmed + "/oauth2/v3/certs" : GooglePlaySettings.defaultJWKSURL) }
-        return PlayRuntime(settings: settings, client: PlayClient(account: account, apiBase: trimmed, tokenURL: tokenURL),
-                           pushKeys: jwksURL.map { JWKSKeys(url: $0, logger: logger) })
+        return PlayRuntime(
+            settings: settings,
+            client: PlayClient(account: account, apiBase: trimmed, tokenURL: tokenURL),
+            pushKeys: jwksURL.map { JWKSKeys(url: $0, logger: logger) }
+        )
     }
 
     /// The package a request names (nil: the tenant's own), if it is one of the tenant's.
@@ -70,7 +73,11 @@ public struct PlayRuntime: Sendable {
 
 extension DomainError {
     static func playUnavailable(_ error: PlayError) -> DomainError {
-        DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be reached or refused Berth's credentials (\(error.reason)); try again shortly",
-                    retryAfter: 5)
+        DomainError(
+            .unavailable,
+            .googlePlayUnavailable,
+            "Google Play could not be reached or refused Berth's credentials (\(error.reason)); try again shortly",
+            retryAfter: 5
+        )
     }
 }

@@ -48,7 +48,12 @@ public struct ReceivePlayNotification: Sendable {
         }
     }
 
-    static let unauthenticated = DomainError(.unauthenticated, .invalidSignature, "the push carries no valid Google OIDC token for this endpoint", field: "Authorization")
+    static let unauthenticated = DomainError(
+        .unauthenticated,
+        .invalidSignature,
+        "the push carries no valid Google OIDC token for this endpoint",
+        field: "Authorization"
+    )
 
     /// Checks the push's bearer token. Throws 401 for a token that is not Google's for this tenant, 503 when Google's key set cannot be had.
     func authenticate(_ authorization: String?, play: PlayRuntime) async throws {
@@ -56,7 +61,8 @@ public struct ReceivePlayNotification: Sendable {
             throw DomainError(.notFound, .notFound, "this app takes no Google Play notifications")
         }
         guard let authorization, authorization.hasPrefix("Bearer "), let parts = RS256JWT.parts(String(authorization.dropFirst(7))),
-              parts.header["alg"]?.string == "RS256" else { throw Self.unauthenticated }
+            parts.header["alg"]?.string == "RS256"
+        else { throw Self.unauthenticated }
         let token = String(authorization.dropFirst(7))
         let collection: JWTKeyCollection?
         do { collection = try await keys.keys(for: parts.kid) } catch {
@@ -66,15 +72,18 @@ public struct ReceivePlayNotification: Sendable {
         let claims: PushClaims
         do { claims = try await collection.verify(token, as: PushClaims.self) } catch { throw Self.unauthenticated }
         guard ["https://accounts.google.com", "accounts.google.com"].contains(claims.iss.value), claims.aud.value.contains(push.audience),
-              claims.email == push.serviceAccountEmail, claims.email_verified == true else { throw Self.unauthenticated }
+            claims.email == push.serviceAccountEmail, claims.email_verified == true
+        else { throw Self.unauthenticated }
     }
 
     public func callAsFunction(body: Data, authorization: String?, runtime: TenantRuntime) async throws -> Result {
         guard let play = runtime.play else { throw DomainError(.notFound, .notFound, "this app takes no Google Play notifications") }
         try await authenticate(authorization, play: play)
-        guard let push = try? JSONDecoder().decode(PubSubPush.self, from: body), let message = push.message, let messageId = message.id, !messageId.isEmpty,
-              messageId.utf8.count <= 200, let data = message.data.flatMap({ Data(base64Encoded: $0) }),
-              let notification = try? JSONDecoder().decode(DeveloperNotification.self, from: data) else {
+        guard let push = try? JSONDecoder().decode(PubSubPush.self, from: body), let message = push.message, let messageId = message.id,
+            !messageId.isEmpty,
+            messageId.utf8.count <= 200, let data = message.data.flatMap({ Data(base64Encoded: $0) }),
+            let notification = try? JSONDecoder().decode(DeveloperNotification.self, from: data)
+        else {
             throw DomainError(.invalidInput, .malformed, "not a Pub/Sub push of a Google Play developer notification", field: "message")
         }
         guard let package = notification.packageName, play.settings.packageNames.contains(package) else {
@@ -91,25 +100,47 @@ public struct ReceivePlayNotification: Sendable {
             // Google's token authenticates the sender, not this body (a captured one replays for an
             // hour): a void is believed only when Google says so itself (T6).
             if try await confirmsVoid(token: token, package: package, subscription: voided.productType == 1, runtime: runtime, play: play, now: now) {
-                result = try await void(token: token, orderId: voided.orderId, uuid: uuid, package: package, subscription: voided.productType == 1, runtime: runtime,
-                                        play: play, now: now)
+                result = try await void(
+                    token: token,
+                    orderId: voided.orderId,
+                    uuid: uuid,
+                    package: package,
+                    subscription: voided.productType == 1,
+                    runtime: runtime,
+                    play: play,
+                    now: now
+                )
             } else {
                 logger.warning("google play void push not confirmed by Google; nothing revoked", metadata: ["message": .string(messageId)])
                 result = try await record(uuid: uuid, outcome: "void_unconfirmed", kind: Self.kind(notification), runtime: runtime, now: now)
             }
         } else if let change = notification.subscriptionNotification, let token = change.purchaseToken {
-            result = try await subscriptionChanged(token: token, type: change.notificationType ?? 0, googleProductId: change.subscriptionId, uuid: uuid,
-                                                   package: package, runtime: runtime, play: play, now: now)
+            result = try await subscriptionChanged(
+                token: token,
+                type: change.notificationType ?? 0,
+                googleProductId: change.subscriptionId,
+                uuid: uuid,
+                package: package,
+                runtime: runtime,
+                play: play,
+                now: now
+            )
         } else if let bought = notification.oneTimeProductNotification, bought.notificationType == 1, let token = bought.purchaseToken,
-                  let outcome = try await completePending(token: token, runtime: runtime, play: play) {
+            let outcome = try await completePending(token: token, runtime: runtime, play: play)
+        {
             // ONE_TIME_PRODUCT_PURCHASED of a purchase its app sent while it waited for payment.
             result = try await record(uuid: uuid, outcome: outcome, kind: Self.kind(notification), runtime: runtime, now: now)
         } else {
             // A one-time product's purchase is applied when the app sends it; a test says nothing.
             result = try await record(uuid: uuid, outcome: "recorded", kind: Self.kind(notification), runtime: runtime, now: now)
         }
-        logger.info("google play notification", metadata: ["message": .string(messageId), "kind": .string(result.kind), "outcome": .string(result.outcome),
-                                                          "duplicate": .stringConvertible(result.duplicate)])
+        logger.info(
+            "google play notification",
+            metadata: [
+                "message": .string(messageId), "kind": .string(result.kind), "outcome": .string(result.outcome),
+                "duplicate": .stringConvertible(result.duplicate),
+            ]
+        )
         return result
     }
 
@@ -120,7 +151,8 @@ public struct ReceivePlayNotification: Sendable {
         guard let verifyPurchase else { return nil }
         let tenantId = runtime.id
         guard let pending = try await store.read({ try $0.play.pendingClaim(tenantId: tenantId, purchaseToken: token) }),
-              let product = runtime.tenant.product(id: pending.productId) else { return nil }
+            let product = runtime.tenant.product(id: pending.productId)
+        else { return nil }
         let outcome: String
         do {
             let proven = try await PlayProofs.prove(token: token, product: product, package: pending.packageName, runtime: play, now: clock.now())
@@ -155,15 +187,39 @@ public struct ReceivePlayNotification: Sendable {
         return "test"
     }
 
-    static func incoming(_ uuid: String, type: NotificationType, token: String, environment: String, now: Date, tenantId: String) -> IncomingNotification {
-        IncomingNotification(tenantId: tenantId, uuid: uuid, type: type, subtype: nil, environment: environment, signedAt: now, transactionId: token,
-                             payloadHash: PlayProofs.proofHash(uuid))
+    static func incoming(
+        _ uuid: String,
+        type: NotificationType,
+        token: String,
+        environment: String,
+        now: Date,
+        tenantId: String
+    ) -> IncomingNotification {
+        IncomingNotification(
+            tenantId: tenantId,
+            uuid: uuid,
+            type: type,
+            subtype: nil,
+            environment: environment,
+            signedAt: now,
+            transactionId: token,
+            payloadHash: PlayProofs.proofHash(uuid)
+        )
     }
 
     private func record(uuid: String, outcome: String, kind: String, runtime: TenantRuntime, now: Date) async throws -> Result {
-        let incoming = Self.incoming(uuid, type: NotificationType(rawValue: "GOOGLE_PLAY"), token: "", environment: "Production", now: now, tenantId: runtime.id)
+        let incoming = Self.incoming(
+            uuid,
+            type: NotificationType(rawValue: "GOOGLE_PLAY"),
+            token: "",
+            environment: "Production",
+            now: now,
+            tenantId: runtime.id
+        )
         return try await store.write { tx in
-            if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
+            if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: uuid) {
+                return Result(outcome: seen, duplicate: true, kind: kind)
+            }
             try tx.notifications.insert(incoming, outcome: outcome, receivedAt: now)
             return Result(outcome: outcome, duplicate: false, kind: kind)
         }
@@ -171,45 +227,89 @@ public struct ReceivePlayNotification: Sendable {
 
     /// A subscription changed: its state is read from Google and applied to its record (created
     /// without an owner when nobody has verified it yet); a revocation also marks its purchase refunded.
-    private func subscriptionChanged(token: String, type: Int, googleProductId: String?, uuid: String, package: String, runtime: TenantRuntime,
-                                     play: PlayRuntime, now: Date) async throws -> Result {
+    private func subscriptionChanged(
+        token: String,
+        type: Int,
+        googleProductId: String?,
+        uuid: String,
+        package: String,
+        runtime: TenantRuntime,
+        play: PlayRuntime,
+        now: Date
+    ) async throws -> Result {
         let kind = "subscription:\(type)"
         let state: SubscriptionPurchaseV2
         do { state = try await play.client.subscriptionPurchase(package: package, token: token) } catch {
-            if error.isTransient { throw DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be asked; Pub/Sub will retry", retryAfter: 30) }
+            if error.isTransient {
+                throw DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be asked; Pub/Sub will retry", retryAfter: 30)
+            }
             return try await record(uuid: uuid, outcome: "unknown_purchase", kind: kind, runtime: runtime, now: now)
         }
         let revoked = type == 12
         let tenant = runtime.tenant
-        guard let product = (googleProductId ?? state.lineItems?.first?.productId).flatMap({ id in
-            tenant.product(googleProductId: id, basePlanId: state.lineItems?.first(where: { $0.productId == id })?.offerDetails?.basePlanId)
-        }), product.kind == .subscription, let facts = PlayProofs.facts(state, token: token, product: product, now: now, revoked: revoked) else {
+        guard
+            let product = (googleProductId ?? state.lineItems?.first?.productId).flatMap({ id in
+                tenant.product(googleProductId: id, basePlanId: state.lineItems?.first(where: { $0.productId == id })?.offerDetails?.basePlanId)
+            }), product.kind == .subscription, let facts = PlayProofs.facts(state, token: token, product: product, now: now, revoked: revoked)
+        else {
             return try await record(uuid: uuid, outcome: "unknown_product", kind: kind, runtime: runtime, now: now)
         }
-        let incoming = Self.incoming(uuid, type: revoked ? .revoke : NotificationType(rawValue: "GOOGLE_PLAY_SUBSCRIPTION_\(type)"), token: token,
-                                     environment: facts.environment, now: now, tenantId: runtime.id)
+        let incoming = Self.incoming(
+            uuid,
+            type: revoked ? .revoke : NotificationType(rawValue: "GOOGLE_PLAY_SUBSCRIPTION_\(type)"),
+            token: token,
+            environment: facts.environment,
+            now: now,
+            tenantId: runtime.id
+        )
         let emitsEvents = runtime.webhook != nil
         return try await store.write { tx in
-            if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
+            if let seen = try tx.notifications.outcome(tenantId: incoming.tenantId, uuid: uuid) {
+                return Result(outcome: seen, duplicate: true, kind: kind)
+            }
             let outcome: String
             var renewal: Purchase?
-            switch try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "google_play:\(type)", actor: .provider(GooglePlaySettings.store),
-                                                emitsEvents: emitsEvents, now: now) {
+            switch try SubscriptionWrites.apply(
+                tx,
+                facts: facts,
+                tenant: tenant,
+                userId: nil,
+                source: "google_play:\(type)",
+                actor: .provider(GooglePlaySettings.store),
+                emitsEvents: emitsEvents,
+                now: now
+            ) {
             case .applied(let subscription, let stale):
                 outcome = stale ? "subscription_stale" : "subscription_\(subscription.state(at: now).rawValue)"
                 renewal = try Self.recordRenewal(tx, subscription: subscription, facts: facts, now: now)
             case .nothing, .ownedByOther: outcome = "subscription_unknown"
             }
             var plan = NotificationPlan(effect: .recordOnly(outcome))
-            if revoked, var purchase = try tx.purchases.purchase(store: GooglePlaySettings.store, environment: facts.environment, transactionId: token, forUpdate: true),
-               purchase.tenantId == tenant.id, purchase.status == .applied {
+            if revoked,
+                var purchase = try tx.purchases.purchase(
+                    store: GooglePlaySettings.store,
+                    environment: facts.environment,
+                    transactionId: token,
+                    forUpdate: true
+                ),
+                purchase.tenantId == tenant.id, purchase.status == .applied
+            {
                 purchase.status = .refunded
                 plan.purchase = purchase
             }
             var detail = ["uuid": uuid, "outcome": outcome, "purchaseToken.sha256": String(PlayProofs.proofHash(token).prefix(16))]
             if let renewal { detail["renewalOrderId"] = renewal.transactionId }
-            plan.audit = [AuditRecord(tenantId: tenant.id, actor: .provider(GooglePlaySettings.store), action: .notification(incoming.type), bookingId: nil,
-                                      purchaseId: plan.purchase?.id ?? renewal?.id, detail: detail, at: now)]
+            plan.audit = [
+                AuditRecord(
+                    tenantId: tenant.id,
+                    actor: .provider(GooglePlaySettings.store),
+                    action: .notification(incoming.type),
+                    bookingId: nil,
+                    purchaseId: plan.purchase?.id ?? renewal?.id,
+                    detail: detail,
+                    at: now
+                )
+            ]
             try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
             return Result(outcome: outcome, duplicate: false, kind: kind)
         }
@@ -220,13 +320,28 @@ public struct ReceivePlayNotification: Sendable {
     /// show, and a notification repeated or a second read of the same period adds nothing.
     static func recordRenewal(_ tx: any StoreSession, subscription: Subscription, facts: SubscriptionFacts, now: Date) throws -> Purchase? {
         guard let owner = subscription.userId, let period = facts.transaction, period.transactionId.contains(".."),
-              period.revokedAt == nil, subscription.latestTransactionId == period.transactionId,
-              try tx.purchases.purchase(store: GooglePlaySettings.store, environment: facts.environment, transactionId: period.transactionId, forUpdate: false) == nil
+            period.revokedAt == nil, subscription.latestTransactionId == period.transactionId,
+            try tx.purchases.purchase(
+                store: GooglePlaySettings.store,
+                environment: facts.environment,
+                transactionId: period.transactionId,
+                forUpdate: false
+            ) == nil
         else { return nil }
-        var claim = PurchaseClaim(tenantId: subscription.tenantId, userId: owner, target: .subscription(originalTransactionId: subscription.originalTransactionId),
-                                  store: GooglePlaySettings.store, environment: facts.environment, transactionId: period.transactionId,
-                                  originalTransactionId: subscription.originalTransactionId, productId: period.productId, purchasedAt: period.purchasedAt,
-                                  proofHash: PlayProofs.proofHash(period.transactionId), quantity: 1, proofKind: "play")
+        var claim = PurchaseClaim(
+            tenantId: subscription.tenantId,
+            userId: owner,
+            target: .subscription(originalTransactionId: subscription.originalTransactionId),
+            store: GooglePlaySettings.store,
+            environment: facts.environment,
+            transactionId: period.transactionId,
+            originalTransactionId: subscription.originalTransactionId,
+            productId: period.productId,
+            purchasedAt: period.purchasedAt,
+            proofHash: PlayProofs.proofHash(period.transactionId),
+            quantity: 1,
+            proofKind: "play"
+        )
         claim.orderId = period.transactionId
         let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
         try tx.purchases.insert(purchase, proofHash: claim.proofHash)
@@ -236,8 +351,16 @@ public struct ReceivePlayNotification: Sendable {
     /// A voided purchase (refund, chargeback, revocation), from a push or the sweep: a REFUND of the
     /// purchase through its kind; a purchase Berth has not seen yet is remembered as revoked, so that
     /// it never grants anything later. A renewal's order id (`GPA.….N`) names its own purchase row.
-    func void(token: String, orderId: String? = nil, uuid: String, package: String, subscription: Bool, runtime: TenantRuntime, play: PlayRuntime,
-              now: Date) async throws -> Result {
+    func void(
+        token: String,
+        orderId: String? = nil,
+        uuid: String,
+        package: String,
+        subscription: Bool,
+        runtime: TenantRuntime,
+        play: PlayRuntime,
+        now: Date
+    ) async throws -> Result {
         let kind = "voided_purchase"
         let tenant = runtime.tenant
         let kinds = self.kinds
@@ -247,26 +370,48 @@ public struct ReceivePlayNotification: Sendable {
         var isSubscription = subscription
         if !isSubscription {
             let tenantId = tenant.id
-            isSubscription = try await store.read { tx in try Self.purchase(token, tenantId: tenantId, tx: tx, forUpdate: false)?.kind == .subscription }
+            isSubscription = try await store.read { tx in
+                try Self.purchase(token, tenantId: tenantId, tx: tx, forUpdate: false)?.kind == .subscription
+            }
         }
         var facts: SubscriptionFacts?
         if isSubscription, let state = try? await play.client.subscriptionPurchase(package: package, token: token),
-           let product = state.lineItems?.first?.productId.flatMap({ tenant.product(googleProductId: $0, basePlanId: state.lineItems?.first?.offerDetails?.basePlanId) }) {
+            let product = state.lineItems?.first?.productId.flatMap({
+                tenant.product(googleProductId: $0, basePlanId: state.lineItems?.first?.offerDetails?.basePlanId)
+            })
+        {
             facts = PlayProofs.facts(state, token: token, product: product, now: now, revoked: true)
         }
         return try await store.write { [facts] tx in
             if let seen = try tx.notifications.outcome(tenantId: tenant.id, uuid: uuid) { return Result(outcome: seen, duplicate: true, kind: kind) }
-            let renewal = try orderId.flatMap { order in order.contains("..") ? try Self.purchase(order, tenantId: tenant.id, tx: tx, forUpdate: true) : nil }
+            let renewal = try orderId.flatMap { order in
+                order.contains("..") ? try Self.purchase(order, tenantId: tenant.id, tx: tx, forUpdate: true) : nil
+            }
             let purchase = try renewal ?? Self.purchase(token, tenantId: tenant.id, tx: tx, forUpdate: true)
             if let facts {
-                _ = try SubscriptionWrites.apply(tx, facts: facts, tenant: tenant, userId: nil, source: "google_play:voided", actor: .provider(GooglePlaySettings.store),
-                                                 emitsEvents: emitsEvents, now: now)
+                _ = try SubscriptionWrites.apply(
+                    tx,
+                    facts: facts,
+                    tenant: tenant,
+                    userId: nil,
+                    source: "google_play:voided",
+                    actor: .provider(GooglePlaySettings.store),
+                    emitsEvents: emitsEvents,
+                    now: now
+                )
             }
-            let incoming = Self.incoming(uuid, type: .refund, token: token, environment: purchase?.environment ?? facts?.environment ?? "Production", now: now,
-                                         tenantId: tenant.id)
-            let plan = try purchase.flatMap { purchase in
-                try purchase.kind.map { try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now) }
-            } ?? NotificationRules.plan(incoming, purchase: purchase, now: now)
+            let incoming = Self.incoming(
+                uuid,
+                type: .refund,
+                token: token,
+                environment: purchase?.environment ?? facts?.environment ?? "Production",
+                now: now,
+                tenantId: tenant.id
+            )
+            let plan =
+                try purchase.flatMap { purchase in
+                    try purchase.kind.map { try kinds.module($0).notificationPlan(incoming, purchase: purchase, tenant: tenant, tx: tx, now: now) }
+                } ?? NotificationRules.plan(incoming, purchase: purchase, now: now)
             try tx.save(plan, for: incoming, store: GooglePlaySettings.store, emitsEvents: emitsEvents, now: now)
             return Result(outcome: plan.effect.outcome, duplicate: false, kind: kind)
         }
@@ -293,7 +438,9 @@ public struct ReceivePlayNotification: Sendable {
             } while pageToken != nil && pages < 20
             return false
         } catch {
-            if error.isTransient { throw DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be asked; Pub/Sub will retry", retryAfter: 30) }
+            if error.isTransient {
+                throw DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be asked; Pub/Sub will retry", retryAfter: 30)
+            }
             return false
         }
     }
@@ -301,8 +448,14 @@ public struct ReceivePlayNotification: Sendable {
     /// The tenant's purchase of a Play token, in whichever environment it was recorded (a token is Google's, unique across them).
     static func purchase(_ token: String, tenantId: String, tx: any StoreSession, forUpdate: Bool) throws -> Purchase? {
         for environment in ["Production", "Sandbox"] {
-            if let found = try tx.purchases.purchase(store: GooglePlaySettings.store, environment: environment, transactionId: token, forUpdate: forUpdate),
-               found.tenantId == tenantId {
+            if let found = try tx.purchases.purchase(
+                store: GooglePlaySettings.store,
+                environment: environment,
+                transactionId: token,
+                forUpdate: forUpdate
+            ),
+                found.tenantId == tenantId
+            {
                 return found
             }
         }

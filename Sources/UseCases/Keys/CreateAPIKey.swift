@@ -10,13 +10,27 @@ public struct CreateAPIKey: Sendable {
 
     public init(store: any Store) { self.store = store }
 
-    public func callAsFunction(tenantId: String, role: APIKeyRole, scopes: Set<KeyScope>? = nil, name: String? = nil, expiresAt: Date? = nil,
-                               actor: Actor = .system, now: Date) async throws -> IssuedAPIKey {
+    public func callAsFunction(
+        tenantId: String,
+        role: APIKeyRole,
+        scopes: Set<KeyScope>? = nil,
+        name: String? = nil,
+        expiresAt: Date? = nil,
+        actor: Actor = .system,
+        now: Date
+    ) async throws -> IssuedAPIKey {
         let scopes = try KeyRules.scopes(scopes, for: role)
         let name = try KeyRules.name(name)
         let secret = APIKeys.generate(tenantId: tenantId)
-        let new = NewAPIKey(tenantId: tenantId, role: role, scopes: scopes, name: name, hint: APIKeys.hint(secret), hash: APIKeys.hash(secret),
-                            expiresAt: expiresAt)
+        let new = NewAPIKey(
+            tenantId: tenantId,
+            role: role,
+            scopes: scopes,
+            name: name,
+            hint: APIKeys.hint(secret),
+            hash: APIKeys.hash(secret),
+            expiresAt: expiresAt
+        )
         let key = try await store.write { tx in
             let key = try tx.keys.create(new, now: now)
             try tx.audit.append(Self.audit(.apiKeyCreated, key, actor: actor, now: now))

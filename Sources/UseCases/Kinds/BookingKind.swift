@@ -30,28 +30,65 @@ public struct BookingKind: PurchaseKind {
         guard owned else { throw DomainError.bookingNotFound(id) }
     }
 
-    public func load(_ claim: inout PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, tx: any StoreSession, now: Date) throws -> Loaded {
+    public func load(
+        _ claim: inout PurchaseClaim,
+        proven: ProvenTransaction,
+        request: PurchaseRequest,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> Loaded {
         guard case .booking(let id) = claim.target,
-              let booking = try tx.bookings.booking(id: id, tenantId: claim.tenantId, forUpdate: true), booking.userId == claim.userId else {
+            let booking = try tx.bookings.booking(id: id, tenantId: claim.tenantId, forUpdate: true), booking.userId == claim.userId
+        else {
             throw DomainError.bookingNotFound(claim.target.bookingId ?? 0)
         }
         guard request.tenant.bookingPaymentRails.contains(.appStore) else {
             // The stores forbid in-app purchase for services used outside the app: kept for a refund (paid is never silent).
-            throw DomainError(.conflict, .storePurchasesNotOffered, "this app's bookings are paid by card, not through the App Store", field: "bookingId")
+            throw DomainError(
+                .conflict,
+                .storePurchasesNotOffered,
+                "this app's bookings are paid by card, not through the App Store",
+                field: "bookingId"
+            )
         }
-        try BookingPurchaseRules.check(proven, claimedProductId: request.productId, claimedTransactionId: request.transactionId, booking: booking,
-                                       userId: claim.userId, policy: request.policy)
+        try BookingPurchaseRules.check(
+            proven,
+            claimedProductId: request.productId,
+            claimedTransactionId: request.transactionId,
+            booking: booking,
+            userId: claim.userId,
+            policy: request.policy
+        )
         return Loaded(booking: booking, resource: request.tenant.resource(id: booking.resourceId), holdExtension: request.tenant.holdDuration)
     }
 
-    public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
+    public func plan(
+        _ claim: PurchaseClaim,
+        existing: Purchase?,
+        loaded: Loaded,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> (PurchasePlan, PurchasedState) {
         let booking = loaded.booking
-        let occupancy = BookingPurchaseRules.needsOccupancy(booking, now: now)
-            ? try tx.bookings.occupancy(tenantId: claim.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
-                                        excluding: booking.id, now: now)
+        let occupancy =
+            BookingPurchaseRules.needsOccupancy(booking, now: now)
+            ? try tx.bookings.occupancy(
+                tenantId: claim.tenantId,
+                resourceId: booking.resourceId,
+                start: booking.start,
+                end: booking.end,
+                excluding: booking.id,
+                now: now
+            )
             : .none
-        let plan = BookingPurchaseRules.plan(claim, booking: booking, resource: loaded.resource, occupancy: occupancy, now: now,
-                                             holdExtension: loaded.holdExtension)
+        let plan = BookingPurchaseRules.plan(
+            claim,
+            booking: booking,
+            resource: loaded.resource,
+            occupancy: occupancy,
+            now: now,
+            holdExtension: loaded.holdExtension
+        )
         return (plan, .booking(plan.effects.booking ?? booking))
     }
 
@@ -59,12 +96,24 @@ public struct BookingKind: PurchaseKind {
         .booking(plan.effects.booking ?? loaded.booking)
     }
 
-    public func notificationPlan(_ notification: IncomingNotification, purchase: Purchase, tenant: Tenant, tx: any StoreSession, now: Date) throws -> NotificationPlan {
+    public func notificationPlan(
+        _ notification: IncomingNotification,
+        purchase: Purchase,
+        tenant: Tenant,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> NotificationPlan {
         let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: notification.tenantId, forUpdate: true) }
         var slotFree = false
         if BookingRefundRules.needsOccupancy(notification), let booking, let resource = tenant.resource(id: booking.resourceId) {
-            let occupancy = try tx.bookings.occupancy(tenantId: booking.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end,
-                                                      excluding: booking.id, now: now)
+            let occupancy = try tx.bookings.occupancy(
+                tenantId: booking.tenantId,
+                resourceId: booking.resourceId,
+                start: booking.start,
+                end: booking.end,
+                excluding: booking.id,
+                now: now
+            )
             slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
         }
         return BookingRefundRules.plan(notification, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)

@@ -35,7 +35,13 @@ public protocol PurchaseKind: Sendable {
 
     /// What a REFUND, REVOKE or REFUND_REVERSED (or another notification naming a purchase of this
     /// kind) does, with what it needs loaded and locked here.
-    func notificationPlan(_ notification: IncomingNotification, purchase: Purchase, tenant: Tenant, tx: any StoreSession, now: Date) throws -> NotificationPlan
+    func notificationPlan(
+        _ notification: IncomingNotification,
+        purchase: Purchase,
+        tenant: Tenant,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> NotificationPlan
 }
 
 extension PurchaseKind {
@@ -59,7 +65,15 @@ public struct PurchaseRequest: Sendable {
     /// A target the app names (a booking); nil lets the product decide.
     public var named: PurchaseTarget?
 
-    public init(tenant: Tenant, policy: PurchasePolicy, emitsEvents: Bool, userId: String, productId: String, transactionId: String?, named: PurchaseTarget?) {
+    public init(
+        tenant: Tenant,
+        policy: PurchasePolicy,
+        emitsEvents: Bool,
+        userId: String,
+        productId: String,
+        transactionId: String?,
+        named: PurchaseTarget?
+    ) {
         self.tenant = tenant
         self.policy = policy
         self.emitsEvents = emitsEvents

@@ -21,15 +21,32 @@ public struct UnlockKind: PurchaseKind {
         return .unlock(productId: request.productId)
     }
 
-    public func load(_ claim: inout PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, tx: any StoreSession, now: Date) throws -> Loaded {
+    public func load(
+        _ claim: inout PurchaseClaim,
+        proven: ProvenTransaction,
+        request: PurchaseRequest,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> Loaded {
         guard case .unlock(let terms)? = request.tenant.product(id: request.productId)?.terms else { throw Self.unknown(request.productId) }
-        try UnlockRules.check(proven, claimedProductId: request.productId, claimedTransactionId: request.transactionId, userId: claim.userId,
-                              policy: request.policy)
+        try UnlockRules.check(
+            proven,
+            claimedProductId: request.productId,
+            claimedTransactionId: request.transactionId,
+            userId: claim.userId,
+            policy: request.policy
+        )
         let grants = try tx.grants.grants(tenantId: claim.tenantId, userId: claim.userId, entitlement: terms.entitlement, forUpdate: true)
         return Loaded(terms: terms, grants: grants)
     }
 
-    public func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState) {
+    public func plan(
+        _ claim: PurchaseClaim,
+        existing: Purchase?,
+        loaded: Loaded,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> (PurchasePlan, PurchasedState) {
         let passes = loaded.grants.filter { $0.source == .unlock && $0.durationDays != nil }
         let plan = UnlockRules.plan(claim, terms: loaded.terms, passes: passes, now: now)
         let changed = Dictionary(plan.effects.grants.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
@@ -42,7 +59,13 @@ public struct UnlockKind: PurchaseKind {
         return Self.state(loaded.grants, entitlement: loaded.terms.entitlement, transactionId: claim.transactionId, now: now)
     }
 
-    public func notificationPlan(_ notification: IncomingNotification, purchase: Purchase, tenant: Tenant, tx: any StoreSession, now: Date) throws -> NotificationPlan {
+    public func notificationPlan(
+        _ notification: IncomingNotification,
+        purchase: Purchase,
+        tenant: Tenant,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> NotificationPlan {
         // The grant names its entitlement (the catalog may have changed since the purchase).
         guard let grant = try tx.grants.grant(tenantId: notification.tenantId, source: .unlock, reference: purchase.transactionId) else {
             return UnlockRules.plan(notification, purchase: purchase, grants: [], now: now)
@@ -52,7 +75,8 @@ public struct UnlockKind: PurchaseKind {
     }
 
     static func state(_ grants: [EntitlementGrant], entitlement: String, transactionId: String, now: Date) -> PurchasedState {
-        let held = GrantRules.entitlements(grants, now: now).first { $0.entitlement == entitlement }
+        let held =
+            GrantRules.entitlements(grants, now: now).first { $0.entitlement == entitlement }
             ?? HeldEntitlement(entitlement: entitlement, active: false, expiresAt: nil, grants: [])
         return .unlock(held, grant: grants.first { $0.source == .unlock && $0.reference == transactionId })
     }

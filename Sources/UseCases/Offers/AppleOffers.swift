@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 
@@ -36,8 +36,14 @@ public struct SignAppleOffers: Sendable {
         public var compactJWS: String
     }
 
-    public func promotional(runtime: TenantRuntime, userId: String, productId: String, offerId: String,
-                            applicationUsername: String?, transactionId: String?) async throws -> PromotionalOffer {
+    public func promotional(
+        runtime: TenantRuntime,
+        userId: String,
+        productId: String,
+        offerId: String,
+        applicationUsername: String?,
+        transactionId: String?
+    ) async throws -> PromotionalOffer {
         let signer = try Self.signer(runtime)
         let product = try Self.subscriptionProduct(runtime, productId)
         guard let offer = runtime.tenant.apple.offers?.promotional(offerId, productId: productId) else {
@@ -53,23 +59,42 @@ public struct SignAppleOffers: Sendable {
             (ever, now) = (ever || account.ever, now || account.now)
         }
         guard (offer.eligibility ?? .anyone).admits(everSubscribed: ever, isSubscribed: now) else {
-            throw DomainError(.forbidden, .offerNotEligible, "offer \(offerId) is for \((offer.eligibility ?? .anyone).rawValue) users of \(product.subscriptionInfo?.entitlement ?? "premium")",
-                              field: "offerId")
+            throw DomainError(
+                .forbidden,
+                .offerNotEligible,
+                "offer \(offerId) is for \((offer.eligibility ?? .anyone).rawValue) users of \(product.subscriptionInfo?.entitlement ?? "premium")",
+                field: "offerId"
+            )
         }
         let nonce = UUID()
         let moment = clock.now()
         let milliseconds = (moment.timeIntervalSince1970 * 1000).rounded(.down)
         let timestamp = milliseconds.isFinite && abs(milliseconds) < 1e15 ? Int64(milliseconds) : 0
         return PromotionalOffer(
-            productId: productId, offerId: offerId, keyIdentifier: signer.credentials.keyId, nonce: nonce, timestamp: timestamp,
-            signature: try signer.legacySignature(productId: productId, offerId: offerId, applicationUsername: username, nonce: nonce, timestamp: timestamp),
+            productId: productId,
+            offerId: offerId,
+            keyIdentifier: signer.credentials.keyId,
+            nonce: nonce,
+            timestamp: timestamp,
+            signature: try signer.legacySignature(
+                productId: productId,
+                offerId: offerId,
+                applicationUsername: username,
+                nonce: nonce,
+                timestamp: timestamp
+            ),
             applicationUsername: username,
             compactJWS: try signer.promotionalOfferJWS(productId: productId, offerId: offerId, transactionId: transaction, nonce: nonce, now: moment)
         )
     }
 
     /// The introductory offer is for users who never subscribed to the product's entitlement.
-    public func introductoryEligibility(runtime: TenantRuntime, userId: String, productId: String, transactionId: String) async throws -> IntroductoryEligibility {
+    public func introductoryEligibility(
+        runtime: TenantRuntime,
+        userId: String,
+        productId: String,
+        transactionId: String
+    ) async throws -> IntroductoryEligibility {
         let signer = try Self.signer(runtime)
         let product = try Self.subscriptionProduct(runtime, productId)
         let transaction = try Self.transactionId(transactionId)
@@ -81,14 +106,22 @@ public struct SignAppleOffers: Sendable {
             ever = try await accountHistory(runtime: runtime, transactionId: transaction, entitlement: entitlement).ever
         }
         let allow = OfferEligibility.new.admits(everSubscribed: ever, isSubscribed: false)
-        let jws = try signer.introductoryEligibilityJWS(productId: productId, allow: allow, transactionId: transaction, nonce: UUID(), now: clock.now())
+        let jws = try signer.introductoryEligibilityJWS(
+            productId: productId,
+            allow: allow,
+            transactionId: transaction,
+            nonce: UUID(),
+            now: clock.now()
+        )
         return IntroductoryEligibility(productId: productId, allowIntroductoryOffer: allow, compactJWS: jws)
     }
 
     /// Whether the user ever had, and has now, a subscription granting `entitlement`.
     func history(runtime: TenantRuntime, userId: String, entitlement: String) async throws -> (ever: Bool, now: Bool) {
         let tenantId = runtime.id
-        let owned = try await store.read { try $0.subscriptions.owned(tenantId: tenantId, userId: userId, page: Page(limit: Page.maximumLimit)).items }
+        let owned = try await store.read {
+            try $0.subscriptions.owned(tenantId: tenantId, userId: userId, page: Page(limit: Page.maximumLimit)).items
+        }
         let now = clock.now()
         let granting = owned.filter { $0.entitlement == entitlement }
         return (!granting.isEmpty, granting.contains { $0.state(at: now).entitles })
@@ -105,8 +138,12 @@ public struct SignAppleOffers: Sendable {
         } catch let error as AppStoreAPIError where error.code == .transactionNotFound || error.code == .rejected {
             throw DomainError(.unprocessable, .proofRequired, "transactionId is not a transaction of this app's customers", field: "transactionId")
         } catch let error as AppStoreAPIError {
-            throw DomainError(.unavailable, .transactionLookupUnavailable, "Apple's transaction history could not be read (\(error.code.rawValue)); try again shortly",
-                              retryAfter: 30)
+            throw DomainError(
+                .unavailable,
+                .transactionLookupUnavailable,
+                "Apple's transaction history could not be read (\(error.code.rawValue)); try again shortly",
+                retryAfter: 30
+            )
         } catch {
             throw DomainError(.unprocessable, .proofRequired, "Apple's answer about transactionId did not verify", field: "transactionId")
         }
@@ -115,7 +152,8 @@ public struct SignAppleOffers: Sendable {
         for verified in history {
             let payload = verified.payload
             guard let productId = payload.productId, let product = runtime.tenant.product(id: productId), product.kind == .subscription,
-                  (product.subscriptionInfo?.entitlement ?? "premium") == entitlement else { continue }
+                (product.subscriptionInfo?.entitlement ?? "premium") == entitlement
+            else { continue }
             ever = true
             if payload.revocationDate == nil, let expires = payload.expiresDate?.date, expires > moment { now = true }
         }
@@ -123,12 +161,20 @@ public struct SignAppleOffers: Sendable {
     }
 
     private static func notConfigured() -> DomainError {
-        DomainError(.unprocessable, .offersNotConfigured, "the app's In-App Purchase key (apple.serverAPI) is not configured; Berth cannot sign offers")
+        DomainError(
+            .unprocessable,
+            .offersNotConfigured,
+            "the app's In-App Purchase key (apple.serverAPI) is not configured; Berth cannot sign offers"
+        )
     }
 
     static func signer(_ runtime: TenantRuntime) throws -> AppleOfferSigner {
         guard let signer = runtime.offerSigner else {
-            throw DomainError(.unprocessable, .offersNotConfigured, "the app's In-App Purchase key (apple.serverAPI) is not configured; Berth cannot sign offers")
+            throw DomainError(
+                .unprocessable,
+                .offersNotConfigured,
+                "the app's In-App Purchase key (apple.serverAPI) is not configured; Berth cannot sign offers"
+            )
         }
         return signer
     }
@@ -138,7 +184,12 @@ public struct SignAppleOffers: Sendable {
             throw DomainError(.unprocessable, .unknownProduct, "no product \(productId) in this app's catalog", field: "productId")
         }
         guard product.kind == .subscription else {
-            throw DomainError(.unprocessable, .offerUnknown, "\(productId) is not an auto-renewable subscription; offers apply to subscriptions", field: "productId")
+            throw DomainError(
+                .unprocessable,
+                .offerUnknown,
+                "\(productId) is not an auto-renewable subscription; offers apply to subscriptions",
+                field: "productId"
+            )
         }
         return product
     }
@@ -151,7 +202,12 @@ public struct SignAppleOffers: Sendable {
         guard let given else { return derived }
         let lowered = given.lowercased()
         guard lowered.isEmpty || lowered == userId.lowercased() || policy.token(lowered, names: userId) else {
-            throw DomainError(.forbidden, .accountTokenMismatch, "applicationUsername must be empty, the user's id or the token derived from it", field: "applicationUsername")
+            throw DomainError(
+                .forbidden,
+                .accountTokenMismatch,
+                "applicationUsername must be empty, the user's id or the token derived from it",
+                field: "applicationUsername"
+            )
         }
         return lowered.isEmpty ? "" : given
     }
@@ -159,7 +215,10 @@ public struct SignAppleOffers: Sendable {
     /// A customer's transaction id (or appTransactionId): digits, at most 64.
     static func transactionId(_ text: String) throws -> String {
         guard !text.isEmpty, text.utf8.count <= 64, text.utf8.allSatisfy({ (48...57).contains($0) }) else {
-            throw DomainError.invalid("transactionId must be the digits of one of the customer's transaction ids (or their appTransactionId)", field: "transactionId")
+            throw DomainError.invalid(
+                "transactionId must be the digits of one of the customer's transaction ids (or their appTransactionId)",
+                field: "transactionId"
+            )
         }
         return text
     }

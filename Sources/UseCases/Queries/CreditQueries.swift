@@ -16,21 +16,26 @@ public struct CreditQueries: Sendable {
     /// Every credit type of the tenant with the user's balance, held and available credits.
     /// One read on the common path: the bonus check, the summaries and (with `purchases`) the
     /// transactions waiting for the user, which are claimed first (their credits are in the answer).
-    public func balances(_ runtime: TenantRuntime, userId: String, claimingWaitingWith purchases: VerifyPurchase? = nil) async throws -> [CreditSummary] {
+    public func balances(
+        _ runtime: TenantRuntime,
+        userId: String,
+        claimingWaitingWith purchases: VerifyPurchase? = nil
+    ) async throws -> [CreditSummary] {
         let settings = try CreditRequests.settings(runtime)
         let tenantId = runtime.id, now = clock.now(), offersBonus = runtime.tenant.credits?.signupBonus != nil
         // One statement: on PostgreSQL one round trip for the whole answer.
         let read: @Sendable (any StoreSession, [String]) throws -> CreditSources = { session, tokens in
             try session.userState.creditSources(tenantId: tenantId, userId: userId, now: now, waitingTokens: tokens)
         }
-        let sources = if let purchases {
-            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId) { session, tokens in
-                let sources = try read(session, tokens)
-                return (!sources.waiting.isEmpty, sources)
+        let sources =
+            if let purchases {
+                try await purchases.readClaimingWaiting(runtime: runtime, userId: userId) { session, tokens in
+                    let sources = try read(session, tokens)
+                    return (!sources.waiting.isEmpty, sources)
+                }
+            } else {
+                try await store.readStatement { session in try read(session, []) }
             }
-        } else {
-            try await store.readStatement { session in try read(session, []) }
-        }
         let bonusSettled = !offersBonus || sources.bonusGranted
         var stored = sources.summaries
         if !bonusSettled {
@@ -41,7 +46,8 @@ public struct CreditQueries: Sendable {
     }
 
     /// The user's ledger entries, newest first.
-    public func history(_ runtime: TenantRuntime, userId: String, filter: LedgerFilter, page: Page) async throws -> (items: [LedgerEntry], total: Int) {
+    public func history(_ runtime: TenantRuntime, userId: String, filter: LedgerFilter, page: Page) async throws -> (items: [LedgerEntry], total: Int)
+    {
         _ = try CreditRequests.settings(runtime)
         try await CreditRequests.ensureBonus(runtime, userId: userId, store: store, clock: clock)
         var filter = filter
@@ -51,7 +57,12 @@ public struct CreditQueries: Sendable {
     }
 
     /// The user's lots, oldest first, with what used them and for which profile.
-    public func lots(_ runtime: TenantRuntime, userId: String, creditType: String?, page: Page) async throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int) {
+    public func lots(
+        _ runtime: TenantRuntime,
+        userId: String,
+        creditType: String?,
+        page: Page
+    ) async throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int) {
         let settings = try CreditRequests.settings(runtime)
         let type = try creditType.map { try CreditRequests.creditType($0, settings: settings) }
         try await CreditRequests.ensureBonus(runtime, userId: userId, store: store, clock: clock)
@@ -61,7 +72,11 @@ public struct CreditQueries: Sendable {
 
     /// Whether the user may buy `productId` now: report apps refuse while an unused credit of its type
     /// exists (held ones included: they are not spent yet).
-    public func eligibility(_ runtime: TenantRuntime, userId: String, productId: String) async throws -> (eligible: Bool, reason: String, product: CreditProduct) {
+    public func eligibility(
+        _ runtime: TenantRuntime,
+        userId: String,
+        productId: String
+    ) async throws -> (eligible: Bool, reason: String, product: CreditProduct) {
         let settings = try CreditRequests.settings(runtime)
         try await CreditRequests.ensureBonus(runtime, userId: userId, store: store, clock: clock)
         let tenantId = runtime.id, now = clock.now()

@@ -21,8 +21,13 @@ public struct CreditReports: Sendable {
     /// its debt the sum of their debt changes, its lots hold its balance, each lot's uses explain it.
     /// The accounts are read in batches of `batchSize`, each in its own read (no single query over a
     /// whole tenant); at most `problemLimit` problems are returned, `problemCount` tells how many there are.
-    public func check(_ runtime: TenantRuntime, batchSize: Int = 500, problemLimit: Int = 100) async throws
-        -> (accounts: Int, problemCount: Int, problems: [(LedgerTotals, [String])]) {
+    public func check(
+        _ runtime: TenantRuntime,
+        batchSize: Int = 500,
+        problemLimit: Int = 100
+    ) async throws
+        -> (accounts: Int, problemCount: Int, problems: [(LedgerTotals, [String])])
+    {
         let settings = try CreditRequests.settings(runtime)
         let tenantId = runtime.id, size = max(1, batchSize)
         var accounts = 0, count = 0
@@ -53,7 +58,8 @@ public struct CreditReports: Sendable {
             (try tx.credits.products(tenantId: tenantId), try tx.credits.stats(tenantId: tenantId, from: from, to: to))
         }
         var result = products.map { p in
-            stats.first { $0.productId == p.productId } ?? CreditProductStats(productId: p.productId, purchases: 0, creditsGranted: 0, refunds: 0, creditsRefunded: 0)
+            stats.first { $0.productId == p.productId }
+                ?? CreditProductStats(productId: p.productId, purchases: 0, creditsGranted: 0, refunds: 0, creditsRefunded: 0)
         }
         result += stats.filter { s in !products.contains { $0.productId == s.productId } }
         return result

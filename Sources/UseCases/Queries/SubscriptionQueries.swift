@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Logging
@@ -17,7 +17,12 @@ public struct SubscriptionQueries: Sendable {
         self.logger = logger
     }
 
-    public func list(runtime: TenantRuntime, userId: String, page: Page, environment: String? = nil) async throws -> (items: [ListedSubscription], total: Int) {
+    public func list(
+        runtime: TenantRuntime,
+        userId: String,
+        page: Page,
+        environment: String? = nil
+    ) async throws -> (items: [ListedSubscription], total: Int) {
         let tenantId = runtime.id
         return try await store.read { tx in
             let membership = try tx.subscriptions.membership(tenantId: tenantId, userId: userId)
@@ -30,7 +35,9 @@ public struct SubscriptionQueries: Sendable {
     public func subscription(runtime: TenantRuntime, originalTransactionId: String, userId: String?) async throws -> ListedSubscription {
         let tenantId = runtime.id
         let found: ListedSubscription? = try await store.read { tx in
-            guard let s = try tx.subscriptions.subscription(tenantId: tenantId, originalTransactionId: originalTransactionId, forUpdate: false) else { return nil }
+            guard let s = try tx.subscriptions.subscription(tenantId: tenantId, originalTransactionId: originalTransactionId, forUpdate: false) else {
+                return nil
+            }
             if let userId, s.userId != userId { return nil }
             let membership = try tx.subscriptions.membership(tenantId: tenantId, originalTransactionId: originalTransactionId)
             return ListedSubscription(subscription: s, inUse: membership != nil && membership?.userId == s.userId)

@@ -32,21 +32,27 @@ public struct UserEntitlements: Sendable {
         let read: @Sendable (any StoreSession, [String]) throws -> EntitlementSources = { tx, tokens in
             try tx.userState.entitlementSources(tenantId: tenantId, userId: userId, waitingTokens: tokens)
         }
-        let sources = if let purchases {
-            try await purchases.readClaimingWaiting(runtime: runtime, userId: userId) { tx, tokens in
-                let sources = try read(tx, tokens)
-                return (!sources.waiting.isEmpty, sources)
+        let sources =
+            if let purchases {
+                try await purchases.readClaimingWaiting(runtime: runtime, userId: userId) { tx, tokens in
+                    let sources = try read(tx, tokens)
+                    return (!sources.waiting.isEmpty, sources)
+                }
+            } else {
+                try await store.readStatement { tx in try read(tx, []) }
             }
-        } else {
-            try await store.readStatement { tx in try read(tx, []) }
-        }
         let (owned, membership, stored) = (sources.owned, sources.membership, sources.grants)
         let now = clock.now()
-        let grants = owned.map { EntitlementGrant.subscription($0, userId: userId, now: now) } + [membership.flatMap { .membership($0, now: now) }].compactMap { $0 }
+        let grants =
+            owned.map { EntitlementGrant.subscription($0, userId: userId, now: now) }
+            + [membership.flatMap { .membership($0, now: now) }].compactMap { $0 }
             + stored
         let held = GrantRules.entitlements(grants, now: now)
-        let premiumNames = Set(runtime.tenant.products.compactMap { $0.kind == .subscription ? ($0.entitlement ?? GrantRules.premium) : nil } + [GrantRules.premium])
-        let isPremium = owned.contains { $0.state(at: now).entitles }
+        let premiumNames = Set(
+            runtime.tenant.products.compactMap { $0.kind == .subscription ? ($0.entitlement ?? GrantRules.premium) : nil } + [GrantRules.premium]
+        )
+        let isPremium =
+            owned.contains { $0.state(at: now).entitles }
             || held.contains { $0.active && premiumNames.contains($0.entitlement) }
         let listed = owned.map { ListedSubscription(subscription: $0, inUse: membership?.originalTransactionId == $0.originalTransactionId) }
         return Answer(subscriptions: listed, membership: membership, entitlements: held, isPremium: isPremium)

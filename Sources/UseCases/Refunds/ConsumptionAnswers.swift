@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Logging
@@ -56,10 +56,20 @@ public struct ConsumptionAnswers: Sendable {
     public func requested(_ notification: IncomingNotification, runtime: TenantRuntime) async -> Outcome? {
         guard Self.answers(runtime), let transactionId = notification.transactionId else { return .notConfigured }
         let now = clock.now()
-        let answer = ConsumptionAnswer(id: RecordID.next(), tenantId: runtime.id, environment: notification.environment, transactionId: transactionId,
-                                       notificationUUID: notification.uuid, requestedAt: notification.signedAt, nextAttemptAt: now, createdAt: now)
+        let answer = ConsumptionAnswer(
+            id: RecordID.next(),
+            tenantId: runtime.id,
+            environment: notification.environment,
+            transactionId: transactionId,
+            notificationUUID: notification.uuid,
+            requestedAt: notification.signedAt,
+            nextAttemptAt: now,
+            createdAt: now
+        )
         do {
-            let owed = try await store.write { [owner] tx in try tx.consumptionAnswers.enqueue(answer, owner: owner, leaseUntil: now.addingTimeInterval(Self.lease)) }
+            let owed = try await store.write { [owner] tx in
+                try tx.consumptionAnswers.enqueue(answer, owner: owner, leaseUntil: now.addingTimeInterval(Self.lease))
+            }
             guard owed else { return nil }
         } catch {
             // Apple retries the notification when Berth answers it with an error; here it is stored
@@ -75,7 +85,9 @@ public struct ConsumptionAnswers: Sendable {
         let now = clock.now()
         let due: [ConsumptionAnswer]
         do {
-            due = try await store.write { [owner] tx in try tx.consumptionAnswers.claimDue(now: now, limit: limit, owner: owner, leaseUntil: now.addingTimeInterval(Self.lease)) }
+            due = try await store.write { [owner] tx in
+                try tx.consumptionAnswers.claimDue(now: now, limit: limit, owner: owner, leaseUntil: now.addingTimeInterval(Self.lease))
+            }
         } catch {
             logger.warning("consumption answers not read: \(error)")
             return []
@@ -109,8 +121,15 @@ public struct ConsumptionAnswers: Sendable {
         let transactionId = answer.transactionId
         do {
             let known: (Purchase?, Booking?, CreditLot?, ConsumptionConsent?) = try await store.read { tx in
-                guard let purchase = try tx.purchases.purchase(store: .appStore, environment: answer.environment, transactionId: transactionId, forUpdate: false),
-                      purchase.tenantId == tenantId else { return (nil, nil, nil, nil) }
+                guard
+                    let purchase = try tx.purchases.purchase(
+                        store: .appStore,
+                        environment: answer.environment,
+                        transactionId: transactionId,
+                        forUpdate: false
+                    ),
+                    purchase.tenantId == tenantId
+                else { return (nil, nil, nil, nil) }
                 let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: tenantId, forUpdate: false) }
                 let lot = purchase.creditType == nil ? nil : try tx.credits.grant(purchaseId: purchase.id, tenantId: tenantId)?.lot
                 return (purchase, booking, lot, try tx.consents.consent(tenantId: tenantId, userId: purchase.userId))
@@ -122,20 +141,42 @@ public struct ConsumptionAnswers: Sendable {
                 return .noConsent
             }
             let product = known.0.flatMap { purchase in tenant.products.first { $0.id == purchase.productId } }
-            let report = ConsumptionReport(purchase: known.0, product: product, booking: known.1, lot: known.2, preference: tenant.apple.refundPreference, now: now)
-            try await api.sendConsumptionInformation(transactionId, body: try JSONEncoder().encode(report), environment: AppStoreEnvironment(rawValue: answer.environment))
-            logger.info("consumption information sent", metadata: ["transaction": .string(transactionId), "consumption": .stringConvertible(report.consumptionPercentage ?? -1),
-                                                                   "textVersion": .string(consent.textVersion), "attempt": .stringConvertible(answer.attempts + 1)])
+            let report = ConsumptionReport(
+                purchase: known.0,
+                product: product,
+                booking: known.1,
+                lot: known.2,
+                preference: tenant.apple.refundPreference,
+                now: now
+            )
+            try await api.sendConsumptionInformation(
+                transactionId,
+                body: try JSONEncoder().encode(report),
+                environment: AppStoreEnvironment(rawValue: answer.environment)
+            )
+            logger.info(
+                "consumption information sent",
+                metadata: [
+                    "transaction": .string(transactionId), "consumption": .stringConvertible(report.consumptionPercentage ?? -1),
+                    "textVersion": .string(consent.textVersion), "attempt": .stringConvertible(answer.attempts + 1),
+                ]
+            )
             await record(answer, .sent, error: nil, next: now)
             return .sent
         } catch {
             let next = now.addingTimeInterval(Self.backoff(afterAttempts: answer.attempts + 1))
             guard next < deadline else {
-                logger.warning("consumption information not sent, and no time is left in Apple's window: \(error)", metadata: ["transaction": .string(transactionId)])
+                logger.warning(
+                    "consumption information not sent, and no time is left in Apple's window: \(error)",
+                    metadata: ["transaction": .string(transactionId)]
+                )
                 await record(answer, .expired, error: "\(error)", next: now)
                 return .expired
             }
-            logger.warning("consumption information not sent; tried again at \(BerthJSON.timestamp(next)): \(error)", metadata: ["transaction": .string(transactionId)])
+            logger.warning(
+                "consumption information not sent; tried again at \(BerthJSON.timestamp(next)): \(error)",
+                metadata: ["transaction": .string(transactionId)]
+            )
             await record(answer, .pending, error: "\(error)", next: next)
             return .failed
         }

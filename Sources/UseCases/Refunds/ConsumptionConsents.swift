@@ -17,12 +17,28 @@ public struct ConsumptionConsents: Sendable {
         return try await store.read { try $0.consents.consent(tenantId: tenantId, userId: userId) }
     }
 
-    public func record(runtime: TenantRuntime, userId: String, consented: Bool, textVersion: String, actor: Actor) async throws -> ConsumptionConsent {
-        let consent = ConsumptionConsent(tenantId: runtime.id, userId: userId, consented: consented, textVersion: textVersion, recordedAt: clock.now())
+    public func record(runtime: TenantRuntime, userId: String, consented: Bool, textVersion: String, actor: Actor) async throws -> ConsumptionConsent
+    {
+        let consent = ConsumptionConsent(
+            tenantId: runtime.id,
+            userId: userId,
+            consented: consented,
+            textVersion: textVersion,
+            recordedAt: clock.now()
+        )
         try await store.write { tx in
             try tx.consents.record(consent)
-            try tx.audit.append(AuditRecord(tenantId: consent.tenantId, actor: actor, action: .consumptionConsent, bookingId: nil, purchaseId: nil,
-                                            detail: ["userId": userId, "consented": consented ? "true" : "false", "textVersion": textVersion], at: consent.recordedAt))
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: consent.tenantId,
+                    actor: actor,
+                    action: .consumptionConsent,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: ["userId": userId, "consented": consented ? "true" : "false", "textVersion": textVersion],
+                    at: consent.recordedAt
+                )
+            )
         }
         return consent
     }

@@ -15,7 +15,13 @@ public struct AppStoreSource: PurchaseSource {
         }
     }
 
-    public func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime, prover: PurchaseProver) async throws -> ProvenTransaction {
+    public func prove(
+        _ proof: PurchaseProof,
+        productId: String?,
+        userId: String,
+        runtime: TenantRuntime,
+        prover: PurchaseProver
+    ) async throws -> ProvenTransaction {
         try await prover.proveApple(proof, productId: productId, userId: userId, runtime: runtime)
     }
 }

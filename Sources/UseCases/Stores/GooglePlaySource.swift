@@ -22,8 +22,16 @@ public struct GooglePlaySource: PurchaseSource {
 
     public func product(named productId: String, in tenant: Tenant) -> Product? { tenant.product(namedOnPlay: productId) }
 
-    public func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime, prover: PurchaseProver) async throws -> ProvenTransaction {
-        guard case .playToken(let token, let packageName) = proof else { throw DomainError(.invalidInput, .malformed, "not a Google Play purchase", field: "purchaseToken") }
+    public func prove(
+        _ proof: PurchaseProof,
+        productId: String?,
+        userId: String,
+        runtime: TenantRuntime,
+        prover: PurchaseProver
+    ) async throws -> ProvenTransaction {
+        guard case .playToken(let token, let packageName) = proof else {
+            throw DomainError(.invalidInput, .malformed, "not a Google Play purchase", field: "purchaseToken")
+        }
         try checkOffered(by: runtime)
         guard let play = runtime.play, let package = play.package(packageName) else {
             throw DomainError(.unprocessable, .invalidField, "packageName is not one of this app's", field: "packageName")
@@ -37,8 +45,13 @@ public struct GooglePlaySource: PurchaseSource {
         do {
             return try await PlayProofs.prove(token: token, product: product, package: package, runtime: play, now: prover.clock.now())
         } catch let error as DomainError {
-            prover.logger.info("verify-purchase refused", metadata: ["purchaseToken.sha256": .string(String(PlayProofs.proofHash(token).prefix(16))),
-                                                                    "code": .string(error.code.rawValue)])
+            prover.logger.info(
+                "verify-purchase refused",
+                metadata: [
+                    "purchaseToken.sha256": .string(String(PlayProofs.proofHash(token).prefix(16))),
+                    "code": .string(error.code.rawValue),
+                ]
+            )
             throw error
         }
     }

@@ -18,7 +18,13 @@ public protocol PurchaseSource: Sendable {
     func product(named productId: String, in tenant: Tenant) -> Product?
 
     /// The transaction `proof` proves for this tenant (refusals are ``DomainError``s naming the proof's field).
-    func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime, prover: PurchaseProver) async throws -> ProvenTransaction
+    func prove(
+        _ proof: PurchaseProof,
+        productId: String?,
+        userId: String,
+        runtime: TenantRuntime,
+        prover: PurchaseProver
+    ) async throws -> ProvenTransaction
 
     /// In the claim's unit of work: what Berth owes the store after `outcome` (Google Play's
     /// acknowledgements and consumptions; nothing for the App Store).

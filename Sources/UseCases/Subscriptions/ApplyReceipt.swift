@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Logging
@@ -32,8 +32,14 @@ public struct ApplyReceipt: Sendable {
     /// Verifies a receipt (offline; then with Apple's verifyReceipt when the tenant has a shared
     /// secret, falling back to the offline result), applies every subscription it shows and attaches
     /// them to `userId`. Keeps the receipt for tenants that opted in.
-    public func callAsFunction(_ base64: String, runtime: TenantRuntime, userId: String?, actor: Actor, source: String,
-                             environment required: String? = nil) async throws -> Result {
+    public func callAsFunction(
+        _ base64: String,
+        runtime: TenantRuntime,
+        userId: String?,
+        actor: Actor,
+        source: String,
+        environment required: String? = nil
+    ) async throws -> Result {
         let verified: VerifiedReceipt
         do {
             verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
@@ -45,11 +51,20 @@ public struct ApplyReceipt: Sendable {
             throw DomainError(.unprocessable, .wrongEnvironment, "the receipt does not say whether it is Production or Sandbox", field: "receiptData")
         }
         if let required, environment != required {
-            throw DomainError(.unprocessable, .wrongEnvironment, "this is a \(environment) receipt; send it to the \(environment) base", field: "receiptData")
+            throw DomainError(
+                .unprocessable,
+                .wrongEnvironment,
+                "this is a \(environment) receipt; send it to the \(environment) base",
+                field: "receiptData"
+            )
         }
         let now = clock.now()
-        var facts = SubscriptionFactsReading.facts(receipt: verified.receipt, environment: environment, signedAt: verified.receipt.creationDate?.date ?? now,
-                                                   source: source)
+        var facts = SubscriptionFactsReading.facts(
+            receipt: verified.receipt,
+            environment: environment,
+            signedAt: verified.receipt.creationDate?.date ?? now,
+            source: source
+        )
         var appleResponse: Data?
         if let client = runtime.verifyReceiptClient {
             do {
@@ -66,15 +81,36 @@ public struct ApplyReceipt: Sendable {
         let relevant = facts.filter { knownProducts.isEmpty || knownProducts.contains($0.transaction?.productId ?? "") }
         let outcomes = try await store.write { tx in
             try relevant.map { fact -> SubscriptionWrites.Outcome in
-                let outcome = try SubscriptionWrites.apply(tx, facts: fact, tenant: tenant, userId: userId, source: source, actor: actor, emitsEvents: emitsEvents, now: now)
+                let outcome = try SubscriptionWrites.apply(
+                    tx,
+                    facts: fact,
+                    tenant: tenant,
+                    userId: userId,
+                    source: source,
+                    actor: actor,
+                    emitsEvents: emitsEvents,
+                    now: now
+                )
                 if keep, case .applied = outcome {
-                    try tx.subscriptions.saveReceipt(tenantId: tenant.id, originalTransactionId: fact.originalTransactionId, environment: environment, receipt: base64, at: now)
+                    try tx.subscriptions.saveReceipt(
+                        tenantId: tenant.id,
+                        originalTransactionId: fact.originalTransactionId,
+                        environment: environment,
+                        receipt: base64,
+                        at: now
+                    )
                 }
                 return outcome
             }
         }
-        var result = Result(subscriptions: [], ownedByOthers: [], environment: environment, receiptSHA256: verified.sha256, appleResponse: appleResponse,
-                                   verified: verified)
+        var result = Result(
+            subscriptions: [],
+            ownedByOthers: [],
+            environment: environment,
+            receiptSHA256: verified.sha256,
+            appleResponse: appleResponse,
+            verified: verified
+        )
         for outcome in outcomes {
             switch outcome {
             case .applied(let s, _): result.subscriptions.append(s)

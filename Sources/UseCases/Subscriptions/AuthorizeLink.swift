@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Logging
@@ -25,14 +25,21 @@ public struct AuthorizeLink: Sendable {
     public func callAsFunction(_ authority: LinkAuthority, runtime: TenantRuntime, userId: String, originalTransactionId: String) async throws {
         guard case .proof(let proof) = authority else { return }
         guard let proof else {
-            throw DomainError(.forbidden, .proofRequired,
-                              "linking or unlinking from the app needs the store's proof: send jwsRepresentation, receipt or transactionId with it (bare ids are for the app's backend)",
-                              field: "jwsRepresentation")
+            throw DomainError(
+                .forbidden,
+                .proofRequired,
+                "linking or unlinking from the app needs the store's proof: send jwsRepresentation, receipt or transactionId with it (bare ids are for the app's backend)",
+                field: "jwsRepresentation"
+            )
         }
         let proven = try await PurchaseProver(logger: logger).prove(proof, productId: nil, userId: userId, runtime: runtime)
         guard proven.originalTransactionId == originalTransactionId else {
-            throw DomainError(.unprocessable, .transactionMismatch, "the proof is of subscription \(proven.originalTransactionId), not \(originalTransactionId)",
-                              field: "originalTransactionId")
+            throw DomainError(
+                .unprocessable,
+                .transactionMismatch,
+                "the proof is of subscription \(proven.originalTransactionId), not \(originalTransactionId)",
+                field: "originalTransactionId"
+            )
         }
         try PurchaseChecks.buyer(proven, userId: userId, policy: runtime.purchasePolicy)
     }

@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Logging
@@ -29,11 +29,17 @@ public struct SetAppAccountToken: Sendable {
     public func callAsFunction(runtime: TenantRuntime, originalTransactionId: String, environment: String, userId: String) async -> Bool {
         guard let api = runtime.serverAPI, let token = Self.token(for: userId, policy: runtime.purchasePolicy) else { return false }
         do {
-            try await api.setAppAccountToken(originalTransactionId: originalTransactionId, token: token, environment: AppStoreEnvironment(rawValue: environment))
+            try await api.setAppAccountToken(
+                originalTransactionId: originalTransactionId,
+                token: token,
+                environment: AppStoreEnvironment(rawValue: environment)
+            )
             return true
         } catch {
-            logger.warning("Set App Account Token refused or unreachable; the link stands: \(error)",
-                           metadata: ["originalTransactionId": .string(originalTransactionId)])
+            logger.warning(
+                "Set App Account Token refused or unreachable; the link stands: \(error)",
+                metadata: ["originalTransactionId": .string(originalTransactionId)]
+            )
             return false
         }
     }

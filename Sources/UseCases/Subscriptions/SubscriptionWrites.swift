@@ -25,8 +25,16 @@ public enum SubscriptionWrites {
     }
 
     /// Loads, decides and saves `facts` (see ``SubscriptionChanges/plan(_:scene:tenant:userId:source:actor:now:)``).
-    public static func apply(_ tx: any StoreSession, facts: SubscriptionFacts, tenant: Tenant, userId: String?, source: String, actor: Actor,
-                             emitsEvents: Bool, now: Date) throws -> Outcome {
+    public static func apply(
+        _ tx: any StoreSession,
+        facts: SubscriptionFacts,
+        tenant: Tenant,
+        userId: String?,
+        source: String,
+        actor: Actor,
+        emitsEvents: Bool,
+        now: Date
+    ) throws -> Outcome {
         let scene = try scene(tx, facts: facts, tenantId: tenant.id, userId: userId)
         let plan = SubscriptionChanges.plan(facts, scene: scene, tenant: tenant, userId: userId, source: source, actor: actor, now: now)
         try save(plan, tx: tx, tenantId: tenant.id, emitsEvents: emitsEvents, now: now)
@@ -42,8 +50,17 @@ public enum SubscriptionWrites {
 
     /// Records a refused claim of someone else's subscription (and its audit entry).
     static func recordCheat(_ tx: any StoreSession, tenantId: String, userId: String, subscription: Subscription, source: String, now: Date) throws {
-        try tx.subscriptions.insert(SubscriptionCheat(id: RecordID.next(), tenantId: tenantId, userId: userId, originalTransactionId: subscription.originalTransactionId,
-                                                      ownerUserId: subscription.userId, source: source, at: now))
+        try tx.subscriptions.insert(
+            SubscriptionCheat(
+                id: RecordID.next(),
+                tenantId: tenantId,
+                userId: userId,
+                originalTransactionId: subscription.originalTransactionId,
+                ownerUserId: subscription.userId,
+                source: source,
+                at: now
+            )
+        )
         try tx.audit.append(SubscriptionChanges.cheatAudit(tenantId: tenantId, userId: userId, subscription: subscription, source: source, now: now))
     }
 }

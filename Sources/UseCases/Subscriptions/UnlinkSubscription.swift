@@ -1,5 +1,5 @@
-import AppleSignedData
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Logging
@@ -21,7 +21,13 @@ public struct UnlinkSubscription: Sendable {
     public func callAsFunction(runtime: TenantRuntime, userId: String, originalTransactionId: String, actor: Actor) async throws {
         let tenant = runtime.tenant, now = clock.now(), emitsEvents = runtime.webhook != nil
         try await store.write { tx in
-            guard var subscription = try tx.subscriptions.subscription(tenantId: tenant.id, originalTransactionId: originalTransactionId, forUpdate: true) else {
+            guard
+                var subscription = try tx.subscriptions.subscription(
+                    tenantId: tenant.id,
+                    originalTransactionId: originalTransactionId,
+                    forUpdate: true
+                )
+            else {
                 throw SubscriptionQueries.notFound(originalTransactionId)
             }
             guard subscription.userId == userId else {
@@ -38,10 +44,28 @@ public struct UnlinkSubscription: Sendable {
             subscription.userId = nil
             subscription.updatedAt = now
             try tx.subscriptions.save(subscription)
-            try tx.subscriptions.insert(UnlinkArchive(id: RecordID.next(), tenantId: tenant.id, userId: userId, originalTransactionId: originalTransactionId,
-                                                      actor: actor.rawValue, membershipSnapshot: snapshot, at: now))
-            try tx.audit.append(AuditRecord(tenantId: tenant.id, actor: actor, action: .subscriptionUnlinked, bookingId: nil, purchaseId: nil,
-                                            detail: ["originalTransactionId": originalTransactionId, "userId": userId], at: now))
+            try tx.subscriptions.insert(
+                UnlinkArchive(
+                    id: RecordID.next(),
+                    tenantId: tenant.id,
+                    userId: userId,
+                    originalTransactionId: originalTransactionId,
+                    actor: actor.rawValue,
+                    membershipSnapshot: snapshot,
+                    at: now
+                )
+            )
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: tenant.id,
+                    actor: actor,
+                    action: .subscriptionUnlinked,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: ["originalTransactionId": originalTransactionId, "userId": userId],
+                    at: now
+                )
+            )
             if emitsEvents {
                 var event = SubscriptionRules.event(subscription, now: now, reason: "unlinked")
                 event.data["previousUserId"] = userId
