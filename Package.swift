@@ -87,6 +87,8 @@ let package = Package(
             dependencies: [
                 "GooglePlayAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
@@ -97,6 +99,8 @@ let package = Package(
                 "StripeAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .target(
@@ -232,8 +236,10 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             // Embedded in the binary: `berth` runs from any folder without a resource bundle beside it.
-            resources: [.embedInCode("Resources/web/admin.html"), .embedInCode("Resources/web/admin.js"), .embedInCode("Resources/web/admin.css"),
-                        .embedInCode("Resources/openapi.yaml")]
+            resources: [
+                .embedInCode("Resources/web/admin.html"), .embedInCode("Resources/web/admin.js"), .embedInCode("Resources/web/admin.css"),
+                .embedInCode("Resources/openapi.yaml"),
+            ]
         ),
         .executableTarget(
             name: "berth",
@@ -309,7 +315,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLStoreTests",
-            dependencies: ["SQLStore", "Domain", "UseCases", "StoreTesting", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SQLStore", "Domain", "UseCases", "StoreTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The backends every store and use-case suite runs on (SQLite; PostgreSQL when the test command started one).
         .target(
@@ -325,7 +334,8 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "BerthWorkers", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
+                "HTTPAPI", "BerthWorkers", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
+                "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -343,8 +353,19 @@ let package = Package(
         ),
         .testTarget(
             name: "BerthCLITests",
-            dependencies: ["berth", "TestKit", "AppleSignedData", "SQLStore", .product(name: "Logging", package: "swift-log"), .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "berth", "TestKit", "AppleSignedData", "SQLStore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Upcoming language features on every Swift target of Berth: existential types spelled `any`, and
+// members visible only from modules a file imports itself.
+for target in package.targets where target.name != "CHeapStats" && target.type != .plugin {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
+}

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// A client of Apple's legacy `verifyReceipt` endpoint: Production first, Sandbox when Apple answers
 /// 21007 (a sandbox receipt sent to production), Production when Sandbox answers 21008; statuses

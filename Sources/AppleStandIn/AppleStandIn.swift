@@ -2,6 +2,7 @@ import AppleSignedData
 import Crypto
 import Foundation
 import Hummingbird
+import NIOFoundationCompat
 import Synchronization
 
 /// A local HTTP server that plays Apple's App Store Server API and verifyReceipt for tests (Apple's

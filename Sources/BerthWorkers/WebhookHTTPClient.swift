@@ -9,6 +9,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import NIOHTTP1
 #endif
 
 /// The one HTTP client that sends webhooks: a service of the application (shut down with it), never

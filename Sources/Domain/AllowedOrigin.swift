@@ -1,3 +1,5 @@
+import Foundation
+
 /// One web origin a tenant's app calls Berth from (CORS): `scheme://host` or `scheme://host:port`
 /// exactly, or `scheme://host:*` for any port (development servers). Never `*`, never a path.
 /// Compared with a browser's `Origin` header: scheme and host in lowercase, the port as written

@@ -3,6 +3,7 @@ import Foundation
 import GooglePlayAPI
 import Hummingbird
 import NIOCore
+import NIOFoundationCompat
 import Synchronization
 import _CryptoExtras
 

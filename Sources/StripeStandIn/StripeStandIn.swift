@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import StripeAPI
 import Synchronization
 

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import StripeStandIn
 
 /// `berth testkit stripe`: a local Stripe stand-in for Berth's tests and integrators' CI.

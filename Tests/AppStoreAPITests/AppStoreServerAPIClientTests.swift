@@ -5,6 +5,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import TestKit
 import Testing
 

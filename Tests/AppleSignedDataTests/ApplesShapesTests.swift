@@ -2,6 +2,7 @@ import AppleSignedData
 import Foundation
 import TestKit
 import Testing
+import X509
 
 /// Payloads in the shapes Apple's tools really write, decoded as Apple's libraries decode them:
 /// Xcode's fractional milliseconds, payloads without `signedDate`, minimal payloads whose kind only

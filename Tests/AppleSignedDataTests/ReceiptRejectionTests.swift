@@ -2,6 +2,7 @@ import AppleSignedData
 import Foundation
 import TestKit
 import Testing
+import X509
 
 /// RSA key generation is slow in debug builds: one receipt CA serves the suite.
 private let receiptCA = Result { try TestReceiptCA.generate() }

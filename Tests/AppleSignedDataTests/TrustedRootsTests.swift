@@ -1,5 +1,6 @@
 import AppleSignedData
 import Foundation
+import SwiftASN1
 import TestKit
 import Testing
 import X509

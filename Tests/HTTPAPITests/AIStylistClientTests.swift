@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
+import Synchronization
 import TestKit
 import Testing
 import _CryptoExtras

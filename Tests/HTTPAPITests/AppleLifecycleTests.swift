@@ -3,8 +3,11 @@ import AppleStandIn
 import Crypto
 import Domain
 import Foundation
+import GRDB
+import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import TestKit
 import Testing
 import UseCases

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Logging
 import ServiceLifecycle
 import Synchronization
 import Testing

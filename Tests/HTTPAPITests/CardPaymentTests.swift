@@ -1,13 +1,17 @@
 import AsyncHTTPClient
 import Domain
 import Foundation
+import GRDB
 import HTTPAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOHTTP1
 import StripeAPI
 import StripeStandIn
+import Synchronization
 import Testing
+import UseCases
 
 /// The card rail end to end, over real HTTP on loopback: Berth with the shipped `seaboo-test` tenant
 /// pointed at the Stripe stand-in, which sends its signed webhooks back to Berth.

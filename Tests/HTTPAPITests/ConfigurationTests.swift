@@ -1,7 +1,9 @@
 import BerthApp
 import Domain
 import Foundation
+import HTTPAPI
 import Logging
+import SQLStore
 import Testing
 import UseCases
 

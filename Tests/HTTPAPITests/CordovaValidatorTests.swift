@@ -1,4 +1,5 @@
 import AppleSignedData
+import Domain
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -5,7 +5,9 @@ import GooglePlayAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationCompat
 import PlayStandIn
+import TestKit
 import Testing
 import UseCases
 import _CryptoExtras

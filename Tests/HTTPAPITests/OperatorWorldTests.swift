@@ -7,6 +7,7 @@ import Foundation
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import TestKit
 import Testing
 

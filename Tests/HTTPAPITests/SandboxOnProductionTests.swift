@@ -5,6 +5,7 @@ import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import SQLStore
 import Testing
 import UseCases
 

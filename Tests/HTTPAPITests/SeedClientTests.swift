@@ -1,6 +1,7 @@
 import AppleSignedData
 import Domain
 import Foundation
+import HTTPAPI
 import HTTPTypes
 import HummingbirdTesting
 import TestKit

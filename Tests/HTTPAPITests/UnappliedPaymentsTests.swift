@@ -1,6 +1,7 @@
 import AppleSignedData
 import Domain
 import Foundation
+import GRDB
 import HTTPTypes
 import HummingbirdTesting
 import TestKit

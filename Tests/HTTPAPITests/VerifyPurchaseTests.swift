@@ -1,9 +1,12 @@
+import AppleSignedData
 import AppleStandIn
 import Crypto
 import Domain
 import Foundation
+import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import TestKit
 import Testing
 import UseCases

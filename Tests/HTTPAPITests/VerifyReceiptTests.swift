@@ -1,9 +1,11 @@
 import AppleSignedData
+import Domain
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import SQLStore
 import Synchronization
 import TestKit
 import Testing

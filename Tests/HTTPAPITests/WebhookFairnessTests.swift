@@ -10,6 +10,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import SQLStore
 #endif
 
 /// S7: one tenant's dead receiver never delays another tenant's events, and retries end in a dead

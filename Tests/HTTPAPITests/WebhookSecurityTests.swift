@@ -1,8 +1,10 @@
 import Domain
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import SQLStore
 import Synchronization
 import Testing
 

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import JWTKit
+import Synchronization
 import UseCases
 
 /// The claims Berth reads from a tenant user's token (public for the fuzz target).

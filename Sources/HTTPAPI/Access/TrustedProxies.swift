@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 /// Where a request comes from, for limits on routes without credentials: the peer's address, or,

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import Synchronization
 

@@ -2,6 +2,7 @@ import AppStoreAPI
 import Domain
 import Foundation
 import Hummingbird
+import Logging
 import UseCases
 
 /// `/api/admin/search`, `/api/admin/customers/{userId}/timeline`, `/api/admin/overview`: where an

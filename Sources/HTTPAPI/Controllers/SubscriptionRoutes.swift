@@ -1,3 +1,4 @@
+import AppStoreAPI
 import Domain
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+import AppleSignedData
 import Domain
 import Foundation
 import UseCases

@@ -1,6 +1,8 @@
 import Domain
 import Foundation
+import HTTPTypes
 import Synchronization
+import UseCases
 
 /// Token buckets per tenant, scope and principal: each bucket holds `burst` requests and refills at
 /// `perSecond`. Time comes from the injected clock.

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Logging
 
 /// Google Play: a purchase token read from the Play Developer API (``PlayProofs``), products named
 /// by their Play Console id or the catalog's, and an acknowledgement (or consumption) owed to Google
