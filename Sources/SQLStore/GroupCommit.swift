@@ -31,6 +31,9 @@ final class GroupCommit: Sendable {
         self.maximumGroup = maximumGroup
     }
 
+    /// Units of work waiting for the writer (queued behind the one that holds it).
+    var queued: Int { state.withLock { $0.jobs.count } }
+
     func submit<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         // Nobody writing: run this unit at once on the calling thread, in its own transaction (no hop
         // to the writer's queue and back). Units that queue meanwhile are left to an asynchronous group.

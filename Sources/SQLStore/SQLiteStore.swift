@@ -13,6 +13,9 @@ import Synchronization
 public final class SQLiteStore: MigratableStore {
     let pool: DatabasePool
     private let group: GroupCommit
+
+    /// Units of work waiting for the writer (queued behind the one that holds it).
+    public var queuedWrites: Int { group.queued }
     public let path: String
     /// Set by the first ``close()``: a closed pool's connections must not be touched again (a
     /// checkpoint on one dereferences a freed handle).

@@ -146,16 +146,19 @@ struct HardeningTests {
             #expect(held.status == .created, "\(held.json)")
             harness.clock.advance(9 * 60 + 50)  // 10 s before the 10-minute reservation expires
             // Another unit of work holds the writer; the commit waits behind it while the hold expires.
-            let state = Mutex((waiting: false, released: false))
+            // Judged by events, not by time: the holder has the writer, then the commit is queued
+            // behind it, and only then does the hold expire.
+            let state = Mutex((holding: false, waiting: false, released: false))
             let holder = Task {
                 try await harness.database.write { _ in
-                    for _ in 0..<300 where !state.withLock({ $0.waiting }) { Thread.sleep(forTimeInterval: 0.05) }
+                    state.withLock { $0.holding = true }
+                    for _ in 0..<3600 where !state.withLock({ $0.waiting }) { Thread.sleep(forTimeInterval: 0.05) }
                     state.withLock { $0.released = true }
                 }
             }
-            try await Task.sleep(for: .milliseconds(100))
+            while !state.withLock({ $0.holding }) { await Task.yield() }
             let commit = Task { try await CreditsTests.settle(client, key: keys.stylist, user: "ana", reservation: held, "commit") }
-            try await Task.sleep(for: .milliseconds(300))  // the commit has started and waits for the writer
+            while harness.database.queuedWrites == 0 { await Task.yield() }
             harness.clock.advance(20)
             state.withLock { $0.waiting = true }
             _ = try await holder.value
@@ -225,14 +228,16 @@ struct HardeningTests {
         // listings are done (at most 180 s, only reached when they wait for it: the failure). Judged
         // by order, not by a deadline: on a loaded machine the listings may be slow (CI once took
         // over 15 s), but they must finish while the writer still holds its transaction.
-        let state = Mutex((listed: false, released: false))
+        let state = Mutex((holding: false, listed: false, released: false))
         let holder = Task {
             try await harness.database.write { _ in
+                state.withLock { $0.holding = true }
                 for _ in 0..<3600 where !state.withLock({ $0.listed }) { Thread.sleep(forTimeInterval: 0.05) }
                 state.withLock { $0.released = true }
             }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        // The listings start once the writer is held (an event, not a head start in time).
+        while !state.withLock({ $0.holding }) { await Task.yield() }
         _ = try await harness.database.read { session in
             _ = try session.notifications.notifications(tenantId: "seaboo-test", page: Page())
             _ = try session.purchases.unclaimed(tenantId: "seaboo-test", page: Page())

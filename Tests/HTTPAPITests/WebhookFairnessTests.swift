@@ -5,6 +5,7 @@ import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -112,20 +113,16 @@ struct WebhookFairnessTests {
             clock: harness.clock,
             logger: Logger(label: "test")
         )
-        let finished = Finished()
-        let running = Task {
-            try? await deliverer.run()
-            finished.value.store(true, ordering: .relaxed)
-        }
+        // In a service group, as the server runs it: a service that returns before shutdown fails the
+        // group (serviceFinishedUnexpectedly), which is what a deliverer with nothing to serve once did.
+        let group = ServiceGroup(configuration: .init(services: [deliverer], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
         for _ in 0..<100 where try await harness.database.read({ try $0.outbox.pendingCount() }) > 0 { try await Task.sleep(for: .milliseconds(50)) }
         #expect(try await harness.database.read { try $0.outbox.pendingCount() } == 0)
         #expect(try await harness.rows("SELECT DISTINCT status FROM webhook_outbox").map { $0["status"] ?? nil } == ["skipped"])
-        try await Task.sleep(for: .milliseconds(300))
-        // A service that returns stops the whole application (it did, once).
-        let returned = finished.value.load(ordering: .relaxed)
-        #expect(!returned, "the deliverer keeps running with no tenant to serve")
-        running.cancel()
-        _ = await running.result
+        await group.triggerGracefulShutdown()
+        let ended = await running.result
+        #expect((try? ended.get()) != nil, "the deliverer kept running until shutdown: \(ended)")
         try await client.shutdown()
     }
 
