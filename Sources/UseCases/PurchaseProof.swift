@@ -35,7 +35,7 @@ public struct PurchaseProver: Sendable {
     /// The stores proofs come from.
     let sources: PurchaseSources
 
-    public init(logger: Logger, clock: any BerthClock = SystemClock(), sources: PurchaseSources = PurchaseSources()) {
+    public init(logger: Logger, clock: any BerthClock = SystemClock(), sources: PurchaseSources = .standard) {
         self.logger = logger
         self.clock = clock
         self.sources = sources

@@ -70,7 +70,7 @@ extension ArchitectureDocTests {
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             listed[cells.first ?? ""] = try #require(Self.paths(in: row).first, "\(row)")
         }
-        let registered = PurchaseSources().all
+        let registered = PurchaseSources.standard.all
         #expect(Set(listed.keys) == Set(registered.map(\.store.rawValue)))
         for source in registered {
             let path = try #require(listed[source.store.rawValue])

@@ -7,7 +7,7 @@ import UseCases
 struct PurchaseSourcesTests {
     @Test("App Store proofs go to the App Store, Play tokens to Google Play; a proven transaction names its store")
     func routing() {
-        let sources = PurchaseSources()
+        let sources = PurchaseSources.standard
         #expect(sources.source(for: .jws("x")).store == .appStore)
         #expect(sources.source(for: .receipt("x", transactionId: nil)).store == .appStore)
         #expect(sources.source(for: .transactionId("1")).store == .appStore)

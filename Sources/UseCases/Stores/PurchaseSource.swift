@@ -41,7 +41,10 @@ extension PurchaseSource {
 public struct PurchaseSources: Sendable {
     public let all: [any PurchaseSource]
 
-    public init(_ all: [any PurchaseSource] = [AppStoreSource(), GooglePlaySource()]) {
+    /// The App Store and Google Play (one list for the process: a prover is made per request).
+    public static let standard = PurchaseSources([AppStoreSource(), GooglePlaySource()])
+
+    public init(_ all: [any PurchaseSource]) {
         self.all = all
     }
 
