@@ -193,6 +193,7 @@ let package = Package(
                 "UseCases",
                 "SQLStore",
                 "HTTPAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -245,6 +246,7 @@ let package = Package(
             name: "berth",
             dependencies: [
                 "AppleSignedData",
+                "OutboundHTTP",
                 "TestKit",
                 "Domain",
                 "SQLStore",

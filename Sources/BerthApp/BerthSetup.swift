@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Domain
 import Foundation
 import HTTPAPI
@@ -82,12 +83,21 @@ public struct BerthSetup: Sendable {
 
     /// Everything `buildApplication` needs, over an open store. Throws when a tenant names a secret
     /// that is not set (webhooks), so that nothing is queued that could never be sent.
-    public func services(catalog: Catalog, store: any Store, clock: any BerthClock = SystemClock(), logger: Logger) async throws -> BerthServices {
+    /// - Parameter httpClient: what calls Apple, Google, Stripe and key sets; `berth serve` makes one
+    ///   (``OutboundClient``) and shuts it down with the application (nil: each client's default).
+    public func services(
+        catalog: Catalog,
+        store: any Store,
+        clock: any BerthClock = SystemClock(),
+        httpClient: HTTPClient? = nil,
+        logger: Logger
+    ) async throws -> BerthServices {
         let tenants = try await TenantRegistry.load(
             catalog,
             baseDirectory: catalogURL.deletingLastPathComponent(),
             environment: environment,
             clock: clock,
+            httpClient: httpClient,
             logger: logger
         )
         var services = BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)

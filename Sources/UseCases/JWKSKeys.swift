@@ -30,6 +30,8 @@ public final class JWKSKeys: Sendable {
     let fetchTimeout: Duration
     /// The clock the set's age is read on (injected by tests; the monotonic clock otherwise).
     let now: @Sendable () -> ContinuousClock.Instant
+    /// What fetches the key set (the application's outbound client).
+    let client: HTTPClient
     private let state = Mutex<State>(State())
 
     struct State {
@@ -39,8 +41,8 @@ public final class JWKSKeys: Sendable {
         var expires: ContinuousClock.Instant?
     }
 
-    /// Key sets are fetched with their own client: no redirects, short timeouts.
-    static let client: HTTPClient = {
+    /// Without a client given: one of their own, no redirects, short connection timeouts.
+    static let ownClient: HTTPClient = {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(60)))
         configuration.httpVersion = .automatic
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
@@ -53,8 +55,10 @@ public final class JWKSKeys: Sendable {
         shortestMaxAge: Int = 60,
         fetchTimeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+        client: HTTPClient? = nil,
         logger: Logger
     ) {
+        self.client = client ?? Self.ownClient
         self.url = url
         self.fetchTimeout = fetchTimeout
         self.now = now
@@ -103,7 +107,7 @@ public final class JWKSKeys: Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         let seconds = max(1, fetchTimeout.components.seconds)
-        let response = try await Self.client.execute(request, timeout: .seconds(seconds))
+        let response = try await client.execute(request, timeout: .seconds(seconds))
         guard response.status == .ok else { throw JWKSError("the JWKS endpoint answered HTTP \(response.status.code)") }
         let body = try await response.body.collect(upTo: 1 << 20)
         let set = try JSONDecoder().decode(PublishedKeySet.self, from: Data(body.readableBytesView))

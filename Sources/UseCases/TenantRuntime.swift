@@ -1,5 +1,6 @@
 import AppStoreAPI
 import AppleSignedData
+import AsyncHTTPClient
 import Domain
 import Foundation
 import JWTKit
@@ -46,8 +47,16 @@ public struct TenantRuntime: Sendable {
     ///   - environment: the process environment (secrets come from it).
     ///   - clock: the present for payloads that do not say when they were signed, and the key set's age
     ///     (the monotonic clock unless a test injects its own).
-    public init(tenant: Tenant, baseDirectory: URL, environment: [String: String], clock: any BerthClock = SystemClock(), logger: Logger) async throws
-    {
+    ///   - httpClient: what calls Apple, Google, Stripe and key sets (the composition root's
+    ///     ``OutboundClient``; nil: each client's own default).
+    public init(
+        tenant: Tenant,
+        baseDirectory: URL,
+        environment: [String: String],
+        clock: any BerthClock = SystemClock(),
+        httpClient: HTTPClient? = nil,
+        logger: Logger
+    ) async throws {
         self.tenant = tenant
         purchasePolicy = PurchasePolicy(
             accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true,
@@ -77,7 +86,7 @@ public struct TenantRuntime: Sendable {
             allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
         )
         if let url = tenant.auth.jwksURL {
-            jwks = JWKSKeys(url: url, now: Self.instants(of: clock), logger: logger)
+            jwks = JWKSKeys(url: url, now: Self.instants(of: clock), client: httpClient, logger: logger)
             userKeys = nil
         } else {
             jwks = nil
@@ -91,6 +100,7 @@ public struct TenantRuntime: Sendable {
                 verifyReceiptClient = VerifyReceiptClient(
                     endpoints: endpoints,
                     sharedSecret: secret,
+                    httpClient: httpClient ?? .shared,
                     retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(3))
                 )
             } else {
@@ -100,10 +110,17 @@ public struct TenantRuntime: Sendable {
         } else {
             verifyReceiptClient = nil
         }
-        stripe = StripeRuntime.load(tenant, environment: environment, logger: logger)
-        play = PlayRuntime.load(tenant, environment: environment, logger: logger)
+        stripe = StripeRuntime.load(tenant, environment: environment, httpClient: httpClient, logger: logger)
+        play = PlayRuntime.load(tenant, environment: environment, httpClient: httpClient, logger: logger)
         answerSigner = try tenant.answerSigning.map { try AnswerSigner.load($0, tenant: tenant.id, environment: environment) }
-        serverAPI = Self.serverAPI(for: tenant, baseDirectory: baseDirectory, verifier: verifier, expectations: expectations, logger: logger)
+        serverAPI = Self.serverAPI(
+            for: tenant,
+            baseDirectory: baseDirectory,
+            verifier: verifier,
+            expectations: expectations,
+            httpClient: httpClient,
+            logger: logger
+        )
         if let configuration = tenant.webhook {
             // Fail fast: starting without the secret would queue events nobody can sign.
             guard let secret = environment[configuration.secretEnv], secret.utf8.count >= 16 else {
@@ -120,6 +137,7 @@ public struct TenantRuntime: Sendable {
         baseDirectory: URL,
         verifier: SignedDataVerifier,
         expectations: AppExpectations,
+        httpClient: HTTPClient?,
         logger: Logger
     ) -> AppStoreServerAPIClient? {
         guard let configuration = tenant.apple.serverAPI else { return nil }
@@ -135,7 +153,13 @@ public struct TenantRuntime: Sendable {
             var endpoints = AppStoreServerAPIClient.Endpoints()
             if let production = configuration.productionURL { endpoints.production = production }
             if let sandbox = configuration.sandboxURL { endpoints.sandbox = sandbox }
-            return AppStoreServerAPIClient(credentials: credentials, endpoints: endpoints, verifier: verifier, expectations: expectations)
+            return AppStoreServerAPIClient(
+                credentials: credentials,
+                endpoints: endpoints,
+                httpClient: httpClient ?? .shared,
+                verifier: verifier,
+                expectations: expectations
+            )
         } catch {
             logger.warning("tenant \(tenant.id): App Store Server API key \(url.path) not usable (\(error)); bare transaction ids are refused")
             return nil
@@ -210,6 +234,7 @@ public struct TenantRegistry: Sendable {
         baseDirectory: URL,
         environment: [String: String],
         clock: any BerthClock = SystemClock(),
+        httpClient: HTTPClient? = nil,
         logger: Logger
     ) async throws -> TenantRegistry {
         let notes = StartupNotes()
@@ -218,7 +243,14 @@ public struct TenantRegistry: Sendable {
         defer { notes.stop() }
         for tenant in catalog.tenants {
             runtimes.append(
-                try await TenantRuntime(tenant: tenant, baseDirectory: baseDirectory, environment: environment, clock: clock, logger: gathering)
+                try await TenantRuntime(
+                    tenant: tenant,
+                    baseDirectory: baseDirectory,
+                    environment: environment,
+                    clock: clock,
+                    httpClient: httpClient,
+                    logger: gathering
+                )
             )
         }
         notes.stop()

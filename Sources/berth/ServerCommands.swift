@@ -1,10 +1,12 @@
 import ArgumentParser
+import AsyncHTTPClient
 import BerthApp
 import Domain
 import Foundation
 import HTTPAPI
 import Hummingbird
 import Logging
+import OutboundHTTP
 import SQLStore
 import UseCases
 
@@ -75,12 +77,30 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info(
             "connections: at most \(connections.maximum), \(connections.perAddress) per client address; a request's head within \(connections.headTimeout.nanoseconds / 1_000_000_000) s; descriptors \(descriptors)"
         )
+        // One client for every call to Apple, Google, Stripe and key sets, shut down when serving ends.
+        let outbound = OutboundClient.make()
+        do {
+            try await serve(setup: setup, server: server, environment: environment, outbound: outbound, logger: logger)
+        } catch {
+            try? await outbound.shutdown()
+            throw error
+        }
+        try await outbound.shutdown()
+    }
+
+    private func serve(
+        setup: BerthSetup,
+        server: ServerConfiguration,
+        environment: [String: String],
+        outbound: HTTPClient,
+        logger: Logger
+    ) async throws {
         if let postgres = setup.postgres {
             // The connection pool is a service of the application; migrations run once it runs, before the server listens.
             let catalog = try setup.loadCatalog()
             let store = try PostgresStore(settings: postgres, logger: logger)
             do {
-                let services = try await setup.services(catalog: catalog, store: store, logger: logger)
+                let services = try await setup.services(catalog: catalog, store: store, httpClient: outbound, logger: logger)
                 logger.info(
                     "serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)"
                 )
@@ -103,7 +123,7 @@ struct ServeCommand: AsyncParsableCommand {
         let (catalog, store) = try await setup.prepareStore(logger: logger, now: Date())
         let services: BerthServices
         do {
-            services = try await setup.services(catalog: catalog, store: store, logger: logger)
+            services = try await setup.services(catalog: catalog, store: store, httpClient: outbound, logger: logger)
         } catch {
             try? store.close()
             throw error

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Domain
 import Foundation
 import GooglePlayAPI
@@ -13,7 +14,7 @@ public struct PlayRuntime: Sendable {
     /// Google's key set for push tokens (nil: the tenant takes no pushes).
     public let pushKeys: JWKSKeys?
 
-    public static func load(_ tenant: Tenant, environment: [String: String], logger: Logger) -> PlayRuntime? {
+    public static func load(_ tenant: Tenant, environment: [String: String], httpClient: HTTPClient? = nil, logger: Logger) -> PlayRuntime? {
         guard let settings = tenant.googlePlay else { return nil }
         var json: Data?
         if let name = settings.serviceAccountEnv, let value = environment[name], !value.isEmpty {
@@ -59,8 +60,8 @@ public struct PlayRuntime: Sendable {
         let jwksURL = settings.push.map { $0.jwksURL ?? (standIn ? trimmed + "/oauth2/v3/certs" : GooglePlaySettings.defaultJWKSURL) }
         return PlayRuntime(
             settings: settings,
-            client: PlayClient(account: account, apiBase: trimmed, tokenURL: tokenURL),
-            pushKeys: jwksURL.map { JWKSKeys(url: $0, logger: logger) }
+            client: PlayClient(account: account, apiBase: trimmed, tokenURL: tokenURL, httpClient: httpClient ?? .shared),
+            pushKeys: jwksURL.map { JWKSKeys(url: $0, client: httpClient, logger: logger) }
         )
     }
 
