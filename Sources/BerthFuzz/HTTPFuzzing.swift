@@ -117,7 +117,7 @@ final class HTTPFuzzing: Sendable {
             let status: HTTPResponse.Status
             do {
                 status = try await responder.respond(to: request, context: context).status
-            } catch let error as HTTPResponseError {
+            } catch let error as any HTTPResponseError {
                 status = error.status
             } catch {
                 fatalError("the router threw past its error middleware: \(error)")

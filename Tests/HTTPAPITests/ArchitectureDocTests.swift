@@ -68,7 +68,8 @@ extension ArchitectureDocTests {
         var listed: [String: String] = [:]
         for row in rows {
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            listed[cells.first ?? ""] = try #require(Self.paths(in: row).first, "\(row)")
+            let path: String = try #require(Self.paths(in: row).first, "\(row)")
+            listed[cells.first ?? ""] = path
         }
         let registered = PurchaseSources.standard.all
         #expect(Set(listed.keys) == Set(registered.map(\.store.rawValue)))

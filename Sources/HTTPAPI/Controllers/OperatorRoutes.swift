@@ -1,4 +1,5 @@
 import AppStoreAPI
+import AppleSignedData
 import Domain
 import Foundation
 import Hummingbird

@@ -71,7 +71,7 @@ enum JSONCoding {
     }
 
     static func describe(_ error: DecodingError) -> APIError {
-        func path(_ context: DecodingError.Context, _ last: CodingKey? = nil) -> String? {
+        func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String? {
             let keys = context.codingPath + (last.map { [$0] } ?? [])
             let text = keys.map(\.stringValue).joined(separator: ".")
             return text.isEmpty ? nil : text
