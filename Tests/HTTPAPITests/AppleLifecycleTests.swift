@@ -4,13 +4,14 @@ import Crypto
 import Domain
 import Foundation
 import GRDB
-import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import TestKit
 import Testing
 import UseCases
+
+@testable import HTTPAPI
 
 /// A purchase's life after the claim, against the Apple stand-in: refund defence (consent, Send
 /// Consumption Information V2 from the credit ledger), the notification-history safety net, Family
@@ -49,7 +50,7 @@ struct AppleLifecycleTests {
             let key = try await harness.apiKey(Self.tenant, .server)
             try await harness.app().test(.router) { client in
                 // The signup bonus (2 credits) is granted at the first read and spent first.
-                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 2)
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 2)
                 let bonus = try await CreditsTests.reserve(client, key: key, user: "ana", body: ["amount": 2])
                 _ = try await CreditsTests.settle(client, key: key, user: "ana", reservation: bonus, "commit")
                 harness.clock.advance(60)
@@ -183,17 +184,17 @@ struct AppleLifecycleTests {
                 standIn.state.withLock { $0.forced["sandbox"] = Array(repeating: AppleStandIn.Canned(status: 500, body: "{}"), count: 4) }
                 let failed = await history.read(runtime, environment: "Sandbox")
                 #expect(failed.failed && failed.recovered == 0)
-                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52)
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 52)
                 standIn.state.withLock { $0.forced["sandbox"] = [] }
 
                 let first = await history.read(runtime, environment: "Sandbox")
                 #expect(!first.failed && first.seen == 2 && first.recovered == 1 && first.refused == 0, "\(first)")
-                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 2, "the missed refund took the pack back")
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 2, "the missed refund took the pack back")
 
                 harness.clock.advance(3600)
                 let second = await history.read(runtime, environment: "Sandbox")
                 #expect(!second.failed && second.recovered == 0, "applied once: \(second)")
-                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 2)
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 2)
                 let late = try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": refund])
                 #expect(late.json["duplicate"] as? Bool == true, "Apple's own retry, arriving after the recovery, changes nothing")
 
@@ -497,8 +498,8 @@ struct AppleLifecycleTests {
                 )
                 #expect(outcomes == ["3000000000000701": "known", "3000000000000702": "restored", "3000000000000703": "known"], "\(restored.json)")
                 #expect(restored.json["restored"] as? Int == 1)
-                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 102)
-                #expect(try await CreditsTests.balance(client, key: key, user: "bob")["balance"] as? Int == 52, "bob's pack stays bob's")
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 102)
+                #expect(try await CreditsTests.balance(client, key: key, user: "bob")?.balance == 52, "bob's pack stays bob's")
                 #expect(try await harness.count("replay_attempts") == 0, "a restore records no replay")
 
                 let again = try await client.call(
@@ -509,7 +510,7 @@ struct AppleLifecycleTests {
                     json: ["jwsRepresentation": try harness.ca.signTransaction(pack("3000000000000702"))]
                 )
                 #expect(again.status == .ok && again.json["restored"] as? Int == 0, "\(again.json)")
-                #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 102, "applied once")
+                #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 102, "applied once")
 
                 let foreign = try await client.call(
                     .post,

@@ -7,6 +7,8 @@ import TestKit
 import Testing
 import UseCases
 
+@testable import HTTPAPI
+
 /// Automatic attribution: a transaction Berth learns of without a claim (Apple's notification of a
 /// purchase the app never reported) reaches its user when its appAccountToken names one: at once
 /// when the user has claimed before (the tokens derived from the user id are recorded on every
@@ -56,7 +58,7 @@ struct AttributionTests {
             // Her app crashed before reporting a second pack: Apple's notification applies it to her.
             let notified = try await Self.notify(client, harness, id: "3000000000080002", token: AccountTokens.cordovaPlugin("ana"))
             #expect(notified.json["outcome"] as? String == "applied_to_token_user", "\(notified.json)")
-            #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "ana")["balance"] as? Int == 62)
+            #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "ana")?.balance == 62)
             // The app reports it later after all: the same purchase, nothing added.
             let late = try await CreditsTests.buy(
                 client,
@@ -73,12 +75,12 @@ struct AttributionTests {
             #expect(waiting.json["outcome"] as? String == "unclaimed_purchase", "\(waiting.json)")
             #expect(try await harness.rows("SELECT COUNT(*) AS n FROM purchases WHERE transaction_id = '3000000000080003'").first?["n"] == "0")
             let bao = try await CreditsTests.balance(client, key: keys.stylist, user: "bao")
-            #expect(bao["balance"] as? Int == 12, "2 free + the 10 of the pack: \(bao)")
+            #expect(bao?.balance == 12, "2 free + the 10 of the pack: \(String(describing: bao))")
             let unclaimed = try await client.call(.get, "/api/admin/unclaimed", auth: keys.stylistAdmin)
             let row = (unclaimed.json["items"] as? [[String: Any]])?.first { $0["transactionId"] as? String == "3000000000080003" }
             #expect(row?["claimedByPurchaseId"] is Int, "\(unclaimed.json)")
             // Another user's call does not take it (nor anything else).
-            #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "chi")["balance"] as? Int == 2)
+            #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "chi")?.balance == 2)
 
             // Without a token nobody's call takes it: it waits for operators.
             let anonymous = try await Self.notify(client, harness, id: "3000000000080004", token: nil)
@@ -103,7 +105,7 @@ struct AttributionTests {
             )
             #expect(chiBuys.status == .ok, "\(chiBuys.json)")
             #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '3000000000080005'").first?["user_id"] == "chi")
-            #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "chi")["balance"] as? Int == 22)
+            #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "chi")?.balance == 22)
         }
     }
 }

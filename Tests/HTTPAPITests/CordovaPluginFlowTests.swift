@@ -143,7 +143,7 @@ struct CordovaPluginFlowTests {
             let application = CordovaValidatorTests.data(empty)["transaction"] as? [String: Any]
             #expect(application?["original_application_version"] as? String == "7", "the plugin dates the install from it")
             plugin.keep(empty)
-            let bonus = try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int ?? 0
+            let bonus = try await CreditsTests.balance(client, key: key, user: "ana")?.balance ?? 0
 
             // Two packs bought while offline: one receipt, the plugin names the last one and then
             // finishes both. Both are credited, once.
@@ -161,13 +161,13 @@ struct CordovaPluginFlowTests {
                 Self.entry(both, transaction: "4100000000000001") != nil && Self.entry(both, transaction: "4100000000000002") != nil,
                 "both packs this call applied are listed: \(CordovaValidatorTests.collection(both))"
             )
-            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == bonus + 20)
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == bonus + 20)
             plugin.keep(both)
             #expect(plugin.owned(Self.coins, now: now))
             // The same receipt again (the plugin retries after a timeout): nothing more.
             let retry = try await Self.validate(client, key: key, Self.storeKit1(packs, transactionId: "4100000000000002", user: "ana"))
             #expect(CordovaValidatorTests.ok(retry))
-            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == bonus + 20)
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == bonus + 20)
             #expect(try await harness.count("purchases") == 2)
 
             // A subscription (the packs were finished, so the receipt now holds only it).
@@ -324,7 +324,8 @@ extension CordovaPluginFlowTests {
 
     static func balance(_ client: some TestClientProtocol, _ harness: Harness, user: String) async throws -> Int? {
         let server = try await harness.apiKey(tenant, .server)
-        return try await CreditsTests.balance(client, key: server, user: user)["balance"] as? Int
+        let account = try await CreditsTests.balance(client, key: server, user: user)
+        return account.map { Int($0.balance) }
     }
 
     @Test(

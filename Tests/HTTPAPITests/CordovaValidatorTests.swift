@@ -7,6 +7,8 @@ import HummingbirdTesting
 import TestKit
 import Testing
 
+@testable import HTTPAPI
+
 /// `POST /api/validator/{tenant}` with the bodies cordova-plugin-purchase (and its Capacitor build)
 /// sends: `apple-sk2` (jwsRepresentation, transaction.id = product id) and `ios-appstore`
 /// (appStoreReceipt, transaction.id = transaction id), always answered with HTTP 200.
@@ -59,7 +61,7 @@ struct CordovaValidatorTests {
             #expect(entry["id"] as? String == CreditsTests.popular)
             #expect(entry["transactionId"] as? String == "3100000000000001")
             #expect((entry["purchaseDate"] as? Int ?? 0) > 1_600_000_000_000, "milliseconds since 1970")
-            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52, "50 credits + the signup bonus of 2")
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 52, "50 credits + the signup bonus of 2")
 
             let again = try await client.call(
                 .post,
@@ -68,7 +70,7 @@ struct CordovaValidatorTests {
                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
             )
             #expect(Self.ok(again))
-            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 52, "applied once")
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 52, "applied once")
             #expect(try await harness.count("purchases") == 1)
 
             // applicationUsername may be a number; another user replaying the transaction is refused.
@@ -181,7 +183,7 @@ struct CordovaValidatorTests {
             #expect(Self.ok(reply), "\(reply.json)")
             #expect((Self.data(reply)["transaction"] as? [String: Any])?["type"] as? String == "ios-appstore")
             #expect(Self.collection(reply).first?["id"] as? String == CreditsTests.starter, "the product comes from the receipt")
-            #expect(try await CreditsTests.balance(client, key: key, user: "ana")["balance"] as? Int == 12)
+            #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 12)
 
             // The application receipt itself (transaction.id = the bundle id): its newest purchase, already applied.
             var application = body

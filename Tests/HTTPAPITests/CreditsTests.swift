@@ -8,6 +8,8 @@ import HummingbirdTesting
 import TestKit
 import Testing
 
+@testable import HTTPAPI
+
 /// The two credit apps of the catalog, end to end over HTTP: `aistylist-test` (seed 000: packs,
 /// signup bonus, reserve → commit) and `zorya-test` (seed 002: one credit per report, FIFO, profiles,
 /// purchase eligibility).
@@ -50,10 +52,11 @@ struct CreditsTests {
         return try await client.call(.post, "/api/verify-purchase", auth: key, user: user, json: ["productId": product, "jwsRepresentation": jws])
     }
 
-    static func balance(_ client: some TestClientProtocol, key: String, user: String, type: String = "credits") async throws -> [String: Any] {
+    /// The user's account of `type`, decoded into the contract's type (nil: the answer lists none).
+    static func balance(_ client: some TestClientProtocol, key: String, user: String, type: String = "credits") async throws -> CreditBalanceDTO? {
         let reply = try await client.call(.get, "/api/credits", auth: key, user: user)
         #expect(reply.status == .ok, "\(reply.json)")
-        return ((reply.json["credits"] as? [[String: Any]]) ?? []).first { $0["creditType"] as? String == type } ?? [:]
+        return try reply.decode(CreditsResponse.self).credits.first { $0.creditType == type }
     }
 
     static func reserve(_ client: some TestClientProtocol, key: String, user: String, body: [String: Any]) async throws -> Reply {
@@ -96,7 +99,7 @@ struct CreditsTests {
             #expect(stolen.status == .conflict)
             #expect(stolen.errorCode == "transaction_already_used")
             #expect(try await harness.count("replay_attempts") == 1)
-            #expect(try await Self.balance(client, key: keys.stylist, user: "bob")["balance"] as? Int == 2)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "bob")?.balance == 2)
             #expect(try await harness.count("purchases") == 1)
             #expect(try await harness.rows("SELECT type, amount FROM credit_ledger WHERE user_id = 'ana' ORDER BY created_at, type").count == 2)
 
@@ -143,7 +146,7 @@ struct CreditsTests {
                 json: ["productId": Self.popular, "jwsRepresentation": try harness.purchase(Self.starter, bundleId: Self.stylistBundle)]
             )
             #expect(mismatch.errorCode == "product_mismatch")
-            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["balance"] as? Int == 12)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")?.balance == 12)
 
             let booking = try await client.call(
                 .post,
@@ -202,9 +205,9 @@ struct CreditsTests {
             #expect((short.json["credits"] as? [String: Any])?["available"] as? Int == 1)
 
             let forgotten = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1])
-            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 0)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")?.available == 0)
             harness.clock.advance(11 * 60)
-            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 1, "the hold expired after 10 minutes")
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")?.available == 1, "the hold expired after 10 minutes")
             let late = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: forgotten, "commit")
             #expect(late.status == .conflict)
             #expect(late.errorCode == "reservation_not_held")
@@ -329,7 +332,7 @@ struct CreditsTests {
                 json: ["userId": "ana", "amount": 3, "reason": "support gesture"]
             )
             #expect(adjusted.status == .created, "\(adjusted.json)")
-            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 5)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")?.available == 5)
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for index in 0..<20 {
                     group.addTask {
@@ -341,7 +344,7 @@ struct CreditsTests {
             #expect(statuses.filter { $0 == .created }.count == 5)
             #expect(statuses.filter { $0 == .forbidden }.count == 15)
             #expect(try await harness.count("credit_reservations") == 5)
-            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")["available"] as? Int == 0)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "ana")?.available == 0)
         }
     }
 
@@ -352,7 +355,7 @@ struct CreditsTests {
         let keys = try await Keys.make(harness)
         try await harness.app().test(.router) { client in
             let balances = try await withThrowingTaskGroup(of: Int?.self) { group in
-                for _ in 0..<10 { group.addTask { try await Self.balance(client, key: keys.stylist, user: "new-user")["balance"] as? Int } }
+                for _ in 0..<10 { group.addTask { try await Self.balance(client, key: keys.stylist, user: "new-user").map { Int($0.balance) } } }
                 return try await group.reduce(into: [Int?]()) { $0.append($1) }
             }
             #expect(balances.allSatisfy { $0 == 2 }, "\(balances)")
@@ -366,7 +369,7 @@ struct CreditsTests {
                 json: ["userId": "old-user", "amount": 4, "reason": "migration"]
             )
             try await harness.rows("DELETE FROM credit_bonuses WHERE user_id = 'old-user'")
-            #expect(try await Self.balance(client, key: keys.stylist, user: "old-user")["balance"] as? Int == 6)
+            #expect(try await Self.balance(client, key: keys.stylist, user: "old-user")?.balance == 6)
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
         }
     }
@@ -437,7 +440,7 @@ struct CreditsTests {
             )
             #expect(second.json["newBalance"] as? Int == 2)
             let unlocked = try await Self.balance(client, key: keys.zorya, user: "olha", type: "personality")
-            #expect(unlocked["unlocked"] as? Bool == true)
+            #expect(unlocked?.unlocked == true)
 
             #expect(try await Self.reserve(client, key: keys.zorya, user: "olha", body: ["amount": 1]).errorField == "creditType")
             let forMom = try await Self.reserve(
@@ -524,7 +527,7 @@ struct CreditsTests {
             )
             #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
             var account = try await Self.balance(client, key: keys.stylist, user: "ana")
-            #expect(account["balance"] as? Int == 15 && account["debt"] as? Int == 0, "32 − 17: \(account)")
+            #expect(account?.balance == 15 && account?.debt == 0, "32 − 17: \(account)")
             let ledger = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=refund", auth: keys.stylistAdmin)
             let entry = (ledger.json["items"] as? [[String: Any]])?.first
             #expect(entry?["amount"] as? Int == -17 && entry?["debtChange"] as? Int == 0)
@@ -540,7 +543,7 @@ struct CreditsTests {
             )
             #expect(reversed.json["outcome"] as? String == "credits_reinstated")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
-            #expect(account["balance"] as? Int == 32, "the reversal gives back the 17 taken, not the whole pack")
+            #expect(account?.balance == 32, "the reversal gives back the 17 taken, not the whole pack")
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
 
             // A full refund (REFUND_FULL, or no type) still takes the whole pack.
@@ -563,7 +566,7 @@ struct CreditsTests {
                 json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: full)]
             )
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
-            #expect(account["balance"] as? Int == 32)
+            #expect(account?.balance == 32)
         }
     }
 
@@ -600,8 +603,8 @@ struct CreditsTests {
             )
             #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
             var account = try await Self.balance(client, key: keys.stylist, user: "ana")
-            #expect(account["balance"] as? Int == 0)
-            #expect(account["debt"] as? Int == 18, "50 refunded, 32 were left")
+            #expect(account?.balance == 0)
+            #expect(account?.debt == 18, "50 refunded, 32 were left")
             let ledger = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=refund", auth: keys.stylistAdmin)
             let entry = (ledger.json["items"] as? [[String: Any]])?.first
             #expect(entry?["amount"] as? Int == -32)
@@ -618,7 +621,7 @@ struct CreditsTests {
             #expect(next.json["creditsAdded"] as? Int == 10)
             #expect(next.json["newBalance"] as? Int == 0, "the 10 new credits paid off part of the debt")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
-            #expect(account["debt"] as? Int == 8)
+            #expect(account?.debt == 8)
 
             let reversed = try await client.call(
                 .post,
@@ -630,8 +633,8 @@ struct CreditsTests {
             )
             #expect(reversed.json["outcome"] as? String == "credits_reinstated")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
-            #expect(account["balance"] as? Int == 42)
-            #expect(account["debt"] as? Int == 0)
+            #expect(account?.balance == 42)
+            #expect(account?.debt == 0)
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
 
             let stats = try await client.call(.get, "/api/admin/credits/stats", auth: keys.stylistAdmin)

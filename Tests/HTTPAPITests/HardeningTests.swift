@@ -168,7 +168,7 @@ struct HardeningTests {
                 "expired while it waited: \(committed.status) \(committed.json)"
             )
             let balance = try await CreditsTests.balance(client, key: keys.stylist, user: "ana")
-            #expect(balance["balance"] as? Int == 2 && balance["held"] as? Int == 0, "\(balance)")
+            #expect(balance?.balance == 2 && balance?.held == 0, "\(String(describing: balance))")
         }
     }
 
@@ -182,7 +182,7 @@ struct HardeningTests {
             let held = try await CreditsTests.reserve(client, key: keys.stylist, user: decomposed, body: ["amount": 1])
             #expect(held.status == .created, "\(held.json)")
             let seen = try await CreditsTests.balance(client, key: keys.stylist, user: composed)
-            #expect(seen["held"] as? Int == 1, "the composed spelling sees the decomposed one's hold: \(seen)")
+            #expect(seen?.held == 1, "the composed spelling sees the decomposed one's hold: \(String(describing: seen))")
             let stored = try await harness.rows("SELECT DISTINCT hex(user_id) AS id FROM credit_reservations").map { $0["id"] ?? nil }
             #expect(stored == [Data(composed.utf8).map { String(format: "%02X", $0) }.joined()], "stored in NFC: \(stored)")
         }
