@@ -1,0 +1,164 @@
+import Crypto
+import Domain
+import Foundation
+import Logging
+
+/// What sends one webhook (the worker's HTTP client, which vets the receiver's address).
+public protocol WebhookSending: Sendable {
+    /// POSTs `body` with `headers` to the tenant's receiver; a coarse failure class when it was not a 2xx.
+    func send(_ body: String, headers: [(String, String)], to webhook: Tenant.Webhook) async -> WebhookAttempt
+}
+
+/// How one attempt ended: the receiver's status, and why it failed (a coarse class shown to admins).
+public struct WebhookAttempt: Sendable {
+    public var statusCode: Int?
+    public var failure: String?
+
+    public init(statusCode: Int? = nil, failure: String? = nil) {
+        self.statusCode = statusCode
+        self.failure = failure
+    }
+}
+
+/// The webhook outbox's delivery policy: claim what is due (one lease per message), send each
+/// tenant's messages in order — after a failure, the rest of that subject waits for the retry —
+/// signed with HMAC-SHA256 over "<timestamp>.<body>" (the timestamp taken when each attempt is
+/// sent), record every attempt, and retry by ``JobRetry`` until a 2xx or the last attempt (then the
+/// message is a dead letter an operator can send again).
+public struct DeliverWebhooks: Sendable {
+    let store: any Store
+    let tenants: TenantRegistry
+    let sender: any WebhookSending
+    let clock: any BerthClock
+    let logger: Logger
+    let retry: JobRetry
+    /// This process's name in the outbox leases.
+    let owner: String
+    /// How long a claimed message stays this owner's; an owner that dies releases it by expiry.
+    let lease: TimeInterval
+    /// Tenants sent to side by side in one pass.
+    let concurrency: Int
+    /// Each attempt, delivered or not (metrics).
+    let attempted: @Sendable (_ delivered: Bool) -> Void
+
+    public init(
+        store: any Store,
+        tenants: TenantRegistry,
+        sender: any WebhookSending,
+        clock: any BerthClock,
+        logger: Logger,
+        retry: JobRetry = .webhooks,
+        owner: String,
+        lease: TimeInterval = 120,
+        concurrency: Int = 16,
+        attempted: @escaping @Sendable (_ delivered: Bool) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.tenants = tenants
+        self.sender = sender
+        self.clock = clock
+        self.logger = logger
+        self.retry = retry
+        self.owner = owner
+        self.lease = lease
+        self.concurrency = max(1, concurrency)
+        self.attempted = attempted
+    }
+
+    /// One pass over the messages due now, of one tenant or of all (side by side); returns how many
+    /// were attempted.
+    @discardableResult
+    public func deliverDue(tenantId: String? = nil, limit: Int = 100) async throws -> Int {
+        let now = clock.now(), owner = self.owner, until = now.addingTimeInterval(lease)
+        let due = try await store.write { try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: limit, owner: owner, leaseUntil: until) }
+        let byTenant = Dictionary(grouping: due, by: \.tenantId)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            var attempted = 0
+            var running = 0
+            for (tenantId, messages) in byTenant {
+                if running == concurrency {
+                    attempted += try await group.next() ?? 0
+                    running -= 1
+                }
+                group.addTask { try await deliver(messages, tenantId: tenantId) }
+                running += 1
+            }
+            for try await count in group { attempted += count }
+            return attempted
+        }
+    }
+
+    /// One tenant's messages in order; after a failure, the rest of that subject waits for the retry.
+    private func deliver(_ messages: [OutboxMessage], tenantId: String) async throws -> Int {
+        guard let webhook = tenants.tenant(id: tenantId)?.webhook else {
+            try await store.write { tx in for message in messages { try tx.outbox.skip(message) } }
+            return 0
+        }
+        var held = Set<String>()
+        var attempted = 0
+        for message in messages {
+            if let subject = message.subject, held.contains(subject) {
+                try await store.write { try $0.outbox.release(message) }
+                continue
+            }
+            let sentAt = clock.now()
+            let outcome = await sender.send(
+                message.payload,
+                headers: Self.headers(for: message, secret: webhook.secret.value, at: sentAt),
+                to: webhook.configuration
+            )
+            let delivered = outcome.failure == nil
+            self.attempted(delivered)
+            if !delivered, let subject = message.subject { held.insert(subject) }
+            let attempts = message.attempts + 1
+            let now = clock.now()
+            // nil after the last allowed attempt: the message becomes a dead letter.
+            let next: Date? =
+                delivered || !retry.triesAgain(afterAttempts: attempts) ? nil : now.addingTimeInterval(retry.delay(afterAttempts: attempts))
+            if !delivered && next == nil {
+                logger.warning(
+                    "webhook gave up",
+                    metadata: [
+                        "event": .string(message.eventType), "outbox_id": .stringConvertible(message.id), "attempts": .stringConvertible(attempts),
+                    ]
+                )
+            }
+            try await store.write {
+                try $0.outbox.recordAttempt(
+                    message,
+                    statusCode: outcome.statusCode,
+                    error: outcome.failure,
+                    delivered: delivered,
+                    nextAttemptAt: next,
+                    now: now
+                )
+            }
+            logger.info(
+                "webhook",
+                metadata: [
+                    "event": .string(message.eventType), "delivered": .stringConvertible(delivered), "attempt": .stringConvertible(attempts),
+                    "failure": .string(outcome.failure ?? "none"),
+                ]
+            )
+            attempted += 1
+        }
+        return attempted
+    }
+
+    /// The headers of one delivery, the signature included.
+    public static func headers(for message: OutboxMessage, secret: String, at date: Date) -> [(String, String)] {
+        let timestamp = String(Int64(date.timeIntervalSince1970))
+        return [
+            ("Content-Type", "application/json"),
+            ("Berth-Event", message.eventType),
+            ("Berth-Delivery", String(message.id)),
+            ("Berth-Signature", "t=\(timestamp),v1=\(signature(secret: secret, timestamp: timestamp, body: message.payload))"),
+        ]
+    }
+
+    /// Hex HMAC-SHA256 of "<timestamp>.<body>" with the tenant's secret: what receivers recompute.
+    public static func signature(secret: String, timestamp: String, body: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return mac.hexString
+    }
+}
