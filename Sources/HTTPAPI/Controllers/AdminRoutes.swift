@@ -82,15 +82,14 @@ struct AdminRoutes {
                 throw refusal
             }
             // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
-            if payment.store == .appStore, context.tenant.serverAPI != nil, let owner = result.outcome.purchase?.userId,
-                let token = SetAppAccountToken.token(for: owner, policy: context.tenant.purchasePolicy),
-                payment.proven.appAccountToken?.lowercased() != token.uuidString.lowercased()
-            {
-                await SetAppAccountToken(logger: logger)(
+            if let owner = result.outcome.purchase?.userId {
+                await SetAppAccountToken(logger: logger).afterAttribution(
                     runtime: context.tenant,
+                    store: payment.store,
                     originalTransactionId: payment.proven.originalTransactionId,
                     environment: payment.proven.environment,
-                    userId: owner
+                    owner: owner,
+                    current: payment.proven.appAccountToken
                 )
             }
             return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))

@@ -130,14 +130,14 @@ struct SubscriptionRoutes {
             )
             // Apple's later transactions and notifications of it will name the owner.
             if context.tenant.serverAPI != nil,
-                let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId),
-                linked.subscription.store == .appStore
+                let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId)
             {
-                await SetAppAccountToken(logger: logger)(
+                await SetAppAccountToken(logger: logger).afterAttribution(
                     runtime: context.tenant,
+                    store: linked.subscription.store,
                     originalTransactionId: id,
                     environment: linked.subscription.environment,
-                    userId: context.userId
+                    owner: context.userId
                 )
             }
             return try JSONCoding.response(MembershipDTO(membership))

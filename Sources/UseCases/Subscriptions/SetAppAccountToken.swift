@@ -24,6 +24,25 @@ public struct SetAppAccountToken: Sendable {
         return UUID(uuidString: AccountTokens.cordovaPlugin(userId))
     }
 
+    /// After a purchase or subscription of `store` was attributed to `owner` (an operator's decision,
+    /// an account's link): Apple's later transactions and notifications of it should name the owner.
+    /// Only for the App Store, with its server API configured, and when the proof does not name the
+    /// owner already (`current`, the token the transaction carries). Returns whether Apple was told.
+    @discardableResult
+    public func afterAttribution(
+        runtime: TenantRuntime,
+        store: StoreName,
+        originalTransactionId: String,
+        environment: String,
+        owner: String,
+        current: String? = nil
+    ) async -> Bool {
+        guard store == .appStore, runtime.serverAPI != nil, let token = Self.token(for: owner, policy: runtime.purchasePolicy),
+            current?.lowercased() != token.uuidString.lowercased()
+        else { return false }
+        return await self(runtime: runtime, originalTransactionId: originalTransactionId, environment: environment, userId: owner)
+    }
+
     /// Returns whether Apple accepted it.
     @discardableResult
     public func callAsFunction(runtime: TenantRuntime, originalTransactionId: String, environment: String, userId: String) async -> Bool {
