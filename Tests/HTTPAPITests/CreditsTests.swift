@@ -83,17 +83,16 @@ struct CreditsTests {
         try await harness.app().test(.router) { client in
             let first = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000001")
             #expect(first.status == .ok, "\(first.json)")
-            #expect(first.json["transactionId"] as? String == "3000000000000001")
-            #expect(first.json["creditType"] as? String == "credits")
-            #expect(first.json["creditsAdded"] as? Int == 50)
-            #expect(first.json["newBalance"] as? Int == 52, "50 bought + the 2 of the signup bonus")
-            #expect(first.purchase?["credits"] as? Int == 50)
+            let bought = try first.decode(CreditPurchaseResponse.self)
+            #expect(bought.transactionId == "3000000000000001" && bought.creditType == "credits" && bought.creditsAdded == 50)
+            #expect(bought.newBalance == 52, "50 bought + the 2 of the signup bonus")
+            #expect(bought.purchase.credits == 50)
 
             let again = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000001")
             #expect(again.status == .ok)
-            #expect(again.json["creditsAdded"] as? Int == 50)
-            #expect(again.json["newBalance"] as? Int == 52)
-            #expect(again.purchase?["id"] as? Int == first.purchase?["id"] as? Int)
+            let repeated = try again.decode(CreditPurchaseResponse.self)
+            #expect(repeated.creditsAdded == 50 && repeated.newBalance == 52)
+            #expect(repeated.purchase.id == bought.purchase.id)
 
             let stolen = try await Self.buy(client, harness, key: keys.stylist, user: "bob", product: Self.popular, transactionId: "3000000000000001")
             #expect(stolen.status == .conflict)
@@ -105,8 +104,8 @@ struct CreditsTests {
 
             // Consumables bought again each add their credits.
             let second = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000002")
-            #expect(second.json["creditsAdded"] as? Int == 10)
-            #expect(second.json["newBalance"] as? Int == 62)
+            let starter = try second.decode(CreditPurchaseResponse.self)
+            #expect(starter.creditsAdded == 10 && starter.newBalance == 62)
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
         }
     }
