@@ -336,7 +336,7 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "BerthWorkers", "BerthApp", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
+                "HTTPAPI", "BerthWorkers", "BerthApp", "OutboundHTTP", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
                 "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -148,11 +148,13 @@ struct HardeningTests {
             // Another unit of work holds the writer; the commit waits behind it while the hold expires.
             // Judged by events, not by time: the holder has the writer, then the commit is queued
             // behind it, and only then does the hold expire.
-            let state = Mutex((holding: false, waiting: false, released: false))
+            let state = Mutex((holding: false, released: false))
+            // The holder blocks until the test lets it go (the timeout only bounds a failing run).
+            let letGo = DispatchSemaphore(value: 0)
             let holder = Task {
                 try await harness.database.write { _ in
                     state.withLock { $0.holding = true }
-                    for _ in 0..<3600 where !state.withLock({ $0.waiting }) { Thread.sleep(forTimeInterval: 0.05) }
+                    _ = letGo.wait(timeout: .now() + 180)
                     state.withLock { $0.released = true }
                 }
             }
@@ -160,7 +162,7 @@ struct HardeningTests {
             let commit = Task { try await CreditsTests.settle(client, key: keys.stylist, user: "ana", reservation: held, "commit") }
             while harness.database.queuedWrites == 0 { await Task.yield() }
             harness.clock.advance(20)
-            state.withLock { $0.waiting = true }
+            letGo.signal()
             _ = try await holder.value
             let committed = try await commit.value
             #expect(
@@ -228,11 +230,13 @@ struct HardeningTests {
         // listings are done (at most 180 s, only reached when they wait for it: the failure). Judged
         // by order, not by a deadline: on a loaded machine the listings may be slow (CI once took
         // over 15 s), but they must finish while the writer still holds its transaction.
-        let state = Mutex((holding: false, listed: false, released: false))
+        let state = Mutex((holding: false, released: false))
+        // The holder blocks until the listings are done (the timeout only bounds a failing run).
+        let letGo = DispatchSemaphore(value: 0)
         let holder = Task {
             try await harness.database.write { _ in
                 state.withLock { $0.holding = true }
-                for _ in 0..<3600 where !state.withLock({ $0.listed }) { Thread.sleep(forTimeInterval: 0.05) }
+                _ = letGo.wait(timeout: .now() + 180)
                 state.withLock { $0.released = true }
             }
         }
@@ -244,10 +248,8 @@ struct HardeningTests {
             _ = try session.outbox.deliveries(tenantId: "seaboo-test", page: Page())
             _ = try session.purchases.purchases(tenantId: "seaboo-test", page: Page())
         }
-        let listed = state.withLock { state in
-            state.listed = true
-            return !state.released
-        }
+        let listed = state.withLock { !$0.released }
+        letGo.signal()
         _ = try await holder.value
         #expect(listed, "the listings waited for the writer")
     }

@@ -105,18 +105,9 @@ public enum SubscriptionChanges {
         var plan = Plan(outcome: .nothing, after: scene)
         let current = scene.current
         if let userId, let current, let owner = current.userId, owner != userId {
-            plan.change.cheats.append(
-                SubscriptionCheat(
-                    id: RecordID.next(),
-                    tenantId: tenantId,
-                    userId: userId,
-                    originalTransactionId: current.originalTransactionId,
-                    ownerUserId: current.userId,
-                    source: source,
-                    at: now
-                )
-            )
-            plan.audit.append(cheatAudit(tenantId: tenantId, userId: userId, subscription: current, source: source, now: now))
+            let refused = refusedClaim(tenantId: tenantId, userId: userId, subscription: current, source: source, now: now)
+            plan.change.cheats.append(refused.cheat)
+            plan.audit.append(refused.audit)
             plan.outcome = .ownedByOther(current)
             return plan
         }
@@ -239,8 +230,24 @@ public enum SubscriptionChanges {
     }
 
     /// The audit entry of a refused claim of someone else's subscription.
-    public static func cheatAudit(tenantId: String, userId: String, subscription: Subscription, source: String, now: Date) -> AuditRecord {
-        AuditRecord(
+    /// A refused claim of someone else's subscription: the attempt kept for operators, and its audit entry.
+    public static func refusedClaim(
+        tenantId: String,
+        userId: String,
+        subscription: Subscription,
+        source: String,
+        now: Date
+    ) -> (cheat: SubscriptionCheat, audit: AuditRecord) {
+        let cheat = SubscriptionCheat(
+            id: RecordID.next(),
+            tenantId: tenantId,
+            userId: userId,
+            originalTransactionId: subscription.originalTransactionId,
+            ownerUserId: subscription.userId,
+            source: source,
+            at: now
+        )
+        let audit = AuditRecord(
             tenantId: tenantId,
             actor: .user(userId),
             action: .subscriptionCheat,
@@ -249,6 +256,7 @@ public enum SubscriptionChanges {
             detail: ["originalTransactionId": subscription.originalTransactionId, "source": source],
             at: now
         )
+        return (cheat, audit)
     }
 }
 

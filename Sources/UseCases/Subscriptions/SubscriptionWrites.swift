@@ -50,17 +50,8 @@ public enum SubscriptionWrites {
 
     /// Records a refused claim of someone else's subscription (and its audit entry).
     static func recordCheat(_ tx: any StoreSession, tenantId: String, userId: String, subscription: Subscription, source: String, now: Date) throws {
-        try tx.subscriptions.insert(
-            SubscriptionCheat(
-                id: RecordID.next(),
-                tenantId: tenantId,
-                userId: userId,
-                originalTransactionId: subscription.originalTransactionId,
-                ownerUserId: subscription.userId,
-                source: source,
-                at: now
-            )
-        )
-        try tx.audit.append(SubscriptionChanges.cheatAudit(tenantId: tenantId, userId: userId, subscription: subscription, source: source, now: now))
+        let refused = SubscriptionChanges.refusedClaim(tenantId: tenantId, userId: userId, subscription: subscription, source: source, now: now)
+        try tx.subscriptions.insert(refused.cheat)
+        try tx.audit.append(refused.audit)
     }
 }
