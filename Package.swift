@@ -280,6 +280,12 @@ let package = Package(
             name: "BerthBenchmarks",
             dependencies: ["AppleSignedData", "TestKit", "Domain", "SQLStore", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The HTTP stack alone (Hummingbird, one route): benchmarks/run measures it beside Berth for the
+        // "× bare" column. Not part of the `berth` binary.
+        .executableTarget(
+            name: "BareHummingbird",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")]
+        ),
         // ordo-one/benchmark's microbenchmarks: `swift package benchmark`, and scripts/bench-check against
         // benchmarks/thresholds/ (CI). Not part of the `berth` binary.
         .executableTarget(
