@@ -29,5 +29,6 @@ public enum EmbeddedMigrations {
         ("022_order_ids.sql", PackageResources._22_order_ids_sql),
         ("023_outbox_claim.sql", PackageResources._23_outbox_claim_sql),
         ("024_play_pending_claims.sql", PackageResources._24_play_pending_claims_sql),
+        ("025_slot_holds.sql", PackageResources._25_slot_holds_sql),
     ]
 }

@@ -67,11 +67,17 @@ struct SQLBookings: BookingRepository {
                 createdVia, b.paidQuantity, b.reference.isEmpty ? nil : b.reference, b.timeZone, occupies,
             ]
         )
-        if occupies { try count(b, by: 1) }
+        try count(b, from: .none, to: SlotShare(b, occupying: occupies))
     }
 
     func update(_ b: Booking, now: Date) throws {
-        let occupied = try db.row("SELECT occupying FROM bookings WHERE id = ?", [b.id]).map { ($0["occupying"] as Int) != 0 } ?? false
+        let before = try db.row("SELECT occupying, status, seats FROM bookings WHERE id = ?", [b.id]).map {
+            SlotShare(
+                occupying: ($0["occupying"] as Int) != 0,
+                pending: ($0["status"] as String) == BookingStatus.pendingPayment.rawValue,
+                seats: $0["seats"]
+            )
+        }
         let occupies = b.holdsSlot(at: now)
         try db.run(
             """
@@ -84,30 +90,56 @@ struct SQLBookings: BookingRepository {
                 occupies, b.paidQuantity, b.holdExpiresAt.epochMilliseconds, b.id, b.tenantId,
             ]
         )
-        if occupies != occupied { try count(b, by: occupies ? 1 : -1) }
+        try count(b, from: before ?? .none, to: SlotShare(b, occupying: occupies))
     }
 
-    /// Adds (or removes) one booking's hold on its slot.
-    private func count(_ b: Booking, by sign: Int) throws {
+    /// What one booking adds to its slot's row of `slot_occupancy`: while it occupies the slot, one
+    /// booking, its seats, and one unpaid hold if it is still pending payment.
+    struct SlotShare: Equatable {
+        var bookings = 0
+        var seats = 0
+        var holds = 0
+
+        static let none = SlotShare()
+
+        init() {}
+
+        init(occupying: Bool, pending: Bool, seats: Int) {
+            guard occupying else { return }
+            bookings = 1
+            self.seats = seats
+            holds = pending ? 1 : 0
+        }
+
+        init(_ booking: Booking, occupying: Bool) {
+            self.init(occupying: occupying, pending: booking.status == .pendingPayment, seats: booking.seats)
+        }
+    }
+
+    /// Moves a booking's share of its slot from `before` to `after`.
+    private func count(_ b: Booking, from before: SlotShare, to after: SlotShare) throws {
+        guard before != after else { return }
         try count(
             tenantId: b.tenantId,
             resourceId: b.resourceId,
             start: b.start.epochMilliseconds,
             end: b.end.epochMilliseconds,
-            seats: b.seats,
-            by: sign
+            bookings: after.bookings - before.bookings,
+            seats: after.seats - before.seats,
+            holds: after.holds - before.holds
         )
     }
 
-    private func count(tenantId: String, resourceId: String, start: Int64, end: Int64, seats: Int, by sign: Int) throws {
+    private func count(tenantId: String, resourceId: String, start: Int64, end: Int64, bookings: Int, seats: Int, holds: Int) throws {
         try db.run(
             """
-            INSERT INTO slot_occupancy (tenant_id, resource_id, starts_at, ends_at, bookings, seats) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (tenant_id, resource_id, starts_at, ends_at) DO UPDATE SET bookings = slot_occupancy.bookings + excluded.bookings, seats = slot_occupancy.seats + excluded.seats
+            INSERT INTO slot_occupancy (tenant_id, resource_id, starts_at, ends_at, bookings, seats, holds) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (tenant_id, resource_id, starts_at, ends_at) DO UPDATE SET bookings = slot_occupancy.bookings + excluded.bookings,
+                seats = slot_occupancy.seats + excluded.seats, holds = slot_occupancy.holds + excluded.holds
             """,
-            [tenantId, resourceId, start, end, sign, sign * seats]
+            [tenantId, resourceId, start, end, bookings, seats, holds]
         )
-        if sign < 0 {
+        if bookings < 0 {
             try db.run(
                 "DELETE FROM slot_occupancy WHERE tenant_id = ? AND resource_id = ? AND starts_at = ? AND ends_at = ? AND bookings <= 0",
                 [tenantId, resourceId, start, end]
@@ -130,7 +162,16 @@ struct SQLBookings: BookingRepository {
         )
         for row in expired {
             try db.run("UPDATE bookings SET occupying = 0 WHERE id = ?", [row["id"] as Int64])
-            try count(tenantId: tenantId, resourceId: resourceId, start: row["starts_at"], end: row["ends_at"], seats: row["seats"], by: -1)
+            let seats: Int = row["seats"]
+            try count(
+                tenantId: tenantId,
+                resourceId: resourceId,
+                start: row["starts_at"],
+                end: row["ends_at"],
+                bookings: -1,
+                seats: -seats,
+                holds: -1
+            )
         }
         // Rentals last at most 30 days: slots starting earlier than that cannot overlap (keeps the range short).
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
@@ -177,13 +218,26 @@ struct SQLBookings: BookingRepository {
         // bound the index range was every booking of the resource before `end`, so each new booking
         // read all earlier ones (confirmed and expired included) and grew slower as they accumulated.
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
-        return try db.count(
+        // The holds of the overlapping slots, counted per slot as they come and go (a slot held by
+        // 100,000 unpaid bookings is one row), less the ones that expired by `now` and are not
+        // released yet (few: every admission on the resource releases them; read by the partial
+        // index of occupying holds, which holds only those).
+        let counted = try db.count(
             """
-            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ?
-                                  AND status = 'pending_payment' AND hold_expires_at > ? AND ends_at > ? LIMIT ?) AS holds
+            SELECT COALESCE(SUM(holds), 0) FROM slot_occupancy
+            WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ? AND ends_at > ?
             """,
-            [tenantId, resourceId, earliest, end.epochMilliseconds, now.epochMilliseconds, start.epochMilliseconds, limit]
+            [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds]
         )
+        let expired = try db.count(
+            """
+            SELECT COUNT(*) FROM bookings
+            WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND occupying = 1 AND hold_expires_at <= ?
+              AND starts_at > ? AND starts_at < ? AND ends_at > ?
+            """,
+            [tenantId, resourceId, now.epochMilliseconds, earliest, end.epochMilliseconds, start.epochMilliseconds]
+        )
+        return min(max(0, counted - expired), limit)
     }
 
     func exportBookings(tenantId: String, filter: BookingFilter, limit: Int) throws -> [Booking] {

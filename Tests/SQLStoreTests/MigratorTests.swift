@@ -60,7 +60,7 @@ struct MigratorTests {
                 "007_core", "008_credits", "009_subscriptions", "010_key_roles", "011_webhook_dead_letters", "012_product_kinds", "013_part_payments",
                 "014_unapplied_payments", "015_account_tokens", "016_card_payments", "017_google_play", "018_apple_lifecycle",
                 "019_subscription_offers", "020_consumption_answers", "021_booking_references", "022_order_ids", "023_outbox_claim",
-                "024_play_pending_claims",
+                "024_play_pending_claims", "025_slot_holds",
             ]
         )
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()).isEmpty)
@@ -190,6 +190,52 @@ struct MigratorTests {
             )
         }
         #expect(occupancy == Occupancy(bookings: 2, seats: 5))
+    }
+
+    @Test("migration 025 counts each slot's unpaid holds from the bookings that occupy it: paid and released bookings are not holds")
+    func slotHoldsBackfill() async throws {
+        let (directory, migrations, database) = try await migrated(before: "025")
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? database.close()
+        }
+        let hour: Int64 = 3_600_000
+        let start = Date().addingTimeInterval(86_400).epochMilliseconds
+        let future = Date().addingTimeInterval(3_600).epochMilliseconds
+        let past = Date().addingTimeInterval(-3_600).epochMilliseconds
+        try await database.withConnection { db in
+            try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
+            // confirmed, two pending within their hold, pending released: two holds, three occupying.
+            for (id, status, hold, occupying) in [
+                (1, "confirmed", past, 1), (2, "pending_payment", future, 1), (3, "pending_payment", future, 1), (4, "pending_payment", past, 0),
+            ] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
+                        status, hold_expires_at, created_at, updated_at, occupying) VALUES (?, 't', 'u', 'tour', 'experience', ?, ?, 1, 100, 'EUR', 'p', ?, ?, 0, 0, ?)
+                        """,
+                    arguments: [id, start, start + hour, status, hold, occupying]
+                )
+            }
+            try db.execute(
+                sql: "INSERT INTO slot_occupancy (tenant_id, resource_id, starts_at, ends_at, bookings, seats) VALUES ('t', 'tour', ?, ?, 3, 3)",
+                arguments: [start, start + hour]
+            )
+        }
+        try restore("025_slot_holds.sql", into: migrations)
+        #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["025_slot_holds"])
+        try await applyRest(into: migrations, database)
+        let holds = try await database.read { tx in
+            try tx.bookings.activeHolds(
+                tenantId: "t",
+                resourceId: "tour",
+                start: Date(epochMilliseconds: start),
+                end: Date(epochMilliseconds: start + hour),
+                now: Date(),
+                upTo: 100
+            )
+        }
+        #expect(holds == 2)
     }
 
     @Test("migration 012 moves today's purchases and replays to (kind, reference): bookings, credits and subscriptions read back as before")

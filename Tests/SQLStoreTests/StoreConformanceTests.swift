@@ -290,6 +290,57 @@ struct StoreConformance {
     }
 
     @Test(
+        "the unpaid holds of a slot are counted per slot as bookings come, get paid, get cancelled and expire; a slot held by many counts them all",
+        arguments: StoreBackend.available
+    )
+    func holdsPerSlotFollowTheBookings(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let fleet = Resource(id: "fleet", kind: .rental, name: "Fleet", pricePerDayMinor: 100, units: 1_000)
+            let start = Self.now.addingTimeInterval(2 * 86_400)
+            let quote = Self.quote(fleet, start: start)
+            func holds(at now: Date, upTo limit: Int = 1_000) async throws -> Int {
+                try await store.read {
+                    try $0.bookings.activeHolds(tenantId: "a", resourceId: "fleet", start: quote.start, end: quote.end, now: now, upTo: limit)
+                }
+            }
+            var held: [Booking] = []
+            // 90: under the per-resource cap of the admissions (100 by default).
+            for index in 0..<90 {
+                held.append(try await Self.admit(store, user: "u\(index)", quote: quote))
+            }
+            #expect(try await holds(at: Self.now) == 90)
+            #expect(try await holds(at: Self.now, upTo: 50) == 50, "counted up to the limit asked")
+            // Paid: no longer an unpaid hold, still occupying its slot.
+            var paid = held[0]
+            paid.status = .confirmed
+            let paidBooking = paid
+            try await store.write { try $0.bookings.update(paidBooking, now: Self.now) }
+            // Cancelled: neither.
+            var cancelled = held[1]
+            cancelled.status = .cancelled
+            let cancelledBooking = cancelled
+            try await store.write { try $0.bookings.update(cancelledBooking, now: Self.now) }
+            #expect(try await holds(at: Self.now) == 88)
+            // Expired, not yet released by an admission: not counted either.
+            let later = Self.now.addingTimeInterval(901)
+            #expect(try await holds(at: later) == 0)
+            // The next admission releases them: one hold (its own), and the paid booking still occupies the slot.
+            _ = try await Self.admit(store, user: "late", quote: quote, now: later)
+            #expect(try await holds(at: later) == 1)
+            let occupancy = try await store.write {
+                try $0.bookings.occupancy(tenantId: "a", resourceId: "fleet", start: quote.start, end: quote.end, excluding: nil, now: later)
+            }
+            #expect(occupancy == Occupancy(bookings: 2, seats: 2))
+            // A released hold given a new one (a late payment's retry window) is counted again.
+            var renewed = held[2]
+            renewed.holdExpiresAt = later.addingTimeInterval(600)
+            let renewedBooking = renewed
+            try await store.write { try $0.bookings.update(renewedBooking, now: later) }
+            #expect(try await holds(at: later) == 2)
+        }
+    }
+
+    @Test(
         "a part payment's units and its extended hold are stored: the slot stays held past the first hold, and is free once that too expires",
         arguments: StoreBackend.available
     )
