@@ -121,7 +121,7 @@ struct SQLCredits: CreditRepository {
 
     func summaries(tenantId: String, userId: String, now: Date) throws -> [CreditSummary] {
         let part = Self.summaries(tenantId: tenantId, userId: userId, now: now)
-        return try db.rows("SELECT \(part.selectList) \(part.rest) ORDER BY \(part.order)", part.arguments).map(Self.summary)
+        return try db.rows(part.statement, part.arguments).map(Self.summary)
     }
 
     /// Each credit type's balance with what live reservations hold of it, in one statement.

@@ -137,7 +137,7 @@ struct SQLPurchases: PurchaseRepository {
     func waitingTransactions(tenantId: String, tokens: [String]) throws -> [ProvenTransaction] {
         guard let waiting = Self.waiting(tenantId: tenantId, tokens: tokens) else { return [] }
         let rows = try db.rows(
-            "SELECT \(waiting.selectList) \(waiting.rest) ORDER BY \(waiting.order) LIMIT \(waiting.limit ?? 0)",
+            waiting.statement,
             waiting.arguments
         )
         return try Self.decodeWaiting(rows)

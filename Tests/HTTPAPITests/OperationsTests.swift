@@ -77,6 +77,9 @@ struct OperationsTests {
             let generated = hostile.headers[HTTPField.Name("X-Request-Id")!] ?? ""
             #expect(generated.count == 36 && generated != "a b\"<x>", "a new id replaces one that is not a plain token")
             #expect(UUID(uuidString: generated) != nil && generated == generated.lowercased(), "\(generated)")
+            // A version 4 UUID: the version digit is 4, the variant digit one of 8, 9, a, b.
+            let digits = Array(generated)
+            #expect(digits[14] == "4" && "89ab".contains(digits[19]), "\(generated)")
             let another = try await client.execute(uri: "/healthz", method: .get)
             #expect(another.headers[HTTPField.Name("X-Request-Id")!] != generated, "each request gets its own id")
 
