@@ -14,7 +14,9 @@
 # count, and everything stops by itself.
 #
 #   benchmarks/verify-purchase.sh     # COUNT=100000 MEASURE=8 BATCH=60000 REPLAY_DURATION=5 CONNECTIONS=16 THREADS=2
-#   BERTH=/tmp/berth-before benchmarks/verify-purchase.sh   # another release binary
+#   BERTH=/tmp/berth-before benchmarks/verify-purchase.sh   # another release binary (BENCH=…: another benchmark tool)
+# The four batches of pending bookings are created in turn, so their rates (printed) show whether a
+# new booking gets slower as pending bookings of its slot accumulate (all are on one slot).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 COUNT=${COUNT:-100000}
@@ -34,9 +36,9 @@ fi
 if [ -z "${BERTH:-}" ]; then
     (cd "$repo" && swift build -c release --product berth >/dev/null)
 fi
-(cd "$repo" && swift build -c release --product BerthBenchmarks >/dev/null)
+[ -n "${BENCH:-}" ] || (cd "$repo" && swift build -c release --product BerthBenchmarks >/dev/null)
 berth="${BERTH:-$repo/.build/release/berth}"
-bench="$repo/.build/release/BerthBenchmarks"
+bench="${BENCH:-$repo/.build/release/BerthBenchmarks}"
 
 work=$(mktemp -d)
 server_pid=""

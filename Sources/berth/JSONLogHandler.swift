@@ -1,4 +1,5 @@
 import Foundation
+import HTTPAPI
 import Logging
 
 /// `BERTH_LOG_FORMAT=json`: one JSON object per line on standard error (`time`, `level`, `label`,
@@ -7,6 +8,8 @@ struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
+    /// Metadata of the moment (the request id of the request being served: ``RequestLog``).
+    var metadataProvider: Logger.MetadataProvider?
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -15,7 +18,10 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var object: [String: Any] = [:]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = Self.plain(value) }
+        let current = metadataProvider?.get() ?? [:]
+        for (key, value) in metadata.merging(current, uniquingKeysWith: { $1 }).merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
+            object[key] = Self.plain(value)
+        }
         object["time"] = ISO8601DateFormatter.string(
             from: Date(),
             timeZone: TimeZone(identifier: "UTC")!,
@@ -40,11 +46,16 @@ struct JSONLogHandler: LogHandler {
     }
 }
 
-/// Chooses the log format once per process, before the first logger is made.
+/// Chooses the log format once per process, before the first logger is made. Either way each
+/// line carries the request id of the request it was written for (``RequestLog``).
 let logFormatChosen: Bool = {
     if ProcessInfo.processInfo.environment["BERTH_LOG_FORMAT"] == "json" {
-        LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
+        LoggingSystem.bootstrap(
+            { label, provider in JSONLogHandler(label: label, metadataProvider: provider) },
+            metadataProvider: RequestLog.metadataProvider
+        )
         return true
     }
+    LoggingSystem.bootstrap(StreamLogHandler.standardError, metadataProvider: RequestLog.metadataProvider)
     return false
 }()

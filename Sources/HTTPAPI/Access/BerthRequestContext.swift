@@ -1,5 +1,6 @@
 import Domain
 import Hummingbird
+import NIOCore
 import UseCases
 
 /// What kind of credential a caller presented: the roles of ``APIKeyRole`` and a tenant user's token.
@@ -61,17 +62,21 @@ public enum Authentication: Sendable {
 public struct BerthRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var authentication: Authentication
+    /// The connection, asked for its addresses only by the few routes that need them (reading a
+    /// channel's address takes its lock and formats the address: every request paid it when it was
+    /// read here up front).
+    private let channel: any Channel
+
     /// The peer's IP address (the proxy's, behind a reverse proxy), for limits on unauthenticated routes.
-    public var clientAddress: String?
+    public var clientAddress: String? { channel.remoteAddress?.ipAddress }
     /// Whether the connection arrived on a loopback address (or on no network address at all, as in
     /// tests): `/metrics` serves without a token only there.
-    public var arrivedOnLoopback: Bool
+    public var arrivedOnLoopback: Bool { channel.localAddress?.ipAddress.map(Self.isLoopback) ?? true }
 
     public init(source: Source) {
         coreContext = .init(source: source)
         authentication = .anonymous
-        clientAddress = source.channel.remoteAddress?.ipAddress
-        arrivedOnLoopback = source.channel.localAddress?.ipAddress.map(Self.isLoopback) ?? true
+        channel = source.channel
     }
 
     /// 127.0.0.0/8, ::1 and IPv4-mapped loopback.
