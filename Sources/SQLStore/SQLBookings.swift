@@ -119,6 +119,14 @@ struct SQLBookings: BookingRepository {
     /// Moves a booking's share of its slot from `before` to `after`.
     private func count(_ b: Booking, from before: SlotShare, to after: SlotShare) throws {
         guard before != after else { return }
+        if before.bookings == after.bookings, before.seats == after.seats {
+            // Paid (or a paid booking back to pending): only the unpaid holds change, on a row that exists.
+            try db.run(
+                "UPDATE slot_occupancy SET holds = holds + ? WHERE tenant_id = ? AND resource_id = ? AND starts_at = ? AND ends_at = ?",
+                [after.holds - before.holds, b.tenantId, b.resourceId, b.start.epochMilliseconds, b.end.epochMilliseconds]
+            )
+            return
+        }
         try count(
             tenantId: b.tenantId,
             resourceId: b.resourceId,
