@@ -161,13 +161,7 @@ struct SQLBookings: BookingRepository {
         // several instances admit at once).
         try db.lock("occupancy:\(tenantId):\(resourceId)")
         // Release the holds of this resource that expired by now (each is released once).
-        let expired = try db.rows(
-            """
-            SELECT id, starts_at, ends_at, seats FROM bookings
-            WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND occupying = 1 AND hold_expires_at <= ?
-            """,
-            [tenantId, resourceId, stamp]
-        )
+        let expired = try db.rows(Admission.expiredHolds, [tenantId, resourceId, stamp])
         for row in expired {
             try db.run("UPDATE bookings SET occupying = 0 WHERE id = ?", [row["id"] as Int64])
             let seats: Int = row["seats"]
@@ -183,13 +177,7 @@ struct SQLBookings: BookingRepository {
         }
         // Rentals last at most 30 days: slots starting earlier than that cannot overlap (keeps the range short).
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
-        let row = try db.row(
-            """
-            SELECT COALESCE(SUM(bookings), 0) AS bookings, COALESCE(SUM(seats), 0) AS seats FROM slot_occupancy
-            WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ? AND ends_at > ?
-            """,
-            [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds]
-        )
+        let row = try db.row(Admission.slotOccupancy, [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds])
         var occupancy = Occupancy(bookings: row?["bookings"] ?? 0, seats: row?["seats"] ?? 0)
         if let excluding,
             let own = try db.row("SELECT seats FROM bookings WHERE id = ? AND resource_id = ? AND occupying = 1", [excluding, resourceId])
@@ -202,22 +190,12 @@ struct SQLBookings: BookingRepository {
 
     func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int {
         try db.lock("holds:\(tenantId):user:\(userId)")
-        return try db.count(
-            """
-            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND user_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
-            """,
-            [tenantId, userId, now.epochMilliseconds, limit]
-        )
+        return try db.count(Admission.userHolds, [tenantId, userId, now.epochMilliseconds, limit])
     }
 
     func activeHolds(tenantId: String, createdVia: String, now: Date, upTo limit: Int) throws -> Int {
         try db.lock("holds:\(tenantId):via:\(createdVia)")
-        return try db.count(
-            """
-            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND created_via = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
-            """,
-            [tenantId, createdVia, now.epochMilliseconds, limit]
-        )
+        return try db.count(Admission.creatorHolds, [tenantId, createdVia, now.epochMilliseconds, limit])
     }
 
     func activeHolds(tenantId: String, resourceId: String, start: Date, end: Date, now: Date, upTo limit: Int) throws -> Int {
@@ -230,19 +208,9 @@ struct SQLBookings: BookingRepository {
         // 100,000 unpaid bookings is one row), less the ones that expired by `now` and are not
         // released yet (few: every admission on the resource releases them; read by the partial
         // index of occupying holds, which holds only those).
-        let counted = try db.count(
-            """
-            SELECT COALESCE(SUM(holds), 0) FROM slot_occupancy
-            WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ? AND ends_at > ?
-            """,
-            [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds]
-        )
+        let counted = try db.count(Admission.slotHolds, [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds])
         let expired = try db.count(
-            """
-            SELECT COUNT(*) FROM bookings
-            WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND occupying = 1 AND hold_expires_at <= ?
-              AND starts_at > ? AND starts_at < ? AND ends_at > ?
-            """,
+            Admission.expiredHoldsInWindow,
             [tenantId, resourceId, now.epochMilliseconds, earliest, end.epochMilliseconds, start.epochMilliseconds]
         )
         return min(max(0, counted - expired), limit)
@@ -292,5 +260,54 @@ struct SQLBookings: BookingRepository {
             arguments += [to.epochMilliseconds]
         }
         return (clause, arguments)
+    }
+}
+
+extension SQLBookings {
+    /// The statements of a booking's admission (``CreateBooking``), each read by an index whose
+    /// range does not grow with the bookings of the slot (`SQLBookingsPlanTests` checks SQLite's
+    /// plan of each): a new booking costs the same with 100 or 100,000 unpaid bookings waiting.
+    enum Admission {
+        /// The resource's holds that expired by now and still occupy their slot: the partial index of
+        /// occupying holds, whose range (`hold_expires_at <= now`) holds only those.
+        static let expiredHolds = """
+            SELECT id, starts_at, ends_at, seats FROM bookings
+            WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND occupying = 1 AND hold_expires_at <= ?
+            """
+        /// The same, overlapping a window. The window's terms are written `+starts_at` so that SQLite
+        /// does not read them by an index over `starts_at` instead (`bookings_by_status`: every unpaid
+        /// booking of the window, the scan this replaced); PostgreSQL reads `+x` as `x`.
+        static let expiredHoldsInWindow = """
+            SELECT COUNT(*) FROM bookings
+            WHERE tenant_id = ? AND resource_id = ? AND status = 'pending_payment' AND occupying = 1 AND hold_expires_at <= ?
+              AND +starts_at > ? AND +starts_at < ? AND +ends_at > ?
+            """
+        /// What the overlapping slots hold: one row per distinct slot.
+        static let slotOccupancy = """
+            SELECT COALESCE(SUM(bookings), 0) AS bookings, COALESCE(SUM(seats), 0) AS seats FROM slot_occupancy
+            WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ? AND ends_at > ?
+            """
+        /// The unpaid holds of the overlapping slots, counted per slot.
+        static let slotHolds = """
+            SELECT COALESCE(SUM(holds), 0) FROM slot_occupancy
+            WHERE tenant_id = ? AND resource_id = ? AND starts_at > ? AND starts_at < ? AND ends_at > ?
+            """
+        /// A user's unpaid holds, up to the cap.
+        static let userHolds = """
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND user_id = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
+            """
+        /// What one API key holds unpaid, up to the cap.
+        static let creatorHolds = """
+            SELECT COUNT(*) FROM (SELECT 1 FROM bookings WHERE tenant_id = ? AND created_via = ? AND status = 'pending_payment' AND hold_expires_at > ? LIMIT ?) AS holds
+            """
+
+        static let all: [(name: String, sql: String, index: String)] = [
+            ("expiredHolds", expiredHolds, "bookings_occupying_holds"),
+            ("expiredHoldsInWindow", expiredHoldsInWindow, "bookings_occupying_holds"),
+            ("slotOccupancy", slotOccupancy, "sqlite_autoindex_slot_occupancy_1"),
+            ("slotHolds", slotHolds, "sqlite_autoindex_slot_occupancy_1"),
+            ("userHolds", userHolds, "bookings_holds_by_user"),
+            ("creatorHolds", creatorHolds, "bookings_holds_by_creator"),
+        ]
     }
 }
