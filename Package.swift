@@ -204,6 +204,7 @@ let package = Package(
             dependencies: [
                 "Domain",
                 "UseCases",
+                "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

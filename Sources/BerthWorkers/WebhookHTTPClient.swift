@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import OutboundHTTP
 import ServiceLifecycle
 import Synchronization
 
@@ -123,16 +124,14 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
             let code = Int(response.status.code)
             if (200..<300).contains(code) { return Outcome(statusCode: code) }
             return Outcome(statusCode: code, failure: (300..<400).contains(code) ? .redirectRefused : .httpStatus)
-        } catch let error as HTTPClientError {
-            switch error {
-            case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout: return Outcome(failure: .timeout)
-            default: return Outcome(failure: .transport)
-            }
         } catch {
-            let name = String(describing: type(of: error))
-            if name.contains("SSL") || name.contains("TLS") || name.contains("BoringSSL") { return Outcome(failure: .tlsFailed) }
-            if name.contains("Connect") || name.contains("IOError") || name.contains("NIOConnection") { return Outcome(failure: .connectFailed) }
-            return Outcome(failure: .transport)
+            // By the error's type (OutboundHTTP's classification, shared with the other clients).
+            switch TransportFailure.kind(of: error) {
+            case .tls: return Outcome(failure: .tlsFailed)
+            case .connect: return Outcome(failure: .connectFailed)
+            case .timeout: return Outcome(failure: .timeout)
+            case .other: return Outcome(failure: .transport)
+            }
         }
     }
 

@@ -14,6 +14,36 @@ import Darwin
 /// "connection refused (nothing listens there)". Shared by every client Berth has of another
 /// service (Apple, Google Play, Stripe, webhook receivers).
 public enum TransportFailure {
+    /// What kind of failure an error is, by its type (never by its name or text).
+    public enum Kind: Sendable, Equatable {
+        /// The TLS handshake or the certificate failed.
+        case tls
+        /// No connection: refused, reset, unreachable, or the name did not resolve.
+        case connect
+        /// No connection or answer within a deadline.
+        case timeout
+        case other
+    }
+
+    public static func kind(of error: any Error) -> Kind {
+        switch error {
+        case is NIOSSLError, is BoringSSLError: return .tls
+        case is NIOSSLExtraError: return .tls
+        case is IOError, is NIOConnectionError: return .connect
+        case let error as HTTPClientError:
+            switch error {
+            case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout: return .timeout
+            case .tlsHandshakeTimeout: return .tls
+            case .remoteConnectionClosed: return .connect
+            default: return .other
+            }
+        case let error as ChannelError:
+            if case .connectTimeout = error { return .timeout }
+            return .other
+        default: return .other
+        }
+    }
+
     public static func describe(_ error: any Error) -> String {
         switch error {
         case let error as IOError: return describe(errno: error.errnoCode, otherwise: "\(error)")

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOSSL
 import OutboundHTTP
 import Testing
 
@@ -26,5 +27,17 @@ struct TransportFailureTests {
         #expect(TransportFailure.describe(HTTPClientError.connectTimeout) == "no connection within the timeout")
         #expect(TransportFailure.describe(HTTPClientError.readTimeout) == "no answer within the timeout")
         #expect(TransportFailure.describe(CancellationError()) == "cancelled")
+    }
+
+    @Test("failures are classed by their type: TLS, no connection, a deadline, anything else")
+    func kinds() {
+        #expect(TransportFailure.kind(of: NIOSSLError.uncleanShutdown) == .tls)
+        #expect(TransportFailure.kind(of: HTTPClientError.tlsHandshakeTimeout) == .tls)
+        #expect(TransportFailure.kind(of: IOError(errnoCode: ECONNREFUSED, reason: "connect")) == .connect)
+        #expect(TransportFailure.kind(of: HTTPClientError.remoteConnectionClosed) == .connect)
+        #expect(TransportFailure.kind(of: HTTPClientError.connectTimeout) == .timeout)
+        #expect(TransportFailure.kind(of: HTTPClientError.readTimeout) == .timeout)
+        #expect(TransportFailure.kind(of: ChannelError.connectTimeout(.seconds(1))) == .timeout)
+        #expect(TransportFailure.kind(of: CancellationError()) == .other)
     }
 }

@@ -65,6 +65,15 @@ struct WebhookSecurityTests {
             release.signal()
             #expect(late.failure == .unresolvable)
             #expect(!endedFirst, "the deadline, not the resolver, ended the wait")
+
+            // A receiver that speaks plain HTTP where https was asked: the TLS handshake fails.
+            let loopback = WebhookHTTPClient(resolver: { _ in [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] })
+            let plain = Tenant.Webhook(url: "https://tls.test:\(port)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
+            #expect(await loopback.post("{}", headers: [], to: plain).failure == .tlsFailed)
+            // Nothing listens on the port (a server's, stopped): the connection is refused.
+            let closedPort = try await Application(router: Router()).test(.live) { try #require($0.port) }
+            let nobody = Tenant.Webhook(url: "http://gone.test:\(closedPort)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
+            #expect(await loopback.post("{}", headers: [], to: nobody).failure == .connectFailed)
         }
     }
 
