@@ -360,14 +360,11 @@ struct AppleLifecycleTests {
             let member = try await SubscriptionsTests.claim(client, harness, key: key, user: "bob", shared)
             #expect(member.status == .ok, "\(member.json)")
             var entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "bob")
-            #expect(entitlements["isPremium"] as? Bool == true)
-            #expect((entitlements["entitlements"] as? [[String: Any]])?.first?["originalTransactionId"] as? String == "2000000800000002")
-            #expect(
-                (entitlements["entitlements"] as? [[String: Any]])?.first?["familyShared"] as? Bool == true,
-                "the member's answer says it is shared"
-            )
+            #expect(entitlements.isPremium)
+            #expect(entitlements.entitlements.first?.originalTransactionId == "2000000800000002")
+            #expect(entitlements.entitlements.first?.familyShared == true, "the member's answer says it is shared")
             let purchaser = try await SubscriptionsTests.entitlements(client, key: key, user: alice.uuidString.lowercased())
-            #expect((purchaser["entitlements"] as? [[String: Any]])?.first?["familyShared"] == nil, "the purchaser's is her own")
+            #expect(purchaser.entitlements.first != nil && purchaser.entitlements.first?.familyShared == nil, "the purchaser's is her own")
             let listed = try await client.call(.get, "/api/subscriptions", auth: key, user: "bob")
             #expect((listed.json["data"] as? [[String: Any]])?.first?["familyShared"] as? Bool == true, "\(listed.json)")
             // The purchaser's token still names the purchaser (Apple's later notifications with it go to alice).
@@ -393,9 +390,9 @@ struct AppleLifecycleTests {
             )
             #expect(applied.status == .ok, "\(applied.json)")
             entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "bob")
-            #expect(entitlements["isPremium"] as? Bool == false, "\(entitlements)")
+            #expect(!entitlements.isPremium, "\(entitlements)")
             #expect(
-                try await SubscriptionsTests.entitlements(client, key: key, user: alice.uuidString.lowercased())["isPremium"] as? Bool == true,
+                try await SubscriptionsTests.entitlements(client, key: key, user: alice.uuidString.lowercased()).isPremium,
                 "the purchaser keeps hers"
             )
         }
@@ -445,7 +442,7 @@ struct AppleLifecycleTests {
                 let entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "cleo")
                 return (
                     (listed.json["data"] as? [[String: Any]])?.first?["eligibleWinBackOfferIds"] as? [String],
-                    (entitlements["entitlements"] as? [[String: Any]])?.first?["eligibleWinBackOfferIds"] as? [String]
+                    entitlements.entitlements.first?.eligibleWinBackOfferIds
                 )
             }
             #expect(try await offers() == (nil, nil), "none before Apple says")
@@ -660,8 +657,8 @@ struct AppleLifecycleTests {
                 let expiresAt = try #require(extended.json["expiresAt"] as? String)
                 #expect(APITimeText.parse(expiresAt).map { abs($0.timeIntervalSince(expected)) < 1 } == true, "\(expiresAt) vs \(expected)")
                 let held = try await SubscriptionsTests.entitlements(client, key: key, user: "ana")
-                let item = (held["entitlements"] as? [[String: Any]])?.first
-                #expect((item?["expiresAt"] as? String).flatMap(APITimeText.parse).map { abs($0.timeIntervalSince(expected)) < 1 } == true)
+                let item = held.entitlements.first
+                #expect(item?.expiresAt.map { abs($0.date.timeIntervalSince(expected)) < 1 } == true)
                 let sent = standIn.requests.first { $0.path == "/sandbox/inApps/v1/subscriptions/extend/\(otid)" }
                 let body = try #require(try JSONSerialization.jsonObject(with: Data((sent?.body ?? "").utf8)) as? [String: Any])
                 #expect(

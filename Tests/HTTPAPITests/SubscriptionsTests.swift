@@ -11,6 +11,8 @@ import TestKit
 import Testing
 import _CryptoExtras
 
+@testable import HTTPAPI
+
 /// Subscriptions end to end over HTTP: `ftchinese-test` (seed 003: records, notifications, the link
 /// policy, FT Chinese's own routes) and `braindumpster-test` (seed 004: its shipped client's
 /// verify-receipt, Firebase-style tokens from a JWKS).
@@ -108,14 +110,15 @@ struct SubscriptionsTests {
         )
     }
 
-    static func entitlements(_ client: some TestClientProtocol, key: String, user: String) async throws -> [String: Any] {
+    /// A user's `GET /api/entitlements`, read as the contract's `EntitlementsResponse`.
+    static func entitlements(_ client: some TestClientProtocol, key: String, user: String) async throws -> EntitlementsResponse {
         let reply = try await client.call(.get, "/api/entitlements", auth: key, user: user)
         #expect(reply.status == .ok, "\(reply.json)")
-        return reply.json
+        return try reply.decode()
     }
 
-    static func state(_ json: [String: Any], _ original: String) -> String? {
-        ((json["entitlements"] as? [[String: Any]]) ?? []).first { $0["originalTransactionId"] as? String == original }?["state"] as? String
+    static func state(_ response: EntitlementsResponse, _ original: String) -> String? {
+        response.entitlements.first { $0.originalTransactionId == original }?.state
     }
 
     @Test("verify-purchase attaches a subscription to its buyer once; another account's claim of it is 409 and a cheat attempt")
@@ -139,13 +142,10 @@ struct SubscriptionsTests {
             #expect(try await harness.count("purchases") == 1)
 
             let ana = try await Self.entitlements(client, key: key, user: "ana")
-            #expect(ana["isPremium"] as? Bool == true)
-            let item = try #require((ana["entitlements"] as? [[String: Any]])?.first)
-            #expect(
-                item["entitlement"] as? String == "premium" && item["productId"] as? String == Self.monthly
-                    && item["environment"] as? String == "Sandbox"
-            )
-            #expect(item["autoRenew"] == nil || item["autoRenew"] is NSNull, "a transaction alone does not say whether it renews")
+            #expect(ana.isPremium)
+            let item = try #require(ana.entitlements.first)
+            #expect(item.entitlement == "premium" && item.productId == Self.monthly && item.environment == "Sandbox")
+            #expect(item.autoRenew == nil, "a transaction alone does not say whether it renews")
 
             // Bob's device shows the same subscription (its renewal): it is Ana's.
             let renewal = Self.period(
@@ -157,7 +157,7 @@ struct SubscriptionsTests {
             let stolen = try await Self.claim(client, harness, key: key, user: "bob", renewal)
             #expect(stolen.status == .conflict, "\(stolen.json)")
             #expect(stolen.errorCode == "linked_to_other_account")
-            #expect(try await Self.entitlements(client, key: key, user: "bob")["isPremium"] as? Bool == false)
+            #expect(try await Self.entitlements(client, key: key, user: "bob").isPremium == false)
             let cheats = try await client.call(.get, "/api/admin/subscriptions/cheats", auth: admin)
             let cheat = try #require((cheats.json["items"] as? [[String: Any]])?.first)
             #expect(
@@ -231,10 +231,10 @@ struct SubscriptionsTests {
             )
             #expect(failed.json["outcome"] as? String == "subscription_grace_period")
             var cy = try await Self.entitlements(client, key: key, user: "cy")
-            #expect(Self.state(cy, otid) == "grace_period" && cy["isPremium"] as? Bool == true)
+            #expect(Self.state(cy, otid) == "grace_period" && cy.isPremium == true)
             harness.clock.advance(4 * Self.day)
             cy = try await Self.entitlements(client, key: key, user: "cy")
-            #expect(Self.state(cy, otid) == "billing_retry" && cy["isPremium"] as? Bool == false, "the grace period ends by the clock")
+            #expect(Self.state(cy, otid) == "billing_retry" && cy.isPremium == false, "the grace period ends by the clock")
 
             let stale = try await Self.notify(
                 client,
@@ -265,12 +265,12 @@ struct SubscriptionsTests {
             let other = "2000000200000010"
             let bought = Self.period(harness, transaction: other, original: other, start: now.addingTimeInterval(-60))
             #expect(try await Self.claim(client, harness, key: key, user: "cy", bought).status == .ok)
-            #expect(try await Self.entitlements(client, key: key, user: "cy")["isPremium"] as? Bool == true)
+            #expect(try await Self.entitlements(client, key: key, user: "cy").isPremium == true)
             harness.clock.advance(60)
             let refunded = Self.period(harness, transaction: other, original: other, start: now.addingTimeInterval(-60), revoked: harness.clock.now())
             #expect(try await Self.notify(client, harness, .refund, transaction: refunded).json["outcome"] as? String == "subscription_revoked")
             cy = try await Self.entitlements(client, key: key, user: "cy")
-            #expect(Self.state(cy, other) == "revoked" && cy["isPremium"] as? Bool == false)
+            #expect(Self.state(cy, other) == "revoked" && cy.isPremium == false)
             #expect(try await harness.rows("SELECT status FROM purchases WHERE transaction_id = ?", [other]).first?["status"] == "refunded")
             harness.clock.advance(60)
             let reversed = Self.period(harness, transaction: other, original: other, start: now.addingTimeInterval(-60))
@@ -489,7 +489,7 @@ extension SubscriptionsTests {
             )
             let refused = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "eve", json: ["originalTransactionId": otid])
             #expect(refused.status == .unprocessableContent && refused.errorCode == "has_valid_non_iap", "\(refused.json)")
-            #expect(try await Self.entitlements(client, key: key, user: "eve")["isPremium"] as? Bool == true)
+            #expect(try await Self.entitlements(client, key: key, user: "eve").isPremium == true)
             let expired = try await client.call(
                 .put,
                 "/api/admin/memberships/eve",
