@@ -251,7 +251,7 @@ struct GooglePlayTests {
             #expect(await jobs.sweepVoided(force: true) == 2)
             let revoked = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "lan")
             #expect(revoked.json["isPremium"] as? Bool == false, "\(revoked.json)")
-            #expect((revoked.json["entitlements"] as? [[String: Any]])?.first?["state"] as? String == "revoked", "\(revoked.json)")
+            #expect((try revoked.decode(EntitlementsResponse.self)).entitlements.first?.state == "revoked", "\(revoked.json)")
         }
     }
 
@@ -275,7 +275,7 @@ struct GooglePlayTests {
             let firstExpiry = try #require(subscription["expiresAt"] as? String)
             let held = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
             #expect(held.json["isPremium"] as? Bool == true)
-            #expect((held.json["entitlements"] as? [[String: Any]])?.first?["source"] as? String == "google_play_subscription", "\(held.json)")
+            #expect((try held.decode(EntitlementsResponse.self)).entitlements.first?.source == "google_play_subscription", "\(held.json)")
 
             #expect(await rig.jobs(owner: "a").acknowledgeDue() == 1)
             #expect(rig.kit.record(token)?.acknowledgeCalls == 1)
@@ -333,10 +333,10 @@ struct GooglePlayTests {
             )
             #expect(states == [old: "upgraded", new: "active"], "\(listed.json)")
             let held = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
-            #expect(held.json["isPremium"] as? Bool == true)
-            let live = ((held.json["entitlements"] as? [[String: Any]]) ?? []).filter { $0["state"] as? String == "active" }
-            #expect(live.compactMap { $0["originalTransactionId"] as? String } == [new], "\(held.json)")
-            #expect((held.json["membership"] as? [String: Any])?["originalTransactionId"] as? String == new)
+            let answer = try held.decode(EntitlementsResponse.self)
+            #expect(answer.isPremium)
+            #expect(answer.entitlements.filter { $0.state == "active" }.map(\.originalTransactionId) == [new], "\(held.json)")
+            #expect(answer.membership?.originalTransactionId == new)
 
             // The app sends the new token for Ana: hers already. Nobody else can take it.
             #expect(try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: new).status == .ok)
@@ -442,7 +442,7 @@ struct GooglePlayTests {
             #expect(try await rig.verify(rig.brainKey, user: "kim", product: Self.yearly, token: token).status == .ok)
             let both = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "kim")
             #expect(
-                Set(((both.json["entitlements"] as? [[String: Any]]) ?? []).compactMap { $0["source"] as? String }) == [
+                Set(try both.decode(EntitlementsResponse.self).entitlements.compactMap(\.source)) == [
                     "app_store_subscription", "google_play_subscription",
                 ],
                 "\(both.json)"
@@ -495,11 +495,11 @@ struct GooglePlayTests {
             #expect(try await rig.push("seaboo-test", genuine).status == .notFound)
             // Nothing was applied: the record still renews; the genuine push then does apply.
             let subscriptions = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
-            #expect((subscriptions.json["entitlements"] as? [[String: Any]])?.first?["autoRenew"] as? Bool == true, "\(subscriptions.json)")
+            #expect((try subscriptions.decode(EntitlementsResponse.self)).entitlements.first?.autoRenew == true, "\(subscriptions.json)")
             let applied = try await rig.push("braindumpster-test", genuine)
             #expect(applied.status == .ok && applied.json["duplicate"] as? Bool == false, "\(applied.json)")
             let after = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
-            #expect((after.json["entitlements"] as? [[String: Any]])?.first?["autoRenew"] as? Bool == false, "\(after.json)")
+            #expect((try after.decode(EntitlementsResponse.self)).entitlements.first?.autoRenew == false, "\(after.json)")
         }
     }
 
