@@ -10,6 +10,34 @@ struct MigratorTests {
     static let repositoryMigrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("migrations")
 
+    /// A booking row written by hand into the schema a migration test has reached: the columns every
+    /// version has (price 100 EUR, product `p`, created and updated at 0), plus `extra` columns a
+    /// later migration added (`occupying`, `created_via`, `confirmed_at`, …).
+    static func insertBooking(
+        _ db: Database,
+        id: Int64,
+        tenant: String = "t",
+        user: String = "u",
+        resource: String,
+        kind: String,
+        start: Int64,
+        end: Int64,
+        seats: Int = 1,
+        status: String,
+        hold: Int64,
+        extra: [(column: String, value: (any DatabaseValueConvertible)?)] = []
+    ) throws {
+        let columns =
+            ["id", "tenant_id", "user_id", "resource_id", "resource_kind", "starts_at", "ends_at", "seats", "price_minor", "currency"]
+            + ["required_product_id", "status", "hold_expires_at", "created_at", "updated_at"] + extra.map(\.column)
+        let values: [(any DatabaseValueConvertible)?] =
+            [id, tenant, user, resource, kind, start, end, seats, 100, "EUR", "p", status, hold, 0, 0] + extra.map(\.value)
+        try db.execute(
+            sql: "INSERT INTO bookings (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
+            arguments: StatementArguments(values)
+        )
+    }
+
     func scratch() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("berth-sql-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -168,12 +196,16 @@ struct MigratorTests {
             for (id, status, hold, seats) in [
                 (1, "confirmed", past, 2), (2, "pending_payment", future, 3), (3, "pending_payment", past, 4), (4, "cancelled", future, 5),
             ] {
-                try db.execute(
-                    sql: """
-                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                        status, hold_expires_at, created_at, updated_at) VALUES (?, 't', 'u', 'tour', 'experience', ?, ?, ?, 100, 'EUR', 'p', ?, ?, 0, 0)
-                        """,
-                    arguments: [id, start, start + hour, seats, status, hold]
+                try Self.insertBooking(
+                    db,
+                    id: Int64(id),
+                    resource: "tour",
+                    kind: "experience",
+                    start: start,
+                    end: start + hour,
+                    seats: seats,
+                    status: status,
+                    hold: hold
                 )
             }
         }
@@ -209,12 +241,16 @@ struct MigratorTests {
             for (id, status, hold, occupying) in [
                 (1, "confirmed", past, 1), (2, "pending_payment", future, 1), (3, "pending_payment", future, 1), (4, "pending_payment", past, 0),
             ] {
-                try db.execute(
-                    sql: """
-                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                        status, hold_expires_at, created_at, updated_at, occupying) VALUES (?, 't', 'u', 'tour', 'experience', ?, ?, 1, 100, 'EUR', 'p', ?, ?, 0, 0, ?)
-                        """,
-                    arguments: [id, start, start + hour, status, hold, occupying]
+                try Self.insertBooking(
+                    db,
+                    id: Int64(id),
+                    resource: "tour",
+                    kind: "experience",
+                    start: start,
+                    end: start + hour,
+                    status: status,
+                    hold: hold,
+                    extra: [("occupying", occupying)]
                 )
             }
             try db.execute(
@@ -247,12 +283,7 @@ struct MigratorTests {
         }
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
-            try db.execute(
-                sql: """
-                    INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                    status, hold_expires_at, created_at, updated_at) VALUES (7, 't', 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
-                    """
-            )
+            try Self.insertBooking(db, id: 7, resource: "boat", kind: "rental", start: 0, end: 1, status: "confirmed", hold: 0)
             // The three shapes purchases had before 012: a booking's, a credit pack's, a subscription period's.
             for (id, booking, creditType, credits, subscription) in [
                 (1, 7 as Int64?, nil as String?, nil as Int64?, 0), (2, nil, "gen", 50, 0), (3, nil, nil, nil, 1),
@@ -300,12 +331,17 @@ struct MigratorTests {
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
             for (id, status, confirmed) in [(7, "confirmed", 5 as Int64?), (8, "pending_payment", nil)] {
-                try db.execute(
-                    sql: """
-                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                        status, hold_expires_at, created_at, updated_at, confirmed_at, required_quantity) VALUES (?, 't', 'u', 'boat', 'experience', 0, 1, 3, 100, 'EUR', 'p', ?, 0, 0, 0, ?, 3)
-                        """,
-                    arguments: [id, status, confirmed]
+                try Self.insertBooking(
+                    db,
+                    id: Int64(id),
+                    resource: "boat",
+                    kind: "experience",
+                    start: 0,
+                    end: 1,
+                    seats: 3,
+                    status: status,
+                    hold: 0,
+                    extra: [("confirmed_at", confirmed), ("required_quantity", 3)]
                 )
             }
         }
@@ -329,12 +365,16 @@ struct MigratorTests {
         try await database.withConnection { db in
             for tenant in ["t", "u"] { try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES (?, 'T', 0)", arguments: [tenant]) }
             for id in 1...300 {
-                try db.execute(
-                    sql: """
-                        INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, required_product_id,
-                        status, hold_expires_at, created_at, updated_at) VALUES (?, ?, 'u', 'boat', 'rental', 0, 1, 1, 100, 'EUR', 'p', 'confirmed', 0, 0, 0)
-                        """,
-                    arguments: [id, id % 2 == 0 ? "t" : "u"]
+                try Self.insertBooking(
+                    db,
+                    id: Int64(id),
+                    tenant: id % 2 == 0 ? "t" : "u",
+                    resource: "boat",
+                    kind: "rental",
+                    start: 0,
+                    end: 1,
+                    status: "confirmed",
+                    hold: 0
                 )
             }
         }

@@ -53,13 +53,17 @@ struct SQLBookingsPlanTests {
             try db.inTransaction {
                 try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
                 for id in 1...5_000 {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO bookings (id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency,
-                            required_product_id, status, hold_expires_at, created_at, updated_at, occupying, created_via)
-                            VALUES (?, 't', ?, 'fleet', 'rental', ?, ?, 1, 100, 'EUR', 'p', 'pending_payment', ?, 0, 0, 1, ?)
-                            """,
-                        arguments: [id, "u\(id)", start, start + 3_600_000, hold, "user:u\(id)"]
+                    try MigratorTests.insertBooking(
+                        db,
+                        id: Int64(id),
+                        user: "u\(id)",
+                        resource: "fleet",
+                        kind: "rental",
+                        start: start,
+                        end: start + 3_600_000,
+                        status: "pending_payment",
+                        hold: hold,
+                        extra: [("occupying", 1), ("created_via", "user:u\(id)")]
                     )
                 }
                 try db.execute(
