@@ -3,7 +3,7 @@ import Testing
 
 /// `BERTH_LOG_FORMAT=json` as an operator's log shipper sees it: `berth serve`'s standard error is
 /// one JSON object per line, and a caller's `X-Request-Id` can be found in the lines of its request.
-@Suite("JSON logs with request ids", .serialized)
+@Suite("Logs with request ids, JSON and text", .serialized)
 struct LogFormatTests {
     @Test("every line is a JSON object; the caller's request id is echoed and logged with method, path and status; a bad one is replaced")
     func jsonLinesCarryTheRequestId() async throws {
@@ -41,5 +41,22 @@ struct LogFormatTests {
         #expect(request?["level"] as? String == "debug")
         #expect(objects.contains { $0["request_id"] as? String == newId && $0["path"] as? String == "/healthz" })
         #expect(!lines.contains { $0.contains("someone") }, "the query string stays out of the logs")
+    }
+
+    @Test("the default text lines carry the request id too (the loggers' metadata provider reads the request's id)")
+    func textLinesCarryTheRequestId() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        let log = server.directory.appendingPathComponent("stderr.log")
+        try await server.start(environment: ["BERTH_LOG_LEVEL": "debug"], errorLog: log)
+        let traced = try await server.request("GET", "/healthz", headers: ["X-Request-Id": "support-ticket-4712"])
+        #expect(traced.headers["x-request-id"] == "support-ticket-4712")
+        server.stop()
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(
+            lines.contains { $0.contains("request_id=support-ticket-4712") && $0.contains("path=/healthz") },
+            "\(lines.suffix(5).joined(separator: "\n"))"
+        )
+        #expect(!lines.contains { $0.contains("migrat") && $0.contains("request_id=") }, "lines outside a request carry no id")
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 
-/// What a user holds, from several tables in one statement: the reads every app launch makes.
+/// What a user holds, from several tables in one snapshot: the reads every app launch makes.
 public protocol UserStateRepository {
-    /// Everything `GET /api/entitlements` derives its answer from, in **one statement** (so it can
-    /// run in ``Store/readStatement(_:)``): the transactions waiting for one of `waitingTokens` (as
+    /// Everything `GET /api/entitlements` derives its answer from, in **one snapshot**: one statement
+    /// where ``Store/readStatement(_:)`` runs without a transaction (PostgreSQL), a statement per
+    /// table where it is a snapshot read anyway (SQLite). The transactions waiting for one of `waitingTokens` (as
     /// ``PurchaseRepository/waitingTransactions(tenantId:tokens:)``), the user's subscriptions newest
     /// first (at most `Page.maximumLimit`), the membership, and every stored grant.
     func entitlementSources(tenantId: String, userId: String, waitingTokens: [String]) throws -> EntitlementSources
-    /// What `GET /api/credits` answers from, in **one statement**: the waiting transactions (as
+    /// What `GET /api/credits` answers from, read the same way: the waiting transactions (as
     /// above), whether the signup bonus was granted, and each credit type's summary at `now` (as
     /// ``CreditRepository/summaries(tenantId:userId:now:)``).
     func creditSources(tenantId: String, userId: String, now: Date, waitingTokens: [String]) throws -> CreditSources
