@@ -232,60 +232,23 @@ struct StoreConformance {
             _ = try await Self.admit(store, user: "third", quote: Self.quote(Self.rental, start: day9), now: later)
             _ = try await Self.admit(store, user: "fourth", quote: Self.quote(Self.rental, start: day10), now: later)
             let bothDays = (start: day9, end: day10.addingTimeInterval(86_400))
-            #expect(
+            func holds(tenant: String = "a", _ start: Date, _ end: Date, at now: Date = later, upTo limit: Int = 10) async throws -> Int {
                 try await store.read {
-                    try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10)
-                } == 2
-            )
+                    try $0.bookings.activeHolds(tenantId: tenant, resourceId: "boat", start: start, end: end, now: now, upTo: limit)
+                }
+            }
+            #expect(try await holds(bothDays.start, bothDays.end) == 2)
+            #expect(try await holds(bothDays.start, bothDays.end, upTo: 1) == 1)
             #expect(
-                try await store.read {
-                    try $0.bookings.activeHolds(tenantId: "a", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 1)
-                } == 1
-            )
-            #expect(
-                try await store.read {
-                    try $0.bookings.activeHolds(
-                        tenantId: "a",
-                        resourceId: "boat",
-                        start: day9.addingTimeInterval(3600),
-                        end: day9.addingTimeInterval(5400),
-                        now: later,
-                        upTo: 10
-                    )
-                } == 1,
+                try await holds(day9.addingTimeInterval(3600), day9.addingTimeInterval(5400)) == 1,
                 "a window overlapping one hold counts that one"
             )
             #expect(
-                try await store.read {
-                    try $0.bookings.activeHolds(
-                        tenantId: "a",
-                        resourceId: "boat",
-                        start: day9.addingTimeInterval(2 * 3600),
-                        end: day9.addingTimeInterval(4 * 3600),
-                        now: later,
-                        upTo: 10
-                    )
-                } == 0,
+                try await holds(day9.addingTimeInterval(2 * 3600), day9.addingTimeInterval(4 * 3600)) == 0,
                 "a hold ending where the window starts does not block it"
             )
-            #expect(
-                try await store.read {
-                    try $0.bookings.activeHolds(tenantId: "b", resourceId: "boat", start: bothDays.start, end: bothDays.end, now: later, upTo: 10)
-                } == 0
-            )
-            #expect(
-                try await store.read {
-                    try $0.bookings.activeHolds(
-                        tenantId: "a",
-                        resourceId: "boat",
-                        start: bothDays.start,
-                        end: bothDays.end,
-                        now: later.addingTimeInterval(901),
-                        upTo: 10
-                    )
-                } == 0,
-                "expired holds do not count"
-            )
+            #expect(try await holds(tenant: "b", bothDays.start, bothDays.end) == 0)
+            #expect(try await holds(bothDays.start, bothDays.end, at: later.addingTimeInterval(901)) == 0, "expired holds do not count")
         }
     }
 
