@@ -321,7 +321,8 @@ def main():
 
         driver.set_window_size(1400, 1000)
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
-        driver.find_element(By.ID, "filter-userId").send_keys("rosa")
+        # The tab draws its filters after the click: wait for the field, do not race the page.
+        wait.until(EC.visibility_of_element_located((By.ID, "filter-userId"))).send_keys("rosa")
         driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
         wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{rosa["january"]["id"]}"]')))
         rows = driver.find_element(By.ID, "rows").text
