@@ -114,6 +114,29 @@ struct ConnectionLimitTests {
         #expect(probe.receive(within: 10).hasPrefix("HTTP/1.1 200"))
     }
 
+    @Test(
+        "on a keep-alive connection the next request's head is held to the same deadline: answered requests, then half a head, closes it"
+    )
+    func headDeadlineAfterAnsweredRequests() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        try await server.start(environment: ["BERTH_HEAD_TIMEOUT_SECONDS": "1"])
+        let connection = try #require(RawConnection(port: server.port))
+        // Whole requests first: each one's head starts (and arms) the deadline and arrives in time.
+        for _ in 0..<3 {
+            connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(connection.receive(within: 10).hasPrefix("HTTP/1.1 200"))
+        }
+        connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        // Waits for the server's close (an event), bounded far above the deadline.
+        let sent = Date()
+        let reply = connection.receive(within: 30)
+        #expect(!reply.contains("HTTP/1.1"), "no answer to half a request: \(reply)")
+        #expect(Date().timeIntervalSince(sent) < 30, "the server closed the connection")
+        let metrics = try await server.request("GET", "/metrics", headers: [:])
+        #expect(String(decoding: metrics.data, as: UTF8.self).contains(#"berth_connections_shed_total{reason="head_timeout"} 1"#))
+    }
+
     @Test("a limit that is not a positive whole number stops berth serve with the variable's name")
     func badLimit() throws {
         let server = try ServerProcess()

@@ -57,6 +57,9 @@ struct OperationsTests {
             #expect(text.contains(#"berth_verifications_total{outcome="transaction_already_used"} 1"#))
             #expect(text.contains("berth_replays_total 1"))
             #expect(text.contains(#"berth_http_requests_total{route="/api/verify-purchase",method="POST",status="409"} 1"#))
+            #expect(text.contains(#"berth_http_requests_total{route="/api/verify-purchase",method="POST",status="200"} 1"#))
+            // One duration series per route and method, whatever the status: both answers are in it.
+            #expect(text.contains(#"berth_http_request_duration_seconds_count{route="/api/verify-purchase",method="POST"} 2"#), "\(text)")
             #expect(text.contains("berth_store_transaction_duration_seconds_bucket"))
             #expect(text.contains("berth_webhook_queue_depth"))
         }

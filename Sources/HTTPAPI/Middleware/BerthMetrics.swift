@@ -61,6 +61,36 @@ public final class BerthMetrics: Sendable {
         }
     }
 
+    /// One answered request's series (`berth_http_requests_total` and
+    /// `berth_http_request_duration_seconds`), by its route, method and status as they are: no
+    /// label text is built per request (building each ``Series``' label strings was most of the
+    /// middleware's cost).
+    private struct RequestSeries: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
+
+    private let requestSeries = Mutex<[RequestSeries: (count: any CounterHandler, time: any TimerHandler)]>([:])
+
+    func answered(route: String, method: String, status: Int, nanoseconds: UInt64) {
+        let key = RequestSeries(route: route, method: method, status: status)
+        let handles = requestSeries.withLock { made in
+            if let handles = made[key] { return handles }
+            let handles = (
+                count: factory.makeCounter(
+                    label: "berth_http_requests_total",
+                    dimensions: [("route", route), ("method", method), ("status", String(status))]
+                ),
+                time: factory.makeTimer(label: "berth_http_request_duration_seconds", dimensions: [("route", route), ("method", method)])
+            )
+            made[key] = handles
+            return handles
+        }
+        handles.count.increment(by: 1)
+        handles.time.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
     public func gauge(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
         factory.makeRecorder(label: name, dimensions: labels, aggregate: false).record(value)
     }
@@ -136,12 +166,7 @@ struct MetricsMiddleware: RouterMiddleware {
         // Unmatched paths share one label, so that scanners cannot grow the series without bound.
         let route = context.endpointPath ?? "unmatched"
         let method = request.method.rawValue.count <= 10 ? request.method.rawValue : "other"
-        metrics.count("berth_http_requests_total", [("route", route), ("method", method), ("status", String(response.status.code))])
-        metrics.time(
-            "berth_http_request_duration_seconds",
-            [("route", route), ("method", method)],
-            nanoseconds: DispatchTime.now().uptimeNanoseconds - start
-        )
+        metrics.answered(route: route, method: method, status: response.status.code, nanoseconds: DispatchTime.now().uptimeNanoseconds &- start)
         return response
     }
 }
