@@ -1,7 +1,7 @@
 import Domain
 import Foundation
 import GRDB
-import SQLStore
+@testable import SQLStore
 import StoreTesting
 import Testing
 
@@ -98,6 +98,11 @@ struct MigratorTests {
         #expect(foreignKeys == 1)
         let synchronous = try await database.withConnection { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
         #expect(synchronous == 1, "synchronous=NORMAL")
+        // The writer keeps its statement journal (the group commit's savepoints) in memory; readers keep the default.
+        let writerTempStore = try await database.withConnection { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") }
+        #expect(writerTempStore == 2, "temp_store=MEMORY on the writer")
+        let readerTempStore = try await database.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") }
+        #expect(readerTempStore == 0, "readers keep the default")
 
         let file = migrations.appendingPathComponent("001_initial.sql")
         try Data((try String(contentsOf: file, encoding: .utf8) + "\n-- an innocent edit\n").utf8).write(to: file)
