@@ -21,11 +21,29 @@ struct CompactJWS {
         // Split on the UTF-8 view: walking Characters of a 5 KB token is needlessly slow.
         let bytes = trimmed.utf8
         var dots: [String.Index] = []
-        var cursor = bytes.startIndex
-        while let dot = bytes[cursor...].firstIndex(of: UInt8(ascii: ".")) {
-            dots.append(dot)
-            guard dots.count < 3 else { break }
-            cursor = bytes.index(after: dot)
+        // The dots' offsets from the contiguous bytes (memchr), else by walking the view.
+        let offsets: [Int]? = bytes.withContiguousStorageIfAvailable { buffer -> [Int] in
+            var found: [Int] = []
+            guard let base = buffer.baseAddress else { return found }
+            var offset = 0
+            while found.count < 3, offset < buffer.count,
+                let hit = memchr(base + offset, Int32(UInt8(ascii: ".")), buffer.count - offset)
+            {
+                let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                found.append(at)
+                offset = at + 1
+            }
+            return found
+        }
+        if let offsets {
+            dots = offsets.map { bytes.index(bytes.startIndex, offsetBy: $0) }
+        } else {
+            var cursor = bytes.startIndex
+            while let dot = bytes[cursor...].firstIndex(of: UInt8(ascii: ".")) {
+                dots.append(dot)
+                guard dots.count < 3 else { break }
+                cursor = bytes.index(after: dot)
+            }
         }
         guard dots.count == 2 else {
             throw SignedDataError(.malformed, "a compact JWS has 3 dot-separated parts, found \(dots.count + 1)")

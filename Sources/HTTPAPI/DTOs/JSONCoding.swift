@@ -53,16 +53,31 @@ enum JSONCoding {
         }
         // Only the body's own fields refuse null; unknown fields are ignored, null or not.
         // (The field list comes from reflection: only bodies that hold the token `null` pay for it.)
-        if let strict, data.range(of: Data("null".utf8)) != nil {
+        if let strict, holdsNull(data) {
             try refuseNulls(data, allowed: strict.nullable, fields: Set(Mirror(reflecting: value).children.compactMap(\.label)))
         }
         return value
     }
 
+    /// Whether the bytes hold the token `null` anywhere (a scan with memchr: Foundation's
+    /// `Data.range(of:)` cost about 1 % of a verify-purchase's CPU on a 3 KB body).
+    static func holdsNull(_ data: Data) -> Bool {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Bool in
+            guard let base = raw.baseAddress, raw.count >= 4 else { return false }
+            var offset = 0
+            while offset <= raw.count - 4, let hit = memchr(base + offset, Int32(UInt8(ascii: "n")), raw.count - 3 - offset) {
+                let at = base.distance(to: UnsafeRawPointer(hit))
+                if raw[at + 1] == UInt8(ascii: "u"), raw[at + 2] == UInt8(ascii: "l"), raw[at + 3] == UInt8(ascii: "l") { return true }
+                offset = at + 1
+            }
+            return false
+        }
+    }
+
     /// Berth's own bodies omit what they do not send: a `null` is refused (400 invalid_field) unless
     /// the field is one that null clears. Bodies without the token `null` skip the extra parse.
     private static func refuseNulls(_ data: Data, allowed: Set<String>, fields: Set<String>?) throws {
-        guard data.range(of: Data("null".utf8)) != nil,
+        guard holdsNull(data),
             let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         else { return }
         if let field = object.filter({ $0.value is NSNull && !allowed.contains($0.key) && (fields?.contains($0.key) ?? true) }).keys.sorted().first {
