@@ -35,16 +35,14 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     let table = services.routeAccess
     let limiter = services.rateLimiter
     let authenticator = Authenticator(tenants: services.tenants, keys: services.keys)
-    router.middlewares.add(RequestIdentifier())
-    router.middlewares.add(AccessLog())
-    router.middlewares.add(MetricsMiddleware(metrics: services.metrics))
-    // Outside the error middlewares: refusals are rendered in the caller's language.
-    router.middlewares.add(LanguageMiddleware())
+    // Id, language, metrics and access log, outside the error middlewares: refusals carry the id,
+    // are rendered in the caller's language and count with the status the client saw.
+    router.middlewares.add(RequestScope(metrics: services.metrics))
     // CORS per tenant, outside the error middleware: a WebView's app reads refusals too.
     router.middlewares.add(CrossOrigin(tenants: services.tenants, routes: routes))
     // FT Chinese's route forms under a prefix nobody serves: its 404 shape, as the OpenAPI document gives those routes.
-    router.middlewares.add(ErrorMiddleware(unmatched: [(FTCRoutes.hasRouteForm, FTCRoutes.shape)]))
-    router.middlewares.add(MethodGuard(routes: routes))
+    // 405 for a known path's other methods (before the FT Chinese 404 forms), else errors as answers.
+    router.middlewares.add(ErrorMiddleware(routes: routes, unmatched: [(FTCRoutes.hasRouteForm, FTCRoutes.shape)]))
     router.middlewares.add(authenticator)
 
     // Without a signing tenant the middleware is left out altogether (nothing to pay per request).

@@ -96,8 +96,7 @@ extension RecordedRoutes where Context: GuardedContext {
         // Inside the authentication (it needs the tenant), outside the guard (its refusals are signed too).
         if let clock { outer.add(middleware: SignAnswers(shape: shape, clock: clock)) }
         let group = outer.group(context: Context.self)
-        if let scope { group.add(middleware: RequireScope<Context>(scope: scope)) }
-        if let limit { group.add(middleware: RateLimit<Context>(scope: limit, limiter: rateLimiter)) }
+        if scope != nil || limit != nil { group.add(middleware: ScopeAndLimit<Context>(scope: scope, limit: limit, limiter: rateLimiter)) }
         self.init(
             group: group,
             table: table,
@@ -125,25 +124,20 @@ extension RecordedRoutes where Context == BerthRequestContext {
     }
 }
 
-/// Refuses a key that lacks the group's scope (user tokens hold every user scope).
-struct RequireScope<Context: GuardedContext>: RouterMiddleware {
-    let scope: KeyScope
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard context.caller.scopes.contains(scope) else {
-            throw APIError(.forbidden, .insufficientScope, "this key lacks the \(scope.rawValue) scope")
-        }
-        return try await next(request, context)
-    }
-}
-
-/// Takes a token from the caller's bucket of `scope` before the handler runs (429 + Retry-After).
-struct RateLimit<Context: GuardedContext>: RouterMiddleware {
-    let scope: RateLimiter.Scope
+/// The group's guard after authentication, as one middleware (each level of the chain is an async
+/// call with a copy of the context): refuses a key that lacks the group's scope (user tokens hold
+/// every user scope), then takes a token from the caller's bucket of the group's rate-limit scope
+/// before the handler runs (429 + Retry-After).
+struct ScopeAndLimit<Context: GuardedContext>: RouterMiddleware {
+    let scope: KeyScope?
+    let limit: RateLimiter.Scope?
     let limiter: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try limiter.check(context.caller, scope: scope)
+        if let scope, !context.caller.scopes.contains(scope) {
+            throw APIError(.forbidden, .insufficientScope, "this key lacks the \(scope.rawValue) scope")
+        }
+        if let limit { try limiter.check(context.caller, scope: limit) }
         return try await next(request, context)
     }
 }

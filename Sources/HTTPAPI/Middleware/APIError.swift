@@ -84,7 +84,13 @@ public struct APIError: Error, Sendable {
 }
 
 /// Turns every error into the API's error shape; nothing escapes as a bare 500.
+///
+/// A known path called with a method it does not serve answers 405 with `Allow` (not 404): only
+/// requests the router did not match pay for that look-up (authentication ran, but decides nothing
+/// for an unmatched route). It was a middleware of its own, one more level of the chain for every request.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The routes by path pattern, for 405.
+    var routes: RouteTable?
     /// A path no route serves answers 404 in the shape of the clients whose routes it looks like
     /// (the first form that matches), else in Berth's.
     var unmatched: [(hasForm: @Sendable (String) -> Bool, shape: ErrorShape)] = []
@@ -93,10 +99,28 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            if let http = error as? HTTPError, http.status == .notFound, let form = unmatched.first(where: { $0.hasForm(request.uri.path) }) {
-                return try form.shape.render(APIError(.notFound, .notFound, "nothing is served at this path"), context.logger)
+            if let http = error as? HTTPError, http.status == .notFound {
+                if let wrongMethod = methodNotAllowed(request) { return wrongMethod }
+                if let form = unmatched.first(where: { $0.hasForm(request.uri.path) }) {
+                    return try form.shape.render(APIError(.notFound, .notFound, "nothing is served at this path"), context.logger)
+                }
             }
             return APIError.from(error, logger: context.logger).response()
         }
+    }
+
+    private func methodNotAllowed(_ request: Request) -> Response? {
+        guard let routes else { return nil }
+        let allowed = routes.methods(at: request.uri.path)
+        guard !allowed.isEmpty, !allowed.contains(request.method.rawValue), !(request.method == .head && allowed.contains("GET")) else {
+            return nil
+        }
+        var response = APIError(
+            .methodNotAllowed,
+            .methodNotAllowed,
+            "\(request.method.rawValue) is not served here; use \(allowed.joined(separator: ", "))"
+        ).response()
+        response.headers[.allow] = allowed.joined(separator: ", ")
+        return response
     }
 }

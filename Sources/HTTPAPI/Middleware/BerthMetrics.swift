@@ -154,23 +154,6 @@ public final class BerthMetrics: Sendable {
 
 }
 
-/// Requests by route pattern, method and status, with their latency. Outside the error
-/// middleware, so refusals count with the status the client saw.
-struct MetricsMiddleware: RouterMiddleware {
-    typealias Context = BerthRequestContext
-    let metrics: BerthMetrics
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = DispatchTime.now().uptimeNanoseconds
-        let response = try await next(request, context)
-        // Unmatched paths share one label, so that scanners cannot grow the series without bound.
-        let route = context.endpointPath ?? "unmatched"
-        let method = request.method.rawValue.count <= 10 ? request.method.rawValue : "other"
-        metrics.answered(route: route, method: method, status: response.status.code, nanoseconds: DispatchTime.now().uptimeNanoseconds &- start)
-        return response
-    }
-}
-
 /// A store that times its units of work (`berth_store_transaction_duration_seconds{kind}`).
 struct MeasuredStore: Store {
     let store: any Store

@@ -268,19 +268,6 @@ final class RequestLanguage: Sendable {
     }
 }
 
-/// Binds the request's ``RequestLanguage`` around everything after it (refusals rendered by the
-/// error middlewares included) and says which language a refusal was answered in.
-struct LanguageMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let language = RequestLanguage(acceptLanguage: request.headers[.acceptLanguage])
-        var response = try await RequestLanguage.$current.withValue(language) { try await next(request, context) }
-        if let answered = language.answered.withLock({ $0 }), response.headers[.contentLanguage] == nil {
-            response.headers[.contentLanguage] = answered
-        }
-        return response
-    }
-}
-
 extension APIError {
     /// The refusal in the caller's language: a code with a message answers it (its description as
     /// `message` beyond English; title and description for purchase refusals).
