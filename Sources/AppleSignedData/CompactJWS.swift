@@ -21,23 +21,21 @@ struct CompactJWS {
         // Split on the UTF-8 view: walking Characters of a 5 KB token is needlessly slow.
         let bytes = trimmed.utf8
         var dots: [String.Index] = []
-        // The dots' offsets from the contiguous bytes (memchr), else by walking the view.
-        let offsets: [Int]? = bytes.withContiguousStorageIfAvailable { buffer -> [Int] in
-            var found: [Int] = []
-            guard let base = buffer.baseAddress else { return found }
+        dots.reserveCapacity(3)
+        // The dots from the contiguous bytes (memchr), else by walking the view.
+        let contiguous: Bool? = bytes.withContiguousStorageIfAvailable { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return true }
             var offset = 0
-            while found.count < 3, offset < buffer.count,
+            while dots.count < 3, offset < buffer.count,
                 let hit = memchr(base + offset, Int32(UInt8(ascii: ".")), buffer.count - offset)
             {
                 let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                found.append(at)
+                dots.append(bytes.index(bytes.startIndex, offsetBy: at))
                 offset = at + 1
             }
-            return found
+            return true
         }
-        if let offsets {
-            dots = offsets.map { bytes.index(bytes.startIndex, offsetBy: $0) }
-        } else {
+        if contiguous == nil {
             var cursor = bytes.startIndex
             while let dot = bytes[cursor...].firstIndex(of: UInt8(ascii: ".")) {
                 dots.append(dot)
