@@ -291,6 +291,6 @@ final class AppFixture: Sendable {
 /// Collects a response body (the router's answers are small and whole).
 final class BodyCollector: ResponseBodyWriter, Sendable {
     let body = Mutex(ByteBuffer())
-    func write(_ buffer: ByteBuffer) async throws { body.withLock { $0.writeImmutableBuffer(buffer) } }
+    func write(_ buffer: ByteBuffer) async throws { body.withLock { _ = $0.writeImmutableBuffer(buffer) } }
     func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }

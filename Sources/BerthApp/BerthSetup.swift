@@ -39,7 +39,7 @@ public struct BerthSetup: Sendable {
     /// The catalog and a migrated store whose tenants match it.
     public func prepareStore(logger: Logger, now: Date) async throws -> (Catalog, SQLiteStore) {
         let catalog = try loadCatalog()
-        let existed = (try? FileManager.default.attributesOfItem(atPath: databasePath)[.size] as? Int).map { ($0 ?? 0) > 0 } ?? false
+        let existed = (try? FileManager.default.attributesOfItem(atPath: databasePath)[.size] as? Int).map { $0 > 0 } ?? false
         let store = try SQLiteStore.open(path: databasePath)
         do {
             // A file that is there but holds no Berth schema is not taken for a new database: it may be a

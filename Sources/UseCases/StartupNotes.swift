@@ -49,12 +49,14 @@ struct GatheringLogHandler: LogHandler {
         set { inner[metadataKey: key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        if level == .warning, notes.keep(message.description) {
+    func log(event: LogEvent) {
+        if event.level == .warning, notes.keep(event.message.description) {
             guard inner.logLevel <= .debug else { return }
-            inner.log(level: .debug, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+            var kept = event
+            kept.level = .debug
+            inner.log(event: kept)
             return
         }
-        inner.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+        inner.log(event: event)
     }
 }

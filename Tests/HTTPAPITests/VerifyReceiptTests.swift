@@ -202,17 +202,9 @@ final class LogCapture: Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(
-            level: Logger.Level,
-            message: Logger.Message,
-            metadata extra: Logger.Metadata?,
-            source: String,
-            file: String,
-            function: String,
-            line: UInt
-        ) {
-            let all = metadata.merging(extra ?? [:]) { $1 }
-            capture.lines.withLock { $0.append("\(message) \(all)") }
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.lines.withLock { $0.append("\(event.message) \(all)") }
         }
     }
 
