@@ -1,9 +1,10 @@
 import Domain
 import Foundation
 import GRDB
-@testable import SQLStore
 import StoreTesting
 import Testing
+
+@testable import SQLStore
 
 @Suite("Migrations and persistence on a real SQLite file")
 struct MigratorTests {
