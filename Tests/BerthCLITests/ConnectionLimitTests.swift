@@ -103,12 +103,7 @@ struct ConnectionLimitTests {
         defer { server.cleanUp() }
         try await server.start(environment: ["BERTH_HEAD_TIMEOUT_SECONDS": "1"])
         let slow = try #require(RawConnection(port: server.port))
-        slow.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        // Waits for the server's close (an event), bounded far above the deadline.
-        let closedAfter = Date()
-        let reply = slow.receive(within: 30)
-        #expect(reply.isEmpty, "no answer to half a request: \(reply)")
-        #expect(Date().timeIntervalSince(closedAfter) < 30, "the server closed the connection")
+        Self.expectClosedOnHalfAHead(slow)
         let probe = try #require(RawConnection(port: server.port))
         probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(probe.receive(within: 10).hasPrefix("HTTP/1.1 200"))
@@ -127,14 +122,19 @@ struct ConnectionLimitTests {
             connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(connection.receive(within: 10).hasPrefix("HTTP/1.1 200"))
         }
+        Self.expectClosedOnHalfAHead(connection)
+        let metrics = try await server.request("GET", "/metrics", headers: [:])
+        #expect(String(decoding: metrics.data, as: UTF8.self).contains(#"berth_connections_shed_total{reason="head_timeout"} 1"#))
+    }
+
+    /// Sends half a request head and waits for the server's close (an event, bounded far above the
+    /// deadline): no answer comes, and the connection closes before the bound.
+    static func expectClosedOnHalfAHead(_ connection: RawConnection) {
         connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        // Waits for the server's close (an event), bounded far above the deadline.
         let sent = Date()
         let reply = connection.receive(within: 30)
         #expect(!reply.contains("HTTP/1.1"), "no answer to half a request: \(reply)")
         #expect(Date().timeIntervalSince(sent) < 30, "the server closed the connection")
-        let metrics = try await server.request("GET", "/metrics", headers: [:])
-        #expect(String(decoding: metrics.data, as: UTF8.self).contains(#"berth_connections_shed_total{reason="head_timeout"} 1"#))
     }
 
     @Test("a limit that is not a positive whole number stops berth serve with the variable's name")

@@ -8,6 +8,14 @@ import Testing
 
 @Suite("Migrations and persistence on a real SQLite file")
 struct MigratorTests {
+    /// A one-hour slot tomorrow, and hold deadlines an hour ahead and an hour ago (epoch ms).
+    static func slotTimes() -> (hour: Int64, start: Int64, future: Int64, past: Int64) {
+        (
+            3_600_000, Date().addingTimeInterval(86_400).epochMilliseconds, Date().addingTimeInterval(3_600).epochMilliseconds,
+            Date().addingTimeInterval(-3_600).epochMilliseconds
+        )
+    }
+
     static let repositoryMigrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("migrations")
 
@@ -192,10 +200,7 @@ struct MigratorTests {
         let database = try SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
         defer { try? database.close() }
         try await Migrator(directory: migrations).apply(to: database, now: Date())
-        let hour: Int64 = 3_600_000
-        let start = Date().addingTimeInterval(86_400).epochMilliseconds
-        let future = Date().addingTimeInterval(3_600).epochMilliseconds
-        let past = Date().addingTimeInterval(-3_600).epochMilliseconds
+        let (hour, start, future, past) = Self.slotTimes()
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
             // confirmed, pending within its hold, pending expired, cancelled: only the first two hold the slot.
@@ -237,10 +242,7 @@ struct MigratorTests {
             try? FileManager.default.removeItem(at: directory)
             try? database.close()
         }
-        let hour: Int64 = 3_600_000
-        let start = Date().addingTimeInterval(86_400).epochMilliseconds
-        let future = Date().addingTimeInterval(3_600).epochMilliseconds
-        let past = Date().addingTimeInterval(-3_600).epochMilliseconds
+        let (hour, start, future, past) = Self.slotTimes()
         try await database.withConnection { db in
             try db.execute(sql: "INSERT INTO tenants (id, name, created_at) VALUES ('t', 'T', 0)")
             // confirmed, two pending within their hold, pending released: two holds, three occupying.
