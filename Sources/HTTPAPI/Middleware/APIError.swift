@@ -87,9 +87,14 @@ public struct APIError: Error, Sendable {
 ///
 /// A known path called with a method it does not serve answers 405 with `Allow` (not 404): only
 /// requests the router did not match pay for that look-up (authentication ran, but decides nothing
-/// for an unmatched route). (It was a middleware of its own: one more level of the chain for every request.)
+/// for an unmatched route). It was a middleware of its own, one more level of the chain for every request.
+///
+/// The caller is resolved here too, inside the error handling (``Authenticator``, called directly:
+/// one level of the chain less for every request).
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = BerthRequestContext
+    /// Resolves the request's credentials before the routes run (nil: none are read).
+    var authenticator: Authenticator?
     /// The routes by path pattern, for 405.
     var routes: RouteTable?
     /// A path no route serves answers 404 in the shape of the clients whose routes it looks like
@@ -98,7 +103,8 @@ struct ErrorMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
-            return try await next(request, context)
+            guard let authenticator else { return try await next(request, context) }
+            return try await authenticator.handle(request, context: context, next: next)
         } catch {
             if let http = error as? HTTPError, http.status == .notFound {
                 if let wrongMethod = methodNotAllowed(request) { return wrongMethod }
