@@ -8,7 +8,13 @@ berth_heap_stats berth_read_heap_stats(void) {
     berth_heap_stats stats = { (uint64_t)info.uordblks + (uint64_t)info.hblkhd, (uint64_t)info.fordblks };
     return stats;
 }
+
+void berth_release_free_memory(void) {
+    malloc_trim(0);
+}
 #else
+void berth_release_free_memory(void) {}
+
 berth_heap_stats berth_read_heap_stats(void) {
     berth_heap_stats stats = { 0, 0 };
     return stats;

@@ -112,8 +112,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
                 open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
             )
         )
-    BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store)
-        .register(creating: group(BookingContext.self, scope: .bookings, limit: .booking), reading: reads)
+    BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store, limiter: services.rateLimiter)
+        .register(creating: group(BookingContext.self, scope: .bookings, limit: .booking, signed: true), reading: reads)
     VerifyPurchaseRoutes(
         verifyPurchase: services.verifyPurchase,
         clock: services.clock,
@@ -151,12 +151,12 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         receiveStripeEvent: services.receiveStripeEvent,
         metrics: services.metrics,
         refundCardBooking: services.refundCardBooking
-    ).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification), open: open, admin: admin))
+    ).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification, signed: true), open: open, admin: admin))
     RestoreRoutes(restorePurchases: services.restorePurchases).register(
         on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
     )
     // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
-    let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account)
+    let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account, signed: true)
     OfferRoutes(signAppleOffers: services.signAppleOffers).register(on: accountWrites)
     ConsentRoutes(consumptionConsents: services.consumptionConsents).register(reads: reads, writes: accountWrites)
     AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)

@@ -88,15 +88,17 @@ struct SQLPlay: PlayRepository {
         )
     }
 
-    func rememberPending(_ c: PlayPendingClaim) throws {
+    func rememberPending(_ c: PlayPendingClaim) throws -> String {
         try db.run(
             """
             INSERT INTO play_pending_claims (tenant_id, purchase_token, user_id, product_id, booking_id, package_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (tenant_id, purchase_token) DO UPDATE SET user_id = excluded.user_id, product_id = excluded.product_id,
+            ON CONFLICT (tenant_id, purchase_token) DO UPDATE SET product_id = excluded.product_id,
                 booking_id = excluded.booking_id, package_name = excluded.package_name, created_at = excluded.created_at
+            WHERE play_pending_claims.user_id = excluded.user_id
             """,
             [c.tenantId, c.purchaseToken, c.userId, c.productId, c.bookingId, c.packageName, c.createdAt.epochMilliseconds]
         )
+        return try pendingClaim(tenantId: c.tenantId, purchaseToken: c.purchaseToken)?.userId ?? c.userId
     }
 
     func pendingClaim(tenantId: String, purchaseToken: String) throws -> PlayPendingClaim? {

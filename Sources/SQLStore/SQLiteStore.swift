@@ -4,6 +4,10 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Berth's store on SQLite (GRDB `DatabasePool`, WAL, `synchronous=NORMAL`): each unit of work is
 /// one `BEGIN IMMEDIATE` transaction run in one hop on the writer's queue; reads run on the pool's
 /// read-only connections beside it, on committed data.
@@ -105,14 +109,34 @@ public final class SQLiteStore: MigratableStore {
 
     /// A consistent copy of the database as it is now, while the service keeps writing (SQLite's
     /// `VACUUM INTO`, in one read transaction): a new, self-contained, compacted file at `path`,
-    /// which must not exist yet.
+    /// which must not exist yet (nor be a symbolic link, dangling or not).
+    ///
+    /// The copy holds key hashes, user ids and purchases, so it is readable by its owner only (0600,
+    /// whatever the umask): it is written into a file created beside `path` with `O_CREAT|O_EXCL|
+    /// O_NOFOLLOW` and mode 0600, then linked to `path` (which fails rather than replace anything
+    /// that appeared meanwhile) and the temporary name removed. A failed copy leaves nothing behind.
     public func backup(to path: String) throws {
-        guard !FileManager.default.fileExists(atPath: path) else { throw StoreError("\(path) exists already; back up into a new file") }
+        var status = stat()
+        guard lstat(path, &status) != 0 else { throw StoreError("\(path) exists already; back up into a new file") }
+        let target = URL(fileURLWithPath: path)
+        let partial = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial-\(UInt32.random(in: 0...UInt32.max))").path
+        let descriptor = Glibc.open(partial, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw StoreError("cannot create a file beside \(path): \(String(cString: strerror(errno)))")
+        }
+        Glibc.close(descriptor)
         do {
             // Outside a transaction (VACUUM opens its own read transaction), on a reader: writers carry on.
-            try pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+            // VACUUM INTO writes into an existing empty file, keeping its mode.
+            try pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [partial]) }
         } catch {
+            unlink(partial)
             throw StoreError("the backup into \(path) failed: \(error)")
+        }
+        defer { unlink(partial) }
+        guard link(partial, path) == 0 else {
+            let reason = errno == EEXIST ? "it appeared while the copy was made" : String(cString: strerror(errno))
+            throw StoreError("the backup could not be put at \(path): \(reason)")
         }
     }
 

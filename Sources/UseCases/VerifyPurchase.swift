@@ -394,7 +394,12 @@ public struct VerifyPurchase: Sendable {
             } catch {
                 throw ProofRefusal(error: error)
             }
-            try? await rememberPending(command, refusal: error)
+            if let holder = try? await rememberPending(command, refusal: error), holder != command.userId {
+                // Another user sent this pending purchase first: it stays theirs (V4).
+                throw ProofRefusal(
+                    error: DomainError(.conflict, .transactionAlreadyUsed, "transaction already used by another user", field: "purchaseToken")
+                )
+            }
             throw ProofRefusal(error: error)
         }
     }
@@ -402,12 +407,14 @@ public struct VerifyPurchase: Sendable {
     /// A Google Play one-time purchase that waits for its payment (409 purchase_pending): who sent it
     /// and for what is kept, so that Google's notification of the payment applies it to that user
     /// (``ReceivePlayNotification``) through the same claim, whether or not the app calls again.
-    private func rememberPending(_ command: Command, refusal: any Error) async throws {
+    /// Returns the user the pending claim names (the first who sent it), nil when nothing is kept; a
+    /// second user's sending is audited as a replay.
+    private func rememberPending(_ command: Command, refusal: any Error) async throws -> String? {
         guard let error = refusal as? DomainError, error.code == .purchasePending, case .playToken(let token, let packageName) = command.proof,
             let play = command.runtime.play, let package = play.package(packageName), let productId = command.productId,
             let product = command.runtime.tenant.product(namedOnPlay: productId),
             product.kind != .subscription
-        else { return }
+        else { return nil }
         let bookingId: Int64? = if case .booking(let id)? = command.target { id } else { nil }
         let claim = PlayPendingClaim(
             tenantId: command.runtime.id,
@@ -418,7 +425,26 @@ public struct VerifyPurchase: Sendable {
             packageName: package,
             createdAt: clock.now()
         )
-        try await store.write { tx in try tx.play.rememberPending(claim) }
+        let now = clock.now()
+        let holder = try await store.write { tx -> String in
+            let holder = try tx.play.rememberPending(claim)
+            if holder != claim.userId {
+                try tx.audit.append(
+                    AuditRecord(
+                        tenantId: claim.tenantId,
+                        actor: .user(claim.userId),
+                        action: .replayDetected,
+                        target: command.target,
+                        purchaseId: nil,
+                        detail: ["reason": "pending purchase sent first by another user", "store": "google_play"],
+                        at: now
+                    )
+                )
+            }
+            return holder
+        }
+        if holder != claim.userId { logger.warning("pending Play purchase sent by a second user refused", metadata: ["tenant": .string(claim.tenantId)]) }
+        return holder
     }
 
     private func log(_ outcome: PurchaseOutcome, proofHash: String, transactionId: String, target: PurchaseTarget) {

@@ -6,6 +6,9 @@ import Foundation
 import HTTPAPI
 import Hummingbird
 import Logging
+import ServiceLifecycle
+import UnixSignals
+import Synchronization
 import OutboundHTTP
 import SQLStore
 import UseCases
@@ -68,6 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as ConnectionLimitsError {
             throw ValidationError(error.description)
         }
+        let shutdown = try Self.shutdownDeadline(environment)
         let server = ServerConfiguration(
             host: host ?? environment["BERTH_HOST"] ?? "127.0.0.1",
             port: port ?? environment["BERTH_PORT"].flatMap(Int.init) ?? 8080,
@@ -75,12 +79,12 @@ struct ServeCommand: AsyncParsableCommand {
             connections: connections
         )
         logger.info(
-            "connections: at most \(connections.maximum), \(connections.perAddress) per client address; a request's head within \(connections.headTimeout.nanoseconds / 1_000_000_000) s; descriptors \(descriptors)"
+            "\(connections.summary); descriptors \(descriptors); a stop waits at most \(shutdown.components.seconds) s for requests in flight"
         )
         // One client for every call to Apple, Google, Stripe and key sets, shut down when serving ends.
         let outbound = OutboundClient.make()
         do {
-            try await serve(setup: setup, server: server, environment: environment, outbound: outbound, logger: logger)
+            try await serve(setup: setup, server: server, environment: environment, shutdown: shutdown, outbound: outbound, logger: logger)
         } catch {
             try? await outbound.shutdown()
             throw error
@@ -88,10 +92,22 @@ struct ServeCommand: AsyncParsableCommand {
         try await outbound.shutdown()
     }
 
+    /// `BERTH_SHUTDOWN_SECONDS` (default 10): how long a stop (SIGTERM, SIGINT) waits for the requests
+    /// in flight before their connections are cancelled and closed (V8: a body trickling a byte at a
+    /// time must not keep a stopping instance alive).
+    static func shutdownDeadline(_ environment: [String: String]) throws -> Duration {
+        guard let text = environment["BERTH_SHUTDOWN_SECONDS"], !text.isEmpty else { return .seconds(10) }
+        guard let seconds = Int(text), (1...3600).contains(seconds) else {
+            throw ValidationError("BERTH_SHUTDOWN_SECONDS is '\(text)'; give a whole number of seconds from 1 to 3600")
+        }
+        return .seconds(seconds)
+    }
+
     private func serve(
         setup: BerthSetup,
         server: ServerConfiguration,
         environment: [String: String],
+        shutdown: Duration,
         outbound: HTTPClient,
         logger: Logger
     ) async throws {
@@ -112,7 +128,9 @@ struct ServeCommand: AsyncParsableCommand {
                         try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
                     }
                 )
-                try await Self.serve(environment: environment, logger: logger) { try await application.runService() }
+                try await Self.serve(environment: environment, logger: logger) {
+                    try await Self.run(application, shutdown: shutdown, logger: logger)
+                }
             } catch {
                 try? store.close()
                 throw error
@@ -133,7 +151,9 @@ struct ServeCommand: AsyncParsableCommand {
         )
         do {
             let application = buildApplication(services: services, server: server)
-            try await Self.serve(environment: environment, logger: logger) { try await application.runService() }
+            try await Self.serve(environment: environment, logger: logger) {
+                    try await Self.run(application, shutdown: shutdown, logger: logger)
+                }
         } catch {
             try? store.close()
             throw error
@@ -143,6 +163,24 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension ServeCommand {
+    /// Runs `application` until SIGTERM or SIGINT, then stops it within `shutdown`: the server stops
+    /// accepting, requests in flight get until the deadline to finish, and whatever is left is then
+    /// cancelled (its connections closed), so that the store behind it closes and checkpoints.
+    static func run(_ application: some Service, shutdown: Duration, logger: Logger) async throws {
+        let watch = StopWatch()
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: application), .init(service: watch, successTerminationBehavior: .ignore)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        configuration.maximumGracefulShutdownDuration = shutdown
+        try await ServiceGroup(configuration: configuration).run()
+        if let took = watch.elapsed {
+            let milliseconds = took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000
+            logger.info("stopped in \(milliseconds) ms")
+        }
+    }
+
     /// Runs the application with its request handlers on the event loops that read the requests
     /// (``EventLoopExecutor``), unless `BERTH_HANDLERS=pool` keeps them on Swift's global pool.
     static func serve(environment: [String: String], logger: Logger, _ run: () async throws -> Void) async throws {
@@ -427,4 +465,18 @@ struct CopyDatabaseCommand: AsyncParsableCommand {
         try source.close()
         try target.close()
     }
+}
+
+/// The time from the stop signal until the group has stopped: the last service of the group, so the
+/// first told to stop (a group stops its services in reverse order).
+final class StopWatch: Service {
+    private let began = Mutex<ContinuousClock.Instant?>(nil)
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        began.withLock { $0 = .now }
+    }
+
+    /// Since the stop signal, when there was one.
+    var elapsed: Duration? { began.withLock { $0 }.map { ContinuousClock.now - $0 } }
 }

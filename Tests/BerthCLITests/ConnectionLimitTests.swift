@@ -14,9 +14,12 @@ struct ConnectionLimitTests {
     final class RawConnection {
         let descriptor: Int32
 
-        init?(port: Int) {
+        init?(port: Int, receiveBuffer: Int32? = nil) {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { return nil }
+            if var size = receiveBuffer {
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
@@ -37,6 +40,22 @@ struct ConnectionLimitTests {
         func send(_ text: String) -> Bool {
             let bytes = Array(text.utf8)
             return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+        }
+
+        /// Whether the peer closes (or resets) the connection within `seconds`; what arrives meanwhile
+        /// is read and dropped.
+        func waitForClose(within seconds: Double) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while Date() < deadline {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let wait = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
+                guard poll(&poller, 1, wait) > 0 else { continue }
+                if poller.revents & Int16(POLLERR | POLLHUP) != 0 { return true }
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { return true }
+            }
+            return false
         }
 
         /// What arrives within `seconds` (until the peer closes or the time is up).
@@ -135,6 +154,142 @@ struct ConnectionLimitTests {
         let reply = connection.receive(within: 30)
         #expect(!reply.contains("HTTP/1.1"), "no answer to half a request: \(reply)")
         #expect(Date().timeIntervalSince(sent) < 30, "the server closed the connection")
+    }
+
+    /// A request head for a public route whose body is announced and never sent whole.
+    static let slowBodyHead =
+        "POST /api/apple/notifications/zorya-test HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+
+    @Test(
+        "V1: at ulimit -n 256, 160 connections from one address trickling request bodies: /healthz on a fresh connection answers within 2 s throughout, and every trickler is closed within the body deadline"
+    )
+    func slowBodiesAtLowDescriptorLimit() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        let log = server.directory.appendingPathComponent("serve.log")
+        try await server.start(environment: ["BERTH_BODY_TIMEOUT_SECONDS": "3"], errorLog: log, openFileLimit: 256)
+        let port = server.port
+        let opened = Date()
+
+        var held: [RawConnection] = []
+        for _ in 0..<160 {
+            guard let connection = RawConnection(port: port) else { continue }
+            connection.send(Self.slowBodyHead)
+            held.append(connection)
+        }
+        #expect(held.count == 160, "the kernel accepts every connection into the backlog")
+
+        // While they trickle (a byte each round), a whole request on a fresh connection is answered in time.
+        for _ in 0..<3 {
+            for connection in held { connection.send(" ") }
+            let probe = try #require(RawConnection(port: port))
+            probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let answer = probe.receive(within: 2)
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "answer: \(answer.prefix(200))")
+        }
+        // Every trickling connection is closed by the server (the body deadline, or the per-address cap
+        // on bodies): waited for as events, bounded far above the 3 s deadline.
+        for connection in held {
+            connection.send(" ")
+            #expect(connection.waitForClose(within: 30), "a trickling connection is still open")
+        }
+        #expect(Date().timeIntervalSince(opened) < 30, "closed within the deadline, not by the 60 s idle timeout")
+        #expect(server.isRunning)
+        let metrics = String(decoding: try await server.request("GET", "/metrics", headers: [:]).data, as: UTF8.self)
+        #expect(metrics.contains(#"berth_connections_shed_total{reason="body_timeout"}"#), "deadline closes are counted")
+        #expect(metrics.contains(#"berth_connections_shed_total{reason="bodies_per_address"}"#), "the per-address cap is counted")
+        let serveLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(serveLog.contains("its body within 3 s"), "the deadline in force is logged")
+    }
+
+    @Test("V1: a body that arrives in parts within the deadline is answered; the same body trickled past it is not")
+    func bodyInPartsWithinDeadline() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        try await server.start(environment: ["BERTH_BODY_TIMEOUT_SECONDS": "2"])
+        let connection = try #require(RawConnection(port: server.port))
+        connection.send("POST /api/verify-purchase HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{")
+        connection.send("}")
+        let answer = connection.receive(within: 10)
+        #expect(answer.hasPrefix("HTTP/1.1 401"), "a whole request in two parts is read and answered: \(answer.prefix(120))")
+        let slow = try #require(RawConnection(port: server.port))
+        slow.send(Self.slowBodyHead)
+        #expect(slow.waitForClose(within: 30), "the unfinished body is closed")
+    }
+
+    @Test(
+        "V2: 500 connections pipelining requests and never reading keep RSS under 200 MB, and it comes back within 10 % of where it began after they close"
+    )
+    func unreadAnswersBoundMemory() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        try await server.start(environment: ["BERTH_SEND_TIMEOUT_SECONDS": "3"])
+        // Warm: the answers' own buffers and the first connections' allocations exist before the baseline.
+        for _ in 0..<3 { _ = try await server.request("GET", "/openapi.yaml", headers: [:]) }
+        let before = try #require(server.residentKilobytes)
+        let pipelined = String(repeating: "GET /openapi.yaml HTTP/1.1\r\nHost: x\r\n\r\n", count: 40)
+        var held: [RawConnection] = []
+        for _ in 0..<500 {
+            guard let connection = RawConnection(port: server.port, receiveBuffer: 4096) else { continue }
+            connection.send(pipelined)
+            held.append(connection)
+        }
+        #expect(held.count == 500)
+        // The server closes connections whose answers stay unsent past the send deadline (their close
+        // cannot reach a client that does not read): wait until the server holds none of them.
+        var peak = before
+        var open = Int.max
+        let bound = Date().addingTimeInterval(90)
+        while open > 1, Date() < bound {
+            peak = max(peak, server.residentKilobytes ?? 0)
+            let metrics = String(decoding: try await server.request("GET", "/metrics", headers: [:]).data, as: UTF8.self)
+            open = Self.gauge(metrics, "berth_connections_open") ?? Int.max
+            if open > 1 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(open <= 1, "connections that never read are closed (\(open) open)")
+        held.removeAll()
+        #expect(peak < 200 * 1024, "peak RSS \(peak) KB")
+        // After they close: RSS back within 10 % of the baseline (the server returns freed memory).
+        let health = try await server.request("GET", "/healthz", headers: [:])
+        #expect(health.status == 200)
+        // The allocator gives memory back off the event loops once the wave has gone: wait for it (bounded).
+        var after = try #require(server.residentKilobytes)
+        let settle = Date().addingTimeInterval(10)
+        while Double(after) > Double(before) * 1.10, Date() < settle {
+            try await Task.sleep(for: .milliseconds(100))
+            after = server.residentKilobytes ?? after
+        }
+        #expect(Double(after) <= Double(before) * 1.10, "RSS \(before) KB before, \(peak) KB at the peak, \(after) KB after")
+        print("V2 memory: RSS \(before) KB before, \(peak) KB at the peak, \(after) KB after")
+        let metrics = String(decoding: try await server.request("GET", "/metrics", headers: [:]).data, as: UTF8.self)
+        #expect(metrics.contains(#"berth_connections_shed_total{reason="send_timeout"}"#))
+    }
+
+    /// A gauge's value in Prometheus text.
+    static func gauge(_ text: String, _ name: String) -> Int? {
+        text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) }
+    }
+
+    @Test("V8: SIGTERM while a body trickles: the process exits within BERTH_SHUTDOWN_SECONDS + 2 s, the SQLite file checkpointed")
+    func shutdownDeadline() async throws {
+        let server = try ServerProcess()
+        defer { server.cleanUp() }
+        let log = server.directory.appendingPathComponent("serve.log")
+        try await server.start(environment: ["BERTH_SHUTDOWN_SECONDS": "2", "BERTH_BODY_TIMEOUT_SECONDS": "600"], errorLog: log)
+        let slow = try #require(RawConnection(port: server.port))
+        slow.send(Self.slowBodyHead)
+        // The request is in flight: its head reached the handler (a write happened first, so the WAL has pages).
+        _ = try await server.request("GET", "/healthz", headers: [:])
+        let stopped = Date()
+        let status = server.stopAndWait()
+        let took = Date().timeIntervalSince(stopped)
+        #expect(took < 4, "stopped in \(took) s")
+        #expect(status == 0, "a stop by signal is a clean exit")
+        let wal = server.directory.appendingPathComponent("berth.sqlite-wal")
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: wal.path)[.size] as? Int) ?? 0
+        #expect(walSize == 0, "the store closed and checkpointed (WAL \(walSize) bytes)")
+        let serveLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(serveLog.contains("stopped in"), "\(serveLog.suffix(1500))")
     }
 
     @Test("a limit that is not a positive whole number stops berth serve with the variable's name")

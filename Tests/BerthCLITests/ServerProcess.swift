@@ -100,6 +100,15 @@ final class ServerProcess: Sendable {
         return process.terminationStatus
     }
 
+    /// The child's resident memory in KiB (`VmRSS` of /proc), while it runs.
+    var residentKilobytes: Int? {
+        guard let pid = process.withLock({ $0?.processIdentifier }),
+            let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return nil }
+        return line.split(separator: " ").compactMap { Int($0) }.first
+    }
+
     /// Whether the child process still runs.
     var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
 

@@ -636,8 +636,22 @@ extension GooglePlayTests {
             let replayed = try await rig.push("aistylist-test", forged)
             #expect(replayed.status == .ok && replayed.json["outcome"] as? String == "void_unconfirmed", "\(replayed.json)")
             #expect(try await rig.balance("lan") == 52, "Google never voided B")
-            // Google voids B for real: the push is confirmed and applied.
+            // More forged voids within the minute cost Google nothing (V3): Google's answers are kept a minute.
+            let callsBefore = rig.standIn.requestCount
+            for n in 2...20 {
+                var again = forged
+                again.body.message?.messageId = "forged-\(n)"
+                let answer = try await rig.push("aistylist-test", again)
+                #expect(answer.status == .serviceUnavailable && answer.headers[.retryAfter] != nil, "\(answer.status)")
+            }
+            #expect(rig.standIn.requestCount == callsBefore, "no call to Google for the repeats")
+            #expect(try await rig.balance("lan") == 52)
+            // Google voids B for real: within the minute Pub/Sub is told to retry; once Berth may ask
+            // again, the redelivered push is confirmed and applied.
             let real = try rig.kit.notify(package: Self.stylist, token: tokenB, type: "VOIDED_PURCHASE")
+            let early = try await rig.push("aistylist-test", real)
+            #expect(early.status == .serviceUnavailable, "\(early.json)")
+            rig.harness.clock.advance(61)
             let voided = try await rig.push("aistylist-test", real)
             #expect(voided.json["outcome"] as? String == "credits_refunded", "\(voided.json)")
             #expect(try await rig.balance("lan") == 2)

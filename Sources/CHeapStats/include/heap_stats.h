@@ -13,4 +13,8 @@ typedef struct {
 
 berth_heap_stats berth_read_heap_stats(void);
 
+/// Gives the allocator's free memory back to the system (glibc's `malloc_trim(0)`, every arena);
+/// does nothing elsewhere.
+void berth_release_free_memory(void);
+
 #endif

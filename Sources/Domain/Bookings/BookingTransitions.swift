@@ -48,10 +48,10 @@ public enum BookingTransitions {
     }
 
     /// A new booking and its audit entry, once admitted, with `reference` (one the tenant has not used).
-    public static func created(_ draft: NewBooking, reference: String) -> (Booking, AuditRecord) {
+    public static func created(_ draft: NewBooking, reference: String, id: Int64? = nil) -> (Booking, AuditRecord) {
         let quote = draft.quote
         let booking = Booking(
-            id: RecordID.next(),
+            id: id ?? RecordID.next(),
             tenantId: draft.tenantId,
             userId: draft.userId,
             resourceId: quote.resource.id,

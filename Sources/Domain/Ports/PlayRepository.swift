@@ -19,8 +19,10 @@ public protocol PlayRepository {
     func sweep(tenantId: String, packageName: String) throws -> (voidedSince: Date, sweptAt: Date)?
     func setSweep(tenantId: String, packageName: String, voidedSince: Date, sweptAt: Date) throws
 
-    /// Remembers who sent a one-time purchase that waited for payment (a later sending replaces it).
-    func rememberPending(_ claim: PlayPendingClaim) throws
+    /// Remembers who sent a one-time purchase that waited for payment. The first sender keeps it: a
+    /// later sending by the same user replaces what it is for, one by another user changes nothing
+    /// (V4). Returns the user the claim names after the call.
+    func rememberPending(_ claim: PlayPendingClaim) throws -> String
     /// The claim waiting for `purchaseToken`, if any.
     func pendingClaim(tenantId: String, purchaseToken: String) throws -> PlayPendingClaim?
     func forgetPending(tenantId: String, purchaseToken: String) throws

@@ -27,4 +27,6 @@ public struct TrustedProxies: Sendable {
 
 extension HTTPField.Name {
     static let xForwardedFor = Self("X-Forwarded-For")!
+    static let forwarded = Self("Forwarded")!
+    static let xRealIP = Self("X-Real-IP")!
 }

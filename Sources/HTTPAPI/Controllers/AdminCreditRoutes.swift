@@ -176,11 +176,37 @@ enum LedgerCSV {
     }
 
     static func text(_ value: String?) -> String {
-        guard var value else { return "" }
-        // The first Unicode scalar, not the first Character: "=" followed by a combining mark is one
-        // grapheme that is not "=", and a spreadsheet still reads it as a formula.
-        if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { value = "'" + value }
-        guard value.contains(where: { ",\"\r\n".contains($0) }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard let value else { return "" }
+        let guarded = guardFormulas(value)
+        guard guarded.unicodeScalars.contains(where: { quoted.contains($0) }) else { return guarded }
+        return "\"" + guarded.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Scalars that make a cell quoted: RFC 4180's, and the separators of spreadsheets in other locales
+    /// (`;` in Italian, German, French… Excel; tab) which would otherwise split the cell (V10).
+    static let quoted: Set<Unicode.Scalar> = [",", ";", "\t", "\"", "\r", "\n"]
+    /// Where a spreadsheet may start a new cell inside the text if it ignores the quotes.
+    static let separators: Set<Unicode.Scalar> = [",", ";", "\t", "\r", "\n"]
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
+
+    /// `'` before every part of the text that a spreadsheet could read as a formula: the text's start
+    /// and each start after a separator, leading spaces skipped. Scalars, not Characters: "=" followed
+    /// by a combining mark is one grapheme that is not "=", and a spreadsheet still reads a formula.
+    static func guardFormulas(_ value: String) -> String {
+        var out = String.UnicodeScalarView()
+        var atStart = true
+        var changed = false
+        for scalar in value.unicodeScalars {
+            if atStart, scalar != " " {
+                if formulaStarts.contains(scalar) {
+                    out.append("'")
+                    changed = true
+                }
+                atStart = false
+            }
+            out.append(scalar)
+            if separators.contains(scalar) { atStart = true }
+        }
+        return changed ? String(out) : value
     }
 }

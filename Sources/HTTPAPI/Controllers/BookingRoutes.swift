@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import HTTPTypes
 import Hummingbird
 import UseCases
 
@@ -8,6 +9,7 @@ struct BookingRoutes {
     let createBooking: CreateBooking
     let metrics: BerthMetrics
     let store: any Store
+    let limiter: RateLimiter
 
     func register(creating create: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>) {
         create.post("/api/bookings") { request, context in try await self.create(request, context) }
@@ -18,9 +20,10 @@ struct BookingRoutes {
     func create(_ request: Request, _ context: BookingContext) async throws -> Response {
         let (runtime, userId, via) = (context.tenant, context.userId, context.caller.actor)
         let body = try await JSONCoding.decode(CreateBookingRequest.self, from: request)
-        let booking: Booking
+        let key = try IdempotencyKey.read(request)
+        let created: CreateBooking.Created
         do {
-            booking = try await createBooking(
+            created = try await createBooking.create(
                 .init(
                     runtime: runtime,
                     userId: userId,
@@ -31,7 +34,8 @@ struct BookingRoutes {
                         end: body.end?.time,
                         slot: body.slot?.time,
                         seats: body.seats
-                    )
+                    ),
+                    idempotencyKey: key
                 )
             )
         } catch let error as DomainError where error.code == .tooManyPendingBookings {
@@ -42,7 +46,10 @@ struct BookingRoutes {
             )
             throw error
         }
-        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking)), status: .created)
+        // A repeated request answers as the first did (201), saying it is a repeat.
+        var response = try JSONCoding.response(BookingResponse(booking: BookingDTO(created.booking)), status: .created)
+        if created.repeated { response.headers[IdempotencyKey.replayed] = "true" }
+        return response
     }
 
     func list(_ request: Request, _ context: UserContext) async throws -> Response {
@@ -57,14 +64,15 @@ struct BookingRoutes {
 
     func show(_ context: UserContext) async throws -> Response {
         let (tenant, userId) = (context.tenant, context.userId)
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-        let tenantId = tenant.id
-        let found = try await store.read { tx -> (Booking, CardPayment?)? in
-            guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else { return nil }
-            return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first { $0.purpose == .booking })
+        return try await Paging.userBooking(context, store: store, limiter: limiter) { id in
+            let tenantId = tenant.id
+            let found = try await store.read { tx -> (Booking, CardPayment?)? in
+                guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else { return nil }
+                return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first { $0.purpose == .booking })
+            }
+            guard let (booking, payment) = found else { throw DomainError.bookingNotFound(id) }
+            return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking, payment: payment)))
         }
-        guard let (booking, payment) = found else { throw DomainError.bookingNotFound(id) }
-        return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking, payment: payment)))
     }
 }
 
@@ -94,6 +102,32 @@ enum Paging {
         return try await bookingId(text.removingPercentEncoding ?? text, field: "id", tenantId: tenantId, store: store)
     }
 
+    /// A user's booking named by the path's `{id}`, handed to `body`. Whether the booking does not
+    /// exist or is someone else's, the caller gets one answer naming what it sent (never the internal
+    /// id of a reference it guessed), and the miss counts against its key's lookup budget: guessing
+    /// references is refused with 429 once the budget is spent (V9).
+    static func userBooking<T>(
+        _ context: UserContext,
+        store: any Store,
+        limiter: RateLimiter,
+        _ body: (Int64) async throws -> T
+    ) async throws -> T {
+        let sent = context.parameters.get("id").map { $0.removingPercentEncoding ?? $0 } ?? ""
+        try limiter.admitLookup(context.caller)
+        func missing() -> APIError {
+            limiter.lookupFailed(context.caller)
+            let named = Int64(sent) != nil ? sent : (BookingReference.normalized(sent) ?? String(sent.prefix(32)))
+            return APIError(.notFound, .bookingNotFound, "no booking \(named) for this user", field: "id")
+        }
+        do {
+            return try await body(try await bookingId(context, tenantId: context.tenant.id, store: store))
+        } catch let error as DomainError where error.code == .bookingNotFound {
+            throw missing()
+        } catch let error as APIError where error.code == .bookingNotFound {
+            throw missing()
+        }
+    }
+
     /// A booking named by an operator or a path: its id (digits), or its reference looked up within the tenant.
     static func bookingId(_ text: String, field: String, tenantId: String, store: any Store) async throws -> Int64 {
         if let id = Int64(text) {
@@ -115,5 +149,22 @@ enum Paging {
             throw APIError(.badRequest, .invalidQuery, "\(name) must be an ISO 8601 date-time", field: name)
         }
         return date
+    }
+}
+
+/// The `Idempotency-Key` header of `POST /api/bookings` and `POST /api/credits/reservations` (V5): a
+/// client that retries a creation after a lost answer sends the same key and gets the first one's
+/// result. 1–200 visible ASCII characters.
+enum IdempotencyKey {
+    static let name = HTTPField.Name("Idempotency-Key")!
+    /// Set on an answer that repeats an earlier request's.
+    static let replayed = HTTPField.Name("Idempotent-Replayed")!
+
+    static func read(_ request: Request) throws -> String? {
+        guard let value = request.headers[name] else { return nil }
+        guard (1...200).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw APIError(.badRequest, .invalidField, "Idempotency-Key must be 1 to 200 visible ASCII characters", field: "Idempotency-Key")
+        }
+        return value
     }
 }

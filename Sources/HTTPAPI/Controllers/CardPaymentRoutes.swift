@@ -52,9 +52,10 @@ struct CardPaymentRoutes {
     }
 
     func start(_ context: UserContext) async throws -> Response {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-        let result = try await startCardPayment(runtime: context.tenant, userId: context.userId, bookingId: id)
-        return try JSONCoding.response(CardPaymentStartDTO(result), status: result.created ? .created : .ok)
+        try await Paging.userBooking(context, store: store, limiter: rateLimiter) { id in
+            let result = try await startCardPayment(runtime: context.tenant, userId: context.userId, bookingId: id)
+            return try JSONCoding.response(CardPaymentStartDTO(result), status: result.created ? .created : .ok)
+        }
     }
 
     func webhook(_ request: Request, _ context: BerthRequestContext) async throws -> Response {

@@ -65,7 +65,8 @@ struct CreditRoutes {
         account.post("/api/credits/reservations") { request, context in
             let (runtime, userId) = (context.tenant, context.userId)
             let body = try await JSONCoding.decode(ReserveCreditsRequest.self, from: request)
-            let reference = try Self.text(body.reference, field: "reference")
+            // An Idempotency-Key is the reservation's reference when the body names none (V5).
+            let reference = try Self.text(body.reference, field: "reference") ?? IdempotencyKey.read(request)
             let profileId = try Self.text(body.profileId, field: "profileId")
             let result = try await reserveCredits(
                 runtime,

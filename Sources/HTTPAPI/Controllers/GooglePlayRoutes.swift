@@ -27,6 +27,7 @@ struct GooglePlayRoutes {
         var request = request
         let result: ReceivePlayNotification.Result
         try rateLimiter.admitNotification(tenant: runtime.tenant, clientAddress: address)
+        try rateLimiter.checkPush(tenant: runtime.tenant)
         do {
             let buffer: ByteBuffer
             do { buffer = try await request.collectBody(upTo: JSONCoding.bodyLimit) } catch {

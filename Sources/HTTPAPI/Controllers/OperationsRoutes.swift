@@ -50,6 +50,10 @@ struct OperationsRoutes {
             } else if !context.arrivedOnLoopback {
                 // Listening beyond this machine: the metrics (routes, volumes, outcomes) are not for anyone who asks.
                 return APIError(.forbidden, .forbidden, "/metrics answers off loopback only with BERTH_METRICS_TOKEN set").response()
+            } else if Self.forwarded(request) {
+                // On loopback, but from a proxy on this machine that forwards someone else's request (V12).
+                return APIError(.forbidden, .forbidden, "/metrics answers a request forwarded by a proxy only with BERTH_METRICS_TOKEN set")
+                    .response()
             }
             // The queue depth is counted at most every 10 s, however often /metrics is scraped.
             if queueDepth.due(), let depth = try? await store.read({ tx in try tx.outbox.pendingCount() }) {
@@ -64,6 +68,12 @@ struct OperationsRoutes {
                 body: .init(byteBuffer: ByteBuffer(string: metrics.render()))
             )
         }
+    }
+
+    /// Whether a proxy says it forwards the request for another client (`X-Forwarded-For`,
+    /// `Forwarded`, `X-Real-IP`): a scraper on the same machine sends none of them.
+    static func forwarded(_ request: Request) -> Bool {
+        request.headers[.xForwardedFor] != nil || request.headers[.forwarded] != nil || request.headers[.xRealIP] != nil
     }
 
     static func unavailable(_ body: ReadinessResponse) throws -> Response {

@@ -28,9 +28,9 @@ struct CrossOrigin: RouterMiddleware {
 
     static let allowedRequestHeaders = [
         "Authorization", "Content-Type", "Accept", "Accept-Language", "X-User-Id", "X-Berth-Nonce", "X-Request-Id",
-        "X-Ftc-Id", "Stripe-Signature",
+        "X-Ftc-Id", "Stripe-Signature", "Idempotency-Key",
     ]
-    static let exposedHeaders = "X-Berth-Signature, X-Berth-Signed-At, X-Berth-Key-Id, X-Berth-Nonce, X-Request-Id, Retry-After, Content-Language"
+    static let exposedHeaders = "X-Berth-Signature, X-Berth-Signed-At, X-Berth-Key-Id, X-Berth-Nonce, X-Request-Id, Retry-After, Content-Language, Idempotent-Replayed"
     static let maxAgeSeconds = 600
 
     let origins: [String: [AllowedOrigin]]
@@ -90,9 +90,16 @@ struct CrossOrigin: RouterMiddleware {
         origins.values.contains { list in list.contains { $0.matches(origin) } }
     }
 
-    /// Operators' routes: never cross-origin.
+    /// Operators' routes: never cross-origin. Judged by the path's components as the router splits
+    /// them (empty ones dropped), so that `//metrics`, `/metrics/` and `//api//admin/keys`, which the
+    /// router answers as `/metrics` and `/api/admin/keys`, are operators' routes too (V7).
     static func isOperatorPath(_ path: String) -> Bool {
-        path == "/api/admin" || path.hasPrefix("/api/admin/") || path == "/metrics"
+        var components = path.split(separator: "/", omittingEmptySubsequences: true).makeIterator()
+        switch components.next() {
+        case "metrics": return components.next() == nil
+        case "api": return components.next() == "admin"
+        default: return false
+        }
     }
 
     static func vary(_ headers: inout HTTPFields, _ value: String) {

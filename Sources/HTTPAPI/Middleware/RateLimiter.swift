@@ -25,6 +25,9 @@ final class RateLimiter: Sendable {
         case account
         /// A user's own state: balances, entitlements, lists (5× the verification limit).
         case reads
+        /// Bookings named by a reference or id that the caller does not hold (V9), per key (or per
+        /// user token's user): guessing references is refused once the budget is spent.
+        case lookups
     }
 
     private struct Bucket {
@@ -125,7 +128,7 @@ extension RateLimiter {
             switch scope {
             case .booking: tenant.bookingLimit
             case .reads: Tenant.RateLimit(burst: tenant.verificationLimit.burst * 5, perSecond: tenant.verificationLimit.perSecond * 5)
-            case .verification, .account, .admin, .notification: tenant.verificationLimit
+            case .verification, .account, .admin, .notification, .lookups: tenant.verificationLimit
             }
         let aggregate = Tenant.RateLimit(burst: limit.burst * 20, perSecond: limit.perSecond * 20)
         let principals: [(String, Tenant.RateLimit)]
@@ -165,6 +168,36 @@ extension RateLimiter {
     /// A notification from this address verified: its failure budget is whole again.
     func notificationVerified(tenant: Tenant, clientAddress: String?) {
         refill(tenant: tenant.id, scope: .notification, principal: Self.notificationPrincipal(clientAddress))
+    }
+
+    /// Every Google Play push of a tenant, whatever its outcome, takes a token of the tenant's push
+    /// budget (10× the notification burst, 5× its rate): one replayed push token cannot have Berth
+    /// store rows and ask Google without bound (V3). Pub/Sub retries a 429 with backoff.
+    func checkPush(tenant: Tenant) throws {
+        let limit = tenant.notificationLimit
+        let budget = Tenant.RateLimit(burst: min(limit.burst, 1_000_000) * 10, perSecond: limit.perSecond * 5)
+        try refuse(take(tenant: tenant.id, scope: .notification, principals: [("pushes", budget)]), what: "Google Play push")
+    }
+
+    /// Refuses, before the lookup, a caller whose failed booking lookups used up its budget (V9).
+    func admitLookup(_ caller: Caller) throws {
+        let tenant = caller.tenant.tenant
+        try refuse(
+            wait(tenant: tenant.id, scope: .lookups, principal: Self.lookupPrincipal(caller), limit: tenant.verificationLimit),
+            what: "unknown booking"
+        )
+    }
+
+    /// A lookup named a booking the caller does not hold: it takes a token of the key's budget (not
+    /// the user's: inventing user ids under one key does not multiply it).
+    func lookupFailed(_ caller: Caller) {
+        let tenant = caller.tenant.tenant
+        _ = take(tenant: tenant.id, scope: .lookups, principals: [(Self.lookupPrincipal(caller), tenant.verificationLimit)])
+    }
+
+    private static func lookupPrincipal(_ caller: Caller) -> String {
+        if let key = caller.key { return "key:\(key.id)" }
+        return "user:\(caller.userId ?? "")"
     }
 
     private static func notificationPrincipal(_ clientAddress: String?) -> String { "address:\(clientAddress ?? "unknown")" }

@@ -1,3 +1,4 @@
+import Crypto
 import Domain
 import Foundation
 
@@ -9,13 +10,23 @@ public struct CreateBooking: Sendable {
         /// `user:<id>` or `server:<key id>`: whose holds it counts against.
         public var createdVia: Actor
         public var request: BookingRequest
+        /// The caller's `Idempotency-Key`: a second request with the same key (and the same user)
+        /// answers the booking the first one made instead of holding a second slot.
+        public var idempotencyKey: String?
 
-        public init(runtime: TenantRuntime, userId: String, createdVia: Actor, request: BookingRequest) {
+        public init(runtime: TenantRuntime, userId: String, createdVia: Actor, request: BookingRequest, idempotencyKey: String? = nil) {
             self.runtime = runtime
             self.userId = userId
             self.createdVia = createdVia
             self.request = request
+            self.idempotencyKey = idempotencyKey
         }
+    }
+
+    /// A booking, and whether an earlier request with the same `Idempotency-Key` made it.
+    public struct Created: Sendable {
+        public var booking: Booking
+        public var repeated: Bool
     }
 
     let store: any Store
@@ -27,9 +38,59 @@ public struct CreateBooking: Sendable {
     }
 
     public func callAsFunction(_ command: Command) async throws -> Booking {
+        try await create(command).booking
+    }
+
+    /// Creates the booking, or with an `Idempotency-Key` a request already made answers its booking:
+    /// the key names the booking's id (a hash of tenant, user and key), so two requests racing with
+    /// one key meet on the id's uniqueness and the second reads the first's booking. The same key
+    /// for another resource, time or seat count is refused (409 `reference_in_use`).
+    public func create(_ command: Command) async throws -> Created {
         let tenant = command.runtime.tenant
         let now = clock.now()
         let quote = try tenant.quote(command.request, now: now)
+        let userId = command.userId
+        guard let key = command.idempotencyKey else {
+            return Created(booking: try await admit(command, quote: quote, id: nil, now: now), repeated: false)
+        }
+        let id = Self.bookingId(tenantId: tenant.id, userId: userId, idempotencyKey: key)
+        let tenantId = tenant.id
+        func earlier() async throws -> Booking? {
+            guard let found = try await store.read({ tx in try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) }) else { return nil }
+            guard found.userId == userId, found.resourceId == quote.resource.id, found.start == quote.start, found.end == quote.end,
+                found.seats == quote.seats
+            else {
+                throw DomainError(
+                    .conflict,
+                    .referenceInUse,
+                    "this Idempotency-Key already made another booking; use a new key for a new booking",
+                    field: "Idempotency-Key"
+                )
+            }
+            return found
+        }
+        if let found = try await earlier() { return Created(booking: found, repeated: true) }
+        do {
+            return Created(booking: try await admit(command, quote: quote, id: id, now: now), repeated: false)
+        } catch {
+            // The same key's other request won the race for the id.
+            if let found = try await earlier() { return Created(booking: found, repeated: true) }
+            throw error
+        }
+    }
+
+    /// The id a booking made with `idempotencyKey` gets: the first 53 bits of SHA-256 over the tenant,
+    /// user and key (never 0), the range of ``RecordID``.
+    static func bookingId(tenantId: String, userId: String, idempotencyKey: String) -> Int64 {
+        let digest = SHA256.hash(data: Data("booking\u{0}\(tenantId)\u{0}\(userId)\u{0}\(idempotencyKey)".utf8))
+        var value: UInt64 = 0
+        for byte in digest.prefix(8) { value = value << 8 | UInt64(byte) }
+        let id = Int64(value >> 11)
+        return id == 0 ? 1 : id
+    }
+
+    private func admit(_ command: Command, quote: BookingQuote, id: Int64?, now: Date) async throws -> Booking {
+        let tenant = command.runtime.tenant
         let draft = NewBooking(
             tenantId: tenant.id,
             userId: command.userId,
@@ -40,7 +101,7 @@ public struct CreateBooking: Sendable {
         )
         let limits = tenant.holdLimits
         let viaKey = command.createdVia.isKey
-        return try await store.write { tx in try Self.admit(draft, quote: quote, limits: limits, viaKey: viaKey, tx: tx, now: now) }
+        return try await store.write { tx in try Self.admit(draft, quote: quote, limits: limits, viaKey: viaKey, id: id, tx: tx, now: now) }
     }
 
     /// The unit of work of an admission: count what the slot and the holders already hold (locked),
@@ -50,6 +111,7 @@ public struct CreateBooking: Sendable {
         quote: BookingQuote,
         limits: HoldLimits,
         viaKey: Bool,
+        id: Int64? = nil,
         tx: any StoreSession,
         now: Date
     ) throws -> Booking {
@@ -82,7 +144,7 @@ public struct CreateBooking: Sendable {
             limits: limits,
             viaKey: viaKey
         )
-        let (booking, audit) = BookingTransitions.created(draft, reference: try tx.bookings.unusedReference(tenantId: draft.tenantId))
+        let (booking, audit) = BookingTransitions.created(draft, reference: try tx.bookings.unusedReference(tenantId: draft.tenantId), id: id)
         try tx.bookings.insert(booking, createdVia: draft.createdVia, now: now)
         try tx.audit.append(audit)
         if resourceHolds + 1 == limits.resourceAlertThreshold {

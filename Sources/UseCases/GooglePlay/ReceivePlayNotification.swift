@@ -4,6 +4,7 @@ import Foundation
 import GooglePlayAPI
 import JWTKit
 import Logging
+import Synchronization
 
 /// `POST /api/google/notifications/{tenant}`: a Pub/Sub push of a Google Play real-time developer
 /// notification. The push's OIDC token must be Google's (RS256 by a key of the configured key set,
@@ -26,6 +27,9 @@ public struct ReceivePlayNotification: Sendable {
     let logger: Logger
     /// Applies a pending purchase once Google says it is paid (nil: such purchases wait for the app).
     let verifyPurchase: VerifyPurchase?
+    /// What Google answered about voids in the last minute (V3: forged void pushes replayed with one
+    /// genuine push token cost at most one Google call per package and known token a minute).
+    let voidAnswers = VoidAnswers()
 
     public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger, verifyPurchase: VerifyPurchase? = nil) {
         self.store = store
@@ -425,25 +429,53 @@ public struct ReceivePlayNotification: Sendable {
         let known = try await store.read { tx in try Self.purchase(token, tenantId: tenantId, tx: tx, forUpdate: false) }
         do {
             if !subscription, let known, known.kind != .subscription, let product = runtime.tenant.product(id: known.productId) {
-                let state = try await play.client.productPurchase(package: package, productId: product.googleProductId, token: token)
-                if state.purchaseState == 1 { return true }
+                let key = "\(tenantId)|\(package)|\(token)"
+                let cancelled: Bool
+                if let answer = voidAnswers.purchaseCancelled(key, now: now) {
+                    // Read less than a minute ago and not cancelled then: Pub/Sub redelivers a genuine
+                    // void after the minute; a forged one costs no call.
+                    guard answer else { throw Self.askedRecently }
+                    cancelled = answer
+                } else {
+                    let state = try await play.client.productPurchase(package: package, productId: product.googleProductId, token: token)
+                    cancelled = state.purchaseState == 1
+                    voidAnswers.keep(purchaseCancelled: cancelled, key, now: now)
+                }
+                if cancelled { return true }
             }
+            let listKey = "\(tenantId)|\(package)"
+            if let voided = voidAnswers.voidedTokens(listKey, now: now) {
+                guard voided.contains(token) else { throw Self.askedRecently }
+                return true
+            }
+            var tokens = Set<String>()
             var pageToken: String?
             var pages = 0
             repeat {
                 let page = try await play.client.voidedPurchases(package: package, since: now.addingTimeInterval(-30 * 86_400), pageToken: pageToken)
-                if page.voidedPurchases?.contains(where: { $0.purchaseToken == token }) == true { return true }
+                for purchase in page.voidedPurchases ?? [] { if let voided = purchase.purchaseToken { tokens.insert(voided) } }
                 pageToken = page.tokenPagination?.nextPageToken
                 pages += 1
             } while pageToken != nil && pages < 20
-            return false
-        } catch {
+            voidAnswers.keep(voidedTokens: tokens, listKey, now: now)
+            return tokens.contains(token)
+        } catch let error as PlayError {
             if error.isTransient {
                 throw DomainError(.unavailable, .googlePlayUnavailable, "Google Play could not be asked; Pub/Sub will retry", retryAfter: 30)
             }
             return false
         }
     }
+
+    /// A void Google did not confirm when last asked, less than ``VoidAnswers/lifetime`` ago: retried
+    /// by Pub/Sub (503) until Berth may ask again, so that a genuine void is applied a minute late at
+    /// worst and a forged one costs no call to Google (V3).
+    static let askedRecently = DomainError(
+        .unavailable,
+        .googlePlayUnavailable,
+        "Google was asked about this void less than a minute ago and did not confirm it; Pub/Sub will retry",
+        retryAfter: Int(VoidAnswers.lifetime)
+    )
 
     /// The tenant's purchase of a Play token, in whichever environment it was recorded (a token is Google's, unique across them).
     static func purchase(_ token: String, tenantId: String, tx: any StoreSession, forUpdate: Bool) throws -> Purchase? {
@@ -460,5 +492,57 @@ public struct ReceivePlayNotification: Sendable {
             }
         }
         return nil
+    }
+}
+
+/// Google's answers about voided purchases, kept for ``lifetime`` (by the injected clock): the voided
+/// list of a package (every page read, as a set of tokens) and whether a known one-time purchase reads
+/// cancelled. A void Google reports after the list was read is found by the next read a minute later,
+/// or by the periodic voided sweep.
+final class VoidAnswers: Sendable {
+    static let lifetime: TimeInterval = 60
+    /// Most entries kept; past it, the expired ones are dropped, then everything.
+    static let capacity = 10_000
+
+    private struct State {
+        var lists: [String: (at: Date, tokens: Set<String>)] = [:]
+        var purchases: [String: (at: Date, cancelled: Bool)] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func voidedTokens(_ key: String, now: Date) -> Set<String>? {
+        state.withLock { state in
+            guard let entry = state.lists[key], Self.fresh(entry.at, now) else { return nil }
+            return entry.tokens
+        }
+    }
+
+    func keep(voidedTokens tokens: Set<String>, _ key: String, now: Date) {
+        state.withLock { state in
+            if state.lists.count >= Self.capacity { state.lists = state.lists.filter { Self.fresh($0.value.at, now) } }
+            if state.lists.count >= Self.capacity { state.lists = [:] }
+            state.lists[key] = (now, tokens)
+        }
+    }
+
+    func purchaseCancelled(_ key: String, now: Date) -> Bool? {
+        state.withLock { state in
+            guard let entry = state.purchases[key], Self.fresh(entry.at, now) else { return nil }
+            return entry.cancelled
+        }
+    }
+
+    func keep(purchaseCancelled cancelled: Bool, _ key: String, now: Date) {
+        state.withLock { state in
+            if state.purchases.count >= Self.capacity { state.purchases = state.purchases.filter { Self.fresh($0.value.at, now) } }
+            if state.purchases.count >= Self.capacity { state.purchases = [:] }
+            state.purchases[key] = (now, cancelled)
+        }
+    }
+
+    private static func fresh(_ at: Date, _ now: Date) -> Bool {
+        let age = now.timeIntervalSince(at)
+        return age >= 0 && age < lifetime
     }
 }

@@ -200,7 +200,8 @@ export class BerthClient {
 
   /** Holds credits for a piece of work (user tokens and server keys only; a client key is refused). */
   async reserveCredits(request: ReserveCreditsRequest): Promise<ReservationResponse> {
-    return (await this.call<ReservationResponse>("POST", "/api/credits/reservations", request)).body;
+    // One Idempotency-Key for the call and its retries: a retry after a lost answer finds the first hold.
+    return (await this.call<ReservationResponse>("POST", "/api/credits/reservations", request, { idempotencyKey: BerthClient.nonce() })).body;
   }
 
   async commitReservation(id: number): Promise<ReservationResponse> {
@@ -215,7 +216,8 @@ export class BerthClient {
 
   /** Creates a booking (a hold on the slot) for the user. */
   async createBooking(request: CreateBookingRequest): Promise<Booking> {
-    return (await this.call<BookingResponse>("POST", "/api/bookings", request)).body.booking;
+    // One Idempotency-Key for the call and its retries: a retry after a lost answer gets the first booking, not a second hold.
+    return (await this.call<BookingResponse>("POST", "/api/bookings", request, { idempotencyKey: BerthClient.nonce() })).body.booking;
   }
 
   async booking(id: number): Promise<Booking> {
@@ -262,8 +264,12 @@ export class BerthClient {
     return headers;
   }
 
-  /** One call, retried on network errors, 5xx and 429; a 4xx is thrown at once as a BerthError. */
-  private async call<T>(method: string, path: string, body?: unknown, flags: { anonymous?: boolean } = {}): Promise<Answer<T>> {
+  /**
+   * One call, retried on network errors, 5xx and 429; a 4xx is thrown at once as a BerthError. A POST
+   * is retried only when repeating it cannot act twice: with an Idempotency-Key Berth honours, or on
+   * a route that is idempotent by its nature (a proof applies once; a reservation commits once).
+   */
+  private async call<T>(method: string, path: string, body?: unknown, flags: { anonymous?: boolean; idempotencyKey?: string } = {}): Promise<Answer<T>> {
     const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
     const random = this.options.random ?? Math.random;
     let attempt = 0;
@@ -271,30 +277,38 @@ export class BerthClient {
       let failure: BerthError;
       let wait: number | undefined;
       try {
-        return await this.once<T>(method, path, body, flags.anonymous === true);
+        return await this.once<T>(method, path, body, flags.anonymous === true, flags.idempotencyKey);
       } catch (error) {
         failure = error instanceof BerthError ? error : new BerthError("network", "Berth could not be reached: " + String(error), 0, undefined, true);
         if (failure instanceof RetryAfter) wait = failure.waitMs;
       }
-      if (!failure.retryable || attempt >= this.options.retries) throw failure;
+      const repeatable = method !== "POST" || flags.idempotencyKey !== undefined || BerthClient.idempotentPost(path);
+      if (!failure.retryable || !repeatable || attempt >= this.options.retries) throw failure;
       const backoff = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** attempt) * (0.5 + random() / 2);
       await sleep(Math.min(this.options.maxBackoffMs, Math.max(backoff, wait ?? 0)));
       attempt += 1;
     }
   }
 
-  private async once<T>(method: string, path: string, body: unknown, anonymous: boolean): Promise<Answer<T>> {
+  private async once<T>(method: string, path: string, body: unknown, anonymous: boolean, idempotencyKey?: string): Promise<Answer<T>> {
     const nonce = BerthClient.nonce();
+    const headers = await this.headers(nonce, anonymous, body !== undefined);
+    if (idempotencyKey !== undefined) headers["Idempotency-Key"] = idempotencyKey;
     const response = await this.doFetch(this.options.baseURL.replace(/\/+$/, "") + path, {
       method,
-      headers: await this.headers(nonce, anonymous, body !== undefined),
+      headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const bytes = new Uint8Array(await response.arrayBuffer());
-    if (this.options.answerKey && !anonymous && response.headers.get("X-Berth-Signature") !== null) {
+    if (this.options.answerKey && !anonymous) {
+      // With a pinned key every answer of an authenticated call must be Berth's (Berth signs every
+      // route an app calls with its credentials): an unsigned one is never read as data. A proxy's
+      // own 5xx or 429 carries no signature: it is a failure to retry, not a refusal.
+      if (response.headers.get("X-Berth-Signature") === null) {
+        throw new BerthError("unsigned_answer", "the answer is not signed: it is not Berth's (keep the last trusted state)", response.status,
+                             undefined, RETRYABLE_STATUS(response.status));
+      }
       await this.checkSignature(response, bytes, { nonce, method, path });
-    } else if (this.options.answerKey && !anonymous && BerthClient.signedRoute(method, path)) {
-      throw new BerthError("unsigned_answer", "the answer is not signed: it is not Berth's (keep the last trusted state)", response.status);
     }
     let parsed: unknown = undefined;
     if (bytes.length > 0) {
@@ -314,12 +328,13 @@ export class BerthClient {
     throw new BerthError(error?.code ?? "http_" + response.status, message, response.status, error?.field, retryable, parsed);
   }
 
-  /** The routes whose answers a signing app signs (entitlements, balances, purchases, restore, reservations). */
-  private static signedRoute(method: string, path: string): boolean {
+  /** POST routes that act once whatever the repeats: a proof applies once, a restore reads history, a
+   * reservation commits or releases once, a booking has one card payment. */
+  private static idempotentPost(path: string): boolean {
     const bare = path.split("?")[0];
-    return (method === "GET" && ["/api/entitlements", "/api/credits", "/api/credits/transactions", "/api/subscriptions"].includes(bare))
-      || (method === "POST" && ["/api/verify-purchase", "/api/restore-purchases", "/api/credits/reservations"].includes(bare))
-      || /^\/api\/credits\/reservations\/[0-9]+\/(commit|release)$/.test(bare);
+    return ["/api/verify-purchase", "/api/restore-purchases", "/api/offers/apple/introductory-eligibility"].includes(bare)
+      || /^\/api\/credits\/reservations\/[0-9]+\/(commit|release)$/.test(bare)
+      || /^\/api\/bookings\/[^/]+\/card-payment$/.test(bare);
   }
 
   /** Checks Berth's signature over the answer (the text the README documents). */

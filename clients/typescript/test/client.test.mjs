@@ -89,6 +89,38 @@ await test("a pinned key makes an unsigned answer of a signed route an error, ne
   await assert.rejects(pinned.entitlements(), (error) => error.code === "unsigned_answer");
 });
 
+await test("a booking is retried after a 502 with the same Idempotency-Key (V5); each new booking gets its own key", async () => {
+  const booking = { booking: { id: 7, status: "pending_payment" } };
+  const { fetch, seen } = answers([[502, undefined], [201, booking], [201, booking]]);
+  const made = await client(fetch).createBooking({ resourceId: "rib-7m", start: "2027-06-01", end: "2027-06-01" });
+  assert.equal(made.id, 7);
+  assert.equal(seen.length, 2);
+  const key = seen[0].init.headers["Idempotency-Key"];
+  assert.ok(typeof key === "string" && key.length > 10, "a key is sent");
+  assert.equal(seen[1].init.headers["Idempotency-Key"], key, "the retry repeats the key");
+  const second = answers([[201, booking]]);
+  await client(second.fetch).createBooking({ resourceId: "rib-7m", start: "2027-06-02", end: "2027-06-02" });
+  assert.notEqual(second.seen[0].init.headers["Idempotency-Key"], key, "another booking, another key");
+});
+
+await test("a POST without an idempotency key and not idempotent by nature is never repeated after a 5xx", async () => {
+  const { fetch, seen } = answers([[503, refusal("temporarily_unavailable")], [200, {}]]);
+  await assert.rejects(client(fetch).promotionalOffer({ productId: "p", offerId: "o" }), (error) => error.status === 503);
+  assert.equal(seen.length, 1);
+});
+
+await test("with a pinned key, every authenticated answer must be signed (V6): bookings too; a proxy's 502 is retried", async () => {
+  const options = { baseURL: "https://berth.test", clientKey: "k", userId: "ana", answerKey: { keyId: "k1", publicKeySPKI: "AAAA" },
+                    retries: 2, sleep: async () => {}, random: () => 1 };
+  const rewritten = answers([[200, { booking: { id: 1, status: "confirmed" } }]]);
+  await assert.rejects(new BerthClient({ ...options, fetch: rewritten.fetch }).booking(1), (error) => error.code === "unsigned_answer" && !error.retryable);
+  const list = answers([[200, { items: [], total: 0 }]]);
+  await assert.rejects(new BerthClient({ ...options, fetch: list.fetch }).bookings(), (error) => error.code === "unsigned_answer");
+  const proxy = answers([[502, undefined], [502, undefined], [502, undefined]]);
+  await assert.rejects(new BerthClient({ ...options, fetch: proxy.fetch }).entitlements(), (error) => error.code === "unsigned_answer" && error.retryable);
+  assert.equal(proxy.seen.length, 3, "retried");
+});
+
 await test("a client key without a user, or no credentials at all, is a configuration error", async () => {
   assert.throws(() => new BerthClient({ baseURL: "https://berth.test", clientKey: "k" }), (error) => error.code === "configuration");
   assert.throws(() => new BerthClient({ baseURL: "https://berth.test" }), (error) => error.code === "configuration");
