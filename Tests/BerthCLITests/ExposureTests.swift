@@ -128,6 +128,18 @@ struct ExposureTests {
         defer { server.cleanUp() }
         try await server.start()
         #expect(try await server.request("GET", "/metrics", headers: [:]).status == 200, "loopback, no token: open")
+        // V12: a proxy on this machine forwarding someone else's request is not a local scraper.
+        for header in ["X-Forwarded-For", "Forwarded", "X-Real-IP"] {
+            let forwarded = try await server.request("GET", "/metrics", headers: [header: "203.0.113.9"])
+            #expect(forwarded.status == 403, "\(header): \(forwarded.status)")
+        }
+        server.stop()
+        try await server.start(environment: ["BERTH_METRICS_TOKEN": "metrics-token-abc123"])
+        #expect(
+            try await server.request("GET", "/metrics", headers: ["X-Forwarded-For": "203.0.113.9", "Authorization": "Bearer metrics-token-abc123"])
+                .status == 200,
+            "forwarded with the token: served"
+        )
         server.stop()
         guard let interface else {
             Issue.record("this machine has no non-loopback IPv4 address to listen on")

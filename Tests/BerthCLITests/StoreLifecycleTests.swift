@@ -81,6 +81,18 @@ struct StoreLifecycleTests {
         await writer.value
         let again = try server.berth(["backup", "--to", backup])
         #expect(again.status != 0 && again.stderr.contains("exists"), "a backup never overwrites: \(again.stderr)")
+        // V11: readable by its owner only, whatever the umask (the test process runs with the usual 022).
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: backup)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o600, "backup mode \(String(mode, radix: 8))")
+        // A dangling symbolic link is refused, not followed; nothing is left beside it.
+        let elsewhere = server.directory.appendingPathComponent("elsewhere.sqlite").path
+        let link = server.directory.appendingPathComponent("link.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere)
+        let linked = try server.berth(["backup", "--to", link])
+        #expect(linked.status != 0 && linked.stderr.contains("exists"), "\(linked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere), "the link's target was not written")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: server.directory.path).filter { $0.contains(".partial-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
         #expect((try Self.rows("schema_migrations", in: backup) ?? 0) > 10)
         let copied = try #require(try Self.rows("api_keys", in: backup))
         #expect(copied >= 1 && copied <= 41, "a consistent moment of the writes: \(copied) keys")

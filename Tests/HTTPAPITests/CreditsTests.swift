@@ -848,6 +848,16 @@ struct CreditsTests {
             let csv = try await client.call(.get, "/api/admin/credits/ledger?format=csv", auth: keys.stylistAdmin)
             let text = String(decoding: csv.data, as: UTF8.self)
             #expect(text.contains("'=\u{0301}cmd|calc") && !text.contains(",=\u{0301}cmd"), "the formula guard looks at the first scalar")
+            // V10: a spreadsheet in a `;` locale (Italian, German, French Excel) or splitting on tabs sees
+            // these as cells of their own: every part that starts a formula is guarded, the cell quoted.
+            for user in ["x;=1+1", "y;@SUM(1+1)", "q\t=1+1", "z; -2+3"] {
+                _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: user)
+            }
+            let guarded = String(decoding: try await client.call(.get, "/api/admin/credits/ledger?format=csv", auth: keys.stylistAdmin).data, as: UTF8.self)
+            for cell in ["\"x;'=1+1\"", "\"y;'@SUM(1+1)\"", "\"q\t'=1+1\"", "\"z; '-2+3\""] {
+                #expect(guarded.contains(cell), "\(cell) in the export")
+            }
+            #expect(LedgerCSV.text("plain; text") == "\"plain; text\"" && LedgerCSV.text("-5") == "'-5" && LedgerCSV.text("ok") == "ok")
         }
     }
 }

@@ -187,6 +187,33 @@ struct GooglePlayTests {
         }
     }
 
+    @Test("V4: a pending purchase stays with the first user who sent it: a second user's sending is refused 409 and audited")
+    func pendingPurchaseKeepsFirstSender() async throws {
+        try await Self.withPlay { rig in
+            var record = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false)
+            record.purchaseState = 2
+            try rig.kit.save(record)
+            let victim = try await rig.verify(rig.stylistKey, user: "hoa", product: Self.credits, token: record.token)
+            #expect(victim.status == .conflict && victim.errorCode == "purchase_pending", "\(victim.json)")
+            let attacker = try await rig.verify(rig.stylistKey, user: "eve", product: Self.credits, token: record.token)
+            #expect(attacker.status == .conflict && attacker.errorCode == "transaction_already_used", "\(attacker.json)")
+            let again = try await rig.verify(rig.stylistKey, user: "hoa", product: Self.credits, token: record.token)
+            #expect(again.errorCode == "purchase_pending", "the first sender keeps it: \(again.json)")
+            let audit = try await rig.harness.services.store.read { tx in
+                try tx.audit.audit(tenantId: "aistylist-test", page: Page(limit: 50, offset: 0)).items
+            }
+            #expect(audit.contains { $0.actor == "user:eve" && $0.action == "replay.detected" }, "the second sender is audited as a replay")
+            let paid = try await rig.push(
+                "aistylist-test",
+                try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED")
+            )
+            #expect(paid.json["outcome"] as? String == "pending_purchase_applied", "\(paid.json)")
+            let hoa = try #require(try await rig.balance("hoa"))
+            let eve = try await rig.balance("eve") ?? 0
+            #expect(hoa > eve, "the buyer got the credits: hoa \(hoa), eve \(eve)")
+        }
+    }
+
     @Test(
         "a one-time purchase sent while Google waited for payment (409 purchase_pending) is applied to its user when Google tells of the payment, once"
     )
