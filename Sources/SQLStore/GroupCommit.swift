@@ -114,7 +114,10 @@ final class GroupCommit: Sendable {
                 try db.commit()
                 for answer in answers { answer() }
             } catch {
-                try? db.rollback()
+                // L16: a transaction left open at the end of this access is a trap in GRDB (a
+                // precondition), so a ROLLBACK that fails is tried again (its statements are reset by
+                // then); SQLite's own ROLLBACK of a WAL write transaction fails only on I/O errors.
+                for _ in 0..<3 where db.isInsideTransaction { try? db.rollback() }
                 for job in group { job.fail(error) }
             }
             releaseOrDrain()
