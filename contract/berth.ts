@@ -127,7 +127,7 @@ export type ErrorCode =
   | "reservation_not_found"
   /** 409: commit of a released or expired reservation, release of a committed one */
   | "reservation_not_held"
-  /** 409: the reference already holds a reservation of another amount, type or profile */
+  /** 409: the reference already holds a reservation of another amount, type or profile; or the Idempotency-Key of POST /api/bookings already made another booking */
   | "reference_in_use"
   /** 409 / 404: CMS product create of an existing id / edit of an unknown one */
   | "product_exists"
