@@ -320,7 +320,7 @@ extension PlayConformance {
 
 extension PlayConformance {
     @Test(
-        "a pending one-time purchase's claim: remembered once per token (a later sending replaces it), apart per tenant, forgotten once applied",
+        "a pending one-time purchase's claim: remembered once per token, kept by its first sender (V4: the same user's later sending replaces what it is for, another user's changes nothing), apart per tenant, forgotten once applied",
         arguments: Backend.available
     )
     func pendingClaims(backend: Backend) async throws {
@@ -336,11 +336,13 @@ extension PlayConformance {
                     createdAt: Self.now
                 )
             }
-            try await store.write { try $0.play.rememberPending(claim("ana")) }
-            try await store.write { try $0.play.rememberPending(claim("bo", booking: 42)) }
-            try await store.write { try $0.play.rememberPending(claim("cy", tenant: "b")) }
+            #expect(try await store.write { try $0.play.rememberPending(claim("ana")) } == "ana")
+            #expect(try await store.write { try $0.play.rememberPending(claim("bo", booking: 42)) } == "ana", "the first sender keeps it")
+            #expect(try await store.read { try $0.play.pendingClaim(tenantId: "a", purchaseToken: "tok") } == claim("ana"))
+            #expect(try await store.write { try $0.play.rememberPending(claim("ana", booking: 42)) } == "ana")
+            #expect(try await store.write { try $0.play.rememberPending(claim("cy", tenant: "b")) } == "cy")
             let read = try await store.read { try $0.play.pendingClaim(tenantId: "a", purchaseToken: "tok") }
-            #expect(read == claim("bo", booking: 42))
+            #expect(read == claim("ana", booking: 42), "the same user's later sending replaces what it is for")
             #expect(try await store.read { try $0.play.pendingClaim(tenantId: "b", purchaseToken: "tok") }?.userId == "cy")
             try await store.write { try $0.play.forgetPending(tenantId: "a", purchaseToken: "tok") }
             #expect(try await store.read { try $0.play.pendingClaim(tenantId: "a", purchaseToken: "tok") } == nil)
