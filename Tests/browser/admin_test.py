@@ -13,6 +13,7 @@ Usage: Tests/browser/admin_test.py [path to berth binary]
 import datetime
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -58,6 +59,29 @@ def call(url, method="GET", key=None, body=None, user=None):
 
 def visible_tabs(driver):
     return [b.get_attribute("data-view") for b in driver.find_elements(By.CSS_SELECTOR, "#tabs button") if b.is_displayed()]
+
+
+def console_errors(driver):
+    """The page's console errors since the last call. Chromium also logs, as errors, the answers with a
+    4xx status that the test provokes on purpose (a refused key, a refused refund): those are the
+    page's expected refusals, shown to the operator, and are left out; anything else fails the test
+    (a Content-Security-Policy violation, an exception, a failed script)."""
+    errors = []
+    for entry in driver.get_log("browser"):
+        if entry.get("level") != "SEVERE":
+            continue
+        message = entry.get("message", "")
+        if re.search(r"Failed to load resource: the server responded with a status of 4[0-9][0-9]", message):
+            continue
+        errors.append(message)
+    return errors
+
+
+def shot(driver, name):
+    """A screenshot of the view, which must have logged no console error."""
+    driver.save_screenshot(os.path.join(SHOTS, name))
+    errors = console_errors(driver)
+    check(not errors, f"no console error on {name}: {errors[:3]}")
 
 
 def check(condition, what):
@@ -120,6 +144,7 @@ def main():
         for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900", "--disable-gpu"]:
             options.add_argument(argument)
         options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         downloads = os.path.join(work, "downloads")
         os.makedirs(downloads)
         options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
@@ -132,7 +157,7 @@ def main():
         check(driver.current_url.rstrip("/").endswith("/admin"), "/ leads to /admin")
         wait.until(EC.visibility_of_element_located((By.ID, "key")))
         os.makedirs(SHOTS, exist_ok=True)
-        driver.save_screenshot(os.path.join(SHOTS, "sign-in.png"))
+        shot(driver, "sign-in.png")
 
         driver.find_element(By.ID, "key").send_keys("berth_not_a_key")
         driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
@@ -156,7 +181,7 @@ def main():
         check(driver.find_element(By.ID, "app-name").text.startswith("Seaboo"), "the header names the app")
         check(visible_tabs(driver) == ["overview", "bookings", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"a booking app's admin sees no credit or subscription views: {visible_tabs(driver)}")
-        driver.save_screenshot(os.path.join(SHOTS, "bookings.png"))
+        shot(driver, "bookings.png")
 
         print("confirm a pending booking")
         first = bookings[0]["id"]
@@ -202,7 +227,7 @@ def main():
         with open(path, newline="") as f:
             header = f.readline().strip()
         check(header.startswith("id,createdAt,purchasedAt,userId,productId,status"), f"it has the purchase columns: {header[:60]}…")
-        driver.save_screenshot(os.path.join(SHOTS, "purchases.png"))
+        shot(driver, "purchases.png")
 
         print("unapplied payments: a paid transaction for a booking that does not exist, applied by the operator")
         status, body = call(url + "/api/bookings", "POST", server, {"resourceId": "gozzo-5m", "start": f"{day + datetime.timedelta(days=5)}T08:00:00Z",
@@ -220,7 +245,7 @@ def main():
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="unapplied"]').click()
         row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{kept}"]')))
         check("45.00 EUR" in row.text and "booking_not_found" in row.text, f"the row shows the amount and the reason: {row.text!r}")
-        driver.save_screenshot(os.path.join(SHOTS, "unapplied.png"))
+        shot(driver, "unapplied.png")
         row.find_element(By.CSS_SELECTOR, "button").click()  # Apply
         wait.until(EC.visibility_of_element_located((By.ID, "apply-booking"))).send_keys(str(third["id"]))
         driver.find_element(By.ID, "payment-submit").click()
@@ -244,7 +269,7 @@ def main():
         row.find_element(By.CSS_SELECTOR, "button.refund").click()
         wait.until(EC.visibility_of_element_located((By.ID, "refund-reason"))).send_keys("fuel not used")
         driver.find_element(By.ID, "refund-amount").send_keys("1500")
-        driver.save_screenshot(os.path.join(SHOTS, "card-refund.png"))
+        shot(driver, "card-refund.png")
         driver.find_element(By.ID, "refund-submit").click()
         message = wait.until(lambda d: "refund of" in d.find_element(By.ID, "message").text and d.find_element(By.ID, "message").text)
         check("15.00 EUR succeeded" in message and "partially_refunded" in message and "booking confirmed" in message, f"a partial refund keeps the booking: {message!r}")
@@ -262,7 +287,7 @@ def main():
         row.find_element(By.CSS_SELECTOR, "button.payments").click()
         panel = wait.until(EC.visibility_of_element_located((By.ID, "payments-panel")))
         check("refunded" in panel.text and "storm warning" in panel.text and "fuel not used" in panel.text, f"the payments panel says who and why: {panel.text!r}")
-        driver.save_screenshot(os.path.join(SHOTS, "card-payments.png"))
+        shot(driver, "card-payments.png")
 
         print("other views load without errors")
         for view in ["webhooks", "deadLetters", "replays", "audit", "notifications"]:
@@ -271,7 +296,7 @@ def main():
             check(not driver.find_element(By.ID, "message").text.startswith(("Refused", "Failed")), f"{view} loads")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="audit"]').click()
         wait.until(lambda d: d.find_element(By.ID, "pager").text)
-        driver.save_screenshot(os.path.join(SHOTS, "audit.png"))
+        shot(driver, "audit.png")
 
         print("API keys: create a client key, use it, revoke it")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="keys"]').click()
@@ -289,7 +314,7 @@ def main():
         created = next(k for k in listing["keys"] if k["name"] == "iOS app")
         row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{created["id"]}"]')))
         check(secret not in driver.page_source.replace(driver.find_element(By.ID, "key-secret-value").text, ""), "the listing never shows the key")
-        driver.save_screenshot(os.path.join(SHOTS, "keys.png"))
+        shot(driver, "keys.png")
         row.find_element(By.XPATH, ".//button[text()='Revoke']").click()
         WebDriverWait(driver, 5).until(EC.alert_is_present())
         driver.switch_to.alert.accept()
@@ -334,7 +359,7 @@ def main():
         check("storm warning" in row.text, f"the operator's typed refund reason is shown, not a code: {row.text!r}")
         fits = "const w = document.querySelector('.table-wrap'); return w.scrollWidth <= w.clientWidth + 1;"
         check(driver.execute_script(fits), "at 1400 px the bookings table needs no sideways scrolling")
-        driver.save_screenshot(os.path.join(SHOTS, "bookings-1400.png"))
+        shot(driver, "bookings-1400.png")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="purchases"]').click()
         wait.until(lambda d: d.find_element(By.ID, "pager").text)
         check(driver.execute_script(fits), "nor the purchases table")
@@ -348,7 +373,7 @@ def main():
 
         hits = search("  " + rosa["july"]["reference"].lower()[:3] + "-" + rosa["july"]["reference"].lower()[3:])
         check([h.get_attribute("data-id") for h in hits] == [str(rosa["july"]["id"])], f"the reference, as a customer spells it, finds the booking: {[h.text for h in hits]}")
-        driver.save_screenshot(os.path.join(SHOTS, "search-1400.png"))
+        shot(driver, "search-1400.png")
         hits = search("carla")
         check(any(h.get_attribute("data-kind") == "user" for h in hits), f"a user id finds the customer: {[h.text for h in hits]}")
         hits = search("MK5TTTVWJH")
@@ -360,7 +385,7 @@ def main():
         kinds = {li.get_attribute("data-kind") for li in timeline.find_elements(By.TAG_NAME, "li")}
         check({"booking", "booking_change", "card_payment", "refund", "purchase"} <= kinds, f"carla's timeline has her booking and its changes, card payment, refunds and purchase: {kinds}")
         check("storm warning" in timeline.text and "fuel not used" in timeline.text, "with the operator's reasons")
-        driver.save_screenshot(os.path.join(SHOTS, "timeline-1400.png"))
+        shot(driver, "timeline-1400.png")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="overview"]').click()
         wait.until(EC.visibility_of_element_located((By.ID, "chart-bookings")))
         bars = driver.find_elements(By.CSS_SELECTOR, "#chart-bookings rect")
@@ -368,7 +393,7 @@ def main():
         money = driver.find_element(By.ID, "overview-totals").text
         check("EUR" in money, f"money in per currency: {money!r}")
         check(driver.find_elements(By.CSS_SELECTOR, "#chart-money-EUR rect"), "a money chart for EUR")
-        driver.save_screenshot(os.path.join(SHOTS, "overview-1400.png"))
+        shot(driver, "overview-1400.png")
 
         driver.set_window_size(390, 844)
         wait.until(EC.visibility_of_element_located((By.ID, "chart-bookings")))
@@ -376,14 +401,14 @@ def main():
         check(width <= 400, f"the overview fits a 390 px phone: {width}px")
         nav = driver.execute_script("return document.getElementById('tabs').getBoundingClientRect().height")
         check(nav <= 56, f"the navigation is one compact line on a phone ({nav}px high)")
-        driver.save_screenshot(os.path.join(SHOTS, "overview-390.png"))
+        shot(driver, "overview-390.png")
         search(rosa["january"]["reference"])
         check(driver.execute_script("return document.documentElement.scrollWidth") <= 400, "search results fit the phone")
-        driver.save_screenshot(os.path.join(SHOTS, "search-390.png"))
+        shot(driver, "search-390.png")
         driver.find_element(By.CSS_SELECTOR, '#search-results a.user[data-user="rosa"]').click()
         wait.until(EC.visibility_of_element_located((By.ID, "timeline")))
         check(driver.execute_script("return document.documentElement.scrollWidth") <= 400, "the timeline fits the phone")
-        driver.save_screenshot(os.path.join(SHOTS, "timeline-390.png"))
+        shot(driver, "timeline-390.png")
 
         print("narrow screen (phone)")
         driver.set_window_size(400, 860)
@@ -391,7 +416,7 @@ def main():
         wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{first}"]')))
         width = driver.execute_script("return document.documentElement.scrollWidth")
         check(width <= 420, f"the page fits a phone's width (the table scrolls inside its frame): {width}px")
-        driver.save_screenshot(os.path.join(SHOTS, "bookings-phone.png"))
+        shot(driver, "bookings-phone.png")
 
         print("sign out")
         driver.find_element(By.ID, "signout").click()
@@ -416,13 +441,15 @@ def main():
         check(types == ["", "credits"], f"the credit type filter offers the app's types: {types}")
         ledger = driver.find_element(By.ID, "rows").text
         check("ticket 4411" in ledger and "launch promotion" in ledger, "the ledger lists the adjustments with their reasons")
-        driver.save_screenshot(os.path.join(SHOTS, "ledger.png"))
+        shot(driver, "ledger.png")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="products"]').click()
         rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#view table tr") or None)
         text = driver.find_element(By.ID, "view").text
         check("com.aiimagestylist.credits.starter" in text and len(rows) > 1, "its credit products are listed")
         check(not driver.find_element(By.ID, "message").text.startswith(("Refused", "Failed")), "without a refusal")
         driver.find_element(By.ID, "signout").click()
+        errors = console_errors(driver)
+        check(not errors, f"no console error at the end: {errors[:3]}")
         print(f"browser test: all checks passed (screenshots in {SHOTS})")
     finally:
         if driver:

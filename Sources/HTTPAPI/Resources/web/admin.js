@@ -13,6 +13,8 @@ function el(tag, attributes = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
     else if (name === "text") node.textContent = value;
+    // Through the CSSOM: the page's Content-Security-Policy (style-src 'self') refuses style attributes.
+    else if (name === "style") for (const [property, setting] of Object.entries(value)) node.style.setProperty(property, setting);
     else node.setAttribute(name, value === true ? "" : value);
   }
   for (const child of children) if (child !== null && child !== undefined) node.append(child);
@@ -312,7 +314,7 @@ function barChart(id, title, labels, series, format) {
       plot.append(label);
     }
   });
-  const legend = el("div", { class: "legend" }, ...series.map((s, k) => el("span", {}, el("span", { class: "swatch", style: `background:${PALETTE[k % PALETTE.length]}` }), s.name)));
+  const legend = el("div", { class: "legend" }, ...series.map((s, k) => el("span", {}, el("span", { class: "swatch", style: { background: PALETTE[k % PALETTE.length] } }), s.name)));
   return el("div", { class: "chart" }, el("strong", { text: title }), plot, legend);
 }
 
@@ -369,7 +371,7 @@ async function renderOverview(main, query = {}) {
       for (const r of rows) {
         const share = r.occupancy === undefined ? null : Math.round(r.occupancy * 100);
         table.append(el("tr", { "data-id": r.resourceId }, el("td", { text: r.name }), el("td", { text: String(r.confirmed) }), el("td", { text: String(r.pending) }),
-          el("td", { text: String(r.seats) }), el("td", {}, share === null ? "" : el("div", { class: "bar", title: `${share} %` }, el("span", { style: `width:${share}%` })), share === null ? "" : ` ${share} %`)));
+          el("td", { text: String(r.seats) }), el("td", {}, share === null ? "" : el("div", { class: "bar", title: `${share} %` }, el("span", { style: { width: `${share}%` } })), share === null ? "" : ` ${share} %`)));
       }
       main.append(el("h3", { text: title }), el("div", { class: "table-wrap" }, table));
     }
@@ -403,8 +405,8 @@ async function showSearch(text) {
     }
     const lookup = { found: "Apple found this order.", found_not_recorded: "Apple knows this order, but Berth has no purchase of it.", not_found: "Apple does not know this order id.",
       unavailable: "Apple's order lookup did not answer; try again.", not_configured: "Apple order ids need the App Store Server API key." }[result.appleOrderLookup];
-    main.append(el("div", { id: "detail" }), result.items.length ? el("div", { class: "table-wrap" }, list) : el("p", { id: "search-empty", text: "Nothing of this app matches." }),
-      lookup ? el("p", { class: "muted", id: "apple-lookup", text: lookup }) : null);
+    main.append(el("div", { id: "detail" }), result.items.length ? el("div", { class: "table-wrap" }, list) : el("p", { id: "search-empty", text: "Nothing of this app matches." }));
+    if (lookup) main.append(el("p", { class: "muted", id: "apple-lookup", text: lookup }));
   } catch (error) {
     failed(error);
   }
