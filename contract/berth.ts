@@ -58,6 +58,9 @@ export type ErrorCode =
   | "bookings_not_offered"
   | "no_product_for_booking"
   | "slot_not_offered"
+  /** 409 (POST /api/bookings): the slot is held by other bookings; nothing was paid, choose another time */
+  | "slot_taken"
+  /** 409 (verify-purchase, a card payment): paid, but the slot was lost meanwhile; the payment is recorded for a refund */
   | "slot_unavailable"
   /** 409: the user, the resource, or the API key over its users already holds the most unpaid bookings allowed */
   | "too_many_pending_bookings"

@@ -45,6 +45,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let sandboxNotAllowed = ErrorCode("sandbox_not_allowed")
     public static let slotNotOffered = ErrorCode("slot_not_offered")
     public static let slotUnavailable = ErrorCode("slot_unavailable")
+    /// A booking asked for a slot someone else holds, before any payment.
+    public static let slotTaken = ErrorCode("slot_taken")
     public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
     public static let tenantNotFound = ErrorCode("tenant_not_found")
     public static let tooManyPendingBookings = ErrorCode("too_many_pending_bookings")
@@ -140,6 +142,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .sandboxNotAllowed,
         .slotNotOffered,
         .slotUnavailable,
+        .slotTaken,
         .temporarilyUnavailable,
         .tenantNotFound,
         .tooManyPendingBookings,

@@ -403,7 +403,7 @@ struct RulesTests {
         #expect(code(BookingLoad(occupancy: .none, userHolds: 2, creatorHolds: 0)) == "too_many_pending_bookings")
         #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 3), viaServerKey: true) == "too_many_pending_bookings")
         #expect(code(BookingLoad(occupancy: .none, userHolds: 0, creatorHolds: 3)) == nil, "a user's own token is not capped by a key's count")
-        #expect(code(BookingLoad(occupancy: Occupancy(bookings: 1, seats: 1), userHolds: 0, creatorHolds: 0)) == "slot_unavailable")
+        #expect(code(BookingLoad(occupancy: Occupancy(bookings: 1, seats: 1), userHolds: 0, creatorHolds: 0)) == "slot_taken")
     }
 
     @Test("rentals above the last price band are refused at booking time; experiences sold per seat need a unit per seat")

@@ -61,7 +61,7 @@ struct BookingAndAdminTests {
                 return try await tasks.reduce(into: []) { $0.append($1) }
             }
             #expect(replies.filter { $0.status == .created }.count == 1)
-            #expect(replies.filter { $0.status == .conflict && $0.errorCode == "slot_unavailable" }.count == 1)
+            #expect(replies.filter { $0.status == .conflict && $0.errorCode == "slot_taken" }.count == 1)
 
             let winner = try #require(replies.first { $0.status == .created }?.booking)
             let user = winner["userId"] as! String

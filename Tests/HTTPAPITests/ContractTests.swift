@@ -72,7 +72,7 @@ struct ContractTests {
             record("BookingResponse.experience", "BookingResponse", sunset)
 
             let taken = try await client.call(.post, "/api/bookings", auth: key, user: "bob", json: rental)
-            record("ErrorResponse.slot_unavailable", "ErrorResponse", taken)
+            record("ErrorResponse.slot_taken", "ErrorResponse", taken)
 
             let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000004242")
             let verify: [String: Any] = [

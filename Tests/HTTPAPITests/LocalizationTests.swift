@@ -82,6 +82,25 @@ struct LocalizationTests {
         }
     }
 
+    @Test("a slot taken before any payment answers slot_taken in every language, without a word about payment or refunds")
+    func slotTakenSaysNothingOfPayment() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let start = Harness.day(5, from: harness.clock.now())
+            let body: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+            _ = try await createBooking(client, harness, user: "alice", body: body)
+            let payment = ["payment", "thanh toán", "pagamento", "платіж", "付款", "refund", "rimborso", "hoàn tiền", "повернення", "退款"]
+            for language in ["en", "vi", "it", "uk", "zh"] {
+                let taken = try await Self.call(client, "/api/bookings", auth: harness.serverKey, user: "bob", language: language, json: body)
+                let (code, message, _, _) = Self.detail(taken)
+                #expect(taken.status == .conflict && code == "slot_taken", "\(language): \(taken.json)")
+                let text = (message ?? "").lowercased()
+                #expect(!text.isEmpty && !payment.contains { text.contains($0) }, "\(language): \(text)")
+            }
+        }
+    }
+
     @Test("a tenant's default language answers callers whose Accept-Language Berth does not speak")
     func tenantDefault() async throws {
         let harness = try await Harness.make(customize: { catalog in

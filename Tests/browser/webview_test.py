@@ -207,7 +207,7 @@ def main():
         check(result["product"] == "it.seaboo.rental.basic", "the booking names the product to buy")
         check(result["paid"] == ["applied", True, "confirmed"], "the booking is paid: confirmed, finish (%s)" % result)
         check(result["replay"] == ["already_used", True, "transaction_already_used"], "another user's replay: already used, finish, tell the user")
-        check(result["taken"] == ["slot_unavailable", 409], "a taken slot is a typed error (code, status)")
+        check(result["taken"] == ["slot_taken", 409], "a taken slot is a typed error (code, status)")
 
         # A 2-seat sunset cruise paid by one unit: applied, not complete.
         slot_day = (datetime.datetime.utcnow() + datetime.timedelta(days=9)).date().isoformat()

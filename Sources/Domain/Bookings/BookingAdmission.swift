@@ -66,7 +66,7 @@ public enum BookingAdmission {
             )
         }
         guard Capacity.fits(resource, seats: seats, occupancy: load.occupancy) else {
-            throw DomainError(.conflict, .slotUnavailable, "\(resource.name) is not available for that time", field: "resourceId")
+            throw DomainError(.conflict, .slotTaken, "\(resource.name) is not available for that time", field: "resourceId")
         }
     }
 }

@@ -110,6 +110,13 @@ enum UserMessages {
             ("Бронювання вже оплачено", "Це бронювання вже оплачено. Зайвий платіж зареєстровано для повернення коштів."),
             ("预订已支付", "此预订已支付。多付的款项已登记以便退款。"),
         ],
+        "slot_taken": [
+            ("Time slot not available", "This time is already booked. Please choose another time."),
+            ("Khung giờ không còn trống", "Thời gian này đã được đặt. Vui lòng chọn thời gian khác."),
+            ("Orario non disponibile", "Questo orario è già prenotato. Scegli un altro orario."),
+            ("Час недоступний", "Цей час уже заброньовано. Будь ласка, оберіть інший час."),
+            ("时段不可用", "此时段已被预订。请选择其他时间。"),
+        ],
         "slot_unavailable": [
             ("Time slot no longer available", "Someone else took this time slot. Your payment is recorded for a refund."),
             ("Khung giờ không còn trống", "Khung giờ này đã có người khác đặt. Khoản thanh toán của bạn đã được ghi nhận để hoàn tiền."),
