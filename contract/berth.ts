@@ -58,6 +58,9 @@ export type ErrorCode =
   | "bookings_not_offered"
   | "no_product_for_booking"
   | "slot_not_offered"
+  /** 404 / 409 (POST /api/admin/owed/{id}/resolve): the booking owes nothing open / what it owed was closed already */
+  | "owed_not_found"
+  | "owed_resolved"
   /** 409 (POST /api/bookings): the slot is held by other bookings; nothing was paid, choose another time */
   | "slot_taken"
   /** 409 (verify-purchase, a card payment): paid, but the slot was lost meanwhile; the payment is recorded for a refund */
@@ -1082,6 +1085,9 @@ export type WebhookEventType =
   | "payment.unapplied"
   | "payment.applied"
   | "payment.refund_requested"
+  /** data: bookingId, reference, userId, rails (app_store, google_play, card; comma-separated), how
+   *  (customer_told, credited, refunded_elsewhere), note?, amounts ("135.00 EUR", comma-separated) */
+  | "owed.resolved"
   // reserved for the subscriptions work:
   | "subscription.updated";
 

@@ -45,6 +45,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let sandboxNotAllowed = ErrorCode("sandbox_not_allowed")
     public static let slotNotOffered = ErrorCode("slot_not_offered")
     public static let slotUnavailable = ErrorCode("slot_unavailable")
+    /// Money owed to customers: the booking owes nothing (open) / what it owed was closed already.
+    public static let owedNotFound = ErrorCode("owed_not_found")
+    public static let owedResolved = ErrorCode("owed_resolved")
     /// A booking asked for a slot someone else holds, before any payment.
     public static let slotTaken = ErrorCode("slot_taken")
     public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
@@ -143,6 +146,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .slotNotOffered,
         .slotUnavailable,
         .slotTaken,
+        .owedNotFound,
+        .owedResolved,
         .temporarilyUnavailable,
         .tenantNotFound,
         .tooManyPendingBookings,

@@ -78,6 +78,7 @@ public struct BerthServices: Sendable {
             now: clock.now()
         )
     }
+    var owedToCustomers: OwedToCustomers { OwedToCustomers(store: store, clock: clock) }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
     var validateForPlugin: ValidateForPlugin {
         ValidateForPlugin(verifyPurchase: verifyPurchase, claimReceipt: claimReceipt, userEntitlements: userEntitlements) {

@@ -40,6 +40,8 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let apiKeyRotated = AuditAction(rawValue: "api_key.rotated")
     public static let consumptionConsent = AuditAction(rawValue: "consumption_consent.recorded")
     public static let renewalExtended = AuditAction(rawValue: "subscription.renewal_extended")
+    /// An operator closed what a booking owed its customer (``OwedPayment``).
+    public static let owedResolved = AuditAction(rawValue: "owed.resolved")
     /// `notification.refund`, `notification.did_renew`, …
     public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }
 }

@@ -18,6 +18,19 @@ public enum CurrencyUnits {
         return 2
     }
 
+    /// `13500` EUR → `135.00 EUR`, `25000` VND → `25000 VND`: every fraction digit the currency has.
+    public static func text(minor: Int64, currency: String) -> String {
+        let digits = fractionDigits(currency)
+        let sign = minor < 0 ? "-" : ""
+        let magnitude = minor.magnitude
+        var scale: UInt64 = 1
+        for _ in 0..<digits { scale *= 10 }
+        let whole = magnitude / scale, fraction = magnitude % scale
+        guard digits > 0 else { return "\(sign)\(whole) \(currency)" }
+        let padded = String(repeating: "0", count: max(0, digits - String(fraction).count)) + String(fraction)
+        return "\(sign)\(whole).\(padded) \(currency)"
+    }
+
     /// `minor` in currency units, exact (Decimal): 99 USD → 0.99, 25000 VND → 25000, 1500 KWD → 1.5.
     public static func amount(minor: Int64, currency: String) -> Decimal {
         var value = Decimal(minor)

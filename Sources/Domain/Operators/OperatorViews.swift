@@ -123,4 +123,11 @@ public protocol OperatorViewRepository {
     func timeline(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry]
     /// The figures of [from, to) and of the bookings in [now, heldUntil).
     func overview(tenantId: String, from: Date, to: Date, now: Date, heldUntil: Date, playOverdueBefore: Date) throws -> OverviewFacts
+    /// The bookings that may owe customers money (cancelled or awaiting a refund, or lapsed after a
+    /// part payment, with a store payment applied or awaiting a refund, or card money left to refund;
+    /// or any booking with a store payment awaiting a refund), with those payments and their
+    /// resolution; the most recently changed first, at most `limit`; with `bookingId`, that one only.
+    func owedFacts(tenantId: String, now: Date, bookingId: Int64?, limit: Int) throws -> [OwedFacts]
+    /// Records how an operator closed what a booking owes; false when it was closed already.
+    func resolveOwed(tenantId: String, bookingId: Int64, resolved: OwedPayment.Resolved) throws -> Bool
 }

@@ -199,7 +199,7 @@ public struct Overview: Hashable, Sendable {
     }
 
     /// Sums of stored amounts saturate instead of trapping (a trap would stop every tenant).
-    static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+    public static func sum(_ a: Int64, _ b: Int64) -> Int64 {
         let (total, overflow) = a.addingReportingOverflow(b)
         return overflow ? (b > 0 ? .max : .min) : total
     }

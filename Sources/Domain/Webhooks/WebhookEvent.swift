@@ -48,6 +48,9 @@ public struct WebhookEventType: RawRepresentable, Hashable, Sendable {
     public static let bookingCancelled = WebhookEventType(rawValue: "booking.cancelled")
     public static let purchaseRefunded = WebhookEventType(rawValue: "purchase.refunded")
     public static let replayDetected = WebhookEventType(rawValue: "replay.detected")
+    /// An operator closed what a booking owed its customer: told them how to ask the store, credited
+    /// them, or refunded them some other way.
+    public static let owedResolved = WebhookEventType(rawValue: "owed.resolved")
     public static let creditsChanged = WebhookEventType(rawValue: "credits.changed")
 }
 

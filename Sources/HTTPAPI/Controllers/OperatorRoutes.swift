@@ -100,11 +100,19 @@ struct OperatorRoutes {
         let tenantId = context.tenant.id
         let heldUntil = now.addingTimeInterval(8 * 86_400)
         let overdue = now.addingTimeInterval(-(context.tenant.tenant.googlePlay?.alertAfter ?? 24 * 3600))
-        let facts = try await store.read {
-            try $0.operatorViews.overview(tenantId: tenantId, from: from, to: to, now: now, heldUntil: heldUntil, playOverdueBefore: overdue)
+        let (facts, owedFacts) = try await store.read { tx in
+            (
+                try tx.operatorViews.overview(tenantId: tenantId, from: from, to: to, now: now, heldUntil: heldUntil, playOverdueBefore: overdue),
+                try tx.operatorViews.owedFacts(tenantId: tenantId, now: now, bookingId: nil, limit: OwedToCustomers.limit)
+            )
         }
-        let overview = Overview.make(facts, tenant: context.tenant.tenant, from: from, to: to, interval: interval, now: now)
-        return try JSONCoding.response(OverviewResponse(overview))
+        var overview = Overview.make(facts, tenant: context.tenant.tenant, from: from, to: to, interval: interval, now: now)
+        // Money owed to customers comes first on the operator's page: how many, and how much per currency.
+        let owed = owedFacts.flatMap { OwedRules.owed($0, now: now) }.filter { $0.resolved == nil }
+        overview.needsAction["owedToCustomers"] = owed.count
+        var response = OverviewResponse(overview)
+        response.owedToCustomers = OwedTotal.of(owed).map(OwedTotalDTO.init)
+        return try JSONCoding.response(response)
     }
 }
 
@@ -204,6 +212,8 @@ struct OverviewResponse: Codable {
     var activeSubscriptions: [ProductCount]
     var monthlyRecurringRevenue: [Amount]
     var needsAction: [String: Int]
+    /// Money owed to customers per currency (minor units): bookings paid that will not take place.
+    var owedToCustomers: [OwedTotalDTO] = []
 
     init(_ o: Overview) {
         func lines(_ values: [Overview.MoneyLine]) -> [MoneyLine] {
