@@ -567,8 +567,65 @@ export interface OverviewResponse {
   activeSubscriptions: { productId: string; count: number }[];
   /** per currency, no conversion: each active subscription's last price per month of its cycle */
   monthlyRecurringRevenue: OverviewAmount[];
-  /** unappliedPayments, deadLetters, webhookBacklog, overduePlayAcknowledgements, bookingsNeedingRefund, purchasesNeedingRefund */
+  /** counts: owedToCustomers (GET /api/admin/owed), unappliedPayments, purchasesNeedingRefund, bookingsNeedingRefund, deadLetters, webhookBacklog, overduePlayAcknowledgements */
   needsAction: Record<string, number>;
+  /** money owed to customers now, per currency */
+  owedToCustomers: OwedTotal[];
+}
+
+export interface OwedTotal {
+  currency: string;
+  count: number;
+  /** minor units of the currency */
+  amountMinor: number;
+}
+
+/** GET /api/admin/owed: money paid for a booking that will not take place, per rail. */
+export interface OwedPayment {
+  bookingId: number;
+  reference: string;
+  userId: string;
+  resourceId: string;
+  resourceName?: string;
+  start: ISODateTime;
+  end: ISODateTime;
+  localStart: string;
+  localEnd: string;
+  timeZone: string;
+  bookingStatus: string;
+  statusReason?: string;
+  rail: "app_store" | "google_play" | "card";
+  /** cancelled (operator or closure), hold_lapsed (part-paid), slot_lost (paid after the slot was taken), not_honoured (paid twice) */
+  reason: "cancelled" | "hold_lapsed" | "slot_lost" | "not_honoured";
+  /** minor units: the store's signed price, else the booking's price for the units paid (amountFromBooking); for a card, what is left to refund */
+  amountMinor: number;
+  currency: string;
+  amountFromBooking: boolean;
+  purchaseIds: number[];
+  since: ISODateTime;
+  /** refund: Berth refunds the card payment (POST /api/admin/bookings/{id}/refund); customer: the store refunds it, tell the customer (guidance) */
+  resolvedBy: "refund" | "customer";
+  /** what the operator does or tells the customer, in plain words */
+  guidance: string;
+  resolution?: { how: OwedResolution; note?: string; actor: string; at: ISODateTime };
+}
+
+export type OwedResolution = "customer_told" | "credited" | "refunded_elsewhere";
+
+export interface OwedListResponse {
+  status: "open" | "resolved";
+  items: OwedPayment[];
+  totals: OwedTotal[];
+}
+
+/** POST /api/admin/owed/{id}/resolve (a store-paid booking; a card payment is refunded instead). */
+export interface ResolveOwedRequest {
+  how: OwedResolution;
+  note?: string;
+}
+
+export interface ResolveOwedResponse {
+  items: OwedPayment[];
 }
 
 export interface OverviewBucket {

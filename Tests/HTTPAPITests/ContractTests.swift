@@ -143,6 +143,17 @@ struct ContractTests {
             record("ReplayListResponse", "ReplayListResponse", try await client.call(.get, "/api/admin/replays?limit=1", auth: admin))
             record("AuditListResponse", "AuditListResponse", try await client.call(.get, "/api/admin/audit?limit=2", auth: admin))
             record("AppResponse", "AppResponse", try await client.call(.get, "/api/admin/app", auth: admin))
+            // Alice's booking, paid through the App Store, cancelled by the operator: money owed to her.
+            harness.clock.advance(1)
+            _ = try await client.call(.post, "/api/admin/bookings/\(bookingId)/cancel", auth: admin, json: ["reason": "storm"])
+            record("OwedListResponse", "OwedListResponse", try await client.call(.get, "/api/admin/owed", auth: admin))
+            let resolveOwed: [String: Any] = ["how": "customer_told", "note": "told her to ask Apple for the refund"]
+            try recordRequest("ResolveOwedRequest", "ResolveOwedRequest", resolveOwed)
+            record(
+                "ResolveOwedResponse",
+                "ResolveOwedResponse",
+                try await client.call(.post, "/api/admin/owed/\(bookingId)/resolve", auth: admin, json: resolveOwed)
+            )
             try await recordKeys(client, harness, recorder, admin: admin)
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
 
@@ -443,7 +454,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 81)
+        #expect(exchanges.count == 84)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -468,7 +479,7 @@ struct ContractTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter {
             $0.hasSuffix(".json")
         }
-        #expect(files.count == 81)
+        #expect(files.count == 84)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")
