@@ -356,6 +356,11 @@ export interface Booking {
   localEnd: string;
   /** "UTC" or the IANA zone the booking was made in (its resource's, else its app's) */
   timeZone: string;
+  /** the operators' listing only: the resource's name, the rails it was paid through, minor units paid, a pending hold that ran out */
+  resourceName?: string;
+  paidVia?: ("app_store" | "google_play" | "card")[];
+  amountPaid?: number;
+  holdLapsed?: boolean;
   userId: string;
   resourceId: string;
   resourceKind: ResourceKind;
@@ -1264,6 +1269,8 @@ export interface AppResponse {
     cardPayments: boolean;
     /** signed webhooks go to the app's backend */
     webhook: boolean;
+    /** the app's IANA zone (UTC without one) */
+    timeZone: string;
   };
 }
 

@@ -91,6 +91,57 @@ extension SQLOperatorViews {
         }
     }
 
+    func bookingPayments(tenantId: String, bookingIds: [Int64]) throws -> [Int64: BookingPaid] {
+        guard !bookingIds.isEmpty else { return [:] }
+        let list = Array(repeating: "?", count: bookingIds.count).joined(separator: ", ")
+        let ids: SQLArguments = bookingIds.map { $0 }
+        let bookings = Dictionary(
+            try db.rows("SELECT \(SQLBookings.columns) FROM bookings WHERE tenant_id = ? AND id IN (\(list))", [tenantId] + ids).map(SQLBookings.decode)
+                .map { ($0.id, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        var paid: [Int64: BookingPaid] = [:]
+        for row in try db.rows(
+            """
+            SELECT id, booking_id, store, status, price_milliunits, currency, quantity, outcome_code FROM purchases
+            WHERE tenant_id = ? AND booking_id IN (\(list)) AND store IN ('app_store', 'google_play') AND status = 'applied' ORDER BY id
+            """,
+            [tenantId] + ids
+        ) {
+            guard let booking = bookings[row["booking_id"]], let rail = OwedPayment.Rail(store: StoreName(rawValue: row["store"])) else { continue }
+            let quantity: Int64? = row["quantity"]
+            let payment = OwedFacts.StorePayment(
+                purchaseId: row["id"],
+                store: StoreName(rawValue: row["store"]),
+                status: .applied,
+                priceMilliunits: row["price_milliunits"],
+                currency: row["currency"],
+                quantity: quantity.map { Int(clamping: $0) },
+                outcomeCode: nil
+            )
+            let (amount, _, _) = OwedRules.amount(payment, booking: booking)
+            var entry = paid[booking.id] ?? BookingPaid(rails: [], amountMinor: 0)
+            if !entry.rails.contains(rail) { entry.rails.append(rail) }
+            entry.amountMinor = Overview.sum(entry.amountMinor, amount)
+            paid[booking.id] = entry
+        }
+        for row in try db.rows(
+            """
+            SELECT booking_id, amount_minor, amount_refunded FROM card_payments
+            WHERE tenant_id = ? AND booking_id IN (\(list)) AND purpose = 'booking' AND status = 'succeeded' ORDER BY id
+            """,
+            [tenantId] + ids
+        ) {
+            let amount: Int64 = row["amount_minor"], refunded: Int64 = row["amount_refunded"]
+            let (left, overflow) = amount.subtractingReportingOverflow(refunded)
+            var entry = paid[row["booking_id"]] ?? BookingPaid(rails: [], amountMinor: 0)
+            if !entry.rails.contains(.card) { entry.rails.append(.card) }
+            entry.amountMinor = Overview.sum(entry.amountMinor, overflow ? 0 : max(0, left))
+            paid[row["booking_id"]] = entry
+        }
+        return paid
+    }
+
     func resolveOwed(tenantId: String, bookingId: Int64, resolved: OwedPayment.Resolved) throws -> Bool {
         try db.run(
             """

@@ -128,6 +128,10 @@ public protocol OperatorViewRepository {
     /// or any booking with a store payment awaiting a refund), with those payments and their
     /// resolution; the most recently changed first, at most `limit`; with `bookingId`, that one only.
     func owedFacts(tenantId: String, now: Date, bookingId: Int64?, limit: Int) throws -> [OwedFacts]
+    /// What each of `bookingIds` was paid through, and how much (minor units of the booking's
+    /// currency): applied store purchases at their signed price (else the booking's price for their
+    /// units) and succeeded card payments less their refunds.
+    func bookingPayments(tenantId: String, bookingIds: [Int64]) throws -> [Int64: BookingPaid]
     /// Records how an operator closed what a booking owes; false when it was closed already.
     func resolveOwed(tenantId: String, bookingId: Int64, resolved: OwedPayment.Resolved) throws -> Bool
 }

@@ -94,6 +94,16 @@ public struct OwedPayment: Hashable, Sendable {
     }
 }
 
+/// How a booking was paid so far: the rails, and the amount in minor units of its currency.
+public struct BookingPaid: Hashable, Sendable {
+    public var rails: [OwedPayment.Rail]
+    public var amountMinor: Int64
+
+    public init(rails: [OwedPayment.Rail], amountMinor: Int64) {
+        (self.rails, self.amountMinor) = (rails, amountMinor)
+    }
+}
+
 /// What is owed in one currency: how many entries and how much, in minor units.
 public struct OwedTotal: Hashable, Sendable {
     public var currency: String
@@ -223,7 +233,7 @@ public enum OwedRules {
 
     /// A store purchase's amount in minor units: the price the store signed (milliunits of its
     /// currency), else the booking's price for the units it paid.
-    static func amount(_ payment: OwedFacts.StorePayment, booking: Booking) -> (Int64, String, Bool) {
+    public static func amount(_ payment: OwedFacts.StorePayment, booking: Booking) -> (Int64, String, Bool) {
         if let milliunits = payment.priceMilliunits, let currency = payment.currency, milliunits >= 0 {
             let digits = CurrencyUnits.fractionDigits(currency)
             // milliunits → minor: × 10^digits / 1000, rounded half up (no trap on stored values).

@@ -274,10 +274,23 @@ struct AdminRoutes {
                 body: .init(byteBuffer: ByteBuffer(string: BookingCSV.render(rows)))
             )
         }
-        let result = try await store.read { try $0.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page) }
-        return try JSONCoding.response(
-            ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset)
-        )
+        let (result, paid) = try await store.read { tx in
+            let result = try tx.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page)
+            return (result, try tx.operatorViews.bookingPayments(tenantId: tenantId, bookingIds: result.items.map(\.id)))
+        }
+        let names = Dictionary(tenant.tenant.resources.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let now = clock.now()
+        let items = result.items.map { booking in
+            var dto = BookingDTO(booking)
+            dto.resourceName = names[booking.resourceId]
+            if let paid = paid[booking.id] {
+                dto.paidVia = paid.rails.map(\.rawValue)
+                dto.amountPaid = paid.amountMinor
+            }
+            if booking.status == .pendingPayment, booking.holdExpiresAt <= now { dto.holdLapsed = true }
+            return dto
+        }
+        return try JSONCoding.response(ListResponse(items: items, total: result.total, limit: page.limit, offset: page.offset))
     }
 
     /// A reason is kept in the audit log: at most 500 characters, like an adjustment's.

@@ -196,6 +196,12 @@ struct BookingDTO: Codable {
     var timeZone: String
     var localStart: String
     var localEnd: String
+    /// The operators' listing only: the resource's name, the rails it was paid through and how much
+    /// is paid (minor units), and whether its hold lapsed unpaid.
+    var resourceName: String?
+    var paidVia: [String]?
+    var amountPaid: Int64?
+    var holdLapsed: Bool?
 
     init(_ booking: Booking, payment: CardPayment? = nil) {
         reference = booking.reference
@@ -610,8 +616,12 @@ struct AppDTO: Codable {
     /// Whether bookings can be paid (and refunded) by card: the app has a card rail and its secrets are set.
     var cardPayments: Bool
 
+    /// The app's IANA zone (`UTC` without one): the page writes times in it.
+    var timeZone: String
+
     init(_ tenant: Tenant, appStoreServerAPI: Bool, webhook: Bool, cardPayments: Bool) {
         self.cardPayments = cardPayments
+        timeZone = tenant.timeZone ?? "UTC"
         id = tenant.id
         name = tenant.name
         bundleId = tenant.apple.bundleId

@@ -52,16 +52,53 @@ function failed(error) {
 }
 
 // Dates: the API takes ISO 8601 UTC; a day filter covers that whole UTC day.
-const dayStart = (day) => day + "T00:00:00Z";
+// Days are the app's local days: "2026-12-01" is [local midnight, the next local midnight) as instants.
+function offsetMinutes(instant, zone) {
+  try {
+    const name = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" }).formatToParts(new Date(instant)).find((p) => p.type === "timeZoneName");
+    const match = /GMT([+-])(\d\d):(\d\d)/.exec(name ? name.value : "");
+    return match ? (match[1] === "-" ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3])) : 0;
+  } catch {
+    return 0;
+  }
+}
+function zonedMidnight(day) {
+  const zone = app && app.timeZone;
+  const utc = Date.parse(day + "T00:00:00Z");
+  if (!zone || zone === "UTC" || Number.isNaN(utc)) return day + "T00:00:00Z";
+  let instant = utc - offsetMinutes(utc, zone) * 60000;
+  instant = utc - offsetMinutes(instant, zone) * 60000;  // the offset in force at that midnight (a daylight-saving day)
+  return new Date(instant).toISOString();
+}
+const dayStart = (day) => zonedMidnight(day);
 function nextDay(day) {
   const date = new Date(day + "T00:00:00Z");
   date.setUTCDate(date.getUTCDate() + 1);
-  return date.toISOString().slice(0, 10) + "T00:00:00Z";
+  return zonedMidnight(date.toISOString().slice(0, 10));
 }
 const when = (iso) => (iso ? iso.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, "Z") : "");
-const money = (minor, currency) => (minor === undefined ? "" : (minor / 100).toFixed(2) + " " + (currency || ""));
+// Minor units as the currency writes them: 13500 EUR → "135.00 EUR", 25000 VND → "25000 VND".
+const FRACTION_DIGITS = { BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3 };
+const money = (minor, currency) => {
+  if (minor === undefined || minor === null) return "";
+  const digits = FRACTION_DIGITS[(currency || "").toUpperCase()] ?? 2;
+  return (minor / 10 ** digits).toFixed(digits) + " " + (currency || "");
+};
+const RAIL_NAMES = { app_store: "App Store", google_play: "Google Play", card: "card" };
+const STORE_GUIDANCE = {
+  app_store: "Apple refunds App Store purchases, not Berth: tell the customer to ask Apple at reportaproblem.apple.com (or in the App Store: account, Purchase History, Report a Problem). When Apple refunds it, Berth records Apple's refund notice by itself. Cancel the booking if it will not take place: it is then listed under Owed to customers until you record that the customer was told.",
+  google_play: "Google refunds Google Play purchases: tell the customer to ask in Google Play (Order history, Request a refund), or refund the order in the Play Console. Berth records Google's notice by itself. Cancel the booking if it will not take place: it is then listed under Owed to customers.",
+};
 
-function statusCell(value) { return el("span", { class: "status-" + value, text: value }); }
+function statusCell(value) { return el("span", { class: "status-" + value, text: value.replaceAll("_", " ") }); }
+// A booking's status, with its hold: "pending payment · 12 min left" or "hold lapsed".
+function bookingStatus(value, b) {
+  if (value !== "pending_payment") return statusCell(value);
+  if (b.holdLapsed) return el("span", { class: "status-lapsed", text: b.paidQuantity > 0 ? "hold lapsed (part paid)" : "hold lapsed" });
+  const left = Math.max(0, Math.round((Date.parse(b.holdExpiresAt) - Date.now()) / 60000));
+  return el("span", { class: "status-pending_payment", text: `pending payment · ${left} min left` });
+}
 
 // A booking's wall-clock time where it happens: "2026-07-14 17:30 (+02:00)", "… (UTC)".
 function localTime(text) {
@@ -85,17 +122,20 @@ const views = {
   bookings: {
     title: "Bookings", path: "/api/admin/bookings", csv: "bookings",
     filters: [
-      { name: "day", label: "Day (UTC)", type: "date" },
+      { name: "day", label: "Day (local)", type: "date" },
       { name: "resourceId", label: "Resource", type: "select", options: async () => (await api("GET", "/api/resources")).resources.map((r) => [r.id, r.name]) },
       { name: "status", label: "Status", type: "select", options: ["pending_payment", "confirmed", "cancelled", "refunded", "payment_needs_refund"] },
       { name: "userId", label: "User" },
     ],
-    columns: [["reference", "Ref"], ["resourceId", "Resource"], ["localStart", "When (local)", bookingWhen], ["seats", "Seats"], ["userId", "User", userLink],
-      ["price", "Price", (v, b) => money(v, b.currency)], ["status", "Status", statusCell], ["statusReason", "Reason"]],
+    columns: [["reference", "Ref", (v) => el("span", { class: "ref", text: v })], ["resourceName", "Resource", (v, b) => v || b.resourceId],
+      ["localStart", "When (local)", (v, b) => el("span", { class: "nowrap", title: `${b.timeZone}: ${b.localStart} → ${b.localEnd}; UTC ${b.start}`, text: tripWhen(b) })],
+      ["seats", "Seats"], ["paidQuantity", "Paid", (v, b) => `${v} of ${b.requiredQuantity}${b.amountPaid ? " · " + money(b.amountPaid, b.currency) : ""}`],
+      ["paidVia", "Rail", (v) => (v || []).map((r) => RAIL_NAMES[r] || r).join(", ")], ["userId", "User", userLink],
+      ["price", "Price", (v, b) => money(v, b.currency)], ["status", "Status", bookingStatus], ["statusReason", "Reason"]],
     actions: (booking) => [
       booking.status === "pending_payment" || booking.status === "payment_needs_refund" ? el("button", { text: "Confirm", onclick: () => askReason(booking, "confirm") }) : null,
       booking.status !== "cancelled" && booking.status !== "refunded" ? el("button", { class: "danger", text: "Cancel", onclick: () => askReason(booking, "cancel") }) : null,
-      app.cardPayments && (booking.status === "confirmed" || booking.status === "payment_needs_refund")
+      (booking.paidVia || []).length && ["confirmed", "payment_needs_refund", "cancelled"].includes(booking.status)
         ? el("button", { class: "danger refund", text: "Refund", onclick: () => askRefund(booking) }) : null,
       el("button", { class: "secondary", text: "Audit", onclick: () => showAudit(booking) }),
       app.cardPayments ? el("button", { class: "secondary payments", text: "Payments", onclick: () => showPayments(booking) }) : null,
@@ -107,7 +147,7 @@ const views = {
       { name: "userId", label: "User" }, { name: "productId", label: "Product" },
       { name: "status", label: "Status", type: "select", options: ["applied", "needs_refund", "refunded"] },
       { name: "environment", label: "Environment", type: "select", options: async () => ["Production", "Sandbox", "live", "test"].map((v) => [v, environmentLabel(v)]) },
-      { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
+      { name: "from", label: "From (local day)", type: "date" }, { name: "to", label: "To (local day)", type: "date" },
     ],
     columns: [["createdAt", "Recorded", when], ["userId", "User", userLink], ["productId", "Product"], ["status", "Status", statusCell],
       ["outcomeCode", "Outcome"], ["store", "Store", (v, p) => `${v} · ${environmentLabel(p.environment)}`], ["transactionId", "Transaction"], ["credits", "Credits"],
@@ -137,6 +177,7 @@ const views = {
       ["balanceAfter", "Balance"], ["status", "Status", statusCell], ["actor", "Actor"], ["reason", "Reason"], ["productId", "Product"]],
   },
   overview: { title: "Overview", custom: renderOverview },
+  owed: { title: "Owed to customers", custom: renderOwed },
   products: { title: "Credit products", custom: renderProducts },
   keys: { title: "API keys", custom: renderKeys },
   subscriptions: {
@@ -178,7 +219,7 @@ let current = { name: null, offset: 0, query: {} };
 // The app the key belongs to (GET /api/admin/app). A view listed here appears only when the app
 // sells that kind of product; the others apply to every app.
 let app = null;
-const needs = { bookings: "booking", ledger: "credits", products: "credits", subscriptions: "subscription", cheats: "subscription" };
+const needs = { owed: "booking", bookings: "booking", ledger: "credits", products: "credits", subscriptions: "subscription", cheats: "subscription" };
 
 function queryString(view, values, offset, extra = {}) {
   const query = new URLSearchParams();
@@ -232,14 +273,15 @@ async function load(view) {
     const items = page.items || [];
     const columns = view.columns || (items[0] ? Object.keys(items[0]).map((k) => [k, k]) : []);
     table.replaceChildren(el("tr", {}, ...columns.map(([, label]) => el("th", { text: label })), view.actions ? el("th", { text: "" }) : null));
+    table.classList.add("stack");  // one card per row on a phone (admin.css)
     for (const item of items) {
       const row = el("tr", { "data-id": item.id ?? item.originalTransactionId });
       for (const [key, , format] of columns) {
         const value = format ? format(item[key], item) : item[key];
         const kind = key === "detail" || key === "reason" || key === "error" ? "wrap" : /At$|^start$|^end$|^localStart$/.test(key) ? "when" : null;
-        row.append(el("td", { class: kind }, value instanceof Node ? value : String(value ?? "")));
+        row.append(el("td", { class: kind, "data-label": columns.find((c) => c[0] === key)[1] }, value instanceof Node ? value : String(value ?? "")));
       }
-      if (view.actions) row.append(el("td", {}, el("div", { class: "actions" }, ...view.actions(item))));
+      if (view.actions) row.append(el("td", { class: "row-actions" }, el("div", { class: "actions" }, ...view.actions(item))));
       table.append(row);
     }
     if (items.length === 0) table.append(el("tr", {}, el("td", { colspan: columns.length + 1, text: "Nothing here yet." })));
@@ -282,7 +324,8 @@ function svg(tag, attributes = {}, ...children) {
 
 // A bar chart drawn here (no external script): one bar per bucket, stacked by series.
 function barChart(id, title, labels, series, format) {
-  const width = 720, height = 220, left = 48, bottom = 28, top = 12;
+  // Drawn at about the size it is shown, so that its text stays readable on a phone.
+  const width = window.innerWidth < 640 ? 360 : 720, height = 220, left = 48, bottom = 28, top = 12;
   const totals = labels.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] || 0), 0));
   const max = Math.max(1, ...totals);
   const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title, id });
@@ -307,7 +350,7 @@ function barChart(id, title, labels, series, format) {
       bar.append(tip);
       plot.append(bar);
     });
-    const every = Math.ceil(labels.length / 8);
+    const every = Math.ceil(labels.length / (width < 500 ? 5 : 8));
     if (i % every === 0) {
       const label = svg("text", { x: left + i * step + step / 2, y: height - 10, "text-anchor": "middle", "font-size": 11, fill: "#5b6675" });
       label.textContent = text.length > 7 ? text.slice(5) : text;
@@ -333,23 +376,29 @@ async function renderOverview(main, query = {}) {
     return;
   }
   const action = data.needsAction;
+  const owedText = (data.owedToCustomers || []).map((t) => money(t.amountMinor, t.currency)).join(" · ");
   const actions = [
+    ["owedToCustomers", "Owed to customers", "owed", owedText],
     ["unappliedPayments", "Unapplied payments", "unapplied"], ["purchasesNeedingRefund", "Purchases to refund", "purchases"],
     ["bookingsNeedingRefund", "Bookings to refund", "bookings"], ["deadLetters", "Webhook dead letters", "deadLetters"],
     ["webhookBacklog", "Webhooks waiting", "webhooks"], ["overduePlayAcknowledgements", "Play acknowledgements overdue", null],
   ];
+  // What needs action first, money owed to customers before anything else; the all-clear is one line.
   const cards = el("div", { class: "cards", id: "overview-cards" });
-  for (const [key, label, view] of actions) {
+  for (const [key, label, view, detail] of actions) {
     const count = action[key] || 0;
-    cards.append(el("div", { class: count > 0 ? "card alert" : "card", "data-key": key }, el("div", { class: "muted", text: label }), el("div", { class: "figure", text: String(count) }),
-      count > 0 && view ? el("a", { href: "#", class: "user", text: "show", onclick: (event) => { event.preventDefault(); show(view); } }) : null));
+    if (count === 0) continue;
+    cards.append(el("div", { class: "card alert", "data-key": key }, el("div", { class: "muted", text: label }),
+      el("div", { class: "figure", text: detail ? `${count} · ${detail}` : String(count) }),
+      view ? el("a", { href: "#", class: "user", text: "show", onclick: (event) => { event.preventDefault(); show(view); } }) : null));
   }
-  const money = data.moneyIn.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "nothing yet";
+  if (!cards.childElementCount) cards.append(el("p", { id: "all-clear", class: "all-clear", text: "All clear: nothing needs action." }));
+  const moneyIn = data.moneyIn.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "nothing yet";
   const refunds = data.refunds.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "none";
   const mrr = data.monthlyRecurringRevenue.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "—";
   const active = data.activeSubscriptions.reduce((sum, s) => sum + s.count, 0);
   const totals = el("div", { class: "cards", id: "overview-totals" },
-    el("div", { class: "card" }, el("div", { class: "muted", text: "Money in" }), el("div", { class: "figure", text: money })),
+    el("div", { class: "card" }, el("div", { class: "muted", text: "Money in" }), el("div", { class: "figure", text: moneyIn })),
     el("div", { class: "card" }, el("div", { class: "muted", text: "Refunded" }), el("div", { class: "figure", text: refunds })),
     app.sells.includes("subscription") ? el("div", { class: "card" }, el("div", { class: "muted", text: `Active subscriptions (MRR)` }), el("div", { class: "figure", text: `${active} (${mrr})` })) : null);
   main.append(el("h3", { text: "Needs action" }), cards, el("h3", { text: `Period (${data.timeZone})` }), totals);
@@ -383,6 +432,102 @@ async function renderOverview(main, query = {}) {
   if (app.sells.includes("credits")) {
     main.append(barChart("chart-credits", `Credits per ${interval}`, labels, [
       { name: "packs sold", values: data.buckets.map((b) => b.creditPacksSold) }, { name: "credits spent", values: data.buckets.map((b) => b.creditsSpent) }], (v) => v.toFixed(0)));
+  }
+}
+
+// Money owed to customers (GET /api/admin/owed): one card per booking and rail, the amount first;
+// a card payment is refunded from here, a store-paid one closed once the customer was told.
+async function renderOwed(main, query = {}) {
+  const status = query.status || "open";
+  const choose = el("select", { id: "owed-status", name: "status" }, el("option", { value: "open", text: "owed now", selected: status === "open" }),
+    el("option", { value: "resolved", text: "closed", selected: status === "resolved" }));
+  choose.addEventListener("change", () => renderOwed(main, { status: choose.value }));
+  main.replaceChildren(el("h2", { text: "Owed to customers" }), el("form", { class: "filters" }, el("label", {}, "Show", choose)), el("div", { id: "detail" }));
+  let data;
+  try {
+    data = await api("GET", "/api/admin/owed?status=" + status);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  const reasons = { cancelled: "cancelled", hold_lapsed: "hold lapsed after a part payment", slot_lost: "paid after the slot was taken", not_honoured: "paid twice" };
+  if (data.totals.length) main.append(el("p", { id: "owed-totals", class: "figure-line", text: data.totals.map((t) => `${t.count} · ${money(t.amountMinor, t.currency)}`).join("   ") }));
+  const list = el("div", { class: "owed-list", id: "owed-list" });
+  for (const item of data.items) {
+    const actions = el("div", { class: "actions" });
+    if (!item.resolution) {
+      if (item.rail === "card") {
+        actions.append(el("button", { class: "danger refund", text: "Refund", onclick: () => askRefund({ id: item.bookingId, reference: item.reference, resourceId: item.resourceId,
+          resourceName: item.resourceName, start: item.start, localStart: item.localStart, price: item.amountMinor, currency: item.currency, paidVia: ["card"] }) }));
+      } else {
+        for (const [how, label] of [["customer_told", "Customer told"], ["credited", "Credited"], ["refunded_elsewhere", "Refunded elsewhere"]]) {
+          actions.append(el("button", { class: how === "customer_told" ? null : "secondary", "data-how": how, text: label, onclick: () => resolveOwed(item, how) }));
+        }
+      }
+    }
+    list.append(el("div", { class: "owed card", "data-booking": String(item.bookingId), "data-rail": item.rail },
+      el("div", { class: "owed-head" }, el("span", { class: "figure", text: money(item.amountMinor, item.currency) }), el("span", { class: "ref", text: item.reference }),
+        el("span", { class: "rail", text: RAIL_NAMES[item.rail] || item.rail })),
+      el("div", { text: `${item.resourceName || item.resourceId} · ${tripWhen(item)}` }),
+      el("div", {}, "Customer ", userLink(item.userId), ` · ${reasons[item.reason] || item.reason}${item.statusReason ? ` (${item.statusReason})` : ""}`),
+      item.amountFromBooking ? el("div", { class: "muted", text: "The store signed no price: the amount is the booking's price for what was paid." }) : null,
+      item.resolution ? el("div", { class: "muted", text: `Closed: ${item.resolution.how.replace("_", " ")}${item.resolution.note ? ` (${item.resolution.note})` : ""}, ${localStamp(item.resolution.at)}` })
+        : el("p", { class: "guidance", text: item.guidance }),
+      actions));
+  }
+  main.append(data.items.length ? list : el("p", { id: "owed-empty", text: status === "open" ? "Nobody is owed money." : "Nothing closed yet." }));
+}
+
+function resolveOwed(item, how) {
+  const detail = $("#detail");
+  const note = el("input", { id: "owed-note", name: "note", size: 40, placeholder: "what you told them (optional)" });
+  const form = el("form", { class: "panel", id: "owed-form" },
+    el("strong", { text: `${RAIL_NAMES[item.rail]}: ${money(item.amountMinor, item.currency)} owed to ${item.userId} for ${item.reference}` }),
+    el("label", {}, "Note", note),
+    el("button", { type: "submit", id: "owed-submit", text: how === "customer_told" ? "The customer was told" : how === "credited" ? "The customer was credited" : "Refunded elsewhere" }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await api("POST", `/api/admin/owed/${item.bookingId}/resolve`, note.value.trim() ? { how, note: note.value.trim() } : { how });
+      await show("owed");
+      say(`Closed: ${money(item.amountMinor, item.currency)} of ${item.reference} (${how.replace("_", " ")}).`);
+    } catch (error) {
+      failed(error);
+    }
+  });
+  detail.replaceChildren(form);
+  note.focus();
+}
+
+// A trip's local time: a rental by its days ("2 Dec, full day", "2–4 Dec"), an experience by its hours ("17:30–19:30").
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+function tripWhen(b) {
+  const parse = (text) => /^(\d{4})-(\d\d)-(\d\d)T(\d\d:\d\d):\d\d([+-]\d\d:\d\d)$/.exec(text || "");
+  const s = parse(b.localStart), e = parse(b.localEnd);
+  if (!s || !e) return localTime(b.localStart);
+  const day = (m) => `${Number(m[3])} ${MONTHS[Number(m[2]) - 1]}`;
+  const offset = s[5] === "+00:00" ? "UTC" : s[5];
+  if (b.resourceKind === "rental" || (s[4] === "00:00" && e[4] === "00:00")) {
+    const sameDay = s[1] === e[1] && s[2] === e[2] && s[3] === e[3];
+    const endsAtMidnight = e[4] === "00:00";
+    if (sameDay || (endsAtMidnight && Date.parse(b.end) - Date.parse(b.start) <= 86400000)) return `${day(s)} ${s[1]}, ${s[4] === "00:00" ? "full day" : `${s[4]}–${e[4]}`}`;
+    return `${day(s)}–${day(e)} ${e[1]}`;
+  }
+  return `${day(s)} ${s[1]}, ${s[4]}–${e[4]} (${offset})`;
+}
+
+// An instant in the app's zone when the page knows it, else UTC: "2 Dec 2026 09:14 (+01:00)".
+function localStamp(iso) {
+  if (!iso) return "";
+  const zone = app && app.timeZone;
+  if (!zone) return when(iso);
+  try {
+    const parts = Object.fromEntries(new Intl.DateTimeFormat("en-GB", { timeZone: zone, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+      hourCycle: "h23", timeZoneName: "shortOffset" }).formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+    return `${parts.day} ${parts.month} ${parts.year} ${parts.hour}:${parts.minute} (${(parts.timeZoneName || "").replace("GMT", "") || "UTC"})`;
+  } catch {
+    return when(iso);
   }
 }
 
@@ -437,8 +582,13 @@ async function showTimeline(userId) {
 function askReason(booking, action) {
   const detail = $("#detail");
   const reason = el("input", { id: "reason", name: "reason", size: 40, required: action === "confirm", placeholder: action === "confirm" ? "why (required)" : "why (optional)" });
+  const paidNote = action === "cancel" && booking.paidVia
+    ? el("p", { id: "cancel-paid", class: "alert-note", text: `Paid: ${money(booking.amountPaid, booking.currency)} through ${booking.paidVia.map((r) => RAIL_NAMES[r] || r).join(" and ")}. `
+      + (booking.paidVia.includes("card") ? "Cancelling leaves it owed to the customer until you refund it (Owed to customers)." : "Cancelling leaves it owed to the customer: the store refunds it; Owed to customers says what to tell them.") })
+    : null;
   const form = el("form", { class: "panel", id: "action-form" },
-    el("strong", { text: `${action === "confirm" ? "Confirm" : "Cancel"} booking ${booking.reference || "#" + booking.id} (${booking.resourceId}, ${localTime(booking.localStart)})` }),
+    el("strong", { text: `${action === "confirm" ? "Confirm" : "Cancel"} booking ${booking.reference || "#" + booking.id} (${booking.resourceName || booking.resourceId}, ${localTime(booking.localStart)})` }),
+    paidNote,
     el("label", {}, "Reason", reason),
     el("button", { type: "submit", id: "action-submit", class: action === "cancel" ? "danger" : null, text: action === "confirm" ? "Confirm booking" : "Cancel booking" }),
     el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
@@ -461,6 +611,15 @@ function askReason(booking, action) {
 // Refund a booking's card payment: all that is left, or an amount in minor units (a fee kept).
 function askRefund(booking) {
   const detail = $("#detail");
+  if (booking.paidVia && !booking.paidVia.includes("card")) {
+    // The stores refund their own purchases: the store's path, never a card form.
+    const rail = booking.paidVia[0];
+    detail.replaceChildren(el("div", { class: "panel", id: "store-refund" },
+      el("strong", { text: `Booking ${booking.reference} was paid through ${RAIL_NAMES[rail] || rail}` }),
+      el("p", { text: STORE_GUIDANCE[rail] || "" }),
+      el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() })));
+    return;
+  }
   const reason = el("input", { id: "refund-reason", name: "reason", size: 40, required: true, placeholder: "why (required)" });
   const amount = el("input", { id: "refund-amount", name: "amountMinor", size: 10, inputmode: "numeric", placeholder: "all that is left" });
   const form = el("form", { class: "panel", id: "refund-form" },
@@ -480,8 +639,9 @@ function askRefund(booking) {
     try {
       const result = await api("POST", `/api/admin/bookings/${booking.id}/refund`, body);
       detail.replaceChildren();
-      say(`Booking #${booking.id}: refund of ${money(result.refund.amount, result.payment.currency)} ${result.refund.status}; the payment is ${result.payment.displayStatus}, the booking ${result.booking.status}.`);
-      await load(views.bookings);
+      if (current.name === "owed") await show("owed");
+      say(`Booking ${booking.reference || "#" + booking.id}: refund of ${money(result.refund.amount, result.payment.currency)} ${result.refund.status}; the payment is ${result.payment.displayStatus}, the booking ${result.booking.status}.`);
+      if (current.name !== "owed") await load(views.bookings);
     } catch (error) {
       failed(error);
     }
