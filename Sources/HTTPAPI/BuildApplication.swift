@@ -142,6 +142,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     ).register(on: admin)
     OperatorRoutes(store: services.store, clock: services.clock).register(on: admin)
     OwedRoutes(owed: services.owedToCustomers, store: services.store).register(on: admin)
+    ManifestRoutes(store: services.store, clock: services.clock).register(on: admin)
     CardPaymentRoutes(
         store: services.store,
         cardDeposits: services.cardDeposits,

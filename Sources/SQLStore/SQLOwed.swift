@@ -142,6 +142,20 @@ extension SQLOperatorViews {
         return paid
     }
 
+    func bookingsOverlapping(tenantId: String, from: Date, to: Date, resourceId: String?) throws -> [Booking] {
+        var sql = """
+            SELECT \(SQLBookings.columns) FROM bookings
+            WHERE tenant_id = ? AND starts_at < ? AND ends_at > ? AND status IN ('confirmed', 'pending_payment')
+            """
+        var arguments: SQLArguments = [tenantId, to.epochMilliseconds, from.epochMilliseconds]
+        if let resourceId {
+            sql += " AND resource_id = ?"
+            arguments.append(resourceId)
+        }
+        sql += " ORDER BY starts_at, id LIMIT 5000"
+        return try db.rows(sql, arguments).map(SQLBookings.decode)
+    }
+
     func resolveOwed(tenantId: String, bookingId: Int64, resolved: OwedPayment.Resolved) throws -> Bool {
         try db.run(
             """

@@ -132,6 +132,9 @@ public protocol OperatorViewRepository {
     /// currency): applied store purchases at their signed price (else the booking's price for their
     /// units) and succeeded card payments less their refunds.
     func bookingPayments(tenantId: String, bookingIds: [Int64]) throws -> [Int64: BookingPaid]
+    /// The confirmed and pending bookings that overlap [from, to), of one resource or all, by start
+    /// (at most 5,000): the day's departures.
+    func bookingsOverlapping(tenantId: String, from: Date, to: Date, resourceId: String?) throws -> [Booking]
     /// Records how an operator closed what a booking owes; false when it was closed already.
     func resolveOwed(tenantId: String, bookingId: Int64, resolved: OwedPayment.Resolved) throws -> Bool
 }
