@@ -578,6 +578,40 @@ export interface OverviewResponse {
   owedToCustomers: OwedTotal[];
 }
 
+/** GET /api/admin/manifest?date=YYYY-MM-DD[&resourceId=]: the day's departures in each resource's local day. */
+export interface ManifestResponse {
+  date: string;
+  resources: {
+    resourceId: string;
+    name: string;
+    kind: "rental" | "experience";
+    timeZone: string;
+    dayStart: ISODateTime;
+    dayEnd: ISODateTime;
+    seats: number;
+    slots: {
+      start: ISODateTime;
+      localStart: string;
+      localEnd: string;
+      seats: number;
+      bookings: {
+        bookingId: number;
+        reference: string;
+        userId: string;
+        seats: number;
+        payment: "paid" | "part_paid" | "unpaid";
+        paidVia: ("app_store" | "google_play" | "card")[];
+        /** minor units */
+        amountPaid: number;
+        currency: string;
+        status: string;
+        statusReason?: string;
+        holdExpiresAt?: ISODateTime;
+      }[];
+    }[];
+  }[];
+}
+
 export interface OwedTotal {
   currency: string;
   count: number;

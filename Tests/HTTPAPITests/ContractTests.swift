@@ -147,6 +147,12 @@ struct ContractTests {
             harness.clock.advance(1)
             _ = try await client.call(.post, "/api/admin/bookings/\(bookingId)/cancel", auth: admin, json: ["reason": "storm"])
             record("OwedListResponse", "OwedListResponse", try await client.call(.get, "/api/admin/owed", auth: admin))
+            let sunsetDay = String(iso(Harness.day(6, hour: 17, from: harness.clock.now())).prefix(10))
+            record(
+                "ManifestResponse",
+                "ManifestResponse",
+                try await client.call(.get, "/api/admin/manifest?date=\(sunsetDay)&resourceId=sunset-cruise", auth: admin)
+            )
             let resolveOwed: [String: Any] = ["how": "customer_told", "note": "told her to ask Apple for the refund"]
             try recordRequest("ResolveOwedRequest", "ResolveOwedRequest", resolveOwed)
             record(
@@ -454,7 +460,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 84)
+        #expect(exchanges.count == 85)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -479,7 +485,7 @@ struct ContractTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter {
             $0.hasSuffix(".json")
         }
-        #expect(files.count == 84)
+        #expect(files.count == 85)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

@@ -179,7 +179,7 @@ def main():
         check(pager.startswith("1–2 of 2") and "null" not in pager, f"the pager counts the bookings: {pager!r}")
         check(driver.execute_script("return sessionStorage.getItem('berth.adminKey')") == admin, "the key is kept in session storage")
         check(driver.find_element(By.ID, "app-name").text.startswith("Seaboo"), "the header names the app")
-        check(visible_tabs(driver) == ["overview", "owed", "bookings", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
+        check(visible_tabs(driver) == ["overview", "departures", "owed", "bookings", "purchases", "unapplied", "notifications", "webhooks", "deadLetters", "replays", "audit", "keys"],
               f"a booking app's admin sees no credit or subscription views: {visible_tabs(driver)}")
         shot(driver, "bookings.png")
 
@@ -375,6 +375,34 @@ def main():
         wait.until(EC.visibility_of_element_located((By.ID, "owed-list")))
         check(driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), "the owed view fits a 390 px phone")
         shot(driver, "owed-390.png")
+        driver.set_window_size(1400, 1000)
+
+        print("the day's departures: alice's confirmed boat; every view fits 1400 px and a 390 px phone")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="departures"]').click()
+        wait.until(EC.visibility_of_element_located((By.ID, "manifest-date")))
+        driver.execute_script("const d = document.getElementById('manifest-date'); d.value = arguments[0]; d.dispatchEvent(new Event('change'));", str(day))
+        boat = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'.manifest-resource[data-resource="gozzo-5m"] tr[data-id="{first}"]') or None)[0]
+        check("paid" in boat.text and "alice" in boat.text, f"alice sails that day, paid: {boat.text!r}")
+        status, body = call(url + f"/api/admin/manifest?date={day}&resourceId=gozzo-5m", key=admin)
+        ids = [b["bookingId"] for slot in body["resources"][0]["slots"] for b in slot["bookings"]]
+        check(status == 200 and ids == [first], f"the manifest API lists the same ({status} {ids})")
+        shot(driver, "departures-1400.png")
+        fits = "return document.documentElement.scrollWidth <= window.innerWidth"
+        for width, height in [(1400, 1000), (390, 844)]:
+            driver.set_window_size(width, height)
+            for view in visible_tabs(driver):
+                driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-view="{view}"]').click()
+                wait.until(lambda d: d.find_element(By.ID, "view").text.strip() != "")
+                wait.until(lambda d: d.execute_script("return document.querySelector('#view h2') !== null"))
+                check(driver.execute_script(fits), f"{view} fits {width} px: {driver.execute_script('return document.documentElement.scrollWidth')}px")
+            if width == 390:
+                driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="departures"]').click()
+                driver.execute_script("const d = document.getElementById('manifest-date'); d.value = arguments[0]; d.dispatchEvent(new Event('change'));", str(day))
+                wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'.manifest-resource tr[data-id="{first}"]') or None)
+                shot(driver, "departures-390.png")
+                driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()
+                wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#rows tr[data-id]") or None)
+                shot(driver, "bookings-390.png")
         driver.set_window_size(1400, 1000)
 
         print("other views load without errors")

@@ -178,6 +178,7 @@ const views = {
   },
   overview: { title: "Overview", custom: renderOverview },
   owed: { title: "Owed to customers", custom: renderOwed },
+  departures: { title: "Departures", custom: renderDepartures },
   products: { title: "Credit products", custom: renderProducts },
   keys: { title: "API keys", custom: renderKeys },
   subscriptions: {
@@ -219,7 +220,7 @@ let current = { name: null, offset: 0, query: {} };
 // The app the key belongs to (GET /api/admin/app). A view listed here appears only when the app
 // sells that kind of product; the others apply to every app.
 let app = null;
-const needs = { owed: "booking", bookings: "booking", ledger: "credits", products: "credits", subscriptions: "subscription", cheats: "subscription" };
+const needs = { departures: "booking", owed: "booking", bookings: "booking", ledger: "credits", products: "credits", subscriptions: "subscription", cheats: "subscription" };
 
 function queryString(view, values, offset, extra = {}) {
   const query = new URLSearchParams();
@@ -476,6 +477,56 @@ async function renderOwed(main, query = {}) {
       actions));
   }
   main.append(data.items.length ? list : el("p", { id: "owed-empty", text: status === "open" ? "Nobody is owed money." : "Nothing closed yet." }));
+}
+
+// The day's departures (GET /api/admin/manifest): per boat and slot, who sails, seats, paid or not;
+// prints one boat per A4 page.
+function todayLocal() {
+  const zone = (app && app.timeZone) || "UTC";
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" })
+    .formatToParts(new Date()).map((p) => [p.type, p.value]));
+  return `${parts.year}-${parts.month}-${parts.day}`;
+}
+
+async function renderDepartures(main, query = {}) {
+  const date = query.date || todayLocal();
+  const picker = el("input", { type: "date", id: "manifest-date", name: "date", value: date });
+  picker.addEventListener("change", () => renderDepartures(main, { date: picker.value }));
+  const csv = el("button", { type: "button", class: "secondary", text: "Export CSV", onclick: async () => {
+    try {
+      const text = await api("GET", `/api/admin/manifest?date=${date}&format=csv`, undefined, "text/csv");
+      const link = el("a", { href: URL.createObjectURL(new Blob([text], { type: "text/csv" })), download: `manifest-${date}.csv` });
+      document.body.append(link); link.click(); link.remove();
+    } catch (error) { failed(error); }
+  } });
+  const print = el("button", { type: "button", class: "secondary", text: "Print", onclick: () => window.print() });
+  main.replaceChildren(el("h2", { text: "Departures" }), el("form", { class: "filters" }, el("label", {}, "Day (local)", picker), csv, print));
+  let data;
+  try {
+    data = await api("GET", `/api/admin/manifest?date=${date}`);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  const payments = { paid: "paid", part_paid: "part paid", unpaid: "unpaid" };
+  for (const boat of data.resources) {
+    const section = el("section", { class: "manifest-resource", "data-resource": boat.resourceId },
+      el("h3", { text: `${boat.name} · ${date} · ${boat.seats} ${boat.kind === "rental" ? "booked" : "seats"}` }));
+    if (!boat.slots.length) section.append(el("p", { class: "muted", text: "No departures." }));
+    for (const slot of boat.slots) {
+      const table = el("table", { class: "stack manifest" }, el("tr", {}, ...["Ref", "Customer", "Seats", "Paid", "Status"].map((t) => el("th", { text: t }))));
+      for (const b of slot.bookings) {
+        table.append(el("tr", { "data-id": String(b.bookingId) }, el("td", { "data-label": "Ref" }, el("span", { class: "ref", text: b.reference })),
+          el("td", { "data-label": "Customer", text: b.userId }), el("td", { "data-label": "Seats", text: String(b.seats) }),
+          el("td", { "data-label": "Paid", class: "payment-" + b.payment,
+            text: `${payments[b.payment]}${b.amountPaid ? " · " + money(b.amountPaid, b.currency) : ""}${b.paidVia.length ? " · " + b.paidVia.map((r) => RAIL_NAMES[r] || r).join(", ") : ""}` }),
+          el("td", { "data-label": "Status", text: b.status.replaceAll("_", " ") })));
+      }
+      section.append(el("h4", { text: `${tripWhen({ localStart: slot.localStart, localEnd: slot.localEnd, start: slot.start, end: slot.start, resourceKind: boat.kind })} · ${slot.seats} ${slot.seats === 1 ? "seat" : "seats"}` }),
+        el("div", { class: "table-wrap" }, table));
+    }
+    main.append(section);
+  }
 }
 
 function resolveOwed(item, how) {
