@@ -576,6 +576,8 @@ export interface OverviewResponse {
   needsAction: Record<string, number>;
   /** money owed to customers now, per currency */
   owedToCustomers: OwedTotal[];
+  /** per store: purchases of the period whose store signed no price (StoreKit 1 receipts, test transactions), counted here, not in moneyIn */
+  purchasesWithoutAmount: Record<string, number>;
 }
 
 /** GET /api/admin/manifest?date=YYYY-MM-DD[&resourceId=]: the day's departures in each resource's local day. */

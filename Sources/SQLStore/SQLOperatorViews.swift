@@ -456,6 +456,16 @@ struct SQLOperatorViews: OperatorViewRepository {
     func overview(tenantId: String, from: Date, to: Date, now: Date, heldUntil: Date, playOverdueBefore: Date) throws -> OverviewFacts {
         var facts = OverviewFacts()
         let (start, end) = (from.epochMilliseconds, to.epochMilliseconds)
+        for row in try db.rows(
+            """
+            SELECT store, COUNT(*) AS n FROM purchases
+            WHERE tenant_id = ? AND purchased_at >= ? AND purchased_at < ? AND (currency IS NULL OR price_milliunits IS NULL)
+            GROUP BY store
+            """,
+            [tenantId, start, end]
+        ) {
+            facts.withoutAmount[row["store"]] = row["n"]
+        }
         facts.money = try db.rows(
             """
             SELECT purchased_at / 3600000 AS hour, store, currency, status, COUNT(*) AS n, COALESCE(SUM(price_milliunits), 0) AS total FROM purchases

@@ -93,6 +93,9 @@ public struct OverviewFacts: Hashable, Sendable {
     }
 
     public var money: [Money] = []
+    /// Purchases of the period whose store signed no price (StoreKit 1 receipts, some test
+    /// transactions), per store: counted and shown, never silently left out of the money.
+    public var withoutAmount: [String: Int] = [:]
     public var newSubscriptions: [Count] = []
     public var endedSubscriptions: [Count] = []
     public var creditPacks: [Count] = []

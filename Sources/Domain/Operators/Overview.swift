@@ -58,6 +58,8 @@ public struct Overview: Hashable, Sendable {
     /// price, per month of its cycle; subscriptions whose cycle the catalog does not name are left out.
     public var monthlyRecurringRevenue: [Amount]
     public var needsAction: [String: Int]
+    /// Purchases of the period without a signed price, per store (not in `moneyIn`).
+    public var withoutAmount: [String: Int]
 
     public struct ProductCount: Hashable, Sendable {
         public var productId: String
@@ -194,7 +196,8 @@ public struct Overview: Hashable, Sendable {
                 "unappliedPayments": facts.unappliedPayments, "deadLetters": facts.deadLetters, "webhookBacklog": facts.webhookBacklog,
                 "overduePlayAcknowledgements": facts.overduePlayAcknowledgements, "bookingsNeedingRefund": facts.bookingsNeedingRefund,
                 "purchasesNeedingRefund": facts.purchasesNeedingRefund,
-            ]
+            ],
+            withoutAmount: facts.withoutAmount
         )
     }
 

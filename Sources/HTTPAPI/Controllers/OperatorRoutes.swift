@@ -214,6 +214,8 @@ struct OverviewResponse: Codable {
     var needsAction: [String: Int]
     /// Money owed to customers per currency (minor units): bookings paid that will not take place.
     var owedToCustomers: [OwedTotalDTO] = []
+    /// Purchases of the period whose store signed no price, per store: counted here, not in moneyIn.
+    var purchasesWithoutAmount: [String: Int]
 
     init(_ o: Overview) {
         func lines(_ values: [Overview.MoneyLine]) -> [MoneyLine] {
@@ -257,5 +259,6 @@ struct OverviewResponse: Codable {
         activeSubscriptions = o.activeByProduct.map { ProductCount(productId: $0.productId, count: $0.count) }
         monthlyRecurringRevenue = amounts(o.monthlyRecurringRevenue)
         needsAction = o.needsAction
+        purchasesWithoutAmount = o.withoutAmount
     }
 }

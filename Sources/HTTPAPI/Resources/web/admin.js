@@ -395,11 +395,14 @@ async function renderOverview(main, query = {}) {
   }
   if (!cards.childElementCount) cards.append(el("p", { id: "all-clear", class: "all-clear", text: "All clear: nothing needs action." }));
   const moneyIn = data.moneyIn.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "nothing yet";
+  const unpriced = Object.entries(data.purchasesWithoutAmount || {}).map(([store, n]) => `${n} ${store === "stripe" ? "card" : store.replace("_", " ")}`);
+  const unpricedCount = Object.values(data.purchasesWithoutAmount || {}).reduce((a, b) => a + b, 0);
   const refunds = data.refunds.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "none";
   const mrr = data.monthlyRecurringRevenue.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "—";
   const active = data.activeSubscriptions.reduce((sum, s) => sum + s.count, 0);
   const totals = el("div", { class: "cards", id: "overview-totals" },
-    el("div", { class: "card" }, el("div", { class: "muted", text: "Money in" }), el("div", { class: "figure", text: moneyIn })),
+    el("div", { class: "card" }, el("div", { class: "muted", text: "Money in" }), el("div", { class: "figure", text: moneyIn }),
+      unpricedCount ? el("div", { class: "muted", id: "without-amount", text: `and ${unpricedCount} purchase${unpricedCount === 1 ? "" : "s"} without an amount (${unpriced.join(", ")}): the store signed no price` }) : null),
     el("div", { class: "card" }, el("div", { class: "muted", text: "Refunded" }), el("div", { class: "figure", text: refunds })),
     app.sells.includes("subscription") ? el("div", { class: "card" }, el("div", { class: "muted", text: `Active subscriptions (MRR)` }), el("div", { class: "figure", text: `${active} (${mrr})` })) : null);
   main.append(el("h3", { text: "Needs action" }), cards, el("h3", { text: `Period (${data.timeZone})` }), totals);
