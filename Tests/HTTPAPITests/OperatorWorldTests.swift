@@ -251,10 +251,11 @@ struct OperatorWorldTests {
             #expect(
                 Set(needs.keys) == [
                     "unappliedPayments", "deadLetters", "webhookBacklog", "overduePlayAcknowledgements", "bookingsNeedingRefund",
-                    "purchasesNeedingRefund",
+                    "purchasesNeedingRefund", "owedToCustomers",
                 ]
             )
-            #expect(needs.values.allSatisfy { $0 == 0 }, "\(needs)")
+            // The €80 paid through the App Store for a booking cancelled in a storm is owed to alice.
+            #expect(needs["owedToCustomers"] == 1 && needs.filter { $0.key != "owedToCustomers" }.values.allSatisfy { $0 == 0 }, "\(needs)")
             let week = try #require(overview.json["bookingsNext7Days"] as? [[String: Any]])
             #expect(week.contains { $0["resourceId"] as? String == "gozzo-5m" })
             #expect(try await client.call(.get, "/api/admin/overview?interval=hour", auth: harness.adminKey).status == .badRequest)
