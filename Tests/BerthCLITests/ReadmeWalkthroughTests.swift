@@ -120,24 +120,19 @@ struct ReadmeWalkthroughTests {
         for item in ["products.json"] {
             try FileManager.default.copyItem(at: ServerProcess.repository.appendingPathComponent(item), to: directory.appendingPathComponent(item))
         }
-        // `swift build --show-bin-path` must name the binaries this test run built; a stub answers it
-        // (anything else goes to the real swift).
-        let stubs = directory.appendingPathComponent("stubs")
-        try FileManager.default.createDirectory(at: stubs, withIntermediateDirectories: true)
+        // `swift build --show-bin-path` must name the binaries this test run built; a shell function
+        // answers it (anything else goes to the real swift). A function, not a stub script on PATH: a
+        // script this test writes and then executes failed with ETXTBSY ("Text file busy") when another
+        // test forked while its descriptor was still open.
         let products = try BerthProcess.executable.deletingLastPathComponent().path
-        let stub = stubs.appendingPathComponent("swift")
-        try Data("#!/bin/sh\nif [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else exec swift \"$@\"; fi\n".utf8).write(
-            to: stub
-        )
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stub.path)
-        try Data(script.utf8).write(to: directory.appendingPathComponent("walkthrough.sh"))
+        let preamble = "swift() { if [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else command swift \"$@\"; fi; }\n"
+        try Data((preamble + script).utf8).write(to: directory.appendingPathComponent("walkthrough.sh"))
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-e", "-o", "pipefail", "walkthrough.sh"]
         process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = "\(stubs.path):\(environment["PATH"] ?? "/usr/bin:/bin")"
         // Ports the system just handed out as free (a random one collided with another test's listener,
         // and the script's `until curl …` then waited forever).
         environment["BERTH_PORT"] = String(try Self.freePort())

@@ -315,7 +315,7 @@ struct VerifyPurchaseTests {
             let alice = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
             let early = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "bob", json: rentalBody(harness))
             #expect(early.status == .conflict)
-            #expect(early.errorCode == "slot_unavailable")
+            #expect(early.errorCode == "slot_taken", "nothing was paid yet: the slot is taken, not a payment lost")
             harness.clock.advance(16 * 60)
             _ = try await createBooking(client, harness, user: "bob", body: rentalBody(harness))
             let jws = try harness.purchase("it.seaboo.rental.basic")
