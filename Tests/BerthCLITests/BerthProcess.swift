@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Runs the built `berth` executable as a user would.
@@ -36,7 +37,7 @@ struct BerthProcess {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = input
-        try process.run()
+        try process.runAlone()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         // Read both pipes to the end before waiting, so a large output cannot block the child.
@@ -65,4 +66,17 @@ struct BerthProcess {
 
 func jsonObject(_ text: String) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+}
+
+extension Process {
+    /// `run()`, one launch at a time in this test process: swift-corelibs-foundation's `Process.run`
+    /// crashed once (SIGSEGV in its memcpy) while the CLI suites launched children concurrently.
+    /// Only the launch is serialised; the children run side by side.
+    func runAlone() throws {
+        try ProcessLaunch.lock.withLock { _ in try run() }
+    }
+}
+
+enum ProcessLaunch {
+    static let lock = Mutex(())
 }

@@ -308,7 +308,7 @@ struct ConnectionLimitTests {
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        try process.runAlone()
         process.waitUntilExit()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus != 0)

@@ -22,7 +22,7 @@ struct FuzzReplayTests {
             let output = Pipe(), errors = Pipe()
             process.standardOutput = output
             process.standardError = errors
-            try process.run()
+            try process.runAlone()
             let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             return BerthProcess.Result(

@@ -142,7 +142,7 @@ struct ReadmeWalkthroughTests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try process.runAlone()
         // A script that never ends (a server that did not start) is stopped, not waited for forever.
         let watchdog = DispatchWorkItem {
             if process.isRunning {

@@ -16,7 +16,7 @@ struct StoreLifecycleTests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        try process.runAlone()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -123,7 +123,7 @@ struct StoreLifecycleTests {
         process.arguments = [
             "python3", "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 7'); c.commit()", database,
         ]
-        try process.run()
+        try process.runAlone()
         process.waitUntilExit()
         #expect((try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int ?? 0) > 0)
         let refused = try server.berth(["migrate"])
@@ -184,7 +184,7 @@ struct BoundedShutdownTests {
                 """,
             ]
             process.standardOutput = output
-            try process.run()
+            try process.runAlone()
             var line = Data()
             while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
             port = Int(String(decoding: line, as: UTF8.self)) ?? 0
@@ -232,7 +232,7 @@ struct BoundedShutdownTests {
         p8.executableURL = URL(fileURLWithPath: "/bin/sh")
         p8.arguments = ["-c", "openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt > apple.p8"]
         p8.currentDirectoryURL = server.directory
-        try p8.run()
+        try p8.runAlone()
         p8.waitUntilExit()
         let catalogURL = server.directory.appendingPathComponent("products.json")
         var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
