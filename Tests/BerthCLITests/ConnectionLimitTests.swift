@@ -227,14 +227,22 @@ struct ConnectionLimitTests {
         // Warm: the answers' own buffers and the first connections' allocations exist before the baseline.
         for _ in 0..<3 { _ = try await server.request("GET", "/openapi.yaml", headers: [:]) }
         let before = try #require(server.residentKilobytes)
-        let pipelined = String(repeating: "GET /openapi.yaml HTTP/1.1\r\nHost: x\r\n\r\n", count: 40)
-        var held: [RawConnection] = []
-        for _ in 0..<500 {
-            guard let connection = RawConnection(port: server.port, receiveBuffer: 4096) else { continue }
-            connection.send(pipelined)
-            held.append(connection)
+        // The 500 connections are held by a child process: in this test process their descriptors
+        // would go past 1,024, where Foundation's Process.run (other tests launching children) fails.
+        let flood = Process()
+        flood.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        flood.arguments = ["python3", "-c", Self.unreadingClients, String(server.port), "500"]
+        let input = Pipe(), output = Pipe()
+        flood.standardInput = input
+        flood.standardOutput = output
+        try flood.runAlone()
+        defer {
+            try? input.fileHandleForWriting.close()
+            flood.waitUntilExit()
         }
-        #expect(held.count == 500)
+        // Its one line once every connection has sent its 40 requests (an event, not a delay).
+        let ready = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(ready.hasPrefix("500"), "connections opened: \(ready)")
         // The server closes connections whose answers stay unsent past the send deadline (their close
         // cannot reach a client that does not read): wait until the server holds none of them.
         var peak = before
@@ -249,7 +257,6 @@ struct ConnectionLimitTests {
             if open > 1 { try await Task.sleep(for: .milliseconds(200)) }
         }
         #expect(open <= 1, "connections that never read are closed (\(open) open)")
-        held.removeAll()
         #expect(peak < 200 * 1024, "peak RSS \(peak) KB")
         // After they close: RSS back within 10 % of the baseline (the server returns freed memory).
         let health = try await server.request("GET", "/healthz", headers: [:])
@@ -266,6 +273,24 @@ struct ConnectionLimitTests {
         let metrics = String(decoding: try await server.request("GET", "/metrics", headers: [:]).data, as: UTF8.self)
         #expect(metrics.contains(#"berth_connections_shed_total{reason="send_timeout"}"#))
     }
+
+    /// Opens N connections to 127.0.0.1:PORT, each sending 40 pipelined `GET /openapi.yaml` with a
+    /// 4 KiB receive buffer and never reading; prints how many it opened, then holds them until its
+    /// standard input closes.
+    static let unreadingClients = """
+        import socket, sys
+        port, count = int(sys.argv[1]), int(sys.argv[2])
+        request = b"GET /openapi.yaml HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" * 40
+        held = []
+        for _ in range(count):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", port))
+            s.sendall(request)
+            held.append(s)
+        print(len(held), flush=True)
+        sys.stdin.read()
+        """
 
     /// A gauge's value in Prometheus text.
     static func gauge(_ text: String, _ name: String) -> Int? {

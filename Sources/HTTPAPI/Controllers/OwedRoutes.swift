@@ -44,7 +44,7 @@ struct OwedRoutes {
     }
 }
 
-struct ResolveOwedRequest: Codable {
+struct ResolveOwedRequest: Codable, RefusesNull {
     var how: String
     var note: String?
 }
