@@ -7,7 +7,7 @@ import Glibc
 
 /// T2 of the security review of 9d512a8: idle connections that trickle a partial request line
 /// must not take the service off the air, nor make it trap when descriptors run out.
-@Suite("Connection limits under a slow-loris flood")
+@Suite("Connection limits under a slow-loris flood", .serialized)
 struct ConnectionLimitTests {
     /// A TCP connection to 127.0.0.1 made with the system's sockets (no client library that
     /// pools or retries): what a hostile client holds open.
