@@ -159,6 +159,10 @@ public struct Tenant: Codable, Hashable, Sendable {
 
     public var verificationLimit: RateLimit { rateLimit ?? Self.defaultVerificationLimit }
     public var bookingLimit: RateLimit { limits?.bookings ?? Self.defaultBookingLimit }
+    /// Each resource's name by its id (the operators' listings name resources, not ids).
+    public var resourceNames: [String: String] {
+        Dictionary(resources.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+    }
     public var notificationLimit: RateLimit { limits?.notifications ?? Self.defaultNotificationLimit }
     public var holdLimits: HoldLimits {
         HoldLimits(

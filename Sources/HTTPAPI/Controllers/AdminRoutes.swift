@@ -278,7 +278,7 @@ struct AdminRoutes {
             let result = try tx.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page)
             return (result, try tx.operatorViews.bookingPayments(tenantId: tenantId, bookingIds: result.items.map(\.id)))
         }
-        let names = Dictionary(tenant.tenant.resources.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let names = tenant.tenant.resourceNames
         let now = clock.now()
         let items = result.items.map { booking in
             var dto = BookingDTO(booking)

@@ -20,7 +20,7 @@ struct OwedRoutes {
             throw APIError(.badRequest, .invalidQuery, "status must be open or resolved", field: "status")
         }
         let items = try await owed.list(runtime: context.tenant, resolved: status == "resolved")
-        let resources = Dictionary(context.tenant.tenant.resources.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let resources = context.tenant.tenant.resourceNames
         return try JSONCoding.response(
             OwedListResponse(
                 status: status,
@@ -39,7 +39,7 @@ struct OwedRoutes {
         let note = body.note?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let note, Text.length(note) > 500 { throw APIError(.badRequest, .invalidField, "note is limited to 500 characters", field: "note") }
         let closed = try await owed.resolve(runtime: context.tenant, bookingId: id, how: how, note: note?.isEmpty == true ? nil : note, actor: context.actor)
-        let resources = Dictionary(context.tenant.tenant.resources.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let resources = context.tenant.tenant.resourceNames
         return try JSONCoding.response(ResolveOwedResponse(items: closed.map { OwedPaymentDTO($0, resourceName: resources[$0.booking.resourceId]) }))
     }
 }
