@@ -538,14 +538,32 @@ export interface SearchHit {
   bookingId?: number;
   purchaseId?: number;
   at?: ISODateTime;
+  /** its amount as the currency writes it ("135.00 EUR"), where it has one */
+  amount?: string;
 }
 
 /** `GET /api/admin/customers/{userId}/timeline` (admin key): everything about one user, newest first */
 export interface TimelineResponse {
   userId: string;
+  /** the customer page's header, over the whole history (the items are limited per kind) */
+  customer: CustomerTotals;
   items: TimelineEntry[];
   /** entries of each kind at most (`limit`, default 200) */
   limitPerKind: number;
+}
+
+export interface CustomerTotals {
+  /** every purchase with a known price, per currency (refunded ones too) */
+  paid: OverviewAmount[];
+  /** store refunds at the purchase's price, card refunds at their amount */
+  refunded: OverviewAmount[];
+  purchases: number;
+  /** purchases whose store signed no price (not in paid) */
+  purchasesWithoutAmount: number;
+  bookings: number;
+  firstSeen?: ISODateTime;
+  /** app_store, google_play, stripe */
+  stores: string[];
 }
 
 export interface TimelineEntry {
@@ -680,7 +698,10 @@ export interface OverviewBucket {
   endedSubscriptions: number;
   creditPacksSold: number;
   creditsSpent: number;
+  /** Bookings made in the bucket that something was paid for (in full or in part). */
   bookingsMade: number;
+  /** Bookings made in the bucket that nothing was paid for (a hold waiting for payment or lapsed). */
+  bookingsUnpaid: number;
 }
 
 export interface OverviewMoney {

@@ -98,7 +98,37 @@ public struct SubscriptionPurchaseV2: Codable, Hashable, Sendable {
 
     public struct AutoRenewingPlan: Codable, Hashable, Sendable {
         public var autoRenewEnabled: Bool?
-        public init(autoRenewEnabled: Bool?) { self.autoRenewEnabled = autoRenewEnabled }
+        /// The plan's current price per period (Google: before discounts, and before tax where prices
+        /// are tax-exclusive).
+        public var recurringPrice: Money?
+        public init(autoRenewEnabled: Bool?, recurringPrice: Money? = nil) {
+            self.autoRenewEnabled = autoRenewEnabled
+            self.recurringPrice = recurringPrice
+        }
+    }
+
+    /// google.type.Money: whole `units` (an int64 as a string) and `nanos` (billionths, same sign).
+    public struct Money: Codable, Hashable, Sendable {
+        public var currencyCode: String?
+        public var units: String?
+        public var nanos: Int?
+        public init(currencyCode: String?, units: String?, nanos: Int?) {
+            self.currencyCode = currencyCode
+            self.units = units
+            self.nanos = nanos
+        }
+
+        /// The amount in thousandths of the unit (as Apple signs prices); nil when it does not parse,
+        /// has no currency or does not fit.
+        public var milliunits: Int64? {
+            guard let code = currencyCode, code.count == 3, let whole = Int64(units ?? "0") else { return nil }
+            let fraction = Int64(nanos ?? 0)
+            guard abs(fraction) < 1_000_000_000 else { return nil }
+            let (scaled, overflow) = whole.multipliedReportingOverflow(by: 1000)
+            guard !overflow else { return nil }
+            let (total, overflow2) = scaled.addingReportingOverflow(fraction / 1_000_000)
+            return overflow2 ? nil : total
+        }
     }
 
     public struct OfferDetails: Codable, Hashable, Sendable {

@@ -221,7 +221,14 @@ public final class PlayStandIn: Sendable {
         let item = SubscriptionPurchaseV2.LineItem(
             productId: record.productId,
             expiryTime: record.expiresAt.map(RFC3339.string),
-            autoRenewingPlan: .init(autoRenewEnabled: record.autoRenew),
+            autoRenewingPlan: .init(
+                autoRenewEnabled: record.autoRenew,
+                recurringPrice: record.priceMicros.flatMap { micros in
+                    record.currency.map {
+                        .init(currencyCode: $0, units: String(micros / 1_000_000), nanos: Int(micros % 1_000_000) * 1000)
+                    }
+                }
+            ),
             offerDetails: .init(basePlanId: record.basePlanId),
             latestSuccessfulOrderId: order
         )

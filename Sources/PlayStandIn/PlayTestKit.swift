@@ -98,6 +98,9 @@ public struct PlayTestKit: Sendable {
         /// How many acknowledge and consume calls succeeded (a test checks "exactly once").
         public var acknowledgeCalls: Int
         public var consumeCalls: Int
+        /// A subscription's recurring price in micros of `currency` (subscriptionsv2's recurringPrice); nil: not said.
+        public var priceMicros: Int64?
+        public var currency: String?
 
         /// The order of the current period: the first purchase's id, a renewal's with `..N` (the first renewal `..0`).
         public var latestOrderId: String { renewals > 0 ? "\(orderId)..\(renewals - 1)" : orderId }
@@ -132,6 +135,8 @@ public struct PlayTestKit: Sendable {
         test: Bool = true,
         periodDays: Int = 30,
         linkedPurchaseToken: String? = nil,
+        priceMicros: Int64? = nil,
+        currency: String? = nil,
         now: Date = Date()
     ) throws -> Record {
         let token = Self.newToken()
@@ -160,7 +165,9 @@ public struct PlayTestKit: Sendable {
             voidedAt: nil,
             linkedPurchaseToken: linkedPurchaseToken,
             acknowledgeCalls: 0,
-            consumeCalls: 0
+            consumeCalls: 0,
+            priceMicros: subscription ? priceMicros : nil,
+            currency: subscription ? currency : nil
         )
         try save(record)
         return record

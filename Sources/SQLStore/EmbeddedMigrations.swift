@@ -31,5 +31,6 @@ public enum EmbeddedMigrations {
         ("024_play_pending_claims.sql", PackageResources._24_play_pending_claims_sql),
         ("025_slot_holds.sql", PackageResources._25_slot_holds_sql),
         ("026_owed_resolutions.sql", PackageResources._26_owed_resolutions_sql),
+        ("027_refund_times.sql", PackageResources._27_refund_times_sql),
     ]
 }

@@ -230,7 +230,10 @@ struct SQLBookings: BookingRepository {
             columns: Self.columns,
             whereClause: clause,
             arguments: arguments,
-            order: "created_at",
+            order: filter.upcomingFirst == nil
+                ? "created_at"
+                : "CASE WHEN ends_at > ? THEN 0 ELSE 1 END, CASE WHEN ends_at > ? THEN starts_at ELSE -starts_at END, id",
+            orderArguments: filter.upcomingFirst.map { [$0.epochMilliseconds, $0.epochMilliseconds] },
             page: page,
             decode: Self.decode
         )

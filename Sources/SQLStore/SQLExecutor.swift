@@ -96,13 +96,15 @@ extension SQLExecutor {
         whereClause: String,
         arguments: SQLArguments,
         order: String,
+        orderArguments: SQLArguments? = nil,
         page: Page,
         decode: (SQLRow) throws -> T
     ) throws -> (items: [T], total: Int) {
         let total = try count("SELECT COUNT(*) FROM \(table) WHERE \(whereClause)", arguments)
+        // `orderArguments` given: `order` is the whole ORDER BY, with its own placeholders.
         let rows = try self.rows(
-            "SELECT \(columns) FROM \(table) WHERE \(whereClause) ORDER BY \(order) DESC, id DESC LIMIT ? OFFSET ?",
-            arguments + [page.limit, page.offset]
+            "SELECT \(columns) FROM \(table) WHERE \(whereClause) ORDER BY \(orderArguments == nil ? "\(order) DESC, id DESC" : order) LIMIT ? OFFSET ?",
+            arguments + (orderArguments ?? []) + [page.limit, page.offset]
         )
         return (try rows.map(decode), total)
     }

@@ -7,8 +7,9 @@ struct SQLOperatorViews: OperatorViewRepository {
 
     private static func money(_ milliunits: Int64?, _ currency: String?) -> String {
         guard let milliunits, let currency else { return "" }
-        let units = Double(milliunits) / 1000
-        return String(format: "%.2f %@", units, currency)
+        var minor = milliunits
+        for _ in CurrencyUnits.fractionDigits(currency)..<3 { minor /= 10 }
+        return CurrencyUnits.text(minor: minor, currency: currency)
     }
 
     private func purchaseHit(_ row: SQLRow, matched: String) -> SearchHit {
@@ -24,7 +25,8 @@ struct SQLOperatorViews: OperatorViewRepository {
             bookingId: row["booking_id"],
             purchaseId: id,
             summary: "purchase of \(product) · \(store) \(environment)\(price.isEmpty ? "" : " · \(price)") · \(status)",
-            at: row.date("purchased_at")
+            at: row.date("purchased_at"),
+            amount: price.isEmpty ? nil : price
         )
     }
 
@@ -40,12 +42,13 @@ struct SQLOperatorViews: OperatorViewRepository {
             bookingId: id,
             purchaseId: row["purchase_id"],
             summary: "booking \(reference ?? String(id)) · \(resource) · \(status)",
-            at: row.date("starts_at")
+            at: row.date("starts_at"),
+            amount: CurrencyUnits.text(minor: row["price_minor"], currency: row["currency"])
         )
     }
 
     static let purchaseColumns = "id, user_id, booking_id, store, environment, product_id, status, price_milliunits, currency, purchased_at"
-    static let bookingColumns = "id, user_id, reference, resource_id, status, starts_at, purchase_id"
+    static let bookingColumns = "id, user_id, reference, resource_id, status, starts_at, purchase_id, price_minor, currency"
 
     func search(tenantId: String, text: String, reference: String?, limit: Int) throws -> [SearchHit] {
         var hits: [SearchHit] = []
@@ -89,8 +92,9 @@ struct SQLOperatorViews: OperatorViewRepository {
                 matched: "paymentIntent",
                 userId: row["user_id"],
                 bookingId: row["booking_id"],
-                summary: "card \(purpose) · \(String(format: "%.2f", Double(amount) / 100)) \(currency) · \(status)",
-                at: row.date("created_at")
+                summary: "card \(purpose) · \(CurrencyUnits.text(minor: amount, currency: currency.uppercased())) · \(status)",
+                at: row.date("created_at"),
+                amount: CurrencyUnits.text(minor: amount, currency: currency.uppercased())
             )
         }
         hits += try db.rows(
@@ -159,6 +163,10 @@ struct SQLOperatorViews: OperatorViewRepository {
                 "originalTransactionId": row["original_transaction_id"] as String,
             ]
             if !price.isEmpty { detail["amount"] = price }
+            if let milliunits: Int64 = row["price_milliunits"], let currency: String = row["currency"] {
+                detail["priceMilliunits"] = String(milliunits)
+                detail["currency"] = currency
+            }
             if let code: String = row["outcome_code"] { detail["outcomeCode"] = code }
             if let order: String = row["order_id"] { detail["orderId"] = order }
             if let kind: String = row["target_kind"] { detail["kind"] = kind }
@@ -166,8 +174,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                 TimelineEntry(
                     kind: "purchase",
                     at: row.date("purchased_at"),
-                    summary:
-                        "bought \(product) · \(store) \(environment)\(price.isEmpty ? "" : " · \(price)")\(status == "applied" ? "" : " · \(status)")",
+                    summary: "",
                     detail: detail,
                     bookingId: row["booking_id"],
                     purchaseId: row["id"]
@@ -176,7 +183,7 @@ struct SQLOperatorViews: OperatorViewRepository {
         }
         let bookings = try db.rows(
             """
-            SELECT id, reference, resource_id, status, status_reason, starts_at, ends_at, seats, price_minor, currency, time_zone, created_at
+            SELECT id, reference, resource_id, resource_kind, status, status_reason, starts_at, ends_at, seats, price_minor, currency, time_zone, created_at
             FROM bookings WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?
             """,
             [tenantId, userId, limit]
@@ -190,15 +197,16 @@ struct SQLOperatorViews: OperatorViewRepository {
             let start = ZonedTime.format(row.date("starts_at"), in: zone)
             var detail = [
                 "reference": reference, "resourceId": resource, "status": status, "localStart": start, "timeZone": ZonedTime.name(zone),
+                "localEnd": ZonedTime.format(row.date("ends_at"), in: zone), "resourceKind": row["resource_kind"] as String,
                 "seats": String(row["seats"] as Int64),
-                "price": String(format: "%.2f %@", Double(row["price_minor"] as Int64) / 100, row["currency"] as String),
+                "price": CurrencyUnits.text(minor: row["price_minor"], currency: row["currency"]),
             ]
             if let reason: String = row["status_reason"] { detail["reason"] = reason }
             entries.append(
                 TimelineEntry(
                     kind: "booking",
                     at: row.date("created_at"),
-                    summary: "booked \(resource) for \(start) · \(reference) · \(status)",
+                    summary: "",
                     detail: detail,
                     bookingId: id
                 )
@@ -228,7 +236,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                     TimelineEntry(
                         kind: "booking_change",
                         at: row.date("at"),
-                        summary: "\(action) by \(actor)\(reason)",
+                        summary: "",
                         detail: detail,
                         bookingId: row["booking_id"],
                         purchaseId: row["purchase_id"]
@@ -271,7 +279,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                 TimelineEntry(
                     kind: "credits",
                     at: row.date("created_at"),
-                    summary: "\(type) \(amount > 0 ? "+" : "")\(amount) \(creditType) → \(balance)\(detail["reason"].map { " · “\($0)”" } ?? "")",
+                    summary: "",
                     detail: detail,
                     purchaseId: row["purchase_id"]
                 )
@@ -299,7 +307,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                 detail["revokedAt"] = UTCTimestamp.format(epochMilliseconds: revoked.epochMilliseconds, milliseconds: false)
             }
             entries.append(
-                TimelineEntry(kind: "subscription", at: row.date("created_at"), summary: "subscribed to \(product) · \(store)", detail: detail)
+                TimelineEntry(kind: "subscription", at: row.date("created_at"), summary: "", detail: detail)
             )
         }
         // The store notifications that moved this user's purchases and subscriptions.
@@ -322,7 +330,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                     TimelineEntry(
                         kind: "notification",
                         at: row.date("received_at"),
-                        summary: "\(type)\(subtype.map { " (\($0))" } ?? "") → \(outcome)",
+                        summary: "",
                         detail: [
                             "type": type, "subtype": subtype ?? "", "outcome": outcome, "environment": row["environment"] as String,
                             "transactionId": (row["transaction_id"] as String?) ?? "",
@@ -343,7 +351,7 @@ struct SQLOperatorViews: OperatorViewRepository {
             var detail = ["entitlement": entitlement, "source": source, "reference": row["reference"] as String, "state": state]
             if let reason: String = row["ended_reason"] { detail["endedReason"] = reason }
             entries.append(
-                TimelineEntry(kind: "grant", at: row.date("starts_at"), summary: "\(entitlement) from \(source) · \(state)", detail: detail)
+                TimelineEntry(kind: "grant", at: row.date("starts_at"), summary: "", detail: detail)
             )
         }
         let unapplied = try db.rows(
@@ -364,7 +372,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                 TimelineEntry(
                     kind: "unapplied_payment",
                     at: row.date("first_seen_at"),
-                    summary: "payment for \(product) not applied · \(code) · \(status)",
+                    summary: "",
                     detail: detail
                 )
             )
@@ -385,7 +393,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                 TimelineEntry(
                     kind: "card_payment",
                     at: row.date("created_at"),
-                    summary: "card \(purpose) \(String(format: "%.2f", Double(amount) / 100)) \(currency) · \(status)",
+                    summary: "",
                     detail: [
                         "purpose": purpose, "amount": String(amount), "currency": currency, "status": status,
                         "paymentIntent": (row["provider_ref"] as String?) ?? "", "refunded": String(row["amount_refunded"] as Int64),
@@ -410,7 +418,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                     TimelineEntry(
                         kind: "refund",
                         at: row.date("created_at"),
-                        summary: "card refund \(String(format: "%.2f", Double(amount) / 100)) \(currency) · “\(reason)” · \(status)",
+                        summary: "",
                         detail: [
                             "amount": String(amount), "currency": currency, "reason": reason, "status": status, "actor": row["actor"] as String,
                         ],
@@ -428,12 +436,70 @@ struct SQLOperatorViews: OperatorViewRepository {
                 TimelineEntry(
                     kind: "consent",
                     at: consent.date("recorded_at"),
-                    summary: given ? "consented to consumption data" : "declined consumption data",
+                    summary: "",
                     detail: ["consented": given ? "true" : "false", "textVersion": consent["text_version"] as String]
                 )
             )
         }
         return entries.sorted { ($0.at, $0.kind) > ($1.at, $1.kind) }
+    }
+
+    func customerFacts(tenantId: String, userId: String) throws -> CustomerFacts {
+        var facts = CustomerFacts()
+        var paid: [String: Int64] = [:], refunded: [String: Int64] = [:]
+        for row in try db.rows(
+            """
+            SELECT currency, COUNT(*) AS n, COALESCE(SUM(price_milliunits), 0) AS total FROM purchases
+            WHERE tenant_id = ? AND user_id = ? AND currency IS NOT NULL AND price_milliunits IS NOT NULL GROUP BY currency
+            """,
+            [tenantId, userId]
+        ) {
+            let currency: String = row["currency"]
+            paid[currency.uppercased()] = Overview.sum(paid[currency.uppercased()] ?? 0, row["total"])
+            facts.purchases += Int(row["n"] as Int64)
+        }
+        facts.purchasesWithoutAmount = try db.count(
+            "SELECT COUNT(*) FROM purchases WHERE tenant_id = ? AND user_id = ? AND (currency IS NULL OR price_milliunits IS NULL)",
+            [tenantId, userId]
+        )
+        facts.purchases += facts.purchasesWithoutAmount
+        for row in try db.rows(
+            """
+            SELECT currency, COALESCE(SUM(price_milliunits), 0) AS total FROM purchases
+            WHERE tenant_id = ? AND user_id = ? AND status = 'refunded' AND store <> ? AND currency IS NOT NULL AND price_milliunits IS NOT NULL
+            GROUP BY currency
+            """,
+            [tenantId, userId, StoreName.card.rawValue]
+        ) {
+            let currency = (row["currency"] as String).uppercased()
+            refunded[currency] = Overview.sum(refunded[currency] ?? 0, row["total"])
+        }
+        for row in try db.rows(
+            """
+            SELECT p.currency, COALESCE(SUM(r.amount_minor), 0) AS total FROM card_refunds r JOIN card_payments p ON p.id = r.payment_id
+            WHERE r.tenant_id = ? AND p.user_id = ? AND r.status = 'succeeded' GROUP BY p.currency
+            """,
+            [tenantId, userId]
+        ) {
+            let currency = (row["currency"] as String).uppercased()
+            refunded[currency] = Overview.sum(refunded[currency] ?? 0, CurrencyUnits.milliunits(minor: row["total"], currency: currency))
+        }
+        facts.paid = paid.sorted { $0.key < $1.key }.map { CustomerFacts.Amount(currency: $0.key, milliunits: $0.value) }
+        facts.refunded = refunded.sorted { $0.key < $1.key }.map { CustomerFacts.Amount(currency: $0.key, milliunits: $0.value) }
+        facts.bookings = try db.count("SELECT COUNT(*) FROM bookings WHERE tenant_id = ? AND user_id = ?", [tenantId, userId])
+        facts.stores = try db.rows("SELECT DISTINCT store FROM purchases WHERE tenant_id = ? AND user_id = ? ORDER BY store", [tenantId, userId])
+            .map { $0["store"] }
+        var first: Int64?
+        for sql in [
+            "SELECT MIN(purchased_at) AS t FROM purchases WHERE tenant_id = ? AND user_id = ?",
+            "SELECT MIN(created_at) AS t FROM bookings WHERE tenant_id = ? AND user_id = ?",
+            "SELECT MIN(created_at) AS t FROM credit_ledger WHERE tenant_id = ? AND user_id = ?",
+            "SELECT MIN(created_at) AS t FROM subscriptions WHERE tenant_id = ? AND user_id = ?",
+        ] {
+            if let row = try db.row(sql, [tenantId, userId]), let value = row["t"] as Int64? { first = min(first ?? value, value) }
+        }
+        facts.firstSeen = first.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
+        return facts
     }
 
     /// `text` matched literally by LIKE … ESCAPE '!' (a user id may hold `%` or `_`).
@@ -448,7 +514,7 @@ struct SQLOperatorViews: OperatorViewRepository {
         return TimelineEntry(
             kind: "webhook",
             at: row.date("created_at"),
-            summary: "webhook \(type) · \(state)\(attempts > 1 ? " after \(attempts) attempts" : "")",
+            summary: "",
             detail: ["event": type, "status": state, "attempts": String(attempts), "subject": (row["subject"] as String?) ?? ""]
         )
     }
@@ -481,6 +547,35 @@ struct SQLOperatorViews: OperatorViewRepository {
                 status: row["status"],
                 count: row["n"],
                 milliunits: row["total"]
+            )
+        }
+        // Store refunds at the hour they happened; card refunds from the card rail's own records
+        // (a partial refund is its part; the card purchase row is left out so nothing counts twice).
+        facts.refunds = try db.rows(
+            """
+            SELECT refunded_at / 3600000 AS hour, store, currency, COUNT(*) AS n, COALESCE(SUM(price_milliunits), 0) AS total FROM purchases
+            WHERE tenant_id = ? AND refunded_at >= ? AND refunded_at < ? AND store <> ? AND currency IS NOT NULL AND price_milliunits IS NOT NULL
+            GROUP BY refunded_at / 3600000, store, currency
+            """,
+            [tenantId, start, end, StoreName.card.rawValue]
+        ).map { row in
+            OverviewFacts.Money(hour: row["hour"], store: row["store"], currency: row["currency"], status: "refunded", count: row["n"], milliunits: row["total"])
+        }
+        for row in try db.rows(
+            """
+            SELECT r.updated_at / 3600000 AS hour, p.currency, COUNT(*) AS n, COALESCE(SUM(r.amount_minor), 0) AS total FROM card_refunds r
+            JOIN card_payments p ON p.id = r.payment_id
+            WHERE r.tenant_id = ? AND r.status = 'succeeded' AND r.updated_at >= ? AND r.updated_at < ?
+            GROUP BY r.updated_at / 3600000, p.currency
+            """,
+            [tenantId, start, end]
+        ) {
+            let currency = (row["currency"] as String).uppercased()
+            facts.refunds.append(
+                OverviewFacts.Money(
+                    hour: row["hour"], store: StoreName.card.rawValue, currency: currency, status: "refunded", count: row["n"],
+                    milliunits: CurrencyUnits.milliunits(minor: row["total"], currency: currency)
+                )
             )
         }
         func counts(_ sql: String, _ arguments: SQLArguments) throws -> [OverviewFacts.Count] {
@@ -517,8 +612,9 @@ struct SQLOperatorViews: OperatorViewRepository {
         )
         facts.bookingsMade = try counts(
             """
-            SELECT created_at / 3600000 AS hour, COUNT(*) AS n, 0 AS total FROM bookings
-            WHERE tenant_id = ? AND created_at >= ? AND created_at < ? AND status IN ('confirmed', 'refunded', 'cancelled') GROUP BY created_at / 3600000
+            SELECT created_at / 3600000 AS hour, COUNT(*) AS n,
+                   SUM(CASE WHEN purchase_id IS NULL AND paid_quantity = 0 AND confirmed_at IS NULL THEN 1 ELSE 0 END) AS total FROM bookings
+            WHERE tenant_id = ? AND created_at >= ? AND created_at < ? GROUP BY created_at / 3600000
             """,
             [tenantId, start, end]
         )

@@ -7,7 +7,8 @@ struct SQLPurchases: PurchaseRepository {
 
     static let columns = """
         id, tenant_id, user_id, booking_id, store, environment, transaction_id, original_transaction_id, product_id, \
-        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credits, target_kind, target_ref, order_id
+        status, outcome_code, purchased_at, created_at, price_milliunits, currency, quantity, credits, target_kind, target_ref, order_id, \
+        refunded_at
         """
 
     static func decode(_ row: SQLRow) throws -> Purchase {
@@ -31,6 +32,7 @@ struct SQLPurchases: PurchaseRepository {
             credits: row["credits"]
         )
         purchase.orderId = row["order_id"]
+        purchase.refundedAt = row.optionalDate("refunded_at")
         return purchase
     }
 
@@ -46,18 +48,22 @@ struct SQLPurchases: PurchaseRepository {
     func insert(_ p: Purchase, proofHash: String) throws {
         try db.run(
             """
-            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO purchases (\(Self.columns), proof_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 p.id, p.tenantId, p.userId, p.bookingId, p.store, p.environment, p.transactionId, p.originalTransactionId, p.productId,
                 p.status.rawValue, p.outcomeCode, p.purchasedAt.epochMilliseconds, p.createdAt.epochMilliseconds,
-                p.priceMilliunits, p.currency, p.quantity, p.credits, p.target?.kind.rawValue, p.target?.reference, p.orderId, proofHash,
+                p.priceMilliunits, p.currency, p.quantity, p.credits, p.target?.kind.rawValue, p.target?.reference, p.orderId,
+                p.refundedAt?.epochMilliseconds, proofHash,
             ]
         )
     }
 
     func update(_ p: Purchase) throws {
-        try db.run("UPDATE purchases SET status = ?, outcome_code = ? WHERE id = ?", [p.status.rawValue, p.outcomeCode, p.id])
+        try db.run(
+            "UPDATE purchases SET status = ?, outcome_code = ?, refunded_at = ? WHERE id = ?",
+            [p.status.rawValue, p.outcomeCode, p.status == .refunded ? (p.refundedAt ?? p.createdAt).epochMilliseconds : nil, p.id]
+        )
     }
 
     func insert(_ r: ReplayAttempt, store: StoreName) throws {

@@ -183,6 +183,28 @@ public struct ReceiveNotification: Sendable {
 
     /// Plans a subscription notification: the record (created without an owner when nobody has
     /// claimed it yet, so that its user finds it up to date), and the purchase row of a refunded period.
+    /// A renewal period Apple signed in a notification (DID_RENEW, and any other that carries a new
+    /// period) is a purchase of the subscription's owner, with the price Apple signed: the operator's
+    /// money counts every renewal. Only a period Berth has no row for, of a subscription a user owns,
+    /// not revoked; the first period is the app's own purchase.
+    static func recordRenewal(_ tx: any StoreSession, _ incoming: IncomingNotification, subscription: Subscription, now: Date) throws -> Purchase? {
+        guard let proven = incoming.proven, let owner = subscription.userId, !proven.revoked,
+            proven.transactionId != proven.originalTransactionId, proven.originalTransactionId == subscription.originalTransactionId,
+            try tx.purchases.purchase(store: .appStore, environment: proven.environment, transactionId: proven.transactionId, forUpdate: true) == nil
+        else { return nil }
+        var claim = PurchaseClaim(
+            proven,
+            tenantId: subscription.tenantId,
+            userId: owner,
+            target: .subscription(originalTransactionId: subscription.originalTransactionId),
+            now: now
+        )
+        claim.proofKind = "notification"
+        let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
+        try tx.purchases.insert(purchase, proofHash: claim.proofHash)
+        return purchase
+    }
+
     static func subscriptionPlan(
         _ tx: any StoreSession,
         _ incoming: IncomingNotification,
@@ -202,9 +224,11 @@ public struct ReceiveNotification: Sendable {
             now: now
         )
         let outcome: String
+        var renewal: Purchase?
         switch changes.outcome {
         case .applied(let subscription, let stale):
             outcome = stale ? "subscription_stale" : "subscription_\(subscription.state(at: now).rawValue)"
+            if purchase == nil { renewal = try Self.recordRenewal(tx, incoming, subscription: subscription, now: now) }
         case .nothing, .ownedByOther:
             outcome = "subscription_unknown"
         }
@@ -221,11 +245,11 @@ public struct ReceiveNotification: Sendable {
                     actor: .apple,
                     action: .notification(incoming.type),
                     bookingId: nil,
-                    purchaseId: purchase?.id,
+                    purchaseId: purchase?.id ?? renewal?.id,
                     detail: [
                         "uuid": incoming.uuid, "outcome": outcome,
                         "originalTransactionId": facts.originalTransactionId,
-                    ],
+                    ].merging(renewal.map { ["renewalTransactionId": $0.transactionId] } ?? [:]) { first, _ in first },
                     at: now
                 )
             ]

@@ -308,6 +308,16 @@ struct CardPaymentTests {
             #expect(part.status == .ok && part.booking?["status"] as? String == "confirmed", "\(part.json)")
             #expect((part.json["payment"] as? [String: Any])?["displayStatus"] as? String == "partially_refunded")
             #expect(standIn.refunds.map(\.amount) == [8000, 1500])
+            // The overview counts both card payments in, and each refund once at its amount (the full one
+            // not a second time through its purchase row, the partial one at its part).
+            harness.clock.advance(1)
+            let overview = try await client.call(.get, "/api/admin/overview?interval=day", auth: harness.adminKey)
+            let moneyIn = try #require(overview.json["moneyIn"] as? [[String: Any]])
+            let refundsOut = try #require(overview.json["refunds"] as? [[String: Any]])
+            #expect(moneyIn.map { "\($0["currency"] ?? "") \($0["amountMilliunits"] ?? "")" } == ["EUR 160000"], "\(moneyIn)")
+            #expect(refundsOut.map { "\($0["currency"] ?? "") \($0["amountMilliunits"] ?? "")" } == ["EUR 95000"], "\(refundsOut)")
+            let lines = (overview.json["buckets"] as? [[String: Any]] ?? []).flatMap { $0["refunds"] as? [[String: Any]] ?? [] }
+            #expect(lines.allSatisfy { $0["store"] as? String == "stripe" } && lines.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 2, "\(lines)")
 
             // A booking paid through the App Store.
             let iap = try #require(try await Self.rental(client, harness, user: "luca", day: 10)["id"] as? Int64)

@@ -8,19 +8,21 @@ import Testing
 /// included), Google Play and the card rail, one refunded, one without a price.
 extension StoreConformance {
     @Test(
-        "overview money: every priced purchase counted at its price per store, the refunded one in refunds too, the unpriced one counted apart, never silently dropped",
+        "overview money: every priced purchase counted at its price per store, the refunded one in refunds on the day of its refund, the unpriced one counted apart, never silently dropped",
         arguments: StoreBackend.available
     )
     func overviewMoneyOfAMonth(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let day: TimeInterval = 86_400
             let start = Self.now.addingTimeInterval(-30 * day)
+            var refunded = Self.sale("m-2", user: "bob", price: 135_000, at: start.addingTimeInterval(4 * day))
+            refunded.refund(at: start.addingTimeInterval(16 * day))
             var unpriced = Self.sale("m-5", user: "eve", at: start.addingTimeInterval(12 * day))
             unpriced.priceMilliunits = nil
             unpriced.currency = nil
             let sales = [
                 Self.sale("m-1", user: "ann", price: 80_000, at: start.addingTimeInterval(1 * day)),
-                Self.sale("m-2", user: "bob", price: 135_000, at: start.addingTimeInterval(4 * day), status: .refunded),
+                refunded,
                 Self.sale("m-3", user: "cai", store: .googlePlay, price: 4_990, at: start.addingTimeInterval(7 * day)),
                 Self.sale("m-4", user: "dia", store: .card, price: 90_000, at: start.addingTimeInterval(9 * day)),
                 Self.sale("m-6", user: "ann", price: 4_990, at: start.addingTimeInterval(20 * day), original: "m-1"),  // a renewal: its own row, its own price
@@ -47,6 +49,11 @@ extension StoreConformance {
             let byStore = Dictionary(grouping: overview.buckets.flatMap(\.moneyIn), by: \.store).mapValues { $0.reduce(0) { $0 + $1.milliunits } }
             #expect(byStore == ["app_store": 80_000 + 135_000 + 4_990, "google_play": 4_990, "stripe": 90_000], "\(byStore)")
             #expect(overview.buckets.flatMap(\.moneyIn).reduce(0) { $0 + $1.count } == 5, "five priced purchases, the renewal among them")
+            // The refund is counted on the day the money went back, not on the day it was paid.
+            let refundDays = overview.buckets.filter { !$0.refunds.isEmpty }.map(\.label)
+            #expect(refundDays == [String(ZonedTime.format(start.addingTimeInterval(16 * day), in: try #require(TimeZone(identifier: "Europe/Rome"))).prefix(10))], "\(refundDays)")
+            let stored = try await store.read { tx in try tx.purchases.purchase(store: .appStore, environment: "Sandbox", transactionId: "m-2", forUpdate: false) }
+            #expect(stored?.refundedAt.map { abs($0.timeIntervalSince(start.addingTimeInterval(16 * day))) < 0.002 } == true, "the refund's time is kept")
         }
     }
 }

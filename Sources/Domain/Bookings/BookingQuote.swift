@@ -69,6 +69,9 @@ extension Tenant {
     public static let maximumRentalDays = 30
     public static let maximumAdvance: TimeInterval = 3 * 366 * 86_400
 
+    /// The tenant's own zone (its local days and reports), else UTC.
+    public var zone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? ZonedTime.utc }
+
     /// The time zone `resource`'s slot times and rental days are in: its own, else the tenant's, else UTC.
     public func slotTimeZone(_ resource: Resource) -> TimeZone {
         (resource.timeZone ?? timeZone).flatMap(TimeZone.init(identifier:)) ?? ZonedTime.utc

@@ -70,18 +70,18 @@ public enum BookingRefundRules {
         case (.recordOnly(let reason), _):
             plan = NotificationPlan(effect: .recordOnly(reason))
         case (.refundPurchaseOnly, let booking):
-            p.status = .refunded
+            p.refund(at: now)
             plan = NotificationPlan(effect: .appliedByKind(effect.outcome))
             plan.purchase = p
             if let booking { plan.events = [.booking(.purchaseRefunded, booking, purchase: p)] }
         case (.refundBooking, var b?):
-            p.status = .refunded
+            p.refund(at: now)
             b.status = .refunded
             b.statusReason = notification.type.rawValue
             b.updatedAt = now
             plan = changed(effect, p, b, events: [.booking(.bookingRefunded, b, purchase: p), .booking(.purchaseRefunded, b, purchase: p)])
         case (.refundPart, var b?):
-            p.status = .refunded
+            p.refund(at: now)
             b.paidQuantity = max(0, b.paidQuantity - max(1, p.quantity ?? 1))
             if b.status == .confirmed {
                 b.status = .paymentNeedsRefund
@@ -91,6 +91,7 @@ public enum BookingRefundRules {
             plan = changed(effect, p, b, events: [.booking(.purchaseRefunded, b, purchase: p)])
         case (.reinstateBooking(let free), var b?):
             p.status = free ? .applied : .needsRefund
+            p.refundedAt = nil
             p.outcomeCode = free ? nil : ErrorCode.slotUnavailable.rawValue
             b.status = free ? .confirmed : .paymentNeedsRefund
             b.statusReason = notification.type.rawValue

@@ -151,7 +151,7 @@ public enum CardPaymentRules {
     ) -> (purchase: Purchase?, booking: Booking?, events: [WebhookEvent]) {
         guard payment.fullyRefunded || disputeLost, var purchase, purchase.status != .refunded else { return (nil, nil, []) }
         let wasApplied = purchase.status == .applied
-        purchase.status = .refunded
+        purchase.refund(at: now)
         guard var booking else { return (purchase, nil, []) }
         let paidThisBooking = booking.purchaseId == purchase.id || booking.purchaseId == nil
         let begun = booking.start <= now

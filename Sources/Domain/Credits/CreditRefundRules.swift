@@ -11,7 +11,7 @@ public enum CreditRefundRules {
         var plan: NotificationPlan
         switch (notification.type == .refundReversed, purchase.status) {
         case (true, .refunded):
-            p.status = .applied
+            p.reinstate()
             p.outcomeCode = nil
             // What the refund took (a prorated refund took a share), else the whole grant.
             let change = CreditRules.reverseRefund(
@@ -29,10 +29,10 @@ public enum CreditRefundRules {
         case (false, .refunded):
             plan = NotificationPlan(effect: .recordOnly("already_refunded"))
         case (false, .needsRefund):
-            p.status = .refunded
+            p.refund(at: now)
             plan = NotificationPlan(effect: .appliedByKind("purchase_refunded"))
         case (false, .applied):
-            p.status = .refunded
+            p.refund(at: now)
             let amount = CreditRules.refundedShare(p.credits ?? 0, milliunits: notification.revocationPercentage)
             let reason =
                 notification.revocationPercentage.map { "\(notification.type.rawValue) REFUND_PRORATED \($0 / 1000) %" } ?? notification.type.rawValue

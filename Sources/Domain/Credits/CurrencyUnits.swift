@@ -18,6 +18,17 @@ public enum CurrencyUnits {
         return 2
     }
 
+    /// Minor units in milliunits (thousandths of the unit, as Apple signs prices): 13500 EUR →
+    /// 135000; saturating rather than trapping on absurd amounts.
+    public static func milliunits(minor: Int64, currency: String) -> Int64 {
+        var milli = minor
+        for _ in fractionDigits(currency)..<3 {
+            let (next, overflow) = milli.multipliedReportingOverflow(by: 10)
+            milli = overflow ? (minor < 0 ? .min : .max) : next
+        }
+        return milli
+    }
+
     /// `13500` EUR → `135.00 EUR`, `25000` VND → `25000 VND`: every fraction digit the currency has.
     public static func text(minor: Int64, currency: String) -> String {
         let digits = fractionDigits(currency)

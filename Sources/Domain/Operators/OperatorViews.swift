@@ -16,7 +16,10 @@ public struct SearchHit: Hashable, Sendable {
     public var purchaseId: Int64?
     /// A line for people: "booking K7MX2QA · sunset-cruise · confirmed".
     public var summary: String
+    /// When it happened: a purchase's or payment's time, a booking's start.
     public var at: Date?
+    /// Its amount as the currency writes it ("135.00 EUR"), where it has one.
+    public var amount: String?
 
     public init(
         kind: Kind,
@@ -26,10 +29,11 @@ public struct SearchHit: Hashable, Sendable {
         bookingId: Int64? = nil,
         purchaseId: Int64? = nil,
         summary: String,
-        at: Date?
+        at: Date?,
+        amount: String? = nil
     ) {
-        (self.kind, self.id, self.matched, self.userId, self.bookingId, self.purchaseId, self.summary, self.at) =
-            (kind, id, matched, userId, bookingId, purchaseId, summary, at)
+        (self.kind, self.id, self.matched, self.userId, self.bookingId, self.purchaseId, self.summary, self.at, self.amount) =
+            (kind, id, matched, userId, bookingId, purchaseId, summary, at, amount)
     }
 }
 
@@ -92,7 +96,12 @@ public struct OverviewFacts: Hashable, Sendable {
         }
     }
 
+    /// Money in: every purchase of the period with a signed price, at its purchase hour (refunded
+    /// ones too: the money came in; their refund is in `refunds`).
     public var money: [Money] = []
+    /// Money that went back, at the hour it went back: store refunds of purchases and card refunds
+    /// (a card refund in part counts its part).
+    public var refunds: [Money] = []
     /// Purchases of the period whose store signed no price (StoreKit 1 receipts, some test
     /// transactions), per store: counted and shown, never silently left out of the money.
     public var withoutAmount: [String: Int] = [:]
@@ -100,6 +109,7 @@ public struct OverviewFacts: Hashable, Sendable {
     public var endedSubscriptions: [Count] = []
     public var creditPacks: [Count] = []
     public var creditsSpent: [Count] = []
+    /// Bookings created per hour; `amount` counts those of them nothing was paid for.
     public var bookingsMade: [Count] = []
     /// Bookings holding a slot in the next days (confirmed, or pending within their hold).
     public var held: [Held] = []
@@ -124,6 +134,8 @@ public protocol OperatorViewRepository {
     func purchases(tenantId: String, transactionIds: [String]) throws -> [SearchHit]
     /// Everything about one user, newest first, at most `limit` entries of each kind.
     func timeline(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry]
+    /// One customer's totals over their whole history (the customer page's header).
+    func customerFacts(tenantId: String, userId: String) throws -> CustomerFacts
     /// The figures of [from, to) and of the bookings in [now, heldUntil).
     func overview(tenantId: String, from: Date, to: Date, now: Date, heldUntil: Date, playOverdueBefore: Date) throws -> OverviewFacts
     /// The bookings that may owe customers money (cancelled or awaiting a refund, or lapsed after a

@@ -24,7 +24,10 @@ public struct Overview: Hashable, Sendable {
         public var endedSubscriptions = 0
         public var creditPacksSold = 0
         public var creditsSpent: Int64 = 0
+        /// Bookings made in the bucket that something was paid for (in full or in part).
         public var bookingsMade = 0
+        /// Bookings made in the bucket that nothing was paid for (holds that lapsed or wait for payment).
+        public var bookingsUnpaid = 0
     }
 
     public struct ResourceLoad: Hashable, Sendable {
@@ -114,10 +117,12 @@ public struct Overview: Hashable, Sendable {
             guard let at = index(ofHour: money.hour) else { continue }
             add(&buckets[at].moneyIn, money)
             moneyTotals[money.currency] = Self.sum(moneyTotals[money.currency] ?? 0, money.milliunits)
-            if money.status != "applied" {
-                add(&buckets[at].refunds, money)
-                refundTotals[money.currency] = Self.sum(refundTotals[money.currency] ?? 0, money.milliunits)
-            }
+        }
+        // A refund counts on the day the money went back, whenever it was paid.
+        for refund in facts.refunds {
+            guard let at = index(ofHour: refund.hour) else { continue }
+            add(&buckets[at].refunds, refund)
+            refundTotals[refund.currency] = Self.sum(refundTotals[refund.currency] ?? 0, refund.milliunits)
         }
         for count in facts.newSubscriptions { if let at = index(ofHour: count.hour) { buckets[at].newSubscriptions += count.count } }
         for count in facts.endedSubscriptions { if let at = index(ofHour: count.hour) { buckets[at].endedSubscriptions += count.count } }
@@ -125,7 +130,12 @@ public struct Overview: Hashable, Sendable {
         for count in facts.creditsSpent {
             if let at = index(ofHour: count.hour) { buckets[at].creditsSpent = Self.sum(buckets[at].creditsSpent, count.amount) }
         }
-        for count in facts.bookingsMade { if let at = index(ofHour: count.hour) { buckets[at].bookingsMade += count.count } }
+        for count in facts.bookingsMade {
+            guard let at = index(ofHour: count.hour) else { continue }
+            let unpaid = Int(clamping: min(max(count.amount, 0), Int64(count.count)))
+            buckets[at].bookingsMade += count.count - unpaid
+            buckets[at].bookingsUnpaid += unpaid
+        }
         for at in buckets.indices {
             buckets[at].moneyIn.sort { ($0.currency, $0.store) < ($1.currency, $1.store) }
             buckets[at].refunds.sort { ($0.currency, $0.store) < ($1.currency, $1.store) }

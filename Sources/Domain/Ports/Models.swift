@@ -27,6 +27,9 @@ public struct BookingFilter: Hashable, Sendable {
     public var userId: String?
     public var from: Date?
     public var to: Date?
+    /// Set: the listing is in trip order as of this instant, the trips not over yet first (soonest
+    /// first), then the past ones (latest first). Nil: the most recently made first.
+    public var upcomingFirst: Date?
 
     public init(status: BookingStatus? = nil, resourceId: String? = nil, userId: String? = nil, from: Date? = nil, to: Date? = nil) {
         self.status = status

@@ -118,6 +118,8 @@ public struct Purchase: Codable, Hashable, Sendable {
     public var credits: Int64?
     /// The store's order number, where the proof named one (Google Play's `GPA.…`).
     public var orderId: String?
+    /// When the money went back (the store's refund notice, a card refund); nil while not refunded.
+    public var refundedAt: Date?
 
     public init(
         id: Int64,
@@ -159,6 +161,19 @@ public struct Purchase: Codable, Hashable, Sendable {
 }
 
 extension Purchase {
+    /// Marks the purchase refunded at `at` (the first time only: a repeated notice keeps the day the
+    /// money went back).
+    public mutating func refund(at: Date) {
+        status = .refunded
+        refundedAt = refundedAt ?? at
+    }
+
+    /// A refund the store took back (REFUND_REVERSED): the purchase counts as paid again.
+    public mutating func reinstate() {
+        status = .applied
+        refundedAt = nil
+    }
+
     /// The booking it paid for, if it paid for one.
     public var bookingId: Int64? { target?.bookingId }
     /// The credit type it granted, for a credits purchase.

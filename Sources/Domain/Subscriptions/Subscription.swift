@@ -150,6 +150,9 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
         public var upgraded: Bool
         /// Apple's inAppOwnershipType is FAMILY_SHARED (nil: the source does not say).
         public var familyShared: Bool?
+        /// What the period costs, where the store says it (Google's recurring price), in milliunits.
+        public var priceMilliunits: Int64?
+        public var currency: String?
 
         public init(
             transactionId: String,

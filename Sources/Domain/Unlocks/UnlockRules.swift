@@ -65,7 +65,7 @@ public enum UnlockRules {
             guard purchase.status == .applied else {
                 return record(NotificationPlan(effect: .recordOnly("already_refunded")), notification, purchase: purchase, now: now)
             }
-            purchase.status = .refunded
+            purchase.refund(at: now)
             ended.state = .ended
             ended.endedReason = notification.type.rawValue
             effect = .appliedByKind("unlock_ended")
@@ -73,7 +73,7 @@ public enum UnlockRules {
             guard purchase.status == .refunded else {
                 return record(NotificationPlan(effect: .recordOnly("not_refunded")), notification, purchase: purchase, now: now)
             }
-            purchase.status = .applied
+            purchase.reinstate()
             purchase.outcomeCode = nil
             ended.state = .active
             ended.endedReason = nil

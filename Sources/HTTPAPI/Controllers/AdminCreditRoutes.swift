@@ -54,7 +54,7 @@ struct AdminCreditRoutes {
                         .contentType: "text/csv; charset=utf-8",
                         .contentDisposition: "attachment; filename=\"\(tenantId)-ledger.csv\"",
                     ],
-                    body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries)))
+                    body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries, zone: runtime.tenant.zone)))
                 )
             }
             let page = try Paging.page(request)
@@ -157,10 +157,11 @@ extension CreditProductRequest {
 enum LedgerCSV {
     static let header = [
         "id", "createdAt", "userId", "creditType", "type", "amount", "debtChange", "balanceAfter", "status", "actor", "reason",
-        "productId", "transactionId", "purchaseId", "reservationId", "profileId", "reference",
+        "productId", "transactionId", "purchaseId", "reservationId", "profileId", "reference", "localCreatedAt", "timeZone",
     ]
 
-    static func render(_ entries: [LedgerEntry]) -> String {
+    /// `zone`: the app's, for the last two columns (the entry's time with its offset there).
+    static func render(_ entries: [LedgerEntry], zone: TimeZone = ZonedTime.utc) -> String {
         var lines = [header.joined(separator: ",")]
         for e in entries {
             let numbers: (Int64?) -> String = { $0.map(String.init) ?? "" }
@@ -169,6 +170,7 @@ enum LedgerCSV {
                     String(e.id), APITime.format(e.createdAt), text(e.userId), e.creditType, e.type.rawValue, String(e.amount), String(e.debtChange),
                     String(e.balanceAfter), e.status.rawValue, text(e.actor), text(e.reason), text(e.productId), text(e.transactionId),
                     numbers(e.purchaseId), numbers(e.reservationId), text(e.profileId), text(e.reference),
+                    ZonedTime.format(e.createdAt, in: zone), ZonedTime.name(zone),
                 ].joined(separator: ",")
             )
         }

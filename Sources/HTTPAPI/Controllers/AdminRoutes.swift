@@ -233,7 +233,7 @@ struct AdminRoutes {
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-purchases.csv\""],
-                body: .init(byteBuffer: ByteBuffer(string: PurchaseCSV.render(rows)))
+                body: .init(byteBuffer: ByteBuffer(string: PurchaseCSV.render(rows, zone: tenant.tenant.zone)))
             )
         }
         let page = try Paging.page(request)
@@ -262,6 +262,12 @@ struct AdminRoutes {
         filter.userId = query["userId"].map { String($0).precomposedStringWithCanonicalMapping }
         filter.from = try Paging.time(request, "from")
         filter.to = try Paging.time(request, "to")
+        // The operator's list is in trip order: what has not sailed yet first, soonest first.
+        let order = query["order"].map(String.init) ?? "trip"
+        guard order == "trip" || order == "created" else {
+            throw APIError(.badRequest, .invalidQuery, "order must be trip (upcoming first) or created (newest made first)", field: "order")
+        }
+        if order == "trip" { filter.upcomingFirst = clock.now() }
         let page = try Paging.page(request)
         let tenantId = tenant.id, bookingFilter = filter
         if try AdminCreditRoutes.wantsCSV(request) {
@@ -351,14 +357,17 @@ enum BookingCSV {
 }
 
 /// Purchases as CSV (RFC 4180), like the ledger's export: a header row, oldest first, amounts in
-/// Apple's milliunits, text cells that a spreadsheet would run as a formula prefixed with `'`.
+/// Apple's milliunits, text cells that a spreadsheet would run as a formula prefixed with `'`. Times
+/// are UTC instants; the last columns repeat the purchase and refund times in the app's zone, with
+/// their offset.
 enum PurchaseCSV {
     static let header = [
         "id", "createdAt", "purchasedAt", "userId", "productId", "status", "outcomeCode", "environment", "transactionId",
         "originalTransactionId", "bookingId", "creditType", "credits", "subscription", "priceMilliunits", "currency", "quantity", "store",
+        "refundedAt", "localPurchasedAt", "localRefundedAt", "timeZone",
     ]
 
-    static func render(_ purchases: [Purchase]) -> String {
+    static func render(_ purchases: [Purchase], zone: TimeZone = ZonedTime.utc) -> String {
         var lines = [header.joined(separator: ",")]
         let text = LedgerCSV.text
         for p in purchases {
@@ -369,6 +378,8 @@ enum PurchaseCSV {
                     text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
                     text(p.creditType), number(p.credits), p.kind == .subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
                     p.quantity.map(String.init) ?? "", p.store.rawValue,
+                    p.refundedAt.map(APITime.format) ?? "", ZonedTime.format(p.purchasedAt, in: zone),
+                    p.refundedAt.map { ZonedTime.format($0, in: zone) } ?? "", ZonedTime.name(zone),
                 ].joined(separator: ",")
             )
         }

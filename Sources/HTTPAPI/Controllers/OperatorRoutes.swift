@@ -77,8 +77,16 @@ struct OperatorRoutes {
             limit = 200
         }
         let tenantId = context.tenant.id
-        let entries = try await store.read { try $0.operatorViews.timeline(tenantId: tenantId, userId: userId, limit: limit) }
-        return try JSONCoding.response(TimelineResponse(userId: userId, items: entries.map(TimelineEntryDTO.init), limitPerKind: limit))
+        let (entries, facts) = try await store.read { tx in
+            (
+                try tx.operatorViews.timeline(tenantId: tenantId, userId: userId, limit: limit),
+                try tx.operatorViews.customerFacts(tenantId: tenantId, userId: userId)
+            )
+        }
+        let told = CustomerStory.tell(entries, tenant: context.tenant.tenant)
+        return try JSONCoding.response(
+            TimelineResponse(userId: userId, customer: CustomerDTO(facts), items: told.map(TimelineEntryDTO.init), limitPerKind: limit)
+        )
     }
 
     func overview(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
@@ -133,20 +141,49 @@ struct SearchHitDTO: Codable {
     var bookingId: Int64?
     var purchaseId: Int64?
     var at: APITime?
+    /// Its amount as the currency writes it ("135.00 EUR"), where it has one.
+    var amount: String?
 
     init(_ hit: SearchHit) {
         (kind, id, matched, summary, userId, bookingId, purchaseId) = (
             hit.kind.rawValue, hit.id, hit.matched, hit.summary, hit.userId, hit.bookingId, hit.purchaseId
         )
         at = hit.at.map(APITime.init)
+        amount = hit.amount
     }
 }
 
 struct TimelineResponse: Codable {
     var userId: String
+    /// The customer page's header: totals over the whole history.
+    var customer: CustomerDTO
     /// Newest first.
     var items: [TimelineEntryDTO]
     var limitPerKind: Int
+}
+
+struct CustomerDTO: Codable {
+    struct Amount: Codable {
+        var currency: String
+        var amountMilliunits: Int64
+    }
+    var paid: [Amount]
+    var refunded: [Amount]
+    var purchases: Int
+    var purchasesWithoutAmount: Int
+    var bookings: Int
+    var firstSeen: APITime?
+    var stores: [String]
+
+    init(_ f: CustomerFacts) {
+        paid = f.paid.map { Amount(currency: $0.currency, amountMilliunits: $0.milliunits) }
+        refunded = f.refunded.map { Amount(currency: $0.currency, amountMilliunits: $0.milliunits) }
+        purchases = f.purchases
+        purchasesWithoutAmount = f.purchasesWithoutAmount
+        bookings = f.bookings
+        firstSeen = f.firstSeen.map(APITime.init)
+        stores = f.stores
+    }
 }
 
 struct TimelineEntryDTO: Codable {
@@ -185,6 +222,7 @@ struct OverviewResponse: Codable {
         var creditPacksSold: Int
         var creditsSpent: Int64
         var bookingsMade: Int
+        var bookingsUnpaid: Int
     }
     struct ResourceLoad: Codable {
         var resourceId: String
@@ -249,7 +287,8 @@ struct OverviewResponse: Codable {
                 endedSubscriptions: $0.endedSubscriptions,
                 creditPacksSold: $0.creditPacksSold,
                 creditsSpent: $0.creditsSpent,
-                bookingsMade: $0.bookingsMade
+                bookingsMade: $0.bookingsMade,
+                bookingsUnpaid: $0.bookingsUnpaid
             )
         }
         moneyIn = amounts(o.moneyIn)

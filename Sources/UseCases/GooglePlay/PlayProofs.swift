@@ -116,6 +116,8 @@ public enum PlayProofs {
             store: GooglePlaySettings.store
         )
         proven.orderId = s.latestOrderId
+        proven.priceMilliunits = facts.transaction?.priceMilliunits
+        proven.currency = facts.transaction?.currency
         return proven
     }
 
@@ -138,7 +140,7 @@ public enum PlayProofs {
         // (never before the subscription's start; a later expiry then orders two reads of the same moment).
         let periodStart = order.contains("..") ? max(start, min(now, expires ?? now)) : start
         let inTrouble = state == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD" || state == "SUBSCRIPTION_STATE_ON_HOLD"
-        let transaction = SubscriptionFacts.TransactionFacts(
+        var transaction = SubscriptionFacts.TransactionFacts(
             transactionId: order,
             productId: product.id,
             purchasedAt: periodStart,
@@ -146,6 +148,10 @@ public enum PlayProofs {
             originalPurchasedAt: start,
             revokedAt: revoked ? now : nil
         )
+        if let price = item.autoRenewingPlan?.recurringPrice, let milliunits = price.milliunits, let currency = price.currencyCode {
+            transaction.priceMilliunits = milliunits
+            transaction.currency = currency.uppercased()
+        }
         let renewal = SubscriptionFacts.RenewalFacts(
             autoRenew: item.autoRenewingPlan?.autoRenewEnabled ?? false,
             autoRenewProductId: product.id,

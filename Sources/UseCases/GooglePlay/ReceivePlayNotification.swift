@@ -298,7 +298,7 @@ public struct ReceivePlayNotification: Sendable {
                 ),
                 purchase.tenantId == tenant.id, purchase.status == .applied
             {
-                purchase.status = .refunded
+                purchase.refund(at: now)
                 plan.purchase = purchase
             }
             var detail = ["uuid": uuid, "outcome": outcome, "purchaseToken.sha256": String(PlayProofs.proofHash(token).prefix(16))]
@@ -347,6 +347,8 @@ public struct ReceivePlayNotification: Sendable {
             proofKind: "play"
         )
         claim.orderId = period.transactionId
+        claim.priceMilliunits = period.priceMilliunits
+        claim.currency = period.currency
         let purchase = Purchase(claim, id: RecordID.next(), status: .applied, outcomeCode: nil, now: now)
         try tx.purchases.insert(purchase, proofHash: claim.proofHash)
         return purchase

@@ -113,10 +113,10 @@ public struct SubscriptionKind: PurchaseKind {
         var purchase = purchase
         switch notification.type {
         case .refund where purchase.status == .applied, .revoke where purchase.status == .applied:
-            purchase.status = .refunded
+            purchase.refund(at: now)
             plan.purchase = purchase
         case .refundReversed where purchase.status == .refunded:
-            purchase.status = .applied
+            purchase.reinstate()
             plan.purchase = purchase
         default:
             break

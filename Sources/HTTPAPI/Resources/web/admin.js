@@ -51,7 +51,7 @@ function failed(error) {
   say(error instanceof APIFailure ? `Refused: ${error.message} (${error.code})` : `Failed: ${error.message}`, "error");
 }
 
-// Dates: the API takes ISO 8601 UTC; a day filter covers that whole UTC day.
+// Dates: the API takes ISO 8601 instants; the page shows every time in the app's zone with its offset.
 // Days are the app's local days: "2026-12-01" is [local midnight, the next local midnight) as instants.
 function offsetMinutes(instant, zone) {
   try {
@@ -76,7 +76,9 @@ function nextDay(day) {
   date.setUTCDate(date.getUTCDate() + 1);
   return zonedMidnight(date.toISOString().slice(0, 10));
 }
-const when = (iso) => (iso ? iso.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, "Z") : "");
+const utcText = (iso) => (iso ? iso.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, "Z") : "");
+// Every instant on the page: in the app's zone, with its offset (localStamp, below).
+const when = (iso) => localStamp(iso);
 // Minor units as the currency writes them: 13500 EUR → "135.00 EUR", 25000 VND → "25000 VND".
 const FRACTION_DIGITS = { BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
   BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3 };
@@ -103,7 +105,7 @@ function bookingStatus(value, b) {
 // A booking's wall-clock time where it happens: "2026-07-14 17:30 (+02:00)", "… (UTC)".
 function localTime(text) {
   const match = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d):\d\d([+-]\d\d:\d\d)$/.exec(text || "");
-  if (!match) return when(text);
+  if (!match) return utcText(text);
   return `${match[1]} ${match[2]} (${match[3] === "+00:00" ? "UTC" : match[3]})`;
 }
 const bookingWhen = (v, b) => el("span", { title: `${b.timeZone}: ${b.localStart} → ${b.localEnd}; UTC ${b.start}`, text: localTime(b.localStart) });
@@ -171,7 +173,7 @@ const views = {
       { name: "creditType", label: "Credit type", type: "select", options: async () => (app.creditTypes || []).map((t) => [t, t]) },
       { name: "type", label: "Type", type: "select", options: ["purchase", "bonus", "usage", "refund", "refund_reversal", "adjustment", "debt_settlement"] },
       { name: "status", label: "Status", type: "select", options: ["completed", "refunded"] },
-      { name: "from", label: "From (UTC day)", type: "date" }, { name: "to", label: "To (UTC day)", type: "date" },
+      { name: "from", label: "From (local day)", type: "date" }, { name: "to", label: "To (local day)", type: "date" },
     ],
     columns: [["id", "#"], ["createdAt", "At", when], ["userId", "User", userLink], ["creditType", "Credit type"], ["type", "Type"], ["amount", "Amount"],
       ["balanceAfter", "Balance"], ["status", "Status", statusCell], ["actor", "Actor"], ["reason", "Reason"], ["productId", "Product"]],
@@ -418,7 +420,7 @@ async function renderOverview(main, query = {}) {
     main.append(barChart(`chart-money-${currency}`, `Money in (${currency}) per ${interval}`, labels, series, (v) => v.toFixed(v >= 100 ? 0 : 2)));
   }
   if (app.sells.includes("booking")) {
-    main.append(barChart("chart-bookings", `Bookings made per ${interval}`, labels, [{ name: "bookings", values: data.buckets.map((b) => b.bookingsMade) }], (v) => v.toFixed(0)));
+    main.append(barChart("chart-bookings", `Bookings made per ${interval}`, labels, [{ name: "paid", values: data.buckets.map((b) => b.bookingsMade) }, { name: "unpaid", values: data.buckets.map((b) => b.bookingsUnpaid) }], (v) => v.toFixed(0)));
     for (const [title, rows, id] of [["Today", data.bookingsToday, "overview-today"], ["Next 7 days", data.bookingsNext7Days, "overview-week"]]) {
       const table = el("table", { id }, el("tr", {}, ...["Resource", "Confirmed", "Unpaid holds", "Seats", "Occupancy"].map((text) => el("th", { text }))));
       for (const r of rows) {
@@ -575,13 +577,13 @@ function tripWhen(b) {
 function localStamp(iso) {
   if (!iso) return "";
   const zone = app && app.timeZone;
-  if (!zone) return when(iso);
+  if (!zone) return utcText(iso);
   try {
     const parts = Object.fromEntries(new Intl.DateTimeFormat("en-GB", { timeZone: zone, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
       hourCycle: "h23", timeZoneName: "shortOffset" }).formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
     return `${parts.day} ${parts.month} ${parts.year} ${parts.hour}:${parts.minute} (${(parts.timeZoneName || "").replace("GMT", "") || "UTC"})`;
   } catch {
-    return when(iso);
+    return utcText(iso);
   }
 }
 
@@ -594,10 +596,12 @@ async function showSearch(text) {
   say("");
   try {
     const result = await api("GET", "/api/admin/search?q=" + encodeURIComponent(text));
-    const list = el("table", { id: "search-results" }, el("tr", {}, ...["Found", "Matched", "What", "Customer", ""].map((t) => el("th", { text: t }))));
+    const list = el("table", { id: "search-results", class: "stack" }, el("tr", {}, ...["Found", "When", "What", "Amount", "Customer", ""].map((t) => el("th", { text: t }))));
     for (const hit of result.items) {
-      list.append(el("tr", { "data-kind": hit.kind, "data-id": hit.id }, el("td", { text: hit.kind.replace("_", " ") }), el("td", { text: hit.matched }),
-        el("td", { class: "wrap", text: hit.summary }), el("td", {}, userLink(hit.userId)),
+      list.append(el("tr", { "data-kind": hit.kind, "data-id": hit.id }, el("td", { "data-label": "Found", text: `${hit.kind.replace("_", " ")} (${hit.matched})` }),
+        el("td", { "data-label": "When", class: "nowrap hit-when", text: hit.at ? when(hit.at) : "" }),
+        el("td", { "data-label": "What", class: "wrap", text: hit.summary }), el("td", { "data-label": "Amount", class: "nowrap hit-amount", text: hit.amount || "" }),
+        el("td", { "data-label": "Customer" }, userLink(hit.userId)),
         el("td", {}, el("div", { class: "actions" },
           hit.userId ? el("button", { class: "secondary", text: "Timeline", onclick: () => showTimeline(hit.userId) }) : null,
           hit.bookingId ? el("button", { class: "secondary", text: "Booking audit", onclick: () => showAudit({ id: hit.bookingId }) }) : null))));
@@ -620,6 +624,15 @@ async function showTimeline(userId) {
   say("");
   try {
     const result = await api("GET", `/api/admin/customers/${encodeURIComponent(userId)}/timeline`);
+    const c = result.customer;
+    const sums = (list) => (list.length ? list.map((a) => amount(a.amountMilliunits, a.currency)).join(" + ") : "nothing");
+    main.append(el("dl", { class: "customer-header", id: "customer-header" },
+      el("div", {}, el("dt", { text: "Paid" }), el("dd", { id: "customer-paid", text: sums(c.paid) + (c.purchasesWithoutAmount ? ` (+ ${c.purchasesWithoutAmount} without an amount)` : "") })),
+      el("div", {}, el("dt", { text: "Refunded" }), el("dd", { id: "customer-refunded", text: sums(c.refunded) })),
+      el("div", {}, el("dt", { text: "Bookings" }), el("dd", { text: String(c.bookings) })),
+      el("div", {}, el("dt", { text: "Purchases" }), el("dd", { text: String(c.purchases) })),
+      el("div", {}, el("dt", { text: "First seen" }), el("dd", { text: c.firstSeen ? when(c.firstSeen) : "—" })),
+      el("div", {}, el("dt", { text: "Paid through" }), el("dd", { text: c.stores.length ? c.stores.map((s) => RAIL_NAMES[s === "stripe" ? "card" : s] || s).join(", ") : "—" }))));
     const list = el("ol", { class: "timeline", id: "timeline" });
     for (const entry of result.items) {
       const facts = Object.entries(entry.detail).filter(([, v]) => v !== "").map(([k, v]) => `${k}: ${v}`).join(" · ");
@@ -677,7 +690,7 @@ function askRefund(booking) {
   const reason = el("input", { id: "refund-reason", name: "reason", size: 40, required: true, placeholder: "why (required)" });
   const amount = el("input", { id: "refund-amount", name: "amountMinor", size: 10, inputmode: "numeric", placeholder: "all that is left" });
   const form = el("form", { class: "panel", id: "refund-form" },
-    el("strong", { text: `Refund booking #${booking.id} (${booking.resourceId}, ${when(booking.start)}, paid ${money(booking.price, booking.currency)}) by card` }),
+    el("strong", { text: `Refund booking #${booking.id} (${booking.resourceName || booking.resourceId}, ${tripWhen(booking)}, paid ${money(booking.price, booking.currency)}) by card` }),
     el("label", {}, "Reason", reason),
     el("label", {}, `Amount (minor units of ${booking.currency})`, amount),
     el("button", { type: "submit", id: "refund-submit", class: "danger", text: "Refund" }),
