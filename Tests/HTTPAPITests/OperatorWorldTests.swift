@@ -176,6 +176,8 @@ struct OperatorWorldTests {
                 let reference = try #require(booking["reference"] as? String)
                 let byReference = try #require(try await search(reference).json["items"] as? [[String: Any]])
                 #expect(byReference.map { $0["kind"] as? String } == ["booking"])
+                #expect(byReference.first?["amount"] as? String == "80.00 EUR" && (byReference.first?["at"] as? String)?.hasPrefix(String(iso(start).dropLast())) == true, "a hit's date and amount")
+                #expect(byTransaction.first?["amount"] as? String == nil || byTransaction.first?["at"] != nil)
                 let user = try #require(try await search("alice").json["items"] as? [[String: Any]])
                 #expect(user.map { $0["kind"] as? String } == ["user"])
                 let elsewhere = try await search("2000000000007001", key: harness.otherAdminKey)
@@ -183,6 +185,36 @@ struct OperatorWorldTests {
                 #expect(try await client.call(.get, "/api/admin/search", auth: harness.adminKey).status == .badRequest)
                 #expect(try await client.call(.get, "/api/admin/search?q=x", auth: harness.serverKey).status == .forbidden, "operators only")
             }
+        }
+    }
+
+    @Test("the operators' bookings list is in trip order: what has not sailed yet first, soonest first, then past trips, latest first")
+    func bookingsInTripOrder() async throws {
+        let harness = try await Harness.make(customize: Self.rome)
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            func book(_ day: Int) async throws -> String {
+                let start = Harness.day(day, from: harness.clock.now())
+                let made = try await createBooking(
+                    client,
+                    harness,
+                    user: "ugo",
+                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                )
+                harness.clock.advance(1)
+                return try #require(made["reference"] as? String)
+            }
+            let past = try await book(1)
+            let older = try await book(2)
+            harness.clock.advance(4 * 86_400)  // both have sailed
+            let soon = try await book(1)
+            let later = try await book(5)
+            let listed = try await client.call(.get, "/api/admin/bookings", auth: harness.adminKey)
+            let order = (listed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["reference"] as? String }
+            #expect(order == [soon, later, older, past], "\(order)")
+            let made = try await client.call(.get, "/api/admin/bookings?order=created", auth: harness.adminKey)
+            #expect((made.json["items"] as? [[String: Any]] ?? []).compactMap { $0["reference"] as? String } == [later, soon, older, past])
+            #expect(try await client.call(.get, "/api/admin/bookings?order=price", auth: harness.adminKey).status == .badRequest)
         }
     }
 
@@ -232,6 +264,28 @@ struct OperatorWorldTests {
             #expect(kinds.first == "booking_change", "newest first: the cancellation")
             #expect(Set(kinds).isSuperset(of: ["purchase", "booking", "booking_change"]))
             #expect((entries.first?["summary"] as? String)?.contains("storm warning") == true)
+            // Plain words, written in Domain from the stored facts: amounts, local trip times, who did it; no internal codes.
+            let summaries = entries.compactMap { $0["summary"] as? String }
+            #expect(entries.first?["summary"] as? String == "Booking cancelled · by an operator · “storm warning”", "\(summaries)")
+            #expect(
+                summaries.contains { $0.hasPrefix("Bought ") && $0.contains(" for 80.00 EUR through the App Store (test)") },
+                "\(summaries)"
+            )
+            var rome = Calendar(identifier: .gregorian)
+            rome.timeZone = try #require(TimeZone(identifier: "Europe/Rome"))
+            let parts = rome.dateComponents([.day, .month, .year, .hour], from: start)
+            let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+            let localDay = "\(parts.day ?? 0) \(months[(parts.month ?? 1) - 1]) \(parts.year ?? 0), \(String(format: "%02d", parts.hour ?? 0)):00–"
+            #expect(summaries.contains { $0.hasPrefix("Booked ") && $0.contains(" for \(localDay)") }, "the trip in Rome's time: \(localDay) \(summaries)")
+            #expect(
+                !summaries.contains { $0.contains("notification.") || $0.contains("admin:") || $0.contains("pending_payment") || $0.contains("by apple") },
+                "\(summaries)"
+            )
+            // The header: over the whole history.
+            let customer = try #require(timeline.json["customer"] as? [String: Any])
+            #expect((customer["paid"] as? [[String: Any]])?.first?["amountMilliunits"] as? Int == 80_000, "\(customer)")
+            #expect(customer["bookings"] as? Int == 1 && customer["purchases"] as? Int == 1 && customer["stores"] as? [String] == ["app_store"])
+            #expect((customer["refunded"] as? [Any])?.isEmpty == true && customer["firstSeen"] as? String != nil)
             #expect(try await client.call(.get, "/api/admin/customers/alice/timeline?limit=0", auth: harness.adminKey).status == .badRequest)
             let nobody = try await client.call(.get, "/api/admin/customers/nobody/timeline", auth: harness.adminKey)
             #expect(nobody.status == .ok && (nobody.json["items"] as? [Any])?.isEmpty == true)
