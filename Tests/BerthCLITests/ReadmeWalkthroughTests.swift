@@ -125,7 +125,10 @@ struct ReadmeWalkthroughTests {
         // script this test writes and then executes failed with ETXTBSY ("Text file busy") when another
         // test forked while its descriptor was still open.
         let products = try BerthProcess.executable.deletingLastPathComponent().path
+        // A step that fails stops the script (-e); its background servers are stopped with it, or they
+        // would hold the output pipe open and this test would wait for them instead of failing.
         let preamble = "swift() { if [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else command swift \"$@\"; fi; }\n"
+            + "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
         try Data((preamble + script).utf8).write(to: directory.appendingPathComponent("walkthrough.sh"))
 
         let process = Process()

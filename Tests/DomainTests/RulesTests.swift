@@ -7,8 +7,18 @@ struct RulesTests {
     static let catalogURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("products.json")
 
+    /// The shipped seaboo tenant with its zone taken away: the rules below are stated in UTC
+    /// instants (17:30Z is the sunset slot); the tests of local time set `Europe/Rome` themselves.
     func seaboo() throws -> Tenant {
-        try #require(try Catalog.decode(Data(contentsOf: Self.catalogURL)).tenant(id: "seaboo"))
+        var tenant = try #require(try Catalog.decode(Data(contentsOf: Self.catalogURL)).tenant(id: "seaboo"))
+        tenant.timeZone = nil
+        return tenant
+    }
+
+    @Test("the shipped seaboo tenants live in Europe/Rome (their slot times, rental days and the operator's page)")
+    func shippedZone() throws {
+        let catalog = try Catalog.decode(Data(contentsOf: Self.catalogURL))
+        #expect(catalog.tenant(id: "seaboo")?.timeZone == "Europe/Rome" && catalog.tenant(id: "seaboo-test")?.timeZone == "Europe/Rome")
     }
 
     let now = Date(timeIntervalSince1970: 1_800_000_000)

@@ -40,7 +40,7 @@ struct BookingAndAdminTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            let slot = Harness.day(6, hour: 7, from: harness.clock.now())
+            let slot = Harness.local(6, hour: 7, from: harness.clock.now())
             let group = try await createBooking(client, harness, user: "family", body: ["resourceId": "diving-intro", "slot": iso(slot), "seats": 5])
             #expect(group["requiredProductId"] as? String == "it.seaboo.experience.diving")
             #expect(group["price"] as? Int == 5 * 8500)
@@ -91,7 +91,7 @@ struct BookingAndAdminTests {
                 auth: harness.serverKey,
                 user: "x",
                 json: [
-                    "resourceId": "sunset-cruise", "slot": iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)),
+                    "resourceId": "sunset-cruise", "slot": iso(Harness.local(6, hour: 17, minute: 30, from: harness.clock.now())),
                     "seats": 11,
                 ]
             )

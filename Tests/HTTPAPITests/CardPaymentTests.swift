@@ -122,7 +122,7 @@ struct CardPaymentTests {
     @Test("a 2-seat experience paid by card: the PaymentIntent is the two seats' price and confirms both seats")
     func experiencePaidByCard() async throws {
         try await Self.withCardRail { harness, standIn, client in
-            let slot = Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+            let slot = Harness.local(4, hour: 17, minute: 30, from: harness.clock.now())
             let booking = try await createBooking(
                 client,
                 harness,

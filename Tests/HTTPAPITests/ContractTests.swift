@@ -65,7 +65,7 @@ struct ContractTests {
 
             harness.clock.advance(1)  // listings are newest first: keep their order deterministic
             let experience: [String: Any] = [
-                "resourceId": "sunset-cruise", "slot": iso(Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)), "seats": 2,
+                "resourceId": "sunset-cruise", "slot": iso(Harness.local(4, hour: 17, minute: 30, from: harness.clock.now())), "seats": 2,
             ]
             try recordRequest("CreateBookingRequest.experience", "CreateBookingRequest", experience)
             let sunset = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: experience)

@@ -19,7 +19,7 @@ struct HardeningTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            let slot = Harness.day(4, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+            let slot = Harness.local(4, hour: 17, minute: 30, from: harness.clock.now())
             let booking = try await createBooking(client, harness, user: "ann", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 4])
             #expect(booking["requiredQuantity"] as? Int == 4)
             #expect(booking["remainingQuantity"] as? Int == 4)

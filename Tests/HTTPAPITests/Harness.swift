@@ -229,6 +229,18 @@ struct Harness {
         }
     }
 
+    /// The instant it is `hour:minute` in `zone` (the shipped seaboo tenants live in Europe/Rome)
+    /// on the calendar day `offset` UTC days after `now`'s: an experience's local slot time.
+    static func local(_ offset: Int, hour: Int, minute: Int = 0, zone: String = "Europe/Rome", from now: Date) -> Date {
+        let day = day(offset, hour: 0, from: now)
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? .current
+        var there = utc
+        there.timeZone = TimeZone(identifier: zone) ?? utc.timeZone
+        let date = utc.dateComponents([.year, .month, .day], from: day)
+        return there.date(from: DateComponents(year: date.year, month: date.month, day: date.day, hour: hour, minute: minute)) ?? day
+    }
+
     static func day(_ offset: Int, hour: Int = 8, from now: Date) -> Date {
         let startOfDay = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
         return startOfDay.addingTimeInterval(TimeInterval(offset * 86_400 + hour * 3600))

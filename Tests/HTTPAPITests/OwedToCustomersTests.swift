@@ -53,7 +53,7 @@ struct OwedToCustomersTests {
             #expect(apple["statusReason"] as? String == "storm")
 
             // 2. Giulia's dive for 2 seats, 1 of 2 units paid (no price signed), then her hold lapses.
-            let slot = Harness.day(6, hour: 7, from: harness.clock.now())
+            let slot = Harness.local(6, hour: 7, from: harness.clock.now())
             let dive = try #require(
                 try await createBooking(client, harness, user: "giulia", body: ["resourceId": "diving-intro", "slot": iso(slot), "seats": 2])["id"]
                     as? Int64

@@ -21,7 +21,7 @@ struct SeedClientTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let token = try await harness.userToken("giulia")
-            let slot = Harness.day(3, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+            let slot = Harness.local(3, hour: 17, minute: 30, from: harness.clock.now())
             let created = try await client.call(
                 .post,
                 "/api/bookings",

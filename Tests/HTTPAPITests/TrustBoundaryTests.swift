@@ -228,7 +228,7 @@ struct TrustBoundaryTests {
         defer { harness.close() }
         try await harness.app().test(.router) { http in
             func hold(_ user: String, day: Int) async throws -> Reply {
-                let slot = Harness.day(day, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+                let slot = Harness.local(day, hour: 17, minute: 30, from: harness.clock.now())
                 return try await http.call(
                     .post,
                     "/api/bookings",

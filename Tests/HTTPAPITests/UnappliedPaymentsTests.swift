@@ -51,9 +51,9 @@ struct UnappliedPaymentsTests {
         try await harness.app().test(.router) { client in
             let giulia = try await harness.userToken("giulia")
             let giuliaToken = AccountTokens.cordovaPlugin("giulia"), marcoToken = AccountTokens.cordovaPlugin("marco")
-            let slot = Harness.day(3, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+            let slot = Harness.local(3, hour: 17, minute: 30, from: harness.clock.now())
             func book(_ user: String, _ resource: String = "sunset-cruise", day: Int = 3) async throws -> Int64 {
-                let at = Harness.day(day, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)
+                let at = Harness.local(day, hour: 17, minute: 30, from: harness.clock.now())
                 let booking = try await createBooking(client, harness, user: user, body: ["resourceId": resource, "slot": iso(at), "seats": 1])
                 return try #require(booking["id"] as? Int64)
             }

@@ -207,7 +207,17 @@ extension StoreConformance {
             }
             #expect(entries.map(\.at) == entries.map(\.at).sorted(by: >), "newest first")
             let change = try #require(entries.first { $0.kind == "booking_change" })
-            #expect(change.detail["reason"] == "storm warning" && change.summary.contains("storm warning"))
+            #expect(change.detail["reason"] == "storm warning" && change.detail["actor"] != nil)
+            #expect(entries.allSatisfy { $0.summary.isEmpty }, "the store returns facts; Domain's CustomerStory words them")
+            // The header's totals agree with the timeline's rows (which are all of ann's here).
+            let facts = try await store.read { try $0.operatorViews.customerFacts(tenantId: "a", userId: "ann") }
+            let purchases = entries.filter { $0.kind == "purchase" }
+            #expect(facts.purchases == purchases.count && facts.bookings == entries.filter { $0.kind == "booking" }.count, "\(facts)")
+            #expect(facts.stores == Array(Set(purchases.compactMap { $0.detail["store"] })).sorted())
+            let priced = purchases.compactMap { $0.detail["priceMilliunits"].flatMap { Int64($0) } }.reduce(0, +)
+            #expect(facts.paid.reduce(0) { $0 + $1.milliunits } == priced && facts.firstSeen != nil)
+            let stranger = try await store.read { try $0.operatorViews.customerFacts(tenantId: "b", userId: "ann") }
+            #expect(stranger == CustomerFacts(), "another tenant's customer of the same name is someone else")
             let made = try #require(entries.first { $0.kind == "booking" })
             #expect(made.detail["timeZone"] == "Europe/Rome" && made.detail["reference"] == booking.reference)
             #expect(made.detail["localStart"] == booking.localStart)

@@ -489,6 +489,11 @@ def main():
 
         hits = search("  " + rosa["july"]["reference"].lower()[:3] + "-" + rosa["july"]["reference"].lower()[3:])
         check([h.get_attribute("data-id") for h in hits] == [str(rosa["july"]["id"])], f"the reference, as a customer spells it, finds the booking: {[h.text for h in hits]}")
+        hit_when = hits[0].find_element(By.CSS_SELECTOR, ".hit-when").text
+        hit_amount = hits[0].find_element(By.CSS_SELECTOR, ".hit-amount").text
+        check(re.search(r"\d+ Jul \d{4} 17:30 \(\+02:00\)", hit_when) is not None, f"a hit shows its date in the app's zone: {hit_when!r}")
+        check(hit_amount.endswith(" EUR") and "null" not in driver.find_element(By.ID, "view").text, f"a hit shows its amount, and no stray null: {hit_amount!r}")
+        check("times in Europe/Rome" in driver.find_element(By.ID, "app-zone").text, "the header names the zone every time is in")
         shot(driver, "search-1400.png")
         hits = search("carla")
         check(any(h.get_attribute("data-kind") == "user" for h in hits), f"a user id finds the customer: {[h.text for h in hits]}")
@@ -501,6 +506,13 @@ def main():
         kinds = {li.get_attribute("data-kind") for li in timeline.find_elements(By.TAG_NAME, "li")}
         check({"booking", "booking_change", "card_payment", "refund", "purchase"} <= kinds, f"carla's timeline has her booking and its changes, card payment, refunds and purchase: {kinds}")
         check("storm warning" in timeline.text and "fuel not used" in timeline.text, "with the operator's reasons")
+        words = [li.find_elements(By.TAG_NAME, "span")[2].text for li in timeline.find_elements(By.TAG_NAME, "li")]
+        codes = [w for w in words if re.search(r"notification\.|admin:|user:|_|→ [a-z]+_", w)]
+        check(not codes, f"the timeline is in plain words, no internal codes: {codes}")
+        check(any(w.startswith("Card refund of ") and " EUR" in w for w in words), f"card refunds with their amount: {words}")
+        header = driver.find_element(By.ID, "customer-header").text
+        paid = driver.find_element(By.ID, "customer-paid").text
+        check("Paid" in header and "Refunded" in header and "First seen" in header and "EUR" in paid, f"the customer page's header: {header!r}")
         shot(driver, "timeline-1400.png")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="overview"]').click()
         wait.until(EC.visibility_of_element_located((By.ID, "chart-bookings")))

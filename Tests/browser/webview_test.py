@@ -215,7 +215,7 @@ def main():
         result = run("""
             const [base, token, jws, day] = args;
             const berth = new Berth.BerthClient({ baseURL: base, userToken: () => token });
-            const booking = await berth.createBooking({ resourceId: "sunset-cruise", slot: day + "T17:30:00Z", seats: 2 });
+            const booking = await berth.createBooking({ resourceId: "sunset-cruise", slot: day + "T17:30", seats: 2 });
             const verdict = await berth.verifyPurchase(booking.requiredProductId, { jwsRepresentation: jws }, booking.id);
             return [verdict.kind, verdict.finish, verdict.remainingQuantity, verdict.answer.success];
         """, base, user_token("giulia"), seat, slot_day)

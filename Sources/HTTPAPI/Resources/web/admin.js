@@ -87,6 +87,12 @@ const money = (minor, currency) => {
   const digits = FRACTION_DIGITS[(currency || "").toUpperCase()] ?? 2;
   return (minor / 10 ** digits).toFixed(digits) + " " + (currency || "");
 };
+// Why a payment was not applied, as an operator would say it (the code stays in the tooltip).
+const UNAPPLIED_REASONS = {
+  missing_field: "paid without naming what for (no booking)", booking_not_found: "paid for a booking that does not exist",
+  product_mismatch: "paid for another product than the booking's", slot_unavailable: "paid, but the slot was taken",
+  booking_not_payable: "paid for a booking that was no longer payable", booking_already_paid: "the booking was already paid",
+};
 const RAIL_NAMES = { app_store: "App Store", google_play: "Google Play", card: "card" };
 const STORE_GUIDANCE = {
   app_store: "Apple refunds App Store purchases, not Berth: tell the customer to ask Apple at reportaproblem.apple.com (or in the App Store: account, Purchase History, Report a Problem). When Apple refunds it, Berth records Apple's refund notice by itself. Cancel the booking if it will not take place: it is then listed under Owed to customers until you record that the customer was told.",
@@ -160,7 +166,7 @@ const views = {
     filters: [{ name: "status", label: "Status", type: "select", options: ["open", "applied", "refund_requested"] }],
     columns: [["lastSeenAt", "Last seen", when], ["userId", "User", userLink], ["productId", "Product"],
       ["priceMilliunits", "Amount", (v, p) => (v === undefined ? "" : (v / 1000).toFixed(2) + " " + (p.currency || "") + (p.quantity > 1 ? ` (${p.quantity})` : ""))],
-      ["reasonCode", "Reason"], ["bookingId", "Booking"], ["attempts", "Tries"], ["status", "Status", statusCell], ["transactionId", "Transaction"]],
+      ["reasonCode", "Reason", (v, p) => el("span", { title: v, text: UNAPPLIED_REASONS[v] || p.reason || v })], ["bookingId", "Booking"], ["attempts", "Tries"], ["status", "Status", statusCell], ["transactionId", "Transaction"]],
     actions: (payment) => payment.status !== "open" ? [] : [
       el("button", { text: "Apply", onclick: () => decidePayment(payment, "apply") }),
       el("button", { class: "danger", text: "Refund", onclick: () => decidePayment(payment, "refund") }),
@@ -653,9 +659,13 @@ function askReason(booking, action) {
     ? el("p", { id: "cancel-paid", class: "alert-note", text: `Paid: ${money(booking.amountPaid, booking.currency)} through ${booking.paidVia.map((r) => RAIL_NAMES[r] || r).join(" and ")}. `
       + (booking.paidVia.includes("card") ? "Cancelling leaves it owed to the customer until you refund it (Owed to customers)." : "Cancelling leaves it owed to the customer: the store refunds it; Owed to customers says what to tell them.") })
     : null;
+  const partNote = action === "confirm" && booking.paidQuantity > 0 && booking.paidQuantity < booking.requiredQuantity
+    ? el("p", { id: "confirm-part-paid", class: "alert-note", text: `Paid ${booking.paidQuantity} of ${booking.requiredQuantity}`
+      + `${booking.amountPaid ? ` (${money(booking.amountPaid, booking.currency)} of ${money(booking.price, booking.currency)})` : ""}. Confirming gives the whole booking without the rest being paid.` })
+    : null;
   const form = el("form", { class: "panel", id: "action-form" },
-    el("strong", { text: `${action === "confirm" ? "Confirm" : "Cancel"} booking ${booking.reference || "#" + booking.id} (${booking.resourceName || booking.resourceId}, ${localTime(booking.localStart)})` }),
-    paidNote,
+    el("strong", { text: `${action === "confirm" ? "Confirm" : "Cancel"} booking ${booking.reference || "#" + booking.id} (${booking.resourceName || booking.resourceId}, ${tripWhen(booking)})` }),
+    paidNote, partNote,
     el("label", {}, "Reason", reason),
     el("button", { type: "submit", id: "action-submit", class: action === "cancel" ? "danger" : null, text: action === "confirm" ? "Confirm booking" : "Cancel booking" }),
     el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
@@ -908,6 +918,8 @@ async function signIn(key) {
     return;
   }
   $("#app-name").textContent = app.name;
+  // Every time on the page is in this zone (with its offset); the header says which.
+  $("#app-zone").textContent = `times in ${app.timeZone || "UTC"}`;
   let first = null;
   for (const button of document.querySelectorAll("#tabs button")) {
     const need = needs[button.dataset.view];
