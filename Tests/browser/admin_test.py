@@ -244,7 +244,7 @@ def main():
         kept = body["unappliedPayment"]["id"]
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="unapplied"]').click()
         row = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, f'#rows tr[data-id="{kept}"]')))
-        check("45.00 EUR" in row.text and "booking_not_found" in row.text, f"the row shows the amount and the reason: {row.text!r}")
+        check("45.00 EUR" in row.text and "paid for a booking that does not exist" in row.text, f"the row shows the amount and the reason in words: {row.text!r}")
         shot(driver, "unapplied.png")
         row.find_element(By.CSS_SELECTOR, "button").click()  # Apply
         wait.until(EC.visibility_of_element_located((By.ID, "apply-booking"))).send_keys(str(third["id"]))

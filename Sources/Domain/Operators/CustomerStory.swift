@@ -126,7 +126,7 @@ public enum CustomerStory {
         case "owed.resolved": what = "Money owed closed (\(plain(d["how"] ?? "")))"
         case let action where action.hasPrefix("notification."):
             what = "\(storeOfNotification(d)) said: \(plain(String(action.dropFirst("notification.".count))))"
-        case let action: what = plain(action.replacingOccurrences(of: ".", with: " "))
+        case let action: what = sentence(plain(action.replacingOccurrences(of: ".", with: " ")))
         }
         return "\(what) · by \(who)\(reason)"
     }
@@ -177,6 +177,9 @@ public enum CustomerStory {
 
     /// `snake_case` and codes as words: "subscription_active" → "subscription active".
     static func plain(_ code: String) -> String { code.replacingOccurrences(of: "_", with: " ") }
+
+    /// The first letter capitalized: "card payment refunded" → "Card payment refunded".
+    static func sentence(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
 
     static func storeName(_ store: String?) -> String {
         switch store {

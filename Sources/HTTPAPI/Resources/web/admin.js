@@ -138,8 +138,8 @@ const views = {
     columns: [["reference", "Ref", (v) => el("span", { class: "ref", text: v })], ["resourceName", "Resource", (v, b) => v || b.resourceId],
       ["localStart", "When (local)", (v, b) => el("span", { class: "nowrap", title: `${b.timeZone}: ${b.localStart} → ${b.localEnd}; UTC ${b.start}`, text: tripWhen(b) })],
       ["seats", "Seats"], ["paidQuantity", "Paid", (v, b) => `${v} of ${b.requiredQuantity}${b.amountPaid ? " · " + money(b.amountPaid, b.currency) : ""}`],
-      ["paidVia", "Rail", (v) => (v || []).map((r) => RAIL_NAMES[r] || r).join(", ")], ["userId", "User", userLink],
-      ["price", "Price", (v, b) => money(v, b.currency)], ["status", "Status", bookingStatus], ["statusReason", "Reason"]],
+      ["paidVia", "Rail", (v) => el("span", { class: "nowrap", text: (v || []).map((r) => RAIL_NAMES[r] || r).join(", ") })], ["userId", "User", userLink],
+      ["price", "Price", (v, b) => el("span", { class: "nowrap", text: money(v, b.currency) })], ["status", "Status", bookingStatus], ["statusReason", "Reason"]],
     actions: (booking) => [
       booking.status === "pending_payment" || booking.status === "payment_needs_refund" ? el("button", { text: "Confirm", onclick: () => askReason(booking, "confirm") }) : null,
       booking.status !== "cancelled" && booking.status !== "refunded" ? el("button", { class: "danger", text: "Cancel", onclick: () => askReason(booking, "cancel") }) : null,
@@ -403,7 +403,7 @@ async function renderOverview(main, query = {}) {
   }
   if (!cards.childElementCount) cards.append(el("p", { id: "all-clear", class: "all-clear", text: "All clear: nothing needs action." }));
   const moneyIn = data.moneyIn.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "nothing yet";
-  const unpriced = Object.entries(data.purchasesWithoutAmount || {}).map(([store, n]) => `${n} ${store === "stripe" ? "card" : store.replace("_", " ")}`);
+  const unpriced = Object.entries(data.purchasesWithoutAmount || {}).map(([store, n]) => `${n} ${RAIL_NAMES[store === "stripe" ? "card" : store] || store}`);
   const unpricedCount = Object.values(data.purchasesWithoutAmount || {}).reduce((a, b) => a + b, 0);
   const refunds = data.refunds.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "none";
   const mrr = data.monthlyRecurringRevenue.map((m) => amount(m.amountMilliunits, m.currency)).join(" · ") || "—";
@@ -586,7 +586,7 @@ function localStamp(iso) {
   if (!zone) return utcText(iso);
   try {
     const parts = Object.fromEntries(new Intl.DateTimeFormat("en-GB", { timeZone: zone, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
-      hourCycle: "h23", timeZoneName: "shortOffset" }).formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+      hourCycle: "h23", timeZoneName: "longOffset" }).formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
     return `${parts.day} ${parts.month} ${parts.year} ${parts.hour}:${parts.minute} (${(parts.timeZoneName || "").replace("GMT", "") || "UTC"})`;
   } catch {
     return utcText(iso);
