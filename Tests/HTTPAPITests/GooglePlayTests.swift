@@ -83,7 +83,15 @@ struct GooglePlayTests {
 
     /// Berth (background jobs off: the tests run them as instances would) and the stand-in.
     /// - Parameter tiesAccounts: `aistylist-test` ties purchases to accounts (`appAccountTokenMatchesUserId`).
-    static func withPlay(tiesAccounts: Bool = false, _ body: @Sendable (Rig) async throws -> Void) async throws {
+    /// - Parameters:
+    ///   - customize, environment, clock: more of the catalog, environment and clock (the month-of-money test adds the card rail).
+    static func withPlay(
+        tiesAccounts: Bool = false,
+        customize more: (@Sendable (inout Catalog) -> Void)? = nil,
+        environment extra: [String: String] = [:],
+        clock: TestClock = TestClock(),
+        _ body: @Sendable (Rig) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-play-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -94,21 +102,22 @@ struct GooglePlayTests {
         let standIn = PlayStandIn(kit: kit)
         try await Application(router: standIn.router()).test(.live) { play in
             let harness = try await Harness.make(
-                customize: !tiesAccounts
-                    ? nil
-                    : { catalog in
-                        if let index = catalog.tenants.firstIndex(where: { $0.id == "aistylist-test" }) {
-                            catalog.tenants[index].appAccountTokenMatchesUserId = true
-                        }
-                    },
+                customize: { catalog in
+                    if tiesAccounts, let index = catalog.tenants.firstIndex(where: { $0.id == "aistylist-test" }) {
+                        catalog.tenants[index].appAccountTokenMatchesUserId = true
+                    }
+                    more?(&catalog)
+                },
                 environment: [
                     "PLAY_TEST_SERVICE_ACCOUNT": directory.appendingPathComponent("service-account.json").path,
                     "PLAY_TEST_BASE_URL": "http://127.0.0.1:\(try #require(play.port))",
-                ]
+                ].merging(extra) { first, _ in first },
+                clock: clock
             )
             defer { harness.close() }
             var services = harness.services
             services.playJobsInterval = nil
+            services.cardPaymentJobsInterval = nil
             try await buildApplication(services: services, server: ServerConfiguration(host: "127.0.0.1", port: 0)).test(.live) { client in
                 try await body(
                     Rig(

@@ -5,20 +5,65 @@ import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import PlayStandIn
+import StripeStandIn
+import Synchronization
 import TestKit
 import Testing
 
 /// The overview's money against the sums of a month scripted through Berth's real doors: App Store
 /// purchases with Apple's signed prices, a renewal Apple announces by notification, a Google Play
-/// subscription and its renewal (Google's recurring price), a purchase Apple signed without a price,
-/// and a refund on a later day.
+/// subscription and its renewal (Google's recurring price), two boat rentals paid by card (Stripe's
+/// stand-in), a purchase Apple signed without a price, a store refund and a partial card refund on
+/// later days. One app sells all of it: braindumpster-test, given seaboo-test's boats and card rail.
 extension GooglePlayTests {
     @Test(
-        "a month of money: every purchase at its signed price (Apple's renewal and Google's renewal each a row of their own), the unpriced one counted apart, the refund counted on the day it happened"
+        "a month of money: App Store purchases at Apple's price, Apple's and Google's renewals each a row with its amount, card payments, the unpriced purchase counted apart, a store refund and a partial card refund on the days they happened"
     )
     func monthOfMoney() async throws {
-        try await Self.withPlay { rig in
+        let clock = TestClock()
+        let stripe = StripeStandIn(webhookSecrets: [CardPaymentTests.secret], now: { clock.now() })
+        try await Application(router: stripe.router()).test(.live) { stripeServer in
+            try await Self.monthOfMoney(stripe: stripe, port: try #require(stripeServer.port), clock: clock)
+        }
+    }
+
+    static func monthOfMoney(stripe: StripeStandIn, port: Int, clock: TestClock) async throws {
+        // braindumpster-test also rents seaboo-test's boats, in euros, paid through the App Store or by card.
+        let boats: @Sendable (inout Catalog) -> Void = { catalog in
+            guard let sea = catalog.tenant(id: "seaboo-test"), let index = catalog.tenants.firstIndex(where: { $0.id == "braindumpster-test" })
+            else { return }
+            catalog.tenants[index].currency = "EUR"
+            catalog.tenants[index].resources = sea.resources
+            catalog.tenants[index].bookingRules = sea.bookingRules
+            catalog.tenants[index].stripe = sea.stripe
+            catalog.tenants[index].products += sea.products
+        }
+        let environment = [
+            "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": CardPaymentTests.secret,
+            "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:\(port)",
+        ]
+        try await Self.withPlay(customize: boats, environment: environment, clock: clock) { rig in
             let harness = rig.harness
+            let server = try await harness.apiKey("braindumpster-test", .server)
+            let berthPort = try #require(rig.client.port)
+            stripe.state.withLock { $0.webhookURL = "http://127.0.0.1:\(berthPort)/api/stripe/webhooks/braindumpster-test" }
+            /// A day's rental of the 5 m gozzo (€80), paid by card in Stripe's sheet; its booking id.
+            func rentPaidByCard(_ user: String, day: Int) async throws -> Int64 {
+                let start = Harness.day(day, from: harness.clock.now())
+                let made = try await rig.client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: server,
+                    user: user,
+                    json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(10 * 3600))]
+                )
+                let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                let sheet = try await rig.client.call(.post, "/api/bookings/\(id)/card-payment", auth: server, user: user)
+                _ = try await stripe.succeed(try #require(sheet.json["paymentIntentId"] as? String, "\(sheet.json)"))
+                let paid = try await rig.client.call(.get, "/api/bookings/\(id)", auth: server, user: user)
+                #expect(paid.booking?["status"] as? String == "confirmed", "\(paid.json)")
+                return id
+            }
             let day: TimeInterval = 86_400
             let t0 = harness.clock.now()
             let admin = try await harness.apiKey("braindumpster-test", .admin)
@@ -78,8 +123,14 @@ extension GooglePlayTests {
             ).token
             #expect(try await rig.verify(rig.brainKey, user: "bo", product: Self.yearly, token: token).status == .ok)
 
+            // Days 5 and 6: dan and eva rent the gozzo and pay by card (€80 each).
+            harness.clock.advance(2 * day)
+            _ = try await rentPaidByCard("dan", day: 9)
+            harness.clock.advance(1 * day)
+            let evas = try await rentPaidByCard("eva", day: 10)
+
             // Day 12: Google renews bo's plan (its own order, its own amount).
-            harness.clock.advance(9 * day)
+            harness.clock.advance(6 * day)
             let renewed = try await rig.push(
                 "braindumpster-test",
                 try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED", now: harness.clock.now())
@@ -112,7 +163,17 @@ extension GooglePlayTests {
             refunded.revocationReason = RevocationReason(rawValue: 0)
             _ = try await notify(.refund, refunded)
 
-            harness.clock.advance(2 * day)
+            // Day 26: eva's fuel was not used; the operator gives €15 back on her card.
+            harness.clock.advance(1 * day)
+            let part = try await rig.client.call(
+                .post,
+                "/api/admin/bookings/\(evas)/refund",
+                auth: admin,
+                json: ["reason": "fuel not used", "amountMinor": 1500]
+            )
+            #expect(part.status == .ok, "\(part.json)")
+
+            harness.clock.advance(1 * day)
             let overview = try await rig.client.call(
                 .get,
                 "/api/admin/overview?interval=day&from=\(iso(t0))&to=\(iso(harness.clock.now()))",
@@ -121,9 +182,9 @@ extension GooglePlayTests {
             #expect(overview.status == .ok, "\(overview.json)")
             let moneyIn = try #require(overview.json["moneyIn"] as? [[String: Any]])
             #expect(moneyIn.count == 1 && moneyIn.first?["currency"] as? String == "EUR")
-            #expect(moneyIn.first?["amountMilliunits"] as? Int == 39_990 + 29_990 + 29_990 + 41_990, "\(moneyIn)")
+            #expect(moneyIn.first?["amountMilliunits"] as? Int == 39_990 + 29_990 + 80_000 + 80_000 + 29_990 + 41_990, "\(moneyIn)")
             let refunds = try #require(overview.json["refunds"] as? [[String: Any]])
-            #expect(refunds.first?["amountMilliunits"] as? Int == 39_990 && refunds.count == 1, "\(refunds)")
+            #expect(refunds.first?["amountMilliunits"] as? Int == 39_990 + 15_000 && refunds.count == 1, "\(refunds)")
             #expect(overview.json["purchasesWithoutAmount"] as? [String: Int] == ["app_store": 1], "\(overview.json["purchasesWithoutAmount"] ?? "")")
 
             let buckets = try #require(overview.json["buckets"] as? [[String: Any]])
@@ -140,8 +201,12 @@ extension GooglePlayTests {
             #expect(total(lines("moneyIn", onDay: 20), store: "app_store") == 41_990, "Apple's renewal: a row with the price Apple signed")
             #expect(lines("refunds", onDay: 1).isEmpty, "a refund is not counted on the purchase day")
             #expect(total(lines("refunds", onDay: 25), store: "app_store") == 39_990, "the refund on the day it happened")
+            #expect(total(lines("moneyIn", onDay: 5), store: "stripe") == 80_000 && total(lines("moneyIn", onDay: 6), store: "stripe") == 80_000)
+            #expect(total(lines("refunds", onDay: 26), store: "stripe") == 15_000, "a partial card refund at its part, on its day")
             let priced = buckets.flatMap { $0["moneyIn"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
-            #expect(priced == 4)
+            #expect(priced == 6)
+            let bookings = buckets.reduce(0) { $0 + ($1["bookingsMade"] as? Int ?? 0) }
+            #expect(bookings == 2 && buckets.allSatisfy { $0["bookingsUnpaid"] as? Int == 0 }, "two bookings made, both paid")
         }
     }
 }
