@@ -163,10 +163,8 @@ struct TimelineResponse: Codable {
 }
 
 struct CustomerDTO: Codable {
-    struct Amount: Codable {
-        var currency: String
-        var amountMilliunits: Int64
-    }
+    /// The overview's amount: a currency and milliunits.
+    typealias Amount = OverviewResponse.Amount
     var paid: [Amount]
     var refunded: [Amount]
     var purchases: Int
