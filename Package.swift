@@ -171,6 +171,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/025_slot_holds.sql"),
                 .embedInCode("Resources/migrations/026_owed_resolutions.sql"),
                 .embedInCode("Resources/migrations/027_refund_times.sql"),
+                .embedInCode("Resources/migrations/028_inventory.sql"),
             ]
         ),
         .target(

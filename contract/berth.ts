@@ -55,6 +55,10 @@ export type ErrorCode =
   | "tenant_not_found"
   | "delivery_not_found"
   | "resource_not_found"
+  /** 409: the resource is retired (kept for its bookings) and takes no new booking */
+  | "resource_retired"
+  /** 409 (POST /api/admin/resources): the tenant already has a resource with that id (PATCH changes it) */
+  | "resource_exists"
   | "bookings_not_offered"
   | "no_product_for_booking"
   | "slot_not_offered"
@@ -543,6 +547,45 @@ export interface SearchHit {
 }
 
 /** `GET /api/admin/customers/{userId}/timeline` (admin key): everything about one user, newest first */
+/** A resource exactly as products.json writes one (`POST /api/admin/resources` takes it as its body) */
+export interface CatalogResource {
+  id: string;
+  kind: "rental" | "experience";
+  name: string;
+  /** rental: price of one day, minor units */
+  pricePerDayMinor?: number;
+  /** rental: boats of the model (bookings that may overlap) */
+  units?: number;
+  /** experience: its type (selects its product) */
+  experienceType?: string;
+  pricePerSeatMinor?: number;
+  seatsPerSlot?: number;
+  /** experience: daily start times, "HH:mm" local */
+  slotTimes?: string[];
+  durationMinutes?: number;
+  timeZone?: string;
+  /** kept for its bookings, takes no new one */
+  retired?: boolean;
+}
+
+export interface InventoryItem {
+  resource: CatalogResource;
+  /** the tenant's inventory version that last changed it */
+  version: number;
+  createdAt: ISODateTime;
+  updatedAt: ISODateTime;
+}
+
+/** `GET /api/admin/resources` (admin key): the inventory, retired resources included */
+export interface InventoryListResponse {
+  resources: InventoryItem[];
+}
+
+/** `POST /api/admin/resources`, `PATCH /api/admin/resources/{id}` (a JSON merge patch), `POST /api/admin/resources/{id}/retire` */
+export interface InventoryItemResponse {
+  resource: InventoryItem;
+}
+
 export interface TimelineResponse {
   userId: string;
   /** the customer page's header, over the whole history (the items are limited per kind) */

@@ -74,6 +74,12 @@ public struct BerthSetup: Sendable {
         let seeds = catalog.tenants.flatMap { tenant in tenant.products.compactMap { CreditProduct($0, tenant: tenant, now: now) } }
         let added = try await store.write { tx in try tx.credits.seed(seeds) }
         if added > 0 { logger.info("added \(added) credit product(s) from the catalog") }
+        // products.json's resources are the starting inventory: the ones a tenant lacks are added;
+        // once stored, the inventory (the admin API, `berth inventory import`) wins.
+        let resources = try await store.write { tx in
+            try catalog.tenants.reduce(0) { $0 + (try tx.inventory.seed(tenantId: $1.id, resources: $1.resources, now: now)) }
+        }
+        if resources > 0 { logger.info("added \(resources) resource(s) from the catalog to the inventory") }
     }
 
     /// Where the data lives, as logs show it (never a password).
@@ -85,11 +91,15 @@ public struct BerthSetup: Sendable {
     /// that is not set (webhooks), so that nothing is queued that could never be sent.
     /// - Parameter httpClient: what calls Apple, Google, Stripe and key sets; `berth serve` makes one
     ///   (``OutboundClient``) and shuts it down with the application (nil: each client's default).
+    /// - Parameter readInventory: read the stored inventory now (the store must be running and
+    ///   prepared); a PostgreSQL start, whose pool runs only with the application, reads it after
+    ///   `prepare` instead (``BerthServices/manageInventory``'s `refresh()`).
     public func services(
         catalog: Catalog,
         store: any Store,
         clock: any BerthClock = SystemClock(),
         httpClient: HTTPClient? = nil,
+        readInventory: Bool = true,
         logger: Logger
     ) async throws -> BerthServices {
         let tenants = try await TenantRegistry.load(
@@ -101,9 +111,17 @@ public struct BerthSetup: Sendable {
             logger: logger
         )
         var services = BerthServices(tenants: tenants, store: store, clock: clock, logger: logger)
+        // The stored inventory, not the catalog's resources, is what the tenants rent and sell.
+        if readInventory { try await services.manageInventory.refresh() }
         services.expectedMigrations = Set(try (migrationsURL.map(Migrator.init(directory:)) ?? Migrator()).migrations.map(\.version))
         services.metricsToken = environment["BERTH_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
         services.trustedProxies = TrustedProxies(environment: environment["BERTH_TRUSTED_PROXIES"])
+        if let text = environment["BERTH_INVENTORY_REFRESH_MS"] {
+            guard let milliseconds = Int(text), (50...60_000).contains(milliseconds) else {
+                throw ConfigurationError("BERTH_INVENTORY_REFRESH_MS must be 50 to 60000 (milliseconds between reads of the inventory)")
+            }
+            services.inventoryRefreshInterval = .milliseconds(milliseconds)
+        }
         return services
     }
 }

@@ -42,6 +42,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let quantityInsufficient = ErrorCode("quantity_insufficient")
     public static let rateLimited = ErrorCode("rate_limited")
     public static let resourceNotFound = ErrorCode("resource_not_found")
+    /// The resource is retired: it keeps its bookings and takes no new ones.
+    public static let resourceRetired = ErrorCode("resource_retired")
+    /// A resource (`POST /api/admin/resources`) with an id the tenant already has.
+    public static let resourceExists = ErrorCode("resource_exists")
     public static let sandboxNotAllowed = ErrorCode("sandbox_not_allowed")
     public static let slotNotOffered = ErrorCode("slot_not_offered")
     public static let slotUnavailable = ErrorCode("slot_unavailable")
@@ -142,6 +146,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .quantityInsufficient,
         .rateLimited,
         .resourceNotFound,
+        .resourceRetired,
+        .resourceExists,
         .sandboxNotAllowed,
         .slotNotOffered,
         .slotUnavailable,

@@ -26,6 +26,12 @@ public struct Resource: Codable, Hashable, Sendable {
     public var durationMinutes: Int?
     /// The IANA time zone its slots are in (`Europe/Rome`), when it differs from the tenant's.
     public var timeZone: String?
+    /// Retired (sold, scrapped, out for the season): kept for its bookings and reports, takes no new
+    /// booking. Absent: in service.
+    public var retired: Bool?
+
+    /// Whether it takes new bookings.
+    public var inService: Bool { retired != true }
 
     public init(
         id: String,

@@ -31,6 +31,9 @@ public struct BerthServices: Sendable {
     public var cardPaymentJobsInterval: Duration? = .seconds(1)
     /// How often Google Play's acknowledgements are tried (nil: not in the background; tests run them by hand).
     public var playJobsInterval: Duration? = .seconds(1)
+    /// How often the inventory is read for what other instances changed (nil: never; tests call
+    /// `manageInventory.refresh()` themselves). `BERTH_INVENTORY_REFRESH_MS`, default 500.
+    public var inventoryRefreshInterval: Duration? = .milliseconds(500)
     /// How often the notification-history worker looks for tenants due a reading (nil: not in the background; tests run it by hand).
     public var appleHistoryTick: Duration? = .seconds(30)
     /// API keys presented to this instance (cached briefly; revocations reach it within seconds).
@@ -79,6 +82,7 @@ public struct BerthServices: Sendable {
         )
     }
     var owedToCustomers: OwedToCustomers { OwedToCustomers(store: store, clock: clock) }
+    public var manageInventory: ManageInventory { ManageInventory(store: store, tenants: tenants, clock: clock, logger: logger) }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
     var validateForPlugin: ValidateForPlugin {
         ValidateForPlugin(verifyPurchase: verifyPurchase, claimReceipt: claimReceipt, userEntitlements: userEntitlements) {

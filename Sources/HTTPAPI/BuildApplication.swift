@@ -142,6 +142,7 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     ).register(on: admin)
     OperatorRoutes(store: services.store, clock: services.clock).register(on: admin)
     OwedRoutes(owed: services.owedToCustomers, store: services.store).register(on: admin)
+    InventoryRoutes(inventory: services.manageInventory).register(on: admin)
     ManifestRoutes(store: services.store, clock: services.clock).register(on: admin)
     CardPaymentRoutes(
         store: services.store,
@@ -244,7 +245,8 @@ public func buildApplication(
         server: .http1(configuration: .init(additionalChannelHandlers: [governor.handler()], idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
         services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)]
-            + cardPaymentWorker(services: services) + playWorker(services: services) + appleHistoryWorker(services: services),
+            + cardPaymentWorker(services: services) + playWorker(services: services) + appleHistoryWorker(services: services)
+            + inventoryWorker(services: services),
         onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in
             guard let portFile, let port = channel.localAddress?.port else { return }
             do {
@@ -263,6 +265,24 @@ public func buildApplication(
 func cardPaymentWorker(services: BerthServices) -> [any Service] {
     guard services.cardPaymentJobs.hasWork, let interval = services.cardPaymentJobsInterval else { return [] }
     return [PeriodicWorker("card-payments", jobs: BackgroundJobs.cardPayments(services.cardPaymentJobs), clock: services.clock, tick: interval)]
+}
+
+/// Reads what another instance changed in the inventory (a resource added, changed, retired), every
+/// `inventoryRefreshInterval`: one small read of the tenants' versions, the resources only of a tenant
+/// whose version moved on.
+func inventoryWorker(services: BerthServices) -> [any Service] {
+    guard let interval = services.inventoryRefreshInterval else { return [] }
+    let inventory = services.manageInventory
+    let logger = services.logger
+    let job = PeriodicJob("inventory") { _ in
+        do {
+            let changed = try await inventory.refresh()
+            if !changed.isEmpty { logger.info("inventory read again", metadata: ["tenants": .string(changed.joined(separator: ","))]) }
+        } catch {
+            logger.warning("inventory not read: \(String(describing: type(of: error)))")
+        }
+    }
+    return [PeriodicWorker("inventory", jobs: [job], clock: services.clock, tick: interval)]
 }
 
 /// Google Play's background jobs, when a tenant sells on Play and the services run them.

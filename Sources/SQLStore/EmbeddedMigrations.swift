@@ -32,5 +32,6 @@ public enum EmbeddedMigrations {
         ("025_slot_holds.sql", PackageResources._25_slot_holds_sql),
         ("026_owed_resolutions.sql", PackageResources._26_owed_resolutions_sql),
         ("027_refund_times.sql", PackageResources._27_refund_times_sql),
+        ("028_inventory.sql", PackageResources._28_inventory_sql),
     ]
 }

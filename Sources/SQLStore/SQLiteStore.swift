@@ -200,6 +200,7 @@ struct SQLSession: StoreSession {
     var schema: any SchemaRepository { SQLSchema(db: db) }
     var userState: any UserStateRepository { SQLUserState(db: db) }
     var operatorViews: any OperatorViewRepository { SQLOperatorViews(db: db) }
+    var inventory: any InventoryRepository { SQLInventory(db: db) }
 }
 
 /// Which migrations are applied (none when the bookkeeping table does not exist yet).

@@ -3,6 +3,7 @@ import AppleSignedData
 import AsyncHTTPClient
 import Domain
 import Foundation
+import Synchronization
 import JWTKit
 import Logging
 import X509
@@ -10,7 +11,8 @@ import X509
 /// A tenant from the catalog with what serving it needs: its verifier, its expectations of Apple
 /// data and the keys that verify its users' tokens. Built once at start.
 public struct TenantRuntime: Sendable {
-    public let tenant: Tenant
+    /// The catalog's tenant; its resources are the live inventory (``with(resources:)``).
+    public private(set) var tenant: Tenant
     public let verifier: SignedDataVerifier
     /// Legacy app receipts: Apple Inc. Root plus the tenant's extra roots.
     public let receiptVerifier: ReceiptVerifier
@@ -38,6 +40,14 @@ public struct TenantRuntime: Sendable {
     public let verifiedProofs = VerifiedProofs()
 
     public var id: String { tenant.id }
+
+    /// The same runtime (verifiers, keys, clients) with another inventory: resources change while
+    /// Berth runs (issue "Run the season"); nothing else of a tenant does.
+    public func with(resources: [Resource]) -> TenantRuntime {
+        var copy = self
+        copy.tenant.resources = resources
+        return copy
+    }
 
     /// Who may pay with what beyond the product: account tokens, Sandbox testers (built once).
     public let purchasePolicy: PurchasePolicy
@@ -211,17 +221,53 @@ public struct TenantRuntime: Sendable {
     }
 }
 
-/// All tenants, found by id or by the issuer of their users' tokens.
+/// All tenants, found by id or by the issuer of their users' tokens. Every copy shares one state:
+/// an inventory change (``replaceResources(tenantId:resources:version:)``) is seen by every holder
+/// from the next request on; a request keeps the runtime it was given.
 public struct TenantRegistry: Sendable {
-    public let tenants: [String: TenantRuntime]
+    struct State {
+        var tenants: [String: TenantRuntime]
+        var ordered: [TenantRuntime]
+        var byIssuer: [String: TenantRuntime]
+        /// The inventory version each tenant's resources were read at (0: the catalog's).
+        var versions: [String: Int64] = [:]
+    }
+    final class Shared: Sendable {
+        let state: Mutex<State>
+        init(_ state: State) { self.state = Mutex(state) }
+    }
+    private let shared: Shared
+
+    public var tenants: [String: TenantRuntime] { shared.state.withLock { $0.tenants } }
     /// The tenants in the catalog's order.
-    public let ordered: [TenantRuntime]
-    private let byIssuer: [String: TenantRuntime]
+    public var ordered: [TenantRuntime] { shared.state.withLock { $0.ordered } }
 
     public init(_ runtimes: [TenantRuntime]) {
-        ordered = runtimes
-        tenants = Dictionary(uniqueKeysWithValues: runtimes.map { ($0.id, $0) })
-        byIssuer = Dictionary(uniqueKeysWithValues: runtimes.map { ($0.tenant.auth.issuer, $0) })
+        shared = Shared(
+            State(
+                tenants: Dictionary(uniqueKeysWithValues: runtimes.map { ($0.id, $0) }),
+                ordered: runtimes,
+                byIssuer: Dictionary(uniqueKeysWithValues: runtimes.map { ($0.tenant.auth.issuer, $0) })
+            )
+        )
+    }
+
+    /// The inventory version `tenantId`'s resources were last read at.
+    public func inventoryVersion(_ tenantId: String) -> Int64 { shared.state.withLock { $0.versions[tenantId] ?? 0 } }
+
+    /// Puts `resources` in effect for `tenantId` when `version` is newer than what it has (two
+    /// readers racing never put an older inventory back). Returns whether it changed anything.
+    @discardableResult
+    public func replaceResources(tenantId: String, resources: [Resource], version: Int64) -> Bool {
+        shared.state.withLock { state in
+            guard let current = state.tenants[tenantId], version > state.versions[tenantId] ?? 0 else { return false }
+            let updated = current.with(resources: resources)
+            state.tenants[tenantId] = updated
+            if let index = state.ordered.firstIndex(where: { $0.id == tenantId }) { state.ordered[index] = updated }
+            state.byIssuer[updated.tenant.auth.issuer] = updated
+            state.versions[tenantId] = version
+            return true
+        }
     }
 
     /// Builds the runtime of every catalog tenant.
@@ -264,8 +310,8 @@ public struct TenantRegistry: Sendable {
         return TenantRegistry(runtimes)
     }
 
-    public func tenant(id: String) -> TenantRuntime? { tenants[id] }
-    public func tenant(issuer: String) -> TenantRuntime? { byIssuer[issuer] }
+    public func tenant(id: String) -> TenantRuntime? { shared.state.withLock { $0.tenants[id] } }
+    public func tenant(issuer: String) -> TenantRuntime? { shared.state.withLock { $0.byIssuer[issuer] } }
 }
 
 /// A setting Berth cannot start without, and what to do about it.

@@ -10,7 +10,7 @@ struct Berth: AsyncParsableCommand {
         version: BuildInfo.description,
         subcommands: [
             ServeCommand.self, MigrateCommand.self, KeysCommand.self, BackupCommand.self, CopyDatabaseCommand.self, VerifyCommand.self,
-            TestKitCommand.self,
+            TestKitCommand.self, InventoryCommand.self,
         ]
     )
 }

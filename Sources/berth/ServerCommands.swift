@@ -116,7 +116,7 @@ struct ServeCommand: AsyncParsableCommand {
             let catalog = try setup.loadCatalog()
             let store = try PostgresStore(settings: postgres, logger: logger)
             do {
-                let services = try await setup.services(catalog: catalog, store: store, httpClient: outbound, logger: logger)
+                let services = try await setup.services(catalog: catalog, store: store, httpClient: outbound, readInventory: false, logger: logger)
                 logger.info(
                     "serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)"
                 )
@@ -126,6 +126,7 @@ struct ServeCommand: AsyncParsableCommand {
                     storeService: store,
                     beforeServerStarts: {
                         try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
+                        try await services.manageInventory.refresh()
                     }
                 )
                 try await Self.serve(environment: environment, logger: logger) {

@@ -33,7 +33,7 @@ struct BerthProcess {
         process.arguments = arguments
         if !extra.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 } }
         if let directory { process.currentDirectoryURL = directory }
-        let output = Pipe(), errors = Pipe(), input = Pipe()
+        let output = Pipe.forChild(), errors = Pipe.forChild(), input = Pipe.forChild()
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = input
@@ -79,4 +79,21 @@ extension Process {
 
 enum ProcessLaunch {
     static let lock = Mutex(())
+}
+
+extension Pipe {
+    /// A pipe no other child inherits. A child gets every descriptor its parent has open (Foundation's
+    /// Process closes none), so a long-running `berth serve` started by one test kept the write end
+    /// of another test's output pipe: that test then read forever, holding a thread of the test
+    /// process's two, and the whole run hung. Made under the launch lock (no child starts between
+    /// the pipe and its close-on-exec flag); the child's own stdio is a copy, which keeps none.
+    static func forChild() -> Pipe {
+        ProcessLaunch.lock.withLock { _ in
+            let pipe = Pipe()
+            for descriptor in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
+                _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
+            }
+            return pipe
+        }
+    }
 }

@@ -232,7 +232,7 @@ struct ConnectionLimitTests {
         let flood = Process()
         flood.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         flood.arguments = ["python3", "-c", Self.unreadingClients, String(server.port), "500"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe.forChild(), output = Pipe.forChild()
         flood.standardInput = input
         flood.standardOutput = output
         try flood.runAlone()
@@ -330,7 +330,7 @@ struct ConnectionLimitTests {
         process.arguments = ["serve", "--port", "0"]
         process.currentDirectoryURL = server.directory
         process.environment = environment
-        let errors = Pipe()
+        let errors = Pipe.forChild()
         process.standardError = errors
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         try process.runAlone()

@@ -19,7 +19,7 @@ struct FuzzReplayTests {
             process.arguments = arguments
             process.currentDirectoryURL = repository
             process.environment = ProcessInfo.processInfo.environment.merging(["BERTH_FUZZ_REPOSITORY": repository.path]) { $1 }
-            let output = Pipe(), errors = Pipe()
+            let output = Pipe.forChild(), errors = Pipe.forChild()
             process.standardOutput = output
             process.standardError = errors
             try process.runAlone()

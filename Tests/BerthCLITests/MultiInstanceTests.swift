@@ -20,6 +20,8 @@ struct MultiInstanceTests {
         var b: ServerProcess
         var key: String
         var admin: String
+        /// The database URL both instances share.
+        var database: String
         var instances: [ServerProcess] { [a, b] }
     }
 
@@ -47,7 +49,7 @@ struct MultiInstanceTests {
         async let startB: Void = b.start(environment: ["BERTH_DATABASE": url])
         _ = try await (startA, startB)
         do {
-            try await body(Pair(a: a, b: b, key: key, admin: admin))
+            try await body(Pair(a: a, b: b, key: key, admin: admin, database: url))
         } catch {
             b.cleanUp()
             a.cleanUp()
@@ -109,6 +111,61 @@ struct MultiInstanceTests {
             }
             let replays = try await pair.b.request("GET", "/api/admin/replays?limit=200", headers: ["Authorization": "Bearer \(pair.admin)"])
             #expect(replays.json["total"] as? Int == thieves.filter { $0 == 409 }.count)
+        }
+    }
+
+    @Test(
+        "inventory as data on two instances: a boat added through one is on sale on the other without a restart, retired through the other it is off sale on the first; berth inventory import --dry-run shows the change and writes nothing"
+    )
+    func inventoryTwoInstances() async throws {
+        try await Self.withPair(tenant: "seaboo-test") { pair in
+            let admin = ["Authorization": "Bearer \(pair.admin)"], server = ["Authorization": "Bearer \(pair.key)"]
+            /// Whether `instance` lists the boat for sale, asked until it does (`want`) or 200 times (an event awaited, bounded).
+            func onSale(_ instance: ServerProcess, _ want: Bool) async throws -> (Bool, Int) {
+                for attempt in 1...200 {
+                    let listed = try await instance.request("GET", "/api/resources", headers: server)
+                    let has = (listed.json["resources"] as? [[String: Any]] ?? []).contains { $0["id"] as? String == "rib-9m" }
+                    if has == want { return (has, attempt) }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return (!want, 200)
+            }
+            #expect(try await onSale(pair.b, false).0 == false)
+            let added = try await pair.a.request(
+                "POST",
+                "/api/admin/resources",
+                headers: admin,
+                body: ["id": "rib-9m", "kind": "rental", "name": "RIB 9 m", "pricePerDayMinor": 12_000]
+            )
+            try #require(added.status == 201, "\(String(decoding: added.data, as: UTF8.self))")
+            let (seen, asked) = try await onSale(pair.b, true)
+            #expect(seen, "the other instance sells the new boat (after \(asked) reads, 50 ms apart)")
+            let retired = try await pair.b.request("POST", "/api/admin/resources/rib-9m/retire", headers: admin)
+            #expect(retired.status == 200)
+            #expect(try await onSale(pair.a, false).0 == false, "retired through the other instance: off sale here too")
+
+            // Inventory as code: the export, a change, its dry run (nothing written), then the import.
+            let database = pair.database
+            let exported = try pair.a.berth(["inventory", "export", "--tenant", "seaboo-test", "--database", database])
+            try #require(exported.status == 0, "\(exported.stderr)")
+            var file = try #require(try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
+            var tenants = try #require(file["tenants"] as? [[String: Any]])
+            var resources = try #require(tenants.first?["resources"] as? [[String: Any]])
+            let index = try #require(resources.firstIndex { $0["id"] as? String == "rib-9m" })
+            #expect(resources[index]["retired"] as? Bool == true)
+            resources[index]["retired"] = nil
+            resources[index]["pricePerDayMinor"] = 14_000
+            tenants[0]["resources"] = resources
+            file["tenants"] = tenants
+            let path = pair.a.directory.appendingPathComponent("inventory.json")
+            try JSONSerialization.data(withJSONObject: file).write(to: path)
+            let dry = try pair.a.berth(["inventory", "import", path.path, "--dry-run", "--database", database])
+            #expect(dry.status == 0 && dry.stdout.contains("~ seaboo-test rib-9m: pricePerDayMinor 12000 → 14000, retired 1 → –"), "\(dry.stdout) \(dry.stderr)")
+            #expect(dry.stdout.contains("not written"), "\(dry.stdout)")
+            #expect(try await onSale(pair.a, false).0 == false, "a dry run writes nothing")
+            let done = try pair.a.berth(["inventory", "import", path.path, "--database", database])
+            #expect(done.status == 0 && done.stdout.contains("1 change(s) written"), "\(done.stdout) \(done.stderr)")
+            #expect(try await onSale(pair.b, true).0, "the running instances see the import")
         }
     }
 

@@ -142,7 +142,7 @@ struct ReadmeWalkthroughTests {
         environment["STRIPE_PORT"] = String(try Self.freePort())
         environment["PLAY_PORT"] = String(try Self.freePort())
         process.environment = environment
-        let output = Pipe()
+        let output = Pipe.forChild()
         process.standardOutput = output
         process.standardError = output
         try process.runAlone()

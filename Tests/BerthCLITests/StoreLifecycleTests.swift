@@ -13,7 +13,7 @@ struct StoreLifecycleTests {
             "python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM ' + sys.argv[2]).fetchone()[0])",
             path, table,
         ]
-        let output = Pipe()
+        let output = Pipe.forChild()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.runAlone()
@@ -161,7 +161,7 @@ struct BoundedShutdownTests {
     /// shares nothing with the server under test); stopped by `stop()`.
     final class BlackHole: @unchecked Sendable {
         let process = Process()
-        let output = Pipe()
+        let output = Pipe.forChild()
         let port: Int
 
         init() throws {

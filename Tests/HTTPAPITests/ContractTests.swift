@@ -166,6 +166,17 @@ struct ContractTests {
                 "ResolveOwedResponse",
                 try await client.call(.post, "/api/admin/owed/\(bookingId)/resolve", auth: admin, json: resolveOwed)
             )
+            // The inventory: a boat added, its August price, retired.
+            let boat: [String: Any] = ["id": "rib-9m", "kind": "rental", "name": "RIB 9 m", "pricePerDayMinor": 12_000, "units": 1]
+            try recordRequest("CatalogResource.rental", "CatalogResource", boat)
+            record("InventoryItemResponse.created", "InventoryItemResponse", try await client.call(.post, "/api/admin/resources", auth: admin, json: boat))
+            record(
+                "InventoryItemResponse.changed",
+                "InventoryItemResponse",
+                try await client.call(.patch, "/api/admin/resources/rib-9m", auth: admin, json: ["pricePerDayMinor": 14_000])
+            )
+            record("InventoryItemResponse.retired", "InventoryItemResponse", try await client.call(.post, "/api/admin/resources/rib-9m/retire", auth: admin))
+            record("InventoryListResponse", "InventoryListResponse", try await client.call(.get, "/api/admin/resources", auth: admin))
             try await recordKeys(client, harness, recorder, admin: admin)
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
 
@@ -466,7 +477,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 85)
+        #expect(exchanges.count == 90)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -491,7 +502,7 @@ struct ContractTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter {
             $0.hasSuffix(".json")
         }
-        #expect(files.count == 85)
+        #expect(files.count == 90)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

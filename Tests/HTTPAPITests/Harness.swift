@@ -124,6 +124,9 @@ struct Harness {
         var services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
         // Tests read Apple's notification history by hand (services.appleHistory), at moments they choose.
         services.appleHistoryTick = nil
+        // One instance per test: the inventory it changes is in effect at once (a second instance's
+        // reading is tested by calling `manageInventory.refresh()`).
+        services.inventoryRefreshInterval = nil
         func key(_ tenant: String, _ role: APIKeyRole) async throws -> String {
             let key = APIKeys.generate(tenantId: tenant)
             _ = try await CreateAPIKey(store: database)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())

@@ -42,6 +42,10 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let renewalExtended = AuditAction(rawValue: "subscription.renewal_extended")
     /// An operator closed what a booking owed its customer (``OwedPayment``).
     public static let owedResolved = AuditAction(rawValue: "owed.resolved")
+    /// The inventory changed: a resource added, changed, retired (the detail has the resource as written).
+    public static let resourceCreated = AuditAction(rawValue: "resource.created")
+    public static let resourceUpdated = AuditAction(rawValue: "resource.updated")
+    public static let resourceRetired = AuditAction(rawValue: "resource.retired")
     /// `notification.refund`, `notification.did_renew`, …
     public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }
 }

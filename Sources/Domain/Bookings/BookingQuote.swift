@@ -99,6 +99,9 @@ extension Tenant {
         guard let resource = resource(id: request.resourceId) else {
             throw DomainError(.notFound, .resourceNotFound, "no resource \(request.resourceId)", field: "resourceId")
         }
+        guard resource.inService else {
+            throw DomainError(.conflict, .resourceRetired, "\(resource.name) is retired and takes no new bookings", field: "resourceId")
+        }
         guard let rules = bookingRules else {
             throw DomainError(.unprocessable, .bookingsNotOffered, "this app sells no bookings")
         }

@@ -44,6 +44,7 @@ public protocol StoreSession {
     var schema: any SchemaRepository { get }
     var userState: any UserStateRepository { get }
     var operatorViews: any OperatorViewRepository { get }
+    var inventory: any InventoryRepository { get }
 }
 
 /// The schema's own bookkeeping (readiness checks that the code's migrations are applied).
