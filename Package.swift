@@ -172,6 +172,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/026_owed_resolutions.sql"),
                 .embedInCode("Resources/migrations/027_refund_times.sql"),
                 .embedInCode("Resources/migrations/028_inventory.sql"),
+                .embedInCode("Resources/migrations/029_closures.sql"),
             ]
         ),
         .target(

@@ -59,6 +59,10 @@ export type ErrorCode =
   | "resource_retired"
   /** 409 (POST /api/admin/resources): the tenant already has a resource with that id (PATCH changes it) */
   | "resource_exists"
+  /** 409: the resource is closed for that time (weather, maintenance); the message names the closure */
+  | "resource_closed"
+  /** 404: no closure of this app has that id */
+  | "closure_not_found"
   | "bookings_not_offered"
   | "no_product_for_booking"
   | "slot_not_offered"
@@ -584,6 +588,38 @@ export interface InventoryListResponse {
 /** `POST /api/admin/resources`, `PATCH /api/admin/resources/{id}` (a JSON merge patch), `POST /api/admin/resources/{id}/retire` */
 export interface InventoryItemResponse {
   resource: InventoryItem;
+}
+
+/** `POST /api/admin/closures` (admin key): a resource, or every resource, closed for a time */
+export interface CreateClosureRequest {
+  /** absent: every resource of the app */
+  resourceId?: string;
+  /** a local date (from its midnight), a local time in the resource's zone, or an instant with its offset */
+  from: string;
+  /** a local date (the last day closed, whole), a local time or an instant */
+  to: string;
+  /** said to customers whose booking is refused (resource_closed) */
+  reason: string;
+}
+
+export interface Closure {
+  id: number;
+  resourceId?: string;
+  from: ISODateTime;
+  to: ISODateTime;
+  localFrom: string;
+  localTo: string;
+  timeZone: string;
+  reason: string;
+  createdAt: ISODateTime;
+  deletedAt?: ISODateTime;
+  /** confirmed bookings, and pending ones still in their hold, that the closure covers */
+  bookingsInside: Booking[];
+}
+
+/** `GET /api/admin/closures[?deleted=true]` */
+export interface ClosureListResponse {
+  closures: Closure[];
 }
 
 export interface TimelineResponse {

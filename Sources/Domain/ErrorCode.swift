@@ -46,6 +46,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let resourceRetired = ErrorCode("resource_retired")
     /// A resource (`POST /api/admin/resources`) with an id the tenant already has.
     public static let resourceExists = ErrorCode("resource_exists")
+    /// The resource is closed for that time (weather, maintenance): no new booking inside.
+    public static let resourceClosed = ErrorCode("resource_closed")
+    /// No closure of this app has that id (or it was deleted).
+    public static let closureNotFound = ErrorCode("closure_not_found")
     public static let sandboxNotAllowed = ErrorCode("sandbox_not_allowed")
     public static let slotNotOffered = ErrorCode("slot_not_offered")
     public static let slotUnavailable = ErrorCode("slot_unavailable")
@@ -148,6 +152,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .resourceNotFound,
         .resourceRetired,
         .resourceExists,
+        .resourceClosed,
+        .closureNotFound,
         .sandboxNotAllowed,
         .slotNotOffered,
         .slotUnavailable,

@@ -33,5 +33,6 @@ public enum EmbeddedMigrations {
         ("026_owed_resolutions.sql", PackageResources._26_owed_resolutions_sql),
         ("027_refund_times.sql", PackageResources._27_refund_times_sql),
         ("028_inventory.sql", PackageResources._28_inventory_sql),
+        ("029_closures.sql", PackageResources._29_closures_sql),
     ]
 }

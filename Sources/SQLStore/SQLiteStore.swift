@@ -201,6 +201,7 @@ struct SQLSession: StoreSession {
     var userState: any UserStateRepository { SQLUserState(db: db) }
     var operatorViews: any OperatorViewRepository { SQLOperatorViews(db: db) }
     var inventory: any InventoryRepository { SQLInventory(db: db) }
+    var closures: any ClosureRepository { SQLClosures(db: db) }
 }
 
 /// Which migrations are applied (none when the bookkeeping table does not exist yet).

@@ -177,6 +177,11 @@ struct ContractTests {
             )
             record("InventoryItemResponse.retired", "InventoryItemResponse", try await client.call(.post, "/api/admin/resources/rib-9m/retire", auth: admin))
             record("InventoryListResponse", "InventoryListResponse", try await client.call(.get, "/api/admin/resources", auth: admin))
+            // A storm closes the sunset cruise's day (the booking made above is inside).
+            let closure: [String: Any] = ["resourceId": "sunset-cruise", "from": sunsetDay, "to": sunsetDay, "reason": "storm: port closed"]
+            try recordRequest("CreateClosureRequest", "CreateClosureRequest", closure)
+            record("Closure", "Closure", try await client.call(.post, "/api/admin/closures", auth: admin, json: closure))
+            record("ClosureListResponse", "ClosureListResponse", try await client.call(.get, "/api/admin/closures", auth: admin))
             try await recordKeys(client, harness, recorder, admin: admin)
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
 
@@ -477,7 +482,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 90)
+        #expect(exchanges.count == 93)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -502,7 +507,7 @@ struct ContractTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter {
             $0.hasSuffix(".json")
         }
-        #expect(files.count == 90)
+        #expect(files.count == 93)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

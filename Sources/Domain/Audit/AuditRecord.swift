@@ -46,6 +46,9 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     public static let resourceCreated = AuditAction(rawValue: "resource.created")
     public static let resourceUpdated = AuditAction(rawValue: "resource.updated")
     public static let resourceRetired = AuditAction(rawValue: "resource.retired")
+    /// A closure made or deleted (the dates reopened).
+    public static let closureCreated = AuditAction(rawValue: "closure.created")
+    public static let closureDeleted = AuditAction(rawValue: "closure.deleted")
     /// `notification.refund`, `notification.did_renew`, …
     public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }
 }

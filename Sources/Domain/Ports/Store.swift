@@ -45,6 +45,7 @@ public protocol StoreSession {
     var userState: any UserStateRepository { get }
     var operatorViews: any OperatorViewRepository { get }
     var inventory: any InventoryRepository { get }
+    var closures: any ClosureRepository { get }
 }
 
 /// The schema's own bookkeeping (readiness checks that the code's migrations are applied).

@@ -115,6 +115,11 @@ public struct CreateBooking: Sendable {
         tx: any StoreSession,
         now: Date
     ) throws -> Booking {
+        // A closure (a storm, maintenance) admits nothing inside it; read in the unit of work, so a
+        // closure made a moment ago is never missed.
+        if let closure = try tx.closures.closing(tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end).first {
+            throw closure.refusal(resourceName: quote.resource.name, zone: quote.timeZone.flatMap(TimeZone.init(identifier:)) ?? ZonedTime.utc)
+        }
         let occupancy = try tx.bookings.occupancy(
             tenantId: draft.tenantId,
             resourceId: quote.resource.id,

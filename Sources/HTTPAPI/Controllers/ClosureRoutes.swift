@@ -1,0 +1,123 @@
+import Domain
+import Foundation
+import Hummingbird
+import UseCases
+
+/// Closures (admin key): `POST /api/admin/closures {resourceId?, from, to, reason}`, `GET
+/// /api/admin/closures[?deleted=true]`, `DELETE /api/admin/closures/{id}`. `from` and `to` are local
+/// dates (`2026-08-15`: the whole day; `to` is the last day closed), local times (`2026-08-15T14:00`)
+/// in the resource's zone (else the app's), or instants with an offset.
+struct ClosureRoutes {
+    let closures: ManageClosures
+
+    func register(on router: GuardedRoutes<AdminRequestContext>) {
+        router.post("/api/admin/closures") { request, context in
+            let body = try await JSONCoding.decode(CreateClosureRequest.self, from: request)
+            let tenant = context.tenant.tenant
+            let zone = body.resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone
+            let start = try Self.time(body.from, zone: zone, field: "from", endOfDay: false)
+            let end = try Self.time(body.to, zone: zone, field: "to", endOfDay: true)
+            let made = try await closures.create(
+                runtime: context.tenant,
+                resourceId: body.resourceId,
+                start: start,
+                end: end,
+                reason: body.reason,
+                actor: context.actor
+            )
+            return try JSONCoding.response(ClosureDTO(made, zone: zone), status: .created)
+        }
+        router.get("/api/admin/closures") { request, context in
+            let deleted = request.uri.queryParameters["deleted"].map(String.init)
+            guard deleted == nil || deleted == "true" || deleted == "false" else {
+                throw APIError(.badRequest, .invalidQuery, "deleted must be true or false", field: "deleted")
+            }
+            let tenant = context.tenant.tenant
+            let items = try await closures.list(runtime: context.tenant, includingDeleted: deleted == "true")
+            return try JSONCoding.response(
+                ClosureListResponse(
+                    closures: items.map { made in
+                        ClosureDTO(made, zone: made.closure.resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone)
+                    }
+                )
+            )
+        }
+        router.delete("/api/admin/closures/{id}") { _, context in
+            guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+                throw APIError(.badRequest, .invalidField, "name a closure by its id", field: "id")
+            }
+            try await closures.delete(runtime: context.tenant, id: id, actor: context.actor)
+            return Response(status: .noContent)
+        }
+    }
+
+    /// A local date (its midnight; with `endOfDay` the next midnight, so the day is closed whole), a
+    /// local time in `zone`, or an instant with its offset.
+    static func time(_ text: String, zone: TimeZone, field: String, endOfDay: Bool) throws -> Date {
+        if let local = LocalDateTime.parse(text) {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            guard let instant = local.instants(in: zone).first else {
+                throw APIError(.badRequest, .invalidField, "\(field): \(text) does not exist in \(ZonedTime.name(zone)) (a daylight-saving change)", field: field)
+            }
+            guard local.dateOnly, endOfDay else { return instant }
+            guard let next = calendar.date(byAdding: .day, value: 1, to: instant) else {
+                throw APIError(.badRequest, .invalidField, "\(field): \(text) is out of range", field: field)
+            }
+            return next
+        }
+        guard let instant = APITime.parse(text) else {
+            throw APIError(
+                .badRequest,
+                .invalidField,
+                "\(field) is a local date (2026-08-15), a local time (2026-08-15T14:00) or an instant with its offset",
+                field: field
+            )
+        }
+        return instant
+    }
+}
+
+struct CreateClosureRequest: Codable, RefusesNull {
+    var resourceId: String?
+    var from: String
+    var to: String
+    var reason: String
+    static var nullable: Set<String> { ["resourceId"] }
+}
+
+struct ClosureDTO: Codable {
+    var id: Int64
+    /// Absent: every resource of the app.
+    var resourceId: String?
+    var from: APITime
+    var to: APITime
+    /// The same two times in the resource's zone, with its offset.
+    var localFrom: String
+    var localTo: String
+    var timeZone: String
+    var reason: String
+    var createdAt: APITime
+    var deletedAt: APITime?
+    /// The confirmed bookings, and pending ones still in their hold, that the closure covers: the operator's to resolve.
+    var bookingsInside: [BookingDTO]
+
+    init(_ made: ManageClosures.Made, zone: TimeZone) {
+        let c = made.closure
+        id = c.id
+        resourceId = c.resourceId
+        from = APITime(c.start)
+        to = APITime(c.end)
+        localFrom = ZonedTime.format(c.start, in: zone)
+        localTo = ZonedTime.format(c.end, in: zone)
+        timeZone = ZonedTime.name(zone)
+        reason = c.reason
+        createdAt = APITime(c.createdAt)
+        deletedAt = c.deletedAt.map(APITime.init)
+        bookingsInside = made.bookingsInside.map { BookingDTO($0) }
+    }
+}
+
+struct ClosureListResponse: Codable {
+    var closures: [ClosureDTO]
+}

@@ -1,0 +1,102 @@
+import Domain
+import Foundation
+
+/// Closures (issue "Run the season"): a resource, or every resource, closed for a time. Made and
+/// deleted by operators (audited); no booking is admitted inside one; what is already inside is
+/// listed for the operator to resolve.
+public struct ManageClosures: Sendable {
+    let store: any Store
+    let clock: any BerthClock
+
+    public init(store: any Store, clock: any BerthClock) {
+        (self.store, self.clock) = (store, clock)
+    }
+
+    public struct Made: Sendable {
+        public var closure: Closure
+        /// The confirmed bookings and the pending ones still in their hold that the closure covers.
+        public var bookingsInside: [Booking]
+    }
+
+    /// The longest closure (a season's).
+    public static let longest: TimeInterval = 366 * 86_400
+
+    public func create(runtime: TenantRuntime, resourceId: String?, start: Date, end: Date, reason: String, actor: Actor) async throws -> Made {
+        let tenant = runtime.tenant
+        if let resourceId, tenant.resource(id: resourceId) == nil {
+            throw DomainError(.notFound, .resourceNotFound, "no resource \(resourceId)", field: "resourceId")
+        }
+        guard end > start else { throw DomainError.invalid("the closure ends before it starts (to must be after from)", field: "to") }
+        guard end.timeIntervalSince(start) <= Self.longest else { throw DomainError.invalid("a closure lasts at most 366 days", field: "to") }
+        let text = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty, Text.length(text) <= 500 else { throw DomainError.invalid("reason: 1 to 500 characters, said to customers", field: "reason") }
+        let now = clock.now()
+        let closure = Closure(
+            id: RecordID.next(),
+            tenantId: tenant.id,
+            resourceId: resourceId,
+            start: start,
+            end: end,
+            reason: text,
+            createdBy: actor.rawValue,
+            createdAt: now
+        )
+        let inside = try await store.write { tx in
+            try tx.closures.insert(closure)
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: tenant.id,
+                    actor: actor,
+                    action: .closureCreated,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: [
+                        "closureId": String(closure.id), "resourceId": resourceId ?? "*", "from": ZonedTime.format(start, in: tenant.zone),
+                        "to": ZonedTime.format(end, in: tenant.zone), "reason": text,
+                    ],
+                    at: now
+                )
+            )
+            return try Self.inside(closure, tx: tx, now: now)
+        }
+        return Made(closure: closure, bookingsInside: inside)
+    }
+
+    public func list(runtime: TenantRuntime, includingDeleted: Bool) async throws -> [Made] {
+        let tenantId = runtime.id
+        let now = clock.now()
+        return try await store.read { tx in
+            try tx.closures.closures(tenantId: tenantId, includingDeleted: includingDeleted).map {
+                Made(closure: $0, bookingsInside: $0.deletedAt == nil ? try Self.inside($0, tx: tx, now: now) : [])
+            }
+        }
+    }
+
+    /// Deletes (reopens) a closure; 404 `closure_not_found` for one the app does not have or deleted.
+    public func delete(runtime: TenantRuntime, id: Int64, actor: Actor) async throws {
+        let tenantId = runtime.id
+        let now = clock.now()
+        try await store.write { tx in
+            guard let closure = try tx.closures.closure(tenantId: tenantId, id: id), closure.deletedAt == nil else {
+                throw DomainError(.notFound, .closureNotFound, "no closure \(id)", field: "id")
+            }
+            try tx.closures.delete(tenantId: tenantId, id: id, at: now)
+            try tx.audit.append(
+                AuditRecord(
+                    tenantId: tenantId,
+                    actor: actor,
+                    action: .closureDeleted,
+                    bookingId: nil,
+                    purchaseId: nil,
+                    detail: ["closureId": String(id), "resourceId": closure.resourceId ?? "*", "reason": closure.reason],
+                    at: now
+                )
+            )
+        }
+    }
+
+    static func inside(_ closure: Closure, tx: any StoreSession, now: Date) throws -> [Booking] {
+        try tx.operatorViews.bookingsOverlapping(tenantId: closure.tenantId, from: closure.start, to: closure.end, resourceId: closure.resourceId)
+            .filter { $0.status == .confirmed || ($0.status == .pendingPayment && $0.holdExpiresAt > now) }
+    }
+}

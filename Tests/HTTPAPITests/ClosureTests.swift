@@ -1,0 +1,85 @@
+import Domain
+import Foundation
+import HTTPAPI
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Closures (issue "Run the season"): the port closed for a storm.
+@Suite("Closures")
+struct ClosureTests {
+    @Test(
+        "a storm closes Saturday: the answer lists the bookings already inside, a new booking inside is refused with resource_closed, the next day is open; bad input is a 4xx naming the field; deleting the closure reopens the day; audited"
+    )
+    func stormClosesTheDay() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let day = String(iso(Harness.day(6, from: harness.clock.now())).prefix(10))
+            let nextDay = String(iso(Harness.day(7, from: harness.clock.now())).prefix(10))
+            let dayAfter = String(iso(Harness.day(8, from: harness.clock.now())).prefix(10))
+            /// A rental's local days run from its start day to the day it ends (exclusive).
+            let following = [day: nextDay, nextDay: dayAfter]
+            func book(_ user: String, _ resource: String, on date: String) async throws -> Reply {
+                let body: [String: Any] =
+                    resource == "sunset-cruise"
+                    ? ["resourceId": resource, "slot": "\(date)T17:30", "seats": 1] : ["resourceId": resource, "start": date, "end": following[date] ?? date]
+                return try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
+            }
+            let cruise = try await book("ada", "sunset-cruise", on: day)
+            let boat = try await book("ben", "gozzo-5m", on: day)
+            #expect(cruise.status == .created && boat.status == .created, "\(cruise.json) \(boat.json)")
+
+            let closed = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: harness.adminKey,
+                json: ["from": day, "to": day, "reason": "storm: the harbour master closed the port"]
+            )
+            #expect(closed.status == .created, "\(closed.json)")
+            let inside = (closed.json["bookingsInside"] as? [[String: Any]] ?? []).compactMap { $0["reference"] as? String }
+            #expect(Set(inside) == Set([cruise.booking?["reference"] as? String, boat.booking?["reference"] as? String].compactMap { $0 }), "\(inside)")
+            #expect((closed.json["localFrom"] as? String)?.hasPrefix("\(day)T00:00:00+0") == true, "the whole local day: \(closed.json)")
+            #expect(closed.json["timeZone"] as? String == "Europe/Rome")
+            let id = try #require(closed.json["id"] as? Int)
+
+            let refused = try await book("cai", "gozzo-5m", on: day)
+            #expect(refused.status == .conflict && refused.errorCode == "resource_closed", "\(refused.json)")
+            let message = (refused.json["error"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(message.contains("storm"), "the refusal says why: \(message)")
+            let cruiseRefused = try await book("cai", "sunset-cruise", on: day)
+            #expect(cruiseRefused.errorCode == "resource_closed", "every resource: \(cruiseRefused.json)")
+            #expect(try await book("cai", "gozzo-5m", on: nextDay).status == .created, "the next day is open")
+
+            // Bad input, each named.
+            for (body, field) in [
+                (["from": nextDay, "to": day, "reason": "x"], "to"),
+                (["from": "15/08/2026", "to": day, "reason": "x"], "from"),
+                (["from": day, "to": day, "reason": "  "], "reason"),
+            ] {
+                let reply = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: body)
+                #expect(reply.status == .badRequest && (reply.json["error"] as? [String: Any])?["field"] as? String == field, "\(body): \(reply.json)")
+            }
+            let unknown = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: harness.adminKey,
+                json: ["resourceId": "ghost", "from": day, "to": day, "reason": "x"]
+            )
+            #expect(unknown.status == .notFound && unknown.errorCode == "resource_not_found")
+
+            let listed = try await client.call(.get, "/api/admin/closures", auth: harness.adminKey)
+            #expect((listed.json["closures"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
+            #expect(try await client.call(.delete, "/api/admin/closures/\(id)", auth: harness.adminKey).status == .noContent)
+            #expect(try await book("cai", "rib-7m", on: day).status == .created, "reopened (the gozzo is ben's that day)")
+            let again = try await client.call(.delete, "/api/admin/closures/\(id)", auth: harness.adminKey)
+            #expect(again.status == .notFound && again.errorCode == "closure_not_found")
+            let history = try await client.call(.get, "/api/admin/closures?deleted=true", auth: harness.adminKey)
+            #expect((history.json["closures"] as? [[String: Any]])?.first?["deletedAt"] != nil)
+            let audit = try await client.call(.get, "/api/admin/audit?limit=50", auth: harness.adminKey)
+            let actions = Set((audit.json["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String })
+            #expect(actions.isSuperset(of: ["closure.created", "closure.deleted"]), "\(actions)")
+            #expect(try await client.call(.get, "/api/admin/closures", auth: harness.serverKey).status == .forbidden)
+        }
+    }
+}
