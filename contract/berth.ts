@@ -617,6 +617,17 @@ export interface Closure {
   bookingsInside: Booking[];
 }
 
+/** `POST /api/admin/closures/{id}/resolve` (admin key) */
+export interface ResolveClosureRequest {
+  /** cancel: card payments refunded in full, store-paid bookings owed, unpaid ones cancelled */
+  action: "cancel";
+}
+
+export interface ResolveClosureResponse {
+  closure: Closure;
+  results: { booking: Booking; outcome: "refunded" | "cancelled_owed" | "cancelled" | "failed"; message?: string }[];
+}
+
 /** `GET /api/admin/closures[?deleted=true]` */
 export interface ClosureListResponse {
   closures: Closure[];

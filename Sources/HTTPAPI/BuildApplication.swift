@@ -143,7 +143,11 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     OperatorRoutes(store: services.store, clock: services.clock).register(on: admin)
     OwedRoutes(owed: services.owedToCustomers, store: services.store).register(on: admin)
     InventoryRoutes(inventory: services.manageInventory).register(on: admin)
-    ClosureRoutes(closures: ManageClosures(store: services.store, clock: services.clock)).register(on: admin)
+    ClosureRoutes(
+        closures: ManageClosures(store: services.store, clock: services.clock),
+        refund: services.refundCardBooking,
+        cancel: services.adminTransition
+    ).register(on: admin)
     ManifestRoutes(store: services.store, clock: services.clock).register(on: admin)
     CardPaymentRoutes(
         store: services.store,

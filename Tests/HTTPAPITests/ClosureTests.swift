@@ -3,6 +3,7 @@ import Foundation
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import StripeStandIn
 import Testing
 
 /// Closures (issue "Run the season"): the port closed for a storm.
@@ -80,6 +81,68 @@ struct ClosureTests {
             let actions = Set((audit.json["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String })
             #expect(actions.isSuperset(of: ["closure.created", "closure.deleted"]), "\(actions)")
             #expect(try await client.call(.get, "/api/admin/closures", auth: harness.serverKey).status == .forbidden)
+        }
+    }
+}
+
+extension ClosureTests {
+    @Test(
+        "resolving a closure by cancel: the card-paid booking refunded in full through Stripe once (resolving again refunds nothing), the App Store one cancelled and owed, the unpaid one cancelled"
+    )
+    func resolveByCancel() async throws {
+        try await CardPaymentTests.withCardRail { harness, standIn, client in
+            let day = String(iso(Harness.day(8, from: harness.clock.now())).prefix(10))
+            let next = String(iso(Harness.day(9, from: harness.clock.now())).prefix(10))
+            func rent(_ user: String, _ resource: String) async throws -> Int64 {
+                let made = try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["resourceId": resource, "start": day, "end": next]
+                )
+                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+            }
+            let byCard = try await rent("carla", "gozzo-5m")
+            let intent = try #require(try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String)
+            _ = try await standIn.succeed(intent)
+            let byApple = try await rent("ivo", "rib-7m")
+            let verified = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "ivo",
+                json: ["bookingId": byApple, "productId": "it.seaboo.rental.premium", "jwsRepresentation": try harness.purchase("it.seaboo.rental.premium")]
+            )
+            #expect(verified.status == .ok, "\(verified.json)")
+            let unpaid = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "ugo",
+                json: ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
+            )
+            let unpaidId = try #require(unpaid.booking?["id"] as? Int64, "\(unpaid.json)")
+
+            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": day, "to": day, "reason": "storm"])
+            #expect((closed.json["bookingsInside"] as? [Any])?.count == 3, "\(closed.json)")
+            let id = try #require(closed.json["id"] as? Int)
+            let resolved = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
+            #expect(resolved.status == .ok, "\(resolved.json)")
+            var outcomes: [Int64: String] = [:]
+            for result in resolved.json["results"] as? [[String: Any]] ?? [] {
+                if let booking = (result["booking"] as? [String: Any])?["id"] as? Int64 { outcomes[booking] = result["outcome"] as? String }
+            }
+            #expect(outcomes == [byCard: "refunded", byApple: "cancelled_owed", unpaidId: "cancelled"], "\(resolved.json)")
+            #expect(standIn.refunds.map(\.amount) == [8000], "one full refund at Stripe")
+            let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
+            #expect((owed.json["items"] as? [[String: Any]] ?? []).contains { $0["bookingId"] as? Int64 == byApple && $0["rail"] as? String == "app_store" }, "\(owed.json)")
+            // Again: nothing is left inside, nothing is refunded twice.
+            let again = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
+            #expect(again.status == .ok && (again.json["results"] as? [Any])?.isEmpty == true, "\(again.json)")
+            #expect(standIn.refunds.count == 1)
+            let move = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "move"])
+            #expect(move.status == .badRequest, "moves are not offered yet: \(move.json)")
         }
     }
 }

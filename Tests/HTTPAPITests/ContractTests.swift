@@ -182,6 +182,15 @@ struct ContractTests {
             try recordRequest("CreateClosureRequest", "CreateClosureRequest", closure)
             record("Closure", "Closure", try await client.call(.post, "/api/admin/closures", auth: admin, json: closure))
             record("ClosureListResponse", "ClosureListResponse", try await client.call(.get, "/api/admin/closures", auth: admin))
+            let closureId = try #require(
+                (try await client.call(.get, "/api/admin/closures", auth: admin).json["closures"] as? [[String: Any]])?.first?["id"] as? Int
+            )
+            try recordRequest("ResolveClosureRequest", "ResolveClosureRequest", ["action": "cancel"])
+            record(
+                "ResolveClosureResponse",
+                "ResolveClosureResponse",
+                try await client.call(.post, "/api/admin/closures/\(closureId)/resolve", auth: admin, json: ["action": "cancel"])
+            )
             try await recordKeys(client, harness, recorder, admin: admin)
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
 
@@ -482,7 +491,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 93)
+        #expect(exchanges.count == 95)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -507,7 +516,7 @@ struct ContractTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter {
             $0.hasSuffix(".json")
         }
-        #expect(files.count == 93)
+        #expect(files.count == 95)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

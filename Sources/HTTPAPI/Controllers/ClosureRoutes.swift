@@ -9,6 +9,8 @@ import UseCases
 /// in the resource's zone (else the app's), or instants with an offset.
 struct ClosureRoutes {
     let closures: ManageClosures
+    let refund: RefundCardBooking
+    let cancel: AdminBookingTransition
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.post("/api/admin/closures") { request, context in
@@ -39,6 +41,31 @@ struct ClosureRoutes {
                     closures: items.map { made in
                         ClosureDTO(made, zone: made.closure.resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone)
                     }
+                )
+            )
+        }
+        router.post("/api/admin/closures/{id}/resolve") { request, context in
+            guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+                throw APIError(.badRequest, .invalidField, "name a closure by its id", field: "id")
+            }
+            let body = try await JSONCoding.decode(ResolveClosureRequest.self, from: request)
+            guard body.action == "cancel" else {
+                throw APIError(.badRequest, .invalidField, "action must be cancel (moving the bookings to other slots is not offered yet)", field: "action")
+            }
+            let runtime = context.tenant
+            let (closure, results) = try await closures.cancelInside(
+                runtime: runtime,
+                id: id,
+                actor: context.actor,
+                refund: runtime.stripe == nil ? nil : refund,
+                cancel: cancel
+            )
+            let tenant = runtime.tenant
+            let zone = closure.resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone
+            return try JSONCoding.response(
+                ResolveClosureResponse(
+                    closure: ClosureDTO(ManageClosures.Made(closure: closure, bookingsInside: []), zone: zone),
+                    results: results.map { ResolvedBookingDTO(booking: BookingDTO($0.booking), outcome: $0.outcome.rawValue, message: $0.message) }
                 )
             )
         }
@@ -120,4 +147,21 @@ struct ClosureDTO: Codable {
 
 struct ClosureListResponse: Codable {
     var closures: [ClosureDTO]
+}
+
+struct ResolveClosureRequest: Codable, RefusesNull {
+    /// `cancel`: every booking inside is cancelled (card payments refunded in full; store-paid ones owed).
+    var action: String
+}
+
+struct ResolvedBookingDTO: Codable {
+    var booking: BookingDTO
+    /// `refunded`, `cancelled_owed`, `cancelled` or `failed` (with `message`).
+    var outcome: String
+    var message: String?
+}
+
+struct ResolveClosureResponse: Codable {
+    var closure: ClosureDTO
+    var results: [ResolvedBookingDTO]
 }

@@ -16,6 +16,10 @@ public struct ManageClosures: Sendable {
         public var closure: Closure
         /// The confirmed bookings and the pending ones still in their hold that the closure covers.
         public var bookingsInside: [Booking]
+
+        public init(closure: Closure, bookingsInside: [Booking]) {
+            (self.closure, self.bookingsInside) = (closure, bookingsInside)
+        }
     }
 
     /// The longest closure (a season's).
@@ -93,6 +97,62 @@ public struct ManageClosures: Sendable {
                 )
             )
         }
+    }
+
+    /// What resolving a closure did to one booking inside it.
+    public struct Resolved: Sendable {
+        public enum Outcome: String, Sendable {
+            /// Paid by card: refunded in full (through Stripe, exactly once: the refund's key is fixed), its slot freed.
+            case refunded
+            /// Paid through the App Store or Google Play (in full or in part): cancelled, and owed to the
+            /// customer until the store refunds it or the operator records what they were told.
+            case cancelledOwed = "cancelled_owed"
+            /// Nothing was paid: cancelled, its hold released.
+            case cancelled
+            /// Left as it was: the message says why (a refund still in progress, another change first).
+            case failed
+        }
+        public var booking: Booking
+        public var outcome: Outcome
+        public var message: String?
+    }
+
+    /// Cancels every booking inside the closure in one action: card-paid ones refunded in full,
+    /// store-paid ones cancelled and owed (``OwedToCustomers``), unpaid ones cancelled. Each booking
+    /// is its own unit of work; running it again after a failure finishes what is left.
+    public func cancelInside(
+        runtime: TenantRuntime,
+        id: Int64,
+        actor: Actor,
+        refund: RefundCardBooking?,
+        cancel: AdminBookingTransition
+    ) async throws -> (Closure, [Resolved]) {
+        let tenantId = runtime.id
+        let now = clock.now()
+        let (closure, bookings) = try await store.read { tx -> (Closure, [Booking]) in
+            guard let closure = try tx.closures.closure(tenantId: tenantId, id: id), closure.deletedAt == nil else {
+                throw DomainError(.notFound, .closureNotFound, "no closure \(id)", field: "id")
+            }
+            return (closure, try Self.inside(closure, tx: tx, now: now))
+        }
+        let reason = "closure: \(closure.reason)"
+        let paid = try await store.read { tx in try tx.operatorViews.bookingPayments(tenantId: tenantId, bookingIds: bookings.map(\.id)) }
+        var results: [Resolved] = []
+        for booking in bookings {
+            let rails = paid[booking.id]?.rails ?? []
+            do {
+                if rails.contains(.card), let refund {
+                    let done = try await refund(runtime: runtime, bookingId: booking.id, amountMinor: nil, reason: reason, actor: actor)
+                    results.append(Resolved(booking: done.booking, outcome: .refunded))
+                } else {
+                    let cancelled = try await cancel(booking.id, to: .cancelled, runtime: runtime, actor: actor, reason: reason)
+                    results.append(Resolved(booking: cancelled, outcome: rails.isEmpty ? .cancelled : .cancelledOwed))
+                }
+            } catch let error as DomainError {
+                results.append(Resolved(booking: booking, outcome: .failed, message: "\(error.code.rawValue): \(error.message)"))
+            }
+        }
+        return (closure, results)
     }
 
     static func inside(_ closure: Closure, tx: any StoreSession, now: Date) throws -> [Booking] {
