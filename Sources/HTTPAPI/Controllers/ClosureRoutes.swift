@@ -15,8 +15,7 @@ struct ClosureRoutes {
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.post("/api/admin/closures") { request, context in
             let body = try await JSONCoding.decode(CreateClosureRequest.self, from: request)
-            let tenant = context.tenant.tenant
-            let zone = body.resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone
+            let zone = Self.zone(of: body.resourceId, in: context.tenant.tenant)
             let start = try Self.time(body.from, zone: zone, field: "from", endOfDay: false)
             let end = try Self.time(body.to, zone: zone, field: "to", endOfDay: true)
             let made = try await closures.create(
@@ -38,16 +37,12 @@ struct ClosureRoutes {
             let items = try await closures.list(runtime: context.tenant, includingDeleted: deleted == "true")
             return try JSONCoding.response(
                 ClosureListResponse(
-                    closures: items.map { made in
-                        ClosureDTO(made, zone: made.closure.resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone)
-                    }
+                    closures: items.map { ClosureDTO($0, zone: Self.zone(of: $0.closure.resourceId, in: tenant)) }
                 )
             )
         }
         router.post("/api/admin/closures/{id}/resolve") { request, context in
-            guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
-                throw APIError(.badRequest, .invalidField, "name a closure by its id", field: "id")
-            }
+            let id = try Self.id(context)
             let body = try await JSONCoding.decode(ResolveClosureRequest.self, from: request)
             guard body.action == "cancel" else {
                 throw APIError(.badRequest, .invalidField, "action must be cancel (moving the bookings to other slots is not offered yet)", field: "action")
@@ -60,8 +55,7 @@ struct ClosureRoutes {
                 refund: runtime.stripe == nil ? nil : refund,
                 cancel: cancel
             )
-            let tenant = runtime.tenant
-            let zone = closure.resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone
+            let zone = Self.zone(of: closure.resourceId, in: runtime.tenant)
             return try JSONCoding.response(
                 ResolveClosureResponse(
                     closure: ClosureDTO(ManageClosures.Made(closure: closure, bookingsInside: []), zone: zone),
@@ -70,12 +64,21 @@ struct ClosureRoutes {
             )
         }
         router.delete("/api/admin/closures/{id}") { _, context in
-            guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
-                throw APIError(.badRequest, .invalidField, "name a closure by its id", field: "id")
-            }
-            try await closures.delete(runtime: context.tenant, id: id, actor: context.actor)
+            try await closures.delete(runtime: context.tenant, id: try Self.id(context), actor: context.actor)
             return Response(status: .noContent)
         }
+    }
+
+    static func id(_ context: AdminRequestContext) throws -> Int64 {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw APIError(.badRequest, .invalidField, "name a closure by its id", field: "id")
+        }
+        return id
+    }
+
+    /// The zone a closure's dates are read and shown in: its resource's, else the app's.
+    static func zone(of resourceId: String?, in tenant: Tenant) -> TimeZone {
+        resourceId.flatMap { tenant.resource(id: $0) }.map { tenant.slotTimeZone($0) } ?? tenant.zone
     }
 
     /// A local date (its midnight; with `endOfDay` the next midnight, so the day is closed whole), a

@@ -43,14 +43,7 @@ struct InventoryRoutes {
     /// The body as a JSON object (RFC 7386): members replace the resource's, `null` removes an
     /// optional one (a required one then makes the resource incomplete: 400 naming it).
     static func mergePatch(_ request: Request) async throws -> Data {
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: JSONCoding.bodyLimit)
-        } catch {
-            throw APIError(.contentTooLarge, .bodyTooLarge, "request bodies are limited to 64 KiB")
-        }
-        let data = Data(buffer.readableBytesView)
+        let data = Data(try await JSONCoding.body(request).readableBytesView)
         guard (try? JSONSerialization.jsonObject(with: data, options: [])) is [String: Any] else {
             throw APIError(.badRequest, .invalidJson, "the body is a JSON object: the resource's members to change (null removes an optional one)")
         }

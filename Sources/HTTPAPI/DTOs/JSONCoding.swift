@@ -26,16 +26,20 @@ enum JSONCoding {
 
     /// The same, for bodies that may be left out: an empty body is `empty`.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request, emptyAs empty: T?) async throws -> T {
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: bodyLimit)
-        } catch {
-            throw APIError(.contentTooLarge, .bodyTooLarge, "request bodies are limited to 64 KiB")
-        }
+        let buffer = try await body(request)
         if buffer.readableBytes == 0, let empty { return empty }
         guard buffer.readableBytes > 0 else { throw APIError(.badRequest, .invalidJson, "the request body is empty; send a JSON object") }
         return try decode(type, data: Data(buffer.readableBytesView))
+    }
+
+    /// The request's body, at most 64 KiB (413 `body_too_large` past it).
+    static func body(_ request: Request) async throws -> ByteBuffer {
+        var request = request
+        do {
+            return try await request.collectBody(upTo: bodyLimit)
+        } catch {
+            throw APIError(.contentTooLarge, .bodyTooLarge, "request bodies are limited to 64 KiB")
+        }
     }
 
     /// Decodes a collected body (the part of `decode(_:from:)` after the body is read).
