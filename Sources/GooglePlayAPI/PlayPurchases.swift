@@ -122,8 +122,9 @@ public struct SubscriptionPurchaseV2: Codable, Hashable, Sendable {
         /// has no currency or does not fit.
         public var milliunits: Int64? {
             guard let code = currencyCode, code.count == 3, let whole = Int64(units ?? "0") else { return nil }
+            // nanos comes from Google's answer: any Int, Int.min included (abs would trap), so a range.
             let fraction = Int64(nanos ?? 0)
-            guard abs(fraction) < 1_000_000_000 else { return nil }
+            guard (-999_999_999...999_999_999).contains(fraction) else { return nil }
             let (scaled, overflow) = whole.multipliedReportingOverflow(by: 1000)
             guard !overflow else { return nil }
             let (total, overflow2) = scaled.addingReportingOverflow(fraction / 1_000_000)

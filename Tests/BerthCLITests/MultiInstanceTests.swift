@@ -120,15 +120,16 @@ struct MultiInstanceTests {
     func inventoryTwoInstances() async throws {
         try await Self.withPair(tenant: "seaboo-test") { pair in
             let admin = ["Authorization": "Bearer \(pair.admin)"], server = ["Authorization": "Bearer \(pair.key)"]
-            /// Whether `instance` lists the boat for sale, asked until it does (`want`) or 200 times (an event awaited, bounded).
+            /// Whether `instance` lists the boat for sale, asked until it does (`want`) or 600 times: the other
+            /// process reads the inventory on its own clock, so its answer is the event awaited (returns at once when seen).
             func onSale(_ instance: ServerProcess, _ want: Bool) async throws -> (Bool, Int) {
-                for attempt in 1...200 {
+                for attempt in 1...600 {
                     let listed = try await instance.request("GET", "/api/resources", headers: server)
                     let has = (listed.json["resources"] as? [[String: Any]] ?? []).contains { $0["id"] as? String == "rib-9m" }
                     if has == want { return (has, attempt) }
                     try await Task.sleep(for: .milliseconds(50))
                 }
-                return (!want, 200)
+                return (!want, 600)
             }
             #expect(try await onSale(pair.b, false).0 == false)
             let added = try await pair.a.request(

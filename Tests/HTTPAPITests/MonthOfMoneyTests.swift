@@ -1,6 +1,7 @@
 import AppleSignedData
 import Domain
 import Foundation
+import GooglePlayAPI
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
@@ -16,6 +17,18 @@ import Testing
 /// stand-in), a purchase Apple signed without a price, a store refund and a partial card refund on
 /// later days. One app sells all of it: braindumpster-test, given seaboo-test's boats and card rail.
 extension GooglePlayTests {
+    @Test("Google's recurringPrice in milliunits: units and nanos add up; absurd nanos, units or a missing currency are no price, never a trap")
+    func recurringPriceMilliunits() {
+        typealias Money = SubscriptionPurchaseV2.Money
+        #expect(Money(currencyCode: "EUR", units: "29", nanos: 990_000_000).milliunits == 29_990)
+        #expect(Money(currencyCode: "JPY", units: "500", nanos: nil).milliunits == 500_000)
+        #expect(Money(currencyCode: "EUR", units: "1", nanos: Int.min).milliunits == nil)
+        #expect(Money(currencyCode: "EUR", units: "1", nanos: 1_000_000_000).milliunits == nil)
+        #expect(Money(currencyCode: "EUR", units: String(Int64.max), nanos: 0).milliunits == nil)
+        #expect(Money(currencyCode: "EUR", units: "twelve", nanos: 0).milliunits == nil)
+        #expect(Money(currencyCode: nil, units: "1", nanos: 0).milliunits == nil)
+    }
+
     @Test(
         "a month of money: App Store purchases at Apple's price, Apple's and Google's renewals each a row with its amount, card payments, the unpriced purchase counted apart, a store refund and a partial card refund on the days they happened"
     )
