@@ -109,7 +109,7 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
         request.body = .bytes(ByteBuffer(string: body))
         // The connection goes to the vetted address; the URL's name stays for Host, SNI and the certificate.
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        configuration.timeout = .init(connect: .seconds(5), read: timeout)
         if vetted.text != name { configuration.dnsOverride = [name: vetted.text] }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let outcome = await exchange(request, on: client)

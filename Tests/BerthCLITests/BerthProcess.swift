@@ -27,9 +27,23 @@ struct BerthProcess {
         in directory: URL? = nil,
         executable other: URL? = nil,
         environment extra: [String: String] = [:]
+    ) async throws -> Result {
+        let program = try other ?? executable
+        return try await OffPool.run {
+            try runBlocking(arguments, stdin: stdin, in: directory, executable: program, environment: extra)
+        }
+    }
+
+    /// The child's whole run, blocking its thread: called only through `OffPool`.
+    private static func runBlocking(
+        _ arguments: [String],
+        stdin: String?,
+        in directory: URL?,
+        executable program: URL,
+        environment extra: [String: String]
     ) throws -> Result {
         let process = Process()
-        process.executableURL = try other ?? executable
+        process.executableURL = program
         process.arguments = arguments
         if !extra.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 } }
         if let directory { process.currentDirectoryURL = directory }
@@ -74,6 +88,18 @@ extension Process {
     /// Only the launch is serialised; the children run side by side.
     func runAlone() throws {
         try ProcessLaunch.lock.withLock { _ in try run() }
+    }
+}
+
+/// Blocking work (a child's pipes read to the end, `waitUntilExit`) on a thread of its own. The
+/// test process's cooperative pool has one thread per core (two on CI): a test blocking one of them
+/// for a child's whole run starved every other suite, and a loopback webhook delivery in another
+/// suite once ran past its 10 s deadline.
+enum OffPool {
+    static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
     }
 }
 

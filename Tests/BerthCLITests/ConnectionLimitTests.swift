@@ -80,7 +80,7 @@ struct ConnectionLimitTests {
         "at ulimit -n 256, 300 connections holding a partial request line neither stop /healthz on a fresh connection (answered within 2 s) nor kill the process"
     )
     func slowLorisAtLowDescriptorLimit() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let log = server.directory.appendingPathComponent("serve.log")
         try await server.start(errorLog: log, openFileLimit: 256)
@@ -118,7 +118,7 @@ struct ConnectionLimitTests {
         "a request head that does not arrive whole within BERTH_HEAD_TIMEOUT_SECONDS closes the connection; a whole request on the same server is answered"
     )
     func headDeadline() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         try await server.start(environment: ["BERTH_HEAD_TIMEOUT_SECONDS": "1"])
         let slow = try #require(RawConnection(port: server.port))
@@ -132,7 +132,7 @@ struct ConnectionLimitTests {
         "on a keep-alive connection the next request's head is held to the same deadline: answered requests, then half a head, closes it"
     )
     func headDeadlineAfterAnsweredRequests() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         try await server.start(environment: ["BERTH_HEAD_TIMEOUT_SECONDS": "1"])
         let connection = try #require(RawConnection(port: server.port))
@@ -164,7 +164,7 @@ struct ConnectionLimitTests {
         "V1: at ulimit -n 256, 160 connections from one address trickling request bodies: /healthz on a fresh connection answers within 2 s throughout, and every trickler is closed within the body deadline"
     )
     func slowBodiesAtLowDescriptorLimit() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let log = server.directory.appendingPathComponent("serve.log")
         try await server.start(environment: ["BERTH_BODY_TIMEOUT_SECONDS": "3"], errorLog: log, openFileLimit: 256)
@@ -204,7 +204,7 @@ struct ConnectionLimitTests {
 
     @Test("V1: a body that arrives in parts within the deadline is answered; the same body trickled past it is not")
     func bodyInPartsWithinDeadline() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         try await server.start(environment: ["BERTH_BODY_TIMEOUT_SECONDS": "2"])
         let connection = try #require(RawConnection(port: server.port))
@@ -221,7 +221,7 @@ struct ConnectionLimitTests {
         "V2: 500 connections pipelining requests and never reading keep RSS under 200 MB, and it comes back within 10 % of where it began after they close"
     )
     func unreadAnswersBoundMemory() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         try await server.start(environment: ["BERTH_SEND_TIMEOUT_SECONDS": "3"])
         // Warm: the answers' own buffers and the first connections' allocations exist before the baseline.
@@ -241,7 +241,7 @@ struct ConnectionLimitTests {
             flood.waitUntilExit()
         }
         // Its one line once every connection has sent its 40 requests (an event, not a delay).
-        let ready = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let ready = try await OffPool.run { String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
         #expect(ready.hasPrefix("500"), "connections opened: \(ready)")
         // The server closes connections whose answers stay unsent past the send deadline (their close
         // cannot reach a client that does not read): wait until the server holds none of them.
@@ -299,7 +299,7 @@ struct ConnectionLimitTests {
 
     @Test("V8: SIGTERM while a body trickles: the process exits within BERTH_SHUTDOWN_SECONDS + 2 s, the SQLite file checkpointed")
     func shutdownDeadline() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let log = server.directory.appendingPathComponent("serve.log")
         try await server.start(environment: ["BERTH_SHUTDOWN_SECONDS": "2", "BERTH_BODY_TIMEOUT_SECONDS": "600"], errorLog: log)
@@ -320,8 +320,8 @@ struct ConnectionLimitTests {
     }
 
     @Test("a limit that is not a positive whole number stops berth serve with the variable's name")
-    func badLimit() throws {
-        let server = try ServerProcess()
+    func badLimit() async throws {
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         var environment = ProcessInfo.processInfo.environment
         environment["BERTH_MAX_CONNECTIONS"] = "lots"

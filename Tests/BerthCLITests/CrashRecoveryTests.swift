@@ -5,12 +5,12 @@ import Testing
 struct CrashRecoveryTests {
     @Test("a kill -9 during a burst of verify-purchase calls loses no purchase whose 200 was sent; a restart keeps everything")
     func killDuringBurst() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
-        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
+        let key = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines
         )
-        let admin = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "admin"]).stdout.trimmingCharacters(
+        let admin = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "admin"]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines
         )
         try #require(key.hasPrefix("berth_") && admin.hasPrefix("berth_"))
@@ -30,7 +30,7 @@ struct CrashRecoveryTests {
             )
             try #require(created.status == 201, "\(String(decoding: created.data, as: UTF8.self))")
             let id = try #require((created.json["booking"] as? [String: Any])?["id"] as? Int)
-            let jws = try server.berth([
+            let jws = try await server.berth([
                 "testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic",
             ])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)

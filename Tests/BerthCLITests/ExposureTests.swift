@@ -43,7 +43,7 @@ struct ExposureTests {
         let standIn = StandIn()
         try await Application(router: standIn.router()).test(.live) { apple in
             let port = try #require(apple.port)
-            let server = try ServerProcess()
+            let server = try await ServerProcess()
             defer { server.cleanUp() }
             let catalogURL = server.directory.appendingPathComponent("products.json")
             var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
@@ -69,13 +69,13 @@ struct ExposureTests {
                 "AISTYLIST_TEST_JWT_SECRET": "jwt-secret-aistylist-test-11dd22ee33ff",
                 "BRAINDUMPSTER_TEST_JWT_SECRET": "jwt-secret-brain-test-44aa55bb66cc",
             ]
-            let serverKey = try server.berth(["keys", "create", "--tenant", "braindumpster-test", "--role", "server"]).stdout.trimmingCharacters(
+            let serverKey = try await server.berth(["keys", "create", "--tenant", "braindumpster-test", "--role", "server"]).stdout.trimmingCharacters(
                 in: .whitespacesAndNewlines
             )
-            let stylistKey = try server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(
+            let stylistKey = try await server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(
                 in: .whitespacesAndNewlines
             )
-            let receipt = try server.berth([
+            let receipt = try await server.berth([
                 "testkit", "sign-receipt", "--ca", "berth-ca", "--bundle-id", "com.braindumpster.app", "--product", "brain_dumpster_yearly_premium",
             ])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -124,7 +124,7 @@ struct ExposureTests {
         // A non-loopback IPv4 address of this machine to listen on (the test talks to this machine only).
         let interface = try System.enumerateDevices().compactMap { $0.address?.ipAddress }
             .first { $0.contains(".") && !$0.hasPrefix("127.") }
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         try await server.start()
         #expect(try await server.request("GET", "/metrics", headers: [:]).status == 200, "loopback, no token: open")

@@ -7,13 +7,13 @@ import Testing
 @Suite("Fuzz targets: seeds and regressions replay")
 struct FuzzReplayTests {
     @Test("BerthFuzz seed writes inputs for every target, and replaying them and fuzz/regressions ends without a crash")
-    func replay() throws {
+    func replay() async throws {
         let tool = try BerthProcess.executable.deletingLastPathComponent().appendingPathComponent("BerthFuzz")
         try #require(FileManager.default.isExecutableFile(atPath: tool.path), "build the BerthFuzz product first (swift build)")
         let repository = ServerProcess.repository
         let seeds = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: seeds) }
-        func run(_ arguments: [String]) throws -> BerthProcess.Result {
+        func run(_ arguments: [String]) async throws -> BerthProcess.Result {
             let process = Process()
             process.executableURL = tool
             process.arguments = arguments
@@ -23,19 +23,22 @@ struct FuzzReplayTests {
             process.standardOutput = output
             process.standardError = errors
             try process.runAlone()
-            let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            let (out, err) = try await OffPool.run {
+                let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (out, err)
+            }
             return BerthProcess.Result(
                 status: process.terminationStatus,
                 stdout: String(decoding: out, as: UTF8.self),
                 stderr: String(decoding: err, as: UTF8.self)
             )
         }
-        let seeded = try run(["seed", seeds.path])
+        let seeded = try await run(["seed", seeds.path])
         #expect(seeded.status == 0, "\(seeded.stderr)")
         for target in ["jws", "receipt", "json", "jwt", "http", "play"] {
             let regressions = repository.appendingPathComponent("fuzz/regressions/\(target)")
-            let replayed = try run(["replay", target, seeds.appendingPathComponent(target).path, regressions.path])
+            let replayed = try await run(["replay", target, seeds.appendingPathComponent(target).path, regressions.path])
             #expect(replayed.status == 0, "\(target): \(replayed.stdout) \(replayed.stderr.suffix(2000))")
             let count = replayed.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
             #expect(count > 0, "\(target) replayed inputs: \(replayed.stdout)")

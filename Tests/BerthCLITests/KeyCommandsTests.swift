@@ -7,16 +7,16 @@ import Testing
 struct KeyCommandsTests {
     @Test("create, list, rotate (both keys work until the old one expires), revoke (refused within 5 s on the running server)")
     func lifecycle() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         try await server.start()
         defer { server.stop() }
 
-        let created = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "client", "--name", "iOS app"])
+        let created = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "client", "--name", "iOS app"])
         try #require(created.status == 0, "\(created.stderr)")
         let key = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(key.hasPrefix("berth_seaboo-test_"))
-        let wrongRole = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "client", "--scope", "credits"])
+        let wrongRole = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "client", "--scope", "credits"])
         #expect(wrongRole.status != 0 && wrongRole.stderr.contains("cannot hold credits"), "\(wrongRole.stderr)")
 
         func status(_ key: String) async throws -> Int {
@@ -33,7 +33,7 @@ struct KeyCommandsTests {
             "a client key moves no value without proof"
         )
 
-        let listed = try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"])
+        let listed = try await server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"])
         try #require(listed.status == 0, "\(listed.stderr)")
         let entries = try listed.stdout.split(separator: "\n").map { try jsonObject(String($0)) }
         let entry = try #require(entries.first { $0["name"] as? String == "iOS app" })
@@ -41,7 +41,7 @@ struct KeyCommandsTests {
         #expect(entry["role"] as? String == "client" && entry["status"] as? String == "active")
         #expect(!listed.stdout.contains(key), "a listing never shows a key")
 
-        let rotated = try server.berth(["keys", "rotate", String(id), "--overlap", "1h"])
+        let rotated = try await server.berth(["keys", "rotate", String(id), "--overlap", "1h"])
         try #require(rotated.status == 0, "\(rotated.stderr)")
         let successor = rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(successor != key && successor.hasPrefix("berth_seaboo-test_"))
@@ -49,10 +49,10 @@ struct KeyCommandsTests {
         #expect(try await status(key) == 200, "the old key works until the overlap ends")
 
         let newId = try #require(
-            try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n")
+            try await server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n")
                 .map { try jsonObject(String($0)) }.first { $0["rotatedFrom"] as? Int == id }?["id"] as? Int
         )
-        let revoked = try server.berth(["keys", "revoke", String(newId)])
+        let revoked = try await server.berth(["keys", "revoke", String(newId)])
         try #require(revoked.status == 0, "\(revoked.stderr)")
         // A request sent at time t that is still accepted proves the key was live at some moment
         // after t; so revocation is late only if a request sent more than 5 s after the revoke was
@@ -71,13 +71,13 @@ struct KeyCommandsTests {
         #expect(try await status(successor) == 401)
         #expect((lastAccepted ?? .zero) <= .seconds(5), "a request sent \(lastAccepted ?? .zero) after the revoke was still accepted")
 
-        let after = try server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n").map {
+        let after = try await server.berth(["keys", "list", "--tenant", "seaboo-test", "--json"]).stdout.split(separator: "\n").map {
             try jsonObject(String($0))
         }
         let byId = Dictionary(uniqueKeysWithValues: after.compactMap { entry in (entry["id"] as? Int).map { ($0, entry) } })
         #expect(byId[id]?["status"] as? String == "expiring" && byId[id]?["expiresAt"] != nil)
         #expect(byId[newId]?["status"] as? String == "revoked")
         #expect(byId[id]?["lastUsedAt"] != nil, "the server recorded the old key's use")
-        #expect(try server.berth(["keys", "revoke", "12345"]).status != 0, "an unknown id is an error")
+        #expect(try await server.berth(["keys", "revoke", "12345"]).status != 0, "an unknown id is an error")
     }
 }

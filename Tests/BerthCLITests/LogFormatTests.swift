@@ -7,7 +7,7 @@ import Testing
 struct LogFormatTests {
     @Test("every line is a JSON object; the caller's request id is echoed and logged with method, path and status; a bad one is replaced")
     func jsonLinesCarryTheRequestId() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let log = server.directory.appendingPathComponent("stderr.log")
         try await server.start(environment: ["BERTH_LOG_FORMAT": "json", "BERTH_LOG_LEVEL": "debug"], errorLog: log)
@@ -45,7 +45,7 @@ struct LogFormatTests {
 
     @Test("the default text lines carry the request id too (the loggers' metadata provider reads the request's id)")
     func textLinesCarryTheRequestId() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let log = server.directory.appendingPathComponent("stderr.log")
         try await server.start(environment: ["BERTH_LOG_LEVEL": "debug"], errorLog: log)

@@ -31,16 +31,16 @@ struct MultiInstanceTests {
         let name = "berth_pair_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await PostgresStore.createDatabase(name, settings: server, logger: logger)
         let url = "postgres://\(server.username)@\(server.host):\(server.port)/\(name)?sslmode=disable&pool_size=8"
-        let a = try ServerProcess()
+        let a = try await ServerProcess()
         let b = ServerProcess(sharing: a, name: "second")
         defer {
             b.cleanUp()
             a.cleanUp()
         }
-        let key = try a.berth(["keys", "create", "--tenant", tenant, "--role", "server", "--database", url]).stdout.trimmingCharacters(
+        let key = try await a.berth(["keys", "create", "--tenant", tenant, "--role", "server", "--database", url]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines
         )
-        let admin = try a.berth(["keys", "create", "--tenant", tenant, "--role", "admin", "--database", url]).stdout.trimmingCharacters(
+        let admin = try await a.berth(["keys", "create", "--tenant", tenant, "--role", "admin", "--database", url]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines
         )
         try #require(key.hasPrefix("berth_") && admin.hasPrefix("berth_"), "keys create failed")
@@ -73,7 +73,7 @@ struct MultiInstanceTests {
             )
             try #require(created.status == 201, "\(String(decoding: created.data, as: UTF8.self))")
             let booking = try #require((created.json["booking"] as? [String: Any])?["id"] as? Int)
-            let jws = try pair.a.berth([
+            let jws = try await pair.a.berth([
                 "testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic",
             ])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -147,7 +147,7 @@ struct MultiInstanceTests {
 
             // Inventory as code: the export, a change, its dry run (nothing written), then the import.
             let database = pair.database
-            let exported = try pair.a.berth(["inventory", "export", "--tenant", "seaboo-test", "--database", database])
+            let exported = try await pair.a.berth(["inventory", "export", "--tenant", "seaboo-test", "--database", database])
             try #require(exported.status == 0, "\(exported.stderr)")
             var file = try #require(try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
             var tenants = try #require(file["tenants"] as? [[String: Any]])
@@ -160,11 +160,11 @@ struct MultiInstanceTests {
             file["tenants"] = tenants
             let path = pair.a.directory.appendingPathComponent("inventory.json")
             try JSONSerialization.data(withJSONObject: file).write(to: path)
-            let dry = try pair.a.berth(["inventory", "import", path.path, "--dry-run", "--database", database])
+            let dry = try await pair.a.berth(["inventory", "import", path.path, "--dry-run", "--database", database])
             #expect(dry.status == 0 && dry.stdout.contains("~ seaboo-test rib-9m: pricePerDayMinor 12000 → 14000, retired 1 → –"), "\(dry.stdout) \(dry.stderr)")
             #expect(dry.stdout.contains("not written"), "\(dry.stdout)")
             #expect(try await onSale(pair.a, false).0 == false, "a dry run writes nothing")
-            let done = try pair.a.berth(["inventory", "import", path.path, "--database", database])
+            let done = try await pair.a.berth(["inventory", "import", path.path, "--database", database])
             #expect(done.status == 0 && done.stdout.contains("1 change(s) written"), "\(done.stdout) \(done.stderr)")
             #expect(try await onSale(pair.b, true).0, "the running instances see the import")
         }
@@ -246,9 +246,9 @@ struct DatabaseOutageTests {
         let url = try Self.script(["start", pg.path])
         defer { _ = try? Self.script(["stop", pg.path]) }
         let database = url + "&acquire_timeout=1&attempts=2"
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
-        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server", "--database", database]).stdout
+        let key = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server", "--database", database]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await server.start(environment: ["BERTH_DATABASE": database])
         let headers = ["Authorization": "Bearer \(key)", "X-User-Id": "sailor"]

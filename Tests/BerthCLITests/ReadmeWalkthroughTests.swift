@@ -17,8 +17,8 @@ struct ReadmeWalkthroughTests {
     }
 
     @Test("the walk-through runs verbatim against berth serve and shows confirm, then a refused replay")
-    func walkthroughRunsVerbatim() throws {
-        let text = try Self.run(try Self.walkthrough())
+    func walkthroughRunsVerbatim() async throws {
+        let text = try await Self.run(try Self.walkthrough())
         #expect(text.contains("pending_payment 8000 EUR it.seaboo.rental.basic"), "\(text)")
         #expect(text.contains("200\nconfirmed"), "\(text)")
         #expect(text.contains("\"code\":\"transaction_already_used\""), "\(text)")
@@ -26,8 +26,8 @@ struct ReadmeWalkthroughTests {
     }
 
     @Test("the credits walk-through runs verbatim: a pack once, reserve and commit, release, 403 with the balance, history, ledger check")
-    func creditsWalkthroughRunsVerbatim() throws {
-        let text = try Self.run(try Self.walkthrough("## Selling credits"))
+    func creditsWalkthroughRunsVerbatim() async throws {
+        let text = try await Self.run(try Self.walkthrough("## Selling credits"))
         #expect(text.contains("[('starter', 10, 99), ('popular', 50, 499), ('bestvalue', 100, 899)]"), "\(text)")
         #expect(text.contains("50 52\n50 52\ncommitted 51\nreleased 51\n"), "\(text)")
         #expect(text.contains("\"code\":\"insufficient_credits\""), "\(text)")
@@ -40,8 +40,8 @@ struct ReadmeWalkthroughTests {
     @Test(
         "the subscriptions walk-through runs verbatim: buy, renew, grace by the clock, billing retry, expire, refund, a second account's link refused"
     )
-    func subscriptionsWalkthroughRunsVerbatim() throws {
-        let text = try Self.run(try Self.walkthrough("## Selling subscriptions", in: "docs/walkthroughs.md"))
+    func subscriptionsWalkthroughRunsVerbatim() async throws {
+        let text = try await Self.run(try Self.walkthrough("## Selling subscriptions", in: "docs/walkthroughs.md"))
         #expect(
             text.contains(
                 "active standard month True\nsubscription_active\nsubscription_grace_period\n['grace_period'] True\n['billing_retry'] False\nsubscription_expired\n"
@@ -54,8 +54,8 @@ struct ReadmeWalkthroughTests {
     }
 
     @Test("the card walk-through runs verbatim against berth serve and the Stripe stand-in: paid once though told twice, refunded once")
-    func cardWalkthroughRunsVerbatim() throws {
-        let text = try Self.run(try Self.walkthrough("## Card payments"))
+    func cardWalkthroughRunsVerbatim() async throws {
+        let text = try await Self.run(try Self.walkthrough("## Card payments"))
         #expect(text.contains("stripe 9000 EUR pk_test_seaboo_standin\n"), "\(text)")
         #expect(text.contains("[('booking_confirmed', False), ('booking_confirmed', True)]\n"), "\(text)")
         #expect(text.contains("confirmed succeeded\n"), "\(text)")
@@ -66,8 +66,8 @@ struct ReadmeWalkthroughTests {
     @Test(
         "the Google Play walk-through runs verbatim against berth serve and the Play stand-in: credited once, replay refused, consumed once across a restart, refund, renewal, a foreign push refused"
     )
-    func playWalkthroughRunsVerbatim() throws {
-        let text = try Self.run(try Self.walkthrough("## Google Play", in: "docs/walkthroughs.md"))
+    func playWalkthroughRunsVerbatim() async throws {
+        let text = try await Self.run(try Self.walkthrough("## Google Play", in: "docs/walkthroughs.md"))
         #expect(text.contains("50 52 google_play\n409\n"), "\(text)")
         #expect(text.contains("consumed 1 time(s)\n"), "\(text)")
         #expect(text.contains("{\"duplicate\":false,\"outcome\":\"credits_refunded\",\"received\":true}\nbalance 2\n"), "\(text)")
@@ -83,8 +83,8 @@ struct ReadmeWalkthroughTests {
     @Test(
         "the hybrid-app guide (docs/compatibility.md) runs verbatim: a WebView's preflight and purchase from capacitor://localhost, a foreign origin without the header, HEAD"
     )
-    func hybridGuideRunsVerbatim() throws {
-        let text = try Self.run(try Self.walkthrough("## Hybrid apps", in: "docs/compatibility.md"))
+    func hybridGuideRunsVerbatim() async throws {
+        let text = try await Self.run(try Self.walkthrough("## Hybrid apps", in: "docs/compatibility.md"))
         #expect(
             text.contains("HTTP/1.1 204 No Content\nAccess-Control-Allow-Origin: capacitor://localhost\nAccess-Control-Allow-Methods: POST\n"),
             "\(text)"
@@ -114,7 +114,7 @@ struct ReadmeWalkthroughTests {
     }
 
     /// Runs a README script in a fresh copy of the catalog (the migrations are in the binary), as a reader would; returns its output.
-    static func run(_ script: String) throws -> String {
+    static func run(_ script: String) async throws -> String {
         let directory = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for item in ["products.json"] {
@@ -154,8 +154,12 @@ struct ReadmeWalkthroughTests {
             }
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + 900, execute: watchdog)
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // The script runs for minutes: its output is read on a thread of its own, not the test pool's.
+        let text = try await OffPool.run {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
         watchdog.cancel()
 
         #expect(process.terminationStatus == 0, "\(text)")

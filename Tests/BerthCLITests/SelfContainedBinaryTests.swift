@@ -21,7 +21,7 @@ struct SelfContainedBinaryTests {
 
     @Test("a copy of the binary alone verifies Apple's JWS and receipts and serves the admin page, /docs and /openapi.yaml")
     func copyAlone() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let alone = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: alone) }
@@ -31,7 +31,7 @@ struct SelfContainedBinaryTests {
         // until that child execs; meanwhile executing the copy fails with ETXTBSY. Wait it out.
         for attempt in 1...50 {
             do {
-                _ = try BerthProcess.run(["--help"], executable: copy)
+                _ = try await BerthProcess.run(["--help"], executable: copy)
                 break
             } catch let error as NSError where Self.textFileBusy(error) && attempt < 50 {
                 try await Task.sleep(for: .milliseconds(100))
@@ -39,7 +39,7 @@ struct SelfContainedBinaryTests {
         }
 
         for sample in ["transaction-sandbox-consumable-2025.jws", "receipt-production-2024-sha256.b64"] {
-            let verified = try BerthProcess.run(["verify", try BerthProcess.fixture(sample)], executable: copy)
+            let verified = try await BerthProcess.run(["verify", try BerthProcess.fixture(sample)], executable: copy)
             #expect(verified.status == 0, "\(sample): \(verified.stderr)")
         }
 

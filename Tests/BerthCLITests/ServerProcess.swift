@@ -29,7 +29,7 @@ final class ServerProcess: Sendable {
         ownsDirectory = false
     }
 
-    init() throws {
+    init() async throws {
         name = "berth"
         ownsDirectory = true
         directory = try BerthProcess.temporaryDirectory()
@@ -38,12 +38,12 @@ final class ServerProcess: Sendable {
             to: directory.appendingPathComponent("products.json")
         )
         // No migrations folder: berth applies the ones compiled into it.
-        let made = try BerthProcess.run(["testkit", "init", "berth-ca"], in: directory)
+        let made = try await BerthProcess.run(["testkit", "init", "berth-ca"], in: directory)
         try #require(made.status == 0, "\(made.stderr)")
     }
 
-    func berth(_ arguments: [String], environment: [String: String] = [:]) throws -> BerthProcess.Result {
-        try BerthProcess.run(arguments, in: directory, environment: environment)
+    func berth(_ arguments: [String], environment: [String: String] = [:]) async throws -> BerthProcess.Result {
+        try await BerthProcess.run(arguments, in: directory, environment: environment)
     }
 
     /// Starts the server (the build's `berth`, or `executable`) and waits until /healthz answers (at

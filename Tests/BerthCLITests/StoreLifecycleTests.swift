@@ -26,7 +26,7 @@ struct StoreLifecycleTests {
         "SIGTERM with the card, Play and webhook workers configured (their services unreachable) leaves one self-contained berth.sqlite: copied alone, it holds every row"
     )
     func stopLeavesSelfContainedFile() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         // Every background worker runs, each against a service that does not answer.
         try await server.start(environment: [
@@ -34,9 +34,9 @@ struct StoreLifecycleTests {
             "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:9",
         ])
         for role in ["client", "server", "admin"] {
-            #expect(try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", role]).status == 0)
+            #expect(try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", role]).status == 0)
         }
-        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
+        let key = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines
         )
         let day = ISO8601DateFormatter().string(from: Date().addingTimeInterval(5 * 86_400)).prefix(10)
@@ -62,24 +62,24 @@ struct StoreLifecycleTests {
 
     @Test("berth backup copies the database while the service writes; the copy restores: same rows, and the service runs on it")
     func backupAndRestore() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         try await server.start()
-        let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
+        let key = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines
         )
         // Writes keep coming while the backup runs.
         let writer = Task {
             for index in 0..<40 {
                 _ = try? await server.request("GET", "/api/bookings", headers: ["Authorization": "Bearer \(key)", "X-User-Id": "user-\(index)"])
-                _ = try? server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "client"])
+                _ = try? await server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "client"])
             }
         }
         let backup = server.directory.appendingPathComponent("backup.sqlite").path
-        let made = try server.berth(["backup", "--to", backup])
+        let made = try await server.berth(["backup", "--to", backup])
         #expect(made.status == 0 && made.stdout.contains("backed up"), "\(made.stdout) \(made.stderr)")
         await writer.value
-        let again = try server.berth(["backup", "--to", backup])
+        let again = try await server.berth(["backup", "--to", backup])
         #expect(again.status != 0 && again.stderr.contains("exists"), "a backup never overwrites: \(again.stderr)")
         // V11: readable by its owner only, whatever the umask (the test process runs with the usual 022).
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: backup)[.posixPermissions] as? Int)
@@ -88,7 +88,7 @@ struct StoreLifecycleTests {
         let elsewhere = server.directory.appendingPathComponent("elsewhere.sqlite").path
         let link = server.directory.appendingPathComponent("link.sqlite").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere)
-        let linked = try server.berth(["backup", "--to", link])
+        let linked = try await server.berth(["backup", "--to", link])
         #expect(linked.status != 0 && linked.stderr.contains("exists"), "\(linked.stderr)")
         #expect(!FileManager.default.fileExists(atPath: elsewhere), "the link's target was not written")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: server.directory.path).filter { $0.contains(".partial-") }
@@ -114,8 +114,8 @@ struct StoreLifecycleTests {
     @Test(
         "a file that is there but holds no Berth schema (a copy without its -wal, another program's file) is refused, not migrated as a new database; BERTH_CREATE_DATABASE=1 allows it"
     )
-    func foreignFileRefused() throws {
-        let server = try ServerProcess()
+    func foreignFileRefused() async throws {
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let database = server.directory.appendingPathComponent("berth.sqlite").path
         let process = Process()
@@ -126,10 +126,10 @@ struct StoreLifecycleTests {
         try process.runAlone()
         process.waitUntilExit()
         #expect((try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int ?? 0) > 0)
-        let refused = try server.berth(["migrate"])
+        let refused = try await server.berth(["migrate"])
         #expect(refused.status != 0 && refused.stderr.contains("holds no Berth schema"), "\(refused.stderr)")
         #expect(try Self.rows("schema_migrations", in: database) == nil, "nothing was written into it")
-        let allowed = try server.berth(["migrate"], environment: ["BERTH_CREATE_DATABASE": "1"])
+        let allowed = try await server.berth(["migrate"], environment: ["BERTH_CREATE_DATABASE": "1"])
         #expect(allowed.status == 0, "\(allowed.stderr)")
     }
 }
@@ -138,7 +138,7 @@ struct StoreLifecycleTests {
 struct QuietStartTests {
     @Test("the shipped catalog starts with one line naming what is off for want of a setting; BERTH_LOG_LEVEL=debug names each")
     func oneLine() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let log = server.directory.appendingPathComponent("serve.log")
         let quiet = ["SEABOO_JWT_SECRET": "", "SEABOO_TEST_JWT_SECRET": "", "SEABOO_STRIPE_SECRET_KEY": "", "BERTH_LOG_LEVEL": "info"]
@@ -222,11 +222,11 @@ struct BoundedShutdownTests {
         let hole = try BlackHole()
         defer { hole.stop() }
         try #require(hole.port > 0)
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.cleanUp() }
         let base = "http://127.0.0.1:\(hole.port)"
         // The App Store Server API (notification history read at start), a webhook receiver, Google Play and Stripe: all the black hole.
-        let key = try BerthProcess.run(["testkit", "play", "init", "play"], in: server.directory)
+        let key = try await BerthProcess.run(["testkit", "play", "init", "play"], in: server.directory)
         try #require(key.status == 0, "\(key.stderr)")
         let p8 = Process()
         p8.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -253,7 +253,7 @@ struct BoundedShutdownTests {
             "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": "whsec_shutdown_0123456789", "SEABOO_TEST_STRIPE_API_BASE": base,
         ])
         // Work for the webhook deliverer: an operator's adjustment sends credits.changed to the black hole.
-        let admin = try server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(
+        let admin = try await server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines
         )
         let adjusted = try await server.request(

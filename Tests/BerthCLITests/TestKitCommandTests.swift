@@ -4,29 +4,29 @@ import Testing
 @Suite("berth testkit")
 struct TestKitCommandTests {
     @Test("init, sign-transaction and verify --root work together; the test root is not trusted by default")
-    func signAndVerify() throws {
+    func signAndVerify() async throws {
         let directory = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let ca = directory.appendingPathComponent("ca").path
 
-        let made = try BerthProcess.run(["testkit", "init", ca])
+        let made = try await BerthProcess.run(["testkit", "init", ca])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(made.stdout.contains("root.pem"))
-        let again = try BerthProcess.run(["testkit", "init", ca])
+        let again = try await BerthProcess.run(["testkit", "init", ca])
         #expect(again.status != 0, "init must not silently replace an existing CA")
 
-        let signed = try BerthProcess.run([
+        let signed = try await BerthProcess.run([
             "testkit", "sign-transaction", "--ca", ca, "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic",
             "--transaction-id", "2000000000000042", "--app-account-token", "7D8A0C2E-3A39-4F0E-9D51-2B8F2D2F7A11",
         ])
         #expect(signed.status == 0, "\(signed.stderr)")
         let jws = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 
-        let untrusted = try BerthProcess.run(["verify", "-"], stdin: jws)
+        let untrusted = try await BerthProcess.run(["verify", "-"], stdin: jws)
         #expect(untrusted.status == 1)
         #expect(untrusted.stderr.contains("untrusted_root"))
 
-        let verified = try BerthProcess.run(
+        let verified = try await BerthProcess.run(
             ["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "--environment", "Sandbox", "-"],
             stdin: jws
         )
@@ -39,23 +39,23 @@ struct TestKitCommandTests {
     }
 
     @Test("sign-notification nests a signed transaction given as JWS or as fields")
-    func signNotification() throws {
+    func signNotification() async throws {
         let directory = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let ca = directory.appendingPathComponent("ca").path
-        #expect(try BerthProcess.run(["testkit", "init", ca]).status == 0)
+        #expect(try await BerthProcess.run(["testkit", "init", ca]).status == 0)
 
-        let transaction = try BerthProcess.run([
+        let transaction = try await BerthProcess.run([
             "testkit", "sign-transaction", "--ca", ca, "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.experience.diving", "--transaction-id",
             "2000000000000077",
         ])
-        let body = try BerthProcess.run([
+        let body = try await BerthProcess.run([
             "testkit", "sign-notification", "--ca", ca, "--type", "REFUND", "--bundle-id", "it.seaboo.app", "--transaction", transaction.stdout,
         ])
         #expect(body.status == 0, "\(body.stderr)")
         #expect(try jsonObject(body.stdout)["signedPayload"] is String)
 
-        let verified = try BerthProcess.run(
+        let verified = try await BerthProcess.run(
             ["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "--environment", "Sandbox", "-"],
             stdin: body.stdout
         )
@@ -66,19 +66,19 @@ struct TestKitCommandTests {
         let nested = try #require(data["signedTransactionInfo"] as? [String: Any])
         #expect(nested["transactionId"] as? String == "2000000000000077")
 
-        let fromFields = try BerthProcess.run([
+        let fromFields = try await BerthProcess.run([
             "testkit", "sign-notification", "--ca", ca, "--type", "REVOKE", "--bundle-id", "it.seaboo.app", "--raw",
             "--transaction", #"{"productId": "it.seaboo.experience.fishing", "transactionId": "2000000000000099"}"#,
         ])
         #expect(fromFields.status == 0, "\(fromFields.stderr)")
-        let check = try BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "-"], stdin: fromFields.stdout)
+        let check = try await BerthProcess.run(["verify", "--root", "\(ca)/root.pem", "--bundle-id", "it.seaboo.app", "-"], stdin: fromFields.stdout)
         #expect(check.status == 0, "\(check.stderr)")
         let fieldsData = try #require(try jsonObject(check.stdout)["data"] as? [String: Any])
         let fieldsNested = try #require(fieldsData["signedTransactionInfo"] as? [String: Any])
         #expect(fieldsNested["productId"] as? String == "it.seaboo.experience.fishing")
         #expect(fieldsNested["bundleId"] as? String == "it.seaboo.app")
 
-        let bad = try BerthProcess.run([
+        let bad = try await BerthProcess.run([
             "testkit", "sign-notification", "--ca", ca, "--type", "REFUND", "--bundle-id", "x", "--transaction", "{not json",
         ])
         #expect(bad.status != 0)
@@ -86,15 +86,15 @@ struct TestKitCommandTests {
     }
 
     @Test("notifications in Apple's shape: TEST carries no bundleVersion; data.status and renewal info follow from a subscription given as JWS")
-    func notificationShapes() throws {
+    func notificationShapes() async throws {
         let directory = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let ca = directory.appendingPathComponent("ca").path
-        #expect(try BerthProcess.run(["testkit", "init", ca]).status == 0)
-        func data(_ arguments: [String]) throws -> [String: Any] {
-            let body = try BerthProcess.run(["testkit", "sign-notification", "--ca", ca, "--bundle-id", "com.braindumpster.app"] + arguments)
+        #expect(try await BerthProcess.run(["testkit", "init", ca]).status == 0)
+        func data(_ arguments: [String]) async throws -> [String: Any] {
+            let body = try await BerthProcess.run(["testkit", "sign-notification", "--ca", ca, "--bundle-id", "com.braindumpster.app"] + arguments)
             #expect(body.status == 0, "\(body.stderr)")
-            let verified = try BerthProcess.run(
+            let verified = try await BerthProcess.run(
                 ["verify", "--root", "\(ca)/root.pem", "--bundle-id", "com.braindumpster.app", "-"],
                 stdin: body.stdout
             )
@@ -102,17 +102,17 @@ struct TestKitCommandTests {
             return try #require(try jsonObject(verified.stdout)["data"] as? [String: Any])
         }
         // Apple's TEST: {"bundleId", "environment"} (and appAppleId in Production), nothing else.
-        let test = try data(["--type", "TEST"])
+        let test = try await data(["--type", "TEST"])
         #expect(Set(test.keys) == ["bundleId", "environment"], "\(test.keys.sorted())")
-        #expect(try data(["--type", "DID_RENEW", "--transaction", #"{"productId":"credits_50"}"#])["bundleVersion"] as? String == "1")
+        #expect(try await data(["--type", "DID_RENEW", "--transaction", #"{"productId":"credits_50"}"#])["bundleVersion"] as? String == "1")
 
-        let subscription = try BerthProcess.run([
+        let subscription = try await BerthProcess.run([
             "testkit", "sign-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
             "--product", "brain_dumpster_yearly_premium", "--type", "Auto-Renewable Subscription",
             "--transaction-id", "2000000000000701", "--expires-date", "2099-01-01T00:00:00Z",
         ])
         #expect(subscription.status == 0, "\(subscription.stderr)")
-        let renewed = try data(["--type", "DID_RENEW", "--transaction", subscription.stdout, "--renewal-info", "{}"])
+        let renewed = try await data(["--type", "DID_RENEW", "--transaction", subscription.stdout, "--renewal-info", "{}"])
         #expect(renewed["status"] as? Int == 1, "a live subscription's notification says ACTIVE: \(renewed.keys.sorted())")
         let renewal = try #require(renewed["signedRenewalInfo"] as? [String: Any])
         #expect(
@@ -125,13 +125,13 @@ struct TestKitCommandTests {
     }
 
     @Test("sign-renewal-info, sign-app-transaction and sign-receipt with several entries and subscription periods verify, with Apple's fields")
-    func renewalInfoAppTransactionAndReceipts() throws {
+    func renewalInfoAppTransactionAndReceipts() async throws {
         let directory = try BerthProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let ca = directory.appendingPathComponent("ca").path
-        #expect(try BerthProcess.run(["testkit", "init", ca]).status == 0)
-        func verified(_ text: String, _ extra: [String] = []) throws -> [String: Any] {
-            let result = try BerthProcess.run(
+        #expect(try await BerthProcess.run(["testkit", "init", ca]).status == 0)
+        func verified(_ text: String, _ extra: [String] = []) async throws -> [String: Any] {
+            let result = try await BerthProcess.run(
                 ["verify", "--root", "\(ca)/root.pem", "--root", "\(ca)/receipt-root.pem", "--bundle-id", "com.braindumpster.app"] + extra + ["-"],
                 stdin: text
             )
@@ -139,41 +139,41 @@ struct TestKitCommandTests {
             return try jsonObject(result.stdout)
         }
 
-        let renewal = try BerthProcess.run([
+        let renewal = try await BerthProcess.run([
             "testkit", "sign-renewal-info", "--ca", ca, "--original-transaction-id", "2000000000000501",
             "--product", "brain_dumpster_yearly_premium", "--renewal-date", "2027-01-01T00:00:00Z",
             "--auto-renew-off", "--win-back-offer", "winback50",
         ])
         #expect(renewal.status == 0, "\(renewal.stderr)")
-        let info = try verified(renewal.stdout)
+        let info = try await verified(renewal.stdout)
         #expect(info["originalTransactionId"] as? String == "2000000000000501" && info["productId"] as? String == "brain_dumpster_yearly_premium")
         #expect(info["autoRenewProductId"] as? String == "brain_dumpster_yearly_premium" && info["autoRenewStatus"] as? Int == 0)
         #expect(info["renewalDate"] != nil && info["recentSubscriptionStartDate"] != nil && info["appTransactionId"] != nil)
         #expect(info["eligibleWinBackOfferIds"] as? [String] == ["winback50"])
 
-        let app = try BerthProcess.run([
+        let app = try await BerthProcess.run([
             "testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "com.braindumpster.app",
             "--original-application-version", "1.4", "--app-transaction-id", "704000000000000001",
         ])
         #expect(app.status == 0, "\(app.stderr)")
-        let appTransaction = try verified(app.stdout)
+        let appTransaction = try await verified(app.stdout)
         #expect(
             appTransaction["appTransactionId"] as? String == "704000000000000001" && appTransaction["originalApplicationVersion"] as? String == "1.4"
         )
         #expect(appTransaction["receiptType"] as? String == "Sandbox" && appTransaction["originalPlatform"] as? String == "iOS")
         #expect(
-            try BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "x", "--environment", "Production"]).status != 0,
+            try await BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "x", "--environment", "Production"]).status != 0,
             "a Production app transaction needs the app's Apple ID"
         )
 
-        let receipt = try BerthProcess.run([
+        let receipt = try await BerthProcess.run([
             "testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app",
             "--product", "brain_dumpster_yearly_premium", "--product", "extra_pack",
             "--transaction-id", "2000000000000601", "--purchase-date", "2026-06-01T00:00:00Z",
             "--expires-date", "2026-07-01T00:00:00Z", "--renewals", "1", "--cancellation-date", "2026-06-15T00:00:00Z",
         ])
         #expect(receipt.status == 0, "\(receipt.stderr)")
-        let decoded = try verified(receipt.stdout)
+        let decoded = try await verified(receipt.stdout)
         let entries = try #require(decoded["inAppPurchases"] as? [[String: Any]])
         #expect(entries.count == 4, "two periods of each product")
         let yearly = entries.filter { $0["productId"] as? String == "brain_dumpster_yearly_premium" }
@@ -182,16 +182,16 @@ struct TestKitCommandTests {
         #expect(yearly.contains { $0["transactionId"] as? String == "2000000000000601" && $0["cancellationDate"] != nil })
         #expect(yearly.filter { $0["cancellationDate"] != nil }.count == 1, "only the latest period was refunded")
 
-        let one = try BerthProcess.run([
+        let one = try await BerthProcess.run([
             "testkit", "sign-receipt", "--ca", ca, "--bundle-id", "com.braindumpster.app", "--product", "pack", "--transaction-id",
             "2000000000000701",
         ])
-        let single = try #require(try verified(one.stdout)["inAppPurchases"] as? [[String: Any]])
+        let single = try #require(try await verified(one.stdout)["inAppPurchases"] as? [[String: Any]])
         #expect(
             single.count == 1 && single.first?["transactionId"] as? String == "2000000000000701" && single.first?["subscriptionExpirationDate"] == nil
         )
         #expect(
-            try BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "x", "--product", "p", "--renewals", "2"]).status != 0,
+            try await BerthProcess.run(["testkit", "sign-receipt", "--ca", ca, "--bundle-id", "x", "--product", "p", "--renewals", "2"]).status != 0,
             "--renewals needs --expires-date"
         )
     }

@@ -4,8 +4,8 @@ import Testing
 @Suite("berth verify")
 struct VerifyCommandTests {
     @Test("a genuine Apple transaction verifies with the bundled root and prints its payload")
-    func genuineTransaction() throws {
-        let result = try BerthProcess.run(["verify", try BerthProcess.fixture("transaction-sandbox-subscription-2022.jws")])
+    func genuineTransaction() async throws {
+        let result = try await BerthProcess.run(["verify", try BerthProcess.fixture("transaction-sandbox-subscription-2022.jws")])
         #expect(result.status == 0, "\(result.stderr)")
         let payload = try jsonObject(result.stdout)
         #expect(payload["productId"] as? String == "Com.VoiceRecording.Telephone.103")
@@ -20,29 +20,29 @@ struct VerifyCommandTests {
             "transaction-sandbox-consumable-2025.jws", "renewal-info-sandbox-2023.jws",
         ]
     )
-    func genuineSamples(name: String) throws {
-        let result = try BerthProcess.run(["verify", try BerthProcess.fixture(name)])
+    func genuineSamples(name: String) async throws {
+        let result = try await BerthProcess.run(["verify", try BerthProcess.fixture(name)])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try jsonObject(result.stdout)["signedDate"] is NSNumber)
     }
 
     @Test("--kind names the kind instead of telling it from the fields")
-    func namedKind() throws {
+    func namedKind() async throws {
         let path = try BerthProcess.fixture("renewal-info-sandbox-2023.jws")
-        let named = try BerthProcess.run(["verify", "--kind", "renewal-info", path])
+        let named = try await BerthProcess.run(["verify", "--kind", "renewal-info", path])
         #expect(named.status == 0, "\(named.stderr)")
         #expect(named.stderr.contains("verified renewal info"), "\(named.stderr)")
         #expect(try jsonObject(named.stdout)["autoRenewProductId"] is String)
 
-        let unknown = try BerthProcess.run(["verify", "--kind", "receipt", path])
+        let unknown = try await BerthProcess.run(["verify", "--kind", "receipt", path])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("--kind must be one of transaction, renewal-info, notification, app-transaction"), "\(unknown.stderr)")
     }
 
     @Test("a notification prints with its nested transaction decoded, and checks the app when asked")
-    func notificationWithNestedData() throws {
+    func notificationWithNestedData() async throws {
         let path = try BerthProcess.fixture("notification-production-consumption-request-2023.jws")
-        let result = try BerthProcess.run([
+        let result = try await BerthProcess.run([
             "verify", "--bundle-id", "com.jrjj.keysns", "--environment", "Production", "--app-apple-id", "1601830814", path,
         ])
         #expect(result.status == 0, "\(result.stderr)")
@@ -50,37 +50,37 @@ struct VerifyCommandTests {
         let transaction = try #require(data["signedTransactionInfo"] as? [String: Any])
         #expect(transaction["productId"] as? String == "com.keysns.JR1200")
 
-        let wrong = try BerthProcess.run([
+        let wrong = try await BerthProcess.run([
             "verify", "--bundle-id", "it.seaboo.app", "--environment", "Production", "--app-apple-id", "1601830814", path,
         ])
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("wrong_bundle"))
         #expect(wrong.stdout.isEmpty)
 
-        let noAppId = try BerthProcess.run(["verify", "--environment", "Production", path])
+        let noAppId = try await BerthProcess.run(["verify", "--environment", "Production", path])
         #expect(noAppId.status == 1)
         #expect(noAppId.stderr.contains("missing_app_apple_id"))
     }
 
     @Test("a flipped byte exits 1 with the error code on stderr")
-    func tampered() throws {
+    func tampered() async throws {
         var jws = try String(contentsOfFile: try BerthProcess.fixture("transaction-sandbox-consumable-2025.jws"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         // Change one character of the signature part into another valid base64url character.
         let index = jws.index(jws.endIndex, offsetBy: -10)
         jws.replaceSubrange(index...index, with: jws[index] == "A" ? "B" : "A")
-        let result = try BerthProcess.run(["verify", "-"], stdin: jws)
+        let result = try await BerthProcess.run(["verify", "-"], stdin: jws)
         #expect(result.status == 1)
         #expect(result.stderr.contains("error: bad_signature"))
         #expect(result.stdout.isEmpty)
     }
 
     @Test("unreadable or empty input is a clean error")
-    func badInput() throws {
-        let missing = try BerthProcess.run(["verify", "/nonexistent/file.jws"])
+    func badInput() async throws {
+        let missing = try await BerthProcess.run(["verify", "/nonexistent/file.jws"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("malformed"))
-        let empty = try BerthProcess.run(["verify", "-"], stdin: "")
+        let empty = try await BerthProcess.run(["verify", "-"], stdin: "")
         #expect(empty.status == 1)
         #expect(empty.stderr.contains("malformed"))
     }
@@ -89,8 +89,8 @@ struct VerifyCommandTests {
 @Suite("berth verify with app receipts")
 struct VerifyReceiptCommandTests {
     @Test("a genuine base64 receipt is detected, verified offline and printed with its in-app entries")
-    func genuineReceipt() throws {
-        let result = try BerthProcess.run(["verify", try BerthProcess.fixture("receipt-production-2024-sha256.b64")])
+    func genuineReceipt() async throws {
+        let result = try await BerthProcess.run(["verify", try BerthProcess.fixture("receipt-production-2024-sha256.b64")])
         #expect(result.status == 0, "\(result.stderr)")
         let receipt = try jsonObject(result.stdout)
         #expect(receipt["bundleId"] as? String == "org.getpure.pure-iphone")
@@ -99,14 +99,14 @@ struct VerifyReceiptCommandTests {
     }
 
     @Test("a receipt for another bundle or with a flipped byte exits 1 with a code")
-    func refusedReceipts() throws {
+    func refusedReceipts() async throws {
         let path = try BerthProcess.fixture("receipt-production-2015-sha1.b64")
-        let wrong = try BerthProcess.run(["verify", "--bundle-id", "it.seaboo.app", path])
+        let wrong = try await BerthProcess.run(["verify", "--bundle-id", "it.seaboo.app", path])
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("wrong_bundle"))
         var bytes = [UInt8](Data(base64Encoded: try String(contentsOfFile: path, encoding: .utf8).filter { !$0.isWhitespace })!)
         bytes[bytes.count - 5] ^= 0x40
-        let tampered = try BerthProcess.run(["verify", "-"], stdin: Data(bytes).base64EncodedString())
+        let tampered = try await BerthProcess.run(["verify", "-"], stdin: Data(bytes).base64EncodedString())
         #expect(tampered.status == 1)
         #expect(tampered.stderr.contains("bad_signature"))
     }
@@ -114,8 +114,8 @@ struct VerifyReceiptCommandTests {
 
 extension VerifyCommandTests {
     @Test("berth --version prints the release and the commit it was built from")
-    func version() throws {
-        let result = try BerthProcess.run(["--version"])
+    func version() async throws {
+        let result = try await BerthProcess.run(["--version"])
         #expect(result.status == 0)
         let text = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(text.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+ \([^)]+\)$"#, options: .regularExpression) != nil, "\(text)")

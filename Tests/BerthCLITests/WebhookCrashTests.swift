@@ -32,7 +32,7 @@ struct WebhookCrashTests {
     func deliveredAfterRestart() async throws {
         let receiver = Receiver()
         try await Application(router: receiver.router()).test(.live) { hooks in
-            let server = try ServerProcess()
+            let server = try await ServerProcess()
             defer { server.cleanUp() }
             let catalogURL = server.directory.appendingPathComponent("products.json")
             var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
@@ -45,7 +45,7 @@ struct WebhookCrashTests {
             try JSONSerialization.data(withJSONObject: catalog).write(to: catalogURL)
             let environment = ["SEABOO_TEST_WEBHOOK_SECRET": "a-webhook-secret-of-some-length"]
 
-            let key = try server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
+            let key = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
                 in: .whitespacesAndNewlines
             )
             try await server.start(environment: environment)
@@ -57,7 +57,7 @@ struct WebhookCrashTests {
                 body: ["resourceId": "gozzo-5m", "start": start.formatted(.iso8601), "end": start.addingTimeInterval(3600).formatted(.iso8601)]
             )
             let bookingId = try #require((created.json["booking"] as? [String: Any])?["id"] as? Int)
-            let jws = try server.berth([
+            let jws = try await server.berth([
                 "testkit", "sign-transaction", "--ca", "berth-ca", "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic",
             ])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)

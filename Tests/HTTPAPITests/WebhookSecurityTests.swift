@@ -37,7 +37,9 @@ struct WebhookSecurityTests {
             let lookups = Mutex(0)
             // "rebind.test" resolves (once) to loopback; the system resolver does not know the name,
             // so the delivery succeeds only if Berth connects to the address it vetted.
-            let client = WebhookHTTPClient(resolver: { host in
+            // The exchange's deadline is not what this judges: on a loaded machine a loopback
+            // delivery once took over the default 10 s (CI), so it gets a bound only a hang meets.
+            let client = WebhookHTTPClient(timeout: .seconds(120), resolver: { host in
                 lookups.withLock { $0 += 1 }
                 return host == "rebind.test" ? [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] : []
             })
@@ -67,7 +69,7 @@ struct WebhookSecurityTests {
             #expect(!endedFirst, "the deadline, not the resolver, ended the wait")
 
             // A receiver that speaks plain HTTP where https was asked: the TLS handshake fails.
-            let loopback = WebhookHTTPClient(resolver: { _ in [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] })
+            let loopback = WebhookHTTPClient(timeout: .seconds(120), resolver: { _ in [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] })
             let plain = Tenant.Webhook(url: "https://tls.test:\(port)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
             #expect(await loopback.post("{}", headers: [], to: plain).failure == .tlsFailed)
             // Nothing listens on the port (a server's, stopped): the connection is refused.
