@@ -96,6 +96,9 @@ public struct Tenant: Codable, Hashable, Sendable {
     /// Signs the answers an app decides access from (entitlements, balances, validator), so that a
     /// proxy or a jailbroken device cannot rewrite them unnoticed.
     public var answerSigning: AnswerSigningSettings?
+    /// What customers get back when they cancel, and until when they may move a trip; a resource's
+    /// own `cancellation` takes its place. Absent: paid bookings are cancelled by the operator only.
+    public var cancellation: CancellationPolicy?
 
     /// Client keys are public: by default they submit proofs and read the named user's state.
     public struct ClientKeySettings: Codable, Hashable, Sendable {
@@ -237,6 +240,7 @@ public struct Tenant: Codable, Hashable, Sendable {
         }
         try apple.validate(tenant: id)
         try auth.validate(tenant: id)
+        try cancellation?.validate(owner: "tenant \(id)")
         if let minutes = holdMinutes, !(1...1440).contains(minutes) {
             throw CatalogError("tenant \(id): holdMinutes must be 1...1440")
         }

@@ -50,6 +50,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let resourceClosed = ErrorCode("resource_closed")
     /// No closure of this app has that id (or it was deleted).
     public static let closureNotFound = ErrorCode("closure_not_found")
+    /// A paid booking whose app (and resource) has no cancellation policy: the operator cancels it.
+    public static let cancellationNotOffered = ErrorCode("cancellation_not_offered")
+    /// The booking's trip has begun: it can no longer be cancelled or moved by the customer.
+    public static let bookingStarted = ErrorCode("booking_started")
+    /// The policy's `changeUntilHoursBefore` has passed: the booking can no longer be moved.
+    public static let changeNotAllowed = ErrorCode("change_not_allowed")
+    /// The new slot costs more than what was paid: the move waits for the difference.
+    public static let moveCostsMore = ErrorCode("move_costs_more")
     public static let sandboxNotAllowed = ErrorCode("sandbox_not_allowed")
     public static let slotNotOffered = ErrorCode("slot_not_offered")
     public static let slotUnavailable = ErrorCode("slot_unavailable")
@@ -154,6 +162,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .resourceExists,
         .resourceClosed,
         .closureNotFound,
+        .cancellationNotOffered,
+        .bookingStarted,
+        .changeNotAllowed,
+        .moveCostsMore,
         .sandboxNotAllowed,
         .slotNotOffered,
         .slotUnavailable,

@@ -29,6 +29,10 @@ public struct Resource: Codable, Hashable, Sendable {
     /// Retired (sold, scrapped, out for the season): kept for its bookings and reports, takes no new
     /// booking. Absent: in service.
     public var retired: Bool?
+    /// Season prices by local date and weekday (``PriceRule``); the last rule covering a day wins.
+    public var prices: [PriceRule]?
+    /// This resource's cancellation policy, in place of the tenant's.
+    public var cancellation: CancellationPolicy?
 
     /// Whether it takes new bookings.
     public var inService: Bool { retired != true }
@@ -62,6 +66,15 @@ public struct Resource: Codable, Hashable, Sendable {
     public static let maximumPriceMinor: Int64 = 1_000_000_000_000
 
     func validate(tenant: String) throws {
+        if let prices {
+            guard prices.count <= PriceRule.maximumRules else {
+                throw CatalogError("tenant \(tenant): resource \(id) has more than \(PriceRule.maximumRules) price rules")
+            }
+            for rule in prices {
+                do { try rule.validate(kind: kind) } catch { throw CatalogError("tenant \(tenant): resource \(id): \(error.description)") }
+            }
+        }
+        try cancellation?.validate(owner: "tenant \(tenant): resource \(id)")
         switch kind {
         case .rental:
             guard let price = pricePerDayMinor, (1...Self.maximumPriceMinor).contains(price) else {

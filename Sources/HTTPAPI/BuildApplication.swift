@@ -112,8 +112,9 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
                 open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
             )
         )
+    let bookingChanges = group(BookingContext.self, scope: .bookings, limit: .booking, signed: true)
     BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store, limiter: services.rateLimiter)
-        .register(creating: group(BookingContext.self, scope: .bookings, limit: .booking, signed: true), reading: reads)
+        .register(creating: bookingChanges, reading: reads)
     VerifyPurchaseRoutes(
         verifyPurchase: services.verifyPurchase,
         clock: services.clock,
@@ -146,8 +147,17 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
     ClosureRoutes(
         closures: ManageClosures(store: services.store, clock: services.clock),
         refund: services.refundCardBooking,
-        cancel: services.adminTransition
+        cancel: services.adminTransition,
+        move: services.moveBooking,
+        store: services.store
     ).register(on: admin)
+    SeasonRoutes(
+        move: services.moveBooking,
+        cancel: services.cancelBooking,
+        inventory: services.manageInventory,
+        store: services.store,
+        limiter: services.rateLimiter
+    ).register(changing: bookingChanges, reading: reads, admin: admin)
     ManifestRoutes(store: services.store, clock: services.clock).register(on: admin)
     CardPaymentRoutes(
         store: services.store,

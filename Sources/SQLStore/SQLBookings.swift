@@ -93,6 +93,30 @@ struct SQLBookings: BookingRepository {
         try count(b, from: before ?? .none, to: SlotShare(b, occupying: occupies))
     }
 
+    func move(_ booking: Booking, to moved: Booking, now: Date) throws {
+        let before = try db.row("SELECT occupying, status, seats FROM bookings WHERE id = ?", [booking.id]).map {
+            SlotShare(
+                occupying: ($0["occupying"] as Int) != 0,
+                pending: ($0["status"] as String) == BookingStatus.pendingPayment.rawValue,
+                seats: $0["seats"]
+            )
+        }
+        let occupies = moved.holdsSlot(at: now)
+        try db.run(
+            """
+            UPDATE bookings SET resource_id = ?, starts_at = ?, ends_at = ?, price_minor = ?, required_product_id = ?, required_quantity = ?,
+                time_zone = ?, status_reason = ?, updated_at = ?, occupying = ?
+            WHERE id = ? AND tenant_id = ?
+            """,
+            [
+                moved.resourceId, moved.start.epochMilliseconds, moved.end.epochMilliseconds, moved.priceMinor, moved.requiredProductId,
+                moved.requiredQuantity, moved.timeZone, moved.statusReason, moved.updatedAt.epochMilliseconds, occupies, moved.id, moved.tenantId,
+            ]
+        )
+        try count(booking, from: before ?? .none, to: .none)
+        try count(moved, from: .none, to: SlotShare(moved, occupying: occupies))
+    }
+
     /// What one booking adds to its slot's row of `slot_occupancy`: while it occupies the slot, one
     /// booking, its seats, and one unpaid hold if it is still pending payment.
     struct SlotShare: Equatable {
@@ -179,8 +203,13 @@ struct SQLBookings: BookingRepository {
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
         let row = try db.row(Admission.slotOccupancy, [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds])
         var occupancy = Occupancy(bookings: row?["bookings"] ?? 0, seats: row?["seats"] ?? 0)
+        // The excluded booking's own share is taken out only where it was counted: its slot overlaps
+        // this span (a booking moving to another day is not counted there).
         if let excluding,
-            let own = try db.row("SELECT seats FROM bookings WHERE id = ? AND resource_id = ? AND occupying = 1", [excluding, resourceId])
+            let own = try db.row(
+                "SELECT seats FROM bookings WHERE id = ? AND resource_id = ? AND occupying = 1 AND starts_at > ? AND starts_at < ? AND ends_at > ?",
+                [excluding, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds]
+            )
         {
             occupancy.bookings -= 1
             occupancy.seats -= own["seats"] as Int

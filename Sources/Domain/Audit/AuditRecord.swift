@@ -49,6 +49,8 @@ public struct AuditAction: RawRepresentable, Hashable, Sendable {
     /// A closure made or deleted (the dates reopened).
     public static let closureCreated = AuditAction(rawValue: "closure.created")
     public static let closureDeleted = AuditAction(rawValue: "closure.deleted")
+    /// A booking moved to another slot, day or resource (detail: from and to).
+    public static let bookingMoved = AuditAction(rawValue: "booking.moved")
     /// `notification.refund`, `notification.did_renew`, …
     public static func notification(_ type: NotificationType) -> AuditAction { AuditAction(rawValue: "notification.\(type.rawValue.lowercased())") }
 }

@@ -122,8 +122,8 @@ extension Tenant {
             guard days <= Self.maximumRentalDays else {
                 throw .invalid("a rental lasts at most \(Self.maximumRentalDays) days", field: "end")
             }
-            let (price, overflow) = (resource.pricePerDayMinor ?? 0).multipliedReportingOverflow(by: Int64(days))
-            guard !overflow, let product = rules.rentalProduct(priceMinor: price) else {
+            // Each local day at its season's price (``PriceRule``), else the resource's own.
+            guard let price = resource.rentalPrice(start: start, days: days, in: zone), let product = rules.rentalProduct(priceMinor: price) else {
                 let limit = rules.rentalPriceBands.last?.maxPriceMinor.map { " (at most \($0) minor units)" } ?? ""
                 throw DomainError(
                     .unprocessable,
@@ -170,7 +170,7 @@ extension Tenant {
                 throw DomainError(.unprocessable, .noProductForBooking, "no product sells \(resource.experienceType ?? "this experience")")
             }
             let end = slot.addingTimeInterval(TimeInterval((resource.durationMinutes ?? 60) * 60))
-            let price = (resource.pricePerSeatMinor ?? 0) * Int64(seats)
+            let price = resource.unitPrice(onDay: LocalDateTime.dayNumber(of: slot, in: zone)) * Int64(seats)
             var quote = BookingQuote(
                 resource: resource,
                 start: slot,

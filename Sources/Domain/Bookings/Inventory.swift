@@ -27,11 +27,14 @@ extension Tenant {
         } catch {
             throw CatalogError("\(error)")
         }
-        if resource.kind == .rental, let price = resource.pricePerDayMinor, let rules = tenant.bookingRules, rules.rentalProduct(priceMinor: price) == nil {
-            let top = rules.rentalPriceBands.compactMap(\.maxPriceMinor).max() ?? 0
-            throw CatalogError(
-                "rental \(resource.id): a day at \(CurrencyUnits.text(minor: price, currency: currency)) is above every price band (the highest is \(CurrencyUnits.text(minor: top, currency: currency))): no product would pay for it"
-            )
+        // The day's own price and every season's: a price rule no band covers is refused when it is set.
+        if resource.kind == .rental, let rules = tenant.bookingRules {
+            for price in resource.allUnitPrices where rules.rentalProduct(priceMinor: price) == nil {
+                let top = rules.rentalPriceBands.compactMap(\.maxPriceMinor).max() ?? 0
+                throw CatalogError(
+                    "rental \(resource.id): a day at \(CurrencyUnits.text(minor: price, currency: currency)) is above every price band (the highest is \(CurrencyUnits.text(minor: top, currency: currency))): no product would pay for it"
+                )
+            }
         }
         return tenant
     }

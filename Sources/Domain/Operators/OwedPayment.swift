@@ -48,6 +48,8 @@ public struct OwedPayment: Hashable, Sendable {
         case credited
         /// The money went back some other way (cash, a bank transfer, the provider's dashboard).
         case refundedElsewhere = "refunded_elsewhere"
+        /// The customer cancelled late: the cancellation policy gave part (or none) back, the rest is kept.
+        case policyKept = "policy_kept"
     }
 
     public struct Resolved: Hashable, Sendable {
@@ -188,7 +190,8 @@ public enum OwedRules {
 
     /// What `facts` owe now, one entry per rail; empty when nothing is owed. A resolved store rail is
     /// returned with its resolution (the caller lists open or resolved ones); a card rail is owed
-    /// while anything is left to refund, unless it was resolved as refunded elsewhere.
+    /// while anything is left to refund, unless it was resolved as refunded elsewhere or as kept
+    /// under the cancellation policy (the customer cancelled late).
     public static func owed(_ facts: OwedFacts, now: Date) -> [OwedPayment] {
         let booking = facts.booking
         let gone = reason(booking, now: now)
@@ -226,7 +229,7 @@ public enum OwedRules {
                 amountFromBooking: entry.fromBooking,
                 purchaseIds: entry.ids,
                 since: since,
-                resolved: rail == .card && facts.resolved?.how != .refundedElsewhere ? nil : facts.resolved
+                resolved: rail == .card && ![.refundedElsewhere, .policyKept].contains(facts.resolved?.how) ? nil : facts.resolved
             )
         }
     }

@@ -12,6 +12,10 @@ public protocol BookingRepository {
     func insert(_ booking: Booking, createdVia: String, now: Date) throws
     /// Writes a booking's new state (its occupancy follows: counted while it holds its slot at `now`).
     func update(_ booking: Booking, now: Date) throws
+    /// Moves `booking` (as stored) to `moved`'s resource, start, end, price and product: its share of
+    /// the old slot is given back and taken in the new one, in the caller's unit of work (which has
+    /// read the new slot's ``occupancy(tenantId:resourceId:start:end:excluding:now:)`` first).
+    func move(_ booking: Booking, to moved: Booking, now: Date) throws
     /// What bookings other than `excluding` hold of a slot of the resource overlapping [start, end)
     /// at `now`. Costs the number of distinct overlapping slots, not the number of bookings. Only in
     /// a write: holds that expired by `now` are released first.

@@ -27,6 +27,7 @@ public struct WebhookEvent: Hashable, Sendable {
         data["localEnd"] = booking.localEnd
         data["timeZone"] = booking.zoneName
         if !booking.reference.isEmpty { data["reference"] = booking.reference }
+        if booking.status == .cancelled { data["reason"] = BookingCancellation.reasonCode(booking.statusReason) }
         if let purchase {
             data["purchaseId"] = String(purchase.id)
             data["transactionId"] = purchase.transactionId
@@ -46,6 +47,8 @@ public struct WebhookEventType: RawRepresentable, Hashable, Sendable {
     public static let bookingRefunded = WebhookEventType(rawValue: "booking.refunded")
     /// An operator cancelled the booking.
     public static let bookingCancelled = WebhookEventType(rawValue: "booking.cancelled")
+    /// The booking moved to another slot, day or resource (its customer's or an operator's move).
+    public static let bookingMoved = WebhookEventType(rawValue: "booking.moved")
     public static let purchaseRefunded = WebhookEventType(rawValue: "purchase.refunded")
     public static let replayDetected = WebhookEventType(rawValue: "replay.detected")
     /// An operator closed what a booking owed its customer: told them how to ask the store, credited

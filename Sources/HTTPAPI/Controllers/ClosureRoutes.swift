@@ -11,6 +11,8 @@ struct ClosureRoutes {
     let closures: ManageClosures
     let refund: RefundCardBooking
     let cancel: AdminBookingTransition
+    let move: MoveBooking
+    let store: any Store
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.post("/api/admin/closures") { request, context in
@@ -44,17 +46,33 @@ struct ClosureRoutes {
         router.post("/api/admin/closures/{id}/resolve") { request, context in
             let id = try Self.id(context)
             let body = try await JSONCoding.decode(ResolveClosureRequest.self, from: request)
-            guard body.action == "cancel" else {
-                throw APIError(.badRequest, .invalidField, "action must be cancel (moving the bookings to other slots is not offered yet)", field: "action")
-            }
             let runtime = context.tenant
-            let (closure, results) = try await closures.cancelInside(
-                runtime: runtime,
-                id: id,
-                actor: context.actor,
-                refund: runtime.stripe == nil ? nil : refund,
-                cancel: cancel
-            )
+            let closure: Closure, results: [ManageClosures.Resolved]
+            switch body.action {
+            case "cancel":
+                guard body.moves == nil else { throw APIError(.badRequest, .invalidField, "moves go with action move", field: "moves") }
+                (closure, results) = try await closures.cancelInside(
+                    runtime: runtime,
+                    id: id,
+                    actor: context.actor,
+                    refund: runtime.stripe == nil ? nil : refund,
+                    cancel: cancel
+                )
+            case "move":
+                guard let moves = body.moves, !moves.isEmpty, moves.count <= 500 else {
+                    throw APIError(.badRequest, .missingField, "action move names 1 to 500 moves: {bookingId, slot | start and end, resourceId?}", field: "moves")
+                }
+                var relocations: [ManageClosures.Relocation] = []
+                for entry in moves {
+                    let bookingId = try await Paging.bookingId(entry.bookingId, field: "moves", tenantId: runtime.id, store: store)
+                    relocations.append(
+                        .init(bookingId: bookingId, start: entry.start?.time, end: entry.end?.time, slot: entry.slot?.time, resourceId: entry.resourceId)
+                    )
+                }
+                (closure, results) = try await closures.moveInside(runtime: runtime, id: id, actor: context.actor, moves: relocations, move: move)
+            default:
+                throw APIError(.badRequest, .invalidField, "action is cancel or move", field: "action")
+            }
             let zone = Self.zone(of: closure.resourceId, in: runtime.tenant)
             return try JSONCoding.response(
                 ResolveClosureResponse(
@@ -153,8 +171,35 @@ struct ClosureListResponse: Codable {
 }
 
 struct ResolveClosureRequest: Codable, RefusesNull {
-    /// `cancel`: every booking inside is cancelled (card payments refunded in full; store-paid ones owed).
+    /// One booking's new place: the booking (id or reference), and a slot or a start and end.
+    struct Move: Codable, RefusesNull {
+        /// The booking's id (a number, as bookings carry it) or its reference.
+        var bookingId: String
+        var start: BookingTimeText?
+        var end: BookingTimeText?
+        var slot: BookingTimeText?
+        var resourceId: String?
+
+        enum CodingKeys: String, CodingKey { case bookingId, start, end, slot, resourceId }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let number = try? container.decode(Int64.self, forKey: .bookingId) {
+                bookingId = String(number)
+            } else {
+                bookingId = try container.decode(String.self, forKey: .bookingId)
+            }
+            start = try container.decodeIfPresent(BookingTimeText.self, forKey: .start)
+            end = try container.decodeIfPresent(BookingTimeText.self, forKey: .end)
+            slot = try container.decodeIfPresent(BookingTimeText.self, forKey: .slot)
+            resourceId = try container.decodeIfPresent(String.self, forKey: .resourceId)
+        }
+    }
+
+    /// `cancel`: every booking inside is cancelled (card payments refunded in full; store-paid ones
+    /// owed). `move`: the bookings named in `moves` go to their new places.
     var action: String
+    var moves: [Move]?
 }
 
 struct ResolvedBookingDTO: Codable {

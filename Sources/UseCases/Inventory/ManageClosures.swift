@@ -109,6 +109,8 @@ public struct ManageClosures: Sendable {
             case cancelledOwed = "cancelled_owed"
             /// Nothing was paid: cancelled, its hold released.
             case cancelled
+            /// Moved to the place the operator named (the customer accepted it).
+            case moved
             /// Left as it was: the message says why (a refund still in progress, another change first).
             case failed
         }
@@ -148,6 +150,59 @@ public struct ManageClosures: Sendable {
                     let cancelled = try await cancel(booking.id, to: .cancelled, runtime: runtime, actor: actor, reason: reason)
                     results.append(Resolved(booking: cancelled, outcome: rails.isEmpty ? .cancelled : .cancelledOwed))
                 }
+            } catch let error as DomainError {
+                results.append(Resolved(booking: booking, outcome: .failed, message: "\(error.code.rawValue): \(error.message)"))
+            }
+        }
+        return (closure, results)
+    }
+
+    /// Where an operator moves one booking inside a closure (a place its customer accepted).
+    public struct Relocation: Sendable {
+        public var bookingId: Int64
+        public var start: BookingTime?
+        public var end: BookingTime?
+        public var slot: BookingTime?
+        public var resourceId: String?
+
+        public init(bookingId: Int64, start: BookingTime?, end: BookingTime?, slot: BookingTime?, resourceId: String?) {
+            (self.bookingId, self.start, self.end, self.slot, self.resourceId) = (bookingId, start, end, slot, resourceId)
+        }
+    }
+
+    /// Moves the named bookings inside the closure, each in its own unit of work (``MoveBooking``):
+    /// a booking the closure does not cover is refused, a place that is full or closed too fails
+    /// that booking alone and says why.
+    public func moveInside(runtime: TenantRuntime, id: Int64, actor: Actor, moves: [Relocation], move: MoveBooking) async throws -> (Closure, [Resolved]) {
+        let tenantId = runtime.id
+        let now = clock.now()
+        let (closure, bookings) = try await store.read { tx -> (Closure, [Booking]) in
+            guard let closure = try tx.closures.closure(tenantId: tenantId, id: id), closure.deletedAt == nil else {
+                throw DomainError(.notFound, .closureNotFound, "no closure \(id)", field: "id")
+            }
+            return (closure, try Self.inside(closure, tx: tx, now: now))
+        }
+        let byId = Dictionary(bookings.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for relocation in moves where byId[relocation.bookingId] == nil {
+            throw DomainError(.invalidInput, .invalidField, "booking \(relocation.bookingId) is not inside this closure", field: "moves")
+        }
+        var results: [Resolved] = []
+        for relocation in moves {
+            guard let booking = byId[relocation.bookingId] else { continue }
+            do {
+                let moved = try await move(
+                    .init(
+                        runtime: runtime,
+                        bookingId: booking.id,
+                        userId: nil,
+                        actor: actor,
+                        start: relocation.start,
+                        end: relocation.end,
+                        slot: relocation.slot,
+                        resourceId: relocation.resourceId
+                    )
+                )
+                results.append(Resolved(booking: moved, outcome: .moved))
             } catch let error as DomainError {
                 results.append(Resolved(booking: booking, outcome: .failed, message: "\(error.code.rawValue): \(error.message)"))
             }

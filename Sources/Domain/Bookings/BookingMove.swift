@@ -1,0 +1,97 @@
+import Foundation
+
+/// Moving a booking to another slot, day or (for an operator) another resource of the same product:
+/// what is allowed, and the booking it becomes.
+public enum BookingMove {
+    /// The booking `booking` becomes at `quote`'s place, or why it cannot move there.
+    ///
+    /// - A customer moves while the policy allows (`changeUntilHoursBefore`, else until the start);
+    ///   an operator moves any booking that has not ended.
+    /// - Only to a resource sold by the same product (one paid for it stays paid).
+    /// - A paid booking (in full or in part) keeps what was paid: a place at the same or a lower price
+    ///   moves it, one that costs more waits for the difference (409 `move_costs_more`). An unpaid
+    ///   booking takes the new place's price.
+    public static func moved(
+        _ booking: Booking,
+        to quote: BookingQuote,
+        policy: CancellationPolicy?,
+        byOperator: Bool,
+        now: Date
+    ) throws(DomainError) -> Booking {
+        switch booking.status {
+        case .confirmed: break
+        case .pendingPayment where booking.holdExpiresAt > now: break
+        default:
+            throw DomainError(.conflict, .invalidTransition, "a \(booking.status.rawValue.replacingOccurrences(of: "_", with: " ")) booking cannot be moved")
+        }
+        let hoursLeft = booking.start.timeIntervalSince(now) / 3600
+        if byOperator {
+            guard booking.end > now else { throw DomainError(.conflict, .bookingStarted, "this booking has ended: it cannot be moved") }
+        } else {
+            guard hoursLeft > 0 else { throw DomainError(.conflict, .bookingStarted, "the trip has started: ask the operator to change it") }
+            if let policy, !policy.allowsChange(hoursLeft: hoursLeft) {
+                throw DomainError(
+                    .conflict,
+                    .changeNotAllowed,
+                    "changes are possible until \(policy.changeUntilHoursBefore ?? 0) hours before the start; ask the operator"
+                )
+            }
+        }
+        guard quote.requiredProductId == booking.requiredProductId || (booking.paidQuantity == 0 && booking.status == .pendingPayment) else {
+            throw DomainError(
+                .unprocessable,
+                .invalidField,
+                "\(quote.resource.name) is sold by another product than this booking; move it to a resource of the same kind",
+                field: "resourceId"
+            )
+        }
+        guard quote.start != booking.start || quote.end != booking.end || quote.resource.id != booking.resourceId else {
+            throw DomainError(.invalidInput, .invalidField, "the booking is already there", field: "start")
+        }
+        let paid = booking.status == .confirmed || booking.paidQuantity > 0
+        if paid {
+            guard quote.priceMinor <= booking.priceMinor else {
+                let difference = CurrencyUnits.text(minor: quote.priceMinor - booking.priceMinor, currency: booking.currency)
+                throw DomainError(
+                    .conflict,
+                    .moveCostsMore,
+                    "the new place costs \(difference) more than was paid; pick one at the same price or less, or cancel and book anew"
+                )
+            }
+        }
+        var moved = booking
+        moved.resourceId = quote.resource.id
+        moved.start = quote.start
+        moved.end = quote.end
+        moved.timeZone = quote.timeZone
+        moved.updatedAt = now
+        if !paid {
+            moved.priceMinor = quote.priceMinor
+            moved.requiredProductId = quote.requiredProductId
+            moved.requiredQuantity = quote.requiredQuantity
+        }
+        return moved
+    }
+
+    /// The audit entry and webhook of a move.
+    public static func recorded(_ booking: Booking, moved: Booking, actor: Actor, now: Date) -> (AuditRecord, WebhookEvent) {
+        let audit = AuditRecord(
+            tenantId: booking.tenantId,
+            actor: actor,
+            action: .bookingMoved,
+            bookingId: booking.id,
+            purchaseId: booking.purchaseId,
+            detail: [
+                "fromResourceId": booking.resourceId, "toResourceId": moved.resourceId,
+                "from": booking.localStart, "to": moved.localStart,
+            ],
+            at: now
+        )
+        var event = WebhookEvent.booking(.bookingMoved, moved, purchase: nil)
+        event.data["previousResourceId"] = booking.resourceId
+        event.data["previousStart"] = UTCTimestamp.format(epochMilliseconds: booking.start.epochMilliseconds, milliseconds: false)
+        event.data["previousEnd"] = UTCTimestamp.format(epochMilliseconds: booking.end.epochMilliseconds, milliseconds: false)
+        event.data["previousLocalStart"] = booking.localStart
+        return (audit, event)
+    }
+}

@@ -1,0 +1,315 @@
+import Domain
+import Foundation
+import HTTPAPI
+import Hummingbird
+import HummingbirdTesting
+import StripeStandIn
+import Testing
+
+/// The season (issue "Run the season"): prices by date and weekday, customers moving and cancelling
+/// under the cancellation policy, closures resolved by moving.
+@Suite("The season: prices, moves, cancellations")
+struct SeasonTests {
+    /// `YYYY-MM-DD` of the UTC day `offset` days from now (08:00 UTC is the same date in Rome).
+    static func date(_ offset: Int, _ harness: Harness) -> String {
+        String(iso(Harness.day(offset, from: harness.clock.now())).prefix(10))
+    }
+
+    /// `mon` … `sun` of that date.
+    static func weekday(_ offset: Int, _ harness: Harness) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Europe/Rome") ?? .current
+        let index = calendar.component(.weekday, from: Harness.day(offset, from: harness.clock.now()))
+        return ["sun", "mon", "tue", "wed", "thu", "fri", "sat"][index - 1]
+    }
+
+    @Test(
+        "season prices: a rule by dates prices each local day of a rental and each seat of a slot, a later rule for a weekday wins over it, days outside keep the resource's price; a rule no band covers, dates out of order, an unknown weekday or the wrong price field is a 422 naming why"
+    )
+    func seasonPrices() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let (d10, d11, d12, d13, d14) = (Self.date(10, harness), Self.date(11, harness), Self.date(12, harness), Self.date(13, harness), Self.date(14, harness))
+            let august = try await client.call(
+                .post,
+                "/api/admin/resources/gozzo-5m/prices",
+                auth: harness.adminKey,
+                json: ["from": d10, "to": d12, "pricePerDayMinor": 9500]
+            )
+            #expect(august.status == .created, "\(august.json)")
+            let rules = ((august.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["prices"] as? [[String: Any]]
+            #expect(rules?.count == 1 && rules?.first?["pricePerDayMinor"] as? Int == 9500, "\(august.json)")
+            let weekend = try await client.call(
+                .post,
+                "/api/admin/resources/gozzo-5m/prices",
+                auth: harness.adminKey,
+                json: ["from": d10, "to": d10, "weekdays": [Self.weekday(10, harness)], "pricePerDayMinor": 9900]
+            )
+            #expect(weekend.status == .created, "\(weekend.json)")
+            func rent(_ user: String, _ start: String, _ end: String) async throws -> [String: Any]? {
+                try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: ["resourceId": "gozzo-5m", "start": start, "end": end])
+                    .booking
+            }
+            #expect(try await rent("a", d10, d11)?["price"] as? Int == 9900, "the later weekday rule wins on its day")
+            #expect(try await rent("b", d11, d12)?["price"] as? Int == 9500, "the season's day price")
+            let across = try await rent("c", d12, d14)
+            #expect(across?["price"] as? Int == 9500 + 8000, "one day in the season, one after it: \(String(describing: across))")
+            #expect(across?["requiredProductId"] as? String == "it.seaboo.rental.premium", "the product follows the bands: \(String(describing: across))")
+            #expect(try await rent("d", Self.date(15, harness), Self.date(16, harness))?["price"] as? Int == 8000)
+
+            let seats = try await client.call(
+                .post,
+                "/api/admin/resources/sunset-cruise/prices",
+                auth: harness.adminKey,
+                json: ["from": d10, "to": d10, "pricePerSeatMinor": 5000]
+            )
+            #expect(seats.status == .created, "\(seats.json)")
+            let cruise = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "e",
+                json: ["resourceId": "sunset-cruise", "slot": "\(d10)T17:30", "seats": 2]
+            )
+            #expect(cruise.booking?["price"] as? Int == 10_000, "\(cruise.json)")
+
+            for (resource, body, words) in [
+                ("gozzo-5m", ["from": d10, "to": d10, "pricePerDayMinor": 60_000] as [String: Any], "price band"),
+                ("gozzo-5m", ["from": d12, "to": d10, "pricePerDayMinor": 9000], "before"),
+                ("gozzo-5m", ["from": d10, "to": d12, "weekdays": ["funday"], "pricePerDayMinor": 9000], "weekdays"),
+                ("gozzo-5m", ["from": d10, "to": d12, "pricePerSeatMinor": 9000], "pricePerDayMinor"),
+                ("gozzo-5m", ["from": "10/08/2026", "to": d12, "pricePerDayMinor": 9000], "not a date"),
+            ] {
+                let refused = try await client.call(.post, "/api/admin/resources/\(resource)/prices", auth: harness.adminKey, json: body)
+                let message = (refused.json["error"] as? [String: Any])?["message"] as? String ?? ""
+                #expect(refused.status == .unprocessableContent && message.contains(words), "\(body): \(refused.json)")
+            }
+            let unknown = try await client.call(.post, "/api/admin/resources/ghost/prices", auth: harness.adminKey, json: ["from": d10, "to": d10, "pricePerDayMinor": 1])
+            #expect(unknown.status == .notFound && unknown.errorCode == "resource_not_found")
+            let listed = try await client.call(.get, "/api/admin/resources", auth: harness.adminKey)
+            let gozzo = (listed.json["resources"] as? [[String: Any]])?.first { ($0["resource"] as? [String: Any])?["id"] as? String == "gozzo-5m" }
+            #expect(((gozzo?["resource"] as? [String: Any])?["prices"] as? [Any])?.count == 2, "refused rules are not kept")
+        }
+    }
+
+    @Test(
+        "moves: a customer moves a seat to the next day's slot (the old slot freed, booking.moved audited); into the past, into a closure, into a full slot, after changeUntilHoursBefore and to a dearer day once paid are refused with their codes; an operator moves any booking, another user's is not found"
+    )
+    func moves() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let (d5, d6, d7, d8) = (Self.date(5, harness), Self.date(6, harness), Self.date(7, harness), Self.date(8, harness))
+            let made = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "sara",
+                json: ["resourceId": "sunset-cruise", "slot": "\(d5)T17:30", "seats": 2]
+            )
+            let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
+            func move(_ body: [String: Any], user: String = "sara", booking: Int64? = nil) async throws -> Reply {
+                try await client.call(.post, "/api/bookings/\(booking ?? id)/move", auth: harness.serverKey, user: user, json: body)
+            }
+            let moved = try await move(["slot": "\(d6)T17:30"])
+            #expect(moved.status == .ok, "\(moved.json)")
+            #expect((moved.booking?["localStart"] as? String)?.hasPrefix("\(d6)T17:30") == true, "\(moved.json)")
+            #expect(moved.booking?["seats"] as? Int == 2 && moved.booking?["status"] as? String == "pending_payment")
+            // The old slot is free again: ten seats can be booked there.
+            let full = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "team",
+                json: ["resourceId": "sunset-cruise", "slot": "\(d5)T17:30", "seats": 10]
+            )
+            #expect(full.status == .created, "the old slot was given back: \(full.json)")
+
+            let past = try await move(["slot": "\(Self.date(-1, harness))T17:30"])
+            #expect(past.status == .badRequest && past.errorCode == "invalid_request", "\(past.json)")
+            let notOffered = try await move(["slot": "\(d7)T09:00"])
+            #expect(notOffered.errorCode == "slot_not_offered", "\(notOffered.json)")
+            let tooFull = try await move(["slot": "\(d5)T17:30"])
+            #expect(tooFull.status == .conflict && tooFull.errorCode == "slot_taken", "\(tooFull.json)")
+            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": d7, "to": d7, "reason": "storm"])
+            #expect(closed.status == .created)
+            let intoClosure = try await move(["slot": "\(d7)T17:30"])
+            #expect(intoClosure.status == .conflict && intoClosure.errorCode == "resource_closed", "\(intoClosure.json)")
+            let other = try await move(["slot": "\(d8)T17:30"], user: "mallory")
+            #expect(other.status == .notFound && other.errorCode == "booking_not_found", "\(other.json)")
+            let elsewhere = try await move(["slot": "\(d8)T17:30", "resourceId": "diving-intro"])
+            #expect(elsewhere.status == .forbidden, "only operators change the resource: \(elsewhere.json)")
+
+            // An operator moves it to day 8 (any booking, with the admin key).
+            let byOperator = try await client.call(.post, "/api/admin/bookings/\(id)/move", auth: harness.adminKey, json: ["slot": "\(d8)T17:30"])
+            #expect(byOperator.status == .ok && (byOperator.booking?["localStart"] as? String)?.hasPrefix(d8) == true, "\(byOperator.json)")
+            let audit = try await client.call(.get, "/api/admin/audit?limit=50", auth: harness.adminKey)
+            let moves = (audit.json["items"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "booking.moved" }
+            #expect(moves.count == 2, "\(audit.json)")
+
+            // Paid bookings: a dearer day waits for the difference; within 24 hours of the start the policy refuses.
+            let rental = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "ivo",
+                json: ["resourceId": "gozzo-5m", "start": d5, "end": d6]
+            )
+            let rentalId = try #require(rental.booking?["id"] as? Int64, "\(rental.json)")
+            let paid = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "ivo",
+                json: ["bookingId": rentalId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+            )
+            #expect(paid.status == .ok, "\(paid.json)")
+            let dearer = try await client.call(
+                .post,
+                "/api/admin/resources/gozzo-5m/prices",
+                auth: harness.adminKey,
+                json: ["from": d8, "to": d8, "pricePerDayMinor": 9000]
+            )
+            #expect(dearer.status == .created)
+            let costsMore = try await move(["start": d8, "end": Self.date(9, harness)], user: "ivo", booking: rentalId)
+            #expect(costsMore.status == .conflict && costsMore.errorCode == "move_costs_more", "\(costsMore.json)")
+            let cheaper = try await move(["start": d6, "end": d7], user: "ivo", booking: rentalId)
+            #expect(cheaper.status == .ok && cheaper.booking?["status"] as? String == "confirmed", "stays paid: \(cheaper.json)")
+            #expect(cheaper.booking?["price"] as? Int == 8000)
+            // 12 hours before the rental's first day begins in Rome.
+            let rentalStart = Harness.local(6, hour: 0, from: harness.clock.now())
+            harness.clock.advance(rentalStart.timeIntervalSince(harness.clock.now()) - 12 * 3600)
+            let late = try await move(["start": d8, "end": Self.date(9, harness)], user: "ivo", booking: rentalId)
+            #expect(late.status == .conflict && late.errorCode == "change_not_allowed", "\(late.json)")
+        }
+    }
+
+    @Test(
+        "cancellation: the quote follows the tiers (100 % two days ahead, 50 % at 30 h); a card-paid cancel refunds the quoted part once through Stripe and the rest is not owed; an App Store-paid one is owed with words for the customer; an unpaid one costs nothing; a cancelled or started booking is refused"
+    )
+    func cancellation() async throws {
+        try await CardPaymentTests.withCardRail { harness, standIn, client in
+            let day = Self.date(4, harness), next = Self.date(5, harness)
+            func book(_ user: String, _ body: [String: Any]) async throws -> Int64 {
+                let made = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
+                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+            }
+            let byCard = try await book("carla", ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1])
+            let intent = try #require(try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String)
+            _ = try await standIn.succeed(intent)
+            #expect(try await CardPaymentTests.booking(client, harness, user: "carla", byCard)["status"] as? String == "confirmed")
+            let byApple = try await book("ivo", ["resourceId": "gozzo-5m", "start": next, "end": Self.date(6, harness)])
+            let verified = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "ivo",
+                json: ["bookingId": byApple, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+            )
+            #expect(verified.status == .ok, "\(verified.json)")
+            let unpaid = try await book("ugo", ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1])
+
+            func quote(_ user: String, _ id: Int64) async throws -> [String: Any] {
+                try await client.call(.get, "/api/bookings/\(id)/cancellation", auth: harness.serverKey, user: user).json
+            }
+            let early = try await quote("carla", byCard)
+            #expect(early["refundPercent"] as? Int == 100 && early["refundMinor"] as? Int == 4500 && early["rail"] as? String == "card", "\(early)")
+            // 30 hours before the 17:30 slot in Rome.
+            let slot = Harness.local(4, hour: 17, minute: 30, from: harness.clock.now())
+            harness.clock.advance(slot.timeIntervalSince(harness.clock.now()) - 30 * 3600)
+            let late = try await quote("carla", byCard)
+            #expect(late["refundPercent"] as? Int == 50 && late["refundMinor"] as? Int == 2250 && late["allowed"] as? Bool == true, "\(late)")
+            #expect((late["message"] as? String)?.contains("card") == true, "\(late)")
+
+            let cancelled = try await client.call(.post, "/api/bookings/\(byCard)/cancel", auth: harness.serverKey, user: "carla")
+            #expect(cancelled.status == .ok, "\(cancelled.json)")
+            #expect(cancelled.booking?["status"] as? String == "cancelled")
+            #expect((cancelled.json["refund"] as? [String: Any])?["amountMinor"] as? Int == 2250, "\(cancelled.json)")
+            #expect(standIn.refunds.map(\.amount) == [2250], "one partial refund at Stripe")
+            let again = try await client.call(.post, "/api/bookings/\(byCard)/cancel", auth: harness.serverKey, user: "carla")
+            #expect(again.status == .conflict && again.errorCode == "invalid_transition", "\(again.json)")
+            #expect(standIn.refunds.count == 1)
+
+            let appleQuote = try await quote("ivo", byApple)
+            #expect(appleQuote["rail"] as? String == "app_store" && appleQuote["refundPercent"] as? Int == 50, "\(appleQuote)")
+            let appleCancelled = try await client.call(.post, "/api/bookings/\(byApple)/cancel", auth: harness.serverKey, user: "ivo")
+            #expect(appleCancelled.status == .ok && appleCancelled.json["refund"] == nil, "\(appleCancelled.json)")
+            let words = (appleCancelled.json["cancellation"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(words.contains("Apple"), "the app's words say who refunds: \(words)")
+
+            let free = try await client.call(.post, "/api/bookings/\(unpaid)/cancel", auth: harness.serverKey, user: "ugo")
+            #expect(free.status == .ok && (free.json["cancellation"] as? [String: Any])?["paidMinor"] as? Int == 0, "\(free.json)")
+            let stranger = try await client.call(.get, "/api/bookings/\(unpaid)/cancellation", auth: harness.serverKey, user: "mallory")
+            #expect(stranger.status == .notFound)
+
+            let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
+            let owedIds = (owed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
+            #expect(owedIds.contains(byApple) && !owedIds.contains(byCard) && !owedIds.contains(unpaid), "\(owed.json)")
+
+            // Once the trip begins, the customer asks the operator.
+            let started = try await book("zeno", ["resourceId": "sunset-cruise", "slot": "\(next)T17:30", "seats": 1])
+            let zenoIntent = try #require(
+                try await CardPaymentTests.pay(client, harness, user: "zeno", booking: started).json["paymentIntentId"] as? String
+            )
+            _ = try await standIn.succeed(zenoIntent)
+            let zenoSlot = Harness.local(5, hour: 17, minute: 30, from: harness.clock.now())
+            harness.clock.advance(zenoSlot.timeIntervalSince(harness.clock.now()) + 600)
+            let tooLate = try await client.call(.post, "/api/bookings/\(started)/cancel", auth: harness.serverKey, user: "zeno")
+            #expect(tooLate.status == .conflict && tooLate.errorCode == "booking_started", "\(tooLate.json)")
+            #expect(standIn.refunds.count == 1, "nothing refunded")
+        }
+    }
+
+    @Test(
+        "a closure resolved by move: each named booking goes to the place its customer accepted; one that is not inside is refused, one whose new place is full fails alone"
+    )
+    func closureResolvedByMove() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let (d6, d7) = (Self.date(6, harness), Self.date(7, harness))
+            func book(_ user: String, _ slot: String, seats: Int = 1) async throws -> Int64 {
+                let made = try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["resourceId": "sunset-cruise", "slot": slot, "seats": seats]
+                )
+                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+            }
+            let ada = try await book("ada", "\(d6)T17:30", seats: 2)
+            let ben = try await book("ben", "\(d6)T17:30", seats: 2)
+            _ = try await book("crowd", "\(d7)T17:30", seats: 7)
+            let outside = try await book("cai", "\(d7)T17:30")
+            let closed = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: harness.adminKey,
+                json: ["resourceId": "sunset-cruise", "from": d6, "to": d6, "reason": "storm"]
+            )
+            let id = try #require(closed.json["id"] as? Int, "\(closed.json)")
+            let notInside = try await client.call(
+                .post,
+                "/api/admin/closures/\(id)/resolve",
+                auth: harness.adminKey,
+                json: ["action": "move", "moves": [["bookingId": outside, "slot": "\(d7)T17:30"]]]
+            )
+            #expect(notInside.status == .badRequest, "\(notInside.json)")
+            let resolved = try await client.call(
+                .post,
+                "/api/admin/closures/\(id)/resolve",
+                auth: harness.adminKey,
+                json: ["action": "move", "moves": [["bookingId": ada, "slot": "\(d7)T17:30"], ["bookingId": ben, "slot": "\(d7)T17:30"]]]
+            )
+            #expect(resolved.status == .ok, "\(resolved.json)")
+            let outcomes = (resolved.json["results"] as? [[String: Any]] ?? []).map { $0["outcome"] as? String }
+            #expect(outcomes == ["moved", "failed"], "ada takes the last two seats, ben's move fails alone: \(resolved.json)")
+            let message = (resolved.json["results"] as? [[String: Any]])?.last?["message"] as? String ?? ""
+            #expect(message.hasPrefix("slot_taken"), "\(message)")
+            let empty = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "move"])
+            #expect(empty.status == .badRequest && empty.errorCode == "missing_field", "\(empty.json)")
+        }
+    }
+}
