@@ -63,6 +63,14 @@ export type ErrorCode =
   | "resource_closed"
   /** 404: no closure of this app has that id */
   | "closure_not_found"
+  /** 409 (POST /api/bookings/{id}/cancel): a paid booking of an app without a cancellation policy; the operator cancels it */
+  | "cancellation_not_offered"
+  /** 409: the trip has begun; the customer can no longer cancel or move it */
+  | "booking_started"
+  /** 409 (POST /api/bookings/{id}/move): the policy's changeUntilHoursBefore has passed */
+  | "change_not_allowed"
+  /** 409 (move): the new place costs more than was paid; pick one at the same price or less */
+  | "move_costs_more"
   | "bookings_not_offered"
   | "no_product_for_booking"
   | "slot_not_offered"
@@ -570,6 +578,71 @@ export interface CatalogResource {
   timeZone?: string;
   /** kept for its bookings, takes no new one */
   retired?: boolean;
+  /** season prices by local date and weekday; the last rule covering a day wins */
+  prices?: PriceRule[];
+  /** this resource's cancellation policy, in place of the app's */
+  cancellation?: CancellationPolicy;
+}
+
+/** `POST /api/admin/resources/{id}/prices` (admin key): a season's price, added after the others */
+export interface PriceRule {
+  /** first local day, YYYY-MM-DD in the resource's zone */
+  from: string;
+  /** last local day, included */
+  to: string;
+  /** absent: every day */
+  weekdays?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+  /** a rental's day */
+  pricePerDayMinor?: number;
+  /** an experience's seat */
+  pricePerSeatMinor?: number;
+}
+
+/** products.json: a tenant's (or a resource's) `cancellation` */
+export interface CancellationPolicy {
+  /** cancelled at least hoursBefore hours before the start, refundPercent of what was paid goes back (the tier with the most hours reached) */
+  tiers: { hoursBefore: number; refundPercent: number }[];
+  /** moves allowed until this many hours before the start (absent: until the start) */
+  changeUntilHoursBefore?: number;
+}
+
+/** `POST /api/bookings/{id}/move` (user token, server key: the own booking) and `POST /api/admin/bookings/{id}/move` (admin key: any booking) */
+export interface MoveBookingRequest {
+  /** a rental's new start and end */
+  start?: BookingTime;
+  end?: BookingTime;
+  /** an experience's new slot (its seats stay) */
+  slot?: BookingTime;
+  /** operators only: another resource sold by the same product */
+  resourceId?: string;
+}
+
+/** `GET /api/bookings/{id}/cancellation`: what cancelling now gives back, before the customer confirms */
+export interface CancellationQuote {
+  bookingId: number;
+  status: BookingStatus;
+  /** whether the customer may cancel now; when not, code says why */
+  allowed: boolean;
+  code?: "cancellation_not_offered" | "booking_started" | "invalid_transition";
+  refundPercent: number;
+  /** what was paid through Berth, and what goes back (minor units) */
+  paidMinor: number;
+  refundMinor: number;
+  currency: string;
+  /** card: Berth refunds through Stripe; app_store / google_play: the store decides, the amount is owed; none: nothing was paid */
+  rail: "card" | "app_store" | "google_play" | "none";
+  /** whole hours left before the start */
+  hoursBefore: number;
+  /** what the app shows the customer */
+  message: string;
+}
+
+/** `POST /api/bookings/{id}/cancel` (user token, server key) */
+export interface CancelBookingResponse {
+  booking: Booking;
+  cancellation: CancellationQuote;
+  /** the card refund asked of Stripe (status follows Stripe's answer) */
+  refund?: { id: number; amountMinor: number; status: "pending" | "succeeded" | "failed" };
 }
 
 export interface InventoryItem {
@@ -619,13 +692,15 @@ export interface Closure {
 
 /** `POST /api/admin/closures/{id}/resolve` (admin key) */
 export interface ResolveClosureRequest {
-  /** cancel: card payments refunded in full, store-paid bookings owed, unpaid ones cancelled */
-  action: "cancel";
+  /** cancel: card payments refunded in full, store-paid bookings owed, unpaid ones cancelled; move: each booking in moves to its new place */
+  action: "cancel" | "move";
+  /** action move: a place each customer accepted (bookingId: the id or the reference) */
+  moves?: ({ bookingId: number | string; resourceId?: string } & MoveBookingRequest)[];
 }
 
 export interface ResolveClosureResponse {
   closure: Closure;
-  results: { booking: Booking; outcome: "refunded" | "cancelled_owed" | "cancelled" | "failed"; message?: string }[];
+  results: { booking: Booking; outcome: "refunded" | "cancelled_owed" | "cancelled" | "moved" | "failed"; message?: string }[];
 }
 
 /** `GET /api/admin/closures[?deleted=true]` */
@@ -759,7 +834,8 @@ export interface OwedPayment {
   resolution?: { how: OwedResolution; note?: string; actor: string; at: ISODateTime };
 }
 
-export type OwedResolution = "customer_told" | "credited" | "refunded_elsewhere";
+/** policy_kept: set by Berth when a customer cancelled late and the policy kept the rest (not an operator's choice) */
+export type OwedResolution = "customer_told" | "credited" | "refunded_elsewhere" | "policy_kept";
 
 export interface OwedListResponse {
   status: "open" | "resolved";
@@ -1280,8 +1356,11 @@ export interface TestNotificationResponse {
 export type WebhookEventType =
   | "booking.confirmed"
   | "booking.refunded"
-  /** an operator cancelled the booking (POST /api/admin/bookings/{id}/cancel); an operator's confirmation is booking.confirmed */
+  /** the booking was cancelled; data.reason: operator (POST /api/admin/bookings/{id}/cancel), closure (a closure resolved by cancel)
+   *  or customer (POST /api/bookings/{id}/cancel); an operator's confirmation is booking.confirmed */
   | "booking.cancelled"
+  /** the booking moved; data carries the new start/end/resourceId and previousStart, previousEnd, previousLocalStart, previousResourceId */
+  | "booking.moved"
   | "purchase.refunded"
   | "replay.detected"
   /** data: userId, creditType, balance, available, debt, change, reason (the entry type), entryId, transactionId.

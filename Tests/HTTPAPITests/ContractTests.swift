@@ -191,6 +191,51 @@ struct ContractTests {
                 "ResolveClosureResponse",
                 try await client.call(.post, "/api/admin/closures/\(closureId)/resolve", auth: admin, json: ["action": "cancel"])
             )
+            // The season: an August price, a customer's move, a cancellation quoted and done, a closure resolved by move.
+            let season: [String: Any] = ["from": sunsetDay, "to": sunsetDay, "weekdays": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "pricePerSeatMinor": 5_000]
+            try recordRequest("PriceRule", "PriceRule", season)
+            record(
+                "InventoryItemResponse.priced",
+                "InventoryItemResponse",
+                try await client.call(.post, "/api/admin/resources/sunset-cruise/prices", auth: admin, json: season)
+            )
+            let cruiseDay = String(iso(Harness.day(9, hour: 17, from: harness.clock.now())).prefix(10))
+            let trip = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: key,
+                user: "carol",
+                json: ["resourceId": "sunset-cruise", "slot": "\(cruiseDay)T17:30", "seats": 1]
+            )
+            let tripId = try #require(trip.booking?["id"] as? Int, "\(trip.json)")
+            let nextCruiseDay = String(iso(Harness.day(10, hour: 17, from: harness.clock.now())).prefix(10))
+            let moveTrip: [String: Any] = ["slot": "\(nextCruiseDay)T17:30"]
+            try recordRequest("MoveBookingRequest", "MoveBookingRequest", moveTrip)
+            record("BookingResponse.moved", "BookingResponse", try await client.call(.post, "/api/bookings/\(tripId)/move", auth: key, user: "carol", json: moveTrip))
+            record("CancellationQuote", "CancellationQuote", try await client.call(.get, "/api/bookings/\(tripId)/cancellation", auth: key, user: "carol"))
+            record("CancelBookingResponse", "CancelBookingResponse", try await client.call(.post, "/api/bookings/\(tripId)/cancel", auth: key, user: "carol"))
+            let stormTrip = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: key,
+                user: "dino",
+                json: ["resourceId": "sunset-cruise", "slot": "\(cruiseDay)T17:30", "seats": 1]
+            )
+            let stormTripId = try #require(stormTrip.booking?["id"] as? Int, "\(stormTrip.json)")
+            let stormy = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: admin,
+                json: ["resourceId": "sunset-cruise", "from": cruiseDay, "to": cruiseDay, "reason": "storm"]
+            )
+            let stormId = try #require(stormy.json["id"] as? Int, "\(stormy.json)")
+            let resolveByMove: [String: Any] = ["action": "move", "moves": [["bookingId": stormTripId, "slot": "\(nextCruiseDay)T17:30"]]]
+            try recordRequest("ResolveClosureRequest.move", "ResolveClosureRequest", resolveByMove)
+            record(
+                "ResolveClosureResponse.moved",
+                "ResolveClosureResponse",
+                try await client.call(.post, "/api/admin/closures/\(stormId)/resolve", auth: admin, json: resolveByMove)
+            )
             try await recordKeys(client, harness, recorder, admin: admin)
             record("ErrorResponse.unauthenticated", "ErrorResponse", try await client.call(.get, "/api/bookings", auth: nil))
 
@@ -491,7 +536,7 @@ struct ContractTests {
     func responsesMatchContract() async throws {
         let validator = try validator()
         let exchanges = try await recordSession()
-        #expect(exchanges.count == 95)
+        #expect(exchanges.count == 103)
         let examples = Self.contract.appendingPathComponent("examples")
         if ProcessInfo.processInfo.environment["BERTH_WRITE_EXAMPLES"] == "1" {
             for exchange in exchanges {
@@ -516,7 +561,7 @@ struct ContractTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.contract.appendingPathComponent("examples").path).filter {
             $0.hasSuffix(".json")
         }
-        #expect(files.count == 95)
+        #expect(files.count == 103)
         for file in files {
             let schema = String(file.split(separator: ".").first ?? "")
             #expect(validator.schemas[schema] != nil, "\(file) names no schema")

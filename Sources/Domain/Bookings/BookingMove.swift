@@ -3,7 +3,8 @@ import Foundation
 /// Moving a booking to another slot, day or (for an operator) another resource of the same product:
 /// what is allowed, and the booking it becomes.
 public enum BookingMove {
-    /// The booking `booking` becomes at `quote`'s place, or why it cannot move there.
+    /// The booking `booking` becomes at `quote`'s place (itself when it is there already: a move is
+    /// idempotent), or why it cannot move there.
     ///
     /// - A customer moves while the policy allows (`changeUntilHoursBefore`, else until the start);
     ///   an operator moves any booking that has not ended.
@@ -45,9 +46,8 @@ public enum BookingMove {
                 field: "resourceId"
             )
         }
-        guard quote.start != booking.start || quote.end != booking.end || quote.resource.id != booking.resourceId else {
-            throw DomainError(.invalidInput, .invalidField, "the booking is already there", field: "start")
-        }
+        // Already there (a repeat of a move whose answer was lost): nothing changes, the same answer.
+        guard quote.start != booking.start || quote.end != booking.end || quote.resource.id != booking.resourceId else { return booking }
         let paid = booking.status == .confirmed || booking.paidQuantity > 0
         if paid {
             guard quote.priceMinor <= booking.priceMinor else {

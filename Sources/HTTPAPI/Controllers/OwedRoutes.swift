@@ -33,7 +33,7 @@ struct OwedRoutes {
     func resolve(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
         let body = try await JSONCoding.decode(ResolveOwedRequest.self, from: request)
-        guard let how = OwedPayment.Resolution(rawValue: body.how) else {
+        guard let how = OwedPayment.Resolution(rawValue: body.how), how != .policyKept else {
             throw APIError(.badRequest, .invalidField, "how must be customer_told, credited or refunded_elsewhere", field: "how")
         }
         let note = body.note?.trimmingCharacters(in: .whitespacesAndNewlines)

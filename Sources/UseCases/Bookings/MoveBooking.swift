@@ -64,6 +64,7 @@ public struct MoveBooking: Sendable {
                 throw DomainError.bookingNotFound(command.bookingId)
             }
             let moved = try BookingMove.moved(booking, to: quote, policy: policy, byOperator: command.userId == nil, now: now)
+            if moved == booking { return booking }
             if let closure = try tx.closures.closing(tenantId: tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end).first {
                 throw closure.refusal(resourceName: quote.resource.name, zone: tenant.slotTimeZone(quote.resource))
             }

@@ -16,6 +16,8 @@ import type {
   Booking,
   BookingListResponse,
   BookingResponse,
+  CancelBookingResponse,
+  CancellationQuote,
   CardPaymentStart,
   CreateBookingRequest,
   CreditBalance,
@@ -26,6 +28,7 @@ import type {
   ErrorResponse,
   IntroductoryEligibilityRequest,
   IntroductoryEligibilityResponse,
+  MoveBookingRequest,
   PartialPaymentResponse,
   PromotionalOfferRequest,
   PromotionalOfferResponse,
@@ -228,6 +231,23 @@ export class BerthClient {
     return (await this.call<BookingListResponse>("GET", "/api/bookings")).body.items;
   }
 
+  /** Moves the user's booking to another slot (`{slot}`) or days (`{start, end}`) of the same resource,
+   * while the app's cancellation policy allows. A repeat after a lost answer finds it moved already. */
+  async moveBooking(id: number | string, request: MoveBookingRequest): Promise<Booking> {
+    return (await this.call<BookingResponse>("POST", `/api/bookings/${encodeURIComponent(String(id))}/move`, request)).body.booking;
+  }
+
+  /** What cancelling the booking now gives back, with the words to show before the customer confirms. */
+  async quoteCancellation(id: number | string): Promise<CancellationQuote> {
+    return (await this.call<CancellationQuote>("GET", `/api/bookings/${encodeURIComponent(String(id))}/cancellation`)).body;
+  }
+
+  /** Cancels the booking as `quoteCancellation` said (a card share refunded by Berth; store purchases owed). Not retried
+   * after a lost answer: read the booking to see whether it was cancelled. */
+  async cancelBooking(id: number | string): Promise<CancelBookingResponse> {
+    return (await this.call<CancelBookingResponse>("POST", `/api/bookings/${encodeURIComponent(String(id))}/cancel`)).body;
+  }
+
   /** Starts (or finds) the card payment of a booking: what Stripe's Payment Sheet needs. */
   async startCardPayment(bookingId: number): Promise<CardPaymentStart> {
     return (await this.call<CardPaymentStart>("POST", `/api/bookings/${bookingId}/card-payment`, {})).body;
@@ -334,7 +354,7 @@ export class BerthClient {
     const bare = path.split("?")[0];
     return ["/api/verify-purchase", "/api/restore-purchases", "/api/offers/apple/introductory-eligibility"].includes(bare)
       || /^\/api\/credits\/reservations\/[0-9]+\/(commit|release)$/.test(bare)
-      || /^\/api\/bookings\/[^/]+\/card-payment$/.test(bare);
+      || /^\/api\/bookings\/[^/]+\/(card-payment|move)$/.test(bare);
   }
 
   /** Checks Berth's signature over the answer (the text the README documents). */

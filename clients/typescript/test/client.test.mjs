@@ -121,6 +121,26 @@ await test("with a pinned key, every authenticated answer must be signed (V6): b
   assert.equal(proxy.seen.length, 3, "retried");
 });
 
+await test("moveBooking posts the new place and is retried after a 502 (a move is idempotent); cancelBooking is not; quoteCancellation reads the quote", async () => {
+  const moved = { booking: { id: 7, status: "confirmed", localStart: "2027-06-02T17:30:00+02:00" } };
+  const { fetch, seen } = answers([[502, undefined], [200, moved]]);
+  const booking = await client(fetch).moveBooking("K7MX2QA", { slot: "2027-06-02T17:30" });
+  assert.equal(booking.localStart, "2027-06-02T17:30:00+02:00");
+  assert.equal(seen.length, 2);
+  assert.equal(seen[0].url, "https://berth.test/api/bookings/K7MX2QA/move");
+  assert.deepEqual(JSON.parse(seen[1].init.body), { slot: "2027-06-02T17:30" });
+  const quote = { bookingId: 7, status: "confirmed", allowed: true, refundPercent: 50, paidMinor: 4500, refundMinor: 2250, currency: "EUR", rail: "card", hoursBefore: 30, message: "50 % back" };
+  const quoted = answers([[200, quote]]);
+  assert.equal((await client(quoted.fetch).quoteCancellation(7)).refundMinor, 2250);
+  assert.equal(quoted.seen[0].init.method, "GET");
+  assert.equal(quoted.seen[0].url, "https://berth.test/api/bookings/7/cancellation");
+  const lost = answers([[502, undefined], [200, { booking: { id: 7, status: "cancelled" }, cancellation: quote }]]);
+  await assert.rejects(client(lost.fetch).cancelBooking(7), (error) => error.status === 502);
+  assert.equal(lost.seen.length, 1, "a cancel is not repeated blindly");
+  const refused = answers([[409, refusal("change_not_allowed")]]);
+  await assert.rejects(client(refused.fetch).moveBooking(7, { slot: "2027-06-02T17:30" }), (error) => error.code === "change_not_allowed" && error.status === 409);
+});
+
 await test("a client key without a user, or no credentials at all, is a configuration error", async () => {
   assert.throws(() => new BerthClient({ baseURL: "https://berth.test", clientKey: "k" }), (error) => error.code === "configuration");
   assert.throws(() => new BerthClient({ baseURL: "https://berth.test" }), (error) => error.code === "configuration");
