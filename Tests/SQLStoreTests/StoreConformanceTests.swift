@@ -1,4 +1,5 @@
 import Domain
+import Logging
 import Foundation
 import SQLStore
 import StoreTesting
@@ -982,6 +983,87 @@ struct StoreConformance {
             #expect(pending == 3, "one booking.confirmed event per paid booking waits for delivery")
             let applied = try await store.read { try $0.schema.appliedMigrations() }
             #expect(applied.contains("001") || applied.contains { $0.hasPrefix("001") }, "\(applied)")
+        }
+    }
+}
+
+/// Moves racing for the last seat (issue "Run the season").
+extension StoreConformance {
+    /// A tenant selling the conformance suite's `tour` (3 seats at 10:00 UTC) with product `p`.
+    static func seasonRuntime() async throws -> TenantRuntime {
+        let json = """
+            {"id": "a", "name": "a", "currency": "EUR",
+             "apple": {"bundleId": "com.example.a", "environments": ["Sandbox"]},
+             "auth": {"algorithm": "HS256", "issuer": "https://a.example", "secretEnv": "A_SECRET"},
+             "products": [{"id": "p", "kind": "booking", "type": "Consumable", "title": "A tour"}],
+             "resources": [{"id": "tour", "kind": "experience", "name": "Tour", "experienceType": "sunset", "pricePerSeatMinor": 1000,
+                            "seatsPerSlot": 3, "slotTimes": ["10:00"], "durationMinutes": 60}],
+             "bookingRules": {"rentalPriceBands": [], "experienceProducts": {"sunset": "p"}}}
+            """
+        let tenant = try JSONDecoder().decode(Tenant.self, from: Data(json.utf8))
+        return try await TenantRuntime(
+            tenant: tenant,
+            baseDirectory: FileManager.default.temporaryDirectory,
+            environment: ["A_SECRET": String(repeating: "s", count: 32)],
+            logger: Logger(label: "conformance")
+        )
+    }
+
+    struct FixedClock: BerthClock {
+        let instant: Date
+        func now() -> Date { instant }
+    }
+
+    @Test(
+        "two customers moving into the last seat at once: one wins, the other gets slot_taken; the seats never go past the slot's, the loser keeps its old place",
+        arguments: StoreBackend.available
+    )
+    func movesRaceForTheLastSeat(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let runtime = try await Self.seasonRuntime()
+            let resource = try #require(runtime.tenant.resource(id: "tour"))
+            // Whole UTC days ahead, at the 10:00 slot.
+            let midnight = Date(timeIntervalSince1970: (Self.now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
+            let dayOne = midnight.addingTimeInterval(3 * 86_400 + 10 * 3600), dayTwo = dayOne.addingTimeInterval(86_400)
+            func quote(_ slot: Date, seats: Int) throws -> BookingQuote {
+                try runtime.tenant.quote(BookingRequest(resourceId: "tour", slot: slot, seats: seats), now: Self.now)
+            }
+            _ = try await Self.admit(store, user: "crowd", quote: try quote(dayTwo, seats: 2))
+            let first = try await Self.admit(store, user: "ann", quote: try quote(dayOne, seats: 1))
+            let second = try await Self.admit(store, user: "bea", quote: try quote(dayOne, seats: 1))
+            let move = MoveBooking(store: store, clock: FixedClock(instant: Self.now))
+            let outcomes = await withTaskGroup(of: Result<Booking, any Error>.self) { group in
+                for (booking, user) in [(first, "ann"), (second, "bea")] {
+                    group.addTask {
+                        do {
+                            return .success(
+                                try await move(.init(runtime: runtime, bookingId: booking.id, userId: user, actor: .user(user), slot: .instant(dayTwo)))
+                            )
+                        } catch { return .failure(error) }
+                    }
+                }
+                var all: [Result<Booking, any Error>] = []
+                for await outcome in group { all.append(outcome) }
+                return all
+            }
+            let wins = outcomes.compactMap { try? $0.get() }
+            let codes = outcomes.compactMap { outcome -> String? in
+                guard case .failure(let error) = outcome else { return nil }
+                return (error as? DomainError)?.code.rawValue ?? "\(error)"
+            }
+            #expect(wins.count == 1 && wins.first?.start == dayTwo, "\(outcomes)")
+            #expect(codes == ["slot_taken"], "\(codes)")
+            func seats(_ slot: Date) async throws -> Int {
+                try await store.write { tx in
+                    try tx.bookings.occupancy(tenantId: "a", resourceId: resource.id, start: slot, end: slot.addingTimeInterval(3600), excluding: nil, now: Self.now)
+                }.seats
+            }
+            #expect(try await seats(dayTwo) == 3, "the slot is full, never over")
+            #expect(try await seats(dayOne) == 1, "the loser kept its seat on day one, the winner gave its back")
+            let stored = try await store.read { tx in
+                [try tx.bookings.booking(id: first.id, tenantId: "a", forUpdate: false), try tx.bookings.booking(id: second.id, tenantId: "a", forUpdate: false)]
+            }
+            #expect(stored.compactMap { $0?.start }.sorted() == [dayOne, dayTwo])
         }
     }
 }
