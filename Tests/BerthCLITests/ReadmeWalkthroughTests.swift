@@ -64,6 +64,17 @@ struct ReadmeWalkthroughTests {
     }
 
     @Test(
+        "the storm walk-through runs verbatim against one berth serve: a boat added with its August price, a late cancel refunds half by card, Saturday closed (card refunded once, App Store owed, a new booking refused), a Sunday trip moved to Monday"
+    )
+    func stormWalkthroughRunsVerbatim() async throws {
+        let text = try await Self.run(try Self.walkthrough("## A storm closes the port on Saturday", in: "docs/walkthroughs.md"))
+        #expect(text.contains("201\n201\ninvalid_field\n9500\n"), "\(text)")
+        #expect(text.contains("50 True card\ncancelled succeeded\n"), "\(text)")
+        #expect(text.contains("confirmed\nconfirmed\n['cancelled_owed', 'refunded']\n2 refunds at Stripe: 9000\n[('ivo', 'app_store')]\nresource_closed\n"), "\(text)")
+        #expect(text.contains("confirmed True\n"), "\(text)")
+    }
+
+    @Test(
         "the Google Play walk-through runs verbatim against berth serve and the Play stand-in: credited once, replay refused, consumed once across a restart, refund, renewal, a foreign push refused"
     )
     func playWalkthroughRunsVerbatim() async throws {
