@@ -187,6 +187,8 @@ const views = {
   overview: { title: "Overview", custom: renderOverview },
   owed: { title: "Owed to customers", custom: renderOwed },
   departures: { title: "Departures", custom: renderDepartures },
+  calendar: { title: "Calendar", custom: renderCalendar },
+  inventory: { title: "Inventory", custom: renderInventory },
   products: { title: "Credit products", custom: renderProducts },
   keys: { title: "API keys", custom: renderKeys },
   subscriptions: {
@@ -228,7 +230,7 @@ let current = { name: null, offset: 0, query: {} };
 // The app the key belongs to (GET /api/admin/app). A view listed here appears only when the app
 // sells that kind of product; the others apply to every app.
 let app = null;
-const needs = { departures: "booking", owed: "booking", bookings: "booking", ledger: "credits", products: "credits", subscriptions: "subscription", cheats: "subscription" };
+const needs = { departures: "booking", calendar: "booking", inventory: "booking", owed: "booking", bookings: "booking", ledger: "credits", products: "credits", subscriptions: "subscription", cheats: "subscription" };
 
 function queryString(view, values, offset, extra = {}) {
   const query = new URLSearchParams();
@@ -899,6 +901,287 @@ async function renderKeys(main) {
   } catch (error) {
     failed(error);
   }
+}
+
+// The season: a week per resource (bookings by day, closures shown, a booking opens its actions),
+// closing dates for weather or maintenance, and the inventory (boats, prices, seasons).
+const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+function addDays(day, count) {
+  const d = new Date(day + "T12:00:00Z");
+  d.setUTCDate(d.getUTCDate() + count);
+  return d.toISOString().slice(0, 10);
+}
+function mondayOf(day) {
+  const index = (new Date(day + "T12:00:00Z").getUTCDay() + 6) % 7;
+  return addDays(day, -index);
+}
+const dayLabel = (day) => `${WEEKDAYS[(new Date(day + "T12:00:00Z").getUTCDay() + 6) % 7]} ${Number(day.slice(8))} ${MONTHS[Number(day.slice(5, 7)) - 1]}`;
+// A local day's instants in the app's zone: [midnight, next midnight).
+const localDayOf = (iso) => {
+  const zone = (app && app.timeZone) || "UTC";
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" })
+    .formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+  return `${parts.year}-${parts.month}-${parts.day}`;
+};
+// Money typed by an operator ("95", "95.50") in minor units of the app's currency; NaN when it is not an amount.
+function minorUnits(text) {
+  const digits = FRACTION_DIGITS[app.currency] ?? 2;
+  if (!/^\d+([.,]\d+)?$/.test(text.trim())) return NaN;
+  const [whole, fraction = ""] = text.trim().replace(",", ".").split(".");
+  if (fraction.length > digits) return NaN;
+  return Number(whole) * 10 ** digits + Number((fraction + "0".repeat(digits)).slice(0, digits) || 0);
+}
+const resourcePrice = (r) => money(r.kind === "rental" ? r.pricePerDayMinor : r.pricePerSeatMinor, app.currency) + (r.kind === "rental" ? " a day" : " a seat");
+
+async function renderCalendar(main, query = {}) {
+  let inventory;
+  try {
+    inventory = (await api("GET", "/api/admin/resources")).resources.map((i) => i.resource).filter((r) => !r.retired);
+  } catch (error) { failed(error); return; }
+  if (!inventory.length) { main.append(el("p", { class: "muted", text: "No resources yet: add one under Inventory." })); return; }
+  const resourceId = query.resourceId && inventory.some((r) => r.id === query.resourceId) ? query.resourceId : inventory[0].id;
+  const resource = inventory.find((r) => r.id === resourceId);
+  const week = mondayOf(query.week || todayLocal());
+  const redraw = (changes) => renderCalendar(main, { resourceId, week, ...changes });
+  const picker = el("select", { id: "calendar-resource", name: "resourceId" }, ...inventory.map((r) => el("option", { value: r.id, text: r.name, selected: r.id === resourceId })));
+  picker.addEventListener("change", () => redraw({ resourceId: picker.value }));
+  const weekInput = el("input", { type: "date", id: "calendar-week", name: "week", value: week });
+  weekInput.addEventListener("change", () => weekInput.value && redraw({ week: weekInput.value }));
+  main.replaceChildren(el("h2", { text: "Calendar" }),
+    el("form", { class: "filters", id: "calendar-controls" }, el("label", {}, "Resource", picker), el("label", {}, "Week of", weekInput),
+      el("button", { type: "button", class: "secondary", id: "calendar-previous", text: "← Week", onclick: () => redraw({ week: addDays(week, -7) }) }),
+      el("button", { type: "button", class: "secondary", id: "calendar-next", text: "Week →", onclick: () => redraw({ week: addDays(week, 7) }) }),
+      el("button", { type: "button", class: "danger", id: "close-dates", text: "Close dates…", onclick: () => askClosure(resource, week, redraw) })),
+    el("div", { id: "detail" }));
+  let bookings, closures;
+  try {
+    const from = dayStart(week), to = dayStart(addDays(week, 7));
+    const page = await api("GET", `/api/admin/bookings?resourceId=${encodeURIComponent(resourceId)}&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&limit=200`);
+    if (page.total > page.items.length) say(`This week has ${page.total} bookings of ${resource.name}; the calendar shows the first ${page.items.length} (Bookings lists them all).`, "error");
+    bookings = page.items.filter((b) => b.status === "confirmed" || (b.status === "pending_payment" && !b.holdLapsed));
+    closures = (await api("GET", "/api/admin/closures")).closures.filter((c) => (!c.resourceId || c.resourceId === resourceId) && c.from < to && c.to > from);
+  } catch (error) { failed(error); return; }
+  const grid = el("div", { class: "week", id: "calendar-week-grid" });
+  for (let index = 0; index < 7; index += 1) {
+    const day = addDays(week, index), from = Date.parse(dayStart(day)), to = Date.parse(dayStart(addDays(day, 1)));
+    const cell = el("section", { class: "day" + (day === todayLocal() ? " today" : ""), "data-day": day }, el("h3", { text: dayLabel(day) }));
+    for (const closure of closures.filter((c) => Date.parse(c.from) < to && Date.parse(c.to) > from)) {
+      cell.append(el("div", { class: "closure", "data-closure": String(closure.id) },
+        el("strong", { text: "Closed" }), ` ${closure.reason}${closure.resourceId ? "" : " (every resource)"}`,
+        el("div", { class: "actions" },
+          el("button", { class: "danger", text: "Resolve…", onclick: () => showClosure(closure, redraw) }),
+          el("button", { class: "secondary", text: "Reopen", onclick: async () => {
+            try { await api("DELETE", `/api/admin/closures/${closure.id}`); say(`Reopened: ${closure.reason}.`); redraw({}); } catch (error) { failed(error); }
+          } }))));
+    }
+    const sailing = bookings.filter((b) => Date.parse(b.start) < to && Date.parse(b.end) > from);
+    for (const b of sailing) {
+      cell.append(el("button", { class: "cal-booking status-" + b.status, "data-id": String(b.id), onclick: () => showBookingActions(b, resource, redraw),
+        text: `${calendarTime(b, day, resource)} · ${b.reference} · ${b.userId}${resource.kind === "experience" ? ` · ${b.seats} ${b.seats === 1 ? "seat" : "seats"}` : ""} · ${paidWords(b)}` }));
+    }
+    if (!sailing.length && !cell.querySelector(".closure")) cell.append(el("p", { class: "muted", text: "Free" }));
+    grid.append(cell);
+  }
+  main.append(el("p", { class: "muted", text: `${resource.name}: ${resourcePrice(resource)}${resource.kind === "rental" ? `, ${resource.units || 1} ${resource.units > 1 ? "boats" : "boat"}` : `, ${resource.seatsPerSlot} seats at ${(resource.slotTimes || []).join(", ")}`}` }), grid);
+}
+
+// When a booking sails on `day`: a trip's start and end; a rental's hours that day (a whole day, or from or until).
+function calendarTime(b, day, resource) {
+  const startsToday = localDayOf(b.start) === day, endsToday = localDayOf(new Date(Date.parse(b.end) - 1).toISOString()) === day;
+  const from = b.localStart.slice(11, 16), until = b.localEnd.slice(11, 16);
+  if (resource.kind === "experience" || (startsToday && endsToday)) return from === "00:00" && until === "00:00" ? "all day" : `${from}–${until}`;
+  if (startsToday) return from === "00:00" ? "all day" : `from ${from}`;
+  if (endsToday) return until === "00:00" ? "all day" : `until ${until}`;
+  return "all day";
+}
+// Paid (how), confirmed without payment, or unpaid: what the operator needs at a glance.
+function paidWords(b) {
+  if ((b.paidVia || []).length) return `${b.status === "confirmed" ? "paid" : "part paid"} (${b.paidVia.map((r) => RAIL_NAMES[r] || r).join(", ")})`;
+  return b.status === "confirmed" ? "confirmed, not paid" : "unpaid";
+}
+// A closure's dates as a person says them: "Sat 12 Dec" for one whole day, "12 Dec 14:00 → 13 Dec 10:00" otherwise.
+function closureWhen(c) {
+  const [fromDay, fromTime] = [c.localFrom.slice(0, 10), c.localFrom.slice(11, 16)], [toDay, toTime] = [c.localTo.slice(0, 10), c.localTo.slice(11, 16)];
+  if (fromTime === "00:00" && toTime === "00:00") {
+    const last = addDays(toDay, -1);
+    return last === fromDay ? dayLabel(fromDay) : `${dayLabel(fromDay)} – ${dayLabel(last)}`;
+  }
+  return `${dayLabel(fromDay)} ${fromTime} → ${dayLabel(toDay)} ${toTime}`;
+}
+
+// A booking in the calendar: move it (to another day or slot), or cancel it, or see its customer.
+function showBookingActions(b, resource, redraw) {
+  const detail = $("#detail");
+  const rental = resource.kind === "rental";
+  const start = el("input", { type: rental ? "date" : "datetime-local", id: "move-start", value: rental ? b.localStart.slice(0, 10) : b.localStart.slice(0, 16) });
+  const end = rental ? el("input", { type: "date", id: "move-end", value: b.localEnd.slice(0, 10) }) : null;
+  const form = el("form", { class: "panel", id: "move-form" },
+    el("strong", { text: `${b.reference} · ${b.userId} · ${tripWhen(b)} · ${b.status.replaceAll("_", " ")}${b.amountPaid ? " · paid " + money(b.amountPaid, b.currency) : ""}` }),
+    el("label", {}, rental ? "New first day" : "New slot (local)", start), rental ? el("label", {}, "Until (day it ends)", end) : null,
+    el("button", { type: "submit", id: "move-submit", text: "Move booking" }),
+    el("button", { type: "button", class: "danger", text: "Cancel booking…", onclick: () => askReason(b, "cancel") }),
+    el("button", { type: "button", class: "secondary", text: "Customer", onclick: () => showTimeline(b.userId) }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = rental ? { start: start.value, end: end.value } : { slot: start.value };
+    try {
+      const moved = (await api("POST", `/api/admin/bookings/${b.id}/move`, body)).booking;
+      say(`Booking ${moved.reference} moved to ${tripWhen(moved)}.`);
+      redraw({ week: mondayOf(moved.localStart.slice(0, 10)) });
+    } catch (error) { failed(error); }
+  });
+  detail.replaceChildren(form);
+}
+
+// Close dates: from, to, why, this resource or every one; the answer lists what is already sold inside.
+function askClosure(resource, week, redraw) {
+  const detail = $("#detail");
+  const from = el("input", { type: "date", id: "closure-from", required: true, value: week });
+  const to = el("input", { type: "date", id: "closure-to", required: true, value: week });
+  const reason = el("input", { id: "closure-reason", required: true, size: 30, placeholder: "storm: the port is closed" });
+  const every = el("input", { type: "checkbox", id: "closure-every" });
+  const form = el("form", { class: "panel", id: "closure-form" }, el("strong", { text: "Close dates (no new booking inside; customers see your reason)" }),
+    el("label", {}, "First day", from), el("label", {}, "Last day", to), el("label", {}, "Reason", reason),
+    el("label", { class: "check" }, every, el("span", { text: `Every resource, not only ${resource.name}` })),
+    el("button", { type: "submit", class: "danger", id: "closure-submit", text: "Close" }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const closure = await api("POST", "/api/admin/closures", { ...(every.checked ? {} : { resourceId: resource.id }), from: from.value, to: to.value, reason: reason.value.trim() });
+      say(`Closed ${from.value === to.value ? from.value : from.value + " to " + to.value}: ${closure.bookingsInside.length} booking(s) already inside.`);
+      await redraw({ week: mondayOf(from.value) });
+      showClosure(closure, redraw);
+    } catch (error) { failed(error); }
+  });
+  detail.replaceChildren(form);
+  reason.focus();
+}
+
+// A closure's bookings, resolved in one action: card payments refunded, store-paid ones owed, unpaid ones cancelled.
+async function showClosure(closure, redraw) {
+  const detail = $("#detail");
+  let inside = closure.bookingsInside;
+  if (!inside) {
+    try { inside = (await api("GET", "/api/admin/closures")).closures.find((c) => c.id === closure.id)?.bookingsInside || []; } catch (error) { failed(error); return; }
+  }
+  const list = el("ul", { class: "closure-bookings", id: "closure-bookings" }, ...inside.map((b) =>
+    el("li", { "data-id": String(b.id), text: `${b.reference} · ${b.userId} · ${tripWhen(b)} · ${b.status.replaceAll("_", " ")}` })));
+  const panel = el("div", { class: "panel", id: "closure-panel" },
+    el("strong", { text: `Closed ${closureWhen(closure)}${closure.resourceId ? "" : " (every resource)"}: ${closure.reason}` }),
+    inside.length ? el("p", { text: `${inside.length} booking(s) inside. Cancelling them refunds card payments in full through Stripe (once), leaves App Store and Google Play payments owed to their customers (Owed to customers says what to tell them) and frees unpaid holds. To move one instead, open it in the calendar.` })
+      : el("p", { class: "muted", text: "No booking inside." }),
+    list,
+    inside.length ? el("button", { class: "danger", id: "closure-cancel-all", text: `Cancel all ${inside.length} and refund`, onclick: async () => {
+      try {
+        const result = await api("POST", `/api/admin/closures/${closure.id}/resolve`, { action: "cancel" });
+        const counts = {};
+        for (const r of result.results) counts[r.outcome] = (counts[r.outcome] || 0) + 1;
+        const words = { refunded: "refunded by card", cancelled_owed: "cancelled, owed (store)", cancelled: "cancelled (unpaid)", failed: "left as they were" };
+        say(`Resolved: ${Object.entries(counts).map(([k, n]) => `${n} ${words[k] || k}`).join(", ")}.`, counts.failed ? "error" : "ok");
+        await redraw({});
+      } catch (error) { failed(error); }
+    } }) : null,
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  $("#detail").replaceChildren(panel);
+}
+
+async function renderInventory(main) {
+  main.append(el("div", { id: "detail" }));
+  let items;
+  try { items = (await api("GET", "/api/admin/resources")).resources; } catch (error) { failed(error); return; }
+  const table = el("table", { class: "stack", id: "inventory" }, el("tr", {}, ...["Resource", "Kind", "Price", "Capacity", "Seasons", "Status", ""].map((t) => el("th", { text: t }))));
+  for (const { resource: r } of items) {
+    const seasons = (r.prices || []).map((p) => `${p.from}–${p.to}${p.weekdays ? " " + p.weekdays.join(",") : ""}: ${money(p.pricePerDayMinor ?? p.pricePerSeatMinor, app.currency)}`);
+    table.append(el("tr", { "data-id": r.id },
+      el("td", { "data-label": "Resource" }, el("strong", { text: r.name }), el("span", { class: "muted", text: " " + r.id })),
+      el("td", { "data-label": "Kind", class: "nowrap", text: r.kind === "rental" ? "rental (days)" : "trip (seats)" }),
+      el("td", { "data-label": "Price", class: "nowrap", text: resourcePrice(r) }),
+      el("td", { "data-label": "Capacity", text: r.kind === "rental" ? `${r.units || 1} boat(s)` : `${r.seatsPerSlot} seats · ${(r.slotTimes || []).join(", ")} · ${r.durationMinutes} min` }),
+      el("td", { "data-label": "Seasons", class: "wrap", text: seasons.join("; ") || "—" }),
+      el("td", { "data-label": "Status", text: r.retired ? "retired" : "on sale" }),
+      el("td", { class: "row-actions" }, el("div", { class: "actions" },
+        el("button", { class: "secondary", text: "Edit", onclick: () => editResource(r) }),
+        el("button", { class: "secondary season", text: "Season price", onclick: () => addSeason(r) }),
+        el("button", { class: r.retired ? "secondary" : "danger", text: r.retired ? "Put back on sale" : "Retire", onclick: async () => {
+          try {
+            if (r.retired) await api("PATCH", `/api/admin/resources/${encodeURIComponent(r.id)}`, { retired: false });
+            else await api("POST", `/api/admin/resources/${encodeURIComponent(r.id)}/retire`);
+            say(`${r.name} is ${r.retired ? "on sale again" : "retired (its bookings stay)"}.`);
+            await show("inventory");
+          } catch (error) { failed(error); }
+        } })))));
+  }
+  main.append(el("button", { id: "add-resource", text: "Add a boat or trip", onclick: () => editResource(null) }), el("div", { class: "table-wrap" }, table));
+}
+
+// A resource's form: new (id and kind chosen once) or changed (a merge patch of what the form shows).
+function editResource(r) {
+  const detail = $("#detail");
+  const kind = el("select", { id: "resource-kind", disabled: Boolean(r) }, el("option", { value: "rental", text: "Rental (by the day)" }), el("option", { value: "experience", text: "Trip (seats at set times)" }));
+  if (r) kind.value = r.kind;
+  const id = el("input", { id: "resource-id", required: true, size: 14, value: r ? r.id : "", disabled: Boolean(r), placeholder: "gozzo-6m" });
+  const name = el("input", { id: "resource-name", required: true, size: 24, value: r ? r.name : "" });
+  const unitPrice = r ? (r.kind === "rental" ? r.pricePerDayMinor : r.pricePerSeatMinor) : null;
+  const price = el("input", { id: "resource-price", required: true, size: 8, inputmode: "decimal", value: unitPrice ? String(unitPrice / 10 ** (FRACTION_DIGITS[app.currency] ?? 2)) : "" });
+  const units = el("input", { id: "resource-units", type: "number", min: 1, size: 5, value: r ? r.units || r.seatsPerSlot || 1 : 1 });
+  const type = el("input", { id: "resource-type", size: 10, value: r ? r.experienceType || "" : "", placeholder: "sunset" });
+  const times = el("input", { id: "resource-times", size: 12, value: r ? (r.slotTimes || []).join(", ") : "", placeholder: "17:30, 19:00" });
+  const duration = el("input", { id: "resource-duration", type: "number", min: 1, size: 5, value: r ? r.durationMinutes || 120 : 120 });
+  const tripOnly = [el("label", {}, "Trip type", type), el("label", {}, "Start times (local)", times), el("label", {}, "Minutes", duration)];
+  const sync = () => { for (const field of tripOnly) field.hidden = kind.value !== "experience"; };
+  kind.addEventListener("change", sync);
+  const form = el("form", { class: "panel", id: "resource-form" }, el("strong", { text: r ? `Change ${r.name}` : "Add a boat or trip (on sale at once)" }),
+    el("label", {}, "Kind", kind), el("label", {}, "Id", id), el("label", {}, "Name", name), el("label", {}, `Price (${app.currency}, a day or a seat)`, price),
+    el("label", {}, "Boats / seats", units), ...tripOnly,
+    el("button", { type: "submit", id: "resource-submit", text: r ? "Save" : "Add" }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  sync();
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const minor = minorUnits(price.value);
+    if (!Number.isFinite(minor) || minor < 1) { say(`The price is an amount in ${app.currency}, such as 90 or 90.50.`, "error"); return; }
+    const body = { name: name.value.trim() };
+    if (kind.value === "rental") Object.assign(body, { pricePerDayMinor: minor, units: Number(units.value) || 1 });
+    else Object.assign(body, { pricePerSeatMinor: minor, seatsPerSlot: Number(units.value) || 1, experienceType: type.value.trim(),
+      slotTimes: times.value.split(",").map((t) => t.trim()).filter(Boolean), durationMinutes: Number(duration.value) || 60 });
+    try {
+      if (r) await api("PATCH", `/api/admin/resources/${encodeURIComponent(r.id)}`, body);
+      else await api("POST", "/api/admin/resources", { id: id.value.trim(), kind: kind.value, ...body });
+      say(`${body.name} ${r ? "saved" : "added: on sale now"}.`);
+      await show("inventory");
+    } catch (error) { failed(error); }
+  });
+  detail.replaceChildren(form);
+  name.focus();
+}
+
+// A season's price: local days from and to (both included), some weekdays or all, the price that replaces the usual one.
+function addSeason(r) {
+  const detail = $("#detail");
+  const from = el("input", { type: "date", id: "season-from", required: true });
+  const to = el("input", { type: "date", id: "season-to", required: true });
+  const price = el("input", { id: "season-price", required: true, size: 8, inputmode: "decimal" });
+  const days = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d, i) => el("label", { class: "check" }, el("span", { text: WEEKDAYS[i] }), el("input", { type: "checkbox", name: "weekday", value: d })));
+  const form = el("form", { class: "panel", id: "season-form" }, el("strong", { text: `Season price for ${r.name} (${r.kind === "rental" ? "a day" : "a seat"}; the newest rule wins)` }),
+    el("label", {}, "From", from), el("label", {}, "To", to), el("label", {}, `Price (${app.currency})`, price),
+    el("div", { class: "weekdays" }, el("span", { class: "muted", text: "Only on (none: every day)" }), ...days),
+    el("button", { type: "submit", id: "season-submit", text: "Add season price" }),
+    el("button", { type: "button", class: "secondary", text: "Back", onclick: () => detail.replaceChildren() }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const minor = minorUnits(price.value);
+    if (!Number.isFinite(minor) || minor < 1) { say(`The price is an amount in ${app.currency}, such as 95.`, "error"); return; }
+    const weekdays = [...form.querySelectorAll('input[name="weekday"]:checked')].map((c) => c.value);
+    const body = { from: from.value, to: to.value, ...(weekdays.length ? { weekdays } : {}), [r.kind === "rental" ? "pricePerDayMinor" : "pricePerSeatMinor"]: minor };
+    try {
+      await api("POST", `/api/admin/resources/${encodeURIComponent(r.id)}/prices`, body);
+      say(`${r.name}: ${money(minor, app.currency)} from ${from.value} to ${to.value}${weekdays.length ? " on " + weekdays.join(", ") : ""}.`);
+      await show("inventory");
+    } catch (error) { failed(error); }
+  });
+  detail.replaceChildren(form);
 }
 
 function signOut(reason) {
