@@ -115,7 +115,7 @@ struct MultiInstanceTests {
     }
 
     @Test(
-        "inventory as data on two instances: a boat added through one is on sale on the other without a restart, retired through the other it is off sale on the first; berth inventory import --dry-run shows the change and writes nothing"
+        "inventory as data on two instances: a boat added through one is on sale on the other without a restart, retired through the other it is off sale on the first; berth inventory import --dry-run shows the change and writes nothing; a day closed through one is refused by the other at once, reopened through the other it is admitted by the first"
     )
     func inventoryTwoInstances() async throws {
         try await Self.withPair(tenant: "seaboo-test") { pair in
@@ -167,6 +167,22 @@ struct MultiInstanceTests {
             let done = try await pair.a.berth(["inventory", "import", path.path, "--database", database])
             #expect(done.status == 0 && done.stdout.contains("1 change(s) written"), "\(done.stdout) \(done.stderr)")
             #expect(try await onSale(pair.b, true).0, "the running instances see the import")
+
+            // A storm closes a day through one instance: the other refuses a booking inside at once
+            // (closures are read in the admission's own unit of work), and admits it again once reopened.
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "Europe/Rome") ?? .current
+            let parts = calendar.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(9 * 86_400))
+            let day = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+            let closed = try await pair.a.request("POST", "/api/admin/closures", headers: admin, body: ["from": day, "to": day, "reason": "storm"])
+            try #require(closed.status == 201, "\(String(decoding: closed.data, as: UTF8.self))")
+            let booking: [String: Any] = ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
+            let refused = try await pair.b.request("POST", "/api/bookings", headers: server.merging(["X-User-Id": "lena"]) { $1 }, body: booking)
+            #expect(refused.status == 409 && (refused.json["error"] as? [String: Any])?["code"] as? String == "resource_closed", "\(refused.json)")
+            let closureId = try #require(closed.json["id"] as? Int)
+            #expect(try await pair.b.request("DELETE", "/api/admin/closures/\(closureId)", headers: admin).status == 204)
+            let admitted = try await pair.a.request("POST", "/api/bookings", headers: server.merging(["X-User-Id": "lena"]) { $1 }, body: booking)
+            #expect(admitted.status == 201, "reopened through the other instance: \(admitted.json)")
         }
     }
 

@@ -262,6 +262,48 @@ struct SeasonTests {
     }
 
     @Test(
+        "the tenant's backend is told: booking.moved with the new and previous times, booking.cancelled with reason customer (a customer's cancel) and closure (a closure resolved by cancel)"
+    )
+    func webhooksOfTheSeason() async throws {
+        // The receiver is never reached here: the events are read from the outbox.
+        let harness = try await Harness.make(webhookURL: "http://127.0.0.1:9/hooks")
+        defer { harness.close() }
+        try await harness.app().test(.router) { client in
+            let (d5, d6, d7) = (Self.date(5, harness), Self.date(6, harness), Self.date(7, harness))
+            func book(_ user: String, _ day: String) async throws -> Int64 {
+                let made = try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
+                )
+                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+            }
+            let moving = try await book("mia", d5), leaving = try await book("leo", d5), stormed = try await book("ugo", d7)
+            #expect(try await client.call(.post, "/api/bookings/\(moving)/move", auth: harness.serverKey, user: "mia", json: ["slot": "\(d6)T17:30"]).status == .ok)
+            #expect(try await client.call(.post, "/api/bookings/\(leaving)/cancel", auth: harness.serverKey, user: "leo").status == .ok)
+            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": d7, "to": d7, "reason": "storm"])
+            let id = try #require(closed.json["id"] as? Int)
+            #expect(try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"]).status == .ok)
+
+            var events: [String: [String: Any]] = [:]
+            for row in try await harness.rows("SELECT event_type, payload FROM webhook_outbox ORDER BY sequence") {
+                guard let type = row["event_type"] ?? nil, let payload = row["payload"] ?? nil,
+                    let body = try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+                    let data = body["data"] as? [String: Any], let booking = data["bookingId"] as? String
+                else { continue }
+                events["\(type) \(booking)"] = data
+            }
+            let moved = try #require(events["booking.moved \(moving)"], "\(events.keys.sorted())")
+            #expect((moved["localStart"] as? String)?.hasPrefix("\(d6)T17:30") == true && (moved["previousLocalStart"] as? String)?.hasPrefix("\(d5)T17:30") == true, "\(moved)")
+            #expect(moved["previousResourceId"] as? String == "sunset-cruise")
+            #expect(events["booking.cancelled \(leaving)"]?["reason"] as? String == "customer", "\(events.keys.sorted())")
+            #expect(events["booking.cancelled \(stormed)"]?["reason"] as? String == "closure", "\(events.keys.sorted())")
+        }
+    }
+
+    @Test(
         "a closure resolved by move: each named booking goes to the place its customer accepted; one that is not inside is refused, one whose new place is full fails alone"
     )
     func closureResolvedByMove() async throws {
