@@ -173,6 +173,7 @@ let package = Package(
                 .embedInCode("Resources/migrations/027_refund_times.sql"),
                 .embedInCode("Resources/migrations/028_inventory.sql"),
                 .embedInCode("Resources/migrations/029_closures.sql"),
+                .embedInCode("Resources/migrations/030_booking_changes.sql"),
             ]
         ),
         .target(

@@ -617,6 +617,16 @@ export interface MoveBookingRequest {
   resourceId?: string;
 }
 
+/** The answer of a move: 200 with the booking at its new place; 202 when the new place costs more than was paid:
+ *  the booking as it is, and `difference`, a booking of the new place at the difference (it holds the place until
+ *  its holdExpiresAt). Pay `difference` like any booking (card, or a rental's band product); then the booking moves
+ *  there with both payments, `difference` is gone, and the webhook says booking.moved. An operator's move keeps the price. */
+export interface MoveBookingResponse {
+  booking: Booking;
+  difference?: Booking;
+  message?: string;
+}
+
 /** `GET /api/bookings/{id}/cancellation`: what cancelling now gives back, before the customer confirms */
 export interface CancellationQuote {
   bookingId: number;

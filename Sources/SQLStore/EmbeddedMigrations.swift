@@ -34,5 +34,6 @@ public enum EmbeddedMigrations {
         ("027_refund_times.sql", PackageResources._27_refund_times_sql),
         ("028_inventory.sql", PackageResources._28_inventory_sql),
         ("029_closures.sql", PackageResources._29_closures_sql),
+        ("030_booking_changes.sql", PackageResources._30_booking_changes_sql),
     ]
 }

@@ -8,13 +8,14 @@ struct SQLBookings: BookingRepository {
     static let columns = """
         id, tenant_id, user_id, resource_id, resource_kind, starts_at, ends_at, seats, price_minor, currency, \
         required_product_id, status, hold_expires_at, created_at, updated_at, confirmed_at, purchase_id, status_reason, \
-        required_quantity, environment, created_via, paid_quantity, reference, time_zone
+        required_quantity, environment, created_via, paid_quantity, reference, time_zone, change_of
         """
 
     static func decode(_ row: SQLRow) throws -> Booking {
         let reference: String? = row["reference"]
         let timeZone: String? = row["time_zone"]
-        return Booking(
+        let changeOf: Int64? = row["change_of"]
+        var booking = Booking(
             id: row["id"],
             tenantId: row["tenant_id"],
             userId: row["user_id"],
@@ -39,6 +40,8 @@ struct SQLBookings: BookingRepository {
             reference: reference ?? "",
             timeZone: timeZone
         )
+        booking.changeOf = changeOf
+        return booking
     }
 
     func booking(id: Int64, tenantId: String, forUpdate: Bool) throws -> Booking? {
@@ -58,13 +61,13 @@ struct SQLBookings: BookingRepository {
         let occupies = b.holdsSlot(at: now)
         try db.run(
             """
-            INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO bookings (\(Self.columns), occupying) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 b.id, b.tenantId, b.userId, b.resourceId, b.resourceKind.rawValue, b.start.epochMilliseconds, b.end.epochMilliseconds, b.seats,
                 b.priceMinor, b.currency, b.requiredProductId, b.status.rawValue, b.holdExpiresAt.epochMilliseconds, b.createdAt.epochMilliseconds,
                 b.updatedAt.epochMilliseconds, b.confirmedAt?.epochMilliseconds, b.purchaseId, b.statusReason, b.requiredQuantity, b.environment,
-                createdVia, b.paidQuantity, b.reference.isEmpty ? nil : b.reference, b.timeZone, occupies,
+                createdVia, b.paidQuantity, b.reference.isEmpty ? nil : b.reference, b.timeZone, b.changeOf, occupies,
             ]
         )
         try count(b, from: .none, to: SlotShare(b, occupying: occupies))
@@ -115,6 +118,35 @@ struct SQLBookings: BookingRepository {
         )
         try count(booking, from: before ?? .none, to: .none)
         try count(moved, from: .none, to: SlotShare(moved, occupying: occupies))
+    }
+
+    func absorb(_ hold: Booking, into original: Booking, moved: Booking, now: Date) throws {
+        let before = try db.row("SELECT occupying, status, seats FROM bookings WHERE id = ? AND tenant_id = ?", [hold.id, hold.tenantId]).map {
+            SlotShare(
+                occupying: ($0["occupying"] as Int) != 0,
+                pending: ($0["status"] as String) == BookingStatus.pendingPayment.rawValue,
+                seats: $0["seats"]
+            )
+        }
+        try db.run(
+            "UPDATE purchases SET booking_id = ?, target_ref = ? WHERE tenant_id = ? AND booking_id = ?",
+            [original.id, String(original.id), hold.tenantId, hold.id]
+        )
+        try db.run("UPDATE card_payments SET booking_id = ? WHERE tenant_id = ? AND booking_id = ?", [original.id, hold.tenantId, hold.id])
+        try db.run("UPDATE unapplied_payments SET booking_id = ? WHERE tenant_id = ? AND booking_id = ?", [original.id, hold.tenantId, hold.id])
+        try count(hold, from: before ?? .none, to: .none)
+        try db.run("DELETE FROM bookings WHERE id = ? AND tenant_id = ?", [hold.id, hold.tenantId])
+        try move(original, to: moved, now: now)
+    }
+
+    func changeHold(of bookingId: Int64, tenantId: String, now: Date) throws -> Booking? {
+        try db.row(
+            """
+            SELECT \(Self.columns) FROM bookings WHERE tenant_id = ? AND change_of = ? AND status = 'pending_payment' AND hold_expires_at > ?
+            ORDER BY created_at DESC LIMIT 1
+            """,
+            [tenantId, bookingId, now.epochMilliseconds]
+        ).map(Self.decode)
     }
 
     /// What one booking adds to its slot's row of `slot_occupancy`: while it occupies the slot, one

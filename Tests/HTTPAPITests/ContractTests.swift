@@ -211,7 +211,11 @@ struct ContractTests {
             let nextCruiseDay = String(iso(Harness.day(10, hour: 17, from: harness.clock.now())).prefix(10))
             let moveTrip: [String: Any] = ["slot": "\(nextCruiseDay)T17:30"]
             try recordRequest("MoveBookingRequest", "MoveBookingRequest", moveTrip)
-            record("BookingResponse.moved", "BookingResponse", try await client.call(.post, "/api/bookings/\(tripId)/move", auth: key, user: "carol", json: moveTrip))
+            record(
+                "MoveBookingResponse.moved",
+                "MoveBookingResponse",
+                try await client.call(.post, "/api/bookings/\(tripId)/move", auth: key, user: "carol", json: moveTrip)
+            )
             record("CancellationQuote", "CancellationQuote", try await client.call(.get, "/api/bookings/\(tripId)/cancellation", auth: key, user: "carol"))
             record("CancelBookingResponse", "CancelBookingResponse", try await client.call(.post, "/api/bookings/\(tripId)/cancel", auth: key, user: "carol"))
             let stormTrip = try await client.call(

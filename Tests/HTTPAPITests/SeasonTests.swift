@@ -94,7 +94,7 @@ struct SeasonTests {
     }
 
     @Test(
-        "moves: a customer moves a seat to the next day's slot (the old slot freed, booking.moved audited); into the past, into a closure, into a full slot, after changeUntilHoursBefore and to a dearer day once paid are refused with their codes; an operator moves any booking, another user's is not found"
+        "moves: a customer moves a seat to the next day's slot (the old slot freed, booking.moved audited); into the past, into a closure, into a full slot and after changeUntilHoursBefore are refused with their codes; a paid booking's move to a dearer day waits for the difference, held and paid through the App Store, then moves with both payments; an operator moves any booking, another user's is not found"
     )
     func moves() async throws {
         let harness = try await Harness.make()
@@ -172,11 +172,53 @@ struct SeasonTests {
                 json: ["from": d8, "to": d8, "pricePerDayMinor": 9000]
             )
             #expect(dearer.status == .created)
+            // The dearer day waits for the difference: a booking of it holds the new day, paid like any booking.
             let costsMore = try await move(["start": d8, "end": Self.date(9, harness)], user: "ivo", booking: rentalId)
-            #expect(costsMore.status == .conflict && costsMore.errorCode == "move_costs_more", "\(costsMore.json)")
+            #expect(costsMore.status == .accepted, "\(costsMore.json)")
+            let difference = try #require(costsMore.json["difference"] as? [String: Any], "\(costsMore.json)")
+            #expect(difference["price"] as? Int == 1000 && difference["requiredProductId"] as? String == "it.seaboo.rental.basic", "\(difference)")
+            #expect((costsMore.booking?["localStart"] as? String)?.hasPrefix(d5) == true, "the booking stays until the difference is paid")
+            let differenceId = try #require(difference["id"] as? Int64)
+            let again = try await move(["start": d8, "end": Self.date(9, harness)], user: "ivo", booking: rentalId)
+            #expect((again.json["difference"] as? [String: Any])?["id"] as? Int64 == differenceId, "a repeat answers the same hold")
+            let rivals = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "rival",
+                json: ["resourceId": "gozzo-5m", "start": d8, "end": Self.date(9, harness)]
+            )
+            #expect(rivals.status == .conflict, "the new day is held for ivo meanwhile: \(rivals.json)")
+            let paidDifference = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "ivo",
+                json: [
+                    "bookingId": differenceId, "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000058001"),
+                ]
+            )
+            #expect(paidDifference.status == .ok, "\(paidDifference.json)")
+            let movedRental = try await client.call(.get, "/api/bookings/\(rentalId)", auth: harness.serverKey, user: "ivo")
+            #expect((movedRental.booking?["localStart"] as? String)?.hasPrefix(d8) == true, "\(movedRental.json)")
+            #expect(movedRental.booking?["price"] as? Int == 9000 && movedRental.booking?["status"] as? String == "confirmed", "\(movedRental.json)")
+            #expect(try await client.call(.get, "/api/bookings/\(differenceId)", auth: harness.serverKey, user: "ivo").status == .notFound)
+            let purchases = try await client.call(.get, "/api/admin/purchases?userId=ivo", auth: harness.adminKey)
+            let owners = (purchases.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
+            #expect(owners == [rentalId, rentalId], "both payments are the booking's now: \(purchases.json)")
+            let freed = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "rival",
+                json: ["resourceId": "gozzo-5m", "start": d5, "end": d6]
+            )
+            #expect(freed.status == .created, "the old day is free: \(freed.json)")
+
             let cheaper = try await move(["start": d6, "end": d7], user: "ivo", booking: rentalId)
             #expect(cheaper.status == .ok && cheaper.booking?["status"] as? String == "confirmed", "stays paid: \(cheaper.json)")
-            #expect(cheaper.booking?["price"] as? Int == 8000)
+            #expect(cheaper.booking?["price"] as? Int == 9000, "what was paid stays: \(cheaper.json)")
             // 12 hours before the rental's first day begins in Rome.
             let rentalStart = Harness.local(6, hour: 0, from: harness.clock.now())
             harness.clock.advance(rentalStart.timeIntervalSince(harness.clock.now()) - 12 * 3600)
@@ -258,6 +300,57 @@ struct SeasonTests {
             let tooLate = try await client.call(.post, "/api/bookings/\(started)/cancel", auth: harness.serverKey, user: "zeno")
             #expect(tooLate.status == .conflict && tooLate.errorCode == "booking_started", "\(tooLate.json)")
             #expect(standIn.refunds.count == 1, "nothing refunded")
+        }
+    }
+
+    @Test(
+        "a card-paid trip moved to a dearer day: the difference paid by card moves it with both payments; cancelled two days ahead, both are refunded in full; one closed by a storm refunds both too"
+    )
+    func dearerMoveByCard() async throws {
+        try await CardPaymentTests.withCardRail { harness, standIn, client in
+            let (d10, d11, d12) = (Self.date(10, harness), Self.date(11, harness), Self.date(12, harness))
+            let august = try await client.call(
+                .post,
+                "/api/admin/resources/sunset-cruise/prices",
+                auth: harness.adminKey,
+                json: ["from": d11, "to": d12, "pricePerSeatMinor": 5000]
+            )
+            #expect(august.status == .created)
+            /// A seat on `day` paid by card, moved to `to` with its difference paid by card: the booking's id.
+            func paidAndMoved(_ user: String, on day: String, to: String) async throws -> Int64 {
+                let made = try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
+                )
+                let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                _ = try await standIn.succeed(try #require(try await CardPaymentTests.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String))
+                let moved = try await client.call(.post, "/api/bookings/\(id)/move", auth: harness.serverKey, user: user, json: ["slot": "\(to)T17:30"])
+                #expect(moved.status == .accepted, "\(moved.json)")
+                let difference = try #require((moved.json["difference"] as? [String: Any])?["id"] as? Int64, "\(moved.json)")
+                let intent = try #require(try await CardPaymentTests.pay(client, harness, user: user, booking: difference).json)
+                #expect(intent["amount"] as? Int == 500, "the card pays the difference only: \(intent)")
+                _ = try await standIn.succeed(try #require(intent["paymentIntentId"] as? String))
+                let after = try await CardPaymentTests.booking(client, harness, user: user, id)
+                #expect((after["localStart"] as? String)?.hasPrefix("\(to)T17:30") == true && after["price"] as? Int == 5000, "\(after)")
+                return id
+            }
+            let early = try await paidAndMoved("eva", on: d10, to: d11)
+            let cancelled = try await client.call(.post, "/api/bookings/\(early)/cancel", auth: harness.serverKey, user: "eva")
+            #expect(cancelled.status == .ok && (cancelled.json["refund"] as? [String: Any])?["amountMinor"] as? Int == 5000, "\(cancelled.json)")
+            #expect(standIn.refunds.map(\.amount).sorted() == [500, 4500], "each payment refunded once")
+
+            let stormed = try await paidAndMoved("teo", on: d10, to: d12)
+            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": d12, "to": d12, "reason": "storm"])
+            let closure = try #require(closed.json["id"] as? Int)
+            let resolved = try await client.call(.post, "/api/admin/closures/\(closure)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
+            #expect((resolved.json["results"] as? [[String: Any]])?.map { $0["outcome"] as? String } == ["refunded"], "\(resolved.json)")
+            #expect(standIn.refunds.map(\.amount).sorted() == [500, 500, 4500, 4500], "both of teo's payments refunded")
+            let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
+            let owedIds = (owed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
+            #expect(!owedIds.contains(early) && !owedIds.contains(stormed), "nothing left owed: \(owed.json)")
         }
     }
 

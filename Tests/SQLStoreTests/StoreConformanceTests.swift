@@ -1037,7 +1037,7 @@ extension StoreConformance {
                     group.addTask {
                         do {
                             return .success(
-                                try await move(.init(runtime: runtime, bookingId: booking.id, userId: user, actor: .user(user), slot: .instant(dayTwo)))
+                                try await move(.init(runtime: runtime, bookingId: booking.id, userId: user, actor: .user(user), slot: .instant(dayTwo))).booking
                             )
                         } catch { return .failure(error) }
                     }
@@ -1064,6 +1064,69 @@ extension StoreConformance {
                 [try tx.bookings.booking(id: first.id, tenantId: "a", forUpdate: false), try tx.bookings.booking(id: second.id, tenantId: "a", forUpdate: false)]
             }
             #expect(stored.compactMap { $0?.start }.sorted() == [dayOne, dayTwo])
+        }
+    }
+}
+
+/// A dearer move waits for its difference (issue "Run the season"), on every backend.
+extension StoreConformance {
+    @Test(
+        "a paid booking's move to a dearer day holds the new day with a booking of the difference; once that is paid the booking moves there with both purchases, the hold is gone and the old day is free",
+        arguments: StoreBackend.available
+    )
+    func dearerMoveWaitsForTheDifference(backend: StoreBackend) async throws {
+        try await withStore(backend) { store in
+            let midnight = Date(timeIntervalSince1970: (Self.now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
+            let dayOne = midnight.addingTimeInterval(3 * 86_400), dayTwo = dayOne.addingTimeInterval(86_400)
+            let secondDay = ISO8601DateFormatter().string(from: dayTwo).prefix(10)
+            let json = """
+                {"id": "a", "name": "a", "currency": "EUR",
+                 "apple": {"bundleId": "com.example.a", "environments": ["Sandbox"]},
+                 "auth": {"algorithm": "HS256", "issuer": "https://a.example", "secretEnv": "A_SECRET"},
+                 "products": [{"id": "p", "kind": "booking", "type": "Consumable", "title": "A day"}],
+                 "resources": [{"id": "boat", "kind": "rental", "name": "Boat", "pricePerDayMinor": 5000,
+                                "prices": [{"from": "\(secondDay)", "to": "\(secondDay)", "pricePerDayMinor": 6000}]}],
+                 "bookingRules": {"rentalPriceBands": [{"maxPriceMinor": 100000, "productId": "p"}], "experienceProducts": {}}}
+                """
+            let runtime = try await TenantRuntime(
+                tenant: try JSONDecoder().decode(Tenant.self, from: Data(json.utf8)),
+                baseDirectory: FileManager.default.temporaryDirectory,
+                environment: ["A_SECRET": String(repeating: "s", count: 32)],
+                logger: Logger(label: "conformance")
+            )
+            let quote = try runtime.tenant.quote(BookingRequest(resourceId: "boat", start: dayOne, end: dayTwo), now: Self.now)
+            let booking = try await Self.admit(store, user: "ann", quote: quote)
+            guard case .applied = try await Self.claim(store, booking: booking, user: "ann", transactionId: "2000000000061001") else {
+                Issue.record("the booking was not paid")
+                return
+            }
+            let move = MoveBooking(store: store, clock: FixedClock(instant: Self.now))
+            let moved = try await move(
+                .init(runtime: runtime, bookingId: booking.id, userId: "ann", actor: .user("ann"), start: .instant(dayTwo), end: .instant(dayTwo.addingTimeInterval(86_400)))
+            )
+            let hold = try #require(moved.difference)
+            #expect(moved.booking.start == dayOne && hold.priceMinor == 1000 && hold.changeOf == booking.id && hold.start == dayTwo)
+            guard case .applied = try await Self.claim(store, booking: hold, user: "ann", transactionId: "2000000000061002") else {
+                Issue.record("the difference was not paid")
+                return
+            }
+            let (after, gone, purchases) = try await store.read { tx in
+                (
+                    try tx.bookings.booking(id: booking.id, tenantId: "a", forUpdate: false),
+                    try tx.bookings.booking(id: hold.id, tenantId: "a", forUpdate: false),
+                    try tx.purchases.purchases(tenantId: "a", page: Page()).items
+                )
+            }
+            #expect(after?.start == dayTwo && after?.priceMinor == 6000 && after?.status == .confirmed, "\(String(describing: after))")
+            #expect(gone == nil, "the hold is gone")
+            #expect(purchases.map(\.bookingId) == [booking.id, booking.id], "both purchases are the booking's")
+            func held(_ day: Date) async throws -> Int {
+                try await store.write { tx in
+                    try tx.bookings.occupancy(tenantId: "a", resourceId: "boat", start: day, end: day.addingTimeInterval(86_400), excluding: nil, now: Self.now)
+                }.bookings
+            }
+            #expect(try await held(dayOne) == 0, "the old day is free")
+            #expect(try await held(dayTwo) == 1, "the new day is held once (the hold's share given back)")
         }
     }
 }

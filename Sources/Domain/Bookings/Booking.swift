@@ -56,6 +56,9 @@ public struct Booking: Codable, Hashable, Sendable {
     /// The IANA zone the booking was made in (its resource's, else its tenant's; nil: UTC). Kept
     /// with the booking: a later change of the catalog does not move what was sold.
     public var timeZone: String?
+    /// A hold for the difference of a dearer move: the booking it changes (paid, this hold's
+    /// payments pass to it and it moves here; ``BookingMove``).
+    public var changeOf: Int64?
 
     /// The zone its wall-clock times are shown in.
     public var zone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? ZonedTime.utc }

@@ -10,8 +10,9 @@ public enum BookingMove {
     ///   an operator moves any booking that has not ended.
     /// - Only to a resource sold by the same product (one paid for it stays paid).
     /// - A paid booking (in full or in part) keeps what was paid: a place at the same or a lower price
-    ///   moves it, one that costs more waits for the difference (409 `move_costs_more`). An unpaid
-    ///   booking takes the new place's price.
+    ///   moves it; for a customer, one that costs more waits for the difference (`move_costs_more`,
+    ///   which ``MoveBooking`` turns into a hold for the difference when a rail can take it); an
+    ///   operator's move keeps the price. An unpaid booking takes the new place's price.
     public static func moved(
         _ booking: Booking,
         to quote: BookingQuote,
@@ -49,7 +50,8 @@ public enum BookingMove {
         // Already there (a repeat of a move whose answer was lost): nothing changes, the same answer.
         guard quote.start != booking.start || quote.end != booking.end || quote.resource.id != booking.resourceId else { return booking }
         let paid = booking.status == .confirmed || booking.paidQuantity > 0
-        if paid {
+        // An operator's move keeps what was paid, whatever the new place costs (a storm's rebooking).
+        if paid, !byOperator {
             guard quote.priceMinor <= booking.priceMinor else {
                 let difference = CurrencyUnits.text(minor: quote.priceMinor - booking.priceMinor, currency: booking.currency)
                 throw DomainError(
@@ -71,6 +73,40 @@ public enum BookingMove {
             moved.requiredQuantity = quote.requiredQuantity
         }
         return moved
+    }
+
+    /// The hold for the difference of a paid booking's move to a dearer place: a booking of the new
+    /// place at the difference, payable through the usual rails (a rental's by the band's product
+    /// for that amount, or by card), naming the booking it changes.
+    public static func differenceDraft(_ booking: Booking, to quote: BookingQuote, rules: BookingRules, holdExpiresAt: Date, now: Date, createdVia: String)
+        -> NewBooking
+    {
+        var difference = quote
+        difference.priceMinor = quote.priceMinor - booking.priceMinor
+        difference.requiredQuantity = 1
+        if quote.resource.kind == .rental, let product = rules.rentalProduct(priceMinor: difference.priceMinor) {
+            difference.requiredProductId = product
+        }
+        return NewBooking(tenantId: booking.tenantId, userId: booking.userId, quote: difference, holdExpiresAt: holdExpiresAt, now: now, createdVia: createdVia)
+    }
+
+    /// A paid difference hold ends the move it waited for: `original` at the hold's place, its price
+    /// what both paid. The audit entry and the `booking.moved` webhook name the difference.
+    public static func completed(_ original: Booking, by hold: Booking, now: Date) -> (Booking, AuditRecord, WebhookEvent) {
+        var moved = original
+        moved.resourceId = hold.resourceId
+        moved.resourceKind = hold.resourceKind
+        moved.start = hold.start
+        moved.end = hold.end
+        moved.timeZone = hold.timeZone
+        moved.updatedAt = now
+        let (total, overflow) = original.priceMinor.addingReportingOverflow(hold.priceMinor)
+        moved.priceMinor = overflow ? original.priceMinor : total
+        var (audit, event) = recorded(original, moved: moved, actor: Actor(rawValue: "user:\(hold.userId)"), now: now)
+        audit.detail["differenceBookingId"] = String(hold.id)
+        audit.detail["differenceMinor"] = String(hold.priceMinor)
+        event.data["differenceMinor"] = String(hold.priceMinor)
+        return (moved, audit, event)
     }
 
     /// The audit entry and webhook of a move.

@@ -16,6 +16,12 @@ public protocol BookingRepository {
     /// the old slot is given back and taken in the new one, in the caller's unit of work (which has
     /// read the new slot's ``occupancy(tenantId:resourceId:start:end:excluding:now:)`` first).
     func move(_ booking: Booking, to moved: Booking, now: Date) throws
+    /// The end of a paid hold for the difference of a move (``Booking/changeOf``): its purchases and
+    /// card payments pass to `original`, its share of its slot is given back and its row removed, and
+    /// `original` becomes `moved` (at the hold's place), in the caller's unit of work.
+    func absorb(_ hold: Booking, into original: Booking, moved: Booking, now: Date) throws
+    /// The newest hold for the difference of a move of `bookingId` still waiting for payment.
+    func changeHold(of bookingId: Int64, tenantId: String, now: Date) throws -> Booking?
     /// What bookings other than `excluding` hold of a slot of the resource overlapping [start, end)
     /// at `now`. Costs the number of distinct overlapping slots, not the number of bookings. Only in
     /// a write: holds that expired by `now` are released first.

@@ -8,7 +8,43 @@ extension StoreSession {
         for effect in plan.effects { try save(effect, now: now) }
         if let replay = plan.replay { try purchases.insert(replay, store: store) }
         for record in plan.audit { try audit.append(record) }
-        if emitsEvents, !plan.events.isEmpty { try outbox.enqueue(plan.events, tenantId: tenantId, now: now) }
+        var events = plan.events
+        // A paid difference of a move: the booking it changes moves now (told as booking.moved, not as
+        // the hold's confirmation).
+        for case .booking(let hold) in plan.effects where hold.changeOf != nil && hold.status == .confirmed {
+            if let moved = try completeChange(hold, now: now) {
+                events = events.filter { $0.subject != WebhookEvent.bookingSubject(hold.id) } + [moved]
+            }
+        }
+        if emitsEvents, !events.isEmpty { try outbox.enqueue(events, tenantId: tenantId, now: now) }
+    }
+
+    /// Ends a move that waited for its difference, now that `hold` is paid: the booking it changes
+    /// moves to the hold's place and takes its payments (``BookingRepository/absorb(_:into:moved:now:)``).
+    /// A booking that is no longer confirmed (cancelled meanwhile) is left alone, and the hold stays a
+    /// booking of its own (its audit entry says so). Returns the `booking.moved` event.
+    func completeChange(_ hold: Booking, now: Date) throws -> WebhookEvent? {
+        guard let originalId = hold.changeOf,
+            let original = try bookings.booking(id: originalId, tenantId: hold.tenantId, forUpdate: true),
+            original.status == .confirmed, original.userId == hold.userId
+        else {
+            try audit.append(
+                AuditRecord(
+                    tenantId: hold.tenantId,
+                    actor: .system,
+                    action: .bookingMoved,
+                    bookingId: hold.id,
+                    purchaseId: hold.purchaseId,
+                    detail: ["outcome": "kept", "reason": "the booking it changes is no longer confirmed; this paid booking stands on its own"],
+                    at: now
+                )
+            )
+            return nil
+        }
+        let (moved, record, event) = BookingMove.completed(original, by: hold, now: now)
+        try bookings.absorb(hold, into: original, moved: moved, now: now)
+        try audit.append(record)
+        return event
     }
 
     /// Writes one effect of a plan as it is.

@@ -21,7 +21,7 @@ struct SeasonRoutes {
             }
             let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
             let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: context.userId, actor: context.caller.actor))
-            return try JSONCoding.response(BookingResponse(booking: BookingDTO(moved)))
+            return try MoveBookingResponse.response(moved)
         }
         read.get("/api/bookings/{id}/cancellation") { _, context in
             try await Paging.userBooking(context, store: store, limiter: limiter) { id in
@@ -44,7 +44,7 @@ struct SeasonRoutes {
             let body = try await JSONCoding.decode(MoveBookingRequest.self, from: request)
             let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
             let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: nil, actor: context.actor))
-            return try JSONCoding.response(BookingResponse(booking: BookingDTO(moved)))
+            return try MoveBookingResponse.response(moved)
         }
         admin.post("/api/admin/resources/{id}/prices") { request, context in
             let rule = try await JSONCoding.decode(PriceRuleRequest.self, from: request).rule
@@ -78,6 +78,29 @@ struct MoveBookingRequest: Codable, RefusesNull {
             end: end?.time,
             slot: slot?.time,
             resourceId: resourceId
+        )
+    }
+}
+
+/// A move's answer: 200 with the booking at its new place; 202 when the new place costs more than
+/// was paid: the booking as it is, and `difference`, a booking of the new place at the difference
+/// that holds it while it is paid through the usual rails (card, or a rental's band product). Once
+/// paid, the booking moves there and the difference's booking is gone (webhook `booking.moved`).
+struct MoveBookingResponse: Codable {
+    var booking: BookingDTO
+    var difference: BookingDTO?
+    var message: String?
+
+    static func response(_ moved: MoveBooking.Moved) throws -> Response {
+        guard let difference = moved.difference else { return try JSONCoding.response(MoveBookingResponse(booking: BookingDTO(moved.booking))) }
+        let amount = CurrencyUnits.text(minor: difference.priceMinor, currency: difference.currency)
+        return try JSONCoding.response(
+            MoveBookingResponse(
+                booking: BookingDTO(moved.booking),
+                difference: BookingDTO(difference),
+                message: "the new place costs \(amount) more: it is held until \(APITime.format(difference.holdExpiresAt)); pay booking \(difference.reference) and the booking moves there"
+            ),
+            status: .accepted
         )
     }
 }

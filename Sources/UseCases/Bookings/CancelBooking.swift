@@ -73,13 +73,17 @@ public struct CancelBooking: Sendable {
             _ = try await store.write { tx in try tx.operatorViews.resolveOwed(tenantId: tenantId, bookingId: bookingId, resolved: kept) }
         }
         guard quote.refundMinor > 0 else { return Done(booking: cancelled, quote: quote, refund: nil) }
-        let done = try await refund(
+        // Across the booking's card payments (its own, and a dearer move's difference).
+        let done = try await refund.upTo(
+            quote.refundMinor,
             runtime: runtime,
             bookingId: bookingId,
-            amountMinor: quote.refundMinor,
             reason: "cancelled by the customer: \(quote.refundPercent) % under the cancellation policy",
             actor: actor
         )
-        return Done(booking: done.booking, quote: quote, refund: done.refund)
+        guard let last = done.last else { return Done(booking: cancelled, quote: quote, refund: nil) }
+        var refund = last.refund
+        refund.amountMinor = done.reduce(0) { $0 + $1.refund.amountMinor }
+        return Done(booking: last.booking, quote: quote, refund: refund)
     }
 }

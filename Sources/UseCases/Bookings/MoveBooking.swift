@@ -40,7 +40,14 @@ public struct MoveBooking: Sendable {
         (self.store, self.clock) = (store, clock)
     }
 
-    public func callAsFunction(_ command: Command) async throws -> Booking {
+    /// What a move did: the booking (moved, or as it was while a dearer move waits), and the hold for
+    /// the difference when the new place costs more than was paid.
+    public struct Moved: Sendable {
+        public var booking: Booking
+        public var difference: Booking?
+    }
+
+    public func callAsFunction(_ command: Command) async throws -> Moved {
         let tenant = command.runtime.tenant, tenantId = tenant.id, now = clock.now()
         let emitsEvents = command.runtime.webhook != nil
         if command.userId != nil, command.resourceId != nil {
@@ -48,6 +55,9 @@ public struct MoveBooking: Sendable {
         }
         let current = try await store.read { tx in try tx.bookings.booking(id: command.bookingId, tenantId: tenantId, forUpdate: false) }
         guard let current, command.userId == nil || current.userId == command.userId else { throw DomainError.bookingNotFound(command.bookingId) }
+        if current.changeOf != nil {
+            throw DomainError(.conflict, .invalidTransition, "this booking pays the difference of a move; move the booking it changes instead")
+        }
         let quote = try tenant.quote(
             BookingRequest(
                 resourceId: command.resourceId ?? current.resourceId,
@@ -59,14 +69,34 @@ public struct MoveBooking: Sendable {
             now: now
         )
         let policy = tenant.cancellationPolicy(resourceId: current.resourceId)
+        // A dearer place waits for the difference when a rail can take that amount: the card, or for
+        // a rental the App Store or Google Play product of the band that covers it.
+        let rules = tenant.bookingRules
+        let hasCard = command.runtime.stripe != nil, isRental = quote.resource.kind == .rental
+        let holdDuration = tenant.holdDuration, createdVia = command.actor.rawValue
         return try await store.write { tx in
             guard let booking = try tx.bookings.booking(id: command.bookingId, tenantId: tenantId, forUpdate: true) else {
                 throw DomainError.bookingNotFound(command.bookingId)
             }
-            let moved = try BookingMove.moved(booking, to: quote, policy: policy, byOperator: command.userId == nil, now: now)
-            if moved == booking { return booking }
             if let closure = try tx.closures.closing(tenantId: tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end).first {
                 throw closure.refusal(resourceName: quote.resource.name, zone: tenant.slotTimeZone(quote.resource))
+            }
+            var dearer = false
+            let moved: Booking
+            do {
+                moved = try BookingMove.moved(booking, to: quote, policy: policy, byOperator: command.userId == nil, now: now)
+            } catch let error as DomainError
+                where error.code == .moveCostsMore
+                && (hasCard || (isRental && rules?.rentalProduct(priceMinor: quote.priceMinor - booking.priceMinor) != nil))
+            {
+                dearer = true
+                moved = booking
+            }
+            if !dearer, moved == booking { return Moved(booking: booking, difference: nil) }
+            if dearer, let waiting = try tx.bookings.changeHold(of: booking.id, tenantId: tenantId, now: now),
+                waiting.resourceId == quote.resource.id, waiting.start == quote.start, waiting.end == quote.end
+            {
+                return Moved(booking: booking, difference: waiting)  // a repeat: the hold already made
             }
             // The slots' admissions take turns (both resources', in one order: no two moves wait on each other).
             let resources = Set([booking.resourceId, quote.resource.id]).sorted()
@@ -85,11 +115,30 @@ public struct MoveBooking: Sendable {
             guard Capacity.fits(quote.resource, seats: booking.seats, occupancy: occupancy) else {
                 throw DomainError(.conflict, .slotTaken, "\(quote.resource.name) is full then; pick another time")
             }
+            if dearer, let rules {
+                // The new place is held by a booking of the difference, paid like any booking; once paid,
+                // the original moves there and takes its payments (``StoreSession/save(_:tenantId:store:emitsEvents:now:)``).
+                let draft = BookingMove.differenceDraft(
+                    booking,
+                    to: quote,
+                    rules: rules,
+                    holdExpiresAt: now.addingTimeInterval(holdDuration),
+                    now: now,
+                    createdVia: createdVia
+                )
+                var (hold, audit) = BookingTransitions.created(draft, reference: try tx.bookings.unusedReference(tenantId: tenantId))
+                hold.changeOf = booking.id
+                hold.statusReason = "the difference of moving \(booking.reference.isEmpty ? String(booking.id) : booking.reference)"
+                audit.detail["changeOf"] = String(booking.id)
+                try tx.bookings.insert(hold, createdVia: createdVia, now: now)
+                try tx.audit.append(audit)
+                return Moved(booking: booking, difference: hold)
+            }
             try tx.bookings.move(booking, to: moved, now: now)
             let (audit, event) = BookingMove.recorded(booking, moved: moved, actor: command.actor, now: now)
             try tx.audit.append(audit)
             if emitsEvents { try tx.outbox.enqueue([event], tenantId: tenantId, now: now) }
-            return moved
+            return Moved(booking: moved, difference: nil)
         }
     }
 }

@@ -144,8 +144,9 @@ public struct ManageClosures: Sendable {
             let rails = paid[booking.id]?.rails ?? []
             do {
                 if rails.contains(.card), let refund {
-                    let done = try await refund(runtime: runtime, bookingId: booking.id, amountMinor: nil, reason: reason, actor: actor)
-                    results.append(Resolved(booking: done.booking, outcome: .refunded))
+                    // Every card payment of it in full (a dearer move's difference is a payment of its own).
+                    let done = try await refund.all(runtime: runtime, bookingId: booking.id, reason: reason, actor: actor)
+                    results.append(Resolved(booking: done.last?.booking ?? booking, outcome: .refunded))
                 } else {
                     let cancelled = try await cancel(booking.id, to: .cancelled, runtime: runtime, actor: actor, reason: reason)
                     results.append(Resolved(booking: cancelled, outcome: rails.isEmpty ? .cancelled : .cancelledOwed))
@@ -202,7 +203,7 @@ public struct ManageClosures: Sendable {
                         resourceId: relocation.resourceId
                     )
                 )
-                results.append(Resolved(booking: moved, outcome: .moved))
+                results.append(Resolved(booking: moved.booking, outcome: .moved))
             } catch let error as DomainError {
                 results.append(Resolved(booking: booking, outcome: .failed, message: "\(error.code.rawValue): \(error.message)"))
             }

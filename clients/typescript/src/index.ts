@@ -29,6 +29,7 @@ import type {
   IntroductoryEligibilityRequest,
   IntroductoryEligibilityResponse,
   MoveBookingRequest,
+  MoveBookingResponse,
   PartialPaymentResponse,
   PromotionalOfferRequest,
   PromotionalOfferResponse,
@@ -232,9 +233,11 @@ export class BerthClient {
   }
 
   /** Moves the user's booking to another slot (`{slot}`) or days (`{start, end}`) of the same resource,
-   * while the app's cancellation policy allows. A repeat after a lost answer finds it moved already. */
-  async moveBooking(id: number | string, request: MoveBookingRequest): Promise<Booking> {
-    return (await this.call<BookingResponse>("POST", `/api/bookings/${encodeURIComponent(String(id))}/move`, request)).body.booking;
+   * while the app's cancellation policy allows. When the new place costs more than was paid, the answer's
+   * `difference` is a booking to pay (card or store) before the move happens. A repeat after a lost answer
+   * finds it moved already (or the same difference). */
+  async moveBooking(id: number | string, request: MoveBookingRequest): Promise<MoveBookingResponse> {
+    return (await this.call<MoveBookingResponse>("POST", `/api/bookings/${encodeURIComponent(String(id))}/move`, request)).body;
   }
 
   /** What cancelling the booking now gives back, with the words to show before the customer confirms. */

@@ -124,8 +124,9 @@ await test("with a pinned key, every authenticated answer must be signed (V6): b
 await test("moveBooking posts the new place and is retried after a 502 (a move is idempotent); cancelBooking is not; quoteCancellation reads the quote", async () => {
   const moved = { booking: { id: 7, status: "confirmed", localStart: "2027-06-02T17:30:00+02:00" } };
   const { fetch, seen } = answers([[502, undefined], [200, moved]]);
-  const booking = await client(fetch).moveBooking("K7MX2QA", { slot: "2027-06-02T17:30" });
+  const { booking, difference } = await client(fetch).moveBooking("K7MX2QA", { slot: "2027-06-02T17:30" });
   assert.equal(booking.localStart, "2027-06-02T17:30:00+02:00");
+  assert.equal(difference, undefined, "a move at the same price has nothing to pay");
   assert.equal(seen.length, 2);
   assert.equal(seen[0].url, "https://berth.test/api/bookings/K7MX2QA/move");
   assert.deepEqual(JSON.parse(seen[1].init.body), { slot: "2027-06-02T17:30" });
