@@ -604,6 +604,8 @@ export interface CancellationPolicy {
   tiers: { hoursBefore: number; refundPercent: number }[];
   /** moves allowed until this many hours before the start (absent: until the start) */
   changeUntilHoursBefore?: number;
+  /** a customer's move of a card-paid booking to a cheaper place refunds the difference (absent: the booking keeps what was paid) */
+  refundPriceDifference?: boolean;
 }
 
 /** `POST /api/bookings/{id}/move` (user token, server key: the own booking) and `POST /api/admin/bookings/{id}/move` (admin key: any booking) */

@@ -145,6 +145,6 @@ public struct BerthServices: Sendable {
     let playJobsOwner = "play-" + UUID().uuidString
     var cardDeposits: CardDeposits { CardDeposits(store: store, clock: clock, logger: logger) }
     var refundCardBooking: RefundCardBooking { RefundCardBooking(store: store, jobs: cardPaymentJobs, clock: clock) }
-    var moveBooking: MoveBooking { MoveBooking(store: store, clock: clock) }
+    var moveBooking: MoveBooking { MoveBooking(store: store, clock: clock, refund: refundCardBooking) }
     var cancelBooking: CancelBooking { CancelBooking(store: store, clock: clock, refund: refundCardBooking, transition: adminTransition) }
 }

@@ -316,11 +316,19 @@ public struct VerifyPurchase: Sendable {
             (plan, state) = try kind.plan(claim, existing: existing, loaded: loaded, tx: tx, now: now)
         }
         try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: request.emitsEvents, now: now)
+        var answered = state
+        if case .booking(let hold) = state, let changed = hold.changeOf, hold.status == .confirmed,
+            try tx.bookings.booking(id: hold.id, tenantId: claim.tenantId, forUpdate: false) == nil,
+            let moved = try tx.bookings.booking(id: changed, tenantId: claim.tenantId, forUpdate: false)
+        {
+            // The difference of a move was paid: the answer shows the booking at its new place (the hold is gone).
+            answered = .booking(moved)
+        }
         if !tokens.isEmpty, case .applied = plan.outcome {
             // The tokens that name this user, for transactions Berth learns of without a claim.
             try tx.purchases.rememberTokens(tokens, userId: claim.userId, tenantId: claim.tenantId, at: now)
         }
-        return Result(outcome: plan.outcome, state: state)
+        return Result(outcome: plan.outcome, state: answered)
     }
 
     /// The appAccountTokens that name `userId`: the tokens clients derive one-way from the id

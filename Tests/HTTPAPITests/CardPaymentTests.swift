@@ -20,11 +20,15 @@ struct CardPaymentTests {
     static let secret = "whsec_test_seaboo_card_rail_0123456789"
 
     /// Berth (background jobs off: the tests run them) and the stand-in, each on its own port.
-    static func withCardRail(_ body: @Sendable (Harness, StripeStandIn, any TestClientProtocol) async throws -> Void) async throws {
+    static func withCardRail(
+        customize: (@Sendable (inout Catalog) -> Void)? = nil,
+        _ body: @Sendable (Harness, StripeStandIn, any TestClientProtocol) async throws -> Void
+    ) async throws {
         let clock = TestClock()
         let standIn = StripeStandIn(webhookSecrets: [secret], now: { clock.now() })
         try await Application(router: standIn.router()).test(.live) { stripe in
             let harness = try await Harness.make(
+                customize: customize,
                 environment: [
                     "SEABOO_TEST_STRIPE_SECRET_KEY": "sk_test_berth_standin", "SEABOO_TEST_STRIPE_WEBHOOK_SECRET": secret,
                     "SEABOO_TEST_STRIPE_API_BASE": "http://127.0.0.1:\(try #require(stripe.port))",

@@ -200,6 +200,7 @@ struct SeasonTests {
                 ]
             )
             #expect(paidDifference.status == .ok, "\(paidDifference.json)")
+            #expect(paidDifference.booking?["id"] as? Int64 == rentalId, "the answer shows the booking that moved: \(paidDifference.json)")
             let movedRental = try await client.call(.get, "/api/bookings/\(rentalId)", auth: harness.serverKey, user: "ivo")
             #expect((movedRental.booking?["localStart"] as? String)?.hasPrefix(d8) == true, "\(movedRental.json)")
             #expect(movedRental.booking?["price"] as? Int == 9000 && movedRental.booking?["status"] as? String == "confirmed", "\(movedRental.json)")
@@ -351,6 +352,40 @@ struct SeasonTests {
             let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
             let owedIds = (owed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
             #expect(!owedIds.contains(early) && !owedIds.contains(stormed), "nothing left owed: \(owed.json)")
+        }
+    }
+
+    @Test(
+        "with refundPriceDifference, a customer's move of a card-paid trip to a cheaper day refunds the difference once and the booking takes the new price; without it the booking keeps what was paid"
+    )
+    func cheaperMoveRefundsByPolicy() async throws {
+        try await CardPaymentTests.withCardRail(customize: { catalog in
+            if let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo-test" }) { catalog.tenants[index].cancellation?.refundPriceDifference = true }
+        }) { harness, standIn, client in
+            let (d10, d11) = (Self.date(10, harness), Self.date(11, harness))
+            let low = try await client.call(
+                .post,
+                "/api/admin/resources/sunset-cruise/prices",
+                auth: harness.adminKey,
+                json: ["from": d11, "to": d11, "pricePerSeatMinor": 4000]
+            )
+            #expect(low.status == .created)
+            let made = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "pia",
+                json: ["resourceId": "sunset-cruise", "slot": "\(d10)T17:30", "seats": 2]
+            )
+            let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
+            _ = try await standIn.succeed(try #require(try await CardPaymentTests.pay(client, harness, user: "pia", booking: id).json["paymentIntentId"] as? String))
+            let moved = try await client.call(.post, "/api/bookings/\(id)/move", auth: harness.serverKey, user: "pia", json: ["slot": "\(d11)T17:30"])
+            #expect(moved.status == .ok && moved.booking?["price"] as? Int == 8000, "\(moved.json)")
+            #expect(standIn.refunds.map(\.amount) == [1000], "2 seats × 5.00 back, once")
+            let again = try await client.call(.post, "/api/bookings/\(id)/move", auth: harness.serverKey, user: "pia", json: ["slot": "\(d11)T17:30"])
+            #expect(again.status == .ok && standIn.refunds.count == 1, "a repeat refunds nothing")
+            let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
+            #expect((owed.json["items"] as? [[String: Any]] ?? []).isEmpty, "nothing owed: \(owed.json)")
         }
     }
 

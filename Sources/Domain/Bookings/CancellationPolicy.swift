@@ -22,9 +22,12 @@ public struct CancellationPolicy: Codable, Hashable, Sendable {
     /// Moves to another slot or day are allowed until this many hours before the start; absent: until
     /// the start.
     public var changeUntilHoursBefore: Int?
+    /// A customer's move to a cheaper place refunds the difference of a card payment (absent or
+    /// false: the booking keeps what was paid).
+    public var refundPriceDifference: Bool?
 
-    public init(tiers: [Tier], changeUntilHoursBefore: Int? = nil) {
-        (self.tiers, self.changeUntilHoursBefore) = (tiers, changeUntilHoursBefore)
+    public init(tiers: [Tier], changeUntilHoursBefore: Int? = nil, refundPriceDifference: Bool? = nil) {
+        (self.tiers, self.changeUntilHoursBefore, self.refundPriceDifference) = (tiers, changeUntilHoursBefore, refundPriceDifference)
     }
 
     /// A year of hours: further ahead than any tier means.

@@ -35,9 +35,11 @@ public struct MoveBooking: Sendable {
 
     let store: any Store
     let clock: any BerthClock
+    /// Refunds a cheaper move's difference by card when the policy says so (nil: never).
+    let refund: RefundCardBooking?
 
-    public init(store: any Store, clock: any BerthClock) {
-        (self.store, self.clock) = (store, clock)
+    public init(store: any Store, clock: any BerthClock, refund: RefundCardBooking? = nil) {
+        (self.store, self.clock, self.refund) = (store, clock, refund)
     }
 
     /// What a move did: the booking (moved, or as it was while a dearer move waits), and the hold for
@@ -45,6 +47,8 @@ public struct MoveBooking: Sendable {
     public struct Moved: Sendable {
         public var booking: Booking
         public var difference: Booking?
+        /// What a cheaper move gave back by card (the policy's `refundPriceDifference`), in minor units.
+        public var refundedMinor: Int64 = 0
     }
 
     public func callAsFunction(_ command: Command) async throws -> Moved {
@@ -74,7 +78,8 @@ public struct MoveBooking: Sendable {
         let rules = tenant.bookingRules
         let hasCard = command.runtime.stripe != nil, isRental = quote.resource.kind == .rental
         let holdDuration = tenant.holdDuration, createdVia = command.actor.rawValue
-        return try await store.write { tx in
+        let refundsByCard = refund != nil && command.runtime.stripe != nil
+        let result = try await store.write { tx -> Moved in
             guard let booking = try tx.bookings.booking(id: command.bookingId, tenantId: tenantId, forUpdate: true) else {
                 throw DomainError.bookingNotFound(command.bookingId)
             }
@@ -134,11 +139,32 @@ public struct MoveBooking: Sendable {
                 try tx.audit.append(audit)
                 return Moved(booking: booking, difference: hold)
             }
-            try tx.bookings.move(booking, to: moved, now: now)
-            let (audit, event) = BookingMove.recorded(booking, moved: moved, actor: command.actor, now: now)
+            var placed = moved
+            var giveBack: Int64 = 0
+            // Cheaper, paid by card, and the policy gives the difference back: the booking takes the new price.
+            if command.userId != nil, policy?.refundPriceDifference == true, booking.status == .confirmed, quote.priceMinor < booking.priceMinor,
+                refundsByCard,
+                try tx.operatorViews.bookingPayments(tenantId: tenantId, bookingIds: [booking.id])[booking.id]?.rails.contains(.card) == true
+            {
+                giveBack = booking.priceMinor - quote.priceMinor
+                placed.priceMinor = quote.priceMinor
+            }
+            try tx.bookings.move(booking, to: placed, now: now)
+            var (audit, event) = BookingMove.recorded(booking, moved: placed, actor: command.actor, now: now)
+            if giveBack > 0 { audit.detail["refundMinor"] = String(giveBack) }
             try tx.audit.append(audit)
             if emitsEvents { try tx.outbox.enqueue([event], tenantId: tenantId, now: now) }
-            return Moved(booking: moved, difference: nil)
+            return Moved(booking: placed, difference: nil, refundedMinor: giveBack)
         }
+        guard result.refundedMinor > 0, let refund else { return result }
+        // Asked once, recorded before Stripe is asked and retried by the jobs until it answers.
+        let done = try await refund.upTo(
+            result.refundedMinor,
+            runtime: command.runtime,
+            bookingId: result.booking.id,
+            reason: "moved to a cheaper place: the difference back under the cancellation policy",
+            actor: command.actor
+        )
+        return Moved(booking: done.last?.booking ?? result.booking, difference: nil, refundedMinor: done.reduce(0) { $0 + $1.refund.amountMinor })
     }
 }
