@@ -148,6 +148,45 @@ struct SeasonTests {
             let moves = (audit.json["items"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "booking.moved" }
             #expect(moves.count == 2, "\(audit.json)")
 
+            // An operator moves a rental to another boat sold by the same product (not to one of another band).
+            let sister = try await client.call(
+                .post,
+                "/api/admin/resources",
+                auth: harness.adminKey,
+                json: ["id": "gozzo-5m-b", "kind": "rental", "name": "Gozzo 5 m (second)", "pricePerDayMinor": 8000]
+            )
+            #expect(sister.status == .created, "\(sister.json)")
+            let boat = try await client.call(
+                .post,
+                "/api/bookings",
+                auth: harness.serverKey,
+                user: "olga",
+                json: ["resourceId": "gozzo-5m", "start": Self.date(9, harness), "end": Self.date(10, harness)]
+            )
+            let boatId = try #require(boat.booking?["id"] as? Int64, "\(boat.json)")
+            let toSister = try await client.call(
+                .post,
+                "/api/admin/bookings/\(boatId)/move",
+                auth: harness.adminKey,
+                json: ["resourceId": "gozzo-5m-b", "start": Self.date(9, harness), "end": Self.date(10, harness)]
+            )
+            #expect(toSister.status == .ok && toSister.booking?["resourceId"] as? String == "gozzo-5m-b", "\(toSister.json)")
+            let paidBoat = try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: harness.serverKey,
+                user: "olga",
+                json: ["bookingId": boatId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+            )
+            #expect(paidBoat.status == .ok, "\(paidBoat.json)")
+            let toRib = try await client.call(
+                .post,
+                "/api/admin/bookings/\(boatId)/move",
+                auth: harness.adminKey,
+                json: ["resourceId": "rib-7m", "start": Self.date(9, harness), "end": Self.date(10, harness)]
+            )
+            #expect(toRib.status == .unprocessableContent && toRib.errorCode == "invalid_field", "another product's boat: \(toRib.json)")
+
             // Paid bookings: a dearer day waits for the difference; within 24 hours of the start the policy refuses.
             let rental = try await client.call(
                 .post,
