@@ -231,7 +231,6 @@ struct SQLOperatorViews: OperatorViewRepository {
                 {
                     for (key, value) in object { detail[key] = "\(value)" }
                 }
-                let reason = detail["reason"].flatMap { $0.isEmpty ? nil : " · “\($0)”" } ?? ""
                 entries.append(
                     TimelineEntry(
                         kind: "booking_change",

@@ -75,7 +75,7 @@ public final class SQLiteStore: MigratableStore {
         }
         guard first else { return }
         do {
-            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         } catch {
             // A reader still busy (or the disk full): the WAL stays beside the file, complete; SQLite
             // replays it at the next open.

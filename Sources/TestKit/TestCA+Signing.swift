@@ -190,7 +190,7 @@ extension RenewalInfoPayload {
         autoRenewProductId: String? = nil,
         signedDate: Date = Date()
     ) -> RenewalInfoPayload {
-        var payload = RenewalInfoPayload(
+        RenewalInfoPayload(
             originalTransactionId: transaction.originalTransactionId,
             autoRenewProductId: autoRenewProductId ?? transaction.productId,
             productId: transaction.productId,
@@ -204,7 +204,6 @@ extension RenewalInfoPayload {
             appAccountToken: transaction.appAccountToken,
             appTransactionId: transaction.appTransactionId
         )
-        return payload
     }
 }
 
