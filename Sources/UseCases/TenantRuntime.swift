@@ -304,7 +304,7 @@ public struct TenantRegistry: Sendable {
         if !gathered.isEmpty {
             let byTenant = Dictionary(grouping: gathered, by: \.tenant).map { "\($0.key) (\($0.value.count))" }.sorted().joined(separator: ", ")
             logger.warning(
-                "\(gathered.count) part(s) of the catalog's apps are off for want of a setting: \(byTenant); BERTH_LOG_LEVEL=debug names each"
+                "\(gathered.count) part(s) of the catalog's apps are off for want of a setting: \(byTenant); BERTH_LOG_LEVEL=debug names each (expected with the shipped products.json: its apps' Apple keys, Stripe and Google secrets are a real deployment's)"
             )
         }
         return TenantRegistry(runtimes)

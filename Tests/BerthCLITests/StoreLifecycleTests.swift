@@ -148,6 +148,7 @@ struct QuietStartTests {
         let warnings = text.split(separator: "\n").filter { $0.contains("warning") }
         #expect(warnings.count == 1, "\(warnings.joined(separator: "\n"))")
         #expect(warnings.first?.contains("off for want of a setting: ") == true && warnings.first?.contains("seaboo (2)") == true, "\(warnings)")
+        #expect(warnings.first?.contains("expected with the shipped products.json") == true, "a newcomer is told this is expected: \(warnings)")
         try await server.start(environment: quiet.merging(["BERTH_LOG_LEVEL": "debug"]) { $1 }, errorLog: log)
         server.stop()
         let detailed = try String(contentsOf: log, encoding: .utf8)
