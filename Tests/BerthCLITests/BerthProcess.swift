@@ -86,8 +86,19 @@ extension Process {
     /// `run()`, one launch at a time in this test process: swift-corelibs-foundation's `Process.run`
     /// crashed once (SIGSEGV in its memcpy) while the CLI suites launched children concurrently.
     /// Only the launch is serialised; the children run side by side.
+    ///
+    /// It also waits (at most 120 s) while a test holds hundreds of sockets (``ProcessLaunch/holdingMany(_:)``):
+    /// Foundation's `Process.run` lists /proc/self/fd to close the child's descriptors, and it crashed
+    /// (SIGSEGV in memcpy) with about 1,380 of them open in this process.
     func runAlone() throws {
-        try ProcessLaunch.lock.withLock { _ in try run() }
+        try ProcessLaunch.lock.withLock { _ in
+            var waited = 0
+            while ProcessLaunch.heavy.load(ordering: .acquiring) > 0, waited < 6_000 {
+                usleep(20_000)
+                waited += 1
+            }
+            try run()
+        }
     }
 }
 
@@ -105,6 +116,15 @@ enum OffPool {
 
 enum ProcessLaunch {
     static let lock = Mutex(())
+    /// Sections that hold hundreds of descriptors at once: no child is launched meanwhile.
+    static let heavy = Atomic<Int>(0)
+
+    /// Runs `body` while it holds many descriptors (a slow-loris flood's sockets): launches wait.
+    static func holdingMany<T>(_ body: () async throws -> T) async rethrows -> T {
+        heavy.add(1, ordering: .releasing)
+        defer { heavy.subtract(1, ordering: .releasing) }
+        return try await body()
+    }
 }
 
 extension Pipe {

@@ -86,23 +86,26 @@ struct ConnectionLimitTests {
         try await server.start(errorLog: log, openFileLimit: 256)
         let port = server.port
 
-        var held: [RawConnection] = []
-        for _ in 0..<300 {
-            guard let connection = RawConnection(port: port) else { continue }
-            connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-            held.append(connection)
+        // Hundreds of sockets in this process: no child is launched meanwhile (ProcessLaunch.holdingMany).
+        try await ProcessLaunch.holdingMany {
+            var held: [RawConnection] = []
+            for _ in 0..<300 {
+                guard let connection = RawConnection(port: port) else { continue }
+                connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                held.append(connection)
+            }
+            #expect(held.count == 300, "the kernel accepts every connection into the backlog")
+
+            // A fresh connection, a whole request: answered, within 2 s.
+            let probe = try #require(RawConnection(port: port))
+            probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let answer = probe.receive(within: 2)
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "answer: \(answer.prefix(200))")
+            #expect(server.isRunning, "the process is alive")
+
+            // The flood left; the service is as it was, and says what it did.
+            held.removeAll()
         }
-        #expect(held.count == 300, "the kernel accepts every connection into the backlog")
-
-        // A fresh connection, a whole request: answered, within 2 s.
-        let probe = try #require(RawConnection(port: port))
-        probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        let answer = probe.receive(within: 2)
-        #expect(answer.hasPrefix("HTTP/1.1 200"), "answer: \(answer.prefix(200))")
-        #expect(server.isRunning, "the process is alive")
-
-        // The flood left; the service is as it was, and says what it did.
-        held.removeAll()
         let metrics = try await server.request("GET", "/metrics", headers: [:])
         #expect(metrics.status == 200)
         let text = String(decoding: metrics.data, as: UTF8.self)
@@ -171,29 +174,32 @@ struct ConnectionLimitTests {
         let port = server.port
         let opened = Date()
 
-        var held: [RawConnection] = []
-        for _ in 0..<160 {
-            guard let connection = RawConnection(port: port) else { continue }
-            connection.send(Self.slowBodyHead)
-            held.append(connection)
-        }
-        #expect(held.count == 160, "the kernel accepts every connection into the backlog")
+        // Hundreds of sockets in this process: no child is launched meanwhile (ProcessLaunch.holdingMany).
+        try await ProcessLaunch.holdingMany {
+            var held: [RawConnection] = []
+            for _ in 0..<160 {
+                guard let connection = RawConnection(port: port) else { continue }
+                connection.send(Self.slowBodyHead)
+                held.append(connection)
+            }
+            #expect(held.count == 160, "the kernel accepts every connection into the backlog")
 
-        // While they trickle (a byte each round), a whole request on a fresh connection is answered in time.
-        for _ in 0..<3 {
-            for connection in held { connection.send(" ") }
-            let probe = try #require(RawConnection(port: port))
-            probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let answer = probe.receive(within: 2)
-            #expect(answer.hasPrefix("HTTP/1.1 200"), "answer: \(answer.prefix(200))")
+            // While they trickle (a byte each round), a whole request on a fresh connection is answered in time.
+            for _ in 0..<3 {
+                for connection in held { connection.send(" ") }
+                let probe = try #require(RawConnection(port: port))
+                probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let answer = probe.receive(within: 2)
+                #expect(answer.hasPrefix("HTTP/1.1 200"), "answer: \(answer.prefix(200))")
+            }
+            // Every trickling connection is closed by the server (the body deadline, or the per-address cap
+            // on bodies): waited for as events, bounded far above the 3 s deadline.
+            for connection in held {
+                connection.send(" ")
+                #expect(connection.waitForClose(within: 30), "a trickling connection is still open")
+            }
+            #expect(Date().timeIntervalSince(opened) < 30, "closed within the deadline, not by the 60 s idle timeout")
         }
-        // Every trickling connection is closed by the server (the body deadline, or the per-address cap
-        // on bodies): waited for as events, bounded far above the 3 s deadline.
-        for connection in held {
-            connection.send(" ")
-            #expect(connection.waitForClose(within: 30), "a trickling connection is still open")
-        }
-        #expect(Date().timeIntervalSince(opened) < 30, "closed within the deadline, not by the 60 s idle timeout")
         #expect(server.isRunning)
         let metrics = String(decoding: try await server.request("GET", "/metrics", headers: [:]).data, as: UTF8.self)
         #expect(metrics.contains(#"berth_connections_shed_total{reason="body_timeout"}"#), "deadline closes are counted")

@@ -72,7 +72,8 @@ final class ServerProcess: Sendable {
             process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         }
         host.withLock { $0 = extra["BERTH_HOST"] ?? "127.0.0.1" }
-        try process.runAlone()
+        // Launched off the test pool: a launch may wait for a descriptor-heavy test to end.
+        try await OffPool.run { try process.runAlone() }
         self.process.withLock { $0 = process }
         for _ in 0..<200 {
             if let text = try? String(contentsOf: portFile, encoding: .utf8), let bound = Int(text) {
