@@ -241,7 +241,7 @@ struct ConnectionLimitTests {
         let input = Pipe.forChild(), output = Pipe.forChild()
         flood.standardInput = input
         flood.standardOutput = output
-        try flood.runAlone()
+        try await OffPool.run { try flood.runAlone() }
         defer {
             try? input.fileHandleForWriting.close()
             flood.waitUntilExit()
@@ -339,9 +339,11 @@ struct ConnectionLimitTests {
         let errors = Pipe.forChild()
         process.standardError = errors
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        try process.runAlone()
-        process.waitUntilExit()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = try await OffPool.run {
+            try process.runAlone()
+            process.waitUntilExit()
+            return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
         #expect(process.terminationStatus != 0)
         #expect(text.contains("BERTH_MAX_CONNECTIONS"), "\(text)")
     }

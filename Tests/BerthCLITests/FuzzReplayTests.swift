@@ -22,8 +22,8 @@ struct FuzzReplayTests {
             let output = Pipe.forChild(), errors = Pipe.forChild()
             process.standardOutput = output
             process.standardError = errors
-            try process.runAlone()
             let (out, err) = try await OffPool.run {
+                try process.runAlone()
                 let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
                 return (out, err)

@@ -156,7 +156,7 @@ struct ReadmeWalkthroughTests {
         let output = Pipe.forChild()
         process.standardOutput = output
         process.standardError = output
-        try process.runAlone()
+        try await OffPool.run { try process.runAlone() }
         // A script that never ends (a server that did not start) is stopped, not waited for forever.
         let watchdog = DispatchWorkItem {
             if process.isRunning {
