@@ -328,6 +328,9 @@ struct SeasonTests {
             let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
             let owedIds = (owed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
             #expect(owedIds.contains(byApple) && !owedIds.contains(byCard) && !owedIds.contains(unpaid), "\(owed.json)")
+            // policy_kept is Berth's own record of a late cancel, not an operator's answer.
+            let kept = try await client.call(.post, "/api/admin/owed/\(byApple)/resolve", auth: harness.adminKey, json: ["how": "policy_kept"])
+            #expect(kept.status == .badRequest && kept.errorCode == "invalid_field", "\(kept.json)")
 
             // Once the trip begins, the customer asks the operator.
             let started = try await book("zeno", ["resourceId": "sunset-cruise", "slot": "\(next)T17:30", "seats": 1])

@@ -61,8 +61,22 @@ public struct CancelBooking: Sendable {
             : "customer: cancelled \(hours) h before the start, \(quote.refundPercent) % back"
         let cancelled = try await transition(bookingId, to: .cancelled, runtime: runtime, actor: actor, reason: reason)
         guard booking.status == .confirmed, quote.rail == .card else { return Done(booking: cancelled, quote: quote, refund: nil) }
-        // What the policy keeps is closed at once: it is not money owed to the customer.
-        if quote.refundPercent < 100 {
+        // Across the booking's card payments (its own, and a dearer move's difference), each refund
+        // recorded before Stripe is asked and retried by the jobs until it answers.
+        let done =
+            quote.refundMinor > 0
+            ? try await refund.upTo(
+                quote.refundMinor,
+                runtime: runtime,
+                bookingId: bookingId,
+                reason: "cancelled by the customer: \(quote.refundPercent) % under the cancellation policy",
+                actor: actor
+            ) : []
+        let refunded = done.reduce(Int64(0)) { $0 + $1.refund.amountMinor }
+        // What the policy keeps is closed only once the policy's share is all on its way back: until
+        // then (a refund refused, or one of two payments still being refunded) the card payment stays
+        // listed as owed, never hidden.
+        if quote.refundPercent < 100, refunded >= quote.refundMinor {
             let tenantId = runtime.id, now = clock.now()
             let kept = OwedPayment.Resolved(
                 how: .policyKept,
@@ -72,18 +86,9 @@ public struct CancelBooking: Sendable {
             )
             _ = try await store.write { tx in try tx.operatorViews.resolveOwed(tenantId: tenantId, bookingId: bookingId, resolved: kept) }
         }
-        guard quote.refundMinor > 0 else { return Done(booking: cancelled, quote: quote, refund: nil) }
-        // Across the booking's card payments (its own, and a dearer move's difference).
-        let done = try await refund.upTo(
-            quote.refundMinor,
-            runtime: runtime,
-            bookingId: bookingId,
-            reason: "cancelled by the customer: \(quote.refundPercent) % under the cancellation policy",
-            actor: actor
-        )
         guard let last = done.last else { return Done(booking: cancelled, quote: quote, refund: nil) }
         var refund = last.refund
-        refund.amountMinor = done.reduce(0) { $0 + $1.refund.amountMinor }
+        refund.amountMinor = refunded
         return Done(booking: last.booking, quote: quote, refund: refund)
     }
 }
