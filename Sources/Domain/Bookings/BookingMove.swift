@@ -26,6 +26,10 @@ public enum BookingMove {
         default:
             throw DomainError(.conflict, .invalidTransition, "a \(booking.status.rawValue.replacingOccurrences(of: "_", with: " ")) booking cannot be moved")
         }
+        // Prices are never negative; one read from a damaged row would make the differences below overflow.
+        guard booking.priceMinor >= 0 else {
+            throw DomainError(.conflict, .invalidTransition, "this booking's stored price is not valid; an operator must look at it")
+        }
         let hoursLeft = booking.start.timeIntervalSince(now) / 3600
         if byOperator {
             guard booking.end > now else { throw DomainError(.conflict, .bookingStarted, "this booking has ended: it cannot be moved") }
