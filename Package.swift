@@ -352,7 +352,7 @@ let package = Package(
             name: "HTTPAPITests",
             dependencies: [
                 "HTTPAPI", "BerthWorkers", "BerthApp", "OutboundHTTP", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
-                "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn",
+                "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn", "StoreTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -52,7 +52,14 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
         let receiving = tenants.tenants.values.filter { $0.webhook != nil }.map(\.id).sorted()
         // Messages of a tenant whose webhook was removed from the catalog are marked skipped once.
         for tenantId in tenants.tenants.keys.sorted() where !receiving.contains(tenantId) {
-            do { try await deliverDue(tenantId: tenantId, limit: 1000) } catch { logger.error("webhook outbox of \(tenantId) not skipped: \(error)") }
+            // A service stopped while it starts leaves the rest for the next start.
+            if Task.isCancelled || Task.isShuttingDownGracefully { break }
+            do {
+                try await deliverDue(tenantId: tenantId, limit: 1000)
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully || error is StoreClosed { break }
+                logger.error("webhook outbox of \(tenantId) not skipped: \(error)")
+            }
         }
         await withTaskGroup(of: Void.self) { group in
             for tenantId in receiving {

@@ -22,8 +22,10 @@ public final class SQLiteStore: MigratableStore {
     public var queuedWrites: Int { group.queued }
     public let path: String
     /// Set by the first ``close()``: a closed pool's connections must not be touched again (a
-    /// checkpoint on one dereferences a freed handle).
-    private let closed = Mutex(false)
+    /// checkpoint on one dereferences a freed handle). Reads and writes asked for after it are
+    /// refused with ``StoreClosed`` (one atomic load each), not handed to a closed SQLite connection
+    /// (SQLite's misuse code 21, which it words "out of memory").
+    private let closed = Atomic(false)
 
     private init(pool: DatabasePool, path: String) {
         self.pool = pool
@@ -69,11 +71,7 @@ public final class SQLiteStore: MigratableStore {
     /// (`wal_checkpoint(TRUNCATE)`): a stopped service leaves one self-contained `berth.sqlite`, which
     /// an operator may copy alone.
     public func close() throws {
-        let first = closed.withLock { closed in
-            defer { closed = true }
-            return !closed
-        }
-        guard first else { return }
+        guard closed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         do {
             _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         } catch {
@@ -143,7 +141,8 @@ public final class SQLiteStore: MigratableStore {
     /// Units of work queued together share one transaction (``GroupCommit``), each in its own
     /// savepoint: one that throws is rolled back alone; each caller is answered after the COMMIT.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
-        try await group.submit { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
+        guard !closed.load(ordering: .acquiring) else { throw StoreClosed() }
+        return try await group.submit { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
     }
 
     /// Runs on the calling thread (GRDB's synchronous read on one of the pool's reader connections):
@@ -156,7 +155,8 @@ public final class SQLiteStore: MigratableStore {
 
     /// The synchronous read (a synchronous function, so that GRDB's blocking overload is the one called).
     private func readHere<T: Sendable>(_ body: @Sendable (any StoreSession) throws -> T) throws -> T {
-        try pool.read { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
+        guard !closed.load(ordering: .acquiring) else { throw StoreClosed() }
+        return try pool.read { db in try body(SQLSession(db: GRDBExecutor(db: db))) }
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction (migrations).

@@ -3,6 +3,7 @@ import Foundation
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import StripeAPI
 import StripeStandIn
 import Testing
 

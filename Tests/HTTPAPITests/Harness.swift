@@ -10,6 +10,7 @@ import HummingbirdTesting
 import JWTKit
 import Logging
 import SQLStore
+import StoreTesting
 import Synchronization
 import TestKit
 import Testing
@@ -25,6 +26,19 @@ final class TestClock: BerthClock {
     func now() -> Date { current.withLock { $0 } }
     func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
+
+/// The harnesses made and not closed yet, by folder, with the test that made each: a harness never
+/// closed keeps its SQLite files open for the rest of the run (a few descriptors each; the run has a
+/// budget, see ProcessLaunch). The process says which at exit.
+let openHarnesses: Mutex<[String: String]> = {
+    atexit {
+        let left = openHarnesses.withLock { $0 }
+        guard !left.isEmpty else { return }
+        let names = Set(left.values).sorted().joined(separator: "; ")
+        FileHandle.standardError.write(Data("Harness: \(left.count) harness(es) never closed (their SQLite files stayed open): \(names)\n".utf8))
+    }
+    return Mutex([:])
+}()
 
 /// The real catalog (products.json), a real SQLite file in a temporary folder, a TestKit CA trusted by
 /// the `seaboo-test` tenant, and API keys for both tenants.
@@ -47,6 +61,8 @@ struct Harness {
     /// - Parameter userPublicKeyPEM: switches the test tenant's user tokens to ES256 with this key.
     /// - Parameter appleStandIn: points the test tenant's App Store Server API at a local stand-in
     ///   (its port and the PEM of the API key it accepts).
+    ///
+    /// Waits for a place in ``OpenStoreBudget`` first (given back by ``close()``).
     static func make(
         holdMinutes: Int? = nil,
         userPublicKeyPEM: String? = nil,
@@ -58,6 +74,38 @@ struct Harness {
         customize: ((inout Catalog) -> Void)? = nil,
         environment extraEnvironment: [String: String] = [:],
         clock: TestClock = TestClock()
+    ) async throws -> Harness {
+        await OpenStoreBudget.shared.enter()
+        do {
+            return try await admitted(
+                holdMinutes: holdMinutes,
+                userPublicKeyPEM: userPublicKeyPEM,
+                appleStandIn: appleStandIn,
+                logger: customLogger,
+                webhookURL: webhookURL,
+                otherWebhookURL: otherWebhookURL,
+                webhookTenants: webhookTenants,
+                customize: customize,
+                environment: extraEnvironment,
+                clock: clock
+            )
+        } catch {
+            OpenStoreBudget.shared.leave()
+            throw error
+        }
+    }
+
+    private static func admitted(
+        holdMinutes: Int?,
+        userPublicKeyPEM: String?,
+        appleStandIn: (port: Int, keyPEM: String)?,
+        logger customLogger: Logger?,
+        webhookURL: String?,
+        otherWebhookURL: String?,
+        webhookTenants: [String],
+        customize: ((inout Catalog) -> Void)?,
+        environment extraEnvironment: [String: String],
+        clock: TestClock
     ) async throws -> Harness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -132,6 +180,8 @@ struct Harness {
             _ = try await CreateAPIKey(store: database)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
             return key
         }
+        let test = Test.current.map { $0.displayName ?? $0.name } ?? "?"
+        openHarnesses.withLock { $0[directory.path] = test }
         return Harness(
             directory: directory,
             ca: ca,
@@ -161,6 +211,7 @@ struct Harness {
     func close() {
         // A close that fails leaves the file's descriptors open for the rest of the run: said, not swallowed.
         do { try database.close() } catch { FileHandle.standardError.write(Data("Harness.close: the SQLite store did not close: \(error)\n".utf8)) }
+        if openHarnesses.withLock({ $0.removeValue(forKey: directory.path) }) != nil { OpenStoreBudget.shared.leave() }
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -51,7 +51,8 @@ extension StoreConformance {
             #expect(overview.buckets.flatMap(\.moneyIn).reduce(0) { $0 + $1.count } == 5, "five priced purchases, the renewal among them")
             // The refund is counted on the day the money went back, not on the day it was paid.
             let refundDays = overview.buckets.filter { !$0.refunds.isEmpty }.map(\.label)
-            #expect(refundDays == [String(ZonedTime.format(start.addingTimeInterval(16 * day), in: try #require(TimeZone(identifier: "Europe/Rome"))).prefix(10))], "\(refundDays)")
+            let rome = try #require(TimeZone(identifier: "Europe/Rome"))
+            #expect(refundDays == [String(ZonedTime.format(start.addingTimeInterval(16 * day), in: rome).prefix(10))], "\(refundDays)")
             let stored = try await store.read { tx in try tx.purchases.purchase(store: .appStore, environment: "Sandbox", transactionId: "m-2", forUpdate: false) }
             #expect(stored?.refundedAt.map { abs($0.timeIntervalSince(start.addingTimeInterval(16 * day))) < 0.002 } == true, "the refund's time is kept")
         }

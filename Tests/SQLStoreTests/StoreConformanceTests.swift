@@ -1054,9 +1054,10 @@ extension StoreConformance {
             #expect(wins.count == 1 && wins.first?.start == dayTwo, "\(outcomes)")
             #expect(codes == ["slot_taken"], "\(codes)")
             func seats(_ slot: Date) async throws -> Int {
-                try await store.write { tx in
+                let occupancy = try await store.write { tx in
                     try tx.bookings.occupancy(tenantId: "a", resourceId: resource.id, start: slot, end: slot.addingTimeInterval(3600), excluding: nil, now: Self.now)
-                }.seats
+                }
+                return occupancy.seats
             }
             #expect(try await seats(dayTwo) == 3, "the slot is full, never over")
             #expect(try await seats(dayOne) == 1, "the loser kept its seat on day one, the winner gave its back")
@@ -1121,9 +1122,10 @@ extension StoreConformance {
             #expect(gone == nil, "the hold is gone")
             #expect(purchases.map(\.bookingId) == [booking.id, booking.id], "both purchases are the booking's")
             func held(_ day: Date) async throws -> Int {
-                try await store.write { tx in
+                let occupancy = try await store.write { tx in
                     try tx.bookings.occupancy(tenantId: "a", resourceId: "boat", start: day, end: day.addingTimeInterval(86_400), excluding: nil, now: Self.now)
-                }.bookings
+                }
+                return occupancy.bookings
             }
             #expect(try await held(dayOne) == 0, "the old day is free")
             #expect(try await held(dayTwo) == 1, "the new day is held once (the hold's share given back)")

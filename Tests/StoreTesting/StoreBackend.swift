@@ -22,6 +22,8 @@ public struct StoreBackend: Sendable, CustomTestStringConvertible {
     }
 
     public static let sqlite = StoreBackend(name: "SQLite") { body in
+        await OpenStoreBudget.shared.enter()
+        defer { OpenStoreBudget.shared.leave() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-conformance-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -39,6 +41,8 @@ public struct StoreBackend: Sendable, CustomTestStringConvertible {
     /// PostgreSQL, when the test command started one (`BERTH_TEST_POSTGRES_URL`): each test gets a database of its own.
     public static let postgres: StoreBackend? = TestPostgres.url.map { _ in
         StoreBackend(name: "PostgreSQL") { body in
+            await OpenStoreBudget.shared.enter()
+            defer { OpenStoreBudget.shared.leave() }
             try await TestPostgres.withDatabase { store in
                 try await prepare(store)
                 try await body(store)

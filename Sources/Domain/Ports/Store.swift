@@ -18,6 +18,13 @@ public protocol Store: Sendable {
     func engineGauges() -> [(name: String, value: Double)]
 }
 
+/// What a read or write asked for after the store was closed throws: the service is stopping, and
+/// background work that meets it stops too (it is not a failure to report).
+public struct StoreClosed: Error, CustomStringConvertible, Sendable {
+    public init() {}
+    public var description: String { "the store is closed (the service is stopping)" }
+}
+
 extension Store {
     public func readStatement<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
         try await read(body)

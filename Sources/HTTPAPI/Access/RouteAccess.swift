@@ -193,6 +193,15 @@ extension APIError {
                 "the service is temporarily unavailable; nothing was applied, try again",
                 headers: [.retryAfter: String(error.retryAfter)]
             )
+        case is StoreClosed:
+            // A request that arrived while the service stops: another instance (or this one, restarted) answers it.
+            logger.notice("answered while stopping: the store is closed")
+            return APIError(
+                .serviceUnavailable,
+                .temporarilyUnavailable,
+                "the service is stopping; nothing was applied, try again",
+                headers: [.retryAfter: "1"]
+            )
         case let error as HTTPError:
             let code: ErrorCode =
                 switch error.status {
