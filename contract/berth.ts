@@ -1509,6 +1509,9 @@ export interface AppResponse {
     webhook: boolean;
     /** the app's IANA zone (UTC without one) */
     timeZone: string;
+    /** what the app's settings leave Berth unable to do (empty when nothing): `no_app_store_server_api`, a consumable
+     * the app finishes without sending it (cordova-plugin-purchase at launch) is recovered only with apple.serverAPI */
+    notices: { code: "no_app_store_server_api"; message: string }[];
   };
 }
 

@@ -7,11 +7,17 @@ public struct AnswerSigningSettings: Codable, Hashable, Sendable {
     public var privateKeyEnv: String?
     /// A variable naming a file that holds it.
     public var privateKeyFileEnv: String?
+    /// The PEM key written in the catalog itself: for test tenants only (everyone who reads the
+    /// catalog can sign as it), refused for a tenant that accepts Production purchases. The shipped
+    /// `seaboo-test` and `aistylist-test` use one so that a client pinning their key can be tried
+    /// without setting anything; a real app's key comes from `privateKeyEnv` or `privateKeyFileEnv`.
+    public var testPrivateKeyPEM: String?
 
-    public init(keyId: String, privateKeyEnv: String? = nil, privateKeyFileEnv: String? = nil) {
+    public init(keyId: String, privateKeyEnv: String? = nil, privateKeyFileEnv: String? = nil, testPrivateKeyPEM: String? = nil) {
         self.keyId = keyId
         self.privateKeyEnv = privateKeyEnv
         self.privateKeyFileEnv = privateKeyFileEnv
+        self.testPrivateKeyPEM = testPrivateKeyPEM
     }
 
     /// Whether a key id is one the header and the signed text carry unambiguously.
@@ -23,13 +29,18 @@ public struct AnswerSigningSettings: Codable, Hashable, Sendable {
             }
     }
 
-    func validate(tenant: String) throws {
+    func validate(tenant: String, allowsProduction: Bool) throws {
         guard Self.isValidKeyId(keyId) else {
             throw CatalogError("tenant \(tenant): answerSigning.keyId must be 1 to 64 letters, digits, ., _ or -")
         }
-        guard (privateKeyEnv == nil) != (privateKeyFileEnv == nil) else {
+        guard [privateKeyEnv, privateKeyFileEnv, testPrivateKeyPEM].count(where: { $0 != nil }) == 1 else {
             throw CatalogError(
                 "tenant \(tenant): answerSigning needs exactly one of privateKeyEnv (a variable holding the PEM key) or privateKeyFileEnv (a variable naming its file)"
+            )
+        }
+        if testPrivateKeyPEM != nil, allowsProduction {
+            throw CatalogError(
+                "tenant \(tenant): answerSigning.testPrivateKeyPEM is a key everyone can read, for test tenants only; a tenant that accepts Production purchases takes its key from privateKeyEnv or privateKeyFileEnv"
             )
         }
     }

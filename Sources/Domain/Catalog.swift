@@ -270,7 +270,7 @@ public struct Tenant: Codable, Hashable, Sendable {
         try webhook?.validate(tenant: id)
         try stripe?.validate(tenant: id)
         try googlePlay?.validate(tenant: id)
-        try answerSigning?.validate(tenant: id)
+        try answerSigning?.validate(tenant: id, allowsProduction: apple.allowsProduction)
         try apple.offers?.validate(tenant: self)
         try credits?.validate(tenant: id)
         try subscriptions?.validate(tenant: id)
@@ -432,6 +432,18 @@ extension Tenant {
         if products.contains(where: { $0.kind == .subscription }) { kinds.append(.subscription) }
         if products.contains(where: { $0.kind == .unlock }) { kinds.append(.unlock) }
         return kinds
+    }
+
+    /// What Berth cannot recover for this app while it has no App Store Server API key: a consumable
+    /// the store's client finishes without sending it. cordova-plugin-purchase, holding several
+    /// unfinished transactions at launch, posts only the newest and finishes them all; the others
+    /// reach Berth only through Apple's `ONE_TIME_CHARGE` notification, or through the customer's
+    /// history, which needs the key. `nil` when the app sells no consumable.
+    public static let withoutServerAPINote =
+        "No App Store Server API key (apple.serverAPI): a consumable the app finishes without sending it (cordova-plugin-purchase posts only the newest of several unfinished at launch) reaches Berth only through Apple's ONE_TIME_CHARGE notification; with the key, Berth reads the customer's history and applies it"
+
+    public var withoutServerAPI: String? {
+        products.contains(where: { $0.type == "Consumable" }) ? Self.withoutServerAPINote : nil
     }
 }
 

@@ -23,7 +23,9 @@ public struct AnswerSigner: Sendable {
     /// every unsigned answer.
     public static func load(_ settings: AnswerSigningSettings, tenant: String, environment: [String: String]) throws -> AnswerSigner {
         let pem: String
-        if let name = settings.privateKeyEnv {
+        if let written = settings.testPrivateKeyPEM {
+            pem = written
+        } else if let name = settings.privateKeyEnv {
             guard let value = environment[name], !value.isEmpty else {
                 throw ConfigurationError(
                     "tenant \(tenant) signs its answers: set \(name) to the PEM private key (P-256) of answerSigning.keyId \(settings.keyId)"

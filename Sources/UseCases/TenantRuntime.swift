@@ -131,6 +131,14 @@ public struct TenantRuntime: Sendable {
             httpClient: httpClient,
             logger: logger
         )
+        if serverAPI == nil, let lost = tenant.withoutServerAPI {
+            logger.warning("tenant \(tenant.id): \(lost)")
+        }
+        if let signing = tenant.answerSigning, signing.testPrivateKeyPEM != nil {
+            logger.info(
+                "tenant \(tenant.id): answers are signed with the test key written in the catalog (key id \(signing.keyId)): anyone can sign as it; a real app's key comes from privateKeyEnv or privateKeyFileEnv"
+            )
+        }
         if let configuration = tenant.webhook {
             // Fail fast: starting without the secret would queue events nobody can sign.
             guard let secret = environment[configuration.secretEnv], secret.utf8.count >= 16 else {

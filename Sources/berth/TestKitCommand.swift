@@ -20,12 +20,12 @@ extension TestKitCommand {
     struct InitCA: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "init",
-            abstract: "Write a new test CA (certificates and keys as PEM) to DIR.",
+            abstract: "Write a new test CA (certificates and keys as PEM) to DIR, or keep the one already there.",
             discussion:
                 "root.pem anchors JWS (ECDSA, shaped like Apple Root CA - G3); receipt-root.pem anchors app receipts (RSA, shaped like Apple Inc. Root)."
         )
 
-        @Flag(help: "Overwrite an existing CA in DIR.")
+        @Flag(help: "Replace an existing CA in DIR (without it, a CA already there is kept).")
         var force = false
 
         @Argument(help: "Directory to write root.pem, intermediate.pem, leaf.pem and their keys to.")
@@ -34,7 +34,17 @@ extension TestKitCommand {
         func run() throws {
             let url = URL(fileURLWithPath: directory)
             if !force, FileManager.default.fileExists(atPath: url.appendingPathComponent(TestCA.FileName.root).path) {
-                throw ValidationError("\(directory) already holds a test CA; pass --force to replace it")
+                // Kept, so that a walk-through runs again: what was signed with it still verifies. A
+                // folder that holds only part of a CA is not silently used.
+                do {
+                    _ = try TestCA.load(from: url)
+                    _ = try TestReceiptCA.load(from: url)
+                } catch {
+                    throw ValidationError("\(directory) holds a test CA that cannot be read (\(error)); pass --force to replace it")
+                }
+                FileHandle.standardError.write(Data("kept the test CA already in \(directory) (--force replaces it)\n".utf8))
+                print(url.appendingPathComponent(TestCA.FileName.root).path)
+                return
             }
             try TestCA.generate().write(to: url)
             try TestReceiptCA.generate().write(to: url)

@@ -147,12 +147,18 @@ struct QuietStartTests {
         let text = try String(contentsOf: log, encoding: .utf8)
         let warnings = text.split(separator: "\n").filter { $0.contains("warning") }
         #expect(warnings.count == 1, "\(warnings.joined(separator: "\n"))")
-        #expect(warnings.first?.contains("off for want of a setting: ") == true && warnings.first?.contains("seaboo (2)") == true, "\(warnings)")
+        #expect(warnings.first?.contains("off for want of a setting: ") == true && warnings.first?.contains("seaboo (3)") == true, "\(warnings)")
         #expect(warnings.first?.contains("expected with the shipped products.json") == true, "a newcomer is told this is expected: \(warnings)")
         try await server.start(environment: quiet.merging(["BERTH_LOG_LEVEL": "debug"]) { $1 }, errorLog: log)
         server.stop()
         let detailed = try String(contentsOf: log, encoding: .utf8)
         #expect(detailed.contains("tenant seaboo: SEABOO_JWT_SECRET is unset"), "each is named at debug level")
+        #expect(
+            detailed.contains("tenant aistylist: No App Store Server API key (apple.serverAPI): a consumable the app finishes without sending it"),
+            "an app selling consumables without the key is told what Berth cannot recover"
+        )
+        #expect(!detailed.contains("tenant ftchinese: No App Store Server API key"), "subscriptions only: nothing of the kind to lose")
+        #expect(detailed.contains("tenant seaboo-test: answers are signed with the test key written in the catalog"))
     }
 }
 

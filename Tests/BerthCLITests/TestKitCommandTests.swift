@@ -12,8 +12,17 @@ struct TestKitCommandTests {
         let made = try await BerthProcess.run(["testkit", "init", ca])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(made.stdout.contains("root.pem"))
+        let root = try String(contentsOfFile: "\(ca)/root.pem", encoding: .utf8)
         let again = try await BerthProcess.run(["testkit", "init", ca])
-        #expect(again.status != 0, "init must not silently replace an existing CA")
+        #expect(again.status == 0, "init on an existing CA keeps it (a walk-through runs again): \(again.stderr)")
+        #expect(again.stderr.contains("kept the test CA"))
+        #expect(try String(contentsOfFile: "\(ca)/root.pem", encoding: .utf8) == root, "init must not silently replace an existing CA")
+        // Half a CA is not used as if it were one.
+        let partial = directory.appendingPathComponent("partial").path
+        try FileManager.default.createDirectory(atPath: partial, withIntermediateDirectories: true)
+        try Data(root.utf8).write(to: URL(fileURLWithPath: "\(partial)/root.pem"))
+        let broken = try await BerthProcess.run(["testkit", "init", partial])
+        #expect(broken.status != 0 && broken.stderr.contains("--force"), "\(broken.stderr)")
 
         let signed = try await BerthProcess.run([
             "testkit", "sign-transaction", "--ca", ca, "--bundle-id", "it.seaboo.app", "--product", "it.seaboo.rental.basic",

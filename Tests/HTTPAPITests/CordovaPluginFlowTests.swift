@@ -345,6 +345,12 @@ extension CordovaPluginFlowTests {
                 )
                 .json["outcome"] as? String
             }
+            // Without the App Store Server API key, the operator is told what Berth cannot recover.
+            let admin = try await harness.apiKey(Self.tenant, .admin)
+            let app = try await client.call(.get, "/api/admin/app", auth: admin).json["app"] as? [String: Any]
+            let notices = app?["notices"] as? [[String: Any]]
+            #expect(notices?.map { $0["code"] as? String } == ["no_app_store_server_api"], "\(String(describing: app))")
+            #expect((notices?.first?["message"] as? String)?.contains("apple.serverAPI") == true)
             // Before: the notification of the first pack waits; the plugin's call with the second applies both.
             let first = try Self.pack(harness, "4500000000000001", user: "nia"), second = try Self.pack(harness, "4500000000000002", user: "nia")
             #expect(try await notify(first.payload) == "unclaimed_purchase")
@@ -382,6 +388,9 @@ extension CordovaPluginFlowTests {
             defer { harness.close() }
             let key = try await harness.apiKey(Self.tenant, .client)
             try await harness.app().test(.router) { client in
+                let admin = try await harness.apiKey(Self.tenant, .admin)
+                let app = try await client.call(.get, "/api/admin/app", auth: admin).json["app"] as? [String: Any]
+                #expect((app?["notices"] as? [Any])?.isEmpty == true, "with the key nothing is left unrecoverable: \(String(describing: app))")
                 // The first pack was bought before the user signed in (no token); the plugin posts only the second.
                 let first = try Self.pack(harness, "4600000000000001", user: nil), second = try Self.pack(harness, "4600000000000002", user: "pia")
                 standIn.state.withLock { $0.historyPages = [[first.jws, second.jws]] }

@@ -63,7 +63,8 @@ struct SignedAnswerTests {
         method: String,
         path: String,
         body: Data? = nil,
-        status: Int? = nil
+        status: Int? = nil,
+        keyId: String = Self.keyId
     ) -> Bool {
         guard let signatureText = header(reply, "X-Berth-Signature"), let signedAt = header(reply, "X-Berth-Signed-At"),
             header(reply, "X-Berth-Key-Id") == keyId
@@ -239,12 +240,47 @@ struct SignedAnswerTests {
         }
     }
 
+    @Test(
+        "the shipped seaboo-test and aistylist-test sign with the test keys written in products.json: published, and every answer verifies with them"
+    )
+    func shippedTestTenantsSign() async throws {
+        let harness = try await Harness.make()
+        defer { harness.close() }
+        let shipped = try Catalog.decode(try Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
+        try await harness.app().test(.router) { http in
+            for (tenant, keyId) in [("seaboo-test", "seaboo-test-1"), ("aistylist-test", "aistylist-test-1")] {
+                let settings = try #require(shipped.tenants.first { $0.id == tenant }?.answerSigning)
+                #expect(settings.keyId == keyId && settings.privateKeyEnv == nil && settings.privateKeyFileEnv == nil)
+                let written = try P256.Signing.PrivateKey(pemRepresentation: try #require(settings.testPrivateKeyPEM))
+                let published = try await Self.call(http, .get, "/api/answer-signing/\(tenant)", auth: nil)
+                #expect(published.status == .ok && published.json["keyId"] as? String == keyId)
+                let text = try #require(published.json["publicKeySPKI"] as? String)
+                let spki = try #require(Data(base64Encoded: text))
+                #expect(try P256.Signing.PublicKey(derRepresentation: spki).rawRepresentation == written.publicKey.rawRepresentation)
+                let client = try await harness.apiKey(tenant, .client)
+                let reply = try await Self.call(http, .get, "/api/entitlements", auth: client, user: "ana", nonce: "shipped-\(tenant)")
+                #expect(reply.status == .ok && Self.header(reply, "X-Berth-Key-Id") == keyId)
+                #expect(
+                    Self.verifies(
+                        reply,
+                        key: written.publicKey,
+                        nonce: "shipped-\(tenant)",
+                        user: "ana",
+                        method: "GET",
+                        path: "/api/entitlements",
+                        keyId: keyId
+                    )
+                )
+            }
+        }
+    }
+
     @Test("a malformed nonce is refused before the route runs; tenants without answerSigning answer unsigned and publish no key")
     func nonceAndUnsignedTenants() async throws {
         let harness = try await Self.harness(P256.Signing.PrivateKey())
         defer { harness.close() }
         let client = try await harness.apiKey(Self.tenant, .client)
-        let seaboo = try await harness.apiKey("seaboo-test", .client)
+        let zorya = try await harness.apiKey("zorya-test", .client)
         try await harness.app().test(.router) { http in
             let jws = try harness.purchase(CreditsTests.starter, transactionId: "3000000000077003", bundleId: CordovaValidatorTests.bundle)
             for bad in ["short", String(repeating: "a", count: 129), "has space 123", "line\u{1}break99"] {
@@ -276,11 +312,11 @@ struct SignedAnswerTests {
             )
             #expect(good.status == .ok && Self.header(good, "X-Berth-Nonce") == "AZaz09+/=-_.~")
 
-            // seaboo-test does not sign: no signature, and its nonce header is not read.
-            let unsigned = try await Self.call(http, .get, "/api/entitlements", auth: seaboo, user: "ana", nonce: "bad nonce")
+            // zorya-test does not sign: no signature, and its nonce header is not read.
+            let unsigned = try await Self.call(http, .get, "/api/entitlements", auth: zorya, user: "ana", nonce: "bad nonce")
             #expect(unsigned.status == .ok)
             #expect(Self.header(unsigned, "X-Berth-Signature") == nil && Self.header(unsigned, "X-Berth-Signed-At") == nil)
-            for tenant in ["seaboo-test", "nobody"] {
+            for tenant in ["zorya-test", "nobody"] {
                 let key = try await Self.call(http, .get, "/api/answer-signing/\(tenant)", auth: nil)
                 #expect(key.status == .notFound && key.errorCode == "not_found")
             }
@@ -298,10 +334,20 @@ struct SignedAnswerTests {
             (AnswerSigningSettings(keyId: "bad id", privateKeyEnv: "K"), "answerSigning.keyId"),
             (AnswerSigningSettings(keyId: "k1"), "exactly one of"),
             (AnswerSigningSettings(keyId: "k1", privateKeyEnv: "K", privateKeyFileEnv: "F"), "exactly one of"),
+            (AnswerSigningSettings(keyId: "k1", privateKeyEnv: "K", testPrivateKeyPEM: "PEM"), "exactly one of"),
         ] {
             catalog.tenants[index].answerSigning = settings
             #expect { try catalog.validate() } throws: { "\($0)".contains(message) }
         }
+        // A key written in the catalog is for test tenants: refused where Production purchases are accepted.
+        var production = catalog
+        production.tenants[index].apple.environments = ["Production", "Sandbox"]
+        production.tenants[index].apple.appAppleId = 1_478_223_901
+        production.tenants[index].apple.trustedRootFiles = nil
+        production.tenants[index].answerSigning = AnswerSigningSettings(keyId: "k1", testPrivateKeyPEM: P256.Signing.PrivateKey().pemRepresentation)
+        #expect { try production.validate() } throws: { "\($0)".contains("testPrivateKeyPEM is a key everyone can read") }
+        production.tenants[index].answerSigning = AnswerSigningSettings(keyId: "k1", privateKeyEnv: "K")
+        try production.validate()
         catalog.tenants[index].answerSigning = nil
         let tenant = catalog.tenants[index]
         var logger = Logger(label: "test")

@@ -13,7 +13,14 @@ enforces CORS, as a WebView does. The page drives:
   (b) the exact requests cordova-plugin-purchase's validator sends (XMLHttpRequest, its headers and
       body) for StoreKit 2 and StoreKit 1;
   (c) the same page on http://127.0.0.1:A, an origin no tenant allows: the browser refuses the
-      answer (fetch rejects), although Berth served it.
+      answer (fetch rejects), although Berth served it, and the client's error names allowedOrigins;
+  (d) through a loopback proxy that plays a hostile network: two pinned keys while the tenant
+      rotates from the first to the second (Berth restarted on the same port with the second key),
+      an altered answer (unverified, never data, never refused), and a 502 after Berth made a
+      booking (the client retries with the same Idempotency-Key: one booking).
+
+The page imports the client as an app does: `npm pack` in clients/typescript makes the tarball,
+unpacked into the site's own node_modules folder and imported by its package name (an import map).
 
 Exits non-zero on the first failed check; every wait is bounded; the server is killed at the end.
 
@@ -23,6 +30,7 @@ import base64
 import datetime
 import hashlib
 import hmac
+import http.client
 import http.server
 import json
 import os
@@ -83,26 +91,34 @@ def main():
     driver = None
     pages = None
     try:
-        # The client library, built as an app would build it.
-        subprocess.run(["tsc", "-p", os.path.join(ROOT, "clients", "typescript")], check=True, timeout=300)
+        # The client library as an app adds it: the tarball `npm pack` makes, unpacked in the app's own folder.
         site = os.path.join(work, "site")
-        os.makedirs(site)
-        for name in ("index.js", "contract.js"):
-            shutil.copy(os.path.join(ROOT, "clients", "typescript", "dist", name), site)
+        package = os.path.join(site, "node_modules", "berth-client")
+        os.makedirs(package)
+        subprocess.run([os.path.join(ROOT, "clients", "typescript", "test", "pack-test.sh"), work], check=True, timeout=600)
+        tarballs = [name for name in os.listdir(work) if name.startswith("berth-client-") and name.endswith(".tgz")]
+        check(len(tarballs) == 1, "npm pack made one tarball (%s)" % tarballs)
+        subprocess.run(["tar", "-xzf", os.path.join(work, tarballs[0]), "-C", package, "--strip-components=1"], check=True, timeout=60)
         with open(os.path.join(site, "index.html"), "w") as page:
             page.write('<!doctype html><meta charset="utf-8"><title>app</title>'
-                       '<script type="module">import * as Berth from "./index.js"; window.Berth = Berth; window.berthReady = true;</script>')
+                       '<script type="importmap">{"imports": {"berth-client": "./node_modules/berth-client/dist/index.js"}}</script>'
+                       '<script type="module">import * as Berth from "berth-client"; window.Berth = Berth; window.berthReady = true;</script>')
 
-        # Berth: the shipped catalog, with answer signing for the credits app.
-        key_pem = subprocess.run("openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt", shell=True, check=True,
-                                 capture_output=True, text=True, timeout=60).stdout
+        # Berth: the shipped catalog (seaboo-test signs with its shipped test key), the credits app with keys of this run.
+        def new_key():
+            return subprocess.run("openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt", shell=True, check=True,
+                                  capture_output=True, text=True, timeout=60).stdout
+        first_key, second_key = new_key(), new_key()
         catalog = json.load(open(os.path.join(ROOT, "products.json")))
-        for tenant in catalog["tenants"]:
-            if tenant["id"] == STYLIST:
-                tenant["answerSigning"] = {"keyId": "webview-1", "privateKeyEnv": "STYLIST_ANSWER_KEY"}
-        json.dump(catalog, open(os.path.join(work, "products.json"), "w"))
+
+        def write_catalog(key_id):
+            for tenant in catalog["tenants"]:
+                if tenant["id"] == STYLIST:
+                    tenant["answerSigning"] = {"keyId": key_id, "privateKeyEnv": "STYLIST_ANSWER_KEY"}
+            json.dump(catalog, open(os.path.join(work, "products.json"), "w"))
+        write_catalog("webview-1")
         env = dict(os.environ, BERTH_CATALOG=os.path.join(work, "products.json"), BERTH_DATABASE="sqlite:" + os.path.join(work, "berth.sqlite"),
-                   STYLIST_ANSWER_KEY=key_pem, SEABOO_TEST_JWT_SECRET=JWT_SECRET, BERTH_LOG_LEVEL="warning")
+                   STYLIST_ANSWER_KEY=first_key, SEABOO_TEST_JWT_SECRET=JWT_SECRET, BERTH_LOG_LEVEL="warning")
 
         def berth(*arguments):
             return subprocess.run([BERTH, *arguments], cwd=work, env=env, check=True, capture_output=True, text=True, timeout=120).stdout.strip()
@@ -110,21 +126,28 @@ def main():
         berth("testkit", "init", "berth-ca")
         stylist_key = berth("keys", "create", "--tenant", STYLIST, "--role", "client")
         port_file = os.path.join(work, "port")
-        server = subprocess.Popen([BERTH, "serve", "--port", "0", "--port-file", port_file], cwd=work, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.log"), "w"))
-        deadline = time.time() + 60
-        base = None
-        while time.time() < deadline:
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                base = "http://127.0.0.1:" + open(port_file).read().strip()
-                try:
-                    if urllib.request.urlopen(base + "/healthz", timeout=2).status == 200:
-                        break
-                except OSError:
-                    pass
-            time.sleep(0.2)
+
+        def start(port):
+            if os.path.exists(port_file):
+                os.remove(port_file)
+            process = subprocess.Popen([BERTH, "serve", "--port", str(port), "--port-file", port_file], cwd=work, env=env,
+                                       stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.log"), "a"))
+            deadline = time.time() + 60
+            while time.time() < deadline and process.poll() is None:
+                if os.path.exists(port_file) and open(port_file).read().strip():
+                    address = "http://127.0.0.1:" + open(port_file).read().strip()
+                    try:
+                        if urllib.request.urlopen(address + "/healthz", timeout=2).status == 200:
+                            return process, address
+                    except OSError:
+                        pass
+                time.sleep(0.2)
+            raise AssertionError("berth serve did not answer /healthz: " + open(os.path.join(work, "serve.log")).read()[-2000:])
+        server, base = start(0)
         check(base is not None, "berth serve answers /healthz")
         pinned = json.loads(urllib.request.urlopen(base + "/api/answer-signing/" + STYLIST, timeout=10).read())
+        seaboo_pinned = json.loads(urllib.request.urlopen(base + "/api/answer-signing/seaboo-test", timeout=10).read())
+        check(seaboo_pinned["keyId"] == "seaboo-test-1", "the shipped seaboo-test tenant signs with its shipped test key")
 
         # The app's page, on another origin.
         page_port = free_port()
@@ -184,16 +207,17 @@ def main():
         check(result["again"] == ["applied", True], "the same transaction again: the same verdict, nothing added")
         check(result["balance"] == 52, "the balance, read with its signature verified: 2 free + 50")
         check(result["premium"] is False and result["history"] == 1, "entitlements and a page of history, signed and verified")
-        check(result["forged"] == "unsigned_answer", "an answer not signed with the pinned key is refused, not used")
+        check(result["forged"] == "unverified", "an answer not signed with a pinned key is unverified, not used")
 
         # A booking created with the user's token, paid by StoreKit; a replay by another user.
         day = (datetime.datetime.utcnow() + datetime.timedelta(days=7)).date().isoformat()
         day2 = (datetime.datetime.utcnow() + datetime.timedelta(days=8)).date().isoformat()
         rental = sign_transaction("it.seaboo.app", "it.seaboo.rental.basic", "2000000000770001")
         result = run("""
-            const [base, alice, bob, jws, day, day2] = args;
-            const forAlice = new Berth.BerthClient({ baseURL: base, userToken: () => alice });
-            const forBob = new Berth.BerthClient({ baseURL: base, userToken: () => bob });
+            const [base, alice, bob, jws, day, day2, seaboo] = args;
+            const answerKeys = [{ keyId: seaboo.keyId, publicKeySPKI: seaboo.publicKeySPKI }];
+            const forAlice = new Berth.BerthClient({ baseURL: base, userToken: () => alice, answerKeys });
+            const forBob = new Berth.BerthClient({ baseURL: base, userToken: () => bob, answerKeys });
             const booking = await forAlice.createBooking({ resourceId: "gozzo-5m", start: day + "T08:00:00Z", end: day + "T18:00:00Z" });
             const paid = await forAlice.verifyPurchase(booking.requiredProductId, { jwsRepresentation: jws }, booking.id);
             const bobs = await forBob.createBooking({ resourceId: "gozzo-5m", start: day2 + "T08:00:00Z", end: day2 + "T18:00:00Z" });
@@ -203,7 +227,7 @@ def main():
             catch (error) { taken = [error.code, error.status]; }
             return { product: booking.requiredProductId, paid: [paid.kind, paid.finish, paid.answer.booking.status],
                      replay: [replay.kind, replay.finish, replay.error.code], taken };
-        """, base, user_token("alice"), user_token("bob"), rental, day, day2)
+        """, base, user_token("alice"), user_token("bob"), rental, day, day2, seaboo_pinned)
         check(result["product"] == "it.seaboo.rental.basic", "the booking names the product to buy")
         check(result["paid"] == ["applied", True, "confirmed"], "the booking is paid: confirmed, finish (%s)" % result)
         check(result["replay"] == ["already_used", True, "transaction_already_used"], "another user's replay: already used, finish, tell the user")
@@ -264,6 +288,127 @@ def main():
             } catch (error) { return error.name; }
         """, base, stylist_key)
         check(result == "TypeError", "an origin the app does not allow is refused by the browser (%s)" % result)
+        result = run("""
+            const [base, key, pinned] = args;
+            const berth = new Berth.BerthClient({ baseURL: base, clientKey: key, userId: "mai", retries: 0, answerKey: { keyId: pinned.keyId, publicKeySPKI: pinned.publicKeySPKI } });
+            let failure = null;
+            try { await berth.credits(); } catch (error) { failure = { code: error.code, hint: error.hint || "", message: error.message }; }
+            const verdict = await berth.verifyPurchase("com.aiimagestylist.credits.popular", { transactionId: "3000000000770009" });
+            return { failure, verdict: [verdict.kind, verdict.finish, verdict.reason] };
+        """, base, stylist_key, pinned)
+        check(result["failure"] is not None and result["failure"]["code"] == "network" and "allowedOrigins" in result["failure"]["hint"]
+              and "127.0.0.1" in result["failure"]["hint"], "the client's error names the page's origin and allowedOrigins (%s)" % result)
+        check(result["verdict"][:2] == ["retry_later", False] and "allowedOrigins" in result["verdict"][2],
+              "a purchase from that origin: retry later, do not finish, and the reason says what to check (%s)" % result["verdict"])
+
+        # (d) A hostile network between the page and Berth: a proxy on loopback that can alter an answer or lose one.
+        network = {"alter": None, "lose": None, "bookings": []}
+
+        class Proxy(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                target = http.client.HTTPConnection("127.0.0.1", int(base.rsplit(":", 1)[1]), timeout=30)
+                headers = {name: value for name, value in self.headers.items() if name.lower() not in ("host", "connection")}
+                target.request(self.command, self.path, body=body, headers=headers)
+                answer = target.getresponse()
+                data = answer.read()
+                answer_headers = [(n, v) for n, v in answer.getheaders() if n.lower() not in ("connection", "transfer-encoding", "content-length")]
+                target.close()
+                route = self.command + " " + self.path.split("?")[0]
+                if route == "POST /api/bookings":
+                    network["bookings"].append(self.headers.get("Idempotency-Key"))
+                if network["lose"] == route:
+                    # Berth acted; its answer is lost and a gateway answers 502 (with CORS, as a real one would).
+                    network["lose"] = None
+                    self.send_response(502)
+                    self.send_header("Access-Control-Allow-Origin", self.headers.get("Origin") or "*")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if network["alter"] == route:
+                    # One value changed, as a proxy or a patched WebView would (the signature was Berth's).
+                    network["alter"] = None
+                    changed = data.replace(b'"balance":', b'"balance":9', 1) if b'"balance":' in data else data.replace(b'true', b'false', 1)
+                    if changed == data:
+                        raise AssertionError("the proxy found nothing to alter in " + route)
+                    data = changed
+                self.send_response(answer.status)
+                for name, value in answer_headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_OPTIONS = do_PATCH = do_DELETE = forward
+
+        proxy_port = free_port()
+        proxy = http.server.ThreadingHTTPServer(("127.0.0.1", proxy_port), Proxy)
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        via = f"http://127.0.0.1:{proxy_port}"
+        second_pem = subprocess.run(["openssl", "pkey", "-pubout", "-outform", "DER"], input=second_key.encode(), check=True, capture_output=True,
+                                    timeout=60).stdout
+        second = {"keyId": "webview-2", "publicKeySPKI": base64.b64encode(second_pem).decode()}
+        try:
+            open_page("localhost")
+            result = run("""
+                const [via, key, first, second] = args;
+                window.rotating = new Berth.BerthClient({ baseURL: via, clientKey: key, userId: "mai", retries: 0,
+                    answerKeys: [{ keyId: first.keyId, publicKeySPKI: first.publicKeySPKI }, second] });
+                return (await window.rotating.credits())[0].balance;
+            """, via, stylist_key, pinned, second)
+            check(result == 52, "through the proxy, signed by the first pinned key: the balance (%s)" % result)
+            network["alter"] = "GET /api/credits"
+            result = run("""
+                try { const credits = await window.rotating.credits(); return ["data", credits[0].balance]; }
+                catch (error) { return [error.code, error.retryable]; }
+            """)
+            check(result == ["unverified", False], "an answer altered on its way is unverified, never data (%s)" % result)
+            network["alter"] = "POST /api/verify-purchase"
+            jws = sign_transaction(STYLIST_BUNDLE, POPULAR, "3000000000770001")
+            result = run("""
+                const [jws] = args;
+                const verdict = await window.rotating.verifyPurchase("com.aiimagestylist.credits.popular", { jwsRepresentation: jws });
+                return [verdict.kind, verdict.finish];
+            """, jws)
+            check(result == ["unverified", False], "a purchase answer altered on its way: unverified, do not finish, not refused (%s)" % result)
+
+            # The tenant rotates: Berth restarts on the same port signing with the second key; the page keeps its client.
+            port = int(base.rsplit(":", 1)[1])
+            server.terminate()
+            server.wait(timeout=60)
+            write_catalog("webview-2")
+            env["STYLIST_ANSWER_KEY"] = second_key
+            server, base = start(port)
+            result = run("return (await window.rotating.credits())[0].balance;")
+            check(result == 52, "after the rotation the same client verifies answers signed by the second pinned key (%s)" % result)
+            result = run("""
+                const [via, key, first] = args;
+                const old = new Berth.BerthClient({ baseURL: via, clientKey: key, userId: "mai", retries: 0, answerKeys: [first] });
+                try { await old.credits(); return "data"; } catch (error) { return error.code; }
+            """, via, stylist_key, {"keyId": pinned["keyId"], "publicKeySPKI": pinned["publicKeySPKI"]})
+            check(result == "unverified", "an app that pins only the old key reads nothing from the new one (%s)" % result)
+
+            # A booking whose answer is lost after Berth made it: retried with the same key, one booking.
+            network["lose"] = "POST /api/bookings"
+            lost_day = (datetime.datetime.utcnow() + datetime.timedelta(days=12)).date().isoformat()
+            lost_end = (datetime.datetime.utcnow() + datetime.timedelta(days=13)).date().isoformat()
+            result = run("""
+                const [via, token, day, end, seaboo] = args;
+                const berth = new Berth.BerthClient({ baseURL: via, userToken: () => token, backoffMs: 50,
+                    answerKeys: [{ keyId: seaboo.keyId, publicKeySPKI: seaboo.publicKeySPKI }] });
+                const booking = await berth.createBooking({ resourceId: "gozzo-5m", start: day, end });
+                const mine = await berth.bookings();
+                return { id: booking.id, status: booking.status, count: mine.length, same: mine.length === 1 && mine[0].id === booking.id };
+            """, via, user_token("rosa"), lost_day, lost_end, seaboo_pinned)
+            keys = network["bookings"]
+            check(len(keys) == 2 and keys[0] is not None and keys[0] == keys[1], "the booking was sent twice with one Idempotency-Key (%s)" % keys)
+            check(result["count"] == 1 and result["same"] and result["status"] == "pending_payment", "a 502 after Berth booked: the retry answers that booking, one in all (%s)" % result)
+        finally:
+            proxy.shutdown()
         print("webview test: every check passed")
     finally:
         if driver is not None:

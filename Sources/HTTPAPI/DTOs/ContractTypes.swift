@@ -618,9 +618,18 @@ struct AppDTO: Codable {
 
     /// The app's IANA zone (`UTC` without one): the page writes times in it.
     var timeZone: String
+    /// What the app's settings leave Berth unable to do, for the operator to see (empty when nothing).
+    var notices: [Notice]
+
+    struct Notice: Codable {
+        /// `no_app_store_server_api`: consumables the app finishes without sending cannot be recovered.
+        var code: String
+        var message: String
+    }
 
     init(_ tenant: Tenant, appStoreServerAPI: Bool, webhook: Bool, cardPayments: Bool) {
         self.cardPayments = cardPayments
+        notices = appStoreServerAPI ? [] : tenant.withoutServerAPI.map { [Notice(code: "no_app_store_server_api", message: $0)] } ?? []
         timeZone = tenant.timeZone ?? "UTC"
         id = tenant.id
         name = tenant.name

@@ -5,10 +5,12 @@
 //
 // What it does for the app:
 // - every call with the app's credentials (the user's token, or the app's client key naming the user);
-// - a fresh X-Berth-Nonce per call, and, when the app pins Berth's answer-signing key, the
-//   signature of every signed answer checked before the answer is used (an unsigned or altered
-//   answer is an error, never data);
-// - retries with backoff on network errors, 5xx and 429 (honouring Retry-After), never on 4xx;
+// - a fresh X-Berth-Nonce per call, and, when the app pins Berth's answer-signing keys, the
+//   signature of every answer checked before the answer is used (an unsigned, altered or stale
+//   answer is `unverified`: no answer, never data and never a refusal);
+// - retries with backoff on network errors, 5xx and 429 (honouring Retry-After), never on 4xx; a
+//   POST only with an Idempotency-Key Berth honours, or where repeating it cannot act twice;
+// - from a browser page, a call the browser blocked says which setting to check (allowedOrigins);
 // - every purchase answer as a verdict: whether to finish the store transaction now, and why.
 
 import type {
@@ -61,7 +63,14 @@ export interface BerthClientOptions {
   clientKey?: string;
   /** The user a client key acts for (X-User-Id). With a user token it is the token's subject. */
   userId?: string;
-  /** When set, every signed answer must verify with this key, or the call fails (`unsigned_answer`). */
+  /**
+   * The answer-signing keys the app pins (from `GET /api/answer-signing/{app}` at build time). With any,
+   * every answer of a call with the app's credentials must carry a valid signature by one of them, or the
+   * call fails as `unverified`. Pin the next key beside the current one before the tenant rotates: the
+   * answer's `X-Berth-Key-Id` says which one signed. Checked when the client is made.
+   */
+  answerKeys?: PinnedAnswerKey[];
+  /** One pinned key: the same as `answerKeys: [answerKey]`. */
   answerKey?: PinnedAnswerKey;
   /** Retries after the first try of a retryable failure (default 3). */
   retries?: number;
@@ -91,11 +100,16 @@ export class BerthError extends Error {
     readonly retryable: boolean = false,
     /** Berth's answer, when there was one. */
     readonly body?: unknown,
+    /** What to check when the cause is likely a setting (a browser hiding a cross-origin answer). */
+    readonly hint?: string,
   ) {
-    super(message);
+    super(hint ? `${message} (${hint})` : message);
     this.name = "BerthError";
   }
 }
+
+/** The code of a failure whose answer could not be trusted: unsigned, signed by a key the app does not pin, altered or stale. */
+export const UNVERIFIED = "unverified";
 
 /** What a store proof sent to Berth resolved to, and whether to finish the store transaction. */
 export type PurchaseVerdict =
@@ -109,6 +123,9 @@ export type PurchaseVerdict =
   | { kind: "already_used"; finish: true; reason: string; error: BerthError }
   /** Berth could not decide now (offline, 5xx, 429): do not finish; send it again later (the store redelivers it). */
   | { kind: "retry_later"; finish: false; reason: string; error: BerthError }
+  /** An answer came that is not provably Berth's (unsigned, another key, altered, stale): no answer, never a refusal.
+   * Do not finish, keep the last trusted state, send it again later. */
+  | { kind: "unverified"; finish: false; reason: string; error: BerthError }
   /** Refused (the proof does not verify or match): do not finish; the transaction stays with the store for support. */
   | { kind: "refused"; finish: false; reason: string; error: BerthError };
 
@@ -130,11 +147,21 @@ const RETRYABLE_STATUS = (status: number) => status === 429 || status >= 500;
 export class BerthClient {
   private readonly options: Required<Pick<BerthClientOptions, "retries" | "backoffMs" | "maxBackoffMs" | "maxAnswerAgeMs">> & BerthClientOptions;
   private readonly doFetch: typeof fetch;
-  private importedKey?: Promise<CryptoKey>;
+  /** The pinned keys by key id, each imported once (the first call waits for it). */
+  private readonly pinned = new Map<string, { spki: Uint8Array; key?: Promise<CryptoKey> }>();
 
   constructor(options: BerthClientOptions) {
     if (!options.userToken && !options.clientKey) throw new BerthError("configuration", "give userToken or clientKey", 0);
     if (options.clientKey && !options.userToken && !options.userId) throw new BerthError("configuration", "a client key acts for the user in userId", 0);
+    try {
+      new URL(options.baseURL);
+    } catch {
+      throw new BerthError("configuration", `baseURL is not a URL: ${JSON.stringify(options.baseURL)}`, 0);
+    }
+    for (const pin of [...(options.answerKeys ?? []), ...(options.answerKey ? [options.answerKey] : [])]) {
+      if (this.pinned.has(pin.keyId)) continue;
+      this.pinned.set(pin.keyId, { spki: BerthClient.checkedKey(pin) });
+    }
     this.options = { retries: 3, backoffMs: 400, maxBackoffMs: 30000, maxAnswerAgeMs: 300000, ...options };
     const platformFetch = options.fetch ?? globalThis.fetch;
     // Bound to globalThis: some WebViews throw "Illegal invocation" for an unbound fetch.
@@ -166,6 +193,8 @@ export class BerthClient {
   /** The verdict for a failed purchase call (exported for apps that call Berth themselves). */
   static verdict(error: unknown): PurchaseVerdict {
     const failure = error instanceof BerthError ? error : new BerthError("network", String(error), 0, undefined, true);
+    // Checked first: the body of an answer that does not verify is nobody's word.
+    if (failure.code === UNVERIFIED) return { kind: "unverified", finish: false, reason: failure.message, error: failure };
     const body = failure.body as ErrorResponse | undefined;
     if (body && body.finishTransaction === true) {
       return { kind: "kept", finish: true, reason: "the payment is kept by Berth for an operator: " + failure.message, error: failure };
@@ -302,7 +331,8 @@ export class BerthClient {
       try {
         return await this.once<T>(method, path, body, flags.anonymous === true, flags.idempotencyKey);
       } catch (error) {
-        failure = error instanceof BerthError ? error : new BerthError("network", "Berth could not be reached: " + String(error), 0, undefined, true);
+        failure = error instanceof BerthError ? error
+          : new BerthError("network", "Berth could not be reached: " + String(error), 0, undefined, true, undefined, this.crossOriginHint());
         if (failure instanceof RetryAfter) wait = failure.waitMs;
       }
       const repeatable = method !== "POST" || flags.idempotencyKey !== undefined || BerthClient.idempotentPost(path);
@@ -323,12 +353,12 @@ export class BerthClient {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const bytes = new Uint8Array(await response.arrayBuffer());
-    if (this.options.answerKey && !anonymous) {
-      // With a pinned key every answer of an authenticated call must be Berth's (Berth signs every
-      // route an app calls with its credentials): an unsigned one is never read as data. A proxy's
-      // own 5xx or 429 carries no signature: it is a failure to retry, not a refusal.
+    if (this.pinned.size > 0 && !anonymous) {
+      // With pinned keys every answer of an authenticated call must be Berth's (Berth signs every
+      // route an app calls with its credentials): one that does not verify is never read as data,
+      // nor as a refusal. A proxy's own 5xx or 429 carries no signature: it is tried again.
       if (response.headers.get("X-Berth-Signature") === null) {
-        throw new BerthError("unsigned_answer", "the answer is not signed: it is not Berth's (keep the last trusted state)", response.status,
+        throw new BerthError(UNVERIFIED, "the answer is not signed: it is not Berth's (keep the last trusted state)", response.status,
                              undefined, RETRYABLE_STATUS(response.status));
       }
       await this.checkSignature(response, bytes, { nonce, method, path });
@@ -360,21 +390,68 @@ export class BerthClient {
       || /^\/api\/bookings\/[^/]+\/(card-payment|move)$/.test(bare);
   }
 
-  /** Checks Berth's signature over the answer (the text the README documents). */
+  /** Checks Berth's signature over the answer (the text the README documents) with the pinned key it names. */
   private async checkSignature(response: Response, body: Uint8Array, request: { nonce: string; method: string; path: string }): Promise<void> {
-    const pinned = this.options.answerKey as PinnedAnswerKey;
     const header = (name: string) => response.headers.get(name) ?? "";
     const signedAt = header("X-Berth-Signed-At");
-    const refuse = (why: string): never => { throw new BerthError("unsigned_answer", why, response.status); };
-    if (header("X-Berth-Key-Id") !== pinned.keyId) refuse("the answer is not signed with the pinned key");
+    const refuse = (why: string): never => { throw new BerthError(UNVERIFIED, why + ": it is not provably Berth's (keep the last trusted state)", response.status); };
+    const keyId = header("X-Berth-Key-Id");
+    const pinned = this.pinned.get(keyId);
+    if (pinned === undefined) return refuse(`the answer is signed with key ${JSON.stringify(keyId)}, which the app does not pin`);
     if (!/^[0-9]+$/.test(signedAt) || Math.abs((this.options.now ?? Date.now)() - Number(signedAt)) > this.options.maxAnswerAgeMs) refuse("the answer is stale");
     const user = await this.answerUser();
     const digest = base64URL(new Uint8Array(await crypto.subtle.digest("SHA-256", body)));
-    const text = ["berth-answer-v1", pinned.keyId, request.nonce, signedAt, String(response.status), `${request.method} ${request.path}`, user, digest].join("\n");
-    this.importedKey ??= crypto.subtle.importKey("spki", fromBase64(pinned.publicKeySPKI), { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
-    const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, await this.importedKey, fromBase64(header("X-Berth-Signature")),
-                                             new TextEncoder().encode(text));
+    const text = ["berth-answer-v1", keyId, request.nonce, signedAt, String(response.status), `${request.method} ${request.path}`, user, digest].join("\n");
+    pinned.key ??= crypto.subtle.importKey("spki", pinned.spki, { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
+    let signature: Uint8Array;
+    try {
+      signature = fromBase64(header("X-Berth-Signature"));
+    } catch {
+      return refuse("the answer's signature is not base64url");
+    }
+    const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, await pinned.key, signature, new TextEncoder().encode(text));
     if (!valid) refuse("the answer was changed on its way");
+  }
+
+  /**
+   * A pinned key's SPKI, checked now rather than at the first call: the base64 DER of a P-256
+   * SubjectPublicKeyInfo (what `GET /api/answer-signing/{app}` gives as `publicKeySPKI`).
+   */
+  private static checkedKey(pin: PinnedAnswerKey): Uint8Array {
+    const wrong = (why: string): never => { throw new BerthError("configuration", `answer key ${JSON.stringify(pin?.keyId)}: ${why}`, 0); };
+    if (typeof pin !== "object" || pin === null || typeof pin.keyId !== "string" || !/^[A-Za-z0-9._-]{1,64}$/.test(pin.keyId)) {
+      wrong("keyId must be 1 to 64 letters, digits, '.', '_' or '-' (the keyId of GET /api/answer-signing/{app})");
+    }
+    let der: Uint8Array = new Uint8Array();
+    try {
+      der = fromBase64(String(pin.publicKeySPKI));
+    } catch {
+      wrong("publicKeySPKI is not base64");
+    }
+    // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING { 04 ‖ X ‖ Y } }: 91 bytes, this prefix.
+    const prefix = [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03,
+                    0x01, 0x07, 0x03, 0x42, 0x00, 0x04];
+    if (der.length !== 91 || prefix.some((byte, index) => der[index] !== byte)) {
+      wrong("publicKeySPKI is not a P-256 public key (the publicKeySPKI of GET /api/answer-signing/{app}, base64 DER)");
+    }
+    return der;
+  }
+
+  /**
+   * Why a browser page's call may have failed although Berth is up: a browser hides every answer to
+   * an origin the tenant does not allow, and the call looks like a network failure.
+   */
+  private crossOriginHint(): string | undefined {
+    const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
+    if (typeof origin !== "string" || typeof (globalThis as { document?: unknown }).document !== "object") return undefined;
+    let target: string;
+    try {
+      target = new URL(this.options.baseURL).origin;
+    } catch {
+      return undefined;
+    }
+    if (origin === target) return undefined;
+    return `if Berth is up, add this page's origin ${origin} to the tenant's allowedOrigins: a browser hides answers to origins Berth does not allow`;
   }
 
   /** The user the answers are about: the token's subject, or the user a client key names. */

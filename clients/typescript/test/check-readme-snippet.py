@@ -14,7 +14,7 @@ readme = (here / "README.md").read_text()
 blocks = re.findall(r"```ts\n(.*?)\n```", readme, re.S)
 if len(blocks) != 1:
     sys.exit(f"expected one ts block in {here / 'README.md'}, found {len(blocks)}")
-snippet = blocks[0].replace('from "./berth/index.js"', 'from "./src/index.js"')
+snippet = blocks[0].replace('from "berth-client"', 'from "./src/index.js"')
 app = """
 declare const auth: { currentUser: { getIdToken(): Promise<string> } };
 declare const transaction: { productId: string; jwsRepresentation: string; finish(): Promise<void> };

@@ -4,6 +4,24 @@
 import assert from "node:assert/strict";
 import { BerthClient, BerthError } from "../dist/index.js";
 
+// Keys as Berth has them (P-256), and the answers Berth would sign with them (the text docs/api.md gives).
+async function signingKey(keyId) {
+  const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]);
+  const spki = Buffer.from(await crypto.subtle.exportKey("spki", pair.publicKey)).toString("base64");
+  return { keyId, pair, pin: { keyId, publicKeySPKI: spki } };
+}
+const b64url = (bytes) => Buffer.from(bytes).toString("base64url");
+async function signed(key, status, body, init, url, user = "ana", at = Date.now()) {
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  const digest = b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+  const path = new URL(url).pathname + new URL(url).search;
+  const text = ["berth-answer-v1", key.keyId, init.headers["X-Berth-Nonce"], String(at), String(status), `${init.method} ${path}`, user, digest].join("\n");
+  const signature = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, key.pair.privateKey, new TextEncoder().encode(text)));
+  return new Response(bytes, { status, headers: { "Content-Type": "application/json", "X-Berth-Signature": b64url(signature),
+                                                  "X-Berth-Signed-At": String(at), "X-Berth-Key-Id": key.keyId } });
+}
+const first = await signingKey("seaboo-1"), second = await signingKey("seaboo-2"), stranger = await signingKey("seaboo-1");
+
 function answers(list) {
   const seen = [];
   const fetch = async (url, init) => {
@@ -83,10 +101,60 @@ await test("the request body names the product, the proof and the booking", asyn
   assert.equal(seen[0].init.headers["Content-Type"], "application/json");
 });
 
-await test("a pinned key makes an unsigned answer of a signed route an error, never data", async () => {
+await test("a pinned key makes an unsigned answer of a signed route unverified, never data", async () => {
   const { fetch } = answers([[200, { isPremium: true, entitlements: [] }]]);
-  const pinned = new BerthClient({ baseURL: "https://berth.test", clientKey: "k", userId: "ana", fetch, answerKey: { keyId: "k1", publicKeySPKI: "AAAA" } });
-  await assert.rejects(pinned.entitlements(), (error) => error.code === "unsigned_answer");
+  const pinned = new BerthClient({ baseURL: "https://berth.test", clientKey: "k", userId: "ana", fetch, answerKey: first.pin });
+  await assert.rejects(pinned.entitlements(), (error) => error.code === "unverified");
+});
+
+await test("answerKeys: answers signed by either pinned key are data (a rotation); another key, an altered body or a stale answer is unverified", async () => {
+  let signer = first, alter = false, at = () => Date.now();
+  const fetch = async (url, init) => {
+    const answer = await signed(signer, 200, { isPremium: true, entitlements: [] }, init, url, "ana", at());
+    if (!alter) return answer;
+    const body = new TextEncoder().encode(JSON.stringify({ isPremium: true, entitlements: [], extra: 1 }));
+    return new Response(body, { status: 200, headers: answer.headers });
+  };
+  const berth = new BerthClient({ baseURL: "https://berth.test", clientKey: "k", userId: "ana", fetch, answerKeys: [first.pin, second.pin], retries: 0 });
+  assert.equal((await berth.entitlements()).isPremium, true, "signed by the first key");
+  signer = second;
+  assert.equal((await berth.entitlements()).isPremium, true, "signed by the second key after the rotation");
+  signer = stranger;
+  await assert.rejects(berth.entitlements(), (error) => error.code === "unverified" && /changed/.test(error.message), "the right key id, another key");
+  signer = await signingKey("seaboo-3");
+  await assert.rejects(berth.entitlements(), (error) => error.code === "unverified" && /does not pin/.test(error.message));
+  signer = first;
+  alter = true;
+  await assert.rejects(berth.entitlements(), (error) => error.code === "unverified" && !error.retryable);
+  alter = false;
+  at = () => Date.now() - 600000;
+  await assert.rejects(berth.entitlements(), (error) => error.code === "unverified" && /stale/.test(error.message));
+});
+
+await test("a purchase whose answer does not verify is unverified: do not finish, never refused", async () => {
+  const fetch = async (url, init) => {
+    const answer = await signed(first, 422, refusal("bad_signature"), init, url);
+    return new Response(JSON.stringify(refusal("bad_signature", { note: "changed" })), { status: 422, headers: answer.headers });
+  };
+  const berth = new BerthClient({ baseURL: "https://berth.test", clientKey: "k", userId: "ana", fetch, answerKeys: [first.pin] });
+  const verdict = await berth.verifyPurchase("p", { jwsRepresentation: "a.b.c" });
+  assert.equal(verdict.kind, "unverified");
+  assert.equal(verdict.finish, false);
+  const good = new BerthClient({ baseURL: "https://berth.test", clientKey: "k", userId: "ana", answerKeys: [first.pin],
+                                 fetch: async (url, init) => signed(first, 422, refusal("bad_signature"), init, url) });
+  assert.equal((await good.verifyPurchase("p", { jwsRepresentation: "a.b.c" })).kind, "refused", "a signed refusal is a refusal");
+});
+
+await test("a pinned key that is not a P-256 SPKI, or a bad key id, is refused when the client is made", async () => {
+  const make = (answerKeys) => new BerthClient({ baseURL: "https://berth.test", clientKey: "k", userId: "ana", answerKeys });
+  assert.throws(() => make([{ keyId: "k1", publicKeySPKI: "AAAA" }]), (error) => error.code === "configuration" && /P-256/.test(error.message));
+  assert.throws(() => make([{ keyId: "k1", publicKeySPKI: "not base64!" }]), (error) => error.code === "configuration");
+  assert.throws(() => make([{ keyId: "", publicKeySPKI: first.pin.publicKeySPKI }]), (error) => error.code === "configuration" && /keyId/.test(error.message));
+  const rsa = await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign"]);
+  const rsaSPKI = Buffer.from(await crypto.subtle.exportKey("spki", rsa.publicKey)).toString("base64");
+  assert.throws(() => make([{ keyId: "k1", publicKeySPKI: rsaSPKI }]), (error) => error.code === "configuration");
+  assert.doesNotThrow(() => make([first.pin, second.pin]));
+  assert.throws(() => new BerthClient({ baseURL: "berth.example.com", clientKey: "k", userId: "ana" }), (error) => error.code === "configuration");
 });
 
 await test("a booking is retried after a 502 with the same Idempotency-Key (V5); each new booking gets its own key", async () => {
@@ -110,14 +178,14 @@ await test("a POST without an idempotency key and not idempotent by nature is ne
 });
 
 await test("with a pinned key, every authenticated answer must be signed (V6): bookings too; a proxy's 502 is retried", async () => {
-  const options = { baseURL: "https://berth.test", clientKey: "k", userId: "ana", answerKey: { keyId: "k1", publicKeySPKI: "AAAA" },
+  const options = { baseURL: "https://berth.test", clientKey: "k", userId: "ana", answerKey: first.pin,
                     retries: 2, sleep: async () => {}, random: () => 1 };
   const rewritten = answers([[200, { booking: { id: 1, status: "confirmed" } }]]);
-  await assert.rejects(new BerthClient({ ...options, fetch: rewritten.fetch }).booking(1), (error) => error.code === "unsigned_answer" && !error.retryable);
+  await assert.rejects(new BerthClient({ ...options, fetch: rewritten.fetch }).booking(1), (error) => error.code === "unverified" && !error.retryable);
   const list = answers([[200, { items: [], total: 0 }]]);
-  await assert.rejects(new BerthClient({ ...options, fetch: list.fetch }).bookings(), (error) => error.code === "unsigned_answer");
+  await assert.rejects(new BerthClient({ ...options, fetch: list.fetch }).bookings(), (error) => error.code === "unverified");
   const proxy = answers([[502, undefined], [502, undefined], [502, undefined]]);
-  await assert.rejects(new BerthClient({ ...options, fetch: proxy.fetch }).entitlements(), (error) => error.code === "unsigned_answer" && error.retryable);
+  await assert.rejects(new BerthClient({ ...options, fetch: proxy.fetch }).entitlements(), (error) => error.code === "unverified" && error.retryable);
   assert.equal(proxy.seen.length, 3, "retried");
 });
 
