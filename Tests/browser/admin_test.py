@@ -170,6 +170,9 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
         wait.until(EC.visibility_of_element_located((By.ID, "overview-cards")))
         check(driver.find_element(By.CSS_SELECTOR, "#view h2").text == "Overview", "the first view is the overview")
+        notice = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, '#setup-notices [data-code="no_app_store_server_api"]')))
+        check("apple.serverAPI" in notice.text and "cordova-plugin-purchase" in notice.text,
+              f"the overview says what Berth cannot recover without the App Store Server API key: {notice.text[:100]!r}")
         today = wait.until(EC.visibility_of_element_located((By.ID, "overview-week")))
         check("Gozzo" in today.text, f"the week's bookings per resource: {today.text[:120]!r}")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-view="bookings"]').click()

@@ -415,11 +415,10 @@ async function renderOverview(main, query = {}) {
       unpricedCount ? el("div", { class: "muted", id: "without-amount", text: `and ${unpricedCount} purchase${unpricedCount === 1 ? "" : "s"} without an amount (${unpriced.join(", ")}): the store signed no price` }) : null),
     el("div", { class: "card" }, el("div", { class: "muted", text: "Refunded" }), el("div", { class: "figure", text: refunds })),
     app.sells.includes("subscription") ? el("div", { class: "card" }, el("div", { class: "muted", text: `Active subscriptions (MRR)` }), el("div", { class: "figure", text: `${active} (${mrr})` })) : null);
-  main.append(el("h3", { text: "Needs action" }), cards);
-  // What the app's settings leave Berth unable to do (GET /api/admin/app's notices): said where the operator looks first.
+  main.append(el("h3", { text: "Needs action" }), cards, el("h3", { text: `Period (${data.timeZone})` }), totals);
+  // What the app's settings leave Berth unable to do (GET /api/admin/app's notices): on the home view, after the day's money.
   const notices = (app.notices || []).map((n) => el("p", { class: "setup-notice", "data-code": n.code, text: n.message }));
   if (notices.length) main.append(el("h3", { text: "Setup" }), el("div", { id: "setup-notices" }, ...notices));
-  main.append(el("h3", { text: `Period (${data.timeZone})` }), totals);
 
   const labels = data.buckets.map((b) => b.label);
   const currencies = [...new Set(data.buckets.flatMap((b) => b.moneyIn.map((m) => m.currency)))].sort();
