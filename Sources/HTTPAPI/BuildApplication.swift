@@ -199,7 +199,8 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
                 limit: .account,
                 note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"
             ),
-            view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),  // T10: a key narrowed to other scopes does not reach it
+            // T10: a key narrowed to other scopes does not reach it
+            view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),
             backend: group(BackendContext.self, scope: .memberships, limit: .account),
             admin: admin
         )

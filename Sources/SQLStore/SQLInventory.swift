@@ -47,7 +47,9 @@ struct SQLInventory: InventoryRepository {
 
     func seed(tenantId: String, resources: [Resource], now: Date) throws -> Int {
         try db.lock("inventory:\(tenantId)")
-        let known = Set(try db.rows("SELECT resource_id FROM inventory_resources WHERE tenant_id = ?", [tenantId]).map { $0["resource_id"] as String })
+        let known = Set(
+            try db.rows("SELECT resource_id FROM inventory_resources WHERE tenant_id = ?", [tenantId]).map { $0["resource_id"] as String }
+        )
         let missing = resources.filter { !known.contains($0.id) }
         guard !missing.isEmpty else { return 0 }
         let version = try nextVersion(tenantId)

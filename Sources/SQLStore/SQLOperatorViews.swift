@@ -558,7 +558,14 @@ struct SQLOperatorViews: OperatorViewRepository {
             """,
             [tenantId, start, end, StoreName.card.rawValue]
         ).map { row in
-            OverviewFacts.Money(hour: row["hour"], store: row["store"], currency: row["currency"], status: "refunded", count: row["n"], milliunits: row["total"])
+            OverviewFacts.Money(
+                hour: row["hour"],
+                store: row["store"],
+                currency: row["currency"],
+                status: "refunded",
+                count: row["n"],
+                milliunits: row["total"]
+            )
         }
         for row in try db.rows(
             """
@@ -572,7 +579,11 @@ struct SQLOperatorViews: OperatorViewRepository {
             let currency = (row["currency"] as String).uppercased()
             facts.refunds.append(
                 OverviewFacts.Money(
-                    hour: row["hour"], store: StoreName.card.rawValue, currency: currency, status: "refunded", count: row["n"],
+                    hour: row["hour"],
+                    store: StoreName.card.rawValue,
+                    currency: currency,
+                    status: "refunded",
+                    count: row["n"],
                     milliunits: CurrencyUnits.milliunits(minor: row["total"], currency: currency)
                 )
             )

@@ -96,8 +96,10 @@ extension SQLOperatorViews {
         let list = Array(repeating: "?", count: bookingIds.count).joined(separator: ", ")
         let ids: SQLArguments = bookingIds.map { $0 }
         let bookings = Dictionary(
-            try db.rows("SELECT \(SQLBookings.columns) FROM bookings WHERE tenant_id = ? AND id IN (\(list))", [tenantId] + ids).map(SQLBookings.decode)
-                .map { ($0.id, $0) },
+            try db.rows("SELECT \(SQLBookings.columns) FROM bookings WHERE tenant_id = ? AND id IN (\(list))", [tenantId] + ids).map(
+                SQLBookings.decode
+            )
+            .map { ($0.id, $0) },
             uniquingKeysWith: { first, _ in first }
         )
         var paid: [Int64: BookingPaid] = [:]

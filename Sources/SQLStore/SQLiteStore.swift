@@ -117,7 +117,9 @@ public final class SQLiteStore: MigratableStore {
         var status = stat()
         guard lstat(path, &status) != 0 else { throw StoreError("\(path) exists already; back up into a new file") }
         let target = URL(fileURLWithPath: path)
-        let partial = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial-\(UInt32.random(in: 0...UInt32.max))").path
+        let partial = target.deletingLastPathComponent().appendingPathComponent(
+            ".\(target.lastPathComponent).partial-\(UInt32.random(in: 0...UInt32.max))"
+        ).path
         let descriptor = Glibc.open(partial, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw StoreError("cannot create a file beside \(path): \(String(cString: strerror(errno)))")

@@ -3,9 +3,9 @@ import AppleSignedData
 import AsyncHTTPClient
 import Domain
 import Foundation
-import Synchronization
 import JWTKit
 import Logging
+import Synchronization
 import X509
 
 /// A tenant from the catalog with what serving it needs: its verifier, its expectations of Apple

@@ -451,7 +451,9 @@ public struct VerifyPurchase: Sendable {
             }
             return holder
         }
-        if holder != claim.userId { logger.warning("pending Play purchase sent by a second user refused", metadata: ["tenant": .string(claim.tenantId)]) }
+        if holder != claim.userId {
+            logger.warning("pending Play purchase sent by a second user refused", metadata: ["tenant": .string(claim.tenantId)])
+        }
         return holder
     }
 

@@ -71,7 +71,12 @@ struct InventoryCommand: AsyncParsableCommand {
             let dryRun = self.dryRun
             let lines = try await withPreparedStore(try storage.setup(), logger: makeLogger("berth.inventory")) { catalog, store in
                 var lines: [String] = []
-                let inventory = ManageInventory(store: store, tenants: TenantRegistry([]), clock: SystemClock(), logger: makeLogger("berth.inventory"))
+                let inventory = ManageInventory(
+                    store: store,
+                    tenants: TenantRegistry([]),
+                    clock: SystemClock(),
+                    logger: makeLogger("berth.inventory")
+                )
                 for entry in wanted.tenants {
                     guard var tenant = catalog.tenant(id: entry.id) else { throw ValidationError("no tenant \(entry.id) in the catalog") }
                     let stored = try await store.read { tx in try tx.inventory.resources(tenantId: entry.id) }.map(\.resource)
@@ -85,7 +90,10 @@ struct InventoryCommand: AsyncParsableCommand {
                         } catch {
                             throw ValidationError("\(entry.id) \(resource.id): \(String(describing: error))")
                         }
-                        lines.append(before.map { "~ \(entry.id) \(resource.id): \(Self.difference($0, resource))" } ?? "+ \(entry.id) \(resource.id) (\(resource.kind.rawValue), \(resource.name))")
+                        lines.append(
+                            before.map { "~ \(entry.id) \(resource.id): \(Self.difference($0, resource))" }
+                                ?? "+ \(entry.id) \(resource.id) (\(resource.kind.rawValue), \(resource.name))"
+                        )
                     }
                     guard !dryRun else { continue }
                     for resource in entry.resources where stored.first(where: { $0.id == resource.id }) != resource {
@@ -95,7 +103,10 @@ struct InventoryCommand: AsyncParsableCommand {
                 return lines
             }
             for line in lines { print(line) }
-            print(lines.isEmpty ? "nothing to change" : dryRun ? "\(lines.count) change(s), not written (--dry-run)" : "\(lines.count) change(s) written")
+            print(
+                lines.isEmpty
+                    ? "nothing to change" : dryRun ? "\(lines.count) change(s), not written (--dry-run)" : "\(lines.count) change(s) written"
+            )
         }
 
         /// The members that differ: `pricePerDayMinor 8000 → 9000, retired – → true`.

@@ -6,11 +6,11 @@ import Foundation
 import HTTPAPI
 import Hummingbird
 import Logging
-import ServiceLifecycle
-import UnixSignals
-import Synchronization
 import OutboundHTTP
 import SQLStore
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
 import UseCases
 
 /// Options shared by the commands that open the database.
@@ -153,8 +153,8 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             let application = buildApplication(services: services, server: server)
             try await Self.serve(environment: environment, logger: logger) {
-                    try await Self.run(application, shutdown: shutdown, logger: logger)
-                }
+                try await Self.run(application, shutdown: shutdown, logger: logger)
+            }
         } catch {
             try? store.close()
             throw error

@@ -69,9 +69,10 @@ struct ExposureTests {
                 "AISTYLIST_TEST_JWT_SECRET": "jwt-secret-aistylist-test-11dd22ee33ff",
                 "BRAINDUMPSTER_TEST_JWT_SECRET": "jwt-secret-brain-test-44aa55bb66cc",
             ]
-            let serverKey = try await server.berth(["keys", "create", "--tenant", "braindumpster-test", "--role", "server"]).stdout.trimmingCharacters(
-                in: .whitespacesAndNewlines
-            )
+            let serverKey = try await server.berth(["keys", "create", "--tenant", "braindumpster-test", "--role", "server"]).stdout
+                .trimmingCharacters(
+                    in: .whitespacesAndNewlines
+                )
             let stylistKey = try await server.berth(["keys", "create", "--tenant", "aistylist-test", "--role", "admin"]).stdout.trimmingCharacters(
                 in: .whitespacesAndNewlines
             )

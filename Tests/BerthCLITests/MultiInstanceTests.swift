@@ -161,7 +161,10 @@ struct MultiInstanceTests {
             let path = pair.a.directory.appendingPathComponent("inventory.json")
             try JSONSerialization.data(withJSONObject: file).write(to: path)
             let dry = try await pair.a.berth(["inventory", "import", path.path, "--dry-run", "--database", database])
-            #expect(dry.status == 0 && dry.stdout.contains("~ seaboo-test rib-9m: pricePerDayMinor 12000 → 14000, retired 1 → –"), "\(dry.stdout) \(dry.stderr)")
+            #expect(
+                dry.status == 0 && dry.stdout.contains("~ seaboo-test rib-9m: pricePerDayMinor 12000 → 14000, retired 1 → –"),
+                "\(dry.stdout) \(dry.stderr)"
+            )
             #expect(dry.stdout.contains("not written"), "\(dry.stdout)")
             #expect(try await onSale(pair.a, false).0 == false, "a dry run writes nothing")
             let done = try await pair.a.berth(["inventory", "import", path.path, "--database", database])

@@ -71,7 +71,12 @@ struct ReadmeWalkthroughTests {
         let text = try await Self.run(try Self.walkthrough("## A storm closes the port on Saturday", in: "docs/walkthroughs.md"))
         #expect(text.contains("201\n201\ninvalid_field\n9500\n"), "\(text)")
         #expect(text.contains("50 True card\ncancelled succeeded\n"), "\(text)")
-        #expect(text.contains("confirmed\nconfirmed\n['cancelled_owed', 'refunded']\n2 refunds at Stripe: 9000\n[('ivo', 'app_store')]\nresource_closed\n"), "\(text)")
+        #expect(
+            text.contains(
+                "confirmed\nconfirmed\n['cancelled_owed', 'refunded']\n2 refunds at Stripe: 9000\n[('ivo', 'app_store')]\nresource_closed\n"
+            ),
+            "\(text)"
+        )
         #expect(text.contains("confirmed True\n"), "\(text)")
     }
 
@@ -140,7 +145,8 @@ struct ReadmeWalkthroughTests {
         let products = try BerthProcess.executable.deletingLastPathComponent().path
         // A step that fails stops the script (-e); its background servers are stopped with it, or they
         // would hold the output pipe open and this test would wait for them instead of failing.
-        let preamble = "swift() { if [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else command swift \"$@\"; fi; }\n"
+        let preamble =
+            "swift() { if [ \"$1 $2\" = \"build --show-bin-path\" ]; then echo '\(products)'; else command swift \"$@\"; fi; }\n"
             + "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
         try Data((preamble + script).utf8).write(to: directory.appendingPathComponent("walkthrough.sh"))
         var text = ""

@@ -145,7 +145,9 @@ final class ServerProcess: Sendable {
     func request(_ method: String, _ path: String, headers: [String: String], data body: Data?) async throws -> HTTPReply {
         var request = URLRequest(url: URL(string: "http://\(host.withLock { $0 }):\(port)\(path)")!)
         request.httpMethod = method
-        request.timeoutInterval = 10
+        // URLSession's idle timeout: one full run on two busy cores (the release build beside it) once
+        // passed 10 s on a request Berth answers in milliseconds alone; a request that hangs still fails.
+        request.timeoutInterval = 30
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.httpBody = body

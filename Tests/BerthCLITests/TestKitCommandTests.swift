@@ -171,7 +171,8 @@ struct TestKitCommandTests {
         )
         #expect(appTransaction["receiptType"] as? String == "Sandbox" && appTransaction["originalPlatform"] as? String == "iOS")
         #expect(
-            try await BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "x", "--environment", "Production"]).status != 0,
+            try await BerthProcess.run(["testkit", "sign-app-transaction", "--ca", ca, "--bundle-id", "x", "--environment", "Production"]).status
+                != 0,
             "a Production app transaction needs the app's Apple ID"
         )
 

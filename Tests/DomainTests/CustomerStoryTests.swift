@@ -40,11 +40,21 @@ struct CustomerStoryTests {
         )
         let text = CustomerStory.words(unpriced, tenant: tenant)
         #expect(text.hasSuffix("(the store gave no price) through the App Store (test)") && !text.contains("it.seaboo"), "\(text)")
-        let refund = TimelineEntry(kind: "refund", at: at, summary: "", detail: ["amount": "1500", "currency": "eur", "reason": "fuel", "status": "succeeded"])
+        let refund = TimelineEntry(
+            kind: "refund",
+            at: at,
+            summary: "",
+            detail: ["amount": "1500", "currency": "eur", "reason": "fuel", "status": "succeeded"]
+        )
         #expect(CustomerStory.words(refund, tenant: tenant) == "Card refund of 15.00 EUR · “fuel” · done")
         let notice = TimelineEntry(kind: "notification", at: at, summary: "", detail: ["type": "REFUND", "outcome": "purchase_refunded"])
         #expect(CustomerStory.words(notice, tenant: tenant) == "Apple said: the payment was refunded → purchase refunded")
-        let change = TimelineEntry(kind: "booking_change", at: at, summary: "", detail: ["action": "owed.resolved", "actor": "admin:7", "how": "customer_told"])
+        let change = TimelineEntry(
+            kind: "booking_change",
+            at: at,
+            summary: "",
+            detail: ["action": "owed.resolved", "actor": "admin:7", "how": "customer_told"]
+        )
         #expect(CustomerStory.words(change, tenant: tenant) == "Money owed closed (customer told) · by an operator")
     }
 }

@@ -32,13 +32,27 @@ struct SeasonRulesTests {
         #expect(CancellationPolicy(tiers: [.init(hoursBefore: 0, refundPercent: 100)]).allowsChange(hoursLeft: 0.5))
     }
 
-    @Test("a quote rounds the refund down to the minor unit and never overflows; an operator always offers 100 %; a paid booking without a policy is the operator's")
+    @Test(
+        "a quote rounds the refund down to the minor unit and never overflows; an operator always offers 100 %; a paid booking without a policy is the operator's"
+    )
     func quotes() {
         let start = Date(timeIntervalSince1970: 2_000_000_000)
         let booking = Booking(
-            id: 1, tenantId: "t", userId: "u", resourceId: "r", resourceKind: .experience, start: start, end: start.addingTimeInterval(3600),
-            seats: 1, priceMinor: 4501, currency: "EUR", requiredProductId: "p", status: .confirmed, holdExpiresAt: start,
-            createdAt: start, updatedAt: start
+            id: 1,
+            tenantId: "t",
+            userId: "u",
+            resourceId: "r",
+            resourceKind: .experience,
+            start: start,
+            end: start.addingTimeInterval(3600),
+            seats: 1,
+            priceMinor: 4501,
+            currency: "EUR",
+            requiredProductId: "p",
+            status: .confirmed,
+            holdExpiresAt: start,
+            createdAt: start,
+            updatedAt: start
         )
         let late = start.addingTimeInterval(-30 * 3600)
         let half = CancellationQuote.make(booking: booking, paidMinor: 4501, rail: .card, policy: Self.policy, byOperator: false, now: late)
@@ -83,7 +97,10 @@ struct SeasonRulesTests {
         }
         #expect {
             try catalog {
-                $0.replacingOccurrences(of: #""id": "gozzo-5m","#, with: #""id": "gozzo-5m", "prices": [{"from": "2027-08-31", "to": "2027-08-01", "pricePerDayMinor": 9000}],"#)
+                $0.replacingOccurrences(
+                    of: #""id": "gozzo-5m","#,
+                    with: #""id": "gozzo-5m", "prices": [{"from": "2027-08-31", "to": "2027-08-01", "pricePerDayMinor": 9000}],"#
+                )
             }
         } throws: { error in
             "\(error)".contains("resource gozzo-5m") && "\(error)".contains("before from")

@@ -25,7 +25,8 @@ struct ClosureTests {
             func book(_ user: String, _ resource: String, on date: String) async throws -> Reply {
                 let body: [String: Any] =
                     resource == "sunset-cruise"
-                    ? ["resourceId": resource, "slot": "\(date)T17:30", "seats": 1] : ["resourceId": resource, "start": date, "end": following[date] ?? date]
+                    ? ["resourceId": resource, "slot": "\(date)T17:30", "seats": 1]
+                    : ["resourceId": resource, "start": date, "end": following[date] ?? date]
                 return try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
             }
             let cruise = try await book("ada", "sunset-cruise", on: day)
@@ -40,7 +41,10 @@ struct ClosureTests {
             )
             #expect(closed.status == .created, "\(closed.json)")
             let inside = (closed.json["bookingsInside"] as? [[String: Any]] ?? []).compactMap { $0["reference"] as? String }
-            #expect(Set(inside) == Set([cruise.booking?["reference"] as? String, boat.booking?["reference"] as? String].compactMap { $0 }), "\(inside)")
+            #expect(
+                Set(inside) == Set([cruise.booking?["reference"] as? String, boat.booking?["reference"] as? String].compactMap { $0 }),
+                "\(inside)"
+            )
             #expect((closed.json["localFrom"] as? String)?.hasPrefix("\(day)T00:00:00+0") == true, "the whole local day: \(closed.json)")
             #expect(closed.json["timeZone"] as? String == "Europe/Rome")
             let id = try #require(closed.json["id"] as? Int)
@@ -60,7 +64,10 @@ struct ClosureTests {
                 (["from": day, "to": day, "reason": "  "], "reason"),
             ] {
                 let reply = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: body)
-                #expect(reply.status == .badRequest && (reply.json["error"] as? [String: Any])?["field"] as? String == field, "\(body): \(reply.json)")
+                #expect(
+                    reply.status == .badRequest && (reply.json["error"] as? [String: Any])?["field"] as? String == field,
+                    "\(body): \(reply.json)"
+                )
             }
             let unknown = try await client.call(
                 .post,
@@ -105,7 +112,9 @@ extension ClosureTests {
                 return try #require(made.booking?["id"] as? Int64, "\(made.json)")
             }
             let byCard = try await rent("carla", "gozzo-5m")
-            let intent = try #require(try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String)
+            let intent = try #require(
+                try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String
+            )
             _ = try await standIn.succeed(intent)
             let byApple = try await rent("ivo", "rib-7m")
             let verified = try await client.call(
@@ -113,7 +122,10 @@ extension ClosureTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "ivo",
-                json: ["bookingId": byApple, "productId": "it.seaboo.rental.premium", "jwsRepresentation": try harness.purchase("it.seaboo.rental.premium")]
+                json: [
+                    "bookingId": byApple, "productId": "it.seaboo.rental.premium",
+                    "jwsRepresentation": try harness.purchase("it.seaboo.rental.premium"),
+                ]
             )
             #expect(verified.status == .ok, "\(verified.json)")
             let unpaid = try await client.call(
@@ -125,7 +137,12 @@ extension ClosureTests {
             )
             let unpaidId = try #require(unpaid.booking?["id"] as? Int64, "\(unpaid.json)")
 
-            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": day, "to": day, "reason": "storm"])
+            let closed = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: harness.adminKey,
+                json: ["from": day, "to": day, "reason": "storm"]
+            )
             #expect((closed.json["bookingsInside"] as? [Any])?.count == 3, "\(closed.json)")
             let id = try #require(closed.json["id"] as? Int)
             let resolved = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
@@ -137,7 +154,12 @@ extension ClosureTests {
             #expect(outcomes == [byCard: "refunded", byApple: "cancelled_owed", unpaidId: "cancelled"], "\(resolved.json)")
             #expect(standIn.refunds.map(\.amount) == [8000], "one full refund at Stripe")
             let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
-            #expect((owed.json["items"] as? [[String: Any]] ?? []).contains { $0["bookingId"] as? Int64 == byApple && $0["rail"] as? String == "app_store" }, "\(owed.json)")
+            #expect(
+                (owed.json["items"] as? [[String: Any]] ?? []).contains {
+                    $0["bookingId"] as? Int64 == byApple && $0["rail"] as? String == "app_store"
+                },
+                "\(owed.json)"
+            )
             // Again: nothing is left inside, nothing is refunded twice.
             let again = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
             #expect(again.status == .ok && (again.json["results"] as? [Any])?.isEmpty == true, "\(again.json)")

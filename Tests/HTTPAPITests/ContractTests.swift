@@ -169,13 +169,21 @@ struct ContractTests {
             // The inventory: a boat added, its August price, retired.
             let boat: [String: Any] = ["id": "rib-9m", "kind": "rental", "name": "RIB 9 m", "pricePerDayMinor": 12_000, "units": 1]
             try recordRequest("CatalogResource.rental", "CatalogResource", boat)
-            record("InventoryItemResponse.created", "InventoryItemResponse", try await client.call(.post, "/api/admin/resources", auth: admin, json: boat))
+            record(
+                "InventoryItemResponse.created",
+                "InventoryItemResponse",
+                try await client.call(.post, "/api/admin/resources", auth: admin, json: boat)
+            )
             record(
                 "InventoryItemResponse.changed",
                 "InventoryItemResponse",
                 try await client.call(.patch, "/api/admin/resources/rib-9m", auth: admin, json: ["pricePerDayMinor": 14_000])
             )
-            record("InventoryItemResponse.retired", "InventoryItemResponse", try await client.call(.post, "/api/admin/resources/rib-9m/retire", auth: admin))
+            record(
+                "InventoryItemResponse.retired",
+                "InventoryItemResponse",
+                try await client.call(.post, "/api/admin/resources/rib-9m/retire", auth: admin)
+            )
             record("InventoryListResponse", "InventoryListResponse", try await client.call(.get, "/api/admin/resources", auth: admin))
             // A storm closes the sunset cruise's day (the booking made above is inside).
             let closure: [String: Any] = ["resourceId": "sunset-cruise", "from": sunsetDay, "to": sunsetDay, "reason": "storm: port closed"]
@@ -192,7 +200,9 @@ struct ContractTests {
                 try await client.call(.post, "/api/admin/closures/\(closureId)/resolve", auth: admin, json: ["action": "cancel"])
             )
             // The season: an August price, a customer's move, a cancellation quoted and done, a closure resolved by move.
-            let season: [String: Any] = ["from": sunsetDay, "to": sunsetDay, "weekdays": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "pricePerSeatMinor": 5_000]
+            let season: [String: Any] = [
+                "from": sunsetDay, "to": sunsetDay, "weekdays": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "pricePerSeatMinor": 5_000,
+            ]
             try recordRequest("PriceRule", "PriceRule", season)
             record(
                 "InventoryItemResponse.priced",
@@ -216,8 +226,16 @@ struct ContractTests {
                 "MoveBookingResponse",
                 try await client.call(.post, "/api/bookings/\(tripId)/move", auth: key, user: "carol", json: moveTrip)
             )
-            record("CancellationQuote", "CancellationQuote", try await client.call(.get, "/api/bookings/\(tripId)/cancellation", auth: key, user: "carol"))
-            record("CancelBookingResponse", "CancelBookingResponse", try await client.call(.post, "/api/bookings/\(tripId)/cancel", auth: key, user: "carol"))
+            record(
+                "CancellationQuote",
+                "CancellationQuote",
+                try await client.call(.get, "/api/bookings/\(tripId)/cancellation", auth: key, user: "carol")
+            )
+            record(
+                "CancelBookingResponse",
+                "CancelBookingResponse",
+                try await client.call(.post, "/api/bookings/\(tripId)/cancel", auth: key, user: "carol")
+            )
             let stormTrip = try await client.call(
                 .post,
                 "/api/bookings",

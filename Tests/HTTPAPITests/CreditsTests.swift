@@ -844,7 +844,8 @@ struct CreditsTests {
             )
             #expect(ten.status == .ok && ten.json["creditsAdded"] as? Int == 100, "ten starter packs: \(ten.json)")
 
-            _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: "=\u{0301}cmd|calc")  // (=\u{0338} would be composed into ≠ at entry)
+            // (=\u{0338} would be composed into ≠ at entry)
+            _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: "=\u{0301}cmd|calc")
             let csv = try await client.call(.get, "/api/admin/credits/ledger?format=csv", auth: keys.stylistAdmin)
             let text = String(decoding: csv.data, as: UTF8.self)
             #expect(text.contains("'=\u{0301}cmd|calc") && !text.contains(",=\u{0301}cmd"), "the formula guard looks at the first scalar")
@@ -853,7 +854,10 @@ struct CreditsTests {
             for user in ["x;=1+1", "y;@SUM(1+1)", "q\t=1+1", "z; -2+3"] {
                 _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: user)
             }
-            let guarded = String(decoding: try await client.call(.get, "/api/admin/credits/ledger?format=csv", auth: keys.stylistAdmin).data, as: UTF8.self)
+            let guarded = String(
+                decoding: try await client.call(.get, "/api/admin/credits/ledger?format=csv", auth: keys.stylistAdmin).data,
+                as: UTF8.self
+            )
             for cell in ["\"x;'=1+1\"", "\"y;'@SUM(1+1)\"", "\"q\t'=1+1\"", "\"z; '-2+3\""] {
                 #expect(guarded.contains(cell), "\(cell) in the export")
             }

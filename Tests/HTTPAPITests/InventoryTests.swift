@@ -73,13 +73,18 @@ struct InventoryTests {
 
             // August prices: €90 a day, now the basic band; the booking already made keeps its price.
             let cheaper = try await client.call(.patch, "/api/admin/resources/rib-9m", auth: harness.adminKey, json: ["pricePerDayMinor": 9_000])
-            #expect(cheaper.status == .ok && ((cheaper.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["pricePerDayMinor"] as? Int == 9_000)
+            #expect(
+                cheaper.status == .ok
+                    && ((cheaper.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["pricePerDayMinor"] as? Int == 9_000
+            )
             let second = try await book("otto", day: 4)
             #expect(second.booking?["price"] as? Int == 9_000 && second.booking?["requiredProductId"] as? String == "it.seaboo.rental.basic")
 
             // Retired: kept for its bookings, off sale.
             let retired = try await client.call(.post, "/api/admin/resources/rib-9m/retire", auth: harness.adminKey)
-            #expect(retired.status == .ok && ((retired.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["retired"] as? Bool == true)
+            #expect(
+                retired.status == .ok && ((retired.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["retired"] as? Bool == true
+            )
             let refused = try await book("pia", day: 5)
             #expect(refused.status == .conflict && refused.errorCode == "resource_retired", "\(refused.json)")
             let onSale = try await client.call(.get, "/api/resources", auth: harness.serverKey)
@@ -96,7 +101,9 @@ struct InventoryTests {
             // Operators only, and only their own tenant.
             #expect(try await client.call(.get, "/api/admin/resources", auth: harness.serverKey).status == .forbidden)
             let elsewhere = try await client.call(.get, "/api/admin/resources", auth: harness.otherAdminKey)
-            #expect(!(elsewhere.json["resources"] as? [[String: Any]] ?? []).contains { ($0["resource"] as? [String: Any])?["id"] as? String == "rib-9m" })
+            #expect(
+                !(elsewhere.json["resources"] as? [[String: Any]] ?? []).contains { ($0["resource"] as? [String: Any])?["id"] as? String == "rib-9m" }
+            )
         }
     }
 

@@ -88,7 +88,12 @@ extension GooglePlayTests {
                     transaction: transaction,
                     signedDate: harness.clock.now()
                 )
-                let reply = try await rig.client.call(.post, "/api/apple/notifications/braindumpster-test", auth: nil, json: ["signedPayload": payload])
+                let reply = try await rig.client.call(
+                    .post,
+                    "/api/apple/notifications/braindumpster-test",
+                    auth: nil,
+                    json: ["signedPayload": payload]
+                )
                 #expect(reply.status == .ok, "\(reply.json)")
                 return reply.json
             }

@@ -181,7 +181,11 @@ struct OperatorWorldTests {
                 let reference = try #require(booking["reference"] as? String)
                 let byReference = try #require(try await search(reference).json["items"] as? [[String: Any]])
                 #expect(byReference.map { $0["kind"] as? String } == ["booking"])
-                #expect(byReference.first?["amount"] as? String == "80.00 EUR" && (byReference.first?["at"] as? String)?.hasPrefix(String(iso(start).dropLast())) == true, "a hit's date and amount")
+                #expect(
+                    byReference.first?["amount"] as? String == "80.00 EUR"
+                        && (byReference.first?["at"] as? String)?.hasPrefix(String(iso(start).dropLast())) == true,
+                    "a hit's date and amount"
+                )
                 #expect(byTransaction.first?["amount"] as? String == nil || byTransaction.first?["at"] != nil)
                 let user = try #require(try await search("alice").json["items"] as? [[String: Any]])
                 #expect(user.map { $0["kind"] as? String } == ["user"])
@@ -281,9 +285,14 @@ struct OperatorWorldTests {
             let parts = rome.dateComponents([.day, .month, .year, .hour], from: start)
             let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
             let localDay = "\(parts.day ?? 0) \(months[(parts.month ?? 1) - 1]) \(parts.year ?? 0), \(String(format: "%02d", parts.hour ?? 0)):00–"
-            #expect(summaries.contains { $0.hasPrefix("Booked ") && $0.contains(" for \(localDay)") }, "the trip in Rome's time: \(localDay) \(summaries)")
             #expect(
-                !summaries.contains { $0.contains("notification.") || $0.contains("admin:") || $0.contains("pending_payment") || $0.contains("by apple") },
+                summaries.contains { $0.hasPrefix("Booked ") && $0.contains(" for \(localDay)") },
+                "the trip in Rome's time: \(localDay) \(summaries)"
+            )
+            #expect(
+                !summaries.contains {
+                    $0.contains("notification.") || $0.contains("admin:") || $0.contains("pending_payment") || $0.contains("by apple")
+                },
                 "\(summaries)"
             )
             // The header: over the whole history.

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
-import NIOHTTP1
 import HummingbirdTesting
+import NIOHTTP1
 import OutboundHTTP
 import Testing
 

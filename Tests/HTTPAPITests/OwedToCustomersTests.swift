@@ -63,14 +63,19 @@ struct OwedToCustomersTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "giulia",
-                json: ["bookingId": dive, "productId": "it.seaboo.experience.diving", "jwsRepresentation": try harness.purchase("it.seaboo.experience.diving")]
+                json: [
+                    "bookingId": dive, "productId": "it.seaboo.experience.diving",
+                    "jwsRepresentation": try harness.purchase("it.seaboo.experience.diving"),
+                ]
             )
             #expect(part.status == .accepted, "\(part.json)")
             #expect(try await Self.owed(client, harness).count == 1, "a hold still running owes nothing yet")
 
             // 3. Marco's rental paid by card, then cancelled by the operator.
             let marco = try #require(try await CardPaymentTests.rental(client, harness, user: "marco", day: 9)["id"] as? Int64)
-            let intent = try #require(try await CardPaymentTests.pay(client, harness, user: "marco", booking: marco).json["paymentIntentId"] as? String)
+            let intent = try #require(
+                try await CardPaymentTests.pay(client, harness, user: "marco", booking: marco).json["paymentIntentId"] as? String
+            )
             _ = try await standIn.succeed(intent)
             #expect(try await client.call(.post, "/api/admin/bookings/\(marco)/cancel", auth: harness.adminKey, json: [:]).status == .ok)
 

@@ -49,14 +49,23 @@ struct SeasonTests {
             )
             #expect(weekend.status == .created, "\(weekend.json)")
             func rent(_ user: String, _ start: String, _ end: String) async throws -> [String: Any]? {
-                try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: ["resourceId": "gozzo-5m", "start": start, "end": end])
-                    .booking
+                try await client.call(
+                    .post,
+                    "/api/bookings",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["resourceId": "gozzo-5m", "start": start, "end": end]
+                )
+                .booking
             }
             #expect(try await rent("a", d10, d11)?["price"] as? Int == 9900, "the later weekday rule wins on its day")
             #expect(try await rent("b", d11, d12)?["price"] as? Int == 9500, "the season's day price")
             let across = try await rent("c", d12, d14)
             #expect(across?["price"] as? Int == 9500 + 8000, "one day in the season, one after it: \(String(describing: across))")
-            #expect(across?["requiredProductId"] as? String == "it.seaboo.rental.premium", "the product follows the bands: \(String(describing: across))")
+            #expect(
+                across?["requiredProductId"] as? String == "it.seaboo.rental.premium",
+                "the product follows the bands: \(String(describing: across))"
+            )
             #expect(try await rent("d", Self.date(15, harness), Self.date(16, harness))?["price"] as? Int == 8000)
 
             let seats = try await client.call(
@@ -86,7 +95,12 @@ struct SeasonTests {
                 let message = (refused.json["error"] as? [String: Any])?["message"] as? String ?? ""
                 #expect(refused.status == .unprocessableContent && message.contains(words), "\(body): \(refused.json)")
             }
-            let unknown = try await client.call(.post, "/api/admin/resources/ghost/prices", auth: harness.adminKey, json: ["from": d10, "to": d10, "pricePerDayMinor": 1])
+            let unknown = try await client.call(
+                .post,
+                "/api/admin/resources/ghost/prices",
+                auth: harness.adminKey,
+                json: ["from": d10, "to": d10, "pricePerDayMinor": 1]
+            )
             #expect(unknown.status == .notFound && unknown.errorCode == "resource_not_found")
             let listed = try await client.call(.get, "/api/admin/resources", auth: harness.adminKey)
             let gozzo = (listed.json["resources"] as? [[String: Any]])?.first { ($0["resource"] as? [String: Any])?["id"] as? String == "gozzo-5m" }
@@ -177,7 +191,9 @@ struct SeasonTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "olga",
-                json: ["bookingId": boatId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+                json: [
+                    "bookingId": boatId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic"),
+                ]
             )
             #expect(paidBoat.status == .ok, "\(paidBoat.json)")
             let toRib = try await client.call(
@@ -202,7 +218,9 @@ struct SeasonTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "ivo",
-                json: ["bookingId": rentalId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+                json: [
+                    "bookingId": rentalId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic"),
+                ]
             )
             #expect(paid.status == .ok, "\(paid.json)")
             let dearer = try await client.call(
@@ -279,7 +297,9 @@ struct SeasonTests {
                 return try #require(made.booking?["id"] as? Int64, "\(made.json)")
             }
             let byCard = try await book("carla", ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1])
-            let intent = try #require(try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String)
+            let intent = try #require(
+                try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String
+            )
             _ = try await standIn.succeed(intent)
             #expect(try await CardPaymentTests.booking(client, harness, user: "carla", byCard)["status"] as? String == "confirmed")
             let byApple = try await book("ivo", ["resourceId": "gozzo-5m", "start": next, "end": Self.date(6, harness)])
@@ -288,7 +308,9 @@ struct SeasonTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "ivo",
-                json: ["bookingId": byApple, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+                json: [
+                    "bookingId": byApple, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic"),
+                ]
             )
             #expect(verified.status == .ok, "\(verified.json)")
             let unpaid = try await book("ugo", ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1])
@@ -370,8 +392,16 @@ struct SeasonTests {
                     json: ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
                 )
                 let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
-                _ = try await standIn.succeed(try #require(try await CardPaymentTests.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String))
-                let moved = try await client.call(.post, "/api/bookings/\(id)/move", auth: harness.serverKey, user: user, json: ["slot": "\(to)T17:30"])
+                _ = try await standIn.succeed(
+                    try #require(try await CardPaymentTests.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String)
+                )
+                let moved = try await client.call(
+                    .post,
+                    "/api/bookings/\(id)/move",
+                    auth: harness.serverKey,
+                    user: user,
+                    json: ["slot": "\(to)T17:30"]
+                )
                 #expect(moved.status == .accepted, "\(moved.json)")
                 let difference = try #require((moved.json["difference"] as? [String: Any])?["id"] as? Int64, "\(moved.json)")
                 let intent = try await CardPaymentTests.pay(client, harness, user: user, booking: difference).json
@@ -387,7 +417,12 @@ struct SeasonTests {
             #expect(standIn.refunds.map(\.amount).sorted() == [500, 4500], "each payment refunded once")
 
             let stormed = try await paidAndMoved("teo", on: d10, to: d12)
-            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": d12, "to": d12, "reason": "storm"])
+            let closed = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: harness.adminKey,
+                json: ["from": d12, "to": d12, "reason": "storm"]
+            )
             let closure = try #require(closed.json["id"] as? Int)
             let resolved = try await client.call(.post, "/api/admin/closures/\(closure)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
             #expect((resolved.json["results"] as? [[String: Any]])?.map { $0["outcome"] as? String } == ["refunded"], "\(resolved.json)")
@@ -403,7 +438,9 @@ struct SeasonTests {
     )
     func cheaperMoveRefundsByPolicy() async throws {
         try await CardPaymentTests.withCardRail(customize: { catalog in
-            if let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo-test" }) { catalog.tenants[index].cancellation?.refundPriceDifference = true }
+            if let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo-test" }) {
+                catalog.tenants[index].cancellation?.refundPriceDifference = true
+            }
         }) { harness, standIn, client in
             let (d10, d11) = (Self.date(10, harness), Self.date(11, harness))
             let low = try await client.call(
@@ -421,7 +458,9 @@ struct SeasonTests {
                 json: ["resourceId": "sunset-cruise", "slot": "\(d10)T17:30", "seats": 2]
             )
             let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
-            _ = try await standIn.succeed(try #require(try await CardPaymentTests.pay(client, harness, user: "pia", booking: id).json["paymentIntentId"] as? String))
+            _ = try await standIn.succeed(
+                try #require(try await CardPaymentTests.pay(client, harness, user: "pia", booking: id).json["paymentIntentId"] as? String)
+            )
             let moved = try await client.call(.post, "/api/bookings/\(id)/move", auth: harness.serverKey, user: "pia", json: ["slot": "\(d11)T17:30"])
             #expect(moved.status == .ok && moved.booking?["price"] as? Int == 8000, "\(moved.json)")
             #expect(standIn.refunds.map(\.amount) == [1000], "2 seats × 5.00 back, once")
@@ -452,11 +491,16 @@ struct SeasonTests {
                 return try #require(made.booking?["id"] as? Int64, "\(made.json)")
             }
             let moving = try await book("mia", d5), leaving = try await book("leo", d5), stormed = try await book("ugo", d7)
-            #expect(try await client.call(.post, "/api/bookings/\(moving)/move", auth: harness.serverKey, user: "mia", json: ["slot": "\(d6)T17:30"]).status == .ok)
+            #expect(
+                try await client.call(.post, "/api/bookings/\(moving)/move", auth: harness.serverKey, user: "mia", json: ["slot": "\(d6)T17:30"])
+                    .status == .ok
+            )
             #expect(try await client.call(.post, "/api/bookings/\(leaving)/cancel", auth: harness.serverKey, user: "leo").status == .ok)
             let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": d7, "to": d7, "reason": "storm"])
             let id = try #require(closed.json["id"] as? Int)
-            #expect(try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"]).status == .ok)
+            #expect(
+                try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"]).status == .ok
+            )
 
             var events: [String: [String: Any]] = [:]
             for row in try await harness.rows("SELECT event_type, payload FROM webhook_outbox ORDER BY sequence") {
@@ -467,7 +511,11 @@ struct SeasonTests {
                 events["\(type) \(booking)"] = data
             }
             let moved = try #require(events["booking.moved \(moving)"], "\(events.keys.sorted())")
-            #expect((moved["localStart"] as? String)?.hasPrefix("\(d6)T17:30") == true && (moved["previousLocalStart"] as? String)?.hasPrefix("\(d5)T17:30") == true, "\(moved)")
+            #expect(
+                (moved["localStart"] as? String)?.hasPrefix("\(d6)T17:30") == true
+                    && (moved["previousLocalStart"] as? String)?.hasPrefix("\(d5)T17:30") == true,
+                "\(moved)"
+            )
             #expect(moved["previousResourceId"] as? String == "sunset-cruise")
             #expect(events["booking.cancelled \(leaving)"]?["reason"] as? String == "customer", "\(events.keys.sorted())")
             #expect(events["booking.cancelled \(stormed)"]?["reason"] as? String == "closure", "\(events.keys.sorted())")

@@ -39,10 +39,13 @@ struct WebhookSecurityTests {
             // so the delivery succeeds only if Berth connects to the address it vetted.
             // The exchange's deadline is not what this judges: on a loaded machine a loopback
             // delivery once took over the default 10 s (CI), so it gets a bound only a hang meets.
-            let client = WebhookHTTPClient(timeout: .seconds(120), resolver: { host in
-                lookups.withLock { $0 += 1 }
-                return host == "rebind.test" ? [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] : []
-            })
+            let client = WebhookHTTPClient(
+                timeout: .seconds(120),
+                resolver: { host in
+                    lookups.withLock { $0 += 1 }
+                    return host == "rebind.test" ? [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] : []
+                }
+            )
             let webhook = Tenant.Webhook(url: "http://rebind.test:\(port)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
             let outcome = await client.post("{}", headers: [("Content-Type", "application/json")], to: webhook)
             #expect(outcome.statusCode == 200 && outcome.failure == nil, "\(String(describing: outcome.failure))")

@@ -59,7 +59,9 @@ extension StoreConformance {
             #expect(!marchCruise.slots.flatMap(\.entries).contains { $0.booking.id == before.id }, "the day before is not on it")
             let marchBoat = try #require(march.resources.first { $0.resource.id == Self.rental.id })
             #expect(marchBoat.slots.flatMap(\.entries).map(\.booking.id) == [fullDay.id])
-            #expect(marchBoat.slots.first?.localStart == "2027-03-28T00:00:00+01:00" && marchBoat.slots.first?.localEnd == "2027-03-29T00:00:00+02:00")
+            #expect(
+                marchBoat.slots.first?.localStart == "2027-03-28T00:00:00+01:00" && marchBoat.slots.first?.localEnd == "2027-03-29T00:00:00+02:00"
+            )
 
             let october = try await manifest("2027-10-31")
             let octoberCruise = try #require(october.resources.first { $0.resource.id == cruise.id })
@@ -69,8 +71,10 @@ extension StoreConformance {
             let octoberBoat = try #require(october.resources.first { $0.resource.id == Self.rental.id })
             #expect(octoberBoat.slots.flatMap(\.entries).map(\.booking.id) == [lateNight.id], "a rental from 23:30 local is on that day")
             let next = try await manifest("2027-11-01")
-            #expect(next.resources.first { $0.resource.id == Self.rental.id }?.slots.flatMap(\.entries).map(\.booking.id) == [lateNight.id],
-                "and on the next, which it overlaps")
+            #expect(
+                next.resources.first { $0.resource.id == Self.rental.id }?.slots.flatMap(\.entries).map(\.booking.id) == [lateNight.id],
+                "and on the next, which it overlaps"
+            )
             #expect(next.resources.first { $0.resource.id == cruise.id }?.slots.isEmpty == true)
         }
     }

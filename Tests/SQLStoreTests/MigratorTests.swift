@@ -97,7 +97,8 @@ struct MigratorTests {
                 "007_core", "008_credits", "009_subscriptions", "010_key_roles", "011_webhook_dead_letters", "012_product_kinds", "013_part_payments",
                 "014_unapplied_payments", "015_account_tokens", "016_card_payments", "017_google_play", "018_apple_lifecycle",
                 "019_subscription_offers", "020_consumption_answers", "021_booking_references", "022_order_ids", "023_outbox_claim",
-                "024_play_pending_claims", "025_slot_holds", "026_owed_resolutions", "027_refund_times", "028_inventory", "029_closures", "030_booking_changes",
+                "024_play_pending_claims", "025_slot_holds", "026_owed_resolutions", "027_refund_times", "028_inventory", "029_closures",
+                "030_booking_changes",
             ]
         )
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()).isEmpty)

@@ -25,7 +25,8 @@ extension StoreConformance {
                 refunded,
                 Self.sale("m-3", user: "cai", store: .googlePlay, price: 4_990, at: start.addingTimeInterval(7 * day)),
                 Self.sale("m-4", user: "dia", store: .card, price: 90_000, at: start.addingTimeInterval(9 * day)),
-                Self.sale("m-6", user: "ann", price: 4_990, at: start.addingTimeInterval(20 * day), original: "m-1"),  // a renewal: its own row, its own price
+                // a renewal: its own row, its own price
+                Self.sale("m-6", user: "ann", price: 4_990, at: start.addingTimeInterval(20 * day), original: "m-1"),
                 unpriced,
                 Self.sale("m-7", user: "old", price: 1_000_000, at: start.addingTimeInterval(-2 * day)),  // before the period
             ]
@@ -43,7 +44,10 @@ extension StoreConformance {
                 )
             }
             let overview = Overview.make(facts, tenant: tenant, from: start, to: Self.now, interval: .day, now: Self.now)
-            #expect(overview.moneyIn.map { [$0.currency: $0.milliunits] } == [["EUR": 80_000 + 135_000 + 4_990 + 90_000 + 4_990]], "\(overview.moneyIn)")
+            #expect(
+                overview.moneyIn.map { [$0.currency: $0.milliunits] } == [["EUR": 80_000 + 135_000 + 4_990 + 90_000 + 4_990]],
+                "\(overview.moneyIn)"
+            )
             #expect(overview.refunds.map { [$0.currency: $0.milliunits] } == [["EUR": 135_000]])
             #expect(overview.withoutAmount == ["app_store": 1], "\(overview.withoutAmount)")
             let byStore = Dictionary(grouping: overview.buckets.flatMap(\.moneyIn), by: \.store).mapValues { $0.reduce(0) { $0 + $1.milliunits } }
@@ -53,8 +57,13 @@ extension StoreConformance {
             let refundDays = overview.buckets.filter { !$0.refunds.isEmpty }.map(\.label)
             let rome = try #require(TimeZone(identifier: "Europe/Rome"))
             #expect(refundDays == [String(ZonedTime.format(start.addingTimeInterval(16 * day), in: rome).prefix(10))], "\(refundDays)")
-            let stored = try await store.read { tx in try tx.purchases.purchase(store: .appStore, environment: "Sandbox", transactionId: "m-2", forUpdate: false) }
-            #expect(stored?.refundedAt.map { abs($0.timeIntervalSince(start.addingTimeInterval(16 * day))) < 0.002 } == true, "the refund's time is kept")
+            let stored = try await store.read { tx in
+                try tx.purchases.purchase(store: .appStore, environment: "Sandbox", transactionId: "m-2", forUpdate: false)
+            }
+            #expect(
+                stored?.refundedAt.map { abs($0.timeIntervalSince(start.addingTimeInterval(16 * day))) < 0.002 } == true,
+                "the refund's time is kept"
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
 import Domain
-import Logging
 import Foundation
+import Logging
 import SQLStore
 import StoreTesting
 import Testing
@@ -1037,7 +1037,9 @@ extension StoreConformance {
                     group.addTask {
                         do {
                             return .success(
-                                try await move(.init(runtime: runtime, bookingId: booking.id, userId: user, actor: .user(user), slot: .instant(dayTwo))).booking
+                                try await move(
+                                    .init(runtime: runtime, bookingId: booking.id, userId: user, actor: .user(user), slot: .instant(dayTwo))
+                                ).booking
                             )
                         } catch { return .failure(error) }
                     }
@@ -1055,14 +1057,24 @@ extension StoreConformance {
             #expect(codes == ["slot_taken"], "\(codes)")
             func seats(_ slot: Date) async throws -> Int {
                 let occupancy = try await store.write { tx in
-                    try tx.bookings.occupancy(tenantId: "a", resourceId: resource.id, start: slot, end: slot.addingTimeInterval(3600), excluding: nil, now: Self.now)
+                    try tx.bookings.occupancy(
+                        tenantId: "a",
+                        resourceId: resource.id,
+                        start: slot,
+                        end: slot.addingTimeInterval(3600),
+                        excluding: nil,
+                        now: Self.now
+                    )
                 }
                 return occupancy.seats
             }
             #expect(try await seats(dayTwo) == 3, "the slot is full, never over")
             #expect(try await seats(dayOne) == 1, "the loser kept its seat on day one, the winner gave its back")
             let stored = try await store.read { tx in
-                [try tx.bookings.booking(id: first.id, tenantId: "a", forUpdate: false), try tx.bookings.booking(id: second.id, tenantId: "a", forUpdate: false)]
+                [
+                    try tx.bookings.booking(id: first.id, tenantId: "a", forUpdate: false),
+                    try tx.bookings.booking(id: second.id, tenantId: "a", forUpdate: false),
+                ]
             }
             #expect(stored.compactMap { $0?.start }.sorted() == [dayOne, dayTwo])
         }
@@ -1103,7 +1115,14 @@ extension StoreConformance {
             }
             let move = MoveBooking(store: store, clock: FixedClock(instant: Self.now))
             let moved = try await move(
-                .init(runtime: runtime, bookingId: booking.id, userId: "ann", actor: .user("ann"), start: .instant(dayTwo), end: .instant(dayTwo.addingTimeInterval(86_400)))
+                .init(
+                    runtime: runtime,
+                    bookingId: booking.id,
+                    userId: "ann",
+                    actor: .user("ann"),
+                    start: .instant(dayTwo),
+                    end: .instant(dayTwo.addingTimeInterval(86_400))
+                )
             )
             let hold = try #require(moved.difference)
             #expect(moved.booking.start == dayOne && hold.priceMinor == 1000 && hold.changeOf == booking.id && hold.start == dayTwo)
@@ -1123,7 +1142,14 @@ extension StoreConformance {
             #expect(purchases.map(\.bookingId) == [booking.id, booking.id], "both purchases are the booking's")
             func held(_ day: Date) async throws -> Int {
                 let occupancy = try await store.write { tx in
-                    try tx.bookings.occupancy(tenantId: "a", resourceId: "boat", start: day, end: day.addingTimeInterval(86_400), excluding: nil, now: Self.now)
+                    try tx.bookings.occupancy(
+                        tenantId: "a",
+                        resourceId: "boat",
+                        start: day,
+                        end: day.addingTimeInterval(86_400),
+                        excluding: nil,
+                        now: Self.now
+                    )
                 }
                 return occupancy.bookings
             }

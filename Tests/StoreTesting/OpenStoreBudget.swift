@@ -62,7 +62,9 @@ public final class OpenStoreBudget: Sendable {
                     return state.waiters.remove(at: index).continuation
                 }
                 guard let late else { return }
-                FileHandle.standardError.write(Data("OpenStoreBudget: a store opened over the budget of \(self.limit) after waiting \(patience)\n".utf8))
+                FileHandle.standardError.write(
+                    Data("OpenStoreBudget: a store opened over the budget of \(self.limit) after waiting \(patience)\n".utf8)
+                )
                 late.resume()
             }
         }

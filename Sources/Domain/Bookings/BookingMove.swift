@@ -24,7 +24,11 @@ public enum BookingMove {
         case .confirmed: break
         case .pendingPayment where booking.holdExpiresAt > now: break
         default:
-            throw DomainError(.conflict, .invalidTransition, "a \(booking.status.rawValue.replacingOccurrences(of: "_", with: " ")) booking cannot be moved")
+            throw DomainError(
+                .conflict,
+                .invalidTransition,
+                "a \(booking.status.rawValue.replacingOccurrences(of: "_", with: " ")) booking cannot be moved"
+            )
         }
         // Prices are never negative; one read from a damaged row would make the differences below overflow.
         guard booking.priceMinor >= 0 else {
@@ -82,7 +86,14 @@ public enum BookingMove {
     /// The hold for the difference of a paid booking's move to a dearer place: a booking of the new
     /// place at the difference, payable through the usual rails (a rental's by the band's product
     /// for that amount, or by card), naming the booking it changes.
-    public static func differenceDraft(_ booking: Booking, to quote: BookingQuote, rules: BookingRules, holdExpiresAt: Date, now: Date, createdVia: String)
+    public static func differenceDraft(
+        _ booking: Booking,
+        to quote: BookingQuote,
+        rules: BookingRules,
+        holdExpiresAt: Date,
+        now: Date,
+        createdVia: String
+    )
         -> NewBooking
     {
         var difference = quote
@@ -91,7 +102,14 @@ public enum BookingMove {
         if quote.resource.kind == .rental, let product = rules.rentalProduct(priceMinor: difference.priceMinor) {
             difference.requiredProductId = product
         }
-        return NewBooking(tenantId: booking.tenantId, userId: booking.userId, quote: difference, holdExpiresAt: holdExpiresAt, now: now, createdVia: createdVia)
+        return NewBooking(
+            tenantId: booking.tenantId,
+            userId: booking.userId,
+            quote: difference,
+            holdExpiresAt: holdExpiresAt,
+            now: now,
+            createdVia: createdVia
+        )
     }
 
     /// A paid difference hold ends the move it waited for: `original` at the hold's place, its price

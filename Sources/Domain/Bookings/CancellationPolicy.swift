@@ -124,7 +124,12 @@ public struct CancellationQuote: Hashable, Sendable {
         case .confirmed:
             break
         default:
-            return quote(false, .invalidTransition, percent: 0, words: "This booking is already \(booking.status.rawValue.replacingOccurrences(of: "_", with: " ")).")
+            return quote(
+                false,
+                .invalidTransition,
+                percent: 0,
+                words: "This booking is already \(booking.status.rawValue.replacingOccurrences(of: "_", with: " "))."
+            )
         }
         if byOperator {
             return quote(true, nil, percent: 100, words: rail.refundWords(money.text(minor: paidMinor, currency: booking.currency), whole: true))
@@ -149,7 +154,8 @@ extension CancellationQuote.Rail {
     func refundWords(_ amount: String, whole: Bool) -> String {
         switch self {
         case .card: "\(amount) goes back to the card you paid with, in 5 to 10 days."
-        case .appStore: "\(amount) is owed to you: Apple decides refunds of App Store purchases, so the operator settles it with you (request one at reportaproblem.apple.com)."
+        case .appStore:
+            "\(amount) is owed to you: Apple decides refunds of App Store purchases, so the operator settles it with you (request one at reportaproblem.apple.com)."
         case .googlePlay: "\(amount) is owed to you: Google decides refunds of Play purchases, so the operator settles it with you."
         case .none: "Nothing was paid through Berth: the operator settles \(whole ? "it" : amount) with you."
         }

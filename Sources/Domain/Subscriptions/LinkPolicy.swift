@@ -103,7 +103,7 @@ public struct UnlinkArchive: Hashable, Sendable {
     }
 }
 
-/// FT Chinese's link policy (seed 003), for any tenant: an Apple subscription belongs to at most one
+/// FT Chinese's link policy, for any tenant: an Apple subscription belongs to at most one
 /// account; an account may hold several and uses one. Pure.
 ///
 /// | account \ Apple side | none | not expired | expired |

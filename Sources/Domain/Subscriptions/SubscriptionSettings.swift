@@ -8,7 +8,7 @@ public struct SubscriptionSettings: Codable, Hashable, Sendable {
     /// Also ask Apple's legacy verifyReceipt for the latest renewals (needs the app's shared secret);
     /// Berth falls back to the offline result when Apple cannot be reached.
     public var verifyReceipt: VerifyReceiptSettings?
-    /// FT Chinese's API (seed 003) served under these path prefixes, each bound to one environment.
+    /// FT Chinese's API served under these path prefixes, each bound to one environment.
     public var ftcRoutes: [FTCRoutes]?
 
     public struct VerifyReceiptSettings: Codable, Hashable, Sendable {

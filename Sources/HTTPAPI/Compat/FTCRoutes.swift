@@ -6,7 +6,7 @@ import Hummingbird
 import Logging
 import UseCases
 
-/// FT Chinese's Apple IAP API (seed 003), served as its existing clients expect it, for tenants that
+/// FT Chinese's Apple IAP API, served as its existing clients expect it, for tenants that
 /// list `subscriptions.ftcRoutes`: under each prefix (one per environment), the seed's paths, bodies,
 /// `X-Ftc-Id` header and error convention (`{message}`, plus `error: {field, code}` on 422), mapped
 /// onto the same use cases as Berth's own routes. The app's access token is a client key: it

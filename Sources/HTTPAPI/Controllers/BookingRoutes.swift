@@ -67,7 +67,9 @@ struct BookingRoutes {
         return try await Paging.userBooking(context, store: store, limiter: limiter) { id in
             let tenantId = tenant.id
             let found = try await store.read { tx -> (Booking, CardPayment?)? in
-                guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else { return nil }
+                guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else {
+                    return nil
+                }
                 return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first { $0.purpose == .booking })
             }
             guard let (booking, payment) = found else { throw DomainError.bookingNotFound(id) }

@@ -30,7 +30,11 @@ struct CatalogRoutes {
         callers.get("/api/resources") { _, context in
             let tenant = context.tenant.tenant
             return try JSONCoding.response(
-                ResourcesResponse(resources: tenant.resources.filter(\.inService).map { ResourceDTO($0, currency: tenant.currency, tenantTimeZone: tenant.timeZone) })
+                ResourcesResponse(
+                    resources: tenant.resources.filter(\.inService).map {
+                        ResourceDTO($0, currency: tenant.currency, tenantTimeZone: tenant.timeZone)
+                    }
+                )
             )
         }
     }

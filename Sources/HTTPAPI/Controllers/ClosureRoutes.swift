@@ -60,13 +60,24 @@ struct ClosureRoutes {
                 )
             case "move":
                 guard let moves = body.moves, !moves.isEmpty, moves.count <= 500 else {
-                    throw APIError(.badRequest, .missingField, "action move names 1 to 500 moves: {bookingId, slot | start and end, resourceId?}", field: "moves")
+                    throw APIError(
+                        .badRequest,
+                        .missingField,
+                        "action move names 1 to 500 moves: {bookingId, slot | start and end, resourceId?}",
+                        field: "moves"
+                    )
                 }
                 var relocations: [ManageClosures.Relocation] = []
                 for entry in moves {
                     let bookingId = try await Paging.bookingId(entry.bookingId, field: "moves", tenantId: runtime.id, store: store)
                     relocations.append(
-                        .init(bookingId: bookingId, start: entry.start?.time, end: entry.end?.time, slot: entry.slot?.time, resourceId: entry.resourceId)
+                        .init(
+                            bookingId: bookingId,
+                            start: entry.start?.time,
+                            end: entry.end?.time,
+                            slot: entry.slot?.time,
+                            resourceId: entry.resourceId
+                        )
                     )
                 }
                 (closure, results) = try await closures.moveInside(runtime: runtime, id: id, actor: context.actor, moves: relocations, move: move)
@@ -106,7 +117,12 @@ struct ClosureRoutes {
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = zone
             guard let instant = local.instants(in: zone).first else {
-                throw APIError(.badRequest, .invalidField, "\(field): \(text) does not exist in \(ZonedTime.name(zone)) (a daylight-saving change)", field: field)
+                throw APIError(
+                    .badRequest,
+                    .invalidField,
+                    "\(field): \(text) does not exist in \(ZonedTime.name(zone)) (a daylight-saving change)",
+                    field: field
+                )
             }
             guard local.dateOnly, endOfDay else { return instant }
             guard let next = calendar.date(byAdding: .day, value: 1, to: instant) else {

@@ -38,7 +38,13 @@ struct OwedRoutes {
         }
         let note = body.note?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let note, Text.length(note) > 500 { throw APIError(.badRequest, .invalidField, "note is limited to 500 characters", field: "note") }
-        let closed = try await owed.resolve(runtime: context.tenant, bookingId: id, how: how, note: note?.isEmpty == true ? nil : note, actor: context.actor)
+        let closed = try await owed.resolve(
+            runtime: context.tenant,
+            bookingId: id,
+            how: how,
+            note: note?.isEmpty == true ? nil : note,
+            actor: context.actor
+        )
         let resources = context.tenant.tenant.resourceNames
         return try JSONCoding.response(ResolveOwedResponse(items: closed.map { OwedPaymentDTO($0, resourceName: resources[$0.booking.resourceId]) }))
     }

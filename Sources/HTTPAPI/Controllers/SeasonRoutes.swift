@@ -13,7 +13,8 @@ struct SeasonRoutes {
     let store: any Store
     let limiter: RateLimiter
 
-    func register(changing change: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>, admin: GuardedRoutes<AdminRequestContext>) {
+    func register(changing change: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>, admin: GuardedRoutes<AdminRequestContext>)
+    {
         change.post("/api/bookings/{id}/move") { request, context in
             let body = try await JSONCoding.decode(MoveBookingRequest.self, from: request)
             guard body.resourceId == nil else {
@@ -98,7 +99,8 @@ struct MoveBookingResponse: Codable {
             MoveBookingResponse(
                 booking: BookingDTO(moved.booking),
                 difference: BookingDTO(difference),
-                message: "the new place costs \(amount) more: it is held until \(APITime.format(difference.holdExpiresAt)); pay booking \(difference.reference) and the booking moves there"
+                message:
+                    "the new place costs \(amount) more: it is held until \(APITime.format(difference.holdExpiresAt)); pay booking \(difference.reference) and the booking moves there"
             ),
             status: .accepted
         )

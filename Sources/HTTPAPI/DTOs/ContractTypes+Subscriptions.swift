@@ -201,7 +201,7 @@ struct UnlinkDTO: Codable {
     }
 }
 
-// MARK: FT Chinese's shapes (seed 003)
+// MARK: FT Chinese's shapes
 
 /// FT Chinese's `apple.Subscription`.
 struct FTCSubscription: Codable {

@@ -30,7 +30,8 @@ struct CrossOrigin: RouterMiddleware {
         "Authorization", "Content-Type", "Accept", "Accept-Language", "X-User-Id", "X-Berth-Nonce", "X-Request-Id",
         "X-Ftc-Id", "Stripe-Signature", "Idempotency-Key",
     ]
-    static let exposedHeaders = "X-Berth-Signature, X-Berth-Signed-At, X-Berth-Key-Id, X-Berth-Nonce, X-Request-Id, Retry-After, Content-Language, Idempotent-Replayed"
+    static let exposedHeaders =
+        "X-Berth-Signature, X-Berth-Signed-At, X-Berth-Key-Id, X-Berth-Nonce, X-Request-Id, Retry-After, Content-Language, Idempotent-Replayed"
     static let maxAgeSeconds = 600
 
     let origins: [String: [AllowedOrigin]]

@@ -1,7 +1,7 @@
+import CHeapStats
 import Foundation
 import NIOCore
 import NIOHTTPTypes
-import CHeapStats
 import Synchronization
 
 /// How many connections Berth holds, and how long a request and its answer may take (T2, V1, V2 of the

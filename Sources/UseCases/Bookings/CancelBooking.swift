@@ -30,7 +30,8 @@ public struct CancelBooking: Sendable {
     public func quote(runtime: TenantRuntime, bookingId: Int64, userId: String?) async throws -> (Booking, CancellationQuote) {
         let tenantId = runtime.id, now = clock.now()
         let (booking, paid) = try await store.read { tx -> (Booking, BookingPaid?) in
-            guard let booking = try tx.bookings.booking(id: bookingId, tenantId: tenantId, forUpdate: false), userId == nil || booking.userId == userId
+            guard let booking = try tx.bookings.booking(id: bookingId, tenantId: tenantId, forUpdate: false),
+                userId == nil || booking.userId == userId
             else { throw DomainError.bookingNotFound(bookingId) }
             return (booking, try tx.operatorViews.bookingPayments(tenantId: tenantId, bookingIds: [bookingId])[bookingId])
         }

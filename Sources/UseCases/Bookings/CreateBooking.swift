@@ -56,7 +56,9 @@ public struct CreateBooking: Sendable {
         let id = Self.bookingId(tenantId: tenant.id, userId: userId, idempotencyKey: key)
         let tenantId = tenant.id
         func earlier() async throws -> Booking? {
-            guard let found = try await store.read({ tx in try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) }) else { return nil }
+            guard let found = try await store.read({ tx in try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) }) else {
+                return nil
+            }
             guard found.userId == userId, found.resourceId == quote.resource.id, found.start == quote.start, found.end == quote.end,
                 found.seats == quote.seats
             else {

@@ -33,7 +33,9 @@ public struct ManageClosures: Sendable {
         guard end > start else { throw DomainError.invalid("the closure ends before it starts (to must be after from)", field: "to") }
         guard end.timeIntervalSince(start) <= Self.longest else { throw DomainError.invalid("a closure lasts at most 366 days", field: "to") }
         let text = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty, Text.length(text) <= 500 else { throw DomainError.invalid("reason: 1 to 500 characters, said to customers", field: "reason") }
+        guard !text.isEmpty, Text.length(text) <= 500 else {
+            throw DomainError.invalid("reason: 1 to 500 characters, said to customers", field: "reason")
+        }
         let now = clock.now()
         let closure = Closure(
             id: RecordID.next(),
@@ -174,7 +176,13 @@ public struct ManageClosures: Sendable {
     /// Moves the named bookings inside the closure, each in its own unit of work (``MoveBooking``):
     /// a booking the closure does not cover is refused, a place that is full or closed too fails
     /// that booking alone and says why.
-    public func moveInside(runtime: TenantRuntime, id: Int64, actor: Actor, moves: [Relocation], move: MoveBooking) async throws -> (Closure, [Resolved]) {
+    public func moveInside(
+        runtime: TenantRuntime,
+        id: Int64,
+        actor: Actor,
+        moves: [Relocation],
+        move: MoveBooking
+    ) async throws -> (Closure, [Resolved]) {
         let tenantId = runtime.id
         let now = clock.now()
         let (closure, bookings) = try await store.read { tx -> (Closure, [Booking]) in

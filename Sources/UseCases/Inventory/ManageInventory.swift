@@ -33,7 +33,12 @@ public struct ManageInventory: Sendable {
     }
 
     /// Changes the resource `id` by `edit` (the stored resource in, the new one out; the id stays).
-    public func update(runtime: TenantRuntime, id: String, actor: Actor, edit: @escaping @Sendable (Resource) throws -> Resource) async throws
+    public func update(
+        runtime: TenantRuntime,
+        id: String,
+        actor: Actor,
+        edit: @escaping @Sendable (Resource) throws -> Resource
+    ) async throws
         -> StoredResource
     {
         try await change(tenant: runtime.tenant, id: id, actor: actor, creating: false, edit: edit)
@@ -60,7 +65,12 @@ public struct ManageInventory: Sendable {
         let (saved, all) = try await store.write { tx -> (StoredResource, [StoredResource]) in
             let existing = try tx.inventory.resource(tenantId: tenantId, id: id, forUpdate: true)
             if creating, existing != nil {
-                throw DomainError(.conflict, .resourceExists, "this app already has a resource \(id); PATCH /api/admin/resources/\(id) changes it", field: "id")
+                throw DomainError(
+                    .conflict,
+                    .resourceExists,
+                    "this app already has a resource \(id); PATCH /api/admin/resources/\(id) changes it",
+                    field: "id"
+                )
             }
             guard creating || existing != nil else { throw DomainError(.notFound, .resourceNotFound, "no resource \(id)", field: "id") }
             var resource = try edit(existing?.resource ?? Resource(id: id, kind: .rental, name: id))
