@@ -77,13 +77,16 @@ struct ConnectionLimitTests {
     }
 
     @Test(
-        "at ulimit -n 256, 300 connections holding a partial request line neither stop /healthz on a fresh connection (answered within 2 s) nor kill the process"
+        "at ulimit -n 256, 300 connections holding a partial request line neither stop /healthz on a fresh connection (answered while the flood still holds) nor kill the process"
     )
     func slowLorisAtLowDescriptorLimit() async throws {
         let server = try await ServerProcess()
         defer { server.cleanUp() }
         let log = server.directory.appendingPathComponent("serve.log")
-        try await server.start(errorLog: log, openFileLimit: 256)
+        // The flood's head deadline is 60 s, far beyond the probe's 20 s: an answer within them came
+        // while the flood held, not after its deadline freed the server. (A 2 s bound failed once on two
+        // cores busy with a release build beside the suite: a speed target, not this test's subject.)
+        try await server.start(environment: ["BERTH_HEAD_TIMEOUT_SECONDS": "60"], errorLog: log, openFileLimit: 256)
         let port = server.port
 
         // Hundreds of sockets in this process: no child is launched meanwhile (ProcessLaunch.holdingMany).
@@ -96,10 +99,10 @@ struct ConnectionLimitTests {
             }
             #expect(held.count == 300, "the kernel accepts every connection into the backlog")
 
-            // A fresh connection, a whole request: answered, within 2 s.
+            // A fresh connection, a whole request: answered while the flood holds.
             let probe = try #require(RawConnection(port: port))
             probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let answer = probe.receive(within: 2)
+            let answer = probe.receive(within: 20)
             #expect(answer.hasPrefix("HTTP/1.1 200"), "answer: \(answer.prefix(200))")
             #expect(server.isRunning, "the process is alive")
 
