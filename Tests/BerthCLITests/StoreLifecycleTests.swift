@@ -169,6 +169,9 @@ struct BoundedShutdownTests {
     final class BlackHole: @unchecked Sendable {
         let process = Process()
         let output = Pipe.forChild()
+        /// The hole lives until this pipe closes (`stop()`, or the test process gone), or ten minutes
+        /// pass without a connection: a slow start of the server under test cannot outlast it.
+        let input = Pipe.forChild()
         let port: Int
 
         init() throws {
@@ -176,21 +179,22 @@ struct BoundedShutdownTests {
             process.arguments = [
                 "python3", "-c",
                 """
-                import socket, threading, time
+                import os, socket, sys, threading
                 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(256)
                 print(s.getsockname()[1], flush=True)
+                def orphaned():
+                    sys.stdin.read()
+                    os._exit(0)
+                threading.Thread(target=orphaned, daemon=True).start()
                 held = []
-                deadline = time.time() + 120
-                s.settimeout(1)
-                while time.time() < deadline:
-                    try:
-                        held.append(s.accept()[0])
-                        print("accepted", flush=True)
-                    except socket.timeout:
-                        pass
+                s.settimeout(600)
+                while True:
+                    held.append(s.accept()[0])
+                    print("accepted", flush=True)
                 """,
             ]
             process.standardOutput = output
+            process.standardInput = input
             try process.runAlone()
             var line = Data()
             while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
@@ -198,7 +202,8 @@ struct BoundedShutdownTests {
         }
 
         /// Waits until `count` connections have reached the hole (an event, not a time: the hole
-        /// reports each); false if it ended first (its own 120 s bound).
+        /// reports each); false if it ended first (ten minutes without a new connection: a bound
+        /// against a hang only).
         func waitForConnections(_ count: Int) throws -> Bool {
             var seen = 0
             var line = Data()
@@ -219,6 +224,7 @@ struct BoundedShutdownTests {
         func stop() {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
+            try? input.fileHandleForWriting.close()
         }
     }
 
