@@ -371,7 +371,7 @@ let package = Package(
         .testTarget(
             name: "BerthCLITests",
             dependencies: [
-                "berth", "TestKit", "AppleSignedData", "SQLStore", .product(name: "Logging", package: "swift-log"),
+                "berth", "TestKit", "AppleSignedData", "SQLStore", "StoreTesting", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

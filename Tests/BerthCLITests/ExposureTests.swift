@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import StoreTesting
 import Synchronization
 import Testing
 
@@ -102,7 +103,7 @@ struct ExposureTests {
                 _ = try await server.request("GET", "/metrics", headers: ["Authorization": "Bearer \(secrets["BERTH_METRICS_TOKEN"] ?? "")"])
                 _ = try await server.request("GET", "/api/entitlements", headers: ["Authorization": "Bearer \(serverKey)x", "X-User-Id": "ana"])
                 let hooksBefore = standIn.hooks.load(ordering: .relaxed)
-                for _ in 0..<100 where standIn.hooks.load(ordering: .relaxed) == hooksBefore { try await Task.sleep(for: .milliseconds(100)) }
+                _ = try await eventually(every: .milliseconds(100)) { standIn.hooks.load(ordering: .relaxed) != hooksBefore }
                 server.stop()
                 let text = try String(contentsOf: log, encoding: .utf8)
                 #expect(text.count > 1000, "the server logged at trace (\(text.count) characters)")

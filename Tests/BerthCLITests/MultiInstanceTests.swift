@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SQLStore
+import StoreTesting
 import Testing
 
 /// Two `berth serve` processes on one PostgreSQL database act as one service. Runs when the test
@@ -290,9 +291,9 @@ struct DatabaseOutageTests {
 
         _ = try Self.script(["resume", pg.path])
         var ready = 0
-        for _ in 0..<50 where ready != 200 {
+        _ = try await eventually(every: .milliseconds(200)) {
             ready = try await server.request("GET", "/readyz", headers: [:]).status
-            if ready != 200 { try await Task.sleep(for: .milliseconds(200)) }
+            return ready == 200
         }
         #expect(ready == 200, "ready again once the database is back")
         let created = try await server.request("POST", "/api/bookings", headers: headers, body: booking)

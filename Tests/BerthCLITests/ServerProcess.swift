@@ -1,4 +1,5 @@
 import Foundation
+import StoreTesting
 import Synchronization
 import Testing
 
@@ -75,14 +76,12 @@ final class ServerProcess: Sendable {
         // Launched off the test pool: a launch may wait for a descriptor-heavy test to end.
         try await OffPool.run { try process.runAlone() }
         self.process.withLock { $0 = process }
-        for _ in 0..<200 {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8), let bound = Int(text) {
-                boundPort.withLock { $0 = bound }
-                if (try? await request("GET", "/healthz", headers: [:]))?.status == 200 { return }
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        let answered = try await eventually(every: .milliseconds(100)) {
+            guard let text = try? String(contentsOf: portFile, encoding: .utf8), let bound = Int(text) else { return false }
+            boundPort.withLock { $0 = bound }
+            return (try? await request("GET", "/healthz", headers: [:]))?.status == 200
         }
-        Issue.record("berth serve did not answer /healthz within 20 s")
+        if !answered { Issue.record("berth serve did not answer /healthz within 2 minutes") }
     }
 
     /// SIGKILL: no graceful shutdown, no flush.

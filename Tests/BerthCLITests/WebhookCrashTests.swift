@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import StoreTesting
 import Synchronization
 import Testing
 
@@ -48,6 +49,9 @@ struct WebhookCrashTests {
             let key = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "server"]).stdout.trimmingCharacters(
                 in: .whitespacesAndNewlines
             )
+            let admin = try await server.berth(["keys", "create", "--tenant", "seaboo-test", "--role", "admin"]).stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines
+            )
             try await server.start(environment: environment)
             let start = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 / 86_400).rounded(.down) + 3) * 86_400 + 8 * 3600)
             let created = try await server.request(
@@ -69,16 +73,20 @@ struct WebhookCrashTests {
             )
             #expect(paid.status == 200)
             // The receiver is down: wait for the first refused attempt, then crash the server.
-            for _ in 0..<100 where receiver.state.withLock({ $0.failed }) == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            _ = try await eventually(every: .milliseconds(100)) { receiver.state.withLock { $0.failed } >= 1 }
             #expect(receiver.state.withLock { $0.failed } >= 1)
-            // Let the deliverer record the refused attempt (which ends its lease); a kill before that
-            // leaves the message leased for 2 minutes, longer than this test waits.
-            try await Task.sleep(for: .seconds(1))
+            // Wait until the deliverer has recorded the refused attempt (which ends its lease): a kill
+            // before that leaves the message leased for 2 minutes.
+            let recorded = try await eventually(every: .milliseconds(100)) {
+                let deliveries = try await server.request("GET", "/api/admin/webhooks/deliveries", headers: ["Authorization": "Bearer \(admin)"])
+                return (deliveries.json["total"] as? Int ?? 0) >= 1
+            }
+            #expect(recorded, "the refused attempt is recorded")
             server.kill9()
 
             receiver.state.withLock { $0.down = false }
             try await server.start(environment: environment)
-            for _ in 0..<150 where receiver.state.withLock({ $0.events }).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+            _ = try await eventually(every: .milliseconds(100)) { !receiver.state.withLock { $0.events }.isEmpty }
             #expect(receiver.state.withLock { $0.events } == ["booking.confirmed"])
             server.stop()
         }

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import ServiceLifecycle
+import StoreTesting
 import Synchronization
 import Testing
 
@@ -80,15 +81,14 @@ struct WebhookFairnessTests {
             )
             let running = Task { try await deliverer.run() }
             // The dead receiver's messages are claimed and their first attempt hangs (10 s timeout).
-            for _ in 0..<100 {
+            _ = try await eventually {
                 let leased = try await harness.rows(
                     "SELECT COUNT(*) AS n FROM webhook_outbox WHERE tenant_id = 'seaboo-test' AND lease_owner IS NOT NULL"
                 )
-                if leased.first?["n"] != "0" { break }
-                try await Task.sleep(for: .milliseconds(50))
+                return leased.first?["n"] != "0"
             }
             try await harness.database.write { tx in try tx.outbox.enqueue([Self.event(99)], tenantId: "seaboo", now: now) }
-            for _ in 0..<100 where receiver.received.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            _ = try await eventually { !receiver.received.isEmpty }
             let hung = try await harness.rows("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = 'seaboo-test'").first?["n"]
             #expect(receiver.received.map(\.event) == ["credits.changed"], "the other tenant's event arrived")
             #expect(hung == "0", "and it did so while the dead receiver's first attempt was still waiting: \(hung ?? "nil") attempts recorded")
@@ -117,7 +117,7 @@ struct WebhookFairnessTests {
         // group (serviceFinishedUnexpectedly), which is what a deliverer with nothing to serve once did.
         let group = ServiceGroup(configuration: .init(services: [deliverer], logger: Logger(label: "test")))
         let running = Task { try await group.run() }
-        for _ in 0..<100 where try await harness.database.read({ try $0.outbox.pendingCount() }) > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await eventually { try await harness.database.read({ try $0.outbox.pendingCount() }) == 0 }
         #expect(try await harness.database.read { try $0.outbox.pendingCount() } == 0)
         #expect(try await harness.rows("SELECT DISTINCT status FROM webhook_outbox").map { $0["status"] ?? nil } == ["skipped"])
         await group.triggerGracefulShutdown()
