@@ -31,6 +31,9 @@ public final class PostgresStore: Store, Service {
     private let placeholders = NumberedStatements()
     private let prepared = PreparedSelects()
     private let logger: Logger
+    /// Set by the first ``close()``: units of work asked for after it are refused with
+    /// ``StoreClosed`` (one atomic load each), as on SQLite, not handed to a stopped thread pool.
+    private let closed = Atomic(false)
 
     public init(settings: PostgresSettings, logger: Logger) throws {
         let tlsConfiguration = settings.tlsConfiguration
@@ -84,8 +87,9 @@ public final class PostgresStore: Store, Service {
         }
     }
 
-    /// Stops the store's threads (after the client has stopped running).
+    /// Stops the store's threads (after the client has stopped running). A second close does nothing.
     public func close() throws {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try threads.syncShutdownGracefully()
     }
 
@@ -112,6 +116,7 @@ public final class PostgresStore: Store, Service {
     /// it, the second run sees the winner's row and decides accordingly; when it fails again, the
     /// violation is the unit of work's own and surfaces as it is.
     func unitOfWork<T: Sendable>(_ kind: UnitKind, _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        guard !closed.load(ordering: .acquiring) else { throw StoreClosed() }
         var attempt = 1
         var retriedUnique = false
         while true {
