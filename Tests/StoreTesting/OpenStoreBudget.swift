@@ -17,6 +17,9 @@ public final class OpenStoreBudget: Sendable {
     private struct Waiter {
         var id: Int
         var continuation: CheckedContinuation<Void, Never>
+        /// The fallback's timer, cancelled when the waiter is admitted (so that it does not sleep on
+        /// to the end of the run).
+        var timer: Task<Void, Never>?
     }
 
     private struct State {
@@ -36,6 +39,8 @@ public final class OpenStoreBudget: Sendable {
 
     /// Stores open now (waiters not counted).
     public var open: Int { state.withLock { $0.open } }
+    /// Tests waiting for a place now.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Waits for a place (first come, first served).
     public func enter() async {
@@ -54,8 +59,8 @@ public final class OpenStoreBudget: Sendable {
                 return
             }
             let patience = patience
-            Task.detached { [self] in
-                try? await Task.sleep(for: patience)
+            let timer = Task.detached { [self] in
+                do { try await Task.sleep(for: patience) } catch { return }  // cancelled: admitted in time
                 let late: CheckedContinuation<Void, Never>? = state.withLock { state in
                     guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                     state.open += 1
@@ -67,19 +72,26 @@ public final class OpenStoreBudget: Sendable {
                 )
                 late.resume()
             }
+            let admitted = state.withLock { state in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return true }
+                state.waiters[index].timer = timer
+                return false
+            }
+            if admitted { timer.cancel() }
         }
     }
 
     /// Gives a place back: to the first waiter, else to the budget.
     public func leave() {
-        let next: CheckedContinuation<Void, Never>? = state.withLock { state in
+        let next: Waiter? = state.withLock { state in
             if state.waiters.isEmpty {
                 state.open = max(0, state.open - 1)
                 return nil
             }
-            return state.waiters.removeFirst().continuation
+            return state.waiters.removeFirst()
         }
-        next?.resume()
+        next?.timer?.cancel()
+        next?.continuation.resume()
     }
 
     /// Runs `body` holding a place.
