@@ -122,6 +122,12 @@ public struct BerthSetup: Sendable {
             }
             services.inventoryRefreshInterval = .milliseconds(milliseconds)
         }
+        if let text = environment["BERTH_WEBHOOK_PARALLEL"] {
+            guard let parallel = Int(text), (1...64).contains(parallel) else {
+                throw ConfigurationError("BERTH_WEBHOOK_PARALLEL must be 1 to 64 (subjects of one tenant whose webhooks are sent at once)")
+            }
+            services.webhookParallel = parallel
+        }
         return services
     }
 }

@@ -7,14 +7,16 @@ import UseCases
 /// Runs the webhook outbox's delivery (``DeliverWebhooks``: claims, order, signatures, retries)
 /// until the application stops. Each tenant with a webhook has its own delivery loop with its own
 /// claims (S7): a black-holed receiver delays only its own tenant's events, never another's.
+/// Within a tenant, up to ``DeliverWebhooks/perTenant`` subjects are in flight at once, each in
+/// order; as one ends, more is claimed, so one slow subject never holds the others back.
 /// Because the outbox is written in the same transaction as the change, an event committed before
 /// a crash is delivered after the restart.
 public struct WebhookDeliverer: Service, CustomStringConvertible {
     let tenants: TenantRegistry
     let logger: Logger
     let interval: Duration
-    /// Messages a tenant's loop claims at once: with the 10 s send timeout, a claim of a dead
-    /// receiver's messages ends well within its lease.
+    /// Messages a tenant's loop claims at once, at most: with the 10 s send timeout, a run of one
+    /// subject's messages to a dead receiver ends well within its 120 s lease.
     let claimSize = 8
     let delivery: DeliverWebhooks
 
@@ -27,6 +29,7 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
         metrics: (any WorkerMetrics)? = nil,
         interval: Duration = .milliseconds(500),
         concurrency: Int = 16,
+        perTenant: Int = DeliverWebhooks.defaultPerTenant,
         retry: JobRetry = .webhooks
     ) {
         self.tenants = tenants
@@ -41,6 +44,7 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
             retry: retry,
             owner: "deliverer-\(UUID().uuidString)",
             concurrency: concurrency,
+            perTenant: perTenant,
             attempted: { delivered in metrics?.count("berth_webhook_attempts_total", [("result", delivered ? "delivered" : "failed")], by: 1) }
         )
     }
@@ -71,22 +75,57 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
         try? await gracefulShutdown()
     }
 
-    /// One tenant's deliveries, until shutdown: another claim at once while there is work, else a
-    /// pause of `interval`.
+    /// One tenant's deliveries, until shutdown: while fewer than ``DeliverWebhooks/perTenant`` runs
+    /// are in flight, claim more at once; else wait until a run ends, or `interval` passes when
+    /// nothing was due. A shutdown cancels the runs in flight, a delivery to a receiver that does not
+    /// answer among them: a delivery cut short is attempted again (receivers de-duplicate by the
+    /// delivery's id).
     private func loop(tenantId: String) async {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            // A shutdown cancels a delivery to a receiver that does not answer, and the wait: a
-            // delivery cut short is attempted again (receivers de-duplicate by the event's id).
-            try? await cancelWhenGracefulShutdown {
-                var attempted = 0
-                do {
-                    attempted = try await self.deliverDue(tenantId: tenantId, limit: self.claimSize)
-                } catch  where !Task.isCancelled {
-                    self.logger.error("webhook delivery of \(tenantId) failed: \(String(reflecting: error))")
+        try? await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Bool.self) { group in
+                let slots = delivery.perTenant
+                var inFlight = 0
+                var pausing = false
+                while !Task.isCancelled {
+                    var claimed = 0
+                    if inFlight < slots {
+                        do {
+                            let messages = try await delivery.claim(tenantId: tenantId, limit: min(slots - inFlight, claimSize))
+                            claimed = messages.count
+                            for run in DeliverWebhooks.runs(of: messages) {
+                                inFlight += 1
+                                group.addTask { await self.deliver(run: run, tenantId: tenantId) }
+                            }
+                        } catch {
+                            if Task.isCancelled || error is StoreClosed { break }
+                            logger.error("webhook claim of \(tenantId) failed: \(String(reflecting: error))")
+                        }
+                    }
+                    if claimed > 0 && inFlight < slots { continue }
+                    if !pausing && inFlight < slots {
+                        pausing = true
+                        group.addTask {
+                            try? await Task.sleep(for: interval)
+                            return false
+                        }
+                    }
+                    // true: a run ended; false (or nothing left to wait for): the pause ended.
+                    if await group.next() == true { inFlight -= 1 } else { pausing = false }
                 }
-                if attempted == 0 { try await Task.sleep(for: self.interval) }
+                group.cancelAll()
             }
         }
+    }
+
+    /// One run of a tenant's messages (``DeliverWebhooks/deliver(run:tenantId:)``); a failure to
+    /// record is logged, and the run's messages are claimed again once their lease ends.
+    private func deliver(run: [OutboxMessage], tenantId: String) async -> Bool {
+        do {
+            _ = try await delivery.deliver(run: run, tenantId: tenantId)
+        } catch  where !Task.isCancelled && !(error is StoreClosed) {
+            logger.error("webhook delivery of \(tenantId) failed: \(String(reflecting: error))")
+        } catch {}
+        return true
     }
 
     /// One pass over the messages due now, of one tenant or of all (``DeliverWebhooks/deliverDue(tenantId:limit:)``).

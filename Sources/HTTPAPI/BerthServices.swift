@@ -34,6 +34,8 @@ public struct BerthServices: Sendable {
     /// How often the inventory is read for what other instances changed (nil: never; tests call
     /// `manageInventory.refresh()` themselves). `BERTH_INVENTORY_REFRESH_MS`, default 500.
     public var inventoryRefreshInterval: Duration? = .milliseconds(500)
+    /// Subjects of one tenant whose webhooks are in flight at once (`BERTH_WEBHOOK_PARALLEL`, 1 to 64).
+    public var webhookParallel = DeliverWebhooks.defaultPerTenant
     /// How often the notification-history worker looks for tenants due a reading (nil: not in the background; tests run it by hand).
     public var appleHistoryTick: Duration? = .seconds(30)
     /// API keys presented to this instance (cached briefly; revocations reach it within seconds).

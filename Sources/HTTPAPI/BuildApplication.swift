@@ -325,6 +325,7 @@ public func webhookDeliverer(services: BerthServices, client: WebhookHTTPClient)
         client: client,
         clock: services.clock,
         logger: services.logger,
-        metrics: services.metrics
+        metrics: services.metrics,
+        perTenant: services.webhookParallel
     )
 }

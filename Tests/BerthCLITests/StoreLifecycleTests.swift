@@ -132,6 +132,19 @@ struct StoreLifecycleTests {
         let allowed = try await server.berth(["migrate"], environment: ["BERTH_CREATE_DATABASE": "1"])
         #expect(allowed.status == 0, "\(allowed.stderr)")
     }
+
+    @Test("BERTH_WEBHOOK_PARALLEL outside 1 to 64 stops the start with the variable named; within it the server starts")
+    func webhookParallelChecked() async throws {
+        let server = try await ServerProcess()
+        defer { server.cleanUp() }
+        for bad in ["0", "65", "eight"] {
+            let refused = try await server.berth(["serve", "--port", "0"], environment: ["BERTH_WEBHOOK_PARALLEL": bad])
+            #expect(refused.status != 0 && refused.stderr.contains("BERTH_WEBHOOK_PARALLEL must be 1 to 64"), "\(bad): \(refused.stderr)")
+        }
+        try await server.start(environment: ["BERTH_WEBHOOK_PARALLEL": "2"])
+        #expect(try await server.request("GET", "/healthz", headers: [:]).status == 200)
+        server.stop()
+    }
 }
 
 @Suite("A quiet first start")

@@ -98,6 +98,62 @@ struct WebhookFairnessTests {
         }
     }
 
+    @Test(
+        "subjects of one tenant go out side by side, each in order: while the receiver holds one subject's first event, the other subjects are delivered and that subject's later events wait behind it; released, they follow in order"
+    )
+    func subjectsSideBySide() async throws {
+        let gate = Mutex(false)
+        let received = Mutex<[String]>([])
+        let router = Router()
+        router.post("/hooks") { request, _ -> Response in
+            var request = request
+            let body = try await request.collectBody(upTo: 1 << 20)
+            let envelope = try JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) as? [String: Any]
+            let data = envelope?["data"] as? [String: Any]
+            let user = data?["userId"] as? String ?? "?"
+            let step = data?["step"] as? String ?? "?"
+            if user == "slow" && step == "1" {
+                while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            received.withLock { $0.append("\(user)/\(step)") }
+            return Response(status: .ok)
+        }
+        try await Application(router: router).test(.live) { hooks in
+            let harness = try await Harness.make(webhookURL: "http://127.0.0.1:\(hooks.port!)/hooks")
+            defer { harness.close() }
+            func event(_ user: String, _ step: Int) -> WebhookEvent {
+                WebhookEvent(type: .creditsChanged, data: ["userId": user, "step": String(step)], subject: "credits:credits:\(user)")
+            }
+            // The held subject's events are the oldest: one at a time, the others would wait behind them.
+            let events = (1...3).map { event("slow", $0) } + (0..<10).map { event("u\($0)", 1) }
+            let now = harness.clock.now()
+            try await harness.database.write { tx in try tx.outbox.enqueue(events, tenantId: "seaboo-test", now: now) }
+            // A send timeout far beyond the test: the held event must not time out on a busy machine.
+            let client = WebhookHTTPClient(timeout: .seconds(300))
+            let deliverer = WebhookDeliverer(
+                store: harness.database,
+                tenants: harness.services.tenants,
+                client: client,
+                clock: harness.clock,
+                logger: Logger(label: "test"),
+                interval: .milliseconds(20),
+                perTenant: 4
+            )
+            let running = Task { try await deliverer.run() }
+            func of(_ user: String) -> [String] { received.withLock { $0.filter { $0.hasPrefix(user + "/") } } }
+            let others = try await eventually { received.withLock { $0.filter { !$0.hasPrefix("slow/") }.count } == 10 }
+            #expect(others, "the other subjects were delivered while one was held: \(received.withLock { $0 })")
+            #expect(of("slow").isEmpty, "the held subject's later events wait behind its first: \(of("slow"))")
+            gate.withLock { $0 = true }
+            #expect(try await eventually { of("slow").count == 3 }, "released, the held subject's events arrive")
+            #expect(of("slow") == ["slow/1", "slow/2", "slow/3"], "in their order")
+            #expect(received.withLock { $0.count } == 13, "each once: \(received.withLock { $0 })")
+            running.cancel()
+            _ = await running.result
+            try await client.shutdown()
+        }
+    }
+
     @Test("at start, messages left for a tenant that no longer has a webhook are marked skipped, not kept queued")
     func leftoversSkipped() async throws {
         let harness = try await Harness.make()  // no tenant has a webhook

@@ -21,10 +21,11 @@ public struct WebhookAttempt: Sendable {
 }
 
 /// The webhook outbox's delivery policy: claim what is due (one lease per message), send each
-/// tenant's messages in order — after a failure, the rest of that subject waits for the retry —
-/// signed with HMAC-SHA256 over "<timestamp>.<body>" (the timestamp taken when each attempt is
-/// sent), record every attempt, and retry by ``JobRetry`` until a 2xx or the last attempt (then the
-/// message is a dead letter an operator can send again).
+/// subject's messages in order — after a failure, the rest of that subject waits for the retry —
+/// and up to ``perTenant`` subjects of a tenant side by side (a slow receiver for one subject does
+/// not hold the others back), signed with HMAC-SHA256 over "<timestamp>.<body>" (the timestamp
+/// taken when each attempt is sent), record every attempt, and retry by ``JobRetry`` until a 2xx or
+/// the last attempt (then the message is a dead letter an operator can send again).
 public struct DeliverWebhooks: Sendable {
     let store: any Store
     let tenants: TenantRegistry
@@ -38,6 +39,9 @@ public struct DeliverWebhooks: Sendable {
     let lease: TimeInterval
     /// Tenants sent to side by side in one pass.
     let concurrency: Int
+    /// Subjects of one tenant sent to side by side (`BERTH_WEBHOOK_PARALLEL`); each subject's
+    /// messages one after another, in order.
+    public let perTenant: Int
     /// Each attempt, delivered or not (metrics).
     let attempted: @Sendable (_ delivered: Bool) -> Void
 
@@ -51,6 +55,7 @@ public struct DeliverWebhooks: Sendable {
         owner: String,
         lease: TimeInterval = 120,
         concurrency: Int = 16,
+        perTenant: Int = DeliverWebhooks.defaultPerTenant,
         attempted: @escaping @Sendable (_ delivered: Bool) -> Void = { _ in }
     ) {
         self.store = store
@@ -62,15 +67,18 @@ public struct DeliverWebhooks: Sendable {
         self.owner = owner
         self.lease = lease
         self.concurrency = max(1, concurrency)
+        self.perTenant = max(1, perTenant)
         self.attempted = attempted
     }
+
+    /// Subjects of one tenant in flight at once when `BERTH_WEBHOOK_PARALLEL` is not set.
+    public static let defaultPerTenant = 8
 
     /// One pass over the messages due now, of one tenant or of all (side by side); returns how many
     /// were attempted.
     @discardableResult
     public func deliverDue(tenantId: String? = nil, limit: Int = 100) async throws -> Int {
-        let now = clock.now(), owner = self.owner, until = now.addingTimeInterval(lease)
-        let due = try await store.write { try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: limit, owner: owner, leaseUntil: until) }
+        let due = try await claim(tenantId: tenantId, limit: limit)
         let byTenant = Dictionary(grouping: due, by: \.tenantId)
         return try await withThrowingTaskGroup(of: Int.self) { group in
             var attempted = 0
@@ -88,16 +96,63 @@ public struct DeliverWebhooks: Sendable {
         }
     }
 
-    /// One tenant's messages in order; after a failure, the rest of that subject waits for the retry.
+    /// Leases up to `limit` messages due now, of one tenant or of all, oldest first: a subject's
+    /// message is never claimed while an earlier one of it waits for a retry or is leased.
+    public func claim(tenantId: String?, limit: Int) async throws -> [OutboxMessage] {
+        let now = clock.now(), owner = self.owner, until = now.addingTimeInterval(lease)
+        return try await store.write { try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: limit, owner: owner, leaseUntil: until) }
+    }
+
+    /// Claimed messages as runs that may go side by side: each subject's messages in their order,
+    /// and each message without a subject alone.
+    public static func runs(of messages: [OutboxMessage]) -> [[OutboxMessage]] {
+        var runs: [[OutboxMessage]] = []
+        var runOfSubject: [String: Int] = [:]
+        for message in messages {
+            guard let subject = message.subject else {
+                runs.append([message])
+                continue
+            }
+            if let index = runOfSubject[subject] {
+                runs[index].append(message)
+            } else {
+                runOfSubject[subject] = runs.count
+                runs.append([message])
+            }
+        }
+        return runs
+    }
+
+    /// One tenant's claimed messages: up to ``perTenant`` runs (``runs(of:)``) side by side.
     private func deliver(_ messages: [OutboxMessage], tenantId: String) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var attempted = 0
+            var running = 0
+            for run in Self.runs(of: messages) {
+                if running == perTenant {
+                    attempted += try await group.next() ?? 0
+                    running -= 1
+                }
+                group.addTask { try await deliver(run: run, tenantId: tenantId) }
+                running += 1
+            }
+            for try await count in group { attempted += count }
+            return attempted
+        }
+    }
+
+    /// One run of a tenant's messages (one subject's, in order, or one message): after a failure the
+    /// rest of the run is released, to wait for the retry behind it. Messages of a tenant that has no
+    /// webhook (any more) are marked skipped. Returns how many were attempted.
+    public func deliver(run messages: [OutboxMessage], tenantId: String) async throws -> Int {
         guard let webhook = tenants.tenant(id: tenantId)?.webhook else {
             try await store.write { tx in for message in messages { try tx.outbox.skip(message) } }
             return 0
         }
-        var held = Set<String>()
+        var held = false
         var attempted = 0
         for message in messages {
-            if let subject = message.subject, held.contains(subject) {
+            if held {
                 try await store.write { try $0.outbox.release(message) }
                 continue
             }
@@ -109,7 +164,7 @@ public struct DeliverWebhooks: Sendable {
             )
             let delivered = outcome.failure == nil
             self.attempted(delivered)
-            if !delivered, let subject = message.subject { held.insert(subject) }
+            if !delivered { held = true }
             let attempts = message.attempts + 1
             let now = clock.now()
             // nil after the last allowed attempt: the message becomes a dead letter.
