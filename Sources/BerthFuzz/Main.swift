@@ -39,8 +39,9 @@ public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePoi
 }
 #else
 /// `BerthFuzz replay TARGET PATH...`: runs saved inputs (files, or every file of folders) through
-/// a target; a trap or a 500 ends the process. `BerthFuzz seed DIR`: writes starting inputs for
-/// every target under DIR/<target>/.
+/// a target; a trap or a 500 ends the process. `BerthFuzz mutate TARGET SECONDS PATH...`: random
+/// mutations of those inputs for that long, without libFuzzer's coverage (``Mutator``).
+/// `BerthFuzz seed DIR`: writes starting inputs for every target under DIR/<target>/.
 @main
 struct BerthFuzzCommand {
     static func main() throws {
@@ -56,11 +57,23 @@ struct BerthFuzzCommand {
                 }
             }
             print("\(target.rawValue): \(count) input(s) replayed, no crash")
+        case "mutate" where arguments.count >= 4:
+            guard let target = FuzzTarget(rawValue: arguments[1]) else { fail("unknown target \(arguments[1])") }
+            guard let seconds = Int(arguments[2]), seconds > 0, seconds <= 86_400 else { fail("seconds must be 1 to 86400") }
+            var corpus: [[UInt8]] = []
+            for path in arguments.dropFirst(3) {
+                for file in try files(at: URL(fileURLWithPath: path)) { corpus.append(Array(try Data(contentsOf: file))) }
+            }
+            let seed = ProcessInfo.processInfo.environment["BERTH_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+            let current = ProcessInfo.processInfo.environment["BERTH_FUZZ_CURRENT"]
+            let runs = Mutator.run(target, corpus: corpus, seconds: seconds, seed: seed, current: current)
+            print("\(target.rawValue): \(runs) mutated inputs in \(seconds) s (seed \(seed)), no crash")
         case "seed" where arguments.count == 2:
             let written = try Seeds.write(to: URL(fileURLWithPath: arguments[1]))
             print("wrote \(written) seed(s) under \(arguments[1])")
         default:
-            fail("usage: BerthFuzz replay <\(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|"))> PATH... | BerthFuzz seed DIR")
+            let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")
+            fail("usage: BerthFuzz replay <\(names)> PATH... | BerthFuzz mutate <\(names)> SECONDS PATH... | BerthFuzz seed DIR")
         }
     }
 
