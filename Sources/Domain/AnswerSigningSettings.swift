@@ -29,18 +29,14 @@ public struct AnswerSigningSettings: Codable, Hashable, Sendable {
             }
     }
 
-    func validate(tenant: String, allowsProduction: Bool) throws {
+    /// The settings on their own (the tenant checks that a test key is not used where Production is accepted).
+    func validate(tenant: String) throws {
         guard Self.isValidKeyId(keyId) else {
             throw CatalogError("tenant \(tenant): answerSigning.keyId must be 1 to 64 letters, digits, ., _ or -")
         }
         guard [privateKeyEnv, privateKeyFileEnv, testPrivateKeyPEM].count(where: { $0 != nil }) == 1 else {
             throw CatalogError(
                 "tenant \(tenant): answerSigning needs exactly one of privateKeyEnv (a variable holding the PEM key) or privateKeyFileEnv (a variable naming its file)"
-            )
-        }
-        if testPrivateKeyPEM != nil, allowsProduction {
-            throw CatalogError(
-                "tenant \(tenant): answerSigning.testPrivateKeyPEM is a key everyone can read, for test tenants only; a tenant that accepts Production purchases takes its key from privateKeyEnv or privateKeyFileEnv"
             )
         }
     }

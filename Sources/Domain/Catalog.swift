@@ -270,7 +270,12 @@ public struct Tenant: Codable, Hashable, Sendable {
         try webhook?.validate(tenant: id)
         try stripe?.validate(tenant: id)
         try googlePlay?.validate(tenant: id)
-        try answerSigning?.validate(tenant: id, allowsProduction: apple.allowsProduction)
+        try answerSigning?.validate(tenant: id)
+        if answerSigning?.testPrivateKeyPEM != nil, apple.allowsProduction {
+            throw CatalogError(
+                "tenant \(id): answerSigning.testPrivateKeyPEM is a key everyone can read, for test tenants only; a tenant that accepts Production purchases takes its key from privateKeyEnv or privateKeyFileEnv"
+            )
+        }
         try apple.offers?.validate(tenant: self)
         try credits?.validate(tenant: id)
         try subscriptions?.validate(tenant: id)
