@@ -102,7 +102,8 @@ struct WebhookFairnessTests {
         "subjects of one tenant go out side by side, each in order: while the receiver holds one subject's first event, the other subjects are delivered and that subject's later events wait behind it; released, they follow in order"
     )
     func subjectsSideBySide() async throws {
-        let gate = Mutex(false)
+        // The held answer waits on this stream (an event), ended when the test opens the gate.
+        let (gate, openGate) = AsyncStream<Never>.makeStream()
         let received = Mutex<[String]>([])
         let router = Router()
         router.post("/hooks") { request, _ -> Response in
@@ -113,7 +114,7 @@ struct WebhookFairnessTests {
             let user = data?["userId"] as? String ?? "?"
             let step = data?["step"] as? String ?? "?"
             if user == "slow" && step == "1" {
-                while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+                for await _ in gate {}
             }
             received.withLock { $0.append("\(user)/\(step)") }
             return Response(status: .ok)
@@ -144,7 +145,7 @@ struct WebhookFairnessTests {
             let others = try await eventually { received.withLock { $0.filter { !$0.hasPrefix("slow/") }.count } == 10 }
             #expect(others, "the other subjects were delivered while one was held: \(received.withLock { $0 })")
             #expect(of("slow").isEmpty, "the held subject's later events wait behind its first: \(of("slow"))")
-            gate.withLock { $0 = true }
+            openGate.finish()
             #expect(try await eventually { of("slow").count == 3 }, "released, the held subject's events arrive")
             #expect(of("slow") == ["slow/1", "slow/2", "slow/3"], "in their order")
             #expect(received.withLock { $0.count } == 13, "each once: \(received.withLock { $0 })")
