@@ -9,6 +9,7 @@ import ServiceLifecycle
 import StoreTesting
 import Synchronization
 import Testing
+import UseCases
 
 #if canImport(Glibc)
 import Glibc
@@ -53,6 +54,26 @@ struct WebhookFairnessTests {
         init(_ call: String) { self.call = call }
     }
 
+    /// The deliverer as the server builds it, over the harness's store, tenants and clock.
+    static func deliverer(
+        _ harness: Harness,
+        _ client: WebhookHTTPClient,
+        interval: Duration = .milliseconds(500),
+        perTenant: Int = DeliverWebhooks.defaultPerTenant,
+        retry: JobRetry = .webhooks
+    ) -> WebhookDeliverer {
+        WebhookDeliverer(
+            store: harness.database,
+            tenants: harness.services.tenants,
+            client: client,
+            clock: harness.clock,
+            logger: Logger(label: "test"),
+            interval: interval,
+            perTenant: perTenant,
+            retry: retry
+        )
+    }
+
     static func event(_ n: Int) -> WebhookEvent {
         WebhookEvent(type: .creditsChanged, data: ["userId": "u\(n)"], subject: "credits:credits:u\(n)")
     }
@@ -71,14 +92,7 @@ struct WebhookFairnessTests {
             let now = harness.clock.now()
             try await harness.database.write { tx in try tx.outbox.enqueue((0..<12).map(Self.event), tenantId: "seaboo-test", now: now) }
             let client = WebhookHTTPClient()
-            let deliverer = WebhookDeliverer(
-                store: harness.database,
-                tenants: harness.services.tenants,
-                client: client,
-                clock: harness.clock,
-                logger: Logger(label: "test"),
-                interval: .milliseconds(50)
-            )
+            let deliverer = Self.deliverer(harness, client, interval: .milliseconds(50))
             let running = Task { try await deliverer.run() }
             // The dead receiver's messages are claimed and their first attempt hangs (10 s timeout).
             _ = try await eventually {
@@ -131,15 +145,7 @@ struct WebhookFairnessTests {
             try await harness.database.write { tx in try tx.outbox.enqueue(events, tenantId: "seaboo-test", now: now) }
             // A send timeout far beyond the test: the held event must not time out on a busy machine.
             let client = WebhookHTTPClient(timeout: .seconds(300))
-            let deliverer = WebhookDeliverer(
-                store: harness.database,
-                tenants: harness.services.tenants,
-                client: client,
-                clock: harness.clock,
-                logger: Logger(label: "test"),
-                interval: .milliseconds(20),
-                perTenant: 4
-            )
+            let deliverer = Self.deliverer(harness, client, interval: .milliseconds(20), perTenant: 4)
             let running = Task { try await deliverer.run() }
             func of(_ user: String) -> [String] { received.withLock { $0.filter { $0.hasPrefix(user + "/") } } }
             let others = try await eventually { received.withLock { $0.filter { !$0.hasPrefix("slow/") }.count } == 10 }
@@ -163,13 +169,7 @@ struct WebhookFairnessTests {
             try tx.outbox.enqueue([Self.event(1), Self.event(2)], tenantId: "seaboo-test", now: now)
         }
         let client = WebhookHTTPClient()
-        let deliverer = WebhookDeliverer(
-            store: harness.database,
-            tenants: harness.services.tenants,
-            client: client,
-            clock: harness.clock,
-            logger: Logger(label: "test")
-        )
+        let deliverer = Self.deliverer(harness, client)
         // In a service group, as the server runs it: a service that returns before shutdown fails the
         // group (serviceFinishedUnexpectedly), which is what a deliverer with nothing to serve once did.
         let group = ServiceGroup(configuration: .init(services: [deliverer], logger: Logger(label: "test")))
@@ -195,14 +195,7 @@ struct WebhookFairnessTests {
                 try tx.outbox.enqueue([Self.event(1)], tenantId: "seaboo-test", now: now)
             }
             let client = WebhookHTTPClient()
-            let deliverer = WebhookDeliverer(
-                store: harness.database,
-                tenants: harness.services.tenants,
-                client: client,
-                clock: harness.clock,
-                logger: Logger(label: "test"),
-                retry: .exponential(first: 5, cap: 3600, maximumAttempts: 3)
-            )
+            let deliverer = Self.deliverer(harness, client, retry: .exponential(first: 5, cap: 3600, maximumAttempts: 3))
             receiver.state.withLock { $0.failures = 100 }
             for _ in 0..<3 {
                 #expect(try await deliverer.deliverDue(tenantId: "seaboo-test") == 1)
