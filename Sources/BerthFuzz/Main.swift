@@ -95,12 +95,27 @@ struct BerthFuzzCommand {
 /// Starting inputs: what TestKit signs, Apple's genuine samples (Tests/Fixtures) and the contract's
 /// example request bodies, per target.
 enum Seeds {
+    typealias Seed = (target: FuzzTarget, name: String, data: Data)
+
     static func write(to directory: URL) throws -> Int {
         let repository = URL(
             fileURLWithPath: ProcessInfo.processInfo.environment["BERTH_FUZZ_REPOSITORY"] ?? FileManager.default.currentDirectoryPath
         )
+        let (apple, jws, notification) = try appleSeeds(repository: repository)
+        let seeds = apple + [tokenSeed()] + (try httpSeeds(repository: repository, jws: jws, notification: notification)) + (try playSeeds())
+        for (target, name, data) in seeds {
+            let folder = directory.appendingPathComponent(target.rawValue)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try data.write(to: folder.appendingPathComponent(name))
+        }
+        return seeds.count
+    }
+
+    /// Signed transactions, notifications and receipts: TestKit's and Apple's genuine samples; also
+    /// the signed purchase and notification the http seeds carry.
+    static func appleSeeds(repository: URL) throws -> (seeds: [Seed], jws: String, notification: String) {
+        var seeds: [Seed] = []
         let ca = Fixtures.shared.ca
-        var seeds: [(FuzzTarget, String, Data)] = []
         let purchase = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic")
         let jws = try ca.signTransaction(purchase)
         let notification = try ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: purchase)
@@ -130,6 +145,11 @@ enum Seeds {
             inAppPurchases: [entry]
         )
         seeds.append((.receipt, "testkit-receipt", Data(try Fixtures.shared.receiptCA.signReceipt(receipt))))
+        return (seeds, jws, notification)
+    }
+
+    /// A user token signed with HS256.
+    static func tokenSeed() -> Seed {
         let keys = JWTKeyCollection()
         let signed = Mutex("")
         Blocking.run {
@@ -146,8 +166,12 @@ enum Seeds {
             signed.withLock { $0 = token }
         }
         let token = signed.withLock { $0 }
-        seeds.append((.jwt, "hs256", Data(token.utf8)))
-        // Each route of the http target with the contract's request bodies and a signed purchase.
+        return (.jwt, "hs256", Data(token.utf8))
+    }
+
+    /// Each route of the http target with the contract's request bodies and a signed purchase.
+    static func httpSeeds(repository: URL, jws: String, notification: String) throws -> [Seed] {
+        var seeds: [Seed] = []
         let examples = repository.appendingPathComponent("contract/examples")
         var bodies: [Data] = [
             Data(#"{"productId":"it.seaboo.rental.basic","jwsRepresentation":"\#(jws)","bookingId":1}"#.utf8),
@@ -162,7 +186,12 @@ enum Seeds {
                 seeds.append((.http, "route\(route)-body\(index)", Data([UInt8(route)]) + body))
             }
         }
-        // What Google sends: a push (token line + body), purchase and subscription answers, a voided page.
+        return seeds
+    }
+
+    /// What Google sends: a push (token line + body), purchase and subscription answers, a voided page.
+    static func playSeeds() throws -> [Seed] {
+        var seeds: [Seed] = []
         let playNotification = DeveloperNotification.subscriptionNotificationSeed
         let push = PubSubPush(
             message: .init(
@@ -214,12 +243,7 @@ enum Seeds {
                     ))
             )
         )
-        for (target, name, data) in seeds {
-            let folder = directory.appendingPathComponent(target.rawValue)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try data.write(to: folder.appendingPathComponent(name))
-        }
-        return seeds.count
+        return seeds
     }
 }
 

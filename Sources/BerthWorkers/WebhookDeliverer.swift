@@ -81,7 +81,7 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
     /// answer among them: a delivery cut short is attempted again (receivers de-duplicate by the
     /// delivery's id).
     private func loop(tenantId: String) async {
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Bool.self) { group in
                 let slots = delivery.perTenant
                 var inFlight = 0

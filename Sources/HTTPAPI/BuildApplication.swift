@@ -47,196 +47,20 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         ErrorMiddleware(authenticator: authenticator, routes: routes, unmatched: [(FTCRoutes.hasRouteForm, FTCRoutes.shape)])
     )
 
-    // Without a signing tenant the middleware is left out altogether (nothing to pay per request).
-    let anyTenantSigns = services.tenants.ordered.contains { $0.answerSigner != nil }
-    /// `signed`: the group's answers are signed for tenants with `answerSigning` (what an app
-    /// decides access from: a user's state, purchase and validator answers).
-    func group<C: GuardedContext>(
-        _ context: C.Type,
-        scope: KeyScope?,
-        limit: RateLimiter.Scope?,
-        shape: ErrorShape? = nil,
-        authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil,
-        note: String? = nil,
-        signed: Bool = false
-    ) -> GuardedRoutes<C> {
-        GuardedRoutes(
-            router,
-            context,
-            table: table,
-            shape: shape,
-            scope: scope,
-            limit: limit,
-            rateLimiter: limiter,
-            authenticate: authenticate,
-            note: note,
-            signedBy: signed && anyTenantSigns ? services.clock : nil
-        )
-    }
+    let group = RouteGroups(
+        router: router,
+        table: table,
+        limiter: limiter,
+        // Without a signing tenant the middleware is left out altogether (nothing to pay per request).
+        signingClock: services.tenants.ordered.contains { $0.answerSigner != nil } ? services.clock : nil
+    )
     let open = PublicRoutes(router, table: table)
     let admin = group(AdminRequestContext.self, scope: .admin, limit: .admin)
     let reads = group(UserContext.self, scope: .read, limit: .reads, signed: true)
-
-    OperationsRoutes(
-        store: services.store,
-        metrics: services.metrics,
-        metricsToken: services.metricsToken,
-        expectedMigrations: services.expectedMigrations
-    ).register(on: open)
-    WebRoutes(assets: WebAssets.shared).register(on: open)
-    CatalogRoutes(tenants: services.tenants, store: services.store).register(
-        public: open,
-        callers: group(CatalogContext.self, scope: nil, limit: .reads)
-    )
-    CreditRoutes(
-        creditQueries: services.creditQueries,
-        verifyPurchase: services.verifyPurchase,
-        reserveCredits: services.reserveCredits,
-        commitReservation: services.commitReservation,
-        releaseReservation: services.releaseReservation,
-        clock: services.clock
-    )
-    .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
-    AdminCreditRoutes(
-        store: services.store,
-        creditReports: services.creditReports,
-        createCreditProduct: services.createCreditProduct,
-        updateCreditProduct: services.updateCreditProduct,
-        adjustCredits: services.adjustCredits
-    ).register(on: admin)
-    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, store: services.store, tenants: services.tenants)
-        .register(
-            .init(
-                reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
-                purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true),
-                open: PublicRoutes(router, table: table, shape: V1CreditRoutes.shape)
-            )
-        )
     let bookingChanges = group(BookingContext.self, scope: .bookings, limit: .booking, signed: true)
-    BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store, limiter: services.rateLimiter)
-        .register(creating: bookingChanges, reading: reads)
-    VerifyPurchaseRoutes(
-        verifyPurchase: services.verifyPurchase,
-        clock: services.clock,
-        metrics: services.metrics,
-        catchUp: { [services] result, runtime, userId, proves in
-            await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
-        }
-    )
-    .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
-    VerifyReceiptRoutes(verifyReceipt: services.verifyReceipt)
-        .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
-    AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
-    GooglePlayRoutes(
-        receive: services.receivePlayNotification,
-        tenants: services.tenants,
-        rateLimiter: services.rateLimiter,
-        trustedProxies: services.trustedProxies,
-        metrics: services.metrics
-    ).register(on: open)
-    AdminRoutes(
-        store: services.store,
-        resolveUnappliedPayment: services.resolveUnappliedPayment,
-        logger: services.logger,
-        clock: services.clock,
-        adminTransition: services.adminTransition
-    ).register(on: admin)
-    OperatorRoutes(store: services.store, clock: services.clock).register(on: admin)
-    OwedRoutes(owed: services.owedToCustomers, store: services.store).register(on: admin)
-    InventoryRoutes(inventory: services.manageInventory).register(on: admin)
-    ClosureRoutes(
-        closures: ManageClosures(store: services.store, clock: services.clock),
-        refund: services.refundCardBooking,
-        cancel: services.adminTransition,
-        move: services.moveBooking,
-        store: services.store
-    ).register(on: admin)
-    SeasonRoutes(
-        move: services.moveBooking,
-        cancel: services.cancelBooking,
-        inventory: services.manageInventory,
-        store: services.store,
-        limiter: services.rateLimiter
-    ).register(changing: bookingChanges, reading: reads, admin: admin)
-    ManifestRoutes(store: services.store, clock: services.clock).register(on: admin)
-    CardPaymentRoutes(
-        store: services.store,
-        cardDeposits: services.cardDeposits,
-        startCardPayment: services.startCardPayment,
-        tenants: services.tenants,
-        trustedProxies: services.trustedProxies,
-        rateLimiter: services.rateLimiter,
-        receiveStripeEvent: services.receiveStripeEvent,
-        metrics: services.metrics,
-        refundCardBooking: services.refundCardBooking
-    ).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification, signed: true), open: open, admin: admin))
-    RestoreRoutes(restorePurchases: services.restorePurchases).register(
-        on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
-    )
-    // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
-    let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account, signed: true)
-    OfferRoutes(signAppleOffers: services.signAppleOffers).register(on: accountWrites)
-    ConsentRoutes(consumptionConsents: services.consumptionConsents).register(reads: reads, writes: accountWrites)
-    AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
-    SubscriptionRoutes(
-        store: services.store,
-        clock: services.clock,
-        subscriptionQueries: services.subscriptionQueries,
-        refreshSubscription: services.refreshSubscription,
-        authorizeLink: services.authorizeLink,
-        linkSubscription: services.linkSubscription,
-        logger: services.logger,
-        unlinkSubscription: services.unlinkSubscription,
-        recordMembership: services.recordMembership,
-        extendRenewalDates: services.extendRenewalDates,
-        verifyPurchase: services.verifyPurchase
-    ).register(
-        .init(
-            reads: reads,
-            link: group(
-                UserContext.self,
-                scope: .purchases,
-                limit: .account,
-                note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"
-            ),
-            // T10: a key narrowed to other scopes does not reach it
-            view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),
-            backend: group(BackendContext.self, scope: .memberships, limit: .account),
-            admin: admin
-        )
-    )
-    FTCRoutes(
-        tenants: services.tenants,
-        applyReceipt: services.applyReceipt,
-        subscriptionQueries: services.subscriptionQueries,
-        refreshSubscription: services.refreshSubscription,
-        authorizeLink: services.authorizeLink,
-        linkSubscription: services.linkSubscription,
-        unlinkSubscription: services.unlinkSubscription,
-        notificationIntake: services.notificationIntake
-    ).register(
-        .init(
-            app: group(
-                AppKeyContext.self,
-                scope: .purchases,
-                limit: .verification,
-                shape: FTCRoutes.shape,
-                note: "link and unlink: client keys with receiptData as proof"
-            ),
-            backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
-            apple: PublicRoutes(router, table: table, shape: FTCRoutes.shape)
-        )
-    )
-    CordovaValidatorRoutes(validateForPlugin: services.validateForPlugin, metrics: services.metrics, clock: services.clock).register(
-        on: group(
-            ProofContext.self,
-            scope: .purchases,
-            limit: .verification,
-            shape: CordovaValidatorRoutes.shape,
-            authenticate: ValidatorQueryKey(authenticator: authenticator),
-            signed: true
-        )
-    )
+    registerAppRoutes(services, group: group, open: open, admin: admin, reads: reads, bookingChanges: bookingChanges)
+    registerOperatorRoutes(services, group: group, open: open, admin: admin, reads: reads, bookingChanges: bookingChanges)
+    registerCompatibleRoutes(services, group: group, authenticator: authenticator)
     AnswerSigningRoutes(tenants: services.tenants).register(on: open)
     routes.load(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router
@@ -327,5 +151,226 @@ public func webhookDeliverer(services: BerthServices, client: WebhookHTTPClient)
         logger: services.logger,
         metrics: services.metrics,
         perTenant: services.webhookParallel
+    )
+}
+
+/// Makes the guarded groups of one router: each with its context, key scope, rate limit, refusal
+/// shape and, where `signed`, answer signing (only when some tenant signs).
+struct RouteGroups {
+    let router: Router<BerthRequestContext>
+    let table: RouteAccessTable
+    let limiter: RateLimiter
+    let signingClock: (any BerthClock)?
+
+    /// `signed`: the group's answers are signed for tenants with `answerSigning` (what an app
+    /// decides access from: a user's state, purchase and validator answers).
+    func callAsFunction<C: GuardedContext>(
+        _ context: C.Type,
+        scope: KeyScope?,
+        limit: RateLimiter.Scope?,
+        shape: ErrorShape? = nil,
+        authenticate: (any MiddlewareProtocol<Request, Response, BerthRequestContext>)? = nil,
+        note: String? = nil,
+        signed: Bool = false
+    ) -> GuardedRoutes<C> {
+        GuardedRoutes(
+            router,
+            context,
+            table: table,
+            shape: shape,
+            scope: scope,
+            limit: limit,
+            rateLimiter: limiter,
+            authenticate: authenticate,
+            note: note,
+            signedBy: signed ? signingClock : nil
+        )
+    }
+}
+
+/// What apps and their backends call: health and the web page, catalog, credits (and their
+/// administration), bookings, purchases, store notifications.
+private func registerAppRoutes(
+    _ services: BerthServices,
+    group: RouteGroups,
+    open: PublicRoutes,
+    admin: GuardedRoutes<AdminRequestContext>,
+    reads: GuardedRoutes<UserContext>,
+    bookingChanges: GuardedRoutes<BookingContext>
+) {
+
+    OperationsRoutes(
+        store: services.store,
+        metrics: services.metrics,
+        metricsToken: services.metricsToken,
+        expectedMigrations: services.expectedMigrations
+    ).register(on: open)
+    WebRoutes(assets: WebAssets.shared).register(on: open)
+    CatalogRoutes(tenants: services.tenants, store: services.store).register(
+        public: open,
+        callers: group(CatalogContext.self, scope: nil, limit: .reads)
+    )
+    CreditRoutes(
+        creditQueries: services.creditQueries,
+        verifyPurchase: services.verifyPurchase,
+        reserveCredits: services.reserveCredits,
+        commitReservation: services.commitReservation,
+        releaseReservation: services.releaseReservation,
+        clock: services.clock
+    )
+    .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
+    AdminCreditRoutes(
+        store: services.store,
+        creditReports: services.creditReports,
+        createCreditProduct: services.createCreditProduct,
+        updateCreditProduct: services.updateCreditProduct,
+        adjustCredits: services.adjustCredits
+    ).register(on: admin)
+    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, store: services.store, tenants: services.tenants)
+        .register(
+            .init(
+                reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
+                purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true),
+                open: PublicRoutes(group.router, table: group.table, shape: V1CreditRoutes.shape)
+            )
+        )
+    BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store, limiter: services.rateLimiter)
+        .register(creating: bookingChanges, reading: reads)
+    VerifyPurchaseRoutes(
+        verifyPurchase: services.verifyPurchase,
+        clock: services.clock,
+        metrics: services.metrics,
+        catchUp: { [services] result, runtime, userId, proves in
+            await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
+        }
+    )
+    .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
+    VerifyReceiptRoutes(verifyReceipt: services.verifyReceipt)
+        .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
+    AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
+    GooglePlayRoutes(
+        receive: services.receivePlayNotification,
+        tenants: services.tenants,
+        rateLimiter: services.rateLimiter,
+        trustedProxies: services.trustedProxies,
+        metrics: services.metrics
+    ).register(on: open)
+}
+
+/// What operators call (admin keys), and the users' own season changes.
+private func registerOperatorRoutes(
+    _ services: BerthServices,
+    group: RouteGroups,
+    open: PublicRoutes,
+    admin: GuardedRoutes<AdminRequestContext>,
+    reads: GuardedRoutes<UserContext>,
+    bookingChanges: GuardedRoutes<BookingContext>
+) {
+    AdminRoutes(
+        store: services.store,
+        resolveUnappliedPayment: services.resolveUnappliedPayment,
+        logger: services.logger,
+        clock: services.clock,
+        adminTransition: services.adminTransition
+    ).register(on: admin)
+    OperatorRoutes(store: services.store, clock: services.clock).register(on: admin)
+    OwedRoutes(owed: services.owedToCustomers, store: services.store).register(on: admin)
+    InventoryRoutes(inventory: services.manageInventory).register(on: admin)
+    ClosureRoutes(
+        closures: ManageClosures(store: services.store, clock: services.clock),
+        refund: services.refundCardBooking,
+        cancel: services.adminTransition,
+        move: services.moveBooking,
+        store: services.store
+    ).register(on: admin)
+    SeasonRoutes(
+        move: services.moveBooking,
+        cancel: services.cancelBooking,
+        inventory: services.manageInventory,
+        store: services.store,
+        limiter: services.rateLimiter
+    ).register(changing: bookingChanges, reading: reads, admin: admin)
+    ManifestRoutes(store: services.store, clock: services.clock).register(on: admin)
+    CardPaymentRoutes(
+        store: services.store,
+        cardDeposits: services.cardDeposits,
+        startCardPayment: services.startCardPayment,
+        tenants: services.tenants,
+        trustedProxies: services.trustedProxies,
+        rateLimiter: services.rateLimiter,
+        receiveStripeEvent: services.receiveStripeEvent,
+        metrics: services.metrics,
+        refundCardBooking: services.refundCardBooking
+    ).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification, signed: true), open: open, admin: admin))
+    RestoreRoutes(restorePurchases: services.restorePurchases).register(
+        on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
+    )
+    // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
+    let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account, signed: true)
+    OfferRoutes(signAppleOffers: services.signAppleOffers).register(on: accountWrites)
+    ConsentRoutes(consumptionConsents: services.consumptionConsents).register(reads: reads, writes: accountWrites)
+    AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
+    SubscriptionRoutes(
+        store: services.store,
+        clock: services.clock,
+        subscriptionQueries: services.subscriptionQueries,
+        refreshSubscription: services.refreshSubscription,
+        authorizeLink: services.authorizeLink,
+        linkSubscription: services.linkSubscription,
+        logger: services.logger,
+        unlinkSubscription: services.unlinkSubscription,
+        recordMembership: services.recordMembership,
+        extendRenewalDates: services.extendRenewalDates,
+        verifyPurchase: services.verifyPurchase
+    ).register(
+        .init(
+            reads: reads,
+            link: group(
+                UserContext.self,
+                scope: .purchases,
+                limit: .account,
+                note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"
+            ),
+            // T10: a key narrowed to other scopes does not reach it
+            view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),
+            backend: group(BackendContext.self, scope: .memberships, limit: .account),
+            admin: admin
+        )
+    )
+}
+
+/// Existing clients' route forms: FT Chinese's and the cordova plugin's validator.
+private func registerCompatibleRoutes(_ services: BerthServices, group: RouteGroups, authenticator: Authenticator) {
+    FTCRoutes(
+        tenants: services.tenants,
+        applyReceipt: services.applyReceipt,
+        subscriptionQueries: services.subscriptionQueries,
+        refreshSubscription: services.refreshSubscription,
+        authorizeLink: services.authorizeLink,
+        linkSubscription: services.linkSubscription,
+        unlinkSubscription: services.unlinkSubscription,
+        notificationIntake: services.notificationIntake
+    ).register(
+        .init(
+            app: group(
+                AppKeyContext.self,
+                scope: .purchases,
+                limit: .verification,
+                shape: FTCRoutes.shape,
+                note: "link and unlink: client keys with receiptData as proof"
+            ),
+            backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
+            apple: PublicRoutes(group.router, table: group.table, shape: FTCRoutes.shape)
+        )
+    )
+    CordovaValidatorRoutes(validateForPlugin: services.validateForPlugin, metrics: services.metrics, clock: services.clock).register(
+        on: group(
+            ProofContext.self,
+            scope: .purchases,
+            limit: .verification,
+            shape: CordovaValidatorRoutes.shape,
+            authenticate: ValidatorQueryKey(authenticator: authenticator),
+            signed: true
+        )
     )
 }

@@ -144,7 +144,27 @@ struct SQLOperatorViews: OperatorViewRepository {
         ).map { purchaseHit($0, matched: "appleOrderId") }
     }
 
+    /// Everything that happened to one user, newest first: purchases, bookings and their changes,
+    /// credits, subscriptions and the store notifications that moved them, grants, unapplied and
+    /// card payments, consent (the words are the Domain's, from each entry's kind and detail).
     func timeline(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry] {
+        let (purchases, transactions) = try purchaseEntries(tenantId: tenantId, userId: userId, limit: limit)
+        let (bookings, bookingIds) = try bookingEntries(tenantId: tenantId, userId: userId, limit: limit)
+        let (subscriptions, originals) = try subscriptionEntries(tenantId: tenantId, userId: userId, limit: limit)
+        var entries = purchases + bookings + subscriptions
+        entries += try bookingChangeEntries(tenantId: tenantId, bookingIds: bookingIds, limit: limit)
+        entries += try creditEntries(tenantId: tenantId, userId: userId, limit: limit)
+        // The store notifications that moved this user's purchases and subscriptions.
+        entries += try notificationEntries(tenantId: tenantId, transactions: Array(Set(transactions + originals)).sorted(), limit: limit)
+        entries += try grantEntries(tenantId: tenantId, userId: userId, limit: limit)
+        entries += try unappliedEntries(tenantId: tenantId, userId: userId, limit: limit)
+        entries += try cardEntries(tenantId: tenantId, userId: userId, limit: limit)
+        entries += try consentEntries(tenantId: tenantId, userId: userId)
+        return entries.sorted { ($0.at, $0.kind) > ($1.at, $1.kind) }
+    }
+
+    /// A user's purchases, and the transaction ids they name (original ones included).
+    private func purchaseEntries(tenantId: String, userId: String, limit: Int) throws -> ([TimelineEntry], [String]) {
         var entries: [TimelineEntry] = []
         let purchases = try db.rows(
             """
@@ -181,6 +201,12 @@ struct SQLOperatorViews: OperatorViewRepository {
                 )
             )
         }
+        let transactions = purchases.map { $0["transaction_id"] as String } + purchases.map { $0["original_transaction_id"] as String }
+        return (entries, transactions)
+    }
+
+    private func bookingEntries(tenantId: String, userId: String, limit: Int) throws -> ([TimelineEntry], [Int64]) {
+        var entries: [TimelineEntry] = []
         let bookings = try db.rows(
             """
             SELECT id, reference, resource_id, resource_kind, status, status_reason, starts_at, ends_at, seats, price_minor, currency, time_zone, created_at
@@ -212,45 +238,56 @@ struct SQLOperatorViews: OperatorViewRepository {
                 )
             )
         }
-        if !bookingIds.isEmpty {
-            let marks = Array(repeating: "?", count: bookingIds.count).joined(separator: ", ")
-            var arguments: SQLArguments = [tenantId]
-            for id in bookingIds { arguments += [id] }
-            let changes = try db.rows(
-                """
-                SELECT action, actor, booking_id, purchase_id, detail, at FROM audit_log
-                WHERE tenant_id = ? AND booking_id IN (\(marks)) AND action <> 'booking.created' ORDER BY at DESC LIMIT \(limit)
-                """,
-                arguments
-            )
-            for row in changes {
-                let action: String = row["action"], actor: String = row["actor"]
-                var detail = ["action": action, "actor": actor]
-                if let text: String = row["detail"], let data = text.data(using: .utf8),
-                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-                {
-                    for (key, value) in object { detail[key] = "\(value)" }
-                }
-                entries.append(
-                    TimelineEntry(
-                        kind: "booking_change",
-                        at: row.date("at"),
-                        summary: "",
-                        detail: detail,
-                        bookingId: row["booking_id"],
-                        purchaseId: row["purchase_id"]
-                    )
-                )
+        return (entries, bookingIds)
+    }
+
+    /// The audit trail and the webhook events of a user's bookings.
+    private func bookingChangeEntries(tenantId: String, bookingIds: [Int64], limit: Int) throws -> [TimelineEntry] {
+        guard !bookingIds.isEmpty else { return [] }
+        var entries: [TimelineEntry] = []
+        let marks = Array(repeating: "?", count: bookingIds.count).joined(separator: ", ")
+        var arguments: SQLArguments = [tenantId]
+        for id in bookingIds { arguments += [id] }
+        let changes = try db.rows(
+            """
+            SELECT action, actor, booking_id, purchase_id, detail, at FROM audit_log
+            WHERE tenant_id = ? AND booking_id IN (\(marks)) AND action <> 'booking.created' ORDER BY at DESC LIMIT \(limit)
+            """,
+            arguments
+        )
+        for row in changes {
+            let action: String = row["action"], actor: String = row["actor"]
+            var detail = ["action": action, "actor": actor]
+            if let text: String = row["detail"], let data = text.data(using: .utf8),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            {
+                for (key, value) in object { detail[key] = "\(value)" }
             }
-            let hooks = try db.rows(
-                """
-                SELECT event_type, status, attempts, delivered_at, dead_at, created_at, subject FROM webhook_outbox
-                WHERE tenant_id = ? AND subject IN (\(bookingIds.map { _ in "?" }.joined(separator: ", "))) ORDER BY created_at DESC LIMIT \(limit)
-                """,
-                ([tenantId] as SQLArguments) + bookingIds.map { WebhookEvent.bookingSubject($0) as (any SQLBindable)? }
+            entries.append(
+                TimelineEntry(
+                    kind: "booking_change",
+                    at: row.date("at"),
+                    summary: "",
+                    detail: detail,
+                    bookingId: row["booking_id"],
+                    purchaseId: row["purchase_id"]
+                )
             )
-            entries += hooks.map(Self.webhookEntry)
         }
+        let hooks = try db.rows(
+            """
+            SELECT event_type, status, attempts, delivered_at, dead_at, created_at, subject FROM webhook_outbox
+            WHERE tenant_id = ? AND subject IN (\(bookingIds.map { _ in "?" }.joined(separator: ", "))) ORDER BY created_at DESC LIMIT \(limit)
+            """,
+            ([tenantId] as SQLArguments) + bookingIds.map { WebhookEvent.bookingSubject($0) as (any SQLBindable)? }
+        )
+        entries += hooks.map(Self.webhookEntry)
+        return entries
+    }
+
+    /// Credit webhook events and ledger lines.
+    private func creditEntries(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry] {
+        var entries: [TimelineEntry] = []
         let creditHooks = try db.rows(
             """
             SELECT event_type, status, attempts, delivered_at, dead_at, created_at, subject FROM webhook_outbox
@@ -284,6 +321,12 @@ struct SQLOperatorViews: OperatorViewRepository {
                 )
             )
         }
+        return entries
+    }
+
+    /// A user's subscriptions, and their original transaction ids.
+    private func subscriptionEntries(tenantId: String, userId: String, limit: Int) throws -> ([TimelineEntry], [String]) {
+        var entries: [TimelineEntry] = []
         let subscriptions = try db.rows(
             """
             SELECT original_transaction_id, product_id, store, environment, expires_at, revoked_at, ended, auto_renew, created_at, updated_at
@@ -309,35 +352,40 @@ struct SQLOperatorViews: OperatorViewRepository {
                 TimelineEntry(kind: "subscription", at: row.date("created_at"), summary: "", detail: detail)
             )
         }
-        // The store notifications that moved this user's purchases and subscriptions.
-        let transactions = Array(
-            Set(purchases.map { $0["transaction_id"] as String } + purchases.map { $0["original_transaction_id"] as String } + originals)
-        ).sorted()
-        if !transactions.isEmpty {
-            let marks = Array(repeating: "?", count: transactions.count).joined(separator: ", ")
-            let notifications = try db.rows(
-                """
-                SELECT notification_type, subtype, environment, transaction_id, outcome, received_at FROM apple_notifications
-                WHERE tenant_id = ? AND transaction_id IN (\(marks)) ORDER BY received_at DESC LIMIT \(limit)
-                """,
-                ([tenantId] as SQLArguments) + transactions.map { $0 as (any SQLBindable)? }
-            )
-            for row in notifications {
-                let type: String = row["notification_type"], outcome: String = row["outcome"]
-                let subtype: String? = row["subtype"]
-                entries.append(
-                    TimelineEntry(
-                        kind: "notification",
-                        at: row.date("received_at"),
-                        summary: "",
-                        detail: [
-                            "type": type, "subtype": subtype ?? "", "outcome": outcome, "environment": row["environment"] as String,
-                            "transactionId": (row["transaction_id"] as String?) ?? "",
-                        ]
-                    )
+        return (entries, originals)
+    }
+
+    private func notificationEntries(tenantId: String, transactions: [String], limit: Int) throws -> [TimelineEntry] {
+        guard !transactions.isEmpty else { return [] }
+        var entries: [TimelineEntry] = []
+        let marks = Array(repeating: "?", count: transactions.count).joined(separator: ", ")
+        let notifications = try db.rows(
+            """
+            SELECT notification_type, subtype, environment, transaction_id, outcome, received_at FROM apple_notifications
+            WHERE tenant_id = ? AND transaction_id IN (\(marks)) ORDER BY received_at DESC LIMIT \(limit)
+            """,
+            ([tenantId] as SQLArguments) + transactions.map { $0 as (any SQLBindable)? }
+        )
+        for row in notifications {
+            let type: String = row["notification_type"], outcome: String = row["outcome"]
+            let subtype: String? = row["subtype"]
+            entries.append(
+                TimelineEntry(
+                    kind: "notification",
+                    at: row.date("received_at"),
+                    summary: "",
+                    detail: [
+                        "type": type, "subtype": subtype ?? "", "outcome": outcome, "environment": row["environment"] as String,
+                        "transactionId": (row["transaction_id"] as String?) ?? "",
+                    ]
                 )
-            }
+            )
         }
+        return entries
+    }
+
+    private func grantEntries(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry] {
+        var entries: [TimelineEntry] = []
         let grants = try db.rows(
             """
             SELECT entitlement, source, reference, product_id, starts_at, ends_at, state, ended_reason FROM entitlement_grants
@@ -353,6 +401,11 @@ struct SQLOperatorViews: OperatorViewRepository {
                 TimelineEntry(kind: "grant", at: row.date("starts_at"), summary: "", detail: detail)
             )
         }
+        return entries
+    }
+
+    private func unappliedEntries(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry] {
+        var entries: [TimelineEntry] = []
         let unapplied = try db.rows(
             """
             SELECT id, product_id, store, reason_code, reason, status, first_seen_at, note FROM unapplied_payments
@@ -376,6 +429,12 @@ struct SQLOperatorViews: OperatorViewRepository {
                 )
             )
         }
+        return entries
+    }
+
+    /// Card payments and their refunds.
+    private func cardEntries(tenantId: String, userId: String, limit: Int) throws -> [TimelineEntry] {
+        var entries: [TimelineEntry] = []
         let cards = try db.rows(
             """
             SELECT id, booking_id, purpose, amount_minor, currency, status, amount_refunded, provider_ref, created_at FROM card_payments
@@ -426,6 +485,11 @@ struct SQLOperatorViews: OperatorViewRepository {
                 )
             }
         }
+        return entries
+    }
+
+    private func consentEntries(tenantId: String, userId: String) throws -> [TimelineEntry] {
+        var entries: [TimelineEntry] = []
         if let consent = try db.row(
             "SELECT consented, text_version, recorded_at FROM consumption_consents WHERE tenant_id = ? AND user_id = ?",
             [tenantId, userId]
@@ -440,7 +504,7 @@ struct SQLOperatorViews: OperatorViewRepository {
                 )
             )
         }
-        return entries.sorted { ($0.at, $0.kind) > ($1.at, $1.kind) }
+        return entries
     }
 
     func customerFacts(tenantId: String, userId: String) throws -> CustomerFacts {
@@ -521,6 +585,15 @@ struct SQLOperatorViews: OperatorViewRepository {
     func overview(tenantId: String, from: Date, to: Date, now: Date, heldUntil: Date, playOverdueBefore: Date) throws -> OverviewFacts {
         var facts = OverviewFacts()
         let (start, end) = (from.epochMilliseconds, to.epochMilliseconds)
+        try money(into: &facts, tenantId: tenantId, start: start, end: end)
+        try activity(into: &facts, tenantId: tenantId, start: start, end: end, now: now)
+        try slotsAndSubscriptions(into: &facts, tenantId: tenantId, now: now, heldUntil: heldUntil)
+        try attention(into: &facts, tenantId: tenantId, playOverdueBefore: playOverdueBefore)
+        return facts
+    }
+
+    /// Takings and refunds by hour, store, currency and status; purchases without an amount by store.
+    private func money(into facts: inout OverviewFacts, tenantId: String, start: Int64, end: Int64) throws {
         for row in try db.rows(
             """
             SELECT store, COUNT(*) AS n FROM purchases
@@ -588,6 +661,10 @@ struct SQLOperatorViews: OperatorViewRepository {
                 )
             )
         }
+    }
+
+    /// New and ended subscriptions, credit packs bought and credits spent, bookings made, by hour.
+    private func activity(into facts: inout OverviewFacts, tenantId: String, start: Int64, end: Int64, now: Date) throws {
         func counts(_ sql: String, _ arguments: SQLArguments) throws -> [OverviewFacts.Count] {
             try db.rows(sql, arguments).map { OverviewFacts.Count(hour: $0["hour"], count: $0["n"], amount: ($0["total"] as Int64?) ?? 0) }
         }
@@ -628,7 +705,11 @@ struct SQLOperatorViews: OperatorViewRepository {
             """,
             [tenantId, start, end]
         )
-        // What holds a slot from the start of today to heldUntil (rentals last at most 30 days).
+    }
+
+    /// What holds a slot from the start of today to `heldUntil`, and the subscriptions active now.
+    private func slotsAndSubscriptions(into facts: inout OverviewFacts, tenantId: String, now: Date, heldUntil: Date) throws {
+        // From the start of today (rentals last at most 30 days).
         let todayFloor = now.addingTimeInterval(-Double(Tenant.maximumRentalDays + 2) * 86_400).epochMilliseconds
         facts.held = try db.rows(
             """
@@ -659,6 +740,11 @@ struct SQLOperatorViews: OperatorViewRepository {
         ).map { row in
             OverviewFacts.Active(productId: row["product_id"], currency: row["currency"], milliunits: row["price_milliunits"], count: row["n"])
         }
+    }
+
+    /// What waits for someone: unapplied payments, dead letters, the webhook backlog, Play
+    /// acknowledgements overdue, refunds owed.
+    private func attention(into facts: inout OverviewFacts, tenantId: String, playOverdueBefore: Date) throws {
         facts.unappliedPayments = try db.count("SELECT COUNT(*) FROM unapplied_payments WHERE tenant_id = ? AND status = 'open'", [tenantId])
         facts.deadLetters = try db.count("SELECT COUNT(*) FROM webhook_outbox WHERE tenant_id = ? AND dead_at IS NOT NULL", [tenantId])
         facts.webhookBacklog = try db.count(
@@ -676,6 +762,5 @@ struct SQLOperatorViews: OperatorViewRepository {
             [tenantId]
         )
         facts.purchasesNeedingRefund = try db.count("SELECT COUNT(*) FROM purchases WHERE tenant_id = ? AND status = 'needs_refund'", [tenantId])
-        return facts
     }
 }

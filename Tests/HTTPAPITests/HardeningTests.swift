@@ -226,15 +226,18 @@ struct HardeningTests {
     func listingsBesideWriter() async throws {
         let harness = try await Harness.make()
         defer { harness.close() }
-        // GRDB's writer runs its transaction synchronously: hold it open on its queue until the
-        // listings are done (at most 180 s, only reached when they wait for it: the failure). Judged
-        // by order, not by a deadline: on a loaded machine the listings may be slow (CI once took
-        // over 15 s), but they must finish while the writer still holds its transaction.
+        // Hold a write transaction (BEGIN IMMEDIATE) open on GRDB's writer queue until the listings
+        // are done (at most 180 s, only reached when they wait for it: the failure). Judged by
+        // order, not by a deadline: on a loaded machine the listings may be slow (CI once took over
+        // 15 s), but they must finish while the writer still holds its transaction. The hold blocks
+        // the writer's own dispatch queue, not a thread of Swift's cooperative pool (a unit written
+        // through `write` runs on its caller's thread: blocking it left the listings one thread of
+        // two, which the tests running beside could take).
         let state = Mutex((holding: false, released: false))
         // The holder blocks until the listings are done (the timeout only bounds a failing run).
         let letGo = DispatchSemaphore(value: 0)
         let holder = Task {
-            try await harness.database.write { _ in
+            try await harness.database.migrationUnit { _ in
                 state.withLock { $0.holding = true }
                 _ = letGo.wait(timeout: .now() + 180)
                 state.withLock { $0.released = true }

@@ -4,6 +4,8 @@ import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
+import NIOPosix
 import SQLStore
 import Synchronization
 import Testing
@@ -71,10 +73,19 @@ struct WebhookSecurityTests {
             #expect(late.failure == .unresolvable)
             #expect(!endedFirst, "the deadline, not the resolver, ended the wait")
 
-            // A receiver that speaks plain HTTP where https was asked: the TLS handshake fails.
+            // A receiver that speaks plain HTTP where https was asked: the TLS handshake fails. The
+            // receiver answers the ClientHello with an HTTP 400 and keeps the connection open, so
+            // the handshake fails on what it read (an HTTP server that closes at once races a
+            // reset against the read on a loaded machine, and the client sees a connect failure).
             let loopback = WebhookHTTPClient(timeout: .seconds(120), resolver: { _ in [WebhookHTTPClient.Address(bytes: [127, 0, 0, 1])] })
-            let plain = Tenant.Webhook(url: "https://tls.test:\(port)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
-            #expect(await loopback.post("{}", headers: [], to: plain).failure == .tlsFailed)
+            let plainServer = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelInitializer { channel in channel.pipeline.addHandler(PlainHTTPAnswer()) }
+                .bind(host: "127.0.0.1", port: 0).get()
+            defer { plainServer.close(promise: nil) }
+            let plainPort = try #require(plainServer.localAddress?.port)
+            let plain = Tenant.Webhook(url: "https://tls.test:\(plainPort)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
+            let tlsOutcome = await loopback.post("{}", headers: [], to: plain)
+            #expect(tlsOutcome.failure == .tlsFailed, "\(String(describing: tlsOutcome.failure))")
             // Nothing listens on the port (a server's, stopped): the connection is refused.
             let closedPort = try await Application(router: Router()).test(.live) { try #require($0.port) }
             let nobody = Tenant.Webhook(url: "http://gone.test:\(closedPort)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
@@ -200,5 +211,17 @@ struct WebhookSecurityTests {
         #expect(WebhookHTTPClient.Address(bytes: [8, 8, 8, 8]).scope == .public)
         #expect(WebhookHTTPClient.Address(bytes: [172, 20, 0, 1]).scope == .private)
         #expect(WebhookHTTPClient.Address(bytes: [100, 64, 0, 1]).scope == .private)
+    }
+}
+
+/// Answers what it reads with a plain HTTP 400 and leaves the connection open until the
+/// other side closes it (a TLS client reads the answer as a broken handshake).
+private final class PlainHTTPAnswer: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let answer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: answer)), promise: nil)
     }
 }

@@ -77,23 +77,7 @@ public struct Overview: Hashable, Sendable {
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = zone
         calendar.firstWeekday = 2
-        // Bucket starts: local midnights, Mondays or firsts of the month.
-        var starts: [Date] = []
-        let first: Date = {
-            switch interval {
-            case .day: return calendar.startOfDay(for: from)
-            case .week: return calendar.dateInterval(of: .weekOfYear, for: from)?.start ?? calendar.startOfDay(for: from)
-            case .month: return calendar.dateInterval(of: .month, for: from)?.start ?? calendar.startOfDay(for: from)
-            }
-        }()
-        var cursor = first
-        while cursor < to, starts.count < maximumBuckets {
-            starts.append(cursor)
-            let step: DateComponents =
-                interval == .day ? DateComponents(day: 1) : interval == .week ? DateComponents(day: 7) : DateComponents(month: 1)
-            guard let next = calendar.date(byAdding: step, to: cursor), next > cursor else { break }
-            cursor = next
-        }
+        let starts = bucketStarts(calendar: calendar, from: from, to: to, interval: interval)
         func label(_ start: Date) -> String {
             let local = ZonedTime.format(start, in: zone)
             return interval == .month ? String(local.prefix(7)) : String(local.prefix(10))
@@ -144,49 +128,9 @@ public struct Overview: Hashable, Sendable {
         let todayStart = calendar.startOfDay(for: now)
         let tomorrow = calendar.date(byAdding: .day, value: 1, to: todayStart) ?? todayStart.addingTimeInterval(86_400)
         let weekEnd = calendar.date(byAdding: .day, value: 7, to: todayStart) ?? todayStart.addingTimeInterval(7 * 86_400)
-        func loads(_ start: Date, _ end: Date) -> [ResourceLoad] {
-            tenant.resources.map { resource in
-                let held = facts.held.filter { $0.resourceId == resource.id && $0.start < end && $0.end > start }
-                let days = max(1, ZonedTime.days(from: start, to: end, in: tenant.slotTimeZone(resource)))
-                var occupancy: Double?
-                switch resource.kind {
-                case .rental:
-                    let units = resource.units ?? 1
-                    if units > 0 {
-                        // Unit-days booked in the window over unit-days offered.
-                        let booked = held.reduce(0.0) { sum, booking in
-                            let overlap = min(booking.end, end).timeIntervalSince(max(booking.start, start))
-                            return sum + max(0, overlap) / 86_400
-                        }
-                        occupancy = min(1, booked / Double(units * days))
-                    }
-                case .experience:
-                    let offered = (resource.slotTimes?.count ?? 0) * days * (resource.seatsPerSlot ?? 0)
-                    if offered > 0 { occupancy = min(1, Double(held.reduce(0) { $0 + $1.seats }) / Double(offered)) }
-                }
-                return ResourceLoad(
-                    resourceId: resource.id,
-                    name: resource.name,
-                    kind: resource.kind.rawValue,
-                    bookings: held.filter(\.confirmed).count,
-                    pending: held.filter { !$0.confirmed }.count,
-                    seats: held.reduce(0) { $0 + $1.seats },
-                    occupancy: occupancy
-                )
-            }
-        }
+        func loads(_ start: Date, _ end: Date) -> [ResourceLoad] { Self.loads(facts.held, tenant: tenant, from: start, to: end) }
 
-        var recurring: [String: Int64] = [:]
-        var byProduct: [String: Int] = [:]
-        for active in facts.activeSubscriptions {
-            byProduct[active.productId, default: 0] += active.count
-            guard let currency = active.currency, let price = active.milliunits,
-                let months = monthsPerCycle(tenant.products.first { $0.id == active.productId }?.cycle ?? active.productId)
-            else { continue }
-            let monthly = (Double(price) / months * Double(active.count)).rounded()
-            guard monthly.isFinite, abs(monthly) < 9e18 else { continue }
-            recurring[currency] = Self.sum(recurring[currency] ?? 0, Int64(monthly))
-        }
+        let (recurring, byProduct) = Self.recurring(facts.activeSubscriptions, tenant: tenant)
         func amounts(_ totals: [String: Int64]) -> [Amount] {
             totals.sorted { $0.key < $1.key }.map { Amount(currency: $0.key, milliunits: $0.value) }
         }
@@ -209,6 +153,76 @@ public struct Overview: Hashable, Sendable {
             ],
             withoutAmount: facts.withoutAmount
         )
+    }
+
+    /// Bucket starts: local midnights, Mondays or firsts of the month (at most ``maximumBuckets``).
+    static func bucketStarts(calendar: Calendar, from: Date, to: Date, interval: Interval) -> [Date] {
+        var starts: [Date] = []
+        let first: Date = {
+            switch interval {
+            case .day: return calendar.startOfDay(for: from)
+            case .week: return calendar.dateInterval(of: .weekOfYear, for: from)?.start ?? calendar.startOfDay(for: from)
+            case .month: return calendar.dateInterval(of: .month, for: from)?.start ?? calendar.startOfDay(for: from)
+            }
+        }()
+        var cursor = first
+        while cursor < to, starts.count < maximumBuckets {
+            starts.append(cursor)
+            let step: DateComponents =
+                interval == .day ? DateComponents(day: 1) : interval == .week ? DateComponents(day: 7) : DateComponents(month: 1)
+            guard let next = calendar.date(byAdding: step, to: cursor), next > cursor else { break }
+            cursor = next
+        }
+        return starts
+    }
+
+    /// Each resource's bookings, pending holds, seats and occupancy between `start` and `end`.
+    static func loads(_ facts: [OverviewFacts.Held], tenant: Tenant, from start: Date, to end: Date) -> [ResourceLoad] {
+        tenant.resources.map { resource in
+            let held = facts.filter { $0.resourceId == resource.id && $0.start < end && $0.end > start }
+            let days = max(1, ZonedTime.days(from: start, to: end, in: tenant.slotTimeZone(resource)))
+            var occupancy: Double?
+            switch resource.kind {
+            case .rental:
+                let units = resource.units ?? 1
+                if units > 0 {
+                    // Unit-days booked in the window over unit-days offered.
+                    let booked = held.reduce(0.0) { sum, booking in
+                        let overlap = min(booking.end, end).timeIntervalSince(max(booking.start, start))
+                        return sum + max(0, overlap) / 86_400
+                    }
+                    occupancy = min(1, booked / Double(units * days))
+                }
+            case .experience:
+                let offered = (resource.slotTimes?.count ?? 0) * days * (resource.seatsPerSlot ?? 0)
+                if offered > 0 { occupancy = min(1, Double(held.reduce(0) { $0 + $1.seats }) / Double(offered)) }
+            }
+            return ResourceLoad(
+                resourceId: resource.id,
+                name: resource.name,
+                kind: resource.kind.rawValue,
+                bookings: held.filter(\.confirmed).count,
+                pending: held.filter { !$0.confirmed }.count,
+                seats: held.reduce(0) { $0 + $1.seats },
+                occupancy: occupancy
+            )
+        }
+    }
+
+    /// Monthly recurring revenue per currency, and the active subscriptions per product.
+    static func recurring(_ subscriptions: [OverviewFacts.Active], tenant: Tenant) -> (revenue: [String: Int64], byProduct: [String: Int]) {
+        var recurring: [String: Int64] = [:]
+        var byProduct: [String: Int] = [:]
+        for active in subscriptions {
+            byProduct[active.productId, default: 0] += active.count
+            guard let currency = active.currency, let price = active.milliunits,
+                let months = monthsPerCycle(tenant.products.first { $0.id == active.productId }?.cycle ?? active.productId)
+            else { continue }
+            let monthly = (Double(price) / months * Double(active.count)).rounded()
+            guard monthly.isFinite, abs(monthly) < 9e18 else { continue }
+            recurring[currency] = Self.sum(recurring[currency] ?? 0, Int64(monthly))
+        }
+        return (recurring, byProduct)
     }
 
     /// Sums of stored amounts saturate instead of trapping (a trap would stop every tenant).
