@@ -28,7 +28,7 @@ struct CordovaValidatorRoutes {
     static let shape = ErrorShape(api: { error in try refusal(error) })
 
     func register(on routes: GuardedRoutes<ProofContext>) {
-        routes.post("/api/validator/{tenant}") { request, context in try await validate(request, context) }
+        routes.post("/api/validator/{tenant}", use: validate)
     }
 
     private func validate(_ request: Request, _ context: ProofContext) async throws -> Response {

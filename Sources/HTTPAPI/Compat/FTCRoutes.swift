@@ -43,16 +43,60 @@ struct FTCRoutes {
             for ftc in runtime.tenant.subscriptions?.ftcRoutes ?? [] {
                 let base = Base(runtime: runtime, environment: ftc.environment)
                 let p = ftc.prefix
-                routes.app.post("\(p)/apple/verify-receipt") { request, context in try await verifyReceipt(base, request, own(base, context)) }
-                routes.app.post("\(p)/apple/subs") { request, context in try await verifySubscription(base, request, own(base, context)) }
-                routes.app.get("\(p)/apple/subs") { request, context in try await list(base, request, own(base, context)) }
-                routes.backend.get("\(p)/apple/subs/{id}") { _, context in try await load(base, own(base, context)) }
-                routes.backend.patch("\(p)/apple/subs/{id}") { _, context in try await refresh(base, own(base, context)) }
-                routes.backend.get("\(p)/apple/receipt/{id}") { _, context in try await receipt(base, own(base, context)) }
-                routes.app.post("\(p)/apple/link") { request, context in try await link(base, request, own(base, context)) }
-                routes.app.post("\(p)/apple/unlink") { request, context in try await unlink(base, request, own(base, context)) }
-                routes.apple.post("\(p)/webhook/apple") { request, context in try await notification(base, request, context) }
+                let under = UnderPrefix(routes: self, base: base)
+                routes.app.post("\(p)/apple/verify-receipt", use: under.verifyReceipt)
+                routes.app.post("\(p)/apple/subs", use: under.verifySubscription)
+                routes.app.get("\(p)/apple/subs", use: under.list)
+                routes.backend.get("\(p)/apple/subs/{id}", use: under.load)
+                routes.backend.patch("\(p)/apple/subs/{id}", use: under.refresh)
+                routes.backend.get("\(p)/apple/receipt/{id}", use: under.receipt)
+                routes.app.post("\(p)/apple/link", use: under.link)
+                routes.app.post("\(p)/apple/unlink", use: under.unlink)
+                routes.apple.post("\(p)/webhook/apple", use: under.notification)
             }
+        }
+    }
+
+    /// The handlers of one prefix: each checks the caller belongs to the prefix's tenant, then
+    /// answers as FT Chinese's API does in the prefix's environment.
+    struct UnderPrefix: Sendable {
+        let routes: FTCRoutes
+        let base: Base
+
+        func verifyReceipt(_ request: Request, context: AppKeyContext) async throws -> Response {
+            try await routes.verifyReceipt(base, request, routes.own(base, context))
+        }
+
+        func verifySubscription(_ request: Request, context: AppKeyContext) async throws -> Response {
+            try await routes.verifySubscription(base, request, routes.own(base, context))
+        }
+
+        func list(_ request: Request, context: AppKeyContext) async throws -> Response {
+            try await routes.list(base, request, routes.own(base, context))
+        }
+
+        func load(_ request: Request, context: BackendContext) async throws -> Response {
+            try await routes.load(base, routes.own(base, context))
+        }
+
+        func refresh(_ request: Request, context: BackendContext) async throws -> Response {
+            try await routes.refresh(base, routes.own(base, context))
+        }
+
+        func receipt(_ request: Request, context: BackendContext) async throws -> Response {
+            try await routes.receipt(base, routes.own(base, context))
+        }
+
+        func link(_ request: Request, context: AppKeyContext) async throws -> Response {
+            try await routes.link(base, request, routes.own(base, context))
+        }
+
+        func unlink(_ request: Request, context: AppKeyContext) async throws -> Response {
+            try await routes.unlink(base, request, routes.own(base, context))
+        }
+
+        func notification(_ request: Request, context: BerthRequestContext) async throws -> Response {
+            try await routes.notification(base, request, context)
         }
     }
 

@@ -24,34 +24,43 @@ struct V1CreditRoutes {
     }
 
     func register(_ routes: Groups) {
-        routes.reads.get("/v1/credits/balance") { _, context in
-            let (runtime, type) = try Self.served(context.tenant)
-            let balances = try await creditQueries.balances(
-                runtime,
-                userId: context.userId,
-                claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+        routes.reads.get("/v1/credits/balance", use: getV1CreditsBalance)
+        routes.reads.get("/v1/credits/transactions", use: getV1CreditsTransactions)
+        routes.purchases.post("/v1/credits/purchase", use: purchase)
+        routes.open.get("/v1/iap/products", use: getV1IapProducts)
+    }
+
+    /// `GET /v1/credits/balance`
+    func getV1CreditsBalance(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let (runtime, type) = try Self.served(context.tenant)
+        let balances = try await creditQueries.balances(
+            runtime,
+            userId: context.userId,
+            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+        )
+        return try JSONCoding.response(V1Balance(credits: balances.first { $0.creditType == type }?.balance ?? 0))
+    }
+
+    /// `GET /v1/credits/transactions`
+    func getV1CreditsTransactions(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let (runtime, type) = try Self.served(context.tenant)
+        let page = try Paging.page(request)
+        let result = try await creditQueries.history(runtime, userId: context.userId, filter: LedgerFilter(creditType: type), page: page)
+        return try JSONCoding.response(
+            V1TransactionHistory(
+                transactions: result.items.map(V1Transaction.init),
+                meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)
             )
-            return try JSONCoding.response(V1Balance(credits: balances.first { $0.creditType == type }?.balance ?? 0))
-        }
-        routes.reads.get("/v1/credits/transactions") { request, context in
-            let (runtime, type) = try Self.served(context.tenant)
-            let page = try Paging.page(request)
-            let result = try await creditQueries.history(runtime, userId: context.userId, filter: LedgerFilter(creditType: type), page: page)
-            return try JSONCoding.response(
-                V1TransactionHistory(
-                    transactions: result.items.map(V1Transaction.init),
-                    meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)
-                )
-            )
-        }
-        routes.purchases.post("/v1/credits/purchase") { request, context in try await purchase(request, context) }
-        routes.open.get("/v1/iap/products") { request, context in
-            let runtime = try catalogTenant(request, context)
-            let tenantId = runtime.id
-            let stored = try await store.read { try $0.credits.products(tenantId: tenantId) }
-            let products = stored.filter(\.active).sorted { ($0.displayOrder, $0.productId) < ($1.displayOrder, $1.productId) }
-            return try JSONCoding.response(V1Products(products: products.map { V1Product($0, tenantId: tenantId) }))
-        }
+        )
+    }
+
+    /// `GET /v1/iap/products`
+    func getV1IapProducts(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        let runtime = try catalogTenant(request, context)
+        let tenantId = runtime.id
+        let stored = try await store.read { try $0.credits.products(tenantId: tenantId) }
+        let products = stored.filter(\.active).sorted { ($0.displayOrder, $0.productId) < ($1.displayOrder, $1.productId) }
+        return try JSONCoding.response(V1Products(products: products.map { V1Product($0, tenantId: tenantId) }))
     }
 
     /// `{transaction_data, product_id}`: the StoreKit 2 signed transaction, claimed like

@@ -17,7 +17,7 @@ struct VerifyReceiptRoutes {
     static let shape = ErrorShape(api: { error in try refusal(error) })
 
     func register(on routes: GuardedRoutes<ProofContext>) {
-        routes.post("/api/verify-receipt") { request, context in try await verify(request, context) }
+        routes.post("/api/verify-receipt", use: verify)
     }
 
     func verify(_ request: Request, _ context: ProofContext) async throws -> Response {

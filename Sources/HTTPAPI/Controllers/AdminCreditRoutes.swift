@@ -18,110 +18,131 @@ struct AdminCreditRoutes {
     static let exportLimit = 100_000
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
-        router.get("/api/admin/credit-products") { _, context in
-            let (runtime, _) = admin(context)
-            let products = try await creditReports.products(runtime)
-            return try JSONCoding.response(ProductsResponse(products: products.map(ProductDTO.init)))
+        router.get("/api/admin/credit-products", use: getAdminCreditProducts)
+        router.post("/api/admin/credit-products", use: postAdminCreditProducts)
+        router.patch("/api/admin/credit-products/{productId}", use: patchAdminCreditProducts)
+        router.get("/api/admin/credits/ledger", use: getAdminCreditsLedger)
+        router.get("/api/admin/credits/stats", use: getAdminCreditsStats)
+        router.get("/api/admin/credits/check", use: getAdminCreditsCheck)
+        router.post("/api/admin/credits/adjustments", use: postAdminCreditsAdjustments)
+    }
+
+    /// `GET /api/admin/credit-products`
+    func getAdminCreditProducts(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (runtime, _) = admin(context)
+        let products = try await creditReports.products(runtime)
+        return try JSONCoding.response(ProductsResponse(products: products.map(ProductDTO.init)))
+    }
+
+    /// `POST /api/admin/credit-products`
+    func postAdminCreditProducts(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (runtime, keyId) = admin(context)
+        let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
+        guard let productId = body.productId.map(Text.trimmed), !productId.isEmpty else {
+            throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
         }
-        router.post("/api/admin/credit-products") { request, context in
-            let (runtime, keyId) = admin(context)
-            let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
-            guard let productId = body.productId.map(Text.trimmed), !productId.isEmpty else {
-                throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
-            }
-            let product = try await createCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
-            return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)), status: .created)
+        let product = try await createCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
+        return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)), status: .created)
+    }
+
+    /// `PATCH /api/admin/credit-products/{productId}`
+    func patchAdminCreditProducts(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (runtime, keyId) = admin(context)
+        let productId = context.parameters.get("productId") ?? ""
+        let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
+        if let renamed = body.productId, renamed != productId {
+            throw APIError(.badRequest, .invalidField, "a product id cannot change; create a new product", field: "productId")
         }
-        router.patch("/api/admin/credit-products/{productId}") { request, context in
-            let (runtime, keyId) = admin(context)
-            let productId = context.parameters.get("productId") ?? ""
-            let body = try await JSONCoding.decode(CreditProductRequest.self, from: request)
-            if let renamed = body.productId, renamed != productId {
-                throw APIError(.badRequest, .invalidField, "a product id cannot change; create a new product", field: "productId")
-            }
-            let product = try await updateCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
-            return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)))
-        }
-        router.get("/api/admin/credits/ledger") { request, context in
-            let (runtime, _) = admin(context)
-            let filter = try LedgerQuery.filter(request, settings: try CreditRequests.settings(runtime), forAdmin: true)
-            let tenantId = runtime.id
-            if try Self.wantsCSV(request) {
-                let entries = try await store.read { try $0.credits.export(tenantId: tenantId, filter: filter, limit: Self.exportLimit) }
-                return Response(
-                    status: .ok,
-                    headers: [
-                        .contentType: "text/csv; charset=utf-8",
-                        .contentDisposition: "attachment; filename=\"\(tenantId)-ledger.csv\"",
-                    ],
-                    body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries, zone: runtime.tenant.zone)))
-                )
-            }
-            let page = try Paging.page(request)
-            let result = try await store.read { try $0.credits.entries(tenantId: tenantId, filter: filter, page: page) }
-            return try JSONCoding.response(
-                ListResponse(items: result.items.map(LedgerEntryDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        let product = try await updateCreditProduct(runtime, productId: productId, fields: body.fields, actor: .admin(keyId: keyId))
+        return try JSONCoding.response(CreditProductResponse(product: ProductDTO(product)))
+    }
+
+    /// `GET /api/admin/credits/ledger`
+    func getAdminCreditsLedger(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (runtime, _) = admin(context)
+        let filter = try LedgerQuery.filter(request, settings: try CreditRequests.settings(runtime), forAdmin: true)
+        let tenantId = runtime.id
+        if try Self.wantsCSV(request) {
+            let entries = try await store.read { try $0.credits.export(tenantId: tenantId, filter: filter, limit: Self.exportLimit) }
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/csv; charset=utf-8",
+                    .contentDisposition: "attachment; filename=\"\(tenantId)-ledger.csv\"",
+                ],
+                body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries, zone: runtime.tenant.zone)))
             )
         }
-        router.get("/api/admin/credits/stats") { request, context in
-            let (runtime, _) = admin(context)
-            let from = try Paging.time(request, "from"), to = try Paging.time(request, "to")
-            let stats = try await creditReports.stats(runtime, from: from, to: to)
-            return try JSONCoding.response(
-                CreditStatsResponse(
-                    from: from.map(APITime.init),
-                    to: to.map(APITime.init),
-                    products: stats.map {
-                        CreditStatsDTO(
-                            productId: $0.productId,
-                            purchases: $0.purchases,
-                            creditsGranted: $0.creditsGranted,
-                            refunds: $0.refunds,
-                            creditsRefunded: $0.creditsRefunded
-                        )
-                    }
-                )
+        let page = try Paging.page(request)
+        let result = try await store.read { try $0.credits.entries(tenantId: tenantId, filter: filter, page: page) }
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map(LedgerEntryDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        )
+    }
+
+    /// `GET /api/admin/credits/stats`
+    func getAdminCreditsStats(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (runtime, _) = admin(context)
+        let from = try Paging.time(request, "from"), to = try Paging.time(request, "to")
+        let stats = try await creditReports.stats(runtime, from: from, to: to)
+        return try JSONCoding.response(
+            CreditStatsResponse(
+                from: from.map(APITime.init),
+                to: to.map(APITime.init),
+                products: stats.map {
+                    CreditStatsDTO(
+                        productId: $0.productId,
+                        purchases: $0.purchases,
+                        creditsGranted: $0.creditsGranted,
+                        refunds: $0.refunds,
+                        creditsRefunded: $0.creditsRefunded
+                    )
+                }
             )
+        )
+    }
+
+    /// `GET /api/admin/credits/check`
+    func getAdminCreditsCheck(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (runtime, _) = admin(context)
+        let result = try await creditReports.check(runtime)
+        return try JSONCoding.response(
+            LedgerCheckResponse(
+                consistent: result.problemCount == 0,
+                accounts: result.accounts,
+                problemCount: result.problemCount,
+                problems: result.problems.map {
+                    LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
+                }
+            )
+        )
+    }
+
+    /// `POST /api/admin/credits/adjustments`
+    func postAdminCreditsAdjustments(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (runtime, keyId) = admin(context)
+        let body = try await JSONCoding.decode(AdjustmentRequest.self, from: request)
+        let trimmed = Text.trimmed(body.userId)
+        guard !trimmed.isEmpty, let userId = try? Authenticator.userId(trimmed, field: "userId", tenant: runtime.tenant) else {
+            throw APIError(.badRequest, .invalidField, "userId must be 1-\(Authenticator.maximumUserIdBytes) bytes", field: "userId")
         }
-        router.get("/api/admin/credits/check") { _, context in
-            let (runtime, _) = admin(context)
-            let result = try await creditReports.check(runtime)
-            return try JSONCoding.response(
-                LedgerCheckResponse(
-                    consistent: result.problemCount == 0,
-                    accounts: result.accounts,
-                    problemCount: result.problemCount,
-                    problems: result.problems.map {
-                        LedgerCheckResponse.Problem(userId: $0.0.userId, creditType: $0.0.creditType, problems: $0.1)
-                    }
-                )
-            )
+        let reason = Text.trimmed(body.reason)
+        guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason", field: "reason") }
+        guard Text.length(reason) <= 500 else {
+            throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason")
         }
-        router.post("/api/admin/credits/adjustments") { request, context in
-            let (runtime, keyId) = admin(context)
-            let body = try await JSONCoding.decode(AdjustmentRequest.self, from: request)
-            let trimmed = Text.trimmed(body.userId)
-            guard !trimmed.isEmpty, let userId = try? Authenticator.userId(trimmed, field: "userId", tenant: runtime.tenant) else {
-                throw APIError(.badRequest, .invalidField, "userId must be 1-\(Authenticator.maximumUserIdBytes) bytes", field: "userId")
-            }
-            let reason = Text.trimmed(body.reason)
-            guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "an adjustment needs a reason", field: "reason") }
-            guard Text.length(reason) <= 500 else {
-                throw APIError(.badRequest, .invalidField, "reason is limited to 500 characters", field: "reason")
-            }
-            let result = try await adjustCredits(
-                runtime,
-                userId: userId,
-                creditType: body.creditType,
-                amount: body.amount,
-                reason: reason,
-                actor: .admin(keyId: keyId)
-            )
-            return try JSONCoding.response(
-                AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)),
-                status: .created
-            )
-        }
+        let result = try await adjustCredits(
+            runtime,
+            userId: userId,
+            creditType: body.creditType,
+            amount: body.amount,
+            reason: reason,
+            actor: .admin(keyId: keyId)
+        )
+        return try JSONCoding.response(
+            AdjustmentResponse(entry: LedgerEntryDTO(result.entry), credits: CreditBalanceDTO(result.credits)),
+            status: .created
+        )
     }
 
     private func admin(_ context: AdminRequestContext) -> (TenantRuntime, Int64) {

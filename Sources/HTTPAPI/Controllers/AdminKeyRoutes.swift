@@ -11,52 +11,64 @@ struct AdminKeyRoutes {
     let clock: any BerthClock
 
     func register(on routes: GuardedRoutes<AdminRequestContext>) {
-        routes.get("/api/admin/keys") { _, context in
-            let tenantId = context.tenant.id, now = clock.now()
-            let keys = try await store.read { try $0.keys.keys(tenantId: tenantId) }
-            return try JSONCoding.response(KeyListResponse(keys: keys.map { KeyDTO($0, now: now) }))
+        routes.get("/api/admin/keys", use: getAdminKeys)
+        routes.post("/api/admin/keys", use: postAdminKeys)
+        routes.post("/api/admin/keys/{id}/revoke", use: postAdminKeysRevoke)
+        routes.post("/api/admin/keys/{id}/rotate", use: postAdminKeysRotate)
+    }
+
+    /// `GET /api/admin/keys`
+    func getAdminKeys(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let tenantId = context.tenant.id, now = clock.now()
+        let keys = try await store.read { try $0.keys.keys(tenantId: tenantId) }
+        return try JSONCoding.response(KeyListResponse(keys: keys.map { KeyDTO($0, now: now) }))
+    }
+
+    /// `POST /api/admin/keys`
+    func postAdminKeys(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(CreateKeyRequest.self, from: request)
+        guard let role = APIKeyRole(rawValue: body.role) else {
+            throw APIError(.badRequest, .invalidField, "role must be client, server or admin", field: "role")
         }
-        routes.post("/api/admin/keys") { request, context in
-            let body = try await JSONCoding.decode(CreateKeyRequest.self, from: request)
-            guard let role = APIKeyRole(rawValue: body.role) else {
-                throw APIError(.badRequest, .invalidField, "role must be client, server or admin", field: "role")
-            }
-            let scopes = try body.scopes.map(Self.scopes)
-            let now = clock.now()
-            let issued = try await CreateAPIKey(store: store)(
-                tenantId: context.tenant.id,
-                role: role,
-                scopes: scopes,
-                name: body.name,
-                actor: context.actor,
-                now: now
-            )
-            return try JSONCoding.response(IssuedKeyResponse(key: KeyDTO(issued.key, now: now), secret: issued.secret), status: .created)
-        }
-        routes.post("/api/admin/keys/{id}/revoke") { _, context in
-            let now = clock.now()
-            let key = try await RevokeAPIKey(store: store)(id: try Self.id(context), tenantId: context.tenant.id, actor: context.actor, now: now)
-            return try JSONCoding.response(KeyResponse(key: KeyDTO(key, now: now)))
-        }
-        routes.post("/api/admin/keys/{id}/rotate") { request, context in
-            let body = try await JSONCoding.decode(RotateKeyRequest.self, from: request, emptyAs: RotateKeyRequest())
-            let now = clock.now()
-            let result = try await RotateAPIKey(store: store)(
-                id: try Self.id(context),
-                tenantId: context.tenant.id,
-                overlap: body.overlapSeconds.map(TimeInterval.init),
-                actor: context.actor,
-                now: now
-            )
-            return try JSONCoding.response(
-                IssuedKeyResponse(
-                    key: KeyDTO(result.issued.key, now: now),
-                    secret: result.issued.secret,
-                    previous: KeyDTO(result.old, now: now)
-                ),
-                status: .created
-            )
-        }
+        let scopes = try body.scopes.map(Self.scopes)
+        let now = clock.now()
+        let issued = try await CreateAPIKey(store: store)(
+            tenantId: context.tenant.id,
+            role: role,
+            scopes: scopes,
+            name: body.name,
+            actor: context.actor,
+            now: now
+        )
+        return try JSONCoding.response(IssuedKeyResponse(key: KeyDTO(issued.key, now: now), secret: issued.secret), status: .created)
+    }
+
+    /// `POST /api/admin/keys/{id}/revoke`
+    func postAdminKeysRevoke(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let now = clock.now()
+        let key = try await RevokeAPIKey(store: store)(id: try Self.id(context), tenantId: context.tenant.id, actor: context.actor, now: now)
+        return try JSONCoding.response(KeyResponse(key: KeyDTO(key, now: now)))
+    }
+
+    /// `POST /api/admin/keys/{id}/rotate`
+    func postAdminKeysRotate(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(RotateKeyRequest.self, from: request, emptyAs: RotateKeyRequest())
+        let now = clock.now()
+        let result = try await RotateAPIKey(store: store)(
+            id: try Self.id(context),
+            tenantId: context.tenant.id,
+            overlap: body.overlapSeconds.map(TimeInterval.init),
+            actor: context.actor,
+            now: now
+        )
+        return try JSONCoding.response(
+            IssuedKeyResponse(
+                key: KeyDTO(result.issued.key, now: now),
+                secret: result.issued.secret,
+                previous: KeyDTO(result.old, now: now)
+            ),
+            status: .created
+        )
     }
 
     static func id(_ context: some RequestContext) throws -> Int64 {

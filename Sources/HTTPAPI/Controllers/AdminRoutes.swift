@@ -16,22 +16,10 @@ struct AdminRoutes {
     let adminTransition: AdminBookingTransition
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
-        router.get("/api/admin/app") { _, context in
-            let (tenant, _) = (context.tenant, context.keyId)
-            return try JSONCoding.response(
-                AppResponse(
-                    app: AppDTO(
-                        tenant.tenant,
-                        appStoreServerAPI: tenant.serverAPI != nil,
-                        webhook: tenant.webhook != nil,
-                        cardPayments: tenant.stripe != nil && tenant.tenant.bookingPaymentRails.contains(.card)
-                    )
-                )
-            )
-        }
-        router.get("/api/admin/bookings") { request, context in try await bookings(request, context) }
-        router.post("/api/admin/bookings/{id}/confirm") { request, context in try await confirm(request, context) }
-        router.post("/api/admin/bookings/{id}/cancel") { request, context in try await cancel(request, context) }
+        router.get("/api/admin/app", use: getAdminApp)
+        router.get("/api/admin/bookings", use: bookings)
+        router.post("/api/admin/bookings/{id}/confirm", use: confirm)
+        router.post("/api/admin/bookings/{id}/cancel", use: cancel)
         let store = store
         listing(
             "/api/admin/unclaimed",
@@ -39,87 +27,10 @@ struct AdminRoutes {
             fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
             as: UnclaimedDTO.init
         )
-        router.get("/api/admin/unapplied-payments") { request, context in
-            let tenantId = context.tenant.id
-            let page = try Paging.page(request)
-            var status: UnappliedPayment.Status?
-            if let text = request.uri.queryParameters["status"] {
-                guard let value = UnappliedPayment.Status(rawValue: String(text)) else {
-                    throw APIError(
-                        .badRequest,
-                        .invalidQuery,
-                        "status must be one of \(UnappliedPayment.Status.allCases.map(\.rawValue).joined(separator: ", "))",
-                        field: "status"
-                    )
-                }
-                status = value
-            }
-            let result = try await store.read { [status] in try $0.purchases.unappliedPayments(tenantId: tenantId, status: status, page: page) }
-            return try JSONCoding.response(
-                ListResponse(
-                    items: result.items.map(UnappliedPaymentDTO.init),
-                    total: result.total,
-                    limit: page.limit,
-                    offset: page.offset
-                )
-            )
-        }
-        router.post("/api/admin/unapplied-payments/{id}/apply") { request, context in
-            let id = try Self.unappliedId(context)
-            let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
-            let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, store: store)
-            let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap {
-                $0.isEmpty ? nil : $0
-            }
-            let (payment, result) = try await resolveUnappliedPayment.apply(
-                id,
-                runtime: context.tenant,
-                actor: context.actor,
-                userId: userId,
-                bookingId: bookingId
-            )
-            if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil), payment.currentStatus == .open {
-                throw refusal
-            }
-            // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
-            if let owner = result.outcome.purchase?.userId {
-                await SetAppAccountToken(logger: logger).afterAttribution(
-                    runtime: context.tenant,
-                    store: payment.store,
-                    originalTransactionId: payment.proven.originalTransactionId,
-                    environment: payment.proven.environment,
-                    owner: owner,
-                    current: payment.proven.appAccountToken
-                )
-            }
-            return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
-        }
-        router.post("/api/admin/unapplied-payments/{id}/refund") { request, context in
-            let id = try Self.unappliedId(context)
-            let body = try await JSONCoding.decode(RefundUnappliedRequest.self, from: request)
-            let note = Text.trimmed(body.note ?? "")
-            guard !note.isEmpty else { throw APIError(.badRequest, .missingField, "say why it is refunded (note)", field: "note") }
-            try Self.checkReason(note)
-            let payment = try await resolveUnappliedPayment.markForRefund(id, runtime: context.tenant, actor: context.actor, note: note)
-            return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
-        }
-        router.post("/api/admin/apple/test-notification") { request, context in
-            let (tenant, _) = (context.tenant, context.keyId)
-            guard let api = tenant.serverAPI else {
-                throw APIError(.unprocessableContent, .appleNotConfigured, "this app has no App Store Server API key configured")
-            }
-            let environment = request.uri.queryParameters["environment"].map { AppStoreEnvironment(rawValue: String($0)) } ?? .sandbox
-            guard environment == .sandbox || environment == .production else {
-                throw APIError(.badRequest, .invalidQuery, "environment must be Production or Sandbox", field: "environment")
-            }
-            let token: String
-            do {
-                token = try await api.requestTestNotification(environment: environment)
-            } catch let error as AppStoreAPIError {
-                throw APIError(error.retryable ? .serviceUnavailable : .unprocessableContent, ErrorCode(rawValue: error.code.rawValue), error.reason)
-            }
-            return try JSONCoding.response(TestNotificationResponse(testNotificationToken: token))
-        }
+        router.get("/api/admin/unapplied-payments", use: getAdminUnappliedPayments)
+        router.post("/api/admin/unapplied-payments/{id}/apply", use: postAdminUnappliedPaymentsApply)
+        router.post("/api/admin/unapplied-payments/{id}/refund", use: postAdminUnappliedPaymentsRefund)
+        router.post("/api/admin/apple/test-notification", use: postAdminAppleTestNotification)
         listing(
             "/api/admin/webhooks/deliveries",
             on: router,
@@ -132,17 +43,8 @@ struct AdminRoutes {
             fetch: { tenantId, page in try await store.read { try $0.outbox.deadLetters(tenantId: tenantId, page: page) } },
             as: DeadLetterDTO.init
         )
-        router.post("/api/admin/webhooks/deliveries/{id}/resend") { _, context in
-            let (tenant, _) = (context.tenant, context.keyId)
-            let tenantId = tenant.id, now = clock.now()
-            guard let text = context.parameters.get("id"), let id = Int64(text),
-                try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
-            else {
-                throw APIError(.notFound, .deliveryNotFound, "no webhook delivery with this id for this app", field: "id")
-            }
-            return try JSONCoding.response(ResendResponse(queued: true))
-        }
-        router.get("/api/admin/purchases") { request, context in try await purchases(request, context) }
+        router.post("/api/admin/webhooks/deliveries/{id}/resend", use: postAdminWebhooksDeliveriesResend)
+        router.get("/api/admin/purchases", use: purchases)
         listing(
             "/api/admin/replays",
             on: router,
@@ -155,27 +57,146 @@ struct AdminRoutes {
             fetch: { tenantId, page in try await store.read { try $0.notifications.notifications(tenantId: tenantId, page: page) } },
             as: NotificationDTO.init
         )
-        router.get("/api/admin/audit") { request, context in
-            let (tenant, _) = (context.tenant, context.keyId)
-            let page = try Paging.page(request)
-            var bookingId: Int64?
-            if let text = request.uri.queryParameters["bookingId"] {
-                guard Int64(text).map({ $0 > 0 }) ?? (BookingReference.normalized(text) != nil) else {
-                    throw APIError(
-                        .badRequest,
-                        .invalidQuery,
-                        "bookingId is a booking's id (a positive integer) or its reference",
-                        field: "bookingId"
-                    )
-                }
-                bookingId = try await Paging.bookingId(String(text), field: "bookingId", tenantId: tenant.id, store: store)
+        router.get("/api/admin/audit", use: getAdminAudit)
+    }
+
+    /// `GET /api/admin/app`
+    func getAdminApp(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (tenant, _) = (context.tenant, context.keyId)
+        return try JSONCoding.response(
+            AppResponse(
+                app: AppDTO(
+                    tenant.tenant,
+                    appStoreServerAPI: tenant.serverAPI != nil,
+                    webhook: tenant.webhook != nil,
+                    cardPayments: tenant.stripe != nil && tenant.tenant.bookingPaymentRails.contains(.card)
+                )
+            )
+        )
+    }
+
+    /// `GET /api/admin/unapplied-payments`
+    func getAdminUnappliedPayments(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let tenantId = context.tenant.id
+        let page = try Paging.page(request)
+        var status: UnappliedPayment.Status?
+        if let text = request.uri.queryParameters["status"] {
+            guard let value = UnappliedPayment.Status(rawValue: String(text)) else {
+                throw APIError(
+                    .badRequest,
+                    .invalidQuery,
+                    "status must be one of \(UnappliedPayment.Status.allCases.map(\.rawValue).joined(separator: ", "))",
+                    field: "status"
+                )
             }
-            let tenantId = tenant.id, booking = bookingId
-            let result = try await store.read { try $0.audit.audit(tenantId: tenantId, bookingId: booking, page: page) }
-            return try JSONCoding.response(
-                ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+            status = value
+        }
+        let result = try await store.read { [status] in try $0.purchases.unappliedPayments(tenantId: tenantId, status: status, page: page) }
+        return try JSONCoding.response(
+            ListResponse(
+                items: result.items.map(UnappliedPaymentDTO.init),
+                total: result.total,
+                limit: page.limit,
+                offset: page.offset
+            )
+        )
+    }
+
+    /// `POST /api/admin/unapplied-payments/{id}/apply`
+    func postAdminUnappliedPaymentsApply(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let id = try Self.unappliedId(context)
+        let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
+        let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, store: store)
+        let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap {
+            $0.isEmpty ? nil : $0
+        }
+        let (payment, result) = try await resolveUnappliedPayment.apply(
+            id,
+            runtime: context.tenant,
+            actor: context.actor,
+            userId: userId,
+            bookingId: bookingId
+        )
+        if let refusal = VerifyPurchaseRoutes.refusal(result.outcome, namesBooking: bookingId != nil), payment.currentStatus == .open {
+            throw refusal
+        }
+        // An operator attributed an App Store payment: Apple's later notifications of it should name its owner.
+        if let owner = result.outcome.purchase?.userId {
+            await SetAppAccountToken(logger: logger).afterAttribution(
+                runtime: context.tenant,
+                store: payment.store,
+                originalTransactionId: payment.proven.originalTransactionId,
+                environment: payment.proven.environment,
+                owner: owner,
+                current: payment.proven.appAccountToken
             )
         }
+        return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
+    }
+
+    /// `POST /api/admin/unapplied-payments/{id}/refund`
+    func postAdminUnappliedPaymentsRefund(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let id = try Self.unappliedId(context)
+        let body = try await JSONCoding.decode(RefundUnappliedRequest.self, from: request)
+        let note = Text.trimmed(body.note ?? "")
+        guard !note.isEmpty else { throw APIError(.badRequest, .missingField, "say why it is refunded (note)", field: "note") }
+        try Self.checkReason(note)
+        let payment = try await resolveUnappliedPayment.markForRefund(id, runtime: context.tenant, actor: context.actor, note: note)
+        return try JSONCoding.response(UnappliedPaymentResponse(unappliedPayment: UnappliedPaymentDTO(payment)))
+    }
+
+    /// `POST /api/admin/apple/test-notification`
+    func postAdminAppleTestNotification(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (tenant, _) = (context.tenant, context.keyId)
+        guard let api = tenant.serverAPI else {
+            throw APIError(.unprocessableContent, .appleNotConfigured, "this app has no App Store Server API key configured")
+        }
+        let environment = request.uri.queryParameters["environment"].map { AppStoreEnvironment(rawValue: String($0)) } ?? .sandbox
+        guard environment == .sandbox || environment == .production else {
+            throw APIError(.badRequest, .invalidQuery, "environment must be Production or Sandbox", field: "environment")
+        }
+        let token: String
+        do {
+            token = try await api.requestTestNotification(environment: environment)
+        } catch {
+            throw APIError(error.retryable ? .serviceUnavailable : .unprocessableContent, ErrorCode(rawValue: error.code.rawValue), error.reason)
+        }
+        return try JSONCoding.response(TestNotificationResponse(testNotificationToken: token))
+    }
+
+    /// `POST /api/admin/webhooks/deliveries/{id}/resend`
+    func postAdminWebhooksDeliveriesResend(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (tenant, _) = (context.tenant, context.keyId)
+        let tenantId = tenant.id, now = clock.now()
+        guard let text = context.parameters.get("id"), let id = Int64(text),
+            try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
+        else {
+            throw APIError(.notFound, .deliveryNotFound, "no webhook delivery with this id for this app", field: "id")
+        }
+        return try JSONCoding.response(ResendResponse(queued: true))
+    }
+
+    /// `GET /api/admin/audit`
+    func getAdminAudit(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let (tenant, _) = (context.tenant, context.keyId)
+        let page = try Paging.page(request)
+        var bookingId: Int64?
+        if let text = request.uri.queryParameters["bookingId"] {
+            guard Int64(text).map({ $0 > 0 }) ?? (BookingReference.normalized(text) != nil) else {
+                throw APIError(
+                    .badRequest,
+                    .invalidQuery,
+                    "bookingId is a booking's id (a positive integer) or its reference",
+                    field: "bookingId"
+                )
+            }
+            bookingId = try await Paging.bookingId(String(text), field: "bookingId", tenantId: tenant.id, store: store)
+        }
+        let tenantId = tenant.id, booking = bookingId
+        let result = try await store.read { try $0.audit.audit(tenantId: tenantId, bookingId: booking, page: page) }
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        )
     }
 
     /// A paginated, newest-first admin listing of one kind of record.
@@ -185,14 +206,7 @@ struct AdminRoutes {
         fetch: @escaping @Sendable (String, Page) async throws -> (items: [Item], total: Int),
         as present: @escaping @Sendable (Item) -> DTO
     ) {
-        router.get(path) { request, context in
-            let (tenant, _) = (context.tenant, context.keyId)
-            let page = try Paging.page(request)
-            let result = try await fetch(tenant.id, page)
-            return try JSONCoding.response(
-                ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset)
-            )
-        }
+        router.get(path, use: AdminListing(fetch: fetch, present: present).list)
     }
 
     static func unappliedId(_ context: some RequestContext) throws -> Int64 {
@@ -384,5 +398,20 @@ enum PurchaseCSV {
             )
         }
         return lines.joined(separator: "\r\n") + "\r\n"
+    }
+}
+
+/// The handler of a paginated, newest-first admin listing: `fetch` reads a page of the tenant's
+/// records, `present` gives each its answer's shape.
+struct AdminListing<Item: Sendable, DTO: Codable & Sendable>: Sendable {
+    let fetch: @Sendable (String, Page) async throws -> (items: [Item], total: Int)
+    let present: @Sendable (Item) -> DTO
+
+    func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let page = try Paging.page(request)
+        let result = try await fetch(context.tenant.id, page)
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset)
+        )
     }
 }

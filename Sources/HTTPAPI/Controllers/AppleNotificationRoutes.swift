@@ -15,7 +15,7 @@ struct AppleNotificationRoutes {
     var metrics: BerthMetrics?
 
     func register(on router: PublicRoutes) {
-        router.post("/api/apple/notifications/{tenant}") { request, context in try await receive(request, context) }
+        router.post("/api/apple/notifications/{tenant}", use: receive)
     }
 
     func receive(_ request: Request, _ context: BerthRequestContext) async throws -> Response {

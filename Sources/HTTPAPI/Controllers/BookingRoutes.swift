@@ -12,9 +12,19 @@ struct BookingRoutes {
     let limiter: RateLimiter
 
     func register(creating create: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>) {
-        create.post("/api/bookings") { request, context in try await self.create(request, context) }
-        read.get("/api/bookings") { request, context in try await list(request, context) }
-        read.get("/api/bookings/{id}") { _, context in try await show(context) }
+        create.post("/api/bookings", use: postBookings)
+        read.get("/api/bookings", use: list)
+        read.get("/api/bookings/{id}", use: getBookings)
+    }
+
+    /// `POST /api/bookings`
+    func postBookings(_ request: Request, context: BookingContext) async throws -> some ResponseGenerator {
+        try await self.create(request, context)
+    }
+
+    /// `GET /api/bookings/{id}`
+    func getBookings(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        try await show(context)
     }
 
     func create(_ request: Request, _ context: BookingContext) async throws -> Response {

@@ -28,27 +28,46 @@ struct CardPaymentRoutes {
     static let webhookBodyLimit = 256 * 1024
 
     func register(_ groups: Groups) {
-        groups.users.post("/api/bookings/{id}/card-payment") { _, context in try await start(context) }
-        groups.open.post("/api/stripe/webhooks/{tenant}") { request, context in try await webhook(request, context) }
-        groups.admin.post("/api/admin/bookings/{id}/refund") { request, context in try await refund(request, context) }
-        groups.admin.get("/api/admin/bookings/{id}/payments") { _, context in try await payments(context) }
-        groups.admin.post("/api/admin/bookings/{id}/deposit") { request, context in
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-            let body = try await JSONCoding.decode(DepositRequest.self, from: request)
-            let result = try await cardDeposits.start(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
-            return try JSONCoding.response(DepositStartDTO(result), status: result.created ? .created : .ok)
-        }
-        groups.admin.post("/api/admin/bookings/{id}/deposit/capture") { request, context in
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-            let body = try await JSONCoding.decode(DepositCaptureRequest.self, from: request, emptyAs: DepositCaptureRequest())
-            let payment = try await cardDeposits.capture(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
-            return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
-        }
-        groups.admin.post("/api/admin/bookings/{id}/deposit/release") { _, context in
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-            let payment = try await cardDeposits.release(runtime: context.tenant, bookingId: id, actor: context.actor)
-            return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
-        }
+        groups.users.post("/api/bookings/{id}/card-payment", use: postBookingsCardPayment)
+        groups.open.post("/api/stripe/webhooks/{tenant}", use: webhook)
+        groups.admin.post("/api/admin/bookings/{id}/refund", use: refund)
+        groups.admin.get("/api/admin/bookings/{id}/payments", use: getAdminBookingsPayments)
+        groups.admin.post("/api/admin/bookings/{id}/deposit", use: postAdminBookingsDeposit)
+        groups.admin.post("/api/admin/bookings/{id}/deposit/capture", use: postAdminBookingsDepositCapture)
+        groups.admin.post("/api/admin/bookings/{id}/deposit/release", use: postAdminBookingsDepositRelease)
+    }
+
+    /// `POST /api/bookings/{id}/card-payment`
+    func postBookingsCardPayment(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        try await start(context)
+    }
+
+    /// `GET /api/admin/bookings/{id}/payments`
+    func getAdminBookingsPayments(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        try await payments(context)
+    }
+
+    /// `POST /api/admin/bookings/{id}/deposit`
+    func postAdminBookingsDeposit(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let body = try await JSONCoding.decode(DepositRequest.self, from: request)
+        let result = try await cardDeposits.start(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
+        return try JSONCoding.response(DepositStartDTO(result), status: result.created ? .created : .ok)
+    }
+
+    /// `POST /api/admin/bookings/{id}/deposit/capture`
+    func postAdminBookingsDepositCapture(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let body = try await JSONCoding.decode(DepositCaptureRequest.self, from: request, emptyAs: DepositCaptureRequest())
+        let payment = try await cardDeposits.capture(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
+        return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
+    }
+
+    /// `POST /api/admin/bookings/{id}/deposit/release`
+    func postAdminBookingsDepositRelease(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let payment = try await cardDeposits.release(runtime: context.tenant, bookingId: id, actor: context.actor)
+        return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
     }
 
     func start(_ context: UserContext) async throws -> Response {

@@ -10,33 +10,39 @@ struct CatalogRoutes {
     func register(public routes: PublicRoutes, callers: GuardedRoutes<CatalogContext>) {
         // Public: the purchase screen's catalog of a tenant that publishes it (`?tenant=`, no
         // credentials); with credentials, the caller's own tenant's.
-        routes.get("/api/products") { request, context in
-            let runtime: TenantRuntime
-            switch context.authentication {
-            case .authenticated(let caller):
-                runtime = caller.tenant
-            case .refused(let error):
-                throw error
-            case .anonymous:
-                guard let id = request.uri.queryParameters["tenant"], let found = tenants.tenant(id: String(id)),
-                    found.tenant.credits?.publicProducts == true
-                else {
-                    throw APIError.unauthenticated("this app's products need Authorization: Bearer <client key, user token or API key>")
-                }
-                runtime = found
+        routes.get("/api/products", use: getProducts)
+        callers.get("/api/resources", use: getResources)
+    }
+
+    /// `GET /api/products`
+    func getProducts(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        let runtime: TenantRuntime
+        switch context.authentication {
+        case .authenticated(let caller):
+            runtime = caller.tenant
+        case .refused(let error):
+            throw error
+        case .anonymous:
+            guard let id = request.uri.queryParameters["tenant"], let found = tenants.tenant(id: String(id)),
+                found.tenant.credits?.publicProducts == true
+            else {
+                throw APIError.unauthenticated("this app's products need Authorization: Bearer <client key, user token or API key>")
             }
-            return try JSONCoding.response(ProductsResponse(products: try await products(runtime)))
+            runtime = found
         }
-        callers.get("/api/resources") { _, context in
-            let tenant = context.tenant.tenant
-            return try JSONCoding.response(
-                ResourcesResponse(
-                    resources: tenant.resources.filter(\.inService).map {
-                        ResourceDTO($0, currency: tenant.currency, tenantTimeZone: tenant.timeZone)
-                    }
-                )
+        return try JSONCoding.response(ProductsResponse(products: try await products(runtime)))
+    }
+
+    /// `GET /api/resources`
+    func getResources(_ request: Request, context: CatalogContext) async throws -> some ResponseGenerator {
+        let tenant = context.tenant.tenant
+        return try JSONCoding.response(
+            ResourcesResponse(
+                resources: tenant.resources.filter(\.inService).map {
+                    ResourceDTO($0, currency: tenant.currency, tenantTimeZone: tenant.timeZone)
+                }
             )
-        }
+        )
     }
 
     /// The catalog's booking products, then the credit products on sale in display order (operators

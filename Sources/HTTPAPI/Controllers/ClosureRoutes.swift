@@ -15,87 +15,99 @@ struct ClosureRoutes {
     let store: any Store
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
-        router.post("/api/admin/closures") { request, context in
-            let body = try await JSONCoding.decode(CreateClosureRequest.self, from: request)
-            let zone = Self.zone(of: body.resourceId, in: context.tenant.tenant)
-            let start = try Self.time(body.from, zone: zone, field: "from", endOfDay: false)
-            let end = try Self.time(body.to, zone: zone, field: "to", endOfDay: true)
-            let made = try await closures.create(
-                runtime: context.tenant,
-                resourceId: body.resourceId,
-                start: start,
-                end: end,
-                reason: body.reason,
-                actor: context.actor
-            )
-            return try JSONCoding.response(ClosureDTO(made, zone: zone), status: .created)
+        router.post("/api/admin/closures", use: postAdminClosures)
+        router.get("/api/admin/closures", use: getAdminClosures)
+        router.post("/api/admin/closures/{id}/resolve", use: postAdminClosuresResolve)
+        router.delete("/api/admin/closures/{id}", use: deleteAdminClosures)
+    }
+
+    /// `POST /api/admin/closures`
+    func postAdminClosures(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(CreateClosureRequest.self, from: request)
+        let zone = Self.zone(of: body.resourceId, in: context.tenant.tenant)
+        let start = try Self.time(body.from, zone: zone, field: "from", endOfDay: false)
+        let end = try Self.time(body.to, zone: zone, field: "to", endOfDay: true)
+        let made = try await closures.create(
+            runtime: context.tenant,
+            resourceId: body.resourceId,
+            start: start,
+            end: end,
+            reason: body.reason,
+            actor: context.actor
+        )
+        return try JSONCoding.response(ClosureDTO(made, zone: zone), status: .created)
+    }
+
+    /// `GET /api/admin/closures`
+    func getAdminClosures(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let deleted = request.uri.queryParameters["deleted"].map(String.init)
+        guard deleted == nil || deleted == "true" || deleted == "false" else {
+            throw APIError(.badRequest, .invalidQuery, "deleted must be true or false", field: "deleted")
         }
-        router.get("/api/admin/closures") { request, context in
-            let deleted = request.uri.queryParameters["deleted"].map(String.init)
-            guard deleted == nil || deleted == "true" || deleted == "false" else {
-                throw APIError(.badRequest, .invalidQuery, "deleted must be true or false", field: "deleted")
+        let tenant = context.tenant.tenant
+        let items = try await closures.list(runtime: context.tenant, includingDeleted: deleted == "true")
+        return try JSONCoding.response(
+            ClosureListResponse(
+                closures: items.map { ClosureDTO($0, zone: Self.zone(of: $0.closure.resourceId, in: tenant)) }
+            )
+        )
+    }
+
+    /// `POST /api/admin/closures/{id}/resolve`
+    func postAdminClosuresResolve(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let id = try Self.id(context)
+        let body = try await JSONCoding.decode(ResolveClosureRequest.self, from: request)
+        let runtime = context.tenant
+        let closure: Closure, results: [ManageClosures.Resolved]
+        switch body.action {
+        case "cancel":
+            guard body.moves == nil else { throw APIError(.badRequest, .invalidField, "moves go with action move", field: "moves") }
+            (closure, results) = try await closures.cancelInside(
+                runtime: runtime,
+                id: id,
+                actor: context.actor,
+                refund: runtime.stripe == nil ? nil : refund,
+                cancel: cancel
+            )
+        case "move":
+            guard let moves = body.moves, !moves.isEmpty, moves.count <= 500 else {
+                throw APIError(
+                    .badRequest,
+                    .missingField,
+                    "action move names 1 to 500 moves: {bookingId, slot | start and end, resourceId?}",
+                    field: "moves"
+                )
             }
-            let tenant = context.tenant.tenant
-            let items = try await closures.list(runtime: context.tenant, includingDeleted: deleted == "true")
-            return try JSONCoding.response(
-                ClosureListResponse(
-                    closures: items.map { ClosureDTO($0, zone: Self.zone(of: $0.closure.resourceId, in: tenant)) }
-                )
-            )
-        }
-        router.post("/api/admin/closures/{id}/resolve") { request, context in
-            let id = try Self.id(context)
-            let body = try await JSONCoding.decode(ResolveClosureRequest.self, from: request)
-            let runtime = context.tenant
-            let closure: Closure, results: [ManageClosures.Resolved]
-            switch body.action {
-            case "cancel":
-                guard body.moves == nil else { throw APIError(.badRequest, .invalidField, "moves go with action move", field: "moves") }
-                (closure, results) = try await closures.cancelInside(
-                    runtime: runtime,
-                    id: id,
-                    actor: context.actor,
-                    refund: runtime.stripe == nil ? nil : refund,
-                    cancel: cancel
-                )
-            case "move":
-                guard let moves = body.moves, !moves.isEmpty, moves.count <= 500 else {
-                    throw APIError(
-                        .badRequest,
-                        .missingField,
-                        "action move names 1 to 500 moves: {bookingId, slot | start and end, resourceId?}",
-                        field: "moves"
+            var relocations: [ManageClosures.Relocation] = []
+            for entry in moves {
+                let bookingId = try await Paging.bookingId(entry.bookingId, field: "moves", tenantId: runtime.id, store: store)
+                relocations.append(
+                    .init(
+                        bookingId: bookingId,
+                        start: entry.start?.time,
+                        end: entry.end?.time,
+                        slot: entry.slot?.time,
+                        resourceId: entry.resourceId
                     )
-                }
-                var relocations: [ManageClosures.Relocation] = []
-                for entry in moves {
-                    let bookingId = try await Paging.bookingId(entry.bookingId, field: "moves", tenantId: runtime.id, store: store)
-                    relocations.append(
-                        .init(
-                            bookingId: bookingId,
-                            start: entry.start?.time,
-                            end: entry.end?.time,
-                            slot: entry.slot?.time,
-                            resourceId: entry.resourceId
-                        )
-                    )
-                }
-                (closure, results) = try await closures.moveInside(runtime: runtime, id: id, actor: context.actor, moves: relocations, move: move)
-            default:
-                throw APIError(.badRequest, .invalidField, "action is cancel or move", field: "action")
+                )
             }
-            let zone = Self.zone(of: closure.resourceId, in: runtime.tenant)
-            return try JSONCoding.response(
-                ResolveClosureResponse(
-                    closure: ClosureDTO(ManageClosures.Made(closure: closure, bookingsInside: []), zone: zone),
-                    results: results.map { ResolvedBookingDTO(booking: BookingDTO($0.booking), outcome: $0.outcome.rawValue, message: $0.message) }
-                )
+            (closure, results) = try await closures.moveInside(runtime: runtime, id: id, actor: context.actor, moves: relocations, move: move)
+        default:
+            throw APIError(.badRequest, .invalidField, "action is cancel or move", field: "action")
+        }
+        let zone = Self.zone(of: closure.resourceId, in: runtime.tenant)
+        return try JSONCoding.response(
+            ResolveClosureResponse(
+                closure: ClosureDTO(ManageClosures.Made(closure: closure, bookingsInside: []), zone: zone),
+                results: results.map { ResolvedBookingDTO(booking: BookingDTO($0.booking), outcome: $0.outcome.rawValue, message: $0.message) }
             )
-        }
-        router.delete("/api/admin/closures/{id}") { _, context in
-            try await closures.delete(runtime: context.tenant, id: try Self.id(context), actor: context.actor)
-            return Response(status: .noContent)
-        }
+        )
+    }
+
+    /// `DELETE /api/admin/closures/{id}`
+    func deleteAdminClosures(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        try await closures.delete(runtime: context.tenant, id: try Self.id(context), actor: context.actor)
+        return Response(status: .noContent)
     }
 
     static func id(_ context: AdminRequestContext) throws -> Int64 {

@@ -9,22 +9,28 @@ struct ConsentRoutes {
     let consumptionConsents: ConsumptionConsents
 
     func register(reads: GuardedRoutes<UserContext>, writes: GuardedRoutes<AccountContext>) {
-        reads.get("/api/consumption-consent") { _, context in
-            let consent = try await consumptionConsents.current(runtime: context.tenant, userId: context.userId)
-            return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
-        }
-        writes.put("/api/consumption-consent") { request, context in
-            let body = try await JSONCoding.decode(ConsumptionConsentRequest.self, from: request)
-            let version = try SubscriptionRoutes.text(body.textVersion, field: "textVersion")
-            let consent = try await consumptionConsents.record(
-                runtime: context.tenant,
-                userId: context.userId,
-                consented: body.consented,
-                textVersion: version,
-                actor: context.caller.actor
-            )
-            return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
-        }
+        reads.get("/api/consumption-consent", use: getConsumptionConsent)
+        writes.put("/api/consumption-consent", use: putConsumptionConsent)
+    }
+
+    /// `GET /api/consumption-consent`
+    func getConsumptionConsent(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let consent = try await consumptionConsents.current(runtime: context.tenant, userId: context.userId)
+        return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
+    }
+
+    /// `PUT /api/consumption-consent`
+    func putConsumptionConsent(_ request: Request, context: AccountContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(ConsumptionConsentRequest.self, from: request)
+        let version = try SubscriptionRoutes.text(body.textVersion, field: "textVersion")
+        let consent = try await consumptionConsents.record(
+            runtime: context.tenant,
+            userId: context.userId,
+            consented: body.consented,
+            textVersion: version,
+            actor: context.caller.actor
+        )
+        return try JSONCoding.response(ConsumptionConsentDTO(consent, userId: context.userId))
     }
 }
 

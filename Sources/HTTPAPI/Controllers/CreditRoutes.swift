@@ -14,83 +14,104 @@ struct CreditRoutes {
 
     /// Reads (client keys too) and spending (the user's own token or the backend's server key).
     func register(reads router: GuardedRoutes<UserContext>, spending account: GuardedRoutes<AccountContext>) {
-        router.get("/api/credits") { _, context in
-            let (runtime, userId) = (context.tenant, context.userId)
-            let balances = try await creditQueries.balances(
-                runtime,
-                userId: userId,
-                claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+        router.get("/api/credits", use: getCredits)
+        router.get("/api/credits/transactions", use: getCreditsTransactions)
+        router.get("/api/credits/lots", use: getCreditsLots)
+        router.get("/api/credits/purchase-eligibility", use: getCreditsPurchaseEligibility)
+        account.post("/api/credits/reservations", use: postCreditsReservations)
+        account.post("/api/credits/reservations/{id}/commit", use: postCreditsReservationsCommit)
+        account.post("/api/credits/reservations/{id}/release", use: postCreditsReservationsRelease)
+    }
+
+    /// `GET /api/credits`
+    func getCredits(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let (runtime, userId) = (context.tenant, context.userId)
+        let balances = try await creditQueries.balances(
+            runtime,
+            userId: userId,
+            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+        )
+        return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
+    }
+
+    /// `GET /api/credits/transactions`
+    func getCreditsTransactions(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let (runtime, userId) = (context.tenant, context.userId)
+        let page = try Paging.page(request)
+        let filter = try LedgerQuery.filter(request, settings: try CreditRequests.settings(runtime), forAdmin: false)
+        let result = try await creditQueries.history(runtime, userId: userId, filter: filter, page: page)
+        return try JSONCoding.response(
+            CreditTransactionsResponse(
+                transactions: result.items.map(LedgerEntryDTO.init),
+                meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)
             )
-            return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
-        }
-        router.get("/api/credits/transactions") { request, context in
-            let (runtime, userId) = (context.tenant, context.userId)
-            let page = try Paging.page(request)
-            let filter = try LedgerQuery.filter(request, settings: try CreditRequests.settings(runtime), forAdmin: false)
-            let result = try await creditQueries.history(runtime, userId: userId, filter: filter, page: page)
-            return try JSONCoding.response(
-                CreditTransactionsResponse(
-                    transactions: result.items.map(LedgerEntryDTO.init),
-                    meta: LedgerPageMeta(total: result.total, limit: page.limit, offset: page.offset)
-                )
+        )
+    }
+
+    /// `GET /api/credits/lots`
+    func getCreditsLots(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let (runtime, userId) = (context.tenant, context.userId)
+        let type = request.uri.queryParameters["creditType"].map(String.init)
+        let page = try Paging.page(request)
+        let lots = try await creditQueries.lots(runtime, userId: userId, creditType: type, page: page)
+        return try JSONCoding.response(
+            CreditLotsResponse(
+                lots: lots.items.map { CreditLotDTO($0.lot, uses: $0.uses) },
+                meta: LedgerPageMeta(total: lots.total, limit: page.limit, offset: page.offset)
             )
+        )
+    }
+
+    /// `GET /api/credits/purchase-eligibility`
+    func getCreditsPurchaseEligibility(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let (runtime, userId) = (context.tenant, context.userId)
+        guard let productId = request.uri.queryParameters["productId"].map(String.init), !productId.isEmpty else {
+            throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
         }
-        router.get("/api/credits/lots") { request, context in
-            let (runtime, userId) = (context.tenant, context.userId)
-            let type = request.uri.queryParameters["creditType"].map(String.init)
-            let page = try Paging.page(request)
-            let lots = try await creditQueries.lots(runtime, userId: userId, creditType: type, page: page)
-            return try JSONCoding.response(
-                CreditLotsResponse(
-                    lots: lots.items.map { CreditLotDTO($0.lot, uses: $0.uses) },
-                    meta: LedgerPageMeta(total: lots.total, limit: page.limit, offset: page.offset)
-                )
+        let answer = try await creditQueries.eligibility(runtime, userId: userId, productId: productId)
+        return try JSONCoding.response(
+            EligibilityResponse(
+                productId: productId,
+                creditType: answer.product.creditType,
+                eligible: answer.eligible,
+                reason: answer.reason
             )
-        }
-        router.get("/api/credits/purchase-eligibility") { request, context in
-            let (runtime, userId) = (context.tenant, context.userId)
-            guard let productId = request.uri.queryParameters["productId"].map(String.init), !productId.isEmpty else {
-                throw APIError(.badRequest, .missingField, "productId is required", field: "productId")
-            }
-            let answer = try await creditQueries.eligibility(runtime, userId: userId, productId: productId)
-            return try JSONCoding.response(
-                EligibilityResponse(
-                    productId: productId,
-                    creditType: answer.product.creditType,
-                    eligible: answer.eligible,
-                    reason: answer.reason
-                )
-            )
-        }
-        account.post("/api/credits/reservations") { request, context in
-            let (runtime, userId) = (context.tenant, context.userId)
-            let body = try await JSONCoding.decode(ReserveCreditsRequest.self, from: request)
-            // An Idempotency-Key is the reservation's reference when the body names none (V5).
-            let reference = try Self.text(body.reference, field: "reference") ?? IdempotencyKey.read(request)
-            let profileId = try Self.text(body.profileId, field: "profileId")
-            let result = try await reserveCredits(
-                runtime,
-                userId: userId,
-                amount: body.amount,
-                creditType: body.creditType,
-                reference: reference,
-                profileId: profileId
-            )
-            return try respond(result, status: result.repeated ? .ok : .created)
-        }
-        account.post("/api/credits/reservations/{id}/commit") { _, context in
-            let result = try await commitReservation(
-                context.tenant,
-                userId: context.userId,
-                reservationId: try Self.reservationId(context),
-                actor: context.caller.actor
-            )
-            return try respond(result, status: .ok)
-        }
-        account.post("/api/credits/reservations/{id}/release") { _, context in
-            let result = try await releaseReservation(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context))
-            return try respond(result, status: .ok)
-        }
+        )
+    }
+
+    /// `POST /api/credits/reservations`
+    func postCreditsReservations(_ request: Request, context: AccountContext) async throws -> some ResponseGenerator {
+        let (runtime, userId) = (context.tenant, context.userId)
+        let body = try await JSONCoding.decode(ReserveCreditsRequest.self, from: request)
+        // An Idempotency-Key is the reservation's reference when the body names none (V5).
+        let reference = try Self.text(body.reference, field: "reference") ?? IdempotencyKey.read(request)
+        let profileId = try Self.text(body.profileId, field: "profileId")
+        let result = try await reserveCredits(
+            runtime,
+            userId: userId,
+            amount: body.amount,
+            creditType: body.creditType,
+            reference: reference,
+            profileId: profileId
+        )
+        return try respond(result, status: result.repeated ? .ok : .created)
+    }
+
+    /// `POST /api/credits/reservations/{id}/commit`
+    func postCreditsReservationsCommit(_ request: Request, context: AccountContext) async throws -> some ResponseGenerator {
+        let result = try await commitReservation(
+            context.tenant,
+            userId: context.userId,
+            reservationId: try Self.reservationId(context),
+            actor: context.caller.actor
+        )
+        return try respond(result, status: .ok)
+    }
+
+    /// `POST /api/credits/reservations/{id}/release`
+    func postCreditsReservationsRelease(_ request: Request, context: AccountContext) async throws -> some ResponseGenerator {
+        let result = try await releaseReservation(context.tenant, userId: context.userId, reservationId: try Self.reservationId(context))
+        return try respond(result, status: .ok)
     }
 
     private func respond(_ result: CreditReservationResult, status: HTTPResponse.Status) throws -> Response {

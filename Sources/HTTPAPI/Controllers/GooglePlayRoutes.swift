@@ -16,7 +16,12 @@ struct GooglePlayRoutes {
     var metrics: BerthMetrics?
 
     func register(on router: PublicRoutes) {
-        router.post("/api/google/notifications/{tenant}") { request, context in try await self.push(request, context) }
+        router.post("/api/google/notifications/{tenant}", use: postGoogleNotifications)
+    }
+
+    /// `POST /api/google/notifications/{tenant}`
+    func postGoogleNotifications(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        try await self.push(request, context)
     }
 
     func push(_ request: Request, _ context: BerthRequestContext) async throws -> Response {

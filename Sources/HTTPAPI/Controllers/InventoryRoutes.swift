@@ -10,27 +10,39 @@ struct InventoryRoutes {
     let inventory: ManageInventory
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
-        router.get("/api/admin/resources") { _, context in
-            let items = try await inventory.list(runtime: context.tenant)
-            return try JSONCoding.response(InventoryListResponse(resources: items.map(InventoryItemDTO.init)))
+        router.get("/api/admin/resources", use: getAdminResources)
+        router.post("/api/admin/resources", use: postAdminResources)
+        router.patch("/api/admin/resources/{id}", use: patchAdminResources)
+        router.post("/api/admin/resources/{id}/retire", use: postAdminResourcesRetire)
+    }
+
+    /// `GET /api/admin/resources`
+    func getAdminResources(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let items = try await inventory.list(runtime: context.tenant)
+        return try JSONCoding.response(InventoryListResponse(resources: items.map(InventoryItemDTO.init)))
+    }
+
+    /// `POST /api/admin/resources`
+    func postAdminResources(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let resource = try await JSONCoding.decode(Resource.self, from: request)
+        let saved = try await inventory.create(runtime: context.tenant, resource: resource, actor: context.actor)
+        return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)), status: .created)
+    }
+
+    /// `PATCH /api/admin/resources/{id}`
+    func patchAdminResources(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let id = try Self.id(context)
+        let patch = try await Self.mergePatch(request)
+        let saved = try await inventory.update(runtime: context.tenant, id: id, actor: context.actor) { stored in
+            try Self.apply(patch, to: stored)
         }
-        router.post("/api/admin/resources") { request, context in
-            let resource = try await JSONCoding.decode(Resource.self, from: request)
-            let saved = try await inventory.create(runtime: context.tenant, resource: resource, actor: context.actor)
-            return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)), status: .created)
-        }
-        router.patch("/api/admin/resources/{id}") { request, context in
-            let id = try Self.id(context)
-            let patch = try await Self.mergePatch(request)
-            let saved = try await inventory.update(runtime: context.tenant, id: id, actor: context.actor) { stored in
-                try Self.apply(patch, to: stored)
-            }
-            return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)))
-        }
-        router.post("/api/admin/resources/{id}/retire") { _, context in
-            let saved = try await inventory.retire(runtime: context.tenant, id: try Self.id(context), actor: context.actor)
-            return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)))
-        }
+        return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)))
+    }
+
+    /// `POST /api/admin/resources/{id}/retire`
+    func postAdminResourcesRetire(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let saved = try await inventory.retire(runtime: context.tenant, id: try Self.id(context), actor: context.actor)
+        return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)))
     }
 
     static func id(_ context: AdminRequestContext) throws -> String {

@@ -10,7 +10,7 @@ struct ManifestRoutes {
     let clock: any BerthClock
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
-        router.get("/api/admin/manifest") { request, context in try await manifest(request, context) }
+        router.get("/api/admin/manifest", use: manifest)
     }
 
     func manifest(_ request: Request, _ context: AdminRequestContext) async throws -> Response {

@@ -9,34 +9,40 @@ struct OfferRoutes {
     let signAppleOffers: SignAppleOffers
 
     func register(on users: GuardedRoutes<AccountContext>) {
-        users.post("/api/offers/apple/promotional") { request, context in
-            let body = try await JSONCoding.decode(PromotionalOfferRequest.self, from: request)
-            let offer = try await signAppleOffers.promotional(
-                runtime: context.tenant,
-                userId: context.userId,
-                productId: try SubscriptionRoutes.text(body.productId, field: "productId"),
-                offerId: try SubscriptionRoutes.text(body.offerId, field: "offerId"),
-                applicationUsername: body.applicationUsername,
-                transactionId: body.transactionId
+        users.post("/api/offers/apple/promotional", use: postOffersApplePromotional)
+        users.post("/api/offers/apple/introductory-eligibility", use: postOffersAppleIntroductoryEligibility)
+    }
+
+    /// `POST /api/offers/apple/promotional`
+    func postOffersApplePromotional(_ request: Request, context: AccountContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(PromotionalOfferRequest.self, from: request)
+        let offer = try await signAppleOffers.promotional(
+            runtime: context.tenant,
+            userId: context.userId,
+            productId: try SubscriptionRoutes.text(body.productId, field: "productId"),
+            offerId: try SubscriptionRoutes.text(body.offerId, field: "offerId"),
+            applicationUsername: body.applicationUsername,
+            transactionId: body.transactionId
+        )
+        return try JSONCoding.response(PromotionalOfferDTO(offer))
+    }
+
+    /// `POST /api/offers/apple/introductory-eligibility`
+    func postOffersAppleIntroductoryEligibility(_ request: Request, context: AccountContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(IntroductoryEligibilityRequest.self, from: request)
+        let answer = try await signAppleOffers.introductoryEligibility(
+            runtime: context.tenant,
+            userId: context.userId,
+            productId: try SubscriptionRoutes.text(body.productId, field: "productId"),
+            transactionId: body.transactionId
+        )
+        return try JSONCoding.response(
+            IntroductoryEligibilityDTO(
+                productId: answer.productId,
+                allowIntroductoryOffer: answer.allowIntroductoryOffer,
+                compactJWS: answer.compactJWS
             )
-            return try JSONCoding.response(PromotionalOfferDTO(offer))
-        }
-        users.post("/api/offers/apple/introductory-eligibility") { request, context in
-            let body = try await JSONCoding.decode(IntroductoryEligibilityRequest.self, from: request)
-            let answer = try await signAppleOffers.introductoryEligibility(
-                runtime: context.tenant,
-                userId: context.userId,
-                productId: try SubscriptionRoutes.text(body.productId, field: "productId"),
-                transactionId: body.transactionId
-            )
-            return try JSONCoding.response(
-                IntroductoryEligibilityDTO(
-                    productId: answer.productId,
-                    allowIntroductoryOffer: answer.allowIntroductoryOffer,
-                    compactJWS: answer.compactJWS
-                )
-            )
-        }
+        )
     }
 }
 

@@ -13,61 +13,70 @@ struct OperationsRoutes {
     let metricsToken: Secret?
     let expectedMigrations: Set<String>
     let queueDepth = Refresh(every: .seconds(10))
+    /// The same document every time: encoded once (a liveness probe's answer is the HTTP stack's cost).
+    let health = try? JSONCoding.encoder.encode(HealthResponse())
 
     func register(on router: PublicRoutes) {
-        // The same document every time: encoded once (a liveness probe's answer is the HTTP stack's cost).
-        let health = try? JSONCoding.encoder.encode(HealthResponse())
-        router.get("/healthz") { _, _ in
-            guard let health else { return try JSONCoding.response(HealthResponse()) }
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/json; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: health))
-            )
-        }
+        router.get("/healthz", use: getHealthz)
         // A load balancer stops sending traffic while this answers 503.
-        router.get("/readyz") { _, context in
-            let applied: Set<String>
-            do {
-                applied = try await store.read { tx in try tx.schema.appliedMigrations() }
-            } catch {
-                context.logger.warning("not ready: the database does not answer: \(String(describing: type(of: error)))")
-                return try Self.unavailable(ReadinessResponse(status: "unavailable", database: "unreachable"))
-            }
-            let pending = expectedMigrations.subtracting(applied)
-            guard pending.isEmpty else {
-                context.logger.warning("not ready: migrations not applied: \(pending.sorted().joined(separator: ", "))")
-                return try Self.unavailable(ReadinessResponse(status: "unavailable", database: "reachable", migrations: "pending"))
-            }
-            return try JSONCoding.response(ReadinessResponse(status: "ready", database: "reachable", migrations: "applied"))
+        router.get("/readyz", use: getReadyz)
+        router.get("/metrics", use: getMetrics)
+    }
+
+    /// `GET /healthz`
+    func getHealthz(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        guard let health else { return try JSONCoding.response(HealthResponse()) }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: health))
+        )
+    }
+
+    /// `GET /readyz`
+    func getReadyz(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        let applied: Set<String>
+        do {
+            applied = try await store.read { tx in try tx.schema.appliedMigrations() }
+        } catch {
+            context.logger.warning("not ready: the database does not answer: \(String(describing: type(of: error)))")
+            return try Self.unavailable(ReadinessResponse(status: "unavailable", database: "unreachable"))
         }
-        router.get("/metrics") { request, context in
-            if let metricsToken {
-                let given = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" } ?? ""
-                guard Self.same(given, metricsToken.value) else {
-                    return APIError.unauthenticated("/metrics needs Authorization: Bearer <BERTH_METRICS_TOKEN>").response()
-                }
-            } else if !context.arrivedOnLoopback {
-                // Listening beyond this machine: the metrics (routes, volumes, outcomes) are not for anyone who asks.
-                return APIError(.forbidden, .forbidden, "/metrics answers off loopback only with BERTH_METRICS_TOKEN set").response()
-            } else if Self.forwarded(request) {
-                // On loopback, but from a proxy on this machine that forwards someone else's request (V12).
-                return APIError(.forbidden, .forbidden, "/metrics answers a request forwarded by a proxy only with BERTH_METRICS_TOKEN set")
-                    .response()
-            }
-            // The queue depth is counted at most every 10 s, however often /metrics is scraped.
-            if queueDepth.due(), let depth = try? await store.read({ tx in try tx.outbox.pendingCount() }) {
-                metrics.gauge("berth_webhook_queue_depth", [], Double(depth))
-            }
-            ProcessStats.read().record(in: metrics)
-            for (name, value) in store.engineGauges() where value.isFinite { metrics.gauge(name, [], value) }
-            metrics.gauge("berth_build_info", [("version", BuildInfo.version), ("commit", BuildInfo.commit)], 1)
-            return Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                body: .init(byteBuffer: ByteBuffer(string: metrics.render()))
-            )
+        let pending = expectedMigrations.subtracting(applied)
+        guard pending.isEmpty else {
+            context.logger.warning("not ready: migrations not applied: \(pending.sorted().joined(separator: ", "))")
+            return try Self.unavailable(ReadinessResponse(status: "unavailable", database: "reachable", migrations: "pending"))
         }
+        return try JSONCoding.response(ReadinessResponse(status: "ready", database: "reachable", migrations: "applied"))
+    }
+
+    /// `GET /metrics`
+    func getMetrics(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        if let metricsToken {
+            let given = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" } ?? ""
+            guard Self.same(given, metricsToken.value) else {
+                return APIError.unauthenticated("/metrics needs Authorization: Bearer <BERTH_METRICS_TOKEN>").response()
+            }
+        } else if !context.arrivedOnLoopback {
+            // Listening beyond this machine: the metrics (routes, volumes, outcomes) are not for anyone who asks.
+            return APIError(.forbidden, .forbidden, "/metrics answers off loopback only with BERTH_METRICS_TOKEN set").response()
+        } else if Self.forwarded(request) {
+            // On loopback, but from a proxy on this machine that forwards someone else's request (V12).
+            return APIError(.forbidden, .forbidden, "/metrics answers a request forwarded by a proxy only with BERTH_METRICS_TOKEN set")
+                .response()
+        }
+        // The queue depth is counted at most every 10 s, however often /metrics is scraped.
+        if queueDepth.due(), let depth = try? await store.read({ tx in try tx.outbox.pendingCount() }) {
+            metrics.gauge("berth_webhook_queue_depth", [], Double(depth))
+        }
+        ProcessStats.read().record(in: metrics)
+        for (name, value) in store.engineGauges() where value.isFinite { metrics.gauge(name, [], value) }
+        metrics.gauge("berth_build_info", [("version", BuildInfo.version), ("commit", BuildInfo.commit)], 1)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: metrics.render()))
+        )
     }
 
     /// Whether a proxy says it forwards the request for another client (`X-Forwarded-For`,

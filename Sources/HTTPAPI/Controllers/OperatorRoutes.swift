@@ -13,9 +13,9 @@ struct OperatorRoutes {
     let clock: any BerthClock
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
-        router.get("/api/admin/search") { request, context in try await search(request, context) }
-        router.get("/api/admin/customers/{userId}/timeline") { request, context in try await timeline(request, context) }
-        router.get("/api/admin/overview") { request, context in try await overview(request, context) }
+        router.get("/api/admin/search", use: search)
+        router.get("/api/admin/customers/{userId}/timeline", use: timeline)
+        router.get("/api/admin/overview", use: overview)
     }
 
     /// Hits at most, over every kind.

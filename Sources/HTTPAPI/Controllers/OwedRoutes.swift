@@ -10,8 +10,8 @@ struct OwedRoutes {
     let store: any Store
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
-        router.get("/api/admin/owed") { request, context in try await list(request, context) }
-        router.post("/api/admin/owed/{id}/resolve") { request, context in try await resolve(request, context) }
+        router.get("/api/admin/owed", use: list)
+        router.post("/api/admin/owed/{id}/resolve", use: resolve)
     }
 
     func list(_ request: Request, _ context: AdminRequestContext) async throws -> Response {

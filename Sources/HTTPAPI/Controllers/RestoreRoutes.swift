@@ -9,29 +9,32 @@ struct RestoreRoutes {
     let restorePurchases: RestorePurchases
 
     func register(on users: GuardedRoutes<UserContext>) {
-        users.post("/api/restore-purchases") { request, context in
-            let body = try await JSONCoding.decode(RestoreRequest.self, from: request)
-            let proof: RestorePurchases.Proof
-            if let jws = body.jwsRepresentation, !jws.isEmpty {
-                proof = .jws(jws)
-            } else if let id = body.transactionId, !id.isEmpty, id.utf8.count <= 64, id.utf8.allSatisfy({ (48...57).contains($0) }) {
-                proof = .owned(transactionId: id)
-            } else {
-                throw APIError(
-                    .badRequest,
-                    .missingField,
-                    "send jwsRepresentation (a transaction the device holds) or transactionId (one of the user's purchases)",
-                    field: "jwsRepresentation"
-                )
-            }
-            let items = try await restorePurchases(runtime: context.tenant, userId: context.userId, proof: proof)
-            return try JSONCoding.response(
-                RestoreResponse(
-                    restored: items.count { $0.outcome == "restored" },
-                    items: items.map { .init(transactionId: $0.transactionId, productId: $0.productId, outcome: $0.outcome) }
-                )
+        users.post("/api/restore-purchases", use: postRestorePurchases)
+    }
+
+    /// `POST /api/restore-purchases`
+    func postRestorePurchases(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(RestoreRequest.self, from: request)
+        let proof: RestorePurchases.Proof
+        if let jws = body.jwsRepresentation, !jws.isEmpty {
+            proof = .jws(jws)
+        } else if let id = body.transactionId, !id.isEmpty, id.utf8.count <= 64, id.utf8.allSatisfy({ (48...57).contains($0) }) {
+            proof = .owned(transactionId: id)
+        } else {
+            throw APIError(
+                .badRequest,
+                .missingField,
+                "send jwsRepresentation (a transaction the device holds) or transactionId (one of the user's purchases)",
+                field: "jwsRepresentation"
             )
         }
+        let items = try await restorePurchases(runtime: context.tenant, userId: context.userId, proof: proof)
+        return try JSONCoding.response(
+            RestoreResponse(
+                restored: items.count { $0.outcome == "restored" },
+                items: items.map { .init(transactionId: $0.transactionId, productId: $0.productId, outcome: $0.outcome) }
+            )
+        )
     }
 }
 

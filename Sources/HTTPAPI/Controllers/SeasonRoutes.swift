@@ -15,48 +15,63 @@ struct SeasonRoutes {
 
     func register(changing change: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>, admin: GuardedRoutes<AdminRequestContext>)
     {
-        change.post("/api/bookings/{id}/move") { request, context in
-            let body = try await JSONCoding.decode(MoveBookingRequest.self, from: request)
-            guard body.resourceId == nil else {
-                throw APIError(.forbidden, .forbidden, "only an operator moves a booking to another resource", field: "resourceId")
-            }
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-            let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: context.userId, actor: context.caller.actor))
-            return try MoveBookingResponse.response(moved)
+        change.post("/api/bookings/{id}/move", use: postBookingsMove)
+        read.get("/api/bookings/{id}/cancellation", use: getBookingsCancellation)
+        change.post("/api/bookings/{id}/cancel", use: postBookingsCancel)
+        admin.post("/api/admin/bookings/{id}/move", use: postAdminBookingsMove)
+        admin.post("/api/admin/resources/{id}/prices", use: postAdminResourcesPrices)
+    }
+
+    /// `POST /api/bookings/{id}/move`
+    func postBookingsMove(_ request: Request, context: BookingContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(MoveBookingRequest.self, from: request)
+        guard body.resourceId == nil else {
+            throw APIError(.forbidden, .forbidden, "only an operator moves a booking to another resource", field: "resourceId")
         }
-        read.get("/api/bookings/{id}/cancellation") { _, context in
-            try await Paging.userBooking(context, store: store, limiter: limiter) { id in
-                let (booking, quote) = try await cancel.quote(runtime: context.tenant, bookingId: id, userId: context.userId)
-                return try JSONCoding.response(CancellationQuoteResponse(booking: booking, quote: quote))
-            }
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: context.userId, actor: context.caller.actor))
+        return try MoveBookingResponse.response(moved)
+    }
+
+    /// `GET /api/bookings/{id}/cancellation`
+    func getBookingsCancellation(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        try await Paging.userBooking(context, store: store, limiter: limiter) { id in
+            let (booking, quote) = try await cancel.quote(runtime: context.tenant, bookingId: id, userId: context.userId)
+            return try JSONCoding.response(CancellationQuoteResponse(booking: booking, quote: quote))
         }
-        change.post("/api/bookings/{id}/cancel") { _, context in
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-            let done = try await cancel(runtime: context.tenant, bookingId: id, userId: context.userId, actor: context.caller.actor)
-            return try JSONCoding.response(
-                CancelBookingResponse(
-                    booking: BookingDTO(done.booking),
-                    cancellation: CancellationQuoteResponse(booking: done.booking, quote: done.quote),
-                    refund: done.refund.map { CancelBookingResponse.Refund(id: $0.id, amountMinor: $0.amountMinor, status: $0.status.rawValue) }
-                )
+    }
+
+    /// `POST /api/bookings/{id}/cancel`
+    func postBookingsCancel(_ request: Request, context: BookingContext) async throws -> some ResponseGenerator {
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let done = try await cancel(runtime: context.tenant, bookingId: id, userId: context.userId, actor: context.caller.actor)
+        return try JSONCoding.response(
+            CancelBookingResponse(
+                booking: BookingDTO(done.booking),
+                cancellation: CancellationQuoteResponse(booking: done.booking, quote: done.quote),
+                refund: done.refund.map { CancelBookingResponse.Refund(id: $0.id, amountMinor: $0.amountMinor, status: $0.status.rawValue) }
             )
+        )
+    }
+
+    /// `POST /api/admin/bookings/{id}/move`
+    func postAdminBookingsMove(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(MoveBookingRequest.self, from: request)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: nil, actor: context.actor))
+        return try MoveBookingResponse.response(moved)
+    }
+
+    /// `POST /api/admin/resources/{id}/prices`
+    func postAdminResourcesPrices(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let rule = try await JSONCoding.decode(PriceRuleRequest.self, from: request).rule
+        guard let id = context.parameters.get("id") else { throw APIError(.notFound, .resourceNotFound, "name a resource", field: "id") }
+        let saved = try await inventory.update(runtime: context.tenant, id: id, actor: context.actor) { resource in
+            var priced = resource
+            priced.prices = (resource.prices ?? []) + [rule]
+            return priced
         }
-        admin.post("/api/admin/bookings/{id}/move") { request, context in
-            let body = try await JSONCoding.decode(MoveBookingRequest.self, from: request)
-            let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-            let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: nil, actor: context.actor))
-            return try MoveBookingResponse.response(moved)
-        }
-        admin.post("/api/admin/resources/{id}/prices") { request, context in
-            let rule = try await JSONCoding.decode(PriceRuleRequest.self, from: request).rule
-            guard let id = context.parameters.get("id") else { throw APIError(.notFound, .resourceNotFound, "name a resource", field: "id") }
-            let saved = try await inventory.update(runtime: context.tenant, id: id, actor: context.actor) { resource in
-                var priced = resource
-                priced.prices = (resource.prices ?? []) + [rule]
-                return priced
-            }
-            return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)), status: .created)
-        }
+        return try JSONCoding.response(InventoryItemResponse(resource: InventoryItemDTO(saved)), status: .created)
     }
 }
 

@@ -33,229 +33,271 @@ struct SubscriptionRoutes {
     }
 
     func register(_ routes: Groups) {
-        routes.reads.get("/api/entitlements") { _, context in
-            let answer = try await UserEntitlements(store: store, clock: clock)(
-                runtime: context.tenant,
-                userId: context.userId,
-                claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
-            )
-            let now = clock.now()
-            let subscriptions = answer.subscriptions.map { listed in
-                let s = listed.subscription
-                return EntitlementsResponse.Item(
-                    entitlement: s.entitlement,
-                    productId: s.productId,
-                    expiresAt: s.accessUntil(at: now).map(APITime.init),
-                    state: s.state(at: now).rawValue,
-                    autoRenew: s.autoRenew,
-                    environment: s.environment,
-                    originalTransactionId: s.originalTransactionId,
-                    inUse: listed.inUse,
-                    source: s.grantSource.rawValue,
-                    eligibleWinBackOfferIds: s.eligibleWinBackOfferIds.isEmpty ? nil : s.eligibleWinBackOfferIds,
-                    familyShared: s.familyShared ? true : nil
-                )
-            }
-            let unlocks = answer.entitlements.flatMap(\.grants).filter { $0.source == .unlock }.map { grant in
-                // These items share the subscriptions' states: an ended (refunded) grant is `revoked`.
-                let status = grant.status(at: now)
-                let state = status == .ended ? "revoked" : status.rawValue
-                return EntitlementsResponse.Item(
-                    entitlement: grant.entitlement,
-                    productId: grant.productId ?? "",
-                    expiresAt: grant.until.map(APITime.init),
-                    state: state,
-                    autoRenew: nil,
-                    environment: grant.environment ?? "",
-                    originalTransactionId: grant.reference,
-                    inUse: true,
-                    source: grant.source.rawValue
-                )
-            }
-            return try JSONCoding.response(
-                EntitlementsResponse(
-                    isPremium: answer.isPremium,
-                    entitlements: subscriptions + unlocks,
-                    byEntitlement: answer.entitlements.map { HeldEntitlementDTO($0, now: now) },
-                    membership: answer.membership.map(MembershipDTO.init)
-                )
-            )
-        }
-        routes.reads.get("/api/subscriptions") { request, context in
-            let (page, number, perPage) = try Self.page(request)
-            let (items, total) = try await subscriptionQueries.list(runtime: context.tenant, userId: context.userId, page: page)
-            let now = clock.now()
-            return try JSONCoding.response(
-                SubscriptionPage(
-                    total: total,
-                    page: number,
-                    limit: perPage,
-                    data: items.map { SubscriptionDTO($0.subscription, inUse: $0.inUse, now: now) }
-                )
-            )
-        }
+        routes.reads.get("/api/entitlements", use: getEntitlements)
+        routes.reads.get("/api/subscriptions", use: getSubscriptions)
         // A user sees only their own subscription; an admin key any of the app's.
-        routes.view.get("/api/subscriptions/{id}") { _, context in
-            let listed = try await subscriptionQueries.subscription(
-                runtime: context.tenant,
-                originalTransactionId: try Self.id(context),
-                userId: context.caller.userId
-            )
-            return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
-        }
-        routes.view.patch("/api/subscriptions/{id}") { _, context in
-            let listed = try await refreshSubscription(
-                runtime: context.tenant,
-                originalTransactionId: try Self.id(context),
-                userId: context.caller.userId,
-                actor: context.caller.actor
-            )
-            return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
-        }
-        routes.link.post("/api/subscriptions/link") { request, context in
-            let body = try await JSONCoding.decode(LinkRequest.self, from: request)
-            let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await authorizeLink(
-                Self.authority(context, proof: body.proof(for: id)),
-                runtime: context.tenant,
-                userId: context.userId,
-                originalTransactionId: id
-            )
-            let membership = try await linkSubscription(
-                runtime: context.tenant,
-                userId: context.userId,
-                originalTransactionId: id,
-                force: body.force ?? false,
-                actor: context.caller.actor
-            )
-            // Apple's later transactions and notifications of it will name the owner.
-            if context.tenant.serverAPI != nil,
-                let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId)
-            {
-                await SetAppAccountToken(logger: logger).afterAttribution(
-                    runtime: context.tenant,
-                    store: linked.subscription.store,
-                    originalTransactionId: id,
-                    environment: linked.subscription.environment,
-                    owner: context.userId
-                )
-            }
-            return try JSONCoding.response(MembershipDTO(membership))
-        }
-        routes.link.post("/api/subscriptions/unlink") { request, context in
-            let body = try await JSONCoding.decode(UnlinkRequest.self, from: request)
-            let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
-            try await authorizeLink(
-                Self.authority(context, proof: body.proof(for: id)),
-                runtime: context.tenant,
-                userId: context.userId,
-                originalTransactionId: id
-            )
-            try await unlinkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
-            return Response(status: .noContent)
-        }
+        routes.view.get("/api/subscriptions/{id}", use: getSubscriptionsById)
+        routes.view.patch("/api/subscriptions/{id}", use: patchSubscriptions)
+        routes.link.post("/api/subscriptions/link", use: postSubscriptionsLink)
+        routes.link.post("/api/subscriptions/unlink", use: postSubscriptionsUnlink)
         // The app's backend (server key) or an operator (admin key) records memberships paid elsewhere.
-        routes.backend.put("/api/admin/memberships/{userId}") { request, context in
-            let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
-            let body = try await JSONCoding.decode(MembershipRequest.self, from: request)
-            let membership = try await recordMembership(
-                runtime: context.tenant,
-                userId: userId,
-                payMethod: body.payMethod,
-                tier: body.tier,
-                cycle: body.cycle,
-                expiresAt: body.expiresAt.date,
-                autoRenew: body.autoRenew ?? false,
-                actor: context.caller.actor
-            )
-            return try JSONCoding.response(MembershipDTO(membership))
-        }
-        routes.backend.get("/api/admin/memberships/{userId}") { _, context in
-            let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
-            guard let membership = try await subscriptionQueries.membership(runtime: context.tenant, userId: userId) else {
-                throw APIError(.notFound, .notFound, "the account has no membership", field: "userId")
-            }
-            return try JSONCoding.response(MembershipDTO(membership))
-        }
-        routes.admin.get("/api/admin/subscriptions") { request, context in
-            let page = try Paging.page(request)
-            let userId = request.uri.queryParameters["userId"].map(String.init)
-            let tenantId = context.tenant.id
-            let result = try await store.read { try $0.subscriptions.subscriptions(tenantId: tenantId, userId: userId, page: page) }
-            let now = clock.now()
-            return try JSONCoding.response(
-                ListResponse(
-                    items: result.items.map { SubscriptionDTO($0, inUse: false, now: now) },
-                    total: result.total,
-                    limit: page.limit,
-                    offset: page.offset
-                )
-            )
-        }
+        routes.backend.put("/api/admin/memberships/{userId}", use: putAdminMemberships)
+        routes.backend.get("/api/admin/memberships/{userId}", use: getAdminMemberships)
+        routes.admin.get("/api/admin/subscriptions", use: getAdminSubscriptions)
         // Renewal-date extensions (outage compensation) through the App Store Server API.
-        routes.admin.post("/api/admin/subscriptions/{id}/extend") { request, context in
-            let body = try await JSONCoding.decode(ExtendRequest.self, from: request)
-            let extended = try await extendRenewalDates.extend(
+        routes.admin.post("/api/admin/subscriptions/{id}/extend", use: postAdminSubscriptionsExtend)
+        routes.admin.post("/api/admin/subscriptions/extend-all", use: postAdminSubscriptionsExtendAll)
+        routes.admin.get("/api/admin/subscriptions/extend-all/{product}/{request}", use: getAdminSubscriptionsExtendAll)
+        routes.admin.get("/api/admin/subscriptions/cheats", use: getAdminSubscriptionsCheats)
+        routes.admin.get("/api/admin/subscriptions/unlinks", use: getAdminSubscriptionsUnlinks)
+    }
+
+    /// `GET /api/entitlements`
+    func getEntitlements(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let answer = try await UserEntitlements(store: store, clock: clock)(
+            runtime: context.tenant,
+            userId: context.userId,
+            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+        )
+        let now = clock.now()
+        let subscriptions = answer.subscriptions.map { listed in
+            let s = listed.subscription
+            return EntitlementsResponse.Item(
+                entitlement: s.entitlement,
+                productId: s.productId,
+                expiresAt: s.accessUntil(at: now).map(APITime.init),
+                state: s.state(at: now).rawValue,
+                autoRenew: s.autoRenew,
+                environment: s.environment,
+                originalTransactionId: s.originalTransactionId,
+                inUse: listed.inUse,
+                source: s.grantSource.rawValue,
+                eligibleWinBackOfferIds: s.eligibleWinBackOfferIds.isEmpty ? nil : s.eligibleWinBackOfferIds,
+                familyShared: s.familyShared ? true : nil
+            )
+        }
+        let unlocks = answer.entitlements.flatMap(\.grants).filter { $0.source == .unlock }.map { grant in
+            // These items share the subscriptions' states: an ended (refunded) grant is `revoked`.
+            let status = grant.status(at: now)
+            let state = status == .ended ? "revoked" : status.rawValue
+            return EntitlementsResponse.Item(
+                entitlement: grant.entitlement,
+                productId: grant.productId ?? "",
+                expiresAt: grant.until.map(APITime.init),
+                state: state,
+                autoRenew: nil,
+                environment: grant.environment ?? "",
+                originalTransactionId: grant.reference,
+                inUse: true,
+                source: grant.source.rawValue
+            )
+        }
+        return try JSONCoding.response(
+            EntitlementsResponse(
+                isPremium: answer.isPremium,
+                entitlements: subscriptions + unlocks,
+                byEntitlement: answer.entitlements.map { HeldEntitlementDTO($0, now: now) },
+                membership: answer.membership.map(MembershipDTO.init)
+            )
+        )
+    }
+
+    /// `GET /api/subscriptions`
+    func getSubscriptions(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let (page, number, perPage) = try Self.page(request)
+        let (items, total) = try await subscriptionQueries.list(runtime: context.tenant, userId: context.userId, page: page)
+        let now = clock.now()
+        return try JSONCoding.response(
+            SubscriptionPage(
+                total: total,
+                page: number,
+                limit: perPage,
+                data: items.map { SubscriptionDTO($0.subscription, inUse: $0.inUse, now: now) }
+            )
+        )
+    }
+
+    /// `GET /api/subscriptions/{id}`
+    func getSubscriptionsById(_ request: Request, context: SubscriptionViewContext) async throws -> some ResponseGenerator {
+        let listed = try await subscriptionQueries.subscription(
+            runtime: context.tenant,
+            originalTransactionId: try Self.id(context),
+            userId: context.caller.userId
+        )
+        return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
+    }
+
+    /// `PATCH /api/subscriptions/{id}`
+    func patchSubscriptions(_ request: Request, context: SubscriptionViewContext) async throws -> some ResponseGenerator {
+        let listed = try await refreshSubscription(
+            runtime: context.tenant,
+            originalTransactionId: try Self.id(context),
+            userId: context.caller.userId,
+            actor: context.caller.actor
+        )
+        return try JSONCoding.response(SubscriptionDTO(listed.subscription, inUse: listed.inUse, now: clock.now()))
+    }
+
+    /// `POST /api/subscriptions/link`
+    func postSubscriptionsLink(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(LinkRequest.self, from: request)
+        let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
+        try await authorizeLink(
+            Self.authority(context, proof: body.proof(for: id)),
+            runtime: context.tenant,
+            userId: context.userId,
+            originalTransactionId: id
+        )
+        let membership = try await linkSubscription(
+            runtime: context.tenant,
+            userId: context.userId,
+            originalTransactionId: id,
+            force: body.force ?? false,
+            actor: context.caller.actor
+        )
+        // Apple's later transactions and notifications of it will name the owner.
+        if context.tenant.serverAPI != nil,
+            let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId)
+        {
+            await SetAppAccountToken(logger: logger).afterAttribution(
                 runtime: context.tenant,
-                originalTransactionId: try Self.id(context),
-                days: body.days,
-                reasonCode: body.reasonCode ?? 3,
-                actor: context.actor
-            )
-            return try JSONCoding.response(SubscriptionDTO(extended, inUse: false, now: clock.now()))
-        }
-        routes.admin.post("/api/admin/subscriptions/extend-all") { request, context in
-            let body = try await JSONCoding.decode(ExtendAllRequest.self, from: request)
-            let environment = body.environment ?? context.tenant.tenant.apple.environments.first ?? "Production"
-            let identifier = try await extendRenewalDates.extendAll(
-                runtime: context.tenant,
-                productId: try Self.text(body.productId, field: "productId"),
-                days: body.days,
-                reasonCode: body.reasonCode ?? 3,
-                storefronts: body.storefronts,
-                environment: environment,
-                actor: context.actor
-            )
-            return try JSONCoding.response(
-                ExtendAllDTO(requestIdentifier: identifier, productId: body.productId, environment: environment),
-                status: .accepted
+                store: linked.subscription.store,
+                originalTransactionId: id,
+                environment: linked.subscription.environment,
+                owner: context.userId
             )
         }
-        routes.admin.get("/api/admin/subscriptions/extend-all/{product}/{request}") { request, context in
-            let environment =
-                request.uri.queryParameters["environment"].map(String.init) ?? context.tenant.tenant.apple.environments.first ?? "Production"
-            let status = try await extendRenewalDates.status(
-                runtime: context.tenant,
-                productId: try Self.text(context.parameters.get("product") ?? "", field: "productId"),
-                requestIdentifier: try Self.text(context.parameters.get("request") ?? "", field: "requestIdentifier"),
-                environment: environment
-            )
-            return try JSONCoding.response(
-                ExtendAllStatusDTO(
-                    requestIdentifier: status.requestIdentifier,
-                    complete: status.complete ?? false,
-                    completeDate: status.completeDate.map { APITime(Date(timeIntervalSince1970: Double($0) / 1000)) },
-                    succeededCount: status.succeededCount ?? 0,
-                    failedCount: status.failedCount ?? 0
-                )
-            )
+        return try JSONCoding.response(MembershipDTO(membership))
+    }
+
+    /// `POST /api/subscriptions/unlink`
+    func postSubscriptionsUnlink(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(UnlinkRequest.self, from: request)
+        let id = try Self.text(body.originalTransactionId, field: "originalTransactionId")
+        try await authorizeLink(
+            Self.authority(context, proof: body.proof(for: id)),
+            runtime: context.tenant,
+            userId: context.userId,
+            originalTransactionId: id
+        )
+        try await unlinkSubscription(runtime: context.tenant, userId: context.userId, originalTransactionId: id, actor: context.caller.actor)
+        return Response(status: .noContent)
+    }
+
+    /// `PUT /api/admin/memberships/{userId}`
+    func putAdminMemberships(_ request: Request, context: BackendContext) async throws -> some ResponseGenerator {
+        let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
+        let body = try await JSONCoding.decode(MembershipRequest.self, from: request)
+        let membership = try await recordMembership(
+            runtime: context.tenant,
+            userId: userId,
+            payMethod: body.payMethod,
+            tier: body.tier,
+            cycle: body.cycle,
+            expiresAt: body.expiresAt.date,
+            autoRenew: body.autoRenew ?? false,
+            actor: context.caller.actor
+        )
+        return try JSONCoding.response(MembershipDTO(membership))
+    }
+
+    /// `GET /api/admin/memberships/{userId}`
+    func getAdminMemberships(_ request: Request, context: BackendContext) async throws -> some ResponseGenerator {
+        let userId = try Self.text(context.parameters.get("userId") ?? "", field: "userId")
+        guard let membership = try await subscriptionQueries.membership(runtime: context.tenant, userId: userId) else {
+            throw APIError(.notFound, .notFound, "the account has no membership", field: "userId")
         }
-        routes.admin.get("/api/admin/subscriptions/cheats") { request, context in
-            let page = try Paging.page(request)
-            let tenantId = context.tenant.id
-            let result = try await store.read { try $0.subscriptions.cheats(tenantId: tenantId, page: page) }
-            return try JSONCoding.response(
-                ListResponse(items: result.items.map(CheatDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        return try JSONCoding.response(MembershipDTO(membership))
+    }
+
+    /// `GET /api/admin/subscriptions`
+    func getAdminSubscriptions(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let page = try Paging.page(request)
+        let userId = request.uri.queryParameters["userId"].map(String.init)
+        let tenantId = context.tenant.id
+        let result = try await store.read { try $0.subscriptions.subscriptions(tenantId: tenantId, userId: userId, page: page) }
+        let now = clock.now()
+        return try JSONCoding.response(
+            ListResponse(
+                items: result.items.map { SubscriptionDTO($0, inUse: false, now: now) },
+                total: result.total,
+                limit: page.limit,
+                offset: page.offset
             )
-        }
-        routes.admin.get("/api/admin/subscriptions/unlinks") { request, context in
-            let page = try Paging.page(request)
-            let tenantId = context.tenant.id
-            let result = try await store.read { try $0.subscriptions.unlinks(tenantId: tenantId, page: page) }
-            return try JSONCoding.response(
-                ListResponse(items: result.items.map(UnlinkDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        )
+    }
+
+    /// `POST /api/admin/subscriptions/{id}/extend`
+    func postAdminSubscriptionsExtend(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(ExtendRequest.self, from: request)
+        let extended = try await extendRenewalDates.extend(
+            runtime: context.tenant,
+            originalTransactionId: try Self.id(context),
+            days: body.days,
+            reasonCode: body.reasonCode ?? 3,
+            actor: context.actor
+        )
+        return try JSONCoding.response(SubscriptionDTO(extended, inUse: false, now: clock.now()))
+    }
+
+    /// `POST /api/admin/subscriptions/extend-all`
+    func postAdminSubscriptionsExtendAll(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let body = try await JSONCoding.decode(ExtendAllRequest.self, from: request)
+        let environment = body.environment ?? context.tenant.tenant.apple.environments.first ?? "Production"
+        let identifier = try await extendRenewalDates.extendAll(
+            runtime: context.tenant,
+            productId: try Self.text(body.productId, field: "productId"),
+            days: body.days,
+            reasonCode: body.reasonCode ?? 3,
+            storefronts: body.storefronts,
+            environment: environment,
+            actor: context.actor
+        )
+        return try JSONCoding.response(
+            ExtendAllDTO(requestIdentifier: identifier, productId: body.productId, environment: environment),
+            status: .accepted
+        )
+    }
+
+    /// `GET /api/admin/subscriptions/extend-all/{product}/{request}`
+    func getAdminSubscriptionsExtendAll(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let environment =
+            request.uri.queryParameters["environment"].map(String.init) ?? context.tenant.tenant.apple.environments.first ?? "Production"
+        let status = try await extendRenewalDates.status(
+            runtime: context.tenant,
+            productId: try Self.text(context.parameters.get("product") ?? "", field: "productId"),
+            requestIdentifier: try Self.text(context.parameters.get("request") ?? "", field: "requestIdentifier"),
+            environment: environment
+        )
+        return try JSONCoding.response(
+            ExtendAllStatusDTO(
+                requestIdentifier: status.requestIdentifier,
+                complete: status.complete ?? false,
+                completeDate: status.completeDate.map { APITime(Date(timeIntervalSince1970: Double($0) / 1000)) },
+                succeededCount: status.succeededCount ?? 0,
+                failedCount: status.failedCount ?? 0
             )
-        }
+        )
+    }
+
+    /// `GET /api/admin/subscriptions/cheats`
+    func getAdminSubscriptionsCheats(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let page = try Paging.page(request)
+        let tenantId = context.tenant.id
+        let result = try await store.read { try $0.subscriptions.cheats(tenantId: tenantId, page: page) }
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map(CheatDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        )
+    }
+
+    /// `GET /api/admin/subscriptions/unlinks`
+    func getAdminSubscriptionsUnlinks(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
+        let page = try Paging.page(request)
+        let tenantId = context.tenant.id
+        let result = try await store.read { try $0.subscriptions.unlinks(tenantId: tenantId, page: page) }
+        return try JSONCoding.response(
+            ListResponse(items: result.items.map(UnlinkDTO.init), total: result.total, limit: page.limit, offset: page.offset)
+        )
     }
 
     /// Server keys holding the subscriptions scope link by id; everyone else proves.

@@ -9,7 +9,7 @@ struct VerifyPurchaseRoutes {
     let clock: any BerthClock
 
     func register(on routes: GuardedRoutes<UserContext>) {
-        routes.post("/api/verify-purchase") { request, context in try await verify(request, context) }
+        routes.post("/api/verify-purchase", use: verify)
     }
 
     var metrics: BerthMetrics?

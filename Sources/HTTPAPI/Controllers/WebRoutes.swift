@@ -11,26 +11,50 @@ struct WebRoutes {
     let assets: WebAssets
 
     func register(on router: PublicRoutes) {
-        router.get("/") { _, _ in
-            Response(status: .found, headers: [.location: "/admin", .cacheControl: "no-store"])
-        }
-        router.get("/admin") { _, _ in assets.page("admin.html", type: "text/html; charset=utf-8") }
-        router.get("/admin/admin.js") { _, _ in assets.page("admin.js", type: "text/javascript; charset=utf-8") }
-        router.get("/admin/admin.css") { _, _ in assets.page("admin.css", type: "text/css; charset=utf-8") }
-        router.get("/openapi.yaml") { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: "no-cache"],
-                body: .init(byteBuffer: assets.openAPIBytes)
-            )
-        }
-        router.get("/docs") { _, _ in
-            Response(
-                status: .ok,
-                headers: WebAssets.pageHeaders(type: "text/html; charset=utf-8"),
-                body: .init(byteBuffer: assets.docsBytes)
-            )
-        }
+        router.get("/", use: get)
+        router.get("/admin", use: getAdmin)
+        router.get("/admin/admin.js", use: getAdminAdminJs)
+        router.get("/admin/admin.css", use: getAdminAdminCss)
+        router.get("/openapi.yaml", use: getOpenapiYaml)
+        router.get("/docs", use: getDocs)
+    }
+
+    /// `GET /`
+    func get(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        Response(status: .found, headers: [.location: "/admin", .cacheControl: "no-store"])
+    }
+
+    /// `GET /admin`
+    func getAdmin(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        assets.page("admin.html", type: "text/html; charset=utf-8")
+    }
+
+    /// `GET /admin/admin.js`
+    func getAdminAdminJs(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        assets.page("admin.js", type: "text/javascript; charset=utf-8")
+    }
+
+    /// `GET /admin/admin.css`
+    func getAdminAdminCss(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        assets.page("admin.css", type: "text/css; charset=utf-8")
+    }
+
+    /// `GET /openapi.yaml`
+    func getOpenapiYaml(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        Response(
+            status: .ok,
+            headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: "no-cache"],
+            body: .init(byteBuffer: assets.openAPIBytes)
+        )
+    }
+
+    /// `GET /docs`
+    func getDocs(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        Response(
+            status: .ok,
+            headers: WebAssets.pageHeaders(type: "text/html; charset=utf-8"),
+            body: .init(byteBuffer: assets.docsBytes)
+        )
     }
 }
 

@@ -127,23 +127,26 @@ struct AnswerSigningRoutes {
     let tenants: TenantRegistry
 
     func register(on routes: PublicRoutes) {
-        routes.get("/api/answer-signing/{tenant}") { _, context in
-            guard let id = context.parameters.get("tenant"), let runtime = tenants.tenant(id: id), let signer = runtime.answerSigner else {
-                throw APIError(.notFound, .notFound, "this app does not sign its answers (answerSigning is not configured)")
-            }
-            let (x, y) = signer.publicKeyCoordinates
-            return try JSONCoding.response(
-                AnswerSigningKey(
-                    tenant: runtime.id,
-                    format: AnswerSigner.format,
-                    keyId: signer.keyId,
-                    algorithm: "ES256",
-                    publicKeySPKI: signer.publicKeySPKI,
-                    publicKeyPEM: signer.publicKeyPEM,
-                    jwk: .init(kty: "EC", crv: "P-256", x: x, y: y, kid: signer.keyId, alg: "ES256", use: "sig")
-                )
-            )
+        routes.get("/api/answer-signing/{tenant}", use: getAnswerSigning)
+    }
+
+    /// `GET /api/answer-signing/{tenant}`
+    func getAnswerSigning(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
+        guard let id = context.parameters.get("tenant"), let runtime = tenants.tenant(id: id), let signer = runtime.answerSigner else {
+            throw APIError(.notFound, .notFound, "this app does not sign its answers (answerSigning is not configured)")
         }
+        let (x, y) = signer.publicKeyCoordinates
+        return try JSONCoding.response(
+            AnswerSigningKey(
+                tenant: runtime.id,
+                format: AnswerSigner.format,
+                keyId: signer.keyId,
+                algorithm: "ES256",
+                publicKeySPKI: signer.publicKeySPKI,
+                publicKeyPEM: signer.publicKeyPEM,
+                jwk: .init(kty: "EC", crv: "P-256", x: x, y: y, kid: signer.keyId, alg: "ES256", use: "sig")
+            )
+        )
     }
 }
 
