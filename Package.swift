@@ -346,7 +346,7 @@ let package = Package(
         // The shipped use cases' units of work, on every backend.
         .testTarget(
             name: "UseCasesTests",
-            dependencies: ["UseCases", "Domain", "SQLStore", "StoreTesting", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "HTTPAPITests",
