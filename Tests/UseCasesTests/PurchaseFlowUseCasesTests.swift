@@ -35,7 +35,9 @@ enum PurchaseFixture {
              "credits": {"types": ["c"]},
              "products": [
                {"id": "rental.day", "kind": "booking", "type": "Consumable", "title": "Rental"},
-               {"id": "pack10", "kind": "credits", "type": "Consumable", "title": "Ten", "credits": 10, "priceMinor": 99}
+               {"id": "pack10", "kind": "credits", "type": "Consumable", "title": "Ten", "credits": 10, "priceMinor": 99},
+               {"id": "premium.monthly", "kind": "subscription", "type": "Auto-Renewable Subscription", "title": "Premium",
+                "entitlement": "premium", "tier": "standard", "cycle": "month"}
              ],
              "resources": [{"id": "boat", "kind": "rental", "name": "Gozzo", "pricePerDayMinor": 5000, "units": 2}],
              "bookingRules": {"rentalPriceBands": [{"maxPriceMinor": 1000000, "productId": "rental.day"}], "experienceProducts": {}}}
@@ -264,6 +266,125 @@ struct PurchaseFlowUseCasesTests {
             services.clock.advance(60)
             _ = try await services.notifications(signedPayload: refund, runtime: runtime)
             #expect(try await balance() == 0, "the refunded pack's credits are taken back")
+        }
+    }
+
+    @Test(
+        "a paid transaction naming a booking that is not there is kept unapplied, counted once per retry; an operator applies it to the right booking",
+        arguments: StoreBackend.available
+    )
+    func unappliedThenApplied(backend: StoreBackend) async throws {
+        let runtime = try await PurchaseFixture.runtime()
+        try await backend.run { store in
+            let services = PurchaseFixture.Services(store)
+            let right = try await services.book(runtime, user: "ana", day: 13)
+            let jws = try PurchaseFixture.signing.ca.signTransaction(PurchaseFixture.transaction("rental.day", id: "2000000000000107"))
+            var kept: UnappliedPayment?
+            for _ in 0..<2 {
+                do {
+                    _ = try await services.pay(runtime, user: "ana", booking: 424_242, jws: jws)
+                    Issue.record("a payment for a booking that is not there was applied")
+                } catch let error as DomainError {
+                    #expect(error.code == .bookingNotFound)
+                    kept = error.unappliedPayment
+                }
+            }
+            let payment = try #require(kept)
+            #expect(payment.status == .open && payment.attempts == 2, "one row for the transaction, the retry counted")
+            let resolve = ResolveUnappliedPayment(store: store, verifyPurchase: services.verify, clock: services.clock)
+            let (applied, result) = try await resolve.apply(payment.id, runtime: runtime, actor: .admin(keyId: 1), userId: nil, bookingId: right.id)
+            #expect(PurchaseFixture.outcome(result.outcome) == "applied")
+            #expect(applied.status == .applied)
+            #expect(try await services.booking(right.id)?.status == .confirmed)
+            let again = await SeasonFixture.refusal {
+                _ = try await resolve.markForRefund(payment.id, runtime: runtime, actor: .admin(keyId: 1), note: "late")
+            }
+            #expect(again != nil, "an applied payment is not marked for refund")
+        }
+    }
+
+    @Test("an unapplied payment the operator sends back is marked for refund with its note, and is no longer open", arguments: StoreBackend.available)
+    func unappliedRefund(backend: StoreBackend) async throws {
+        let runtime = try await PurchaseFixture.runtime()
+        try await backend.run { store in
+            let services = PurchaseFixture.Services(store)
+            let jws = try PurchaseFixture.signing.ca.signTransaction(PurchaseFixture.transaction("rental.day", id: "2000000000000108"))
+            var kept: UnappliedPayment?
+            do {
+                _ = try await services.pay(runtime, user: "ana", booking: 515_151, jws: jws)
+            } catch let error as DomainError {
+                kept = error.unappliedPayment
+            }
+            let payment = try #require(kept)
+            let resolve = ResolveUnappliedPayment(store: store, verifyPurchase: services.verify, clock: services.clock)
+            let marked = try await resolve.markForRefund(payment.id, runtime: runtime, actor: .admin(keyId: 1), note: "customer left")
+            #expect(marked.status == .refundRequested && marked.note == "customer left")
+            let open = try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .open, page: Page()) }
+            #expect(open.total == 0)
+        }
+    }
+
+    @Test(
+        "a subscription gives premium until it expires; Apple's DID_RENEW carries it into the next month; its REFUND ends it",
+        arguments: StoreBackend.available
+    )
+    func subscriptionLifecycle(backend: StoreBackend) async throws {
+        let runtime = try await PurchaseFixture.runtime()
+        try await backend.run { store in
+            let services = PurchaseFixture.Services(store)
+            let month: TimeInterval = 30 * 86_400
+            let first = TransactionPayload.testPurchase(
+                bundleId: PurchaseFixture.bundleId,
+                productId: "premium.monthly",
+                transactionId: "2000000000000301",
+                type: .autoRenewableSubscription,
+                purchaseDate: PurchaseFixture.now,
+                expiresDate: PurchaseFixture.now.addingTimeInterval(month)
+            )
+            let bought = try await services.pay(
+                runtime,
+                user: "ana",
+                booking: nil,
+                jws: try PurchaseFixture.signing.ca.signTransaction(first),
+                product: "premium.monthly"
+            )
+            #expect(PurchaseFixture.outcome(bought.outcome) == "applied")
+            let entitlements = UserEntitlements(store: store, clock: services.clock)
+            #expect(try await entitlements(runtime: runtime, userId: "ana").isPremium)
+            #expect(try await !entitlements(runtime: runtime, userId: "bea").isPremium, "another user holds nothing")
+            // The month passes without a renewal: premium ends.
+            services.clock.advance(month + 60)
+            #expect(try await !entitlements(runtime: runtime, userId: "ana").isPremium)
+            // Apple renews it (a new transaction of the same original): premium again until the next expiry.
+            var renewal = TransactionPayload.testPurchase(
+                bundleId: PurchaseFixture.bundleId,
+                productId: "premium.monthly",
+                transactionId: "2000000000000302",
+                originalTransactionId: "2000000000000301",
+                type: .autoRenewableSubscription,
+                purchaseDate: PurchaseFixture.now.addingTimeInterval(month),
+                expiresDate: PurchaseFixture.now.addingTimeInterval(2 * month)
+            )
+            let renewed = try PurchaseFixture.signing.ca.signNotification(
+                type: .didRenew,
+                bundleId: PurchaseFixture.bundleId,
+                transaction: renewal,
+                signedDate: PurchaseFixture.now.addingTimeInterval(month + 60)
+            )
+            _ = try await services.notifications(signedPayload: renewed, runtime: runtime)
+            #expect(try await entitlements(runtime: runtime, userId: "ana").isPremium, "renewed by Apple's notification")
+            // Refunded: premium ends at once, before its expiry.
+            renewal.revocationDate = AppleTimestamp(PurchaseFixture.now.addingTimeInterval(month + 120))
+            renewal.revocationReason = .other
+            services.clock.advance(120)
+            let refunded = try PurchaseFixture.signing.ca.signNotification(
+                type: .refund,
+                bundleId: PurchaseFixture.bundleId,
+                transaction: renewal,
+                signedDate: PurchaseFixture.now.addingTimeInterval(month + 180)
+            )
+            _ = try await services.notifications(signedPayload: refunded, runtime: runtime)
+            #expect(try await !entitlements(runtime: runtime, userId: "ana").isPremium, "a refunded subscription gives nothing")
         }
     }
 }
