@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import sys
+import threading
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bookings (
@@ -62,7 +63,7 @@ class Peer:
         self.verifier = SignedDataVerifier([root], False, Environment.SANDBOX, os.environ["PEER_BUNDLE_ID"])
         self.key = os.environ["PEER_KEY"].encode()
         self.database = os.environ["PEER_DATABASE"]
-        self.db = None  # one connection per worker, opened after the fork
+        self.local = threading.local()  # one connection per worker thread, opened after the fork
 
     def answer(self, start_response, status, body):
         data = json.dumps(body).encode()
@@ -88,9 +89,9 @@ class Peer:
             return self.answer(start_response, "422 Unprocessable Entity", {"error": "invalid_transaction", "reason": str(error)})
         if transaction.productId != product:
             return self.answer(start_response, "422 Unprocessable Entity", {"error": "product_mismatch"})
-        if self.db is None:
-            self.db = connect(self.database)
-        db = self.db
+        db = getattr(self.local, "db", None)
+        if db is None:
+            db = self.local.db = connect(self.database)
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute("SELECT product_id, status FROM bookings WHERE id = ? AND user_id = ?", (booking, user)).fetchone()
