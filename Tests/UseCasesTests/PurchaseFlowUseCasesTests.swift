@@ -36,6 +36,7 @@ enum PurchaseFixture {
              "products": [
                {"id": "rental.day", "kind": "booking", "type": "Consumable", "title": "Rental"},
                {"id": "pack10", "kind": "credits", "type": "Consumable", "title": "Ten", "credits": 10, "priceMinor": 99},
+               {"id": "pro.lifetime", "kind": "unlock", "type": "Non-Consumable", "title": "Pro", "entitlement": "pro"},
                {"id": "premium.monthly", "kind": "subscription", "type": "Auto-Renewable Subscription", "title": "Premium",
                 "entitlement": "premium", "tier": "standard", "cycle": "month"}
              ],
