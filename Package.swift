@@ -199,6 +199,7 @@ let package = Package(
                 "UseCases",
                 "SQLStore",
                 "HTTPAPI",
+                "BerthWorkers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -222,7 +223,6 @@ let package = Package(
             name: "HTTPAPI",
             dependencies: [
                 "Domain",
-                "BerthWorkers",
                 "CHeapStats",
                 "OutboundHTTP",
                 "UseCases",

@@ -80,16 +80,22 @@ extension ArchitectureDocTests {
         }
     }
 
-    @Test("the document states the layering the package declares: HTTPAPI reaches the workers, the workers the use cases, never SQLStore")
+    @Test(
+        "the document states the layering the package declares: BerthApp builds the application; HTTPAPI and the workers reach the use cases, never SQLStore, and HTTPAPI not the workers"
+    )
     func layering() throws {
         let text = try Self.document()
-        #expect(text.contains("`HTTPAPI` → `BerthWorkers` →\n`UseCases` → `Domain` ← `SQLStore`"))
+        #expect(text.contains("`HTTPAPI` and `BerthWorkers` →\n`UseCases` → `Domain` ← `SQLStore` (HTTPAPI does not reach the workers)"))
         let package = try String(contentsOf: Harness.repository.appendingPathComponent("Package.swift"), encoding: .utf8)
-        for target in ["HTTPAPI", "BerthWorkers", "UseCases"] {
+        func dependencies(_ target: String) throws -> Substring {
             let start = try #require(package.range(of: "name: \"\(target)\",\n            dependencies: ["))
-            let list = package[start.upperBound...].prefix { $0 != "]" }
-            #expect(!list.contains("\"SQLStore\""), "\(target) must not depend on SQLStore")
+            return package[start.upperBound...].prefix { $0 != "]" }
         }
+        for target in ["HTTPAPI", "BerthWorkers", "UseCases"] {
+            #expect(try !dependencies(target).contains("\"SQLStore\""), "\(target) must not depend on SQLStore")
+        }
+        #expect(try !dependencies("HTTPAPI").contains("\"BerthWorkers\""), "HTTPAPI maps HTTP to use cases; BerthApp builds the workers")
+        #expect(try dependencies("BerthApp").contains("\"BerthWorkers\""))
     }
 }
 

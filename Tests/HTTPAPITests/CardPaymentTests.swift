@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BerthApp
 import Domain
 import Foundation
 import GRDB

@@ -1,5 +1,6 @@
 import AppleSignedData
 import AppleStandIn
+import BerthApp
 import BerthWorkers
 import Crypto
 import Domain

@@ -1,4 +1,3 @@
-import BerthWorkers
 import CoreMetrics
 import Dispatch
 import Domain
@@ -181,5 +180,3 @@ struct MeasuredStore: Store {
         return try await body()
     }
 }
-
-extension BerthMetrics: WorkerMetrics {}
