@@ -7,7 +7,7 @@ import Logging
 import UseCases
 
 /// FT Chinese's Apple IAP API, served as its existing clients expect it, for tenants that
-/// list `subscriptions.ftcRoutes`: under each prefix (one per environment), the seed's paths, bodies,
+/// list `subscriptions.ftcRoutes`: under each prefix (one per environment), FT Chinese's app's own paths, bodies,
 /// `X-Ftc-Id` header and error convention (`{message}`, plus `error: {field, code}` on 422), mapped
 /// onto the same use cases as Berth's own routes. The app's access token is a client key: it
 /// verifies receipts, lists a user's subscriptions and links with a receipt as proof; loading by
