@@ -67,6 +67,9 @@ public struct TenantRuntime: Sendable {
         httpClient: HTTPClient? = nil,
         logger: Logger
     ) async throws {
+        // A folder, however it was given: relative to a file URL without the trailing slash, a
+        // catalog's "root.pem" would be looked for beside the folder, not in it.
+        let baseDirectory = URL(fileURLWithPath: baseDirectory.path, isDirectory: true)
         self.tenant = tenant
         purchasePolicy = PurchasePolicy(
             accountTokenIsUserId: tenant.appAccountTokenMatchesUserId == true,

@@ -47,7 +47,9 @@ enum PurchaseFixture {
         try Catalog(tenants: [tenant]).validate()
         return try await TenantRuntime(
             tenant: tenant,
-            baseDirectory: URL(fileURLWithPath: signing.folder.path, isDirectory: true),
+            // The folder's URL was made before the folder, so it has no trailing slash: the runtime
+            // still reads it as a folder (its root.pem is trusted, or every purchase here fails).
+            baseDirectory: signing.folder,
             environment: [:],
             clock: ManualClock(now),
             logger: Logger(label: "use-cases-test")
