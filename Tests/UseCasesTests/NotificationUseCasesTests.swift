@@ -37,14 +37,7 @@ struct NotificationUseCasesTests {
             #expect(held?.active == true && held?.expiresAt == nil, "a lifetime unlock has no end")
             services.clock.advance(365 * 86_400)
             #expect(try await entitlements(runtime: runtime, userId: "ana").entitlements.first { $0.entitlement == "pro" }?.active == true)
-            transaction.revocationDate = AppleTimestamp(services.clock.now())
-            transaction.revocationReason = .other
-            let refund = try PurchaseFixture.signing.ca.signNotification(
-                type: .refund,
-                bundleId: PurchaseFixture.bundleId,
-                transaction: transaction,
-                signedDate: services.clock.now()
-            )
+            let refund = try PurchaseFixture.refund(of: &transaction, at: services.clock.now())
             _ = try await services.notifications(signedPayload: refund, runtime: runtime)
             let after = try await entitlements(runtime: runtime, userId: "ana").entitlements.first { $0.entitlement == "pro" }
             #expect(after?.active != true, "a refunded unlock grants nothing")
@@ -60,14 +53,7 @@ struct NotificationUseCasesTests {
         try await backend.run { store in
             let services = PurchaseFixture.Services(store)
             var transaction = PurchaseFixture.transaction("pack10", id: "2000000000000602")
-            transaction.revocationDate = AppleTimestamp(PurchaseFixture.now)
-            transaction.revocationReason = .other
-            let refund = try PurchaseFixture.signing.ca.signNotification(
-                type: .refund,
-                bundleId: PurchaseFixture.bundleId,
-                transaction: transaction,
-                signedDate: PurchaseFixture.now
-            )
+            let refund = try PurchaseFixture.refund(of: &transaction, at: PurchaseFixture.now)
             let first = try await services.notifications(signedPayload: refund, runtime: runtime)
             #expect(!first.duplicate)
             let again = try await services.notifications(signedPayload: refund, runtime: runtime)
@@ -122,20 +108,7 @@ struct NotificationUseCasesTests {
         let runtime = try await PurchaseFixture.runtime()
         try await backend.run { store in
             let services = PurchaseFixture.Services(store)
-            try await store.write { tx in
-                try tx.credits.insert(
-                    CreditProduct(
-                        tenantId: "a",
-                        productId: "pack10",
-                        creditType: "c",
-                        credits: 10,
-                        title: "Ten",
-                        currency: "EUR",
-                        createdAt: PurchaseFixture.now,
-                        updatedAt: PurchaseFixture.now
-                    )
-                )
-            }
+            try await PurchaseFixture.sellPack10(store)
             var transaction = PurchaseFixture.transaction("pack10", id: "2000000000000605")
             _ = try await services.pay(
                 runtime,
@@ -158,15 +131,8 @@ struct NotificationUseCasesTests {
                 reservationId: held.reservation.id,
                 actor: .user("ana")
             )
-            transaction.revocationDate = AppleTimestamp(PurchaseFixture.now.addingTimeInterval(60))
-            transaction.revocationReason = .other
             services.clock.advance(60)
-            let refund = try PurchaseFixture.signing.ca.signNotification(
-                type: .refund,
-                bundleId: PurchaseFixture.bundleId,
-                transaction: transaction,
-                signedDate: services.clock.now()
-            )
+            let refund = try PurchaseFixture.refund(of: &transaction, at: PurchaseFixture.now.addingTimeInterval(60), signedAt: services.clock.now())
             _ = try await services.notifications(signedPayload: refund, runtime: runtime)
             let summary = try await CreditQueries(store: store, clock: services.clock).balances(runtime, userId: "ana").first { $0.creditType == "c" }
             #expect(summary?.available == 0, "nothing of a refunded pack can be spent: \(String(describing: summary))")

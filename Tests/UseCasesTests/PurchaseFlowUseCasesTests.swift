@@ -56,6 +56,32 @@ enum PurchaseFixture {
         )
     }
 
+    /// Apple's REFUND of `transaction`: marks it revoked at `at` (the caller's copy too, for a later
+    /// notification of it) and signs the notification, at `signedAt` or at the revocation.
+    static func refund(of transaction: inout TransactionPayload, at: Date, signedAt: Date? = nil) throws -> String {
+        transaction.revocationDate = AppleTimestamp(at)
+        transaction.revocationReason = .other
+        return try signing.ca.signNotification(type: .refund, bundleId: bundleId, transaction: transaction, signedDate: signedAt ?? at)
+    }
+
+    /// The stored credit pack `pack10` (10 credits of type `c`), as an operator's catalog holds it.
+    static func sellPack10(_ store: any Store) async throws {
+        try await store.write { tx in
+            try tx.credits.insert(
+                CreditProduct(
+                    tenantId: "a",
+                    productId: "pack10",
+                    creditType: "c",
+                    credits: 10,
+                    title: "Ten",
+                    currency: "EUR",
+                    createdAt: now,
+                    updatedAt: now
+                )
+            )
+        }
+    }
+
     static func transaction(_ product: String, id: String) -> TransactionPayload {
         TransactionPayload.testPurchase(bundleId: bundleId, productId: product, transactionId: id, purchaseDate: now, signedDate: now)
     }
@@ -206,14 +232,7 @@ struct PurchaseFlowUseCasesTests {
             let jws = try PurchaseFixture.signing.ca.signTransaction(transaction)
             _ = try await services.pay(runtime, user: "ana", booking: booking.id, jws: jws)
             services.clock.advance(3600)
-            transaction.revocationDate = AppleTimestamp(PurchaseFixture.now.addingTimeInterval(3600))
-            transaction.revocationReason = .other
-            let refund = try PurchaseFixture.signing.ca.signNotification(
-                type: .refund,
-                bundleId: PurchaseFixture.bundleId,
-                transaction: transaction,
-                signedDate: PurchaseFixture.now.addingTimeInterval(3600)
-            )
+            let refund = try PurchaseFixture.refund(of: &transaction, at: PurchaseFixture.now.addingTimeInterval(3600))
             let received = try await services.notifications(signedPayload: refund, runtime: runtime)
             #expect(!received.duplicate)
             let after = try #require(try await services.booking(booking.id))
@@ -231,20 +250,7 @@ struct PurchaseFlowUseCasesTests {
         let runtime = try await PurchaseFixture.runtime()
         try await backend.run { store in
             let services = PurchaseFixture.Services(store)
-            try await store.write { tx in
-                try tx.credits.insert(
-                    CreditProduct(
-                        tenantId: "a",
-                        productId: "pack10",
-                        creditType: "c",
-                        credits: 10,
-                        title: "Ten",
-                        currency: "EUR",
-                        createdAt: PurchaseFixture.now,
-                        updatedAt: PurchaseFixture.now
-                    )
-                )
-            }
+            try await PurchaseFixture.sellPack10(store)
             var transaction = PurchaseFixture.transaction("pack10", id: "2000000000000106")
             let jws = try PurchaseFixture.signing.ca.signTransaction(transaction)
             let bought = try await services.pay(runtime, user: "ana", booking: nil, jws: jws, product: "pack10")
@@ -258,14 +264,7 @@ struct PurchaseFlowUseCasesTests {
             #expect(try await balance() == 10)
             _ = try await services.pay(runtime, user: "ana", booking: nil, jws: jws, product: "pack10")
             #expect(try await balance() == 10, "the same transaction again adds nothing")
-            transaction.revocationDate = AppleTimestamp(PurchaseFixture.now.addingTimeInterval(60))
-            transaction.revocationReason = .other
-            let refund = try PurchaseFixture.signing.ca.signNotification(
-                type: .refund,
-                bundleId: PurchaseFixture.bundleId,
-                transaction: transaction,
-                signedDate: PurchaseFixture.now.addingTimeInterval(60)
-            )
+            let refund = try PurchaseFixture.refund(of: &transaction, at: PurchaseFixture.now.addingTimeInterval(60))
             services.clock.advance(60)
             _ = try await services.notifications(signedPayload: refund, runtime: runtime)
             #expect(try await balance() == 0, "the refunded pack's credits are taken back")
@@ -377,14 +376,11 @@ struct PurchaseFlowUseCasesTests {
             _ = try await services.notifications(signedPayload: renewed, runtime: runtime)
             #expect(try await entitlements(runtime: runtime, userId: "ana").isPremium, "renewed by Apple's notification")
             // Refunded: premium ends at once, before its expiry.
-            renewal.revocationDate = AppleTimestamp(PurchaseFixture.now.addingTimeInterval(month + 120))
-            renewal.revocationReason = .other
             services.clock.advance(120)
-            let refunded = try PurchaseFixture.signing.ca.signNotification(
-                type: .refund,
-                bundleId: PurchaseFixture.bundleId,
-                transaction: renewal,
-                signedDate: PurchaseFixture.now.addingTimeInterval(month + 180)
+            let refunded = try PurchaseFixture.refund(
+                of: &renewal,
+                at: PurchaseFixture.now.addingTimeInterval(month + 120),
+                signedAt: PurchaseFixture.now.addingTimeInterval(month + 180)
             )
             _ = try await services.notifications(signedPayload: refunded, runtime: runtime)
             #expect(try await !entitlements(runtime: runtime, userId: "ana").isPremium, "a refunded subscription gives nothing")
