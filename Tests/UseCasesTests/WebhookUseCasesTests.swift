@@ -69,6 +69,16 @@ struct WebhookUseCasesTests {
         )
     }
 
+    /// Ana's booking, confirmed then cancelled by an operator: two events of one subject, in that order.
+    static func confirmThenCancel(_ store: any Store, _ runtime: TenantRuntime, _ clock: ManualClock, dayOffset: Int) async throws {
+        let booking = try await CreateBooking(store: store, clock: clock)(
+            .init(runtime: runtime, userId: "ana", createdVia: .user("ana"), request: SeasonFixture.rental(dayOffset: dayOffset))
+        )
+        let transition = AdminBookingTransition(store: store, clock: clock)
+        _ = try await transition(booking.id, to: .confirmed, runtime: runtime, actor: .admin(keyId: 1), reason: nil)
+        _ = try await transition(booking.id, to: .cancelled, runtime: runtime, actor: .admin(keyId: 1), reason: "storm")
+    }
+
     @Test(
         "an operator's confirm and cancel reach the receiver in that order, each signed with the tenant's secret",
         arguments: StoreBackend.available
@@ -77,12 +87,7 @@ struct WebhookUseCasesTests {
         let runtime = try await Self.runtime()
         try await backend.run { store in
             let clock = ManualClock(SeasonFixture.now)
-            let booking = try await CreateBooking(store: store, clock: clock)(
-                .init(runtime: runtime, userId: "ana", createdVia: .user("ana"), request: SeasonFixture.rental(dayOffset: 2))
-            )
-            let transition = AdminBookingTransition(store: store, clock: clock)
-            _ = try await transition(booking.id, to: .confirmed, runtime: runtime, actor: .admin(keyId: 1), reason: nil)
-            _ = try await transition(booking.id, to: .cancelled, runtime: runtime, actor: .admin(keyId: 1), reason: "storm")
+            try await Self.confirmThenCancel(store, runtime, clock, dayOffset: 2)
             let receiver = RecordingReceiver()
             _ = try await Self.deliverer(store, runtime, receiver, clock).deliverDue(tenantId: "a")
             let types = receiver.sent.map(\.type).filter { $0 == "booking.confirmed" || $0 == "booking.cancelled" }
@@ -113,12 +118,7 @@ struct WebhookUseCasesTests {
         let runtime = try await Self.runtime()
         try await backend.run { store in
             let clock = ManualClock(SeasonFixture.now)
-            let booking = try await CreateBooking(store: store, clock: clock)(
-                .init(runtime: runtime, userId: "ana", createdVia: .user("ana"), request: SeasonFixture.rental(dayOffset: 4))
-            )
-            let transition = AdminBookingTransition(store: store, clock: clock)
-            _ = try await transition(booking.id, to: .confirmed, runtime: runtime, actor: .admin(keyId: 1), reason: nil)
-            _ = try await transition(booking.id, to: .cancelled, runtime: runtime, actor: .admin(keyId: 1), reason: "storm")
+            try await Self.confirmThenCancel(store, runtime, clock, dayOffset: 4)
             let receiver = RecordingReceiver(answers: [500])
             let deliver = Self.deliverer(store, runtime, receiver, clock)
             _ = try await deliver.deliverDue(tenantId: "a")
