@@ -93,6 +93,9 @@ public struct Tenant: Codable, Hashable, Sendable {
     public var stripe: StripeSettings?
     /// The Android app on Google Play (purchase tokens, acknowledgements, real-time notifications).
     public var googlePlay: GooglePlaySettings?
+    /// Settings of stores registered beyond the App Store and Google Play, by store name; each
+    /// store's module reads its own (``StoreSettings``).
+    public var stores: [String: StoreSettings]?
     /// Signs the answers an app decides access from (entitlements, balances, validator), so that a
     /// proxy or a jailbroken device cannot rewrite them unnoticed.
     public var answerSigning: AnswerSigningSettings?

@@ -12,6 +12,16 @@ public struct StoreName: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     /// Card payments of bookings (``CardPaymentRules``).
     public static let card = StoreName(rawValue: "stripe")
 
+    /// How a membership names the store that pays it (`apple`, `google`; a store added later: its
+    /// own name, never another store's).
+    public var payMethod: String {
+        switch self {
+        case .appStore: "apple"
+        case .googlePlay: "google"
+        default: rawValue
+        }
+    }
+
     /// A plain string in JSON (as stored with kept proofs).
     public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
 

@@ -53,7 +53,7 @@ public struct ClaimReceipt: Sendable {
     /// purchase on a shared device, a product this app does not sell) is left as it is.
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
-        let receipt = try await prover.proveReceipt(command.receipt, runtime: runtime)
+        let receipt = try await AppStoreProofs(logger: prover.logger).proveReceipt(command.receipt, runtime: runtime)
         var named: VerifyPurchase.Result?
         var namedError: (any Error)?
         if let id = command.transactionId {

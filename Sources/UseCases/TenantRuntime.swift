@@ -36,6 +36,14 @@ public struct TenantRuntime: Sendable {
     public let play: PlayRuntime?
     /// Signs the tenant's answers, when `answerSigning` is configured.
     public let answerSigner: AnswerSigner?
+    /// The runtimes of stores registered beyond the App Store and Google Play (their clients and
+    /// secrets), by store: each built by its own ``PurchaseSource/runtime(for:context:)``.
+    public let storeRuntimes: [StoreName: any Sendable]
+
+    /// The runtime `store` built for this tenant, as that store's own type (nil: the tenant does not
+    /// sell through it).
+    public func runtime<T>(of store: StoreName, as type: T.Type) -> T? { storeRuntimes[store] as? T }
+
     /// Signed transactions and receipts this tenant already verified (retries and replays skip the checks).
     public let verifiedProofs = VerifiedProofs()
 
@@ -59,12 +67,14 @@ public struct TenantRuntime: Sendable {
     ///     (the monotonic clock unless a test injects its own).
     ///   - httpClient: what calls Apple, Google, Stripe and key sets (the composition root's
     ///     ``OutboundClient``; nil: each client's own default).
+    ///   - sources: the stores whose runtimes are built here besides the App Store's and Google Play's.
     public init(
         tenant: Tenant,
         baseDirectory: URL,
         environment: [String: String],
         clock: any BerthClock = SystemClock(),
         httpClient: HTTPClient? = nil,
+        sources: PurchaseSources = .standard,
         logger: Logger
     ) async throws {
         // A folder, however it was given: relative to a file URL without the trailing slash, a
@@ -151,6 +161,18 @@ public struct TenantRuntime: Sendable {
         } else {
             webhook = nil
         }
+        let context = StoreRuntimeContext(
+            baseDirectory: baseDirectory,
+            environment: environment,
+            clock: clock,
+            httpClient: httpClient,
+            logger: logger
+        )
+        var runtimes: [StoreName: any Sendable] = [:]
+        for source in sources.all {
+            if let runtime = try await source.runtime(for: tenant, context: context) { runtimes[source.store] = runtime }
+        }
+        storeRuntimes = runtimes
     }
 
     private static func serverAPI(

@@ -87,7 +87,6 @@ public struct ValidateForPlugin: Sendable {
                     runtime: runtime,
                     userId: userId,
                     productId: productId,
-                    transactionId: nil,
                     proof: .jws(jws),
                     target: target,
                     callerProvesUser: provesUser
@@ -110,7 +109,6 @@ public struct ValidateForPlugin: Sendable {
                     runtime: runtime,
                     userId: userId,
                     productId: productId,
-                    transactionId: nil,
                     proof: .playToken(token, packageName: packageName),
                     target: target,
                     callerProvesUser: provesUser

@@ -11,8 +11,6 @@ public struct VerifyPurchase: Sendable {
         /// The product the app says it bought; nil lets the proof name it (validators whose
         /// clients send only a receipt or a signed transaction).
         public var productId: String?
-        /// The transaction id the app claims (checked against the proof).
-        public var transactionId: String?
         public var proof: PurchaseProof
         /// What the purchase pays for: a booking the app names, or nil to let the product decide
         /// (a credit pack: its credit type).
@@ -26,7 +24,6 @@ public struct VerifyPurchase: Sendable {
             runtime: TenantRuntime,
             userId: String,
             productId: String?,
-            transactionId: String?,
             proof: PurchaseProof,
             target: PurchaseTarget?,
             callerProvesUser: Bool
@@ -35,7 +32,6 @@ public struct VerifyPurchase: Sendable {
             self.runtime = runtime
             self.userId = userId
             self.productId = productId
-            self.transactionId = transactionId
             self.proof = proof
             self.target = target
         }
@@ -76,6 +72,12 @@ public struct VerifyPurchase: Sendable {
         self.recordedTokens = recordedTokens
     }
 
+    /// The proof a request carried, read once by the store whose fields are there (refused
+    /// `missing_field` when none is).
+    public func proof(from fields: ProofFields) throws -> PurchaseProof {
+        try prover.sources.proof(from: fields)
+    }
+
     /// Prove, pick the kind, claim under the policy, let the kind plan, save: the same for every kind.
     /// A proven transaction that cannot be applied is kept as an unapplied payment (paid is never silent).
     public func callAsFunction(_ command: Command) async throws -> Result {
@@ -86,12 +88,12 @@ public struct VerifyPurchase: Sendable {
             emitsEvents: runtime.webhook != nil,
             userId: command.userId,
             productId: command.productId ?? "",
-            transactionId: command.transactionId,
+            transactionId: command.proof.claimedTransactionId,
             named: command.target
         )
         var proven: ProvenTransaction?
         // Before anything about the product: the app does not sell through the proof's store at all.
-        let source = prover.sources.source(for: command.proof)
+        let source = command.proof.source
         try source.checkOffered(by: runtime)
         // The app may name the product in the store's terms (Google Play's product id).
         if let named = command.productId { request.productId = source.product(named: named, in: runtime.tenant)?.id ?? named }
@@ -402,59 +404,23 @@ public struct VerifyPurchase: Sendable {
             } catch {
                 throw ProofRefusal(error: error)
             }
-            if let holder = try? await rememberPending(command, refusal: error), holder != command.userId {
+            let attempt = RefusedAttempt(
+                runtime: command.runtime,
+                userId: command.userId,
+                productId: command.productId,
+                target: command.target,
+                now: clock.now()
+            )
+            let holder = try? await command.proof.source.keepRefused(command.proof, refusal: error, attempt: attempt, store: store)
+            if let holder, holder != command.userId {
+                logger.warning("pending purchase sent by a second user refused", metadata: ["tenant": .string(command.runtime.id)])
                 // Another user sent this pending purchase first: it stays theirs (V4).
                 throw ProofRefusal(
-                    error: DomainError(.conflict, .transactionAlreadyUsed, "transaction already used by another user", field: "purchaseToken")
+                    error: DomainError(.conflict, .transactionAlreadyUsed, "transaction already used by another user", field: command.proof.field)
                 )
             }
             throw ProofRefusal(error: error)
         }
-    }
-
-    /// A Google Play one-time purchase that waits for its payment (409 purchase_pending): who sent it
-    /// and for what is kept, so that Google's notification of the payment applies it to that user
-    /// (``ReceivePlayNotification``) through the same claim, whether or not the app calls again.
-    /// Returns the user the pending claim names (the first who sent it), nil when nothing is kept; a
-    /// second user's sending is audited as a replay.
-    private func rememberPending(_ command: Command, refusal: any Error) async throws -> String? {
-        guard let error = refusal as? DomainError, error.code == .purchasePending, case .playToken(let token, let packageName) = command.proof,
-            let play = command.runtime.play, let package = play.package(packageName), let productId = command.productId,
-            let product = command.runtime.tenant.product(namedOnPlay: productId),
-            product.kind != .subscription
-        else { return nil }
-        let bookingId: Int64? = if case .booking(let id)? = command.target { id } else { nil }
-        let claim = PlayPendingClaim(
-            tenantId: command.runtime.id,
-            purchaseToken: token,
-            userId: command.userId,
-            productId: product.id,
-            bookingId: bookingId,
-            packageName: package,
-            createdAt: clock.now()
-        )
-        let now = clock.now()
-        let holder = try await store.write { tx -> String in
-            let holder = try tx.play.rememberPending(claim)
-            if holder != claim.userId {
-                try tx.audit.append(
-                    AuditRecord(
-                        tenantId: claim.tenantId,
-                        actor: .user(claim.userId),
-                        action: .replayDetected,
-                        target: command.target,
-                        purchaseId: nil,
-                        detail: ["reason": "pending purchase sent first by another user", "store": "google_play"],
-                        at: now
-                    )
-                )
-            }
-            return holder
-        }
-        if holder != claim.userId {
-            logger.warning("pending Play purchase sent by a second user refused", metadata: ["tenant": .string(claim.tenantId)])
-        }
-        return holder
     }
 
     private func log(_ outcome: PurchaseOutcome, proofHash: String, transactionId: String, target: PurchaseTarget) {

@@ -8,6 +8,7 @@ import HummingbirdTesting
 import Synchronization
 import TestKit
 import Testing
+import UseCases
 import Yams
 
 /// The contract next to the service (contract/openapi.yaml, contract/examples) holds for the
@@ -593,7 +594,9 @@ struct ContractTests {
     @Test("every error code Berth can produce is listed in contract/berth.ts")
     func errorCodesInContract() throws {
         let typescript = try String(contentsOf: Self.contract.appendingPathComponent("berth.ts"), encoding: .utf8)
-        let codes = ErrorCode.all.map(\.rawValue) + SignedDataError.Code.all.map(\.rawValue) + AppStoreAPIError.Code.all.map(\.rawValue)
+        let codes =
+            (ErrorCode.all + PurchaseSources.standard.all.flatMap(\.errorCodes)).map(\.rawValue) + SignedDataError.Code.all.map(\.rawValue)
+            + AppStoreAPIError.Code.all.map(\.rawValue)
         #expect(codes.count > 60)
         let missing = Set(codes).filter { !typescript.contains("\"\($0)\"") }.sorted()
         #expect(missing.isEmpty, "codes missing from contract/berth.ts: \(missing)")

@@ -126,7 +126,6 @@ enum PurchaseFixture {
                     runtime: runtime,
                     userId: user,
                     productId: product,
-                    transactionId: nil,
                     proof: .jws(jws),
                     target: booking.map { .booking(id: $0) },
                     callerProvesUser: true

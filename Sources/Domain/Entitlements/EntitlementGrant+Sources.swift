@@ -52,5 +52,5 @@ extension GrantRules {
 
 extension Subscription {
     /// The grant source of the store that sells it.
-    public var grantSource: GrantSource { store == .googlePlay ? .googlePlaySubscription : .appStoreSubscription }
+    public var grantSource: GrantSource { .subscription(of: store) }
 }

@@ -72,16 +72,31 @@ public struct EntitlementGrant: Codable, Hashable, Sendable {
     }
 }
 
-/// Where a grant comes from. Stored by raw value; other stores add cases.
-public enum GrantSource: String, Codable, Hashable, Sendable, CaseIterable {
-    /// An App Store auto-renewable subscription (derived from its record).
-    case appStoreSubscription = "app_store_subscription"
-    /// A Google Play auto-renewing subscription (derived from its record).
-    case googlePlaySubscription = "google_play_subscription"
-    /// A one-time App Store purchase: a lifetime unlock or a pass.
-    case unlock
+/// Where a grant comes from, stored by raw value. A store's subscriptions are
+/// ``subscription(of:)`` (`app_store_subscription`, `google_play_subscription`), so a store added
+/// later has its own source without an edit here.
+public struct GrantSource: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// A store's auto-renewable subscription (derived from its record).
+    public static func subscription(of store: StoreName) -> GrantSource { GrantSource(rawValue: store.rawValue + "_subscription") }
+    /// An App Store auto-renewable subscription.
+    public static let appStoreSubscription = subscription(of: .appStore)
+    /// A Google Play auto-renewing subscription.
+    public static let googlePlaySubscription = subscription(of: .googlePlay)
+    /// A one-time purchase: a lifetime unlock or a pass.
+    public static let unlock = GrantSource(rawValue: "unlock")
     /// A membership paid elsewhere (the app's backend or an operator records it).
-    case membership
+    public static let membership = GrantSource(rawValue: "membership")
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }
 
 /// A grant as answers show it (``EntitlementGrant/status(at:)``).

@@ -48,7 +48,7 @@ public struct Membership: Hashable, Sendable {
             tenantId: s.tenantId,
             userId: userId,
             originalTransactionId: s.originalTransactionId,
-            payMethod: s.store == .googlePlay ? "google" : "apple",
+            payMethod: s.store.payMethod,
             tier: s.tier,
             cycle: s.cycle,
             expiresAt: s.state(at: now).entitles ? s.accessUntil(at: now) : s.expiresAt,

@@ -429,8 +429,15 @@ struct ValidatorPurchase: Encodable {
             }
     }
 
-    /// The plugin's platform of a store's purchases.
-    static func platform(store: StoreName) -> String { store == .googlePlay ? "android-playstore" : "ios-appstore" }
+    /// The plugin's platform of a store's purchases (a store the plugin has no platform for: its own
+    /// name, never another store's).
+    static func platform(store: StoreName) -> String {
+        switch store {
+        case .appStore: "ios-appstore"
+        case .googlePlay: "android-playstore"
+        default: store.rawValue
+        }
+    }
 
     /// An unlock or a pass: a lifetime unlock never expires; a pass ends at its place in the user's
     /// chain of passes; a refunded or revoked one is expired and cancelled.

@@ -79,7 +79,6 @@ struct V1CreditRoutes {
                 runtime: runtime,
                 userId: context.userId,
                 productId: productId,
-                transactionId: nil,
                 proof: .jws(data),
                 target: nil,
                 callerProvesUser: context.caller.provesUser

@@ -19,34 +19,14 @@ struct VerifyPurchaseRoutes {
     func verify(_ request: Request, _ context: UserContext) async throws -> Response {
         let (runtime, userId) = (context.tenant, context.userId)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
-        // An empty transactionId (what a client sends when StoreKit gave none) names no transaction.
-        let transactionId = body.transactionId.flatMap { $0.isEmpty ? nil : $0 }
-        let proof: PurchaseProof
-        let productId = body.productId
-        if let token = body.purchaseToken, !token.isEmpty {
-            proof = .playToken(token, packageName: body.packageName)
-        } else if let jws = body.jwsRepresentation, !jws.isEmpty {
-            proof = .jws(jws)
-        } else if let receipt = body.receipt, !receipt.isEmpty {
-            proof = .receipt(receipt, transactionId: transactionId)
-        } else if let transactionId {
-            proof = .transactionId(transactionId)
-        } else {
-            throw APIError(
-                .badRequest,
-                .missingField,
-                "send jwsRepresentation (StoreKit 2), receipt (base64 app receipt), transactionId, or purchaseToken (Google Play)",
-                field: "jwsRepresentation"
-            )
-        }
+        let proof = try verifyPurchase.proof(from: body.proofFields)
         let result: VerifyPurchase.Result
         do {
             result = try await verifyPurchase(
                 .init(
                     runtime: runtime,
                     userId: userId,
-                    productId: productId,
-                    transactionId: proof.isPlay ? nil : transactionId,
+                    productId: body.productId,
                     proof: proof,
                     target: body.bookingId.map { .booking(id: $0.value) },
                     callerProvesUser: context.caller.provesUser
@@ -57,11 +37,11 @@ struct VerifyPurchaseRoutes {
             throw error
         }
         metrics?.verification(result.outcome)
-        if let catchUp, !proof.isPlay { await catchUp(result, runtime, userId, context.caller.provesUser) }
+        if let catchUp { await catchUp(result, runtime, userId, context.caller.provesUser) }
         if let refusal = Self.refusal(
             result.outcome,
             namesBooking: body.bookingId != nil,
-            proofField: proof.isPlay ? "purchaseToken" : "jwsRepresentation"
+            proofField: proof.field
         ) {
             throw refusal
         }
@@ -127,13 +107,5 @@ struct VerifyPurchaseRoutes {
         case .refused(let code, let message):
             APIError(.unprocessableContent, code, message, field: "transactionId")
         }
-    }
-}
-
-extension PurchaseProof {
-    /// A Google Play purchase token.
-    var isPlay: Bool {
-        if case .playToken = self { return true }
-        return false
     }
 }

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import UseCases
 
 // The JSON contract of the API. contract/berth.ts and contract/openapi.yaml describe these types;
 // the contract tests compare real responses with both.
@@ -285,6 +286,14 @@ struct VerifyPurchaseRequest: Codable, RefusesNull {
     /// Google Play: the purchase token (`Purchase.getPurchaseToken()`), and the app's package when the tenant has several.
     var purchaseToken: String?
     var packageName: String?
+
+    /// The proof fields, by their names, for the stores to read (``PurchaseSources``).
+    var proofFields: ProofFields {
+        ProofFields([
+            "jwsRepresentation": jwsRepresentation, "receipt": receipt, "transactionId": transactionId,
+            "purchaseToken": purchaseToken, "packageName": packageName,
+        ])
+    }
 }
 
 struct VerifyPurchaseResponse: Codable {

@@ -66,7 +66,7 @@ public struct ReceiveNotification: Sendable {
             originalTransactionId: transaction?.originalTransactionId,
             productId: transaction?.productId,
             purchasedAt: transaction?.purchaseDate?.date,
-            proven: verified.transaction.flatMap { PurchaseProver.proven($0.payload, proofHash: payloadHash) }
+            proven: verified.transaction.flatMap { AppStoreProofs.proven($0.payload, proofHash: payloadHash) }
         )
         if transaction?.revocationType == .refundProrated { received.revocationPercentage = transaction?.revocationPercentage }
         let incoming = received

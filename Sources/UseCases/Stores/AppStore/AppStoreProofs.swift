@@ -5,19 +5,6 @@ import Domain
 import Foundation
 import Logging
 
-/// What StoreKit handed the app, in one of the three forms `POST /api/verify-purchase` accepts.
-public enum PurchaseProof: Sendable {
-    /// A StoreKit 2 signed transaction (`jwsRepresentation`).
-    case jws(String)
-    /// A base64 app receipt; `transactionId` picks its entry, else the newest entry of the product.
-    case receipt(String, transactionId: String?)
-    /// A bare transaction id, resolved through the App Store Server API.
-    case transactionId(String)
-    /// A Google Play purchase token, read from the Play Developer API (in `packageName`, else the
-    /// tenant's package).
-    case playToken(String, packageName: String?)
-}
-
 /// A verified app receipt: every purchase in it, proven, and what it says of the app.
 public struct ProvenReceipt: Sendable {
     public var transactions: [ProvenTransaction]
@@ -26,38 +13,14 @@ public struct ProvenReceipt: Sendable {
     public var originalApplicationVersion: String?
 }
 
-/// Turns a proof into a ``ProvenTransaction`` for a tenant, by the store that proves it: offline for JWS
-/// and receipts, through Apple's API for bare ids, through Google's for Play tokens. Refusals are ``DomainError``s naming the proof's field.
-public struct PurchaseProver: Sendable {
+/// The App Store's proving: a signed transaction or a receipt verified offline, a bare id through
+/// Apple's API. Refusals are ``DomainError``s naming the proof's field.
+public struct AppStoreProofs: Sendable {
     let logger: Logger
-    /// Orders what a store's API answers now (Google Play's state) against what Berth applied before.
-    let clock: any BerthClock
-    /// The stores proofs come from.
-    let sources: PurchaseSources
 
-    public init(logger: Logger, clock: any BerthClock = SystemClock(), sources: PurchaseSources = .standard) {
-        self.logger = logger
-        self.clock = clock
-        self.sources = sources
-    }
+    public init(logger: Logger) { self.logger = logger }
 
-    /// The transaction `proof` proves, by the store that proves it (``PurchaseSources``).
-    public func prove(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
-        try await sources.source(for: proof).prove(proof, productId: productId, userId: userId, runtime: runtime, prover: self)
-    }
-
-    /// An App Store proof: a signed transaction or a receipt offline, a bare id through Apple's API.
-    func proveApple(_ proof: PurchaseProof, productId: String?, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
-        switch proof {
-        case .jws(let jws): try await provenByJWS(jws, runtime: runtime)
-        case .receipt(let base64, let transactionId):
-            try await provenByReceipt(base64, transactionId: transactionId, productId: productId, runtime: runtime)
-        case .transactionId(let id): try await provenByLookup(id, userId: userId, runtime: runtime)
-        case .playToken: throw DomainError(.invalidInput, .malformed, "not an App Store proof", field: "purchaseToken")
-        }
-    }
-
-    private func provenByJWS(_ jws: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+    func provenByJWS(_ jws: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         let proofHash = SHA256.hash(data: Data(jws.utf8)).hexString
         let transaction: TransactionPayload
         if let verified = runtime.verifiedProofs.transactions[proofHash] {
@@ -108,7 +71,7 @@ public struct PurchaseProver: Sendable {
 
     /// A base64 app receipt, verified offline; `transactionId` picks its entry, else the newest entry
     /// of the product the app says it bought.
-    private func provenByReceipt(
+    func provenByReceipt(
         _ base64: String,
         transactionId: String?,
         productId: String?,
@@ -207,7 +170,7 @@ public struct PurchaseProver: Sendable {
     /// Transaction ids are not secrets (they show up in webhooks, listings and support tickets), so
     /// the answer proves a purchase for this caller only when Apple's signed transaction carries the
     /// caller's appAccountToken; otherwise the app must send what StoreKit gave it (JWS or receipt).
-    private func provenByLookup(_ transactionId: String, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
+    func provenByLookup(_ transactionId: String, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         guard let api = runtime.serverAPI else {
             throw DomainError(
                 .unprocessable,

@@ -93,7 +93,7 @@ public struct RestorePurchases: Sendable {
         var items: [Item] = []
         for verified in history {
             let hash = SHA256.hash(data: verified.rawPayload).hexString
-            guard let proven = PurchaseProver.proven(verified.payload, proofHash: hash) else { continue }
+            guard let proven = AppStoreProofs.proven(verified.payload, proofHash: hash) else { continue }
             let present = try await store.read { tx in
                 try tx.purchases.purchase(store: .appStore, environment: proven.environment, transactionId: proven.transactionId, forUpdate: false)
                     != nil
