@@ -61,12 +61,65 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
         self.resolutionDeadline = resolutionDeadline
     }
 
-    public func run() async throws {
-        try? await gracefulShutdown()
+    /// One client per receiver name and vetted address, kept so that deliveries reuse their
+    /// connections (a new TLS connection per event halved the rate); the least recently used goes
+    /// when there are more than ``keptClients``.
+    private let clients = Mutex<KeptClients>(KeptClients())
+    static let keptClients = 64
+
+    struct KeptClients {
+        var byKey: [String: HTTPClient] = [:]
+        /// Keys, least recently used first.
+        var order: [String] = []
     }
 
-    /// Each delivery's client is shut down after its exchange; nothing is left to close.
-    public func shutdown() async throws {}
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
+    }
+
+    /// Closes the kept clients and their connections.
+    public func shutdown() async throws {
+        let kept = clients.withLock { kept in
+            defer { kept = KeptClients() }
+            return Array(kept.byKey.values)
+        }
+        for client in kept { try? await client.shutdown() }
+    }
+
+    deinit {
+        // A client that was never shut down (a test that drops this one) still closes its own.
+        for client in clients.withLock({ Array($0.byKey.values) }) { client.shutdown { _ in } }
+    }
+
+    /// The kept client that connects to `vetted` for `name` (the name stays for Host, SNI and the
+    /// certificate), made on first use.
+    private func client(for name: String, vetted: Address) -> HTTPClient {
+        let key = name + "\u{0}" + vetted.text
+        let (client, evicted) = clients.withLock { kept -> (HTTPClient, HTTPClient?) in
+            if let client = kept.byKey[key] {
+                if let index = kept.order.firstIndex(of: key) { kept.order.remove(at: index) }
+                kept.order.append(key)
+                return (client, nil)
+            }
+            var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+            configuration.timeout = .init(connect: .seconds(5), read: timeout)
+            // As many connections to one receiver as subjects may be sent at once (BERTH_WEBHOOK_PARALLEL ≤ 64).
+            configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+            if vetted.text != name { configuration.dnsOverride = [name: vetted.text] }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            var evicted: HTTPClient?
+            if kept.order.count >= Self.keptClients {
+                let oldest = kept.order.removeFirst()
+                evicted = kept.byKey.removeValue(forKey: oldest)
+            }
+            kept.byKey[key] = client
+            kept.order.append(key)
+            return (client, evicted)
+        }
+        evicted?.shutdown { _ in }
+        return client
+    }
 
     /// The host's addresses, resolved on NIO's blocking pool; empty when it does not resolve in time.
     func addresses(of host: String) async -> [Address] {
@@ -108,13 +161,7 @@ public final class WebhookHTTPClient: Service, Sendable, CustomStringConvertible
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: body))
         // The connection goes to the vetted address; the URL's name stays for Host, SNI and the certificate.
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout = .init(connect: .seconds(5), read: timeout)
-        if vetted.text != name { configuration.dnsOverride = [name: vetted.text] }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let outcome = await exchange(request, on: client)
-        try? await client.shutdown()
-        return outcome
+        return await exchange(request, on: client(for: name, vetted: vetted))
     }
 
     private func exchange(_ request: HTTPClientRequest, on client: HTTPClient) async -> Outcome {
