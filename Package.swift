@@ -277,6 +277,7 @@ let package = Package(
             name: "BerthFuzz",
             dependencies: [
                 "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp", "GooglePlayAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -301,6 +302,7 @@ let package = Package(
             name: "BerthMicro",
             dependencies: [
                 "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -334,7 +336,7 @@ let package = Package(
             name: "SQLStoreTests",
             dependencies: [
                 "SQLStore", "Domain", "UseCases", "StoreTesting", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // The backends every store and use-case suite runs on (SQLite; PostgreSQL when the test command started one).
@@ -346,12 +348,16 @@ let package = Package(
         // The shipped use cases' units of work, on every backend.
         .testTarget(
             name: "UseCasesTests",
-            dependencies: ["UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "BerthWorkers", "BerthApp", "OutboundHTTP", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI",
+                "HTTPAPI", "BerthWorkers", "BerthApp", "OutboundHTTP", "UseCases", "SQLStore", "Domain", "TestKit", "AppleSignedData", "AppleStandIn",
+                "AppStoreAPI",
                 "StripeAPI", "StripeStandIn", "GooglePlayAPI", "PlayStandIn", "StoreTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

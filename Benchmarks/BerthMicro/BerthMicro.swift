@@ -8,6 +8,7 @@
 //     scripts/bench-check                              # the counts against the checked-in thresholds
 //     scripts/bench-check --update                     # write new thresholds (after a deliberate change)
 import AppleSignedData
+import AsyncHTTPClient
 import Benchmark
 import BerthApp
 import Domain
@@ -238,7 +239,7 @@ final class AppFixture: Sendable {
             environment: ["BENCH_JWT_SECRET": "microbenchmark-secret-of-32-bytes-or-more"]
         )
         let (catalog, store) = try await setup.prepareStore(logger: logger, now: Date())
-        let services = try await setup.services(catalog: catalog, store: store, logger: logger)
+        let services = try await setup.services(catalog: catalog, store: store, httpClient: .shared, logger: logger)
         let serverKey = APIKeys.generate(tenantId: "bench")
         _ = try await CreateAPIKey(store: store)(tenantId: "bench", role: .server, hash: APIKeys.hash(serverKey), now: Date())
         let responder = buildRouter(services: services).buildResponder()

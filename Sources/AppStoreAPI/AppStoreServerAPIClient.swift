@@ -27,7 +27,7 @@ public struct AppStoreServerAPIClient: Sendable {
     public init(
         credentials: AppStoreAPICredentials,
         endpoints: Endpoints = Endpoints(),
-        httpClient: HTTPClient = .shared,
+        httpClient: HTTPClient,
         retry: RetryPolicy = RetryPolicy(),
         verifier: SignedDataVerifier,
         expectations: AppExpectations,

@@ -77,7 +77,7 @@ public struct VerifyReceiptClient: Sendable {
     let http: AppleHTTP
     let sharedSecret: String?
 
-    public init(endpoints: Endpoints = Endpoints(), sharedSecret: String?, httpClient: HTTPClient = .shared, retry: RetryPolicy = RetryPolicy()) {
+    public init(endpoints: Endpoints = Endpoints(), sharedSecret: String?, httpClient: HTTPClient, retry: RetryPolicy = RetryPolicy()) {
         self.endpoints = endpoints
         self.sharedSecret = sharedSecret
         self.http = AppleHTTP(client: httpClient, retry: retry)

@@ -90,7 +90,7 @@ public struct BerthSetup: Sendable {
     /// Everything `buildApplication` needs, over an open store. Throws when a tenant names a secret
     /// that is not set (webhooks), so that nothing is queued that could never be sent.
     /// - Parameter httpClient: what calls Apple, Google, Stripe and key sets; `berth serve` makes one
-    ///   (``OutboundClient``) and shuts it down with the application (nil: each client's default).
+    ///   (``OutboundClient``) and shuts it down with the application; tests and tools pass their own.
     /// - Parameter readInventory: read the stored inventory now (the store must be running and
     ///   prepared); a PostgreSQL start, whose pool runs only with the application, reads it after
     ///   `prepare` instead (``BerthServices/manageInventory``'s `refresh()`).
@@ -98,7 +98,7 @@ public struct BerthSetup: Sendable {
         catalog: Catalog,
         store: any Store,
         clock: any BerthClock = SystemClock(),
-        httpClient: HTTPClient? = nil,
+        httpClient: HTTPClient,
         readInventory: Bool = true,
         logger: Logger
     ) async throws -> BerthServices {

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import BerthApp
 import Domain
 import Foundation
@@ -64,7 +65,7 @@ final class HTTPFuzzing: Sendable {
         Blocking.run {
             do {
                 let (catalog, store) = try await setup.prepareStore(logger: logger, now: clock.now())
-                let services = try await setup.services(catalog: catalog, store: store, clock: clock, logger: logger)
+                let services = try await setup.services(catalog: catalog, store: store, clock: clock, httpClient: .shared, logger: logger)
                 func key(_ tenant: String, _ role: APIKeyRole) async throws -> String {
                     let key = APIKeys.generate(tenantId: tenant)
                     _ = try await CreateAPIKey(store: store)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())

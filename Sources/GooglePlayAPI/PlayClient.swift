@@ -25,7 +25,7 @@ public final class PlayClient: Sendable {
         account: ServiceAccount,
         apiBase: String = PlayClient.defaultAPIBase,
         tokenURL: String? = nil,
-        httpClient: HTTPClient = .shared,
+        httpClient: HTTPClient,
         timeout: TimeAmount = .seconds(10)
     ) {
         self.account = account

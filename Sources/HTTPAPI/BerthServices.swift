@@ -64,11 +64,6 @@ public struct BerthServices: Sendable {
             recordedTokens: recordedTokens
         )
     }
-    /// What claims the transactions waiting for a read's user: only for a caller who proved who the
-    /// user is (a user token or a server key); a client key names a user without proving it (T1).
-    func claimingWaiting(for caller: Caller) -> VerifyPurchase? {
-        caller.provesUser ? verifyPurchase : nil
-    }
     /// After a validation applied an App Store transaction to a user: what the customer's history
     /// holds that Berth lacks is applied too (with the App Store Server API; throttled per user).
     /// Only for a caller who proved the user, or a proof bought with the user's token: a transaction
@@ -85,7 +80,7 @@ public struct BerthServices: Sendable {
     }
     var owedToCustomers: OwedToCustomers { OwedToCustomers(store: store, clock: clock) }
     public var manageInventory: ManageInventory { ManageInventory(store: store, tenants: tenants, clock: clock, logger: logger) }
-    var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, verifyPurchase: verifyPurchase, clock: clock) }
+    var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, claims: verifyPurchase.claims, clock: clock) }
     var validateForPlugin: ValidateForPlugin {
         ValidateForPlugin(verifyPurchase: verifyPurchase, claimReceipt: claimReceipt, userEntitlements: userEntitlements) {
             [self] result, runtime, userId, proves in
@@ -93,13 +88,13 @@ public struct BerthServices: Sendable {
         }
     }
     var claimReceipt: ClaimReceipt {
-        ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), verifyPurchase: verifyPurchase, logger: logger)
+        ClaimReceipt(store: store, prover: PurchaseProver(logger: logger, clock: clock), claims: verifyPurchase.claims, logger: logger)
     }
     var userEntitlements: UserEntitlements { UserEntitlements(store: store, clock: clock) }
     var createBooking: CreateBooking { CreateBooking(store: store, clock: clock) }
     var adminTransition: AdminBookingTransition { AdminBookingTransition(store: store, clock: clock) }
     var receiveNotification: ReceiveNotification {
-        ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger, verifyPurchase: verifyPurchase)
+        ReceiveNotification(store: store, kinds: kinds, clock: clock, logger: logger, claims: verifyPurchase.claims)
     }
     var notificationIntake: NotificationIntake {
         NotificationIntake(receive: receiveNotification, rateLimiter: rateLimiter, trustedProxies: trustedProxies)
@@ -126,7 +121,7 @@ public struct BerthServices: Sendable {
         AppleNotificationHistory(store: store, tenants: tenants, receive: receiveNotification, clock: clock, logger: logger)
     }
     var extendRenewalDates: ExtendRenewalDates { ExtendRenewalDates(store: store, clock: clock, logger: logger) }
-    var restorePurchases: RestorePurchases { RestorePurchases(store: store, verifyPurchase: verifyPurchase, logger: logger) }
+    var restorePurchases: RestorePurchases { RestorePurchases(store: store, claims: verifyPurchase.claims, logger: logger) }
     var consumptionConsents: ConsumptionConsents { ConsumptionConsents(store: store, clock: clock) }
     /// The consumption answers still owed to Apple (the history worker's every tick).
     public var consumptionAnswers: ConsumptionAnswers {
@@ -137,7 +132,7 @@ public struct BerthServices: Sendable {
     /// The card rail's background work (refunds, overdue and lapsed payments).
     public var cardPaymentJobs: CardPaymentJobs { CardPaymentJobs(store: store, tenants: tenants, clock: clock, logger: logger) }
     var receivePlayNotification: ReceivePlayNotification {
-        ReceivePlayNotification(store: store, kinds: kinds, clock: clock, logger: logger, verifyPurchase: verifyPurchase)
+        ReceivePlayNotification(store: store, kinds: kinds, clock: clock, logger: logger, claims: verifyPurchase.claims)
     }
     /// Google Play's background work (acknowledgements, the voided-purchases sweep).
     public var playJobs: PlayJobs {

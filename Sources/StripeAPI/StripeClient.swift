@@ -40,7 +40,7 @@ public struct StripeClient: Sendable {
     let httpClient: HTTPClient
     let timeout: TimeAmount
 
-    public init(apiBase: String, secretKey: String, apiVersion: String? = nil, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(10)) {
+    public init(apiBase: String, secretKey: String, apiVersion: String? = nil, httpClient: HTTPClient, timeout: TimeAmount = .seconds(10)) {
         self.apiBase = apiBase.hasSuffix("/") ? String(apiBase.dropLast()) : apiBase
         self.secretKey = secretKey
         self.apiVersion = apiVersion

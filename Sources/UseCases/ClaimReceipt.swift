@@ -37,13 +37,13 @@ public struct ClaimReceipt: Sendable {
 
     let store: any Store
     let prover: PurchaseProver
-    let verifyPurchase: VerifyPurchase
+    let claims: Claims
     let logger: Logger
 
-    public init(store: any Store, prover: PurchaseProver, verifyPurchase: VerifyPurchase, logger: Logger) {
+    public init(store: any Store, prover: PurchaseProver, claims: Claims, logger: Logger) {
         self.store = store
         self.prover = prover
-        self.verifyPurchase = verifyPurchase
+        self.claims = claims
         self.logger = logger
     }
 
@@ -61,7 +61,7 @@ public struct ClaimReceipt: Sendable {
                 throw DomainError(.unprocessable, .transactionNotInReceipt, "the receipt holds no transaction \(id)", field: "transactionId")
             }
             do {
-                named = try await verifyPurchase.claim(
+                named = try await claims.claim(
                     proven: entry,
                     runtime: runtime,
                     userId: command.userId,
@@ -80,7 +80,7 @@ public struct ClaimReceipt: Sendable {
             }
             if known { continue }
             do {
-                let result = try await verifyPurchase.claim(proven: entry, runtime: runtime, userId: command.userId, named: nil)
+                let result = try await claims.claim(proven: entry, runtime: runtime, userId: command.userId, named: nil)
                 if case .applied = result.outcome { applied.append(result) }
             } catch let error as DomainError where error.kind != .unavailable {
                 logger.info(

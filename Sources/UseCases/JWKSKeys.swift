@@ -41,13 +41,6 @@ public final class JWKSKeys: Sendable {
         var expires: ContinuousClock.Instant?
     }
 
-    /// Without a client given: one of their own, no redirects, short connection timeouts.
-    static let ownClient: HTTPClient = {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(60)))
-        configuration.httpVersion = .automatic
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
-
     public init(
         url: String,
         minimumInterval: Duration = .seconds(1),
@@ -55,10 +48,10 @@ public final class JWKSKeys: Sendable {
         shortestMaxAge: Int = 60,
         fetchTimeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
-        client: HTTPClient? = nil,
+        client: HTTPClient,
         logger: Logger
     ) {
-        self.client = client ?? Self.ownClient
+        self.client = client
         self.url = url
         self.fetchTimeout = fetchTimeout
         self.now = now

@@ -6,12 +6,12 @@ import Foundation
 /// for a refund. Either way once: a payment already decided answers 409.
 public struct ResolveUnappliedPayment: Sendable {
     let store: any Store
-    let verifyPurchase: VerifyPurchase
+    let claims: Claims
     let clock: any BerthClock
 
-    public init(store: any Store, verifyPurchase: VerifyPurchase, clock: any BerthClock) {
+    public init(store: any Store, claims: Claims, clock: any BerthClock) {
         self.store = store
-        self.verifyPurchase = verifyPurchase
+        self.claims = claims
         self.clock = clock
     }
 
@@ -33,7 +33,7 @@ public struct ResolveUnappliedPayment: Sendable {
         // The decision is taken in the claim's own unit of work, under the payment's row lock: an
         // operator marking it for a refund meanwhile either comes first (the claim is undone: 409)
         // or finds it applied (T12), never both.
-        let result = try await verifyPurchase.claim(
+        let result = try await claims.claim(
             proven: payment.proven,
             runtime: runtime,
             userId: userId ?? payment.userId,

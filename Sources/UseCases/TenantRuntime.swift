@@ -66,14 +66,14 @@ public struct TenantRuntime: Sendable {
     ///   - clock: the present for payloads that do not say when they were signed, and the key set's age
     ///     (the monotonic clock unless a test injects its own).
     ///   - httpClient: what calls Apple, Google, Stripe and key sets (the composition root's
-    ///     ``OutboundClient``; nil: each client's own default).
+    ///     outbound client; nothing here makes one of its own).
     ///   - sources: the stores whose runtimes are built here besides the App Store's and Google Play's.
     public init(
         tenant: Tenant,
         baseDirectory: URL,
         environment: [String: String],
         clock: any BerthClock = SystemClock(),
-        httpClient: HTTPClient? = nil,
+        httpClient: HTTPClient,
         sources: PurchaseSources = .standard,
         logger: Logger
     ) async throws {
@@ -123,7 +123,7 @@ public struct TenantRuntime: Sendable {
                 verifyReceiptClient = VerifyReceiptClient(
                     endpoints: endpoints,
                     sharedSecret: secret,
-                    httpClient: httpClient ?? .shared,
+                    httpClient: httpClient,
                     retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(3))
                 )
             } else {
@@ -180,7 +180,7 @@ public struct TenantRuntime: Sendable {
         baseDirectory: URL,
         verifier: SignedDataVerifier,
         expectations: AppExpectations,
-        httpClient: HTTPClient?,
+        httpClient: HTTPClient,
         logger: Logger
     ) -> AppStoreServerAPIClient? {
         guard let configuration = tenant.apple.serverAPI else { return nil }
@@ -199,7 +199,7 @@ public struct TenantRuntime: Sendable {
             return AppStoreServerAPIClient(
                 credentials: credentials,
                 endpoints: endpoints,
-                httpClient: httpClient ?? .shared,
+                httpClient: httpClient,
                 verifier: verifier,
                 expectations: expectations
             )
@@ -313,7 +313,7 @@ public struct TenantRegistry: Sendable {
         baseDirectory: URL,
         environment: [String: String],
         clock: any BerthClock = SystemClock(),
-        httpClient: HTTPClient? = nil,
+        httpClient: HTTPClient,
         logger: Logger
     ) async throws -> TenantRegistry {
         let notes = StartupNotes()

@@ -77,7 +77,7 @@ public struct ValidateForPlugin: Sendable {
         // What Apple told Berth of that the user's appAccountToken names, first (it is owned then).
         // Only for a caller who proved the user (a client key names one: T1); otherwise the proof
         // finds them when it carries a token naming the user.
-        var applied = provesUser ? await verifyPurchase.claimWaiting(runtime: runtime, userId: userId) : []
+        var applied = provesUser ? await verifyPurchase.claims.claimWaiting(runtime: runtime, userId: userId) : []
         var named: VerifyPurchase.Result?
         var applicationReceipt: ProvenReceipt?
         switch command.proof {

@@ -76,9 +76,19 @@ struct StripeCommand: ParsableCommand {
     static func control(port: Int, path: String) async throws {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = .POST
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-        let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        // One request of a command that then exits: its own client, shut down before it returns.
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let status: UInt, body: String
+        do {
+            let response = try await client.execute(request, timeout: .seconds(60))
+            (status, body) = (response.status.code, String(buffer: try await response.body.collect(upTo: 1 << 20)))
+            try await client.shutdown()
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
         print(body)
-        guard (200..<300).contains(Int(response.status.code)) else { throw ExitCode(1) }
+        guard (200..<300).contains(status) else { throw ExitCode(1) }
     }
+
 }

@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AppleSignedData
 import AppleStandIn
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import Hummingbird
@@ -28,6 +29,7 @@ struct AppStoreServerAPIClientTests {
         AppStoreServerAPIClient(
             credentials: AppStoreAPICredentials(issuerId: "issuer-1", keyId: "KEY123", bundleId: "it.seaboo.app", privateKey: key ?? self.key),
             endpoints: .init(production: "http://127.0.0.1:\(port)/production", sandbox: "http://127.0.0.1:\(port)/sandbox"),
+            httpClient: .shared,
             retry: retry,
             verifier: SignedDataVerifier(roots: ca.trustedRoots),
             expectations: try AppExpectations(bundleId: "it.seaboo.app", appAppleId: 1, environments: [.production, .sandbox])
@@ -180,6 +182,7 @@ struct VerifyReceiptClientTests {
                 sandbox: "http://127.0.0.1:\(port)/sandbox/verifyReceipt"
             ),
             sharedSecret: "secret",
+            httpClient: .shared,
             retry: RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5))
         )
     }

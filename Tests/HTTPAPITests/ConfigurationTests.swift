@@ -31,17 +31,18 @@ struct ConfigurationTests {
         let (loaded, store) = try await setup([:]).prepareStore(logger: logger, now: Date())
         defer { try? store.close() }
         do {
-            _ = try await setup([:]).services(catalog: loaded, store: store, logger: logger)
+            _ = try await setup([:]).services(catalog: loaded, store: store, httpClient: Harness.outbound, logger: logger)
             Issue.record("the start must fail without SEABOO_WEBHOOK_SECRET")
         } catch let error as ConfigurationError {
             #expect(error.description.contains("SEABOO_WEBHOOK_SECRET"))
         }
         await #expect(throws: ConfigurationError.self) {
-            _ = try await setup(["SEABOO_WEBHOOK_SECRET": "short"]).services(catalog: loaded, store: store, logger: logger)
+            _ = try await setup(["SEABOO_WEBHOOK_SECRET": "short"]).services(catalog: loaded, store: store, httpClient: Harness.outbound, logger: logger)
         }
         let services = try await setup(["SEABOO_WEBHOOK_SECRET": "a-long-enough-webhook-secret"]).services(
             catalog: loaded,
             store: store,
+            httpClient: Harness.outbound,
             logger: logger
         )
         #expect(services.tenants.tenant(id: "seaboo")?.webhook?.secret.value == "a-long-enough-webhook-secret")

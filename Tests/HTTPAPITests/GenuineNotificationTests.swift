@@ -47,7 +47,7 @@ struct GenuineNotificationTests {
         var logger = Logger(label: "genuine")
         logger.logLevel = .warning
         let (catalog, database) = try await setup.prepareStore(logger: logger, now: Date())
-        let services = try await setup.services(catalog: catalog, store: database, logger: logger)
+        let services = try await setup.services(catalog: catalog, store: database, httpClient: Harness.outbound, logger: logger)
         let jws = try String(contentsOf: Harness.fixture(file), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await Application(router: buildRouter(services: services)).test(.router) { client in

@@ -1,4 +1,5 @@
 import AppleSignedData
+import AsyncHTTPClient
 import BerthApp
 import Domain
 import Foundation
@@ -9,6 +10,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import Logging
+import OutboundHTTP
 import SQLStore
 import StoreTesting
 import Synchronization
@@ -43,6 +45,10 @@ let openHarnesses: Mutex<[String: String]> = {
 /// The real catalog (products.json), a real SQLite file in a temporary folder, a TestKit CA trusted by
 /// the `seaboo-test` tenant, and API keys for both tenants.
 struct Harness {
+    /// The outbound client the tests' applications share, made as `berth serve` makes its own
+    /// (redirects refused); one for the test process, never shut down.
+    static let outbound = OutboundClient.make()
+
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let jwtSecret = "test-secret-for-seaboo-test-tenant"
     static let webhookSecret = "webhook-secret-for-seaboo-test"
@@ -172,7 +178,7 @@ struct Harness {
         // a test that reads the log passes its own logger.
         if customLogger == nil { logger.logLevel = .error }
         let (catalog, database) = try await setup.prepareStore(logger: logger, now: clock.now())
-        var services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
+        var services = try await setup.services(catalog: catalog, store: database, clock: clock, httpClient: Harness.outbound, logger: logger)
         // Tests read Apple's notification history by hand (services.appleHistory), at moments they choose.
         services.appleHistoryTick = nil
         // One instance per test: the inventory it changes is in effect at once (a second instance's

@@ -117,6 +117,7 @@ struct InventoryTests {
             baseDirectory: harness.directory,
             environment: [:],
             clock: harness.clock,
+            httpClient: Harness.outbound,
             logger: harness.services.logger
         )
         let otherInventory = ManageInventory(store: harness.database, tenants: other, clock: harness.clock, logger: harness.services.logger)

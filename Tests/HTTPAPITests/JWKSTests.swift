@@ -1,4 +1,5 @@
 import AppleSignedData
+import AsyncHTTPClient
 import Domain
 import Foundation
 import HTTPTypes
@@ -170,6 +171,7 @@ struct JWKSTests {
                 shortestMaxAge: 0,
                 fetchTimeout: .seconds(120),
                 now: { start + elapsed.withLock { $0 } },
+                client: .shared,
                 logger: Logger(label: "test")
             )
             let token = try await Self.token(first, kid: "k1", user: "alice")

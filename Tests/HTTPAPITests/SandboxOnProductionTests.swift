@@ -42,7 +42,7 @@ struct SandboxOnProductionTests {
         // The sample was signed 2025-02-10T04:29Z; the test runs the day before.
         let clock = TestClock(Date(timeIntervalSince1970: 1_739_100_000))
         let (catalog, database) = try await setup.prepareStore(logger: logger, now: clock.now())
-        let services = try await setup.services(catalog: catalog, store: database, clock: clock, logger: logger)
+        let services = try await setup.services(catalog: catalog, store: database, clock: clock, httpClient: Harness.outbound, logger: logger)
         let key = APIKeys.generate(tenantId: "goodheart")
         _ = try await CreateAPIKey(store: database)(tenantId: "goodheart", role: .server, hash: APIKeys.hash(key), now: clock.now())
         let jws = try String(contentsOf: Harness.fixture("transaction-sandbox-consumable-2025.jws"), encoding: .utf8)

@@ -355,7 +355,13 @@ struct SignedAnswerTests {
         func start(_ settings: AnswerSigningSettings, _ environment: [String: String]) async throws -> TenantRuntime {
             var signing = tenant
             signing.answerSigning = settings
-            return try await TenantRuntime(tenant: signing, baseDirectory: Harness.repository, environment: environment, logger: logger)
+            return try await TenantRuntime(
+                tenant: signing,
+                baseDirectory: Harness.repository,
+                environment: environment,
+                httpClient: Harness.outbound,
+                logger: logger
+            )
         }
         await #expect { _ = try await start(.init(keyId: "k1", privateKeyEnv: "ANSWER_KEY"), [:]) } throws: { "\($0)".contains("set ANSWER_KEY") }
         await #expect { _ = try await start(.init(keyId: "k1", privateKeyEnv: "ANSWER_KEY"), ["ANSWER_KEY": "not a key"]) } throws: {
@@ -372,7 +378,7 @@ struct SignedAnswerTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try await start(.init(keyId: "k1", privateKeyFileEnv: "ANSWER_KEY_FILE"), ["ANSWER_KEY_FILE": file.path])
         #expect(fromFile.answerSigner?.publicKey.rawRepresentation == key.publicKey.rawRepresentation)
-        let absent = try await TenantRuntime(tenant: tenant, baseDirectory: Harness.repository, environment: [:], logger: logger)
+        let absent = try await TenantRuntime(tenant: tenant, baseDirectory: Harness.repository, environment: [:], httpClient: Harness.outbound, logger: logger)
         #expect(absent.answerSigner == nil)
     }
 }

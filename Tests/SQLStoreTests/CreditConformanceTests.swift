@@ -33,7 +33,7 @@ extension StoreConformance {
         }
     }
 
-    /// A credit purchase: the shipped unit of work (``VerifyPurchase/claim(_:proven:request:kind:tx:now:remembering:)`` with
+    /// A credit purchase: the shipped unit of work (``Claims/claim(_:proven:request:kind:tx:now:remembering:)`` with
     /// ``CreditsKind``) for a pack of `amount` credits of type `c` (the stored product is set to it first).
     static func buy(
         _ store: any Store,
@@ -85,7 +85,7 @@ extension StoreConformance {
             } else {
                 try tx.credits.update(product)
             }
-            return try VerifyPurchase.claim(claim, proven: proven, request: request, kind: CreditsKind(), tx: tx, now: now)
+            return try Claims.claim(claim, proven: proven, request: request, kind: CreditsKind(), tx: tx, now: now)
         }
         guard case .applied(let purchase) = result.outcome else { throw StoreError("the purchase was not applied: \(result.outcome)") }
         return purchase

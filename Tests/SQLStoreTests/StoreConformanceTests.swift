@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Domain
 import Foundation
 import Logging
@@ -75,7 +76,7 @@ struct StoreConformance {
         return try JSONDecoder().decode(Tenant.self, from: Data(json.utf8))
     }
 
-    /// A purchase claim of a booking: the shipped unit of work (``VerifyPurchase/claim(_:proven:request:kind:tx:now:remembering:)``
+    /// A purchase claim of a booking: the shipped unit of work (``Claims/claim(_:proven:request:kind:tx:now:remembering:)``
     /// with ``BookingKind``), as verify-purchase runs it after proving the transaction.
     static func claim(_ store: any Store, booking: Booking, user: String, transactionId: String, now: Date = now) async throws -> PurchaseOutcome {
         let proven = ProvenTransaction(
@@ -99,7 +100,7 @@ struct StoreConformance {
             named: .booking(id: booking.id)
         )
         return try await store.write { tx in
-            try VerifyPurchase.claim(claim, proven: proven, request: request, kind: BookingKind(), tx: tx, now: now).outcome
+            try Claims.claim(claim, proven: proven, request: request, kind: BookingKind(), tx: tx, now: now).outcome
         }
     }
 
@@ -1005,6 +1006,7 @@ extension StoreConformance {
             tenant: tenant,
             baseDirectory: FileManager.default.temporaryDirectory,
             environment: ["A_SECRET": String(repeating: "s", count: 32)],
+            httpClient: .shared,
             logger: Logger(label: "conformance")
         )
     }
@@ -1105,6 +1107,7 @@ extension StoreConformance {
                 tenant: try JSONDecoder().decode(Tenant.self, from: Data(json.utf8)),
                 baseDirectory: FileManager.default.temporaryDirectory,
                 environment: ["A_SECRET": String(repeating: "s", count: 32)],
+                httpClient: .shared,
                 logger: Logger(label: "conformance")
             )
             let quote = try runtime.tenant.quote(BookingRequest(resourceId: "boat", start: dayOne, end: dayTwo), now: Self.now)

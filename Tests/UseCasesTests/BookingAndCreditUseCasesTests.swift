@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Domain
 import Foundation
 import Logging
@@ -41,6 +42,7 @@ enum SeasonFixture {
             baseDirectory: FileManager.default.temporaryDirectory,
             environment: [:],
             clock: ManualClock(now),
+            httpClient: .shared,
             logger: Logger(label: "use-cases-test")
         )
     }

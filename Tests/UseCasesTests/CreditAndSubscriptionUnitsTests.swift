@@ -5,7 +5,7 @@ import StoreTesting
 import Testing
 import UseCases
 
-/// Credit packs and subscriptions through the shipped units of work (``VerifyPurchase/claim``),
+/// Credit packs and subscriptions through the shipped units of work (``Claims/claim``),
 /// racing on every backend: the signup bonus and the subscription's owner are decided in the plan
 /// and saved with it, so the store's locks and unique keys must keep them once.
 @Suite("Credit and subscription claims on every backend")
@@ -81,7 +81,7 @@ struct CreditAndSubscriptionUnitsTests {
                         )
                         let claim = PurchaseClaim(proven, tenantId: "a", userId: "u\(n)", target: .credits(type: "c"), now: Self.now)
                         let result = try? await store.write { tx in
-                            try VerifyPurchase.claim(
+                            try Claims.claim(
                                 claim,
                                 proven: proven,
                                 request: Self.request(tenant, user: "u\(n)", product: "pack10", transaction: "t1"),
@@ -115,7 +115,7 @@ struct CreditAndSubscriptionUnitsTests {
                 proofHash: "h1"
             )
             let again = try await store.write { tx in
-                try VerifyPurchase.claim(
+                try Claims.claim(
                     PurchaseClaim(proven, tenantId: "a", userId: "u\(winner)", target: .credits(type: "c"), now: Self.now),
                     proven: proven,
                     request: Self.request(tenant, user: "u\(winner)", product: "pack10", transaction: "t1"),
@@ -168,7 +168,7 @@ struct CreditAndSubscriptionUnitsTests {
                     group.addTask {
                         let (claim, proven) = Self.period("u\(n)")
                         let result = try? await store.write { tx in
-                            try VerifyPurchase.claim(
+                            try Claims.claim(
                                 claim,
                                 proven: proven,
                                 request: Self.request(tenant, user: "u\(n)", product: "premium.monthly", transaction: "s1"),
@@ -197,7 +197,7 @@ struct CreditAndSubscriptionUnitsTests {
             // The owner's second claim of the same period refreshes and answers it in use.
             let (claim, proven) = Self.period(owner)
             let again = try await store.write { tx in
-                try VerifyPurchase.claim(
+                try Claims.claim(
                     claim,
                     proven: proven,
                     request: Self.request(tenant, user: owner, product: "premium.monthly", transaction: "s1"),

@@ -129,7 +129,7 @@ struct CreditProductUseCasesTests {
         let runtime = try await PurchaseFixture.runtime()
         try await backend.run { store in
             let services = PurchaseFixture.Services(store)
-            let restore = RestorePurchases(store: store, verifyPurchase: services.verify, logger: Logger(label: "use-cases-test"))
+            let restore = RestorePurchases(store: store, claims: services.verify.claims, logger: Logger(label: "use-cases-test"))
             let jws = try PurchaseFixture.signing.ca.signTransaction(PurchaseFixture.transaction("pack10", id: "2000000000000406"))
             let refused = await SeasonFixture.refusal { _ = try await restore(runtime: runtime, userId: "ana", proof: .jws(jws)) }
             #expect(refused == .appleNotConfigured)

@@ -27,7 +27,7 @@ struct PluginUseCasesTests {
             claimReceipt: ClaimReceipt(
                 store: services.store,
                 prover: PurchaseProver(logger: logger, clock: services.clock),
-                verifyPurchase: services.verify,
+                claims: services.verify.claims,
                 logger: logger
             ),
             userEntitlements: UserEntitlements(store: services.store, clock: services.clock),

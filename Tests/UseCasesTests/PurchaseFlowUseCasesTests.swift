@@ -1,4 +1,5 @@
 import AppleSignedData
+import AsyncHTTPClient
 import Domain
 import Foundation
 import Logging
@@ -52,6 +53,7 @@ enum PurchaseFixture {
             baseDirectory: signing.folder,
             environment: [:],
             clock: ManualClock(now),
+            httpClient: .shared,
             logger: Logger(label: "use-cases-test")
         )
     }
@@ -99,7 +101,7 @@ enum PurchaseFixture {
             self.store = store
             self.clock = clock
             verify = VerifyPurchase(store: store, prover: PurchaseProver(logger: logger, clock: clock), kinds: .all, clock: clock, logger: logger)
-            notifications = ReceiveNotification(store: store, kinds: .all, clock: clock, logger: logger, verifyPurchase: verify)
+            notifications = ReceiveNotification(store: store, kinds: .all, clock: clock, logger: logger, claims: verify.claims)
             create = CreateBooking(store: store, clock: clock)
         }
 
@@ -292,7 +294,7 @@ struct PurchaseFlowUseCasesTests {
             }
             let payment = try #require(kept)
             #expect(payment.status == .open && payment.attempts == 2, "one row for the transaction, the retry counted")
-            let resolve = ResolveUnappliedPayment(store: store, verifyPurchase: services.verify, clock: services.clock)
+            let resolve = ResolveUnappliedPayment(store: store, claims: services.verify.claims, clock: services.clock)
             let (applied, result) = try await resolve.apply(payment.id, runtime: runtime, actor: .admin(keyId: 1), userId: nil, bookingId: right.id)
             #expect(PurchaseFixture.outcome(result.outcome) == "applied")
             #expect(applied.status == .applied)
@@ -317,7 +319,7 @@ struct PurchaseFlowUseCasesTests {
                 kept = error.unappliedPayment
             }
             let payment = try #require(kept)
-            let resolve = ResolveUnappliedPayment(store: store, verifyPurchase: services.verify, clock: services.clock)
+            let resolve = ResolveUnappliedPayment(store: store, claims: services.verify.claims, clock: services.clock)
             let marked = try await resolve.markForRefund(payment.id, runtime: runtime, actor: .admin(keyId: 1), note: "customer left")
             #expect(marked.status == .refundRequested && marked.note == "customer left")
             let open = try await store.read { try $0.purchases.unappliedPayments(tenantId: "a", status: .open, page: Page()) }

@@ -84,7 +84,7 @@ struct PurchaseKindsTests {
                             at: Self.now
                         )
                         let result = try? await store.write { tx in
-                            try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
+                            try Claims.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
                         }
                         switch result?.outcome {
                         case .applied?: return "applied"
@@ -101,7 +101,7 @@ struct PurchaseKindsTests {
             #expect(owner.until == nil && owner.state == .active && owner.entitlement == "premium")
             let (claim, proven, request) = Self.unlockClaim(tenant, user: owner.userId, product: Self.lifetime, transaction: "t1", at: Self.now)
             let restore = try await store.write { tx in
-                try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
+                try Claims.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
             }
             guard case .repeated = restore.outcome, case .unlock(let held, let grant) = restore.state else {
                 Issue.record("a restore is a repeat that answers the grant: \(restore.outcome)")
@@ -126,7 +126,7 @@ struct PurchaseKindsTests {
                             at: Self.now.addingTimeInterval(Double(n))
                         )
                         _ = try? await store.write { tx in
-                            try VerifyPurchase.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
+                            try Claims.claim(claim, proven: proven, request: request, kind: UnlockKind(), tx: tx, now: Self.now)
                         }
                     }
                 }

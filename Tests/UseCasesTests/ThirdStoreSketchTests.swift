@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Domain
 import Foundation
 import Logging
@@ -148,6 +149,7 @@ struct ThirdStoreSketchTests {
             baseDirectory: FileManager.default.temporaryDirectory,
             environment: secret.map { ["AMAZON_SECRET": $0] } ?? [:],
             clock: ManualClock(PurchaseFixture.now),
+            httpClient: .shared,
             sources: sources,
             logger: Logger(label: "third-store-sketch")
         )

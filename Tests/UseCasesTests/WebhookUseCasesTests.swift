@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Domain
 import Foundation
 import Logging
@@ -54,6 +55,7 @@ struct WebhookUseCasesTests {
             baseDirectory: FileManager.default.temporaryDirectory,
             environment: ["HOOK_SECRET": secret],
             clock: ManualClock(SeasonFixture.now),
+            httpClient: .shared,
             logger: Logger(label: "use-cases-test")
         )
     }

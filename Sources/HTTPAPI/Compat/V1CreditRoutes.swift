@@ -36,7 +36,7 @@ struct V1CreditRoutes {
         let balances = try await creditQueries.balances(
             runtime,
             userId: context.userId,
-            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase.claims : nil)
         )
         return try JSONCoding.response(V1Balance(credits: balances.first { $0.creditType == type }?.balance ?? 0))
     }

@@ -29,7 +29,7 @@ struct CreditRoutes {
         let balances = try await creditQueries.balances(
             runtime,
             userId: userId,
-            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase.claims : nil)
         )
         return try JSONCoding.response(CreditsResponse(credits: balances.map(CreditBalanceDTO.init)))
     }

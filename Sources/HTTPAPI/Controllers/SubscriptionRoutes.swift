@@ -57,7 +57,7 @@ struct SubscriptionRoutes {
         let answer = try await UserEntitlements(store: store, clock: clock)(
             runtime: context.tenant,
             userId: context.userId,
-            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase : nil)
+            claimingWaitingWith: (context.caller.provesUser ? verifyPurchase.claims : nil)
         )
         let now = clock.now()
         let subscriptions = answer.subscriptions.map { listed in

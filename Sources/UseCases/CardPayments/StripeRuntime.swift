@@ -16,7 +16,7 @@ public struct StripeRuntime: Sendable {
 
     /// The rail when the tenant configured it and its secrets are set; nil (with a warning) otherwise:
     /// the tenant then offers no card payments and its webhook endpoint answers 404.
-    public static func load(_ tenant: Tenant, environment: [String: String], httpClient: HTTPClient? = nil, logger: Logger) -> StripeRuntime? {
+    public static func load(_ tenant: Tenant, environment: [String: String], httpClient: HTTPClient, logger: Logger) -> StripeRuntime? {
         guard let settings = tenant.stripe else { return nil }
         guard let key = environment[settings.secretKeyEnv], key.hasPrefix("sk_") || key.hasPrefix("rk_") else {
             logger.warning("tenant \(tenant.id): \(settings.secretKeyEnv) is unset or not a Stripe secret key; card payments are not offered")
@@ -37,7 +37,7 @@ public struct StripeRuntime: Sendable {
         }
         return StripeRuntime(
             settings: settings,
-            client: StripeClient(apiBase: base, secretKey: key, apiVersion: settings.apiVersion, httpClient: httpClient ?? .shared),
+            client: StripeClient(apiBase: base, secretKey: key, apiVersion: settings.apiVersion, httpClient: httpClient),
             webhookSecrets: secrets.map(Secret.init)
         )
     }

@@ -19,7 +19,7 @@ public struct CreditQueries: Sendable {
     public func balances(
         _ runtime: TenantRuntime,
         userId: String,
-        claimingWaitingWith purchases: VerifyPurchase? = nil
+        claimingWaitingWith purchases: Claims? = nil
     ) async throws -> [CreditSummary] {
         let settings = try CreditRequests.settings(runtime)
         let tenantId = runtime.id, now = clock.now(), offersBonus = runtime.tenant.credits?.signupBonus != nil

@@ -25,8 +25,8 @@ public struct UserEntitlements: Sendable {
     }
 
     /// - Parameter purchases: when given, the transactions waiting for the user are read in the same
-    ///   read and claimed first (the user's "next call"; see ``VerifyPurchase/readClaimingWaiting(runtime:userId:_:)``).
-    public func callAsFunction(runtime: TenantRuntime, userId: String, claimingWaitingWith purchases: VerifyPurchase? = nil) async throws -> Answer {
+    ///   read and claimed first (the user's "next call"; see ``Claims/readClaimingWaiting(runtime:userId:_:)``).
+    public func callAsFunction(runtime: TenantRuntime, userId: String, claimingWaitingWith purchases: Claims? = nil) async throws -> Answer {
         let tenantId = runtime.id
         // One statement: on PostgreSQL one round trip for the whole answer.
         let read: @Sendable (any StoreSession, [String]) throws -> EntitlementSources = { tx, tokens in

@@ -26,14 +26,14 @@ public struct ReceiveNotification: Sendable {
     let clock: any BerthClock
     let logger: Logger
     /// Claims an unclaimed transaction for the user its appAccountToken names (automatic attribution).
-    let verifyPurchase: VerifyPurchase?
+    let claims: Claims?
 
-    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger, verifyPurchase: VerifyPurchase? = nil) {
+    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger, claims: Claims? = nil) {
         self.store = store
         self.kinds = kinds
         self.clock = clock
         self.logger = logger
-        self.verifyPurchase = verifyPurchase
+        self.claims = claims
     }
 
     public func callAsFunction(signedPayload: String, runtime: TenantRuntime) async throws -> Result {
@@ -107,8 +107,8 @@ public struct ReceiveNotification: Sendable {
             throw DomainError(.unavailable, .temporarilyUnavailable, "the notification could not be stored; Apple will retry", retryAfter: 60)
         }
         var result = answer
-        if !result.duplicate, result.outcome == NotificationEffect.keepUnclaimed.outcome, let proven = incoming.proven, let verifyPurchase,
-            let applied = await attribute(proven, runtime: runtime, verifyPurchase: verifyPurchase)
+        if !result.duplicate, result.outcome == NotificationEffect.keepUnclaimed.outcome, let proven = incoming.proven, let claims,
+            let applied = await attribute(proven, runtime: runtime, claims: claims)
         {
             result.outcome = applied
         }
@@ -135,7 +135,7 @@ public struct ReceiveNotification: Sendable {
     /// An unclaimed transaction whose appAccountToken names a user Berth has seen it with is claimed
     /// for that user now (outcome `applied_to_token_user`); a refusal keeps it as an unapplied payment
     /// (`unapplied_payment`). Without such a user it waits for the user's next call.
-    private func attribute(_ proven: ProvenTransaction, runtime: TenantRuntime, verifyPurchase: VerifyPurchase) async -> String? {
+    private func attribute(_ proven: ProvenTransaction, runtime: TenantRuntime, claims: Claims) async -> String? {
         guard let token = proven.appAccountToken?.lowercased(), !token.isEmpty else { return nil }
         let tenantId = runtime.id
         do {
@@ -149,7 +149,7 @@ public struct ReceiveNotification: Sendable {
                 )
                 return nil
             }
-            let claimed = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
+            let claimed = try await claims.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
             guard case .applied = claimed.outcome else { return nil }
             logger.info("unclaimed transaction applied to the user its token names", metadata: ["transaction": .string(proven.transactionId)])
             return "applied_to_token_user"

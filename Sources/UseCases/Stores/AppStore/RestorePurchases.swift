@@ -13,12 +13,12 @@ import Synchronization
 /// replay is recorded for a restore).
 public struct RestorePurchases: Sendable {
     let store: any Store
-    let verifyPurchase: VerifyPurchase
+    let claims: Claims
     let logger: Logger
 
-    public init(store: any Store, verifyPurchase: VerifyPurchase, logger: Logger) {
+    public init(store: any Store, claims: Claims, logger: Logger) {
         self.store = store
-        self.verifyPurchase = verifyPurchase
+        self.claims = claims
         self.logger = logger
     }
 
@@ -103,7 +103,7 @@ public struct RestorePurchases: Sendable {
                 continue
             }
             do {
-                let result = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
+                let result = try await claims.claim(proven: proven, runtime: runtime, userId: userId, named: nil)
                 let outcome: String =
                     switch result.outcome {
                     case .applied: "restored"

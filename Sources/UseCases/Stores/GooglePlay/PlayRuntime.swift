@@ -14,7 +14,7 @@ public struct PlayRuntime: Sendable {
     /// Google's key set for push tokens (nil: the tenant takes no pushes).
     public let pushKeys: JWKSKeys?
 
-    public static func load(_ tenant: Tenant, environment: [String: String], httpClient: HTTPClient? = nil, logger: Logger) -> PlayRuntime? {
+    public static func load(_ tenant: Tenant, environment: [String: String], httpClient: HTTPClient, logger: Logger) -> PlayRuntime? {
         guard let settings = tenant.googlePlay else { return nil }
         var json: Data?
         if let name = settings.serviceAccountEnv, let value = environment[name], !value.isEmpty {
@@ -60,7 +60,7 @@ public struct PlayRuntime: Sendable {
         let jwksURL = settings.push.map { $0.jwksURL ?? (standIn ? trimmed + "/oauth2/v3/certs" : GooglePlaySettings.defaultJWKSURL) }
         return PlayRuntime(
             settings: settings,
-            client: PlayClient(account: account, apiBase: trimmed, tokenURL: tokenURL, httpClient: httpClient ?? .shared),
+            client: PlayClient(account: account, apiBase: trimmed, tokenURL: tokenURL, httpClient: httpClient),
             pushKeys: jwksURL.map { JWKSKeys(url: $0, client: httpClient, logger: logger) }
         )
     }

@@ -26,17 +26,17 @@ public struct ReceivePlayNotification: Sendable {
     let clock: any BerthClock
     let logger: Logger
     /// Applies a pending purchase once Google says it is paid (nil: such purchases wait for the app).
-    let verifyPurchase: VerifyPurchase?
+    let claims: Claims?
     /// What Google answered about voids in the last minute (V3: forged void pushes replayed with one
     /// genuine push token cost at most one Google call per package and known token a minute).
     let voidAnswers = VoidAnswers()
 
-    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger, verifyPurchase: VerifyPurchase? = nil) {
+    public init(store: any Store, kinds: PurchaseKinds, clock: any BerthClock, logger: Logger, claims: Claims? = nil) {
         self.store = store
         self.kinds = kinds
         self.clock = clock
         self.logger = logger
-        self.verifyPurchase = verifyPurchase
+        self.claims = claims
     }
 
     struct PushClaims: JWTPayload {
@@ -152,7 +152,7 @@ public struct ReceivePlayNotification: Sendable {
     /// claimed for the user (and booking) it was sent for, through the same checks as the app's call.
     /// nil when nobody sent it pending; Google still waiting leaves the claim for the next push.
     func completePending(token: String, runtime: TenantRuntime, play: PlayRuntime) async throws -> String? {
-        guard let verifyPurchase else { return nil }
+        guard let claims else { return nil }
         let tenantId = runtime.id
         guard let pending = try await store.read({ try $0.play.pendingClaim(tenantId: tenantId, purchaseToken: token) }),
             let product = runtime.tenant.product(id: pending.productId)
@@ -161,7 +161,7 @@ public struct ReceivePlayNotification: Sendable {
         do {
             let proven = try await PlayProofs.prove(token: token, product: product, package: pending.packageName, runtime: play, now: clock.now())
             let named: PurchaseTarget? = pending.bookingId.map { .booking(id: $0) }
-            let claimed = try await verifyPurchase.claim(proven: proven, runtime: runtime, userId: pending.userId, named: named)
+            let claimed = try await claims.claim(proven: proven, runtime: runtime, userId: pending.userId, named: named)
             switch claimed.outcome {
             case .applied: outcome = "pending_purchase_applied"
             case .repeated: outcome = "pending_purchase_already_applied"
