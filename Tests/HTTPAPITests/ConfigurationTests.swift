@@ -37,7 +37,12 @@ struct ConfigurationTests {
             #expect(error.description.contains("SEABOO_WEBHOOK_SECRET"))
         }
         await #expect(throws: ConfigurationError.self) {
-            _ = try await setup(["SEABOO_WEBHOOK_SECRET": "short"]).services(catalog: loaded, store: store, httpClient: Harness.outbound, logger: logger)
+            _ = try await setup(["SEABOO_WEBHOOK_SECRET": "short"]).services(
+                catalog: loaded,
+                store: store,
+                httpClient: Harness.outbound,
+                logger: logger
+            )
         }
         let services = try await setup(["SEABOO_WEBHOOK_SECRET": "a-long-enough-webhook-secret"]).services(
             catalog: loaded,

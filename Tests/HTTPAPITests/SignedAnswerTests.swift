@@ -378,7 +378,13 @@ struct SignedAnswerTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try await start(.init(keyId: "k1", privateKeyFileEnv: "ANSWER_KEY_FILE"), ["ANSWER_KEY_FILE": file.path])
         #expect(fromFile.answerSigner?.publicKey.rawRepresentation == key.publicKey.rawRepresentation)
-        let absent = try await TenantRuntime(tenant: tenant, baseDirectory: Harness.repository, environment: [:], httpClient: Harness.outbound, logger: logger)
+        let absent = try await TenantRuntime(
+            tenant: tenant,
+            baseDirectory: Harness.repository,
+            environment: [:],
+            httpClient: Harness.outbound,
+            logger: logger
+        )
         #expect(absent.answerSigner == nil)
     }
 }

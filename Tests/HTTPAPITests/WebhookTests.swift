@@ -117,7 +117,13 @@ struct WebhookTests {
             var logger = Logger(label: "restart")
             logger.logLevel = .warning
             let (catalog, database) = try await setup.prepareStore(logger: logger, now: harness.clock.now())
-            let services = try await setup.services(catalog: catalog, store: database, clock: harness.clock, httpClient: Harness.outbound, logger: logger)
+            let services = try await setup.services(
+                catalog: catalog,
+                store: database,
+                clock: harness.clock,
+                httpClient: Harness.outbound,
+                logger: logger
+            )
             let client = WebhookHTTPClient()
             let deliverer = webhookDeliverer(services: services, client: client)
 
