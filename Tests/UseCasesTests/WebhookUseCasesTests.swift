@@ -6,7 +6,8 @@ import SQLStore
 import StoreTesting
 import Synchronization
 import Testing
-import UseCases
+
+@testable import UseCases
 
 /// The tenant's receiver as the delivery policy sees it (``WebhookSending``): records what it was
 /// sent and answers with the statuses it is given, in turn (then 200). The HTTP client itself and
@@ -147,4 +148,103 @@ struct WebhookUseCasesTests {
         let runs = DeliverWebhooks.runs(of: [message(1, "b:1"), message(2, "b:2"), message(3, "b:1"), message(4, nil), message(5, "b:2")])
         #expect(runs.map { $0.map(\.id) } == [[1, 3], [2, 5], [4]])
     }
+
+    @Test(
+        "attempts that end while a batch is written are recorded together in the next unit of work, and each caller resumes once its record is committed",
+        arguments: StoreBackend.available
+    )
+    func attemptsRecordedInBatches(backend: StoreBackend) async throws {
+        let runtime = try await Self.runtime()
+        try await backend.run { inner in
+            let clock = ManualClock(SeasonFixture.now)
+            for day in 0..<6 { try await Self.confirmThenCancel(inner, runtime, clock, dayOffset: 10 + 2 * day) }
+            let messages = try await Self.deliverer(inner, runtime, RecordingReceiver(), clock).claim(tenantId: "a", limit: 100)
+            #expect(messages.count >= 6, "one message per subject is due: \(messages.count)")
+            let store = FirstWriteHeld(inner)
+            let recorder = AttemptRecorder(store: store)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for message in messages {
+                    group.addTask {
+                        try await recorder.record(.init(message: message, statusCode: 200, delivered: true, now: clock.now()))
+                    }
+                }
+                // The first batch's write is held (its attempts are fixed once it began); every other
+                // attempt queues behind it (counted, not timed).
+                await store.firstWriteStarted()
+                let first = recorder.counts.inBatch
+                while recorder.counts.waiting < messages.count - first { await Task.yield() }
+                store.release()
+                try await group.waitForAll()
+                #expect(
+                    store.writes == (first == messages.count ? 1 : 2),
+                    "\(first) attempts, then the other \(messages.count - first) in one unit of work"
+                )
+            }
+            #expect(store.writes < messages.count, "\(messages.count) attempts in \(store.writes) writes")
+            let deliveries = try await inner.read { try $0.outbox.deliveries(tenantId: "a", page: Page()) }
+            #expect(deliveries.total == messages.count, "every attempt is recorded once")
+            let again = try await Self.deliverer(inner, runtime, RecordingReceiver(), clock).claim(tenantId: "a", limit: 100)
+            #expect(Set(again.map(\.id)).isDisjoint(with: messages.map(\.id)), "a recorded delivery is not claimed again")
+        }
+    }
+}
+
+/// A store whose first write waits until ``release()``; it counts writes.
+final class FirstWriteHeld: Store {
+    private let inner: any Store
+    private let state = Mutex<
+        (writes: Int, started: CheckedContinuation<Void, Never>?, hasStarted: Bool, gate: CheckedContinuation<Void, Never>?, released: Bool)
+    >(
+        (0, nil, false, nil, false)
+    )
+
+    init(_ inner: any Store) { self.inner = inner }
+
+    var writes: Int { state.withLock { $0.writes } }
+
+    /// Returns once the first write has begun (and waits at the gate).
+    func firstWriteStarted() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.hasStarted { return true }
+                state.started = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Lets the first write go on.
+    func release() {
+        let gate = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.released = true
+            defer { state.gate = nil }
+            return state.gate
+        }
+        gate?.resume()
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T {
+        let first = state.withLock { state -> Bool in
+            state.writes += 1
+            return state.writes == 1
+        }
+        if first {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let (started, released) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
+                    state.hasStarted = true
+                    if !state.released { state.gate = continuation }
+                    defer { state.started = nil }
+                    return (state.started, state.released)
+                }
+                started?.resume()
+                if released { continuation.resume() }
+            }
+        }
+        return try await inner.write(body)
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T) async throws -> T { try await inner.read(body) }
+
+    func engineGauges() -> [(name: String, value: Double)] { inner.engineGauges() }
 }

@@ -24,7 +24,8 @@ public struct WebhookAttempt: Sendable {
 /// subject's messages in order — after a failure, the rest of that subject waits for the retry —
 /// and up to ``perTenant`` subjects of a tenant side by side (a slow receiver for one subject does
 /// not hold the others back), signed with HMAC-SHA256 over "<timestamp>.<body>" (the timestamp
-/// taken when each attempt is sent), record every attempt, and retry by ``JobRetry`` until a 2xx or
+/// taken when each attempt is sent), record every attempt (in batches with the attempts that end
+/// beside it, ``AttemptRecorder``), and retry by ``JobRetry`` until a 2xx or
 /// the last attempt (then the message is a dead letter an operator can send again).
 public struct DeliverWebhooks: Sendable {
     let store: any Store
@@ -44,6 +45,8 @@ public struct DeliverWebhooks: Sendable {
     public let perTenant: Int
     /// Each attempt, delivered or not (metrics).
     let attempted: @Sendable (_ delivered: Bool) -> Void
+    /// Where attempts are recorded: batched with the attempts that end beside them.
+    let recorder: AttemptRecorder
 
     public init(
         store: any Store,
@@ -69,6 +72,7 @@ public struct DeliverWebhooks: Sendable {
         self.concurrency = max(1, concurrency)
         self.perTenant = max(1, perTenant)
         self.attempted = attempted
+        recorder = AttemptRecorder(store: store)
     }
 
     /// Subjects of one tenant in flight at once when `BERTH_WEBHOOK_PARALLEL` is not set.
@@ -178,16 +182,9 @@ public struct DeliverWebhooks: Sendable {
                     ]
                 )
             }
-            try await store.write {
-                try $0.outbox.recordAttempt(
-                    message,
-                    statusCode: outcome.statusCode,
-                    error: outcome.failure,
-                    delivered: delivered,
-                    nextAttemptAt: next,
-                    now: now
-                )
-            }
+            try await recorder.record(
+                .init(message: message, statusCode: outcome.statusCode, error: outcome.failure, delivered: delivered, nextAttemptAt: next, now: now)
+            )
             logger.info(
                 "webhook",
                 metadata: [
