@@ -117,7 +117,7 @@ struct AIStylistClientTests {
                 #expect(try Self.decode(CreditsBalanceResponse.self, balance).credits == 2, "new users get 2 credits: \(balance.json)")
 
                 let jws = try harness.purchase(CreditsTests.popular, transactionId: "3000000000007001", bundleId: CreditsTests.stylistBundle)
-                let body: [String: Any] = ["transaction_data": jws, "product_id": CreditsTests.popular]
+                let body: JSON = ["transaction_data": .string(jws), "product_id": .string(CreditsTests.popular)]
                 let bought = try await client.call(.post, "/v1/credits/purchase", auth: ana, json: body)
                 #expect(bought.status == .ok, "\(bought.json)")
                 let purchase = try Self.decode(PurchaseResponse.self, bought)
@@ -135,7 +135,7 @@ struct AIStylistClientTests {
                 let tooMuch = try await client.call(.post, "/api/credits/reservations", auth: ana, json: ["amount": 53, "reference": "image-1"])
                 #expect(tooMuch.status == .forbidden && tooMuch.errorCode == "insufficient_credits", "\(tooMuch.json)")
                 let spend = try await client.call(.post, "/api/credits/reservations", auth: ana, json: ["amount": 1, "reference": "image-2"])
-                let reservation = try #require((spend.json["reservation"] as? [String: Any])?["id"] as? Int)
+                let reservation = try #require(spend.json["reservation"]["id"].int)
                 #expect(try await client.call(.post, "/api/credits/reservations/\(reservation)/commit", auth: ana).status == .ok)
 
                 let history = try await client.call(.get, "/v1/credits/transactions?limit=20&offset=0", auth: ana)
@@ -153,7 +153,7 @@ struct AIStylistClientTests {
                 #expect(second.transactions.count == 1 && second.meta.total == 3)
 
                 // Refusals in NestJS's shape with Berth's code.
-                let missing = try await client.call(.post, "/v1/credits/purchase", auth: ana, json: ["product_id": CreditsTests.popular])
+                let missing = try await client.call(.post, "/v1/credits/purchase", auth: ana, json: ["product_id": .string(CreditsTests.popular)])
                 let missingError = try Self.decode(NestError.self, missing)
                 #expect(missing.status == .badRequest && missingError.code == "missing_field" && missingError.statusCode == 400)
                 let anonymous = try await client.call(.get, "/v1/credits/balance", auth: nil)
@@ -162,7 +162,7 @@ struct AIStylistClientTests {
                     .post,
                     "/v1/credits/purchase",
                     auth: ana,
-                    json: ["transaction_data": "x.y.z", "product_id": CreditsTests.popular]
+                    json: ["transaction_data": "x.y.z", "product_id": .string(CreditsTests.popular)]
                 )
                 #expect((400...499).contains(Int(forged.status.code)) && (try? Self.decode(NestError.self, forged)) != nil, "\(forged.json)")
                 #expect(try await client.call(.get, "/v1/credits/transactions?limit=0", auth: ana).status == .badRequest)

@@ -69,7 +69,7 @@ struct AccessTests {
                         uri,
                         auth: credentials.auth,
                         user: credentials.user,
-                        json: [:] as [String: Any]
+                        json: [:] as JSON
                     )
                     let refused = Self.refusedAccess(reply)
                     let admitted = entry.admits.contains(kind)
@@ -174,12 +174,12 @@ struct AccessTests {
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "ana",
-                json: ["resourceId": "gozzo-5m", "start": start, "end": end]
+                json: ["resourceId": "gozzo-5m", "start": .string(start), "end": .string(end)]
             )
             #expect(booking.status == .created, "\(booking.json)")
             let id = try #require(
-                (booking.json["booking"] as? [String: Any])?["id"] as? Int64
-                    ?? (booking.json["booking"] as? [String: Any])?["id"].flatMap { $0 as? Int }.map(Int64.init)
+                booking.json["booking"]["id"].int64
+                    ?? booking.json["booking"]["id"].int64
             )
             let jws = try harness.purchase("it.seaboo.rental.basic")
             let paid = try await http.call(
@@ -187,14 +187,14 @@ struct AccessTests {
                 "/api/verify-purchase",
                 auth: client,
                 user: "ana",
-                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(paid.status == .ok, "\(paid.json)")
             // Another app's client key reads nothing of this app.
             #expect(try await http.call(.get, "/api/bookings/\(id)", auth: other, user: "ana").status == .notFound)
             // Keys travel in a validator URL only if they are client keys.
             let viaURL = try await http.call(.post, "/api/validator/seaboo-test?key=\(harness.serverKey)", auth: nil, json: ["id": "x"])
-            #expect(viaURL.status == .ok && viaURL.json["ok"] as? Bool == false && viaURL.json["status"] as? Int == 403, "\(viaURL.json)")
+            #expect(viaURL.status == .ok && viaURL.json["ok"].bool == false && viaURL.json["status"].int == 403, "\(viaURL.json)")
         }
     }
 
@@ -205,16 +205,16 @@ struct AccessTests {
         let token = try await harness.userToken("mia")
         try await harness.app().test(.router) { http in
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let body: [String: Any] = [
+            let body: JSON = [
                 "id": "it.seaboo.app", "type": "application",
-                "transaction": ["type": "apple-sk2", "id": "it.seaboo.rental.basic", "jwsRepresentation": jws],
+                "transaction": ["type": .string("apple-sk2"), "id": .string("it.seaboo.rental.basic"), "jwsRepresentation": .string(jws)],
                 "additionalData": ["applicationUsername": "somebody-else"],
             ]
             let validator = try await http.call(.post, "/api/validator/seaboo-test", auth: token, json: body)
-            #expect(validator.json["ok"] as? Bool == false && validator.json["status"] as? Int == 403, "\(validator.json)")
+            #expect(validator.json["ok"].bool == false && validator.json["status"].int == 403, "\(validator.json)")
             #expect(try await harness.count("purchases") == 0, "nothing was applied to the named user")
             let receipt = try await http.call(.post, "/api/verify-receipt", auth: token, json: ["receiptData": "MIIT", "userId": "somebody-else"])
-            #expect(receipt.status == .forbidden && receipt.json["success"] as? Bool == false, "\(receipt.json)")
+            #expect(receipt.status == .forbidden && receipt.json["success"].bool == false, "\(receipt.json)")
         }
     }
 
@@ -251,15 +251,15 @@ struct AccessTests {
         try await harness.app().test(.router) { http in
             let created = try await http.call(.post, "/api/admin/keys", auth: harness.adminKey, json: ["role": "client", "name": "iOS app"])
             #expect(created.status == .created, "\(created.json)")
-            let secret = try #require(created.json["secret"] as? String)
-            let id = try #require((created.json["key"] as? [String: Any])?["id"] as? Int)
+            let secret = try #require(created.json["secret"].string)
+            let id = try #require(created.json["key"]["id"].int)
             #expect(try await http.call(.get, "/api/bookings", auth: secret, user: "ana").status == .ok)
 
             // Rotation: both work until the old one's expiry.
             let rotated = try await http.call(.post, "/api/admin/keys/\(id)/rotate", auth: harness.adminKey, json: ["overlapSeconds": 3600])
             #expect(rotated.status == .created, "\(rotated.json)")
-            let newSecret = try #require(rotated.json["secret"] as? String)
-            #expect((rotated.json["previous"] as? [String: Any])?["status"] as? String == "expiring")
+            let newSecret = try #require(rotated.json["secret"].string)
+            #expect(rotated.json["previous"]["status"].string == "expiring")
             #expect(try await http.call(.get, "/api/bookings", auth: secret, user: "ana").status == .ok)
             #expect(try await http.call(.get, "/api/bookings", auth: newSecret, user: "ana").status == .ok)
             // An hour later (the resolver's cache runs on the same clock: nothing waits).
@@ -268,35 +268,40 @@ struct AccessTests {
             #expect(try await http.call(.get, "/api/bookings", auth: newSecret, user: "ana").status == .ok)
 
             // Revocation reaches this instance within the resolver's refresh interval.
-            let newId = try #require((rotated.json["key"] as? [String: Any])?["id"] as? Int)
+            let newId = try #require(rotated.json["key"]["id"].int)
             #expect(try await http.call(.post, "/api/admin/keys/\(newId)/revoke", auth: harness.adminKey).status == .ok)
             harness.clock.advance(3)
             #expect(try await http.call(.get, "/api/bookings", auth: newSecret, user: "ana").status == .unauthorized)
 
             let listing = try await http.call(.get, "/api/admin/keys", auth: harness.adminKey)
-            let keys = try #require(listing.json["keys"] as? [[String: Any]])
+            let keys = try #require(listing.json["keys"].array)
             let statuses = Dictionary(
-                uniqueKeysWithValues: keys.compactMap { key in (key["id"] as? Int).map { ($0, key["status"] as? String ?? "") } }
+                uniqueKeysWithValues: keys.compactMap { key in (key["id"].int).map { ($0, key["status"].string ?? "") } }
             )
             #expect(statuses[id] == "expired" && statuses[newId] == "revoked", "\(statuses)")
-            #expect(keys.allSatisfy { ($0["hint"] as? String)?.count ?? 99 < 40 }, "listings never show a usable key")
-            #expect(keys.first { $0["id"] as? Int == id }?["lastUsedAt"] != nil, "last use is recorded")
+            #expect(keys.allSatisfy { ($0["hint"].string)?.count ?? 99 < 40 }, "listings never show a usable key")
+            #expect(keys.first { $0["id"].int == id }?["lastUsedAt"] != nil, "last use is recorded")
             // Bad requests are 4xx naming the field; a key that no longer works cannot be rotated.
             for (body, field) in [
                 (["role": "root"], "role"), (["role": "client", "scopes": ["credits"]], "scopes"),
-                (["role": "server", "scopes": ["everything"]], "scopes"), (["role": "client", "scopes": [] as [String]], "scopes"),
-                (["role": "client", "name": String(repeating: "n", count: 101)], "name"),
-            ] as [([String: Any], String)] {
+                (["role": "server", "scopes": ["everything"]], "scopes"), (["role": "client", "scopes": []], "scopes"),
+                (["role": "client", "name": .string(String(repeating: "n", count: 101))], "name"),
+            ] as [(JSON, String)] {
                 let refused = try await http.call(.post, "/api/admin/keys", auth: harness.adminKey, json: body)
                 #expect(refused.status == .badRequest && refused.errorField == field, "\(body): \(refused.json)")
             }
-            let tooLong = try await http.call(.post, "/api/admin/keys/\(id)/rotate", auth: harness.adminKey, json: ["overlapSeconds": 91 * 86_400])
+            let tooLong = try await http.call(
+                .post,
+                "/api/admin/keys/\(id)/rotate",
+                auth: harness.adminKey,
+                json: ["overlapSeconds": .int(91 * 86_400)]
+            )
             #expect(tooLong.status == .badRequest && tooLong.errorField == "overlapSeconds", "\(tooLong.json)")
             let dead = try await http.call(.post, "/api/admin/keys/\(newId)/rotate", auth: harness.adminKey)
             #expect(dead.status == .conflict && dead.errorCode == "invalid_transition", "\(dead.json)")
             let again = try await http.call(.post, "/api/admin/keys/\(newId)/revoke", auth: harness.adminKey)
             #expect(
-                again.status == .ok && (again.json["key"] as? [String: Any])?["status"] as? String == "revoked",
+                again.status == .ok && again.json["key"]["status"].string == "revoked",
                 "revoking twice answers the key as it is"
             )
             #expect(try await http.call(.post, "/api/admin/keys/abc/revoke", auth: harness.adminKey).errorCode == "key_not_found")
@@ -330,13 +335,13 @@ struct AccessTests {
     static func refusedAccess(_ reply: Reply) -> Bool {
         if reply.status == .unauthorized { return true }
         let json = reply.json
-        if let ok = json["ok"] as? Bool, !ok, let status = json["status"] as? Int {  // the cordova validator: always HTTP 200
+        if let ok = json["ok"].bool, !ok, let status = json["status"].int {  // the cordova validator: always HTTP 200
             return status == 401
                 || (status == 403
-                    && ((json["error"] as? [String: Any])?["code"] as? String).map { ["forbidden", "insufficient_scope"].contains($0) } == true)
+                    && (json["error"]["code"].string).map { ["forbidden", "insufficient_scope"].contains($0) } == true)
         }
         guard reply.status == .forbidden else { return false }
-        let code = (json["error"] as? [String: Any])?["code"] as? String
+        let code = json["error"]["code"].string
         // FT Chinese's shape has no code on 403: every 403 there is about the credentials.
         return code == nil || code == "forbidden" || code == "insufficient_scope"
     }

@@ -65,9 +65,9 @@ struct AppleLifecycleTests {
                     "/api/verify-purchase",
                     auth: key,
                     user: "ana",
-                    json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+                    json: ["productId": .string(CreditsTests.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
                 )
-                #expect(bought.json["newBalance"] as? Int == 50)
+                #expect(bought.json["newBalance"].int == 50)
                 // 25 of the pack's 50 spent.
                 let spend = try await CreditsTests.reserve(client, key: key, user: "ana", body: ["amount": 25])
                 _ = try await CreditsTests.settle(client, key: key, user: "ana", reservation: spend, "commit")
@@ -78,19 +78,21 @@ struct AppleLifecycleTests {
                         "/api/apple/notifications/\(Self.tenant)",
                         auth: nil,
                         json: [
-                            "signedPayload": try harness.ca.signNotification(
-                                type: .consumptionRequest,
-                                bundleId: Self.bundle,
-                                transaction: transaction
+                            "signedPayload": try .string(
+                                harness.ca.signNotification(
+                                    type: .consumptionRequest,
+                                    bundleId: Self.bundle,
+                                    transaction: transaction
+                                )
                             )
                         ]
                     )
                 }
-                #expect(try await request().json["outcome"] as? String == "consumption_requested")
+                #expect(try await request().json["outcome"].string == "consumption_requested")
                 #expect(!standIn.requests.contains { $0.path.contains("/consumption/") }, "no consent recorded: Apple is told nothing")
 
                 let never = try await client.call(.get, "/api/consumption-consent", auth: key, user: "ana")
-                #expect(never.status == .ok && never.json["consented"] as? Bool == false && never.json["recordedAt"] == nil)
+                #expect(never.status == .ok && never.json["consented"].bool == false && never.json["recordedAt"] == nil)
                 let given = try await client.call(
                     .put,
                     "/api/consumption-consent",
@@ -98,19 +100,19 @@ struct AppleLifecycleTests {
                     user: "ana",
                     json: ["consented": true, "textVersion": "refund-terms-2026-11"]
                 )
-                #expect(given.status == .ok && given.json["consented"] as? Bool == true, "\(given.json)")
+                #expect(given.status == .ok && given.json["consented"].bool == true, "\(given.json)")
                 #expect(
                     try await client.call(.put, "/api/consumption-consent", auth: key, user: "ana", json: ["consented": true]).status == .badRequest
                 )
 
-                #expect(try await request().json["outcome"] as? String == "consumption_requested")
+                #expect(try await request().json["outcome"].string == "consumption_requested")
                 let sent = try #require(
                     standIn.requests.first { $0.method == "PUT" && $0.path == "/sandbox/inApps/v2/transactions/consumption/3000000000000501" }
                 )
-                let body = try #require(try JSONSerialization.jsonObject(with: Data((sent.body ?? "").utf8)) as? [String: Any])
-                #expect(body["customerConsented"] as? Bool == true && body["deliveryStatus"] as? String == "DELIVERED")
-                #expect(body["consumptionPercentage"] as? Int == 50_000, "half of the pack's lot is spent: \(body)")
-                #expect(body["refundPreference"] as? String == "GRANT_PRORATED" && body["sampleContentProvided"] as? Bool == false)
+                let body = try #require(try JSON.parse(Data((sent.body ?? "").utf8)).object)
+                #expect(body["customerConsented"].bool == true && body["deliveryStatus"].string == "DELIVERED")
+                #expect(body["consumptionPercentage"].int == 50_000, "half of the pack's lot is spent: \(body)")
+                #expect(body["refundPreference"].string == "GRANT_PRORATED" && body["sampleContentProvided"].bool == false)
                 #expect(body["consumptionStatus"] == nil && body["playTime"] == nil, "the V2 body, not the deprecated V1 fields")
 
                 // The user withdraws consent: the next request is not answered.
@@ -126,7 +128,7 @@ struct AppleLifecycleTests {
                 #expect(standIn.requests.count { $0.path.contains("/consumption/") } == before)
                 let audit = try await client.call(.get, "/api/admin/audit", auth: try await harness.apiKey(Self.tenant, .admin))
                 #expect(
-                    (audit.json["items"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "consumption_consent.recorded" }.count == 2
+                    (audit.json["items"].array ?? []).filter { $0["action"].string == "consumption_consent.recorded" }.count == 2
                 )
             }
         }
@@ -151,9 +153,9 @@ struct AppleLifecycleTests {
                     "/api/verify-purchase",
                     auth: key,
                     user: "ana",
-                    json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+                    json: ["productId": .string(CreditsTests.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
                 )
-                #expect(bought.json["newBalance"] as? Int == 52)
+                #expect(bought.json["newBalance"].int == 52)
 
                 // Apple refunds the pack while Berth is down: its POST never arrives, the history keeps it.
                 var refunded = transaction
@@ -174,7 +176,8 @@ struct AppleLifecycleTests {
                     signedDate: harness.clock.now()
                 )
                 #expect(
-                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": declined]).status
+                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": .string(declined)])
+                        .status
                         == .ok
                 )
                 standIn.state.withLock { $0.notificationHistory["sandbox"] = [declined, refund] }
@@ -195,13 +198,18 @@ struct AppleLifecycleTests {
                 let second = await history.read(runtime, environment: "Sandbox")
                 #expect(!second.failed && second.recovered == 0, "applied once: \(second)")
                 #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 2)
-                let late = try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": refund])
-                #expect(late.json["duplicate"] as? Bool == true, "Apple's own retry, arriving after the recovery, changes nothing")
+                let late = try await client.call(
+                    .post,
+                    "/api/apple/notifications/\(Self.tenant)",
+                    auth: nil,
+                    json: ["signedPayload": .string(refund)]
+                )
+                #expect(late.json["duplicate"].bool == true, "Apple's own retry, arriving after the recovery, changes nothing")
 
                 // The second reading started at the first one's end, less the overlap, and went on in pages.
                 let readings = standIn.requests.filter { $0.path == "/sandbox/inApps/v1/notifications/history" }.compactMap(\.body)
-                    .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                let starts = readings.compactMap { ($0["startDate"] as? NSNumber)?.int64Value }
+                    .compactMap { (try? JSON.parse($0))?.object }
+                let starts = readings.compactMap { $0["startDate"].int64 }
                 let firstEnd = Int64((harness.clock.now().addingTimeInterval(-3600).timeIntervalSince1970 * 1000).rounded(.down))
                 #expect(starts.last == firstEnd - 600_000, "\(starts)")
             }
@@ -229,7 +237,7 @@ struct AppleLifecycleTests {
                         "/api/verify-purchase",
                         auth: key,
                         user: "ana",
-                        json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+                        json: ["productId": .string(CreditsTests.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
                     ).status == .ok
                 )
                 #expect(
@@ -260,7 +268,8 @@ struct AppleLifecycleTests {
                     signedDate: harness.clock.now()
                 )
                 #expect(
-                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": request]).status == .ok
+                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": .string(request)])
+                        .status == .ok
                 )
                 let tried = consumptionCalls().count
                 #expect(tried >= 1)
@@ -268,7 +277,8 @@ struct AppleLifecycleTests {
                 standIn.state.withLock { $0.forced["sandbox"] = [] }
                 // Apple sends the request again: still one answer owed, and nothing tried before it is due.
                 #expect(
-                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": request]).status == .ok
+                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": .string(request)])
+                        .status == .ok
                 )
                 #expect(try await rows().count == 1 && consumptionCalls().count == tried)
                 #expect(await answers.runDue(tenants: tenants).isEmpty, "due 30 s after the failure")
@@ -277,8 +287,8 @@ struct AppleLifecycleTests {
                 #expect(round.map(\.outcome) == [.sent] && round.first?.tenantId == Self.tenant)
                 #expect(consumptionCalls().count == tried + 1)
                 #expect(try await rows().map { $0["status"] ?? nil } == ["sent"])
-                let body = try #require(try JSONSerialization.jsonObject(with: Data((consumptionCalls().last?.body ?? "").utf8)) as? [String: Any])
-                #expect(body["customerConsented"] as? Bool == true && body["deliveryStatus"] as? String == "DELIVERED")
+                let body = try #require(try JSON.parse(Data((consumptionCalls().last?.body ?? "").utf8)).object)
+                #expect(body["customerConsented"].bool == true && body["deliveryStatus"].string == "DELIVERED")
                 harness.clock.advance(3600)
                 #expect(await answers.runDue(tenants: tenants).isEmpty, "sent once")
 
@@ -291,7 +301,8 @@ struct AppleLifecycleTests {
                     signedDate: harness.clock.now().addingTimeInterval(-(12 * 3600 - 10))
                 )
                 #expect(
-                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": closing]).status == .ok
+                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": .string(closing)])
+                        .status == .ok
                 )
                 standIn.state.withLock { $0.forced["sandbox"] = [] }
                 #expect(try await rows().map { $0["status"] ?? nil } == ["sent", "expired"])
@@ -304,7 +315,8 @@ struct AppleLifecycleTests {
                     signedDate: harness.clock.now().addingTimeInterval(-13 * 3600)
                 )
                 #expect(
-                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": stale]).status == .ok
+                    try await client.call(.post, "/api/apple/notifications/\(Self.tenant)", auth: nil, json: ["signedPayload": .string(stale)]).status
+                        == .ok
                 )
                 let finalRows = try await rows()
                 #expect(
@@ -366,7 +378,7 @@ struct AppleLifecycleTests {
             let purchaser = try await SubscriptionsTests.entitlements(client, key: key, user: alice.uuidString.lowercased())
             #expect(purchaser.entitlements.first != nil && purchaser.entitlements.first?.familyShared == nil, "the purchaser's is her own")
             let listed = try await client.call(.get, "/api/subscriptions", auth: key, user: "bob")
-            #expect((listed.json["data"] as? [[String: Any]])?.first?["familyShared"] as? Bool == true, "\(listed.json)")
+            #expect((listed.json["data"].array)?.first?["familyShared"].bool == true, "\(listed.json)")
             // The purchaser's token still names the purchaser (Apple's later notifications with it go to alice).
             let tokenOwner = try await harness.rows("SELECT user_id FROM account_tokens WHERE token = ?", [aliceToken])
             #expect(tokenOwner.map { $0["user_id"] ?? nil } == [alice.uuidString.lowercased()], "\(tokenOwner)")
@@ -386,7 +398,7 @@ struct AppleLifecycleTests {
                 .post,
                 "/api/apple/notifications/\(SubscriptionsTests.brain)",
                 auth: nil,
-                json: ["signedPayload": notice]
+                json: ["signedPayload": .string(notice)]
             )
             #expect(applied.status == .ok, "\(applied.json)")
             entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "bob")
@@ -433,7 +445,7 @@ struct AppleLifecycleTests {
                     .post,
                     "/api/apple/notifications/\(SubscriptionsTests.brain)",
                     auth: nil,
-                    json: ["signedPayload": notice]
+                    json: ["signedPayload": .string(notice)]
                 )
                 #expect(applied.status == .ok, "\(applied.json)")
             }
@@ -441,7 +453,7 @@ struct AppleLifecycleTests {
                 let listed = try await client.call(.get, "/api/subscriptions", auth: key, user: "cleo")
                 let entitlements = try await SubscriptionsTests.entitlements(client, key: key, user: "cleo")
                 return (
-                    (listed.json["data"] as? [[String: Any]])?.first?["eligibleWinBackOfferIds"] as? [String],
+                    (listed.json["data"].array)?.first?["eligibleWinBackOfferIds"].strings,
                     entitlements.entitlements.first?.eligibleWinBackOfferIds
                 )
             }
@@ -469,10 +481,10 @@ struct AppleLifecycleTests {
                         "/api/verify-purchase",
                         auth: key,
                         user: user,
-                        json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+                        json: ["productId": .string(CreditsTests.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
                     )
                 }
-                #expect(try await buy("ana", pack("3000000000000701")).json["newBalance"] as? Int == 52)
+                #expect(try await buy("ana", pack("3000000000000701")).json["newBalance"].int == 52)
                 #expect(try await buy("bob", pack("3000000000000703")).status == .ok)
                 // 702 was paid but the app never reached Berth (it crashed, the user reinstalled).
                 let history = try [pack("3000000000000701"), pack("3000000000000702"), pack("3000000000000703")].map {
@@ -489,12 +501,12 @@ struct AppleLifecycleTests {
                 )
                 #expect(restored.status == .ok, "\(restored.json)")
                 let outcomes = Dictionary(
-                    uniqueKeysWithValues: (restored.json["items"] as? [[String: Any]] ?? []).compactMap { item in
-                        (item["transactionId"] as? String).map { ($0, item["outcome"] as? String ?? "") }
+                    uniqueKeysWithValues: (restored.json["items"].array ?? []).compactMap { item in
+                        (item["transactionId"].string).map { ($0, item["outcome"].string ?? "") }
                     }
                 )
                 #expect(outcomes == ["3000000000000701": "known", "3000000000000702": "restored", "3000000000000703": "known"], "\(restored.json)")
-                #expect(restored.json["restored"] as? Int == 1)
+                #expect(restored.json["restored"].int == 1)
                 #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 102)
                 #expect(try await CreditsTests.balance(client, key: key, user: "bob")?.balance == 52, "bob's pack stays bob's")
                 #expect(try await harness.count("replay_attempts") == 0, "a restore records no replay")
@@ -504,9 +516,9 @@ struct AppleLifecycleTests {
                     "/api/restore-purchases",
                     auth: key,
                     user: "ana",
-                    json: ["jwsRepresentation": try harness.ca.signTransaction(pack("3000000000000702"))]
+                    json: ["jwsRepresentation": try .string(harness.ca.signTransaction(pack("3000000000000702")))]
                 )
-                #expect(again.status == .ok && again.json["restored"] as? Int == 0, "\(again.json)")
+                #expect(again.status == .ok && again.json["restored"].int == 0, "\(again.json)")
                 #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 102, "applied once")
 
                 let foreign = try await client.call(
@@ -527,7 +539,7 @@ struct AppleLifecycleTests {
                     "/api/restore-purchases",
                     auth: key,
                     user: "eve",
-                    json: ["jwsRepresentation": try harness.ca.signTransaction(pack("3000000000000702"))]
+                    json: ["jwsRepresentation": try .string(harness.ca.signTransaction(pack("3000000000000702")))]
                 )
                 #expect(leaked.status == .forbidden && Self.code(leaked) == "proof_required", "\(leaked.json)")
                 var evesOwn = pack("3000000000000704")
@@ -537,14 +549,14 @@ struct AppleLifecycleTests {
                     "/api/restore-purchases",
                     auth: key,
                     user: "eve",
-                    json: ["jwsRepresentation": try harness.ca.signTransaction(evesOwn)]
+                    json: ["jwsRepresentation": try .string(harness.ca.signTransaction(evesOwn))]
                 )
                 #expect(tokenProof.status == .ok, "a transaction bought with the caller's token proves the history is theirs: \(tokenProof.json)")
             }
         }
     }
 
-    static func code(_ reply: Reply) -> String? { (reply.json["error"] as? [String: Any])?["code"] as? String }
+    static func code(_ reply: Reply) -> String? { reply.json["error"]["code"].string }
 
     @Test(
         "a link tells Apple the owner (Set App Account Token): the user id itself where the app's ids are UUIDs, else the token cordova-plugin-purchase derives from it (a UUID-looking text id included)",
@@ -574,7 +586,13 @@ struct AppleLifecycleTests {
                         days: 365
                     )
                     #expect(try await SubscriptionsTests.claim(client, harness, key: key, user: user, period).status == .ok)
-                    let linked = try await client.call(.post, "/api/subscriptions/link", auth: key, user: user, json: ["originalTransactionId": otid])
+                    let linked = try await client.call(
+                        .post,
+                        "/api/subscriptions/link",
+                        auth: key,
+                        user: user,
+                        json: ["originalTransactionId": .string(otid)]
+                    )
                     #expect(linked.status == .ok, "\(linked.json)")
                 }
                 let sets = standIn.requests.filter { $0.method == "PUT" && $0.path.hasSuffix("/appAccountToken") }
@@ -608,10 +626,10 @@ struct AppleLifecycleTests {
                     "/api/verify-purchase",
                     auth: key,
                     user: "ana",
-                    json: ["productId": CreditsTests.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+                    json: ["productId": .string(CreditsTests.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
                 )
-                let kept = try #require(refused.json["unappliedPayment"] as? [String: Any], "\(refused.json)")
-                let id = try #require(kept["id"] as? Int64)
+                let kept = try #require(refused.json["unappliedPayment"].object, "\(refused.json)")
+                let id = try #require(kept["id"].int64)
                 #expect(!standIn.requests.contains { $0.path.hasSuffix("/appAccountToken") })
                 // The operator finds it was Dora's.
                 let applied = try await client.call(.post, "/api/admin/unapplied-payments/\(id)/apply", auth: admin, json: ["userId": "dora"])
@@ -654,19 +672,19 @@ struct AppleLifecycleTests {
                 )
                 #expect(extended.status == .ok, "\(extended.json)")
                 let expected = expiry.date.addingTimeInterval(7 * 86_400)
-                let expiresAt = try #require(extended.json["expiresAt"] as? String)
+                let expiresAt = try #require(extended.json["expiresAt"].string)
                 #expect(APITimeText.parse(expiresAt).map { abs($0.timeIntervalSince(expected)) < 1 } == true, "\(expiresAt) vs \(expected)")
                 let held = try await SubscriptionsTests.entitlements(client, key: key, user: "ana")
                 let item = held.entitlements.first
                 #expect(item?.expiresAt.map { abs($0.date.timeIntervalSince(expected)) < 1 } == true)
                 let sent = standIn.requests.first { $0.path == "/sandbox/inApps/v1/subscriptions/extend/\(otid)" }
-                let body = try #require(try JSONSerialization.jsonObject(with: Data((sent?.body ?? "").utf8)) as? [String: Any])
+                let body = try #require(try JSON.parse(Data((sent?.body ?? "").utf8)).object)
                 #expect(
-                    body["extendByDays"] as? Int == 7 && body["extendReasonCode"] as? Int == 3
-                        && (body["requestIdentifier"] as? String).flatMap { UUID(uuidString: $0) } != nil
+                    body["extendByDays"].int == 7 && body["extendReasonCode"].int == 3
+                        && (body["requestIdentifier"].string).flatMap { UUID(uuidString: $0) } != nil
                 )
                 let audit = try await client.call(.get, "/api/admin/audit", auth: admin)
-                #expect((audit.json["items"] as? [[String: Any]] ?? []).contains { $0["action"] as? String == "subscription.renewal_extended" })
+                #expect((audit.json["items"].array ?? []).contains { $0["action"].string == "subscription.renewal_extended" })
 
                 #expect(try await client.call(.post, "/api/admin/subscriptions/\(otid)/extend", auth: admin, json: ["days": 0]).status == .badRequest)
                 #expect(
@@ -685,10 +703,10 @@ struct AppleLifecycleTests {
                     .post,
                     "/api/admin/subscriptions/extend-all",
                     auth: admin,
-                    json: ["productId": SubscriptionsTests.yearly, "days": 5, "storefronts": ["ITA"]]
+                    json: ["productId": .string(SubscriptionsTests.yearly), "days": 5, "storefronts": ["ITA"]]
                 )
                 #expect(mass.status == .accepted, "\(mass.json)")
-                let identifier = try #require(mass.json["requestIdentifier"] as? String)
+                let identifier = try #require(mass.json["requestIdentifier"].string)
                 let massBody = standIn.requests.first { $0.path == "/sandbox/inApps/v1/subscriptions/extend/mass" }?.body ?? ""
                 #expect(massBody.contains(identifier) && massBody.contains(SubscriptionsTests.yearly) && massBody.contains("ITA"))
                 let status = try await client.call(
@@ -697,7 +715,7 @@ struct AppleLifecycleTests {
                     auth: admin
                 )
                 #expect(
-                    status.status == .ok && status.json["complete"] as? Bool == true && status.json["succeededCount"] as? Int == 1,
+                    status.status == .ok && status.json["complete"].bool == true && status.json["succeededCount"].int == 1,
                     "\(status.json)"
                 )
                 #expect(

@@ -71,7 +71,7 @@ struct AppleNotificationTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(3, from: harness.clock.now())
-            let rental: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+            let rental: JSON = ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             let booking = try await createBooking(client, harness, user: "alice", body: rental)
             let transaction = TransactionPayload.testPurchase(
                 bundleId: "it.seaboo.app",
@@ -84,8 +84,8 @@ struct AppleNotificationTests {
                 auth: harness.serverKey,
                 user: "alice",
                 json: [
-                    "bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic",
-                    "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                    "bookingId": booking["id"], "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try .string(harness.ca.signTransaction(transaction)),
                 ]
             )
             #expect(paid.status == .ok)
@@ -95,25 +95,25 @@ struct AppleNotificationTests {
             refunded.revocationDate = AppleTimestamp(harness.clock.now())
             refunded.revocationReason = .other
             let body = try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: refunded)
-            let first = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": body])
+            let first = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": .string(body)])
             #expect(first.status == .ok, "\(first.json)")
-            #expect(first.json["outcome"] as? String == "booking_refunded")
-            #expect(first.json["duplicate"] as? Bool == false)
-            let again = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": body])
+            #expect(first.json["outcome"].string == "booking_refunded")
+            #expect(first.json["duplicate"].bool == false)
+            let again = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": .string(body)])
             #expect(again.status == .ok)
-            #expect(again.json["duplicate"] as? Bool == true)
+            #expect(again.json["duplicate"].bool == true)
             #expect(try await harness.count("apple_notifications") == 1)
 
-            let stored = try await client.call(.get, "/api/bookings/\(booking["id"]!)", auth: harness.serverKey, user: "alice")
-            #expect(stored.booking?["status"] as? String == "refunded")
+            let stored = try await client.call(.get, "/api/bookings/\(booking["id"])", auth: harness.serverKey, user: "alice")
+            #expect(stored.booking?["status"].string == "refunded")
             let purchases = try await client.call(.get, "/api/admin/purchases", auth: harness.adminKey)
-            #expect((purchases.json["items"] as? [[String: Any]])?.first?["status"] as? String == "refunded")
+            #expect((purchases.json["items"].array)?.first?["status"].string == "refunded")
             // The slot is free again.
             #expect(try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "bob", json: rental).status == .created)
 
             let listed = try await client.call(.get, "/api/admin/notifications", auth: harness.adminKey)
-            #expect(listed.json["total"] as? Int == 1)
-            #expect((listed.json["items"] as? [[String: Any]])?.first?["notificationType"] as? String == "REFUND")
+            #expect(listed.json["total"].int == 1)
+            #expect((listed.json["items"].array)?.first?["notificationType"].string == "REFUND")
         }
     }
 
@@ -127,7 +127,7 @@ struct AppleNotificationTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "rib-7m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
             let transaction = TransactionPayload.testPurchase(
                 bundleId: "it.seaboo.app",
@@ -140,8 +140,8 @@ struct AppleNotificationTests {
                 auth: harness.serverKey,
                 user: "alice",
                 json: [
-                    "bookingId": booking["id"]!, "productId": "it.seaboo.rental.premium",
-                    "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                    "bookingId": booking["id"], "productId": "it.seaboo.rental.premium",
+                    "jwsRepresentation": try .string(harness.ca.signTransaction(transaction)),
                 ]
             )
             for type in [NotificationType.refund, .refundReversed] {
@@ -149,12 +149,12 @@ struct AppleNotificationTests {
                     .post,
                     "/api/apple/notifications/seaboo-test",
                     auth: nil,
-                    json: ["signedPayload": try harness.ca.signNotification(type: type, bundleId: "it.seaboo.app", transaction: transaction)]
+                    json: ["signedPayload": try .string(harness.ca.signNotification(type: type, bundleId: "it.seaboo.app", transaction: transaction))]
                 )
                 #expect(reply.status == .ok)
             }
-            let stored = try await client.call(.get, "/api/bookings/\(booking["id"]!)", auth: harness.serverKey, user: "alice")
-            #expect(stored.booking?["status"] as? String == "confirmed")
+            let stored = try await client.call(.get, "/api/bookings/\(booking["id"])", auth: harness.serverKey, user: "alice")
+            #expect(stored.booking?["status"].string == "confirmed")
         }
     }
 
@@ -166,13 +166,13 @@ struct AppleNotificationTests {
             let good = try harness.ca.signNotification(type: .test, bundleId: "it.seaboo.app")
             var parts = good.split(separator: ".").map(String.init)
             parts[2] = String(repeating: "A", count: parts[2].count)  // a well-formed signature of zeros
-            let cases: [(Any, HTTPResponse.Status)] = [
-                (["signedPayload": parts.joined(separator: ".")], .unprocessableContent),
+            let cases: [(JSON, HTTPResponse.Status)] = [
+                (["signedPayload": .string(parts.joined(separator: "."))], .unprocessableContent),
                 (["signedPayload": "not.a.jws"], .badRequest),
-                (["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "com.other")], .unprocessableContent),
-                (["signedPayload": try TestCA.generate().signNotification(type: .refund, bundleId: "it.seaboo.app")], .unprocessableContent),
+                (["signedPayload": try .string(harness.ca.signNotification(type: .refund, bundleId: "com.other"))], .unprocessableContent),
+                (["signedPayload": try .string(TestCA.generate().signNotification(type: .refund, bundleId: "it.seaboo.app"))], .unprocessableContent),
                 (
-                    ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", environment: .production)],
+                    ["signedPayload": try .string(harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", environment: .production))],
                     .unprocessableContent
                 ),
                 (["nothing": 1], .badRequest),
@@ -181,24 +181,29 @@ struct AppleNotificationTests {
                 let reply = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: body)
                 #expect(reply.status == status, "\(reply.json)")
             }
-            #expect(try await client.call(.post, "/api/apple/notifications/nowhere", auth: nil, json: ["signedPayload": good]).status == .notFound)
+            #expect(
+                try await client.call(.post, "/api/apple/notifications/nowhere", auth: nil, json: ["signedPayload": .string(good)]).status
+                    == .notFound
+            )
             #expect(try await harness.count("apple_notifications") == 0)
 
-            let test = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": good])
-            #expect(test.json["outcome"] as? String == "test")
+            let test = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": .string(good)])
+            #expect(test.json["outcome"].string == "test")
             let unknown = try await client.call(
                 .post,
                 "/api/apple/notifications/seaboo-test",
                 auth: nil,
                 json: [
-                    "signedPayload": try harness.ca.signNotification(
-                        type: .refund,
-                        bundleId: "it.seaboo.app",
-                        transaction: .testPurchase(bundleId: "it.seaboo.app", productId: "x")
+                    "signedPayload": try .string(
+                        harness.ca.signNotification(
+                            type: .refund,
+                            bundleId: "it.seaboo.app",
+                            transaction: .testPurchase(bundleId: "it.seaboo.app", productId: "x")
+                        )
                     )
                 ]
             )
-            #expect(unknown.json["outcome"] as? String == "revoked_unclaimed")
+            #expect(unknown.json["outcome"].string == "revoked_unclaimed")
             #expect(try await harness.count("apple_notifications") == 2)
         }
     }
@@ -219,20 +224,20 @@ struct AppleNotificationTests {
                 .post,
                 "/api/apple/notifications/seaboo-test",
                 auth: nil,
-                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction)]
+                json: ["signedPayload": try .string(harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction))]
             )
-            #expect(refund.json["outcome"] as? String == "revoked_unclaimed")
+            #expect(refund.json["outcome"].string == "revoked_unclaimed")
 
             let start = Harness.day(5, from: harness.clock.now())
             let booking = try await createBooking(
                 client,
                 harness,
                 user: "mallory",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
-            let proofs: [[String: Any]] = [
-                ["jwsRepresentation": jws],
-                ["receipt": try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000007101")],
+            let proofs: [JSON] = [
+                ["jwsRepresentation": .string(jws)],
+                ["receipt": try .string(harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000007101"))],
             ]
             for proof in proofs {
                 let reply = try await client.call(
@@ -240,17 +245,17 @@ struct AppleNotificationTests {
                     "/api/verify-purchase",
                     auth: harness.serverKey,
                     user: "mallory",
-                    json: proof.merging(["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic"]) { $1 }
+                    json: proof.merging(["bookingId": booking["id"], "productId": "it.seaboo.rental.basic"])
                 )
                 #expect(reply.status == .unprocessableContent, "\(reply.json)")
                 #expect(reply.errorCode == "transaction_revoked")
             }
             #expect(try await harness.count("purchases") == 0)
-            let stored = try await client.call(.get, "/api/bookings/\(booking["id"]!)", auth: harness.serverKey, user: "mallory")
-            #expect(stored.booking?["status"] as? String == "pending_payment")
+            let stored = try await client.call(.get, "/api/bookings/\(booking["id"])", auth: harness.serverKey, user: "mallory")
+            #expect(stored.booking?["status"].string == "pending_payment")
             // Each refused claim is recorded.
             let audit = try await client.call(.get, "/api/admin/audit", auth: harness.adminKey)
-            let refused = (audit.json["items"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "purchase.refused" }
+            let refused = (audit.json["items"].array ?? []).filter { $0["action"].string == "purchase.refused" }
             #expect(refused.count == 2)
 
             // Apple reverses the refund: the money is there again, and the transaction pays.
@@ -258,15 +263,19 @@ struct AppleNotificationTests {
                 .post,
                 "/api/apple/notifications/seaboo-test",
                 auth: nil,
-                json: ["signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: "it.seaboo.app", transaction: transaction)]
+                json: [
+                    "signedPayload": try .string(
+                        harness.ca.signNotification(type: .refundReversed, bundleId: "it.seaboo.app", transaction: transaction)
+                    )
+                ]
             )
-            #expect(reversal.json["outcome"] as? String == "revocation_reversed")
+            #expect(reversal.json["outcome"].string == "revocation_reversed")
             let paid = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "mallory",
-                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": booking["id"], "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(paid.status == .ok, "\(paid.json)")
         }
@@ -289,12 +298,16 @@ struct AppleNotificationFollowUpTests {
                 .post,
                 "/api/apple/notifications/seaboo-test",
                 auth: nil,
-                json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: "it.seaboo.app", transaction: transaction)]
+                json: [
+                    "signedPayload": try .string(
+                        harness.ca.signNotification(type: .oneTimeCharge, bundleId: "it.seaboo.app", transaction: transaction)
+                    )
+                ]
             )
-            #expect(charge.json["outcome"] as? String == "unclaimed_purchase")
+            #expect(charge.json["outcome"].string == "unclaimed_purchase")
             let before = try await client.call(.get, "/api/admin/unclaimed", auth: harness.adminKey)
-            let item = try #require((before.json["items"] as? [[String: Any]])?.first)
-            #expect(item["transactionId"] as? String == "2000000000006001")
+            let item = try #require((before.json["items"].array)?.first)
+            #expect(item["transactionId"].string == "2000000000006001")
             #expect(item["claimedByPurchaseId"] == nil)
             #expect(try await harness.count("purchases") == 0)
 
@@ -303,7 +316,7 @@ struct AppleNotificationFollowUpTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
             let paid = try await client.call(
                 .post,
@@ -311,14 +324,14 @@ struct AppleNotificationFollowUpTests {
                 auth: harness.serverKey,
                 user: "alice",
                 json: [
-                    "bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic",
-                    "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                    "bookingId": booking["id"], "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try .string(harness.ca.signTransaction(transaction)),
                 ]
             )
             #expect(paid.status == .ok)
             #expect(try await harness.count("purchases") == 1)
             let after = try await client.call(.get, "/api/admin/unclaimed", auth: harness.adminKey)
-            #expect((after.json["items"] as? [[String: Any]])?.first?["claimedByPurchaseId"] as? Int == paid.purchase?["id"] as? Int)
+            #expect((after.json["items"].array)?.first?["claimedByPurchaseId"].int == paid.purchase?["id"].int)
         }
     }
 
@@ -342,16 +355,18 @@ struct AppleNotificationFollowUpTests {
                     "/api/apple/notifications/seaboo-test",
                     auth: nil,
                     json: [
-                        "signedPayload": try harness.ca.signNotification(
-                            type: .consumptionRequest,
-                            bundleId: "it.seaboo.app",
-                            transaction: transaction
+                        "signedPayload": try .string(
+                            harness.ca.signNotification(
+                                type: .consumptionRequest,
+                                bundleId: "it.seaboo.app",
+                                transaction: transaction
+                            )
                         )
                     ]
                 )
-                #expect(request.json["outcome"] as? String == "consumption_requested")
+                #expect(request.json["outcome"].string == "consumption_requested")
                 let test = try await client.call(.post, "/api/admin/apple/test-notification", auth: harness.adminKey)
-                #expect(test.json["testNotificationToken"] as? String == "sandbox-token")
+                #expect(test.json["testNotificationToken"].string == "sandbox-token")
                 #expect(try await client.call(.post, "/api/admin/apple/test-notification", auth: harness.serverKey, user: "x").status == .forbidden)
             }
             let paths = standIn.requests.map(\.path)

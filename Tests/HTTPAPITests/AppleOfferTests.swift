@@ -42,27 +42,27 @@ struct AppleOfferTests {
     }
 
     /// Checks a compact JWS against the key; answers its header and claims.
-    static func openJWS(_ jws: String, key: P256.Signing.PublicKey) throws -> (header: [String: Any], claims: [String: Any]) {
+    static func openJWS(_ jws: String, key: P256.Signing.PublicKey) throws -> (header: JSON, claims: JSON) {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         try #require(parts.count == 3)
         let signatureBytes = try #require(base64URL(parts[2]))
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
         #expect(key.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)), "the JWS verifies with the In-App Purchase key")
         let headerBytes = try #require(base64URL(parts[0])), claimsBytes = try #require(base64URL(parts[1]))
-        let header = try #require(try JSONSerialization.jsonObject(with: headerBytes) as? [String: Any])
-        let claims = try #require(try JSONSerialization.jsonObject(with: claimsBytes) as? [String: Any])
+        let header = try #require(try JSON.parse(headerBytes).object)
+        let claims = try #require(try JSON.parse(claimsBytes).object)
         return (header, claims)
     }
 
-    static func code(_ reply: Reply) -> String? { (reply.json["error"] as? [String: Any])?["code"] as? String }
+    static func code(_ reply: Reply) -> String? { reply.json["error"]["code"].string }
 
-    static func offer(_ client: some TestClientProtocol, key: String, user: String, offer: String, extra: [String: Any] = [:]) async throws -> Reply {
+    static func offer(_ client: some TestClientProtocol, key: String, user: String, offer: String, extra: JSON = [:]) async throws -> Reply {
         try await client.call(
             .post,
             "/api/offers/apple/promotional",
             auth: key,
             user: user,
-            json: ["productId": yearly, "offerId": offer].merging(extra) { $1 }
+            json: JSON.object(["productId": .string(yearly), "offerId": .string(offer)].merging(extra.members ?? [:]) { $1 })
         )
     }
 
@@ -76,11 +76,11 @@ struct AppleOfferTests {
             let reply = try await Self.offer(client, key: key, user: "ana", offer: "welcome", extra: ["transactionId": "2000000000123456"])
             #expect(reply.status == .ok, "\(reply.json)")
             let body = reply.json
-            let nonce = try #require(body["nonce"] as? String)
-            let timestamp = try #require(body["timestamp"] as? Int64)
-            let username = try #require(body["applicationUsername"] as? String)
+            let nonce = try #require(body["nonce"].string)
+            let timestamp = try #require(body["timestamp"].int64)
+            let username = try #require(body["applicationUsername"].string)
             #expect(
-                body["keyIdentifier"] as? String == "KEY123" && body["productId"] as? String == Self.yearly && body["offerId"] as? String == "welcome"
+                body["keyIdentifier"].string == "KEY123" && body["productId"].string == Self.yearly && body["offerId"].string == "welcome"
             )
             #expect(UUID(uuidString: nonce) != nil && nonce == nonce.lowercased())
             #expect(timestamp == Int64((harness.clock.now().timeIntervalSince1970 * 1000).rounded(.down)))
@@ -90,29 +90,29 @@ struct AppleOfferTests {
             let signed = [Self.bundle, "KEY123", Self.yearly, "welcome", username.lowercased(), nonce, String(timestamp)].joined(
                 separator: "\u{2063}"
             )
-            let signatureText = try #require(body["signature"] as? String)
+            let signatureText = try #require(body["signature"].string)
             let der = try #require(Data(base64Encoded: signatureText))
             let signature = try P256.Signing.ECDSASignature(derRepresentation: der)
             #expect(iapKey.publicKey.isValidSignature(signature, for: Data(signed.utf8)))
             let other = [Self.bundle, "KEY123", Self.yearly, "welcome", "", nonce, String(timestamp)].joined(separator: "\u{2063}")
             #expect(!iapKey.publicKey.isValidSignature(signature, for: Data(other.utf8)), "the username is part of what is signed")
 
-            let jws = try #require(body["compactJWS"] as? String)
+            let jws = try #require(body["compactJWS"].string)
             let (header, claims) = try Self.openJWS(jws, key: iapKey.publicKey)
-            #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "KEY123" && header["typ"] as? String == "JWT")
+            #expect(header["alg"].string == "ES256" && header["kid"].string == "KEY123" && header["typ"].string == "JWT")
             #expect(
-                claims["iss"] as? String == "issuer-1" && claims["bid"] as? String == Self.bundle && claims["aud"] as? String == "promotional-offer"
+                claims["iss"].string == "issuer-1" && claims["bid"].string == Self.bundle && claims["aud"].string == "promotional-offer"
             )
-            #expect(claims["productId"] as? String == Self.yearly && claims["offerIdentifier"] as? String == "welcome")
-            #expect(claims["transactionId"] as? String == "2000000000123456" && claims["nonce"] as? String == nonce)
-            #expect(claims["iat"] as? Int == Int(harness.clock.now().timeIntervalSince1970))
+            #expect(claims["productId"].string == Self.yearly && claims["offerIdentifier"].string == "welcome")
+            #expect(claims["transactionId"].string == "2000000000123456" && claims["nonce"].string == nonce)
+            #expect(claims["iat"].int == Int(harness.clock.now().timeIntervalSince1970))
 
             let empty = try await Self.offer(client, key: key, user: "ana", offer: "welcome", extra: ["applicationUsername": ""])
-            #expect(empty.status == .ok && empty.json["applicationUsername"] as? String == "")
+            #expect(empty.status == .ok && empty.json["applicationUsername"].string == "")
             let noTransaction = try await Self.offer(client, key: key, user: "ana", offer: "welcome")
-            let plainJWS = try #require(noTransaction.json["compactJWS"] as? String)
+            let plainJWS = try #require(noTransaction.json["compactJWS"].string)
             #expect(try Self.openJWS(plainJWS, key: iapKey.publicKey).claims["transactionId"] == nil)
-            #expect(noTransaction.json["nonce"] as? String != nonce, "a new nonce for every signature")
+            #expect(noTransaction.json["nonce"].string != nonce, "a new nonce for every signature")
         }
     }
 
@@ -138,13 +138,13 @@ struct AppleOfferTests {
                     "/api/offers/apple/introductory-eligibility",
                     auth: key,
                     user: "ana",
-                    json: ["productId": Self.yearly, "transactionId": "2000000000999999"]
+                    json: ["productId": .string(Self.yearly), "transactionId": "2000000000999999"]
                 )
-                #expect(intro.status == .ok && intro.json["allowIntroductoryOffer"] as? Bool == true, "\(intro.json)")
-                let introJWS = try #require(intro.json["compactJWS"] as? String)
+                #expect(intro.status == .ok && intro.json["allowIntroductoryOffer"].bool == true, "\(intro.json)")
+                let introJWS = try #require(intro.json["compactJWS"].string)
                 let introClaims = try Self.openJWS(introJWS, key: iapKey.publicKey).claims
-                #expect(introClaims["aud"] as? String == "introductory-offer-eligibility" && introClaims["allowIntroductoryOffer"] as? Bool == true)
-                #expect(introClaims["transactionId"] as? String == "2000000000999999" && introClaims["productId"] as? String == Self.yearly)
+                #expect(introClaims["aud"].string == "introductory-offer-eligibility" && introClaims["allowIntroductoryOffer"].bool == true)
+                #expect(introClaims["transactionId"].string == "2000000000999999" && introClaims["productId"].string == Self.yearly)
 
                 // ana's year ended last month: lapsed.
                 let lapsed = SubscriptionsTests.period(
@@ -164,11 +164,11 @@ struct AppleOfferTests {
                     "/api/offers/apple/introductory-eligibility",
                     auth: key,
                     user: "ana",
-                    json: ["productId": Self.yearly, "transactionId": "2000000700000001"]
+                    json: ["productId": .string(Self.yearly), "transactionId": "2000000700000001"]
                 )
-                #expect(noIntro.json["allowIntroductoryOffer"] as? Bool == false)
-                let noIntroJWS = try #require(noIntro.json["compactJWS"] as? String)
-                #expect(try Self.openJWS(noIntroJWS, key: iapKey.publicKey).claims["allowIntroductoryOffer"] as? Bool == false)
+                #expect(noIntro.json["allowIntroductoryOffer"].bool == false)
+                let noIntroJWS = try #require(noIntro.json["compactJWS"].string)
+                #expect(try Self.openJWS(noIntroJWS, key: iapKey.publicKey).claims["allowIntroductoryOffer"].bool == false)
 
                 // bob's year is running: loyalty yes, win-back no.
                 let live = SubscriptionsTests.period(
@@ -193,9 +193,9 @@ struct AppleOfferTests {
                     "/api/offers/apple/introductory-eligibility",
                     auth: key,
                     user: "eve-fresh-1",
-                    json: ["productId": Self.yearly, "transactionId": "2000000700000002"]
+                    json: ["productId": .string(Self.yearly), "transactionId": "2000000700000002"]
                 )
-                #expect(fresh.status == .ok && fresh.json["allowIntroductoryOffer"] as? Bool == false, "\(fresh.json)")
+                #expect(fresh.status == .ok && fresh.json["allowIntroductoryOffer"].bool == false, "\(fresh.json)")
                 let newcomer = try await Self.offer(
                     client,
                     key: key,
@@ -232,7 +232,7 @@ struct AppleOfferTests {
                 key: key,
                 user: "ana",
                 offer: "welcome",
-                extra: ["applicationUsername": AccountTokens.cordovaPlugin("bob")]
+                extra: ["applicationUsername": .string(AccountTokens.cordovaPlugin("bob"))]
             )
             #expect(
                 foreign.status == .forbidden && Self.code(foreign) == "account_token_mismatch",
@@ -243,16 +243,27 @@ struct AppleOfferTests {
                 key: key,
                 user: "ana",
                 offer: "welcome",
-                extra: ["applicationUsername": AccountTokens.cordovaPlugin("ana").uppercased()]
+                extra: ["applicationUsername": .string(AccountTokens.cordovaPlugin("ana").uppercased())]
             )
             #expect(own.status == .ok)
             let malformed = try await Self.offer(client, key: key, user: "ana", offer: "welcome", extra: ["transactionId": "12' OR 1"])
             #expect(malformed.status == .badRequest && Self.code(malformed) == "invalid_request")
-            let missing = try await client.call(.post, "/api/offers/apple/promotional", auth: key, user: "ana", json: ["productId": Self.yearly])
+            let missing = try await client.call(
+                .post,
+                "/api/offers/apple/promotional",
+                auth: key,
+                user: "ana",
+                json: ["productId": .string(Self.yearly)]
+            )
             #expect(missing.status == .badRequest)
             #expect(
-                try await client.call(.post, "/api/offers/apple/promotional", auth: nil, json: ["productId": Self.yearly, "offerId": "welcome"])
-                    .status == .unauthorized
+                try await client.call(
+                    .post,
+                    "/api/offers/apple/promotional",
+                    auth: nil,
+                    json: ["productId": .string(Self.yearly), "offerId": "welcome"]
+                )
+                .status == .unauthorized
             )
         }
         let plain = try await Harness.make()

@@ -143,15 +143,15 @@ struct DocsTests {
         catalog.tenants[0].products.append(
             Product(id: "p", kind: .unlock, type: "Non-Renewing Subscription", title: "t", entitlement: "e", durationDays: 1)
         )
-        let json = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(catalog))
+        let json = try JSON.parse(try JSONEncoder().encode(catalog))
         var keys = Set<String>()
-        func collect(_ value: Any) {
-            if let object = value as? [String: Any] {
+        func collect(_ value: JSON) {
+            if let object = value.members {
                 for (key, inner) in object {
                     keys.insert(key)
                     collect(inner)
                 }
-            } else if let array = value as? [Any] {
+            } else if let array = value.array {
                 array.forEach(collect)
             }
         }

@@ -27,7 +27,9 @@ struct AttributionTests {
             "/api/apple/notifications/\(CreditsTests.stylist)",
             auth: nil,
             json: [
-                "signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: CreditsTests.stylistBundle, transaction: transaction)
+                "signedPayload": try .string(
+                    harness.ca.signNotification(type: .oneTimeCharge, bundleId: CreditsTests.stylistBundle, transaction: transaction)
+                )
             ]
         )
     }
@@ -49,7 +51,7 @@ struct AttributionTests {
                 product: CreditsTests.popular,
                 transactionId: "3000000000080001"
             )
-            #expect(bought.json["newBalance"] as? Int == 52, "\(bought.json)")
+            #expect(bought.json["newBalance"].int == 52, "\(bought.json)")
             #expect(
                 try await harness.rows("SELECT user_id FROM account_tokens WHERE token = '\(AccountTokens.cordovaPlugin("ana"))'").first?["user_id"]
                     == "ana"
@@ -57,7 +59,7 @@ struct AttributionTests {
 
             // Her app crashed before reporting a second pack: Apple's notification applies it to her.
             let notified = try await Self.notify(client, harness, id: "3000000000080002", token: AccountTokens.cordovaPlugin("ana"))
-            #expect(notified.json["outcome"] as? String == "applied_to_token_user", "\(notified.json)")
+            #expect(notified.json["outcome"].string == "applied_to_token_user", "\(notified.json)")
             #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "ana")?.balance == 62)
             // The app reports it later after all: the same purchase, nothing added.
             let late = try await CreditsTests.buy(
@@ -68,23 +70,23 @@ struct AttributionTests {
                 product: CreditsTests.starter,
                 transactionId: "3000000000080002"
             )
-            #expect(late.status == .ok && late.json["newBalance"] as? Int == 62, "\(late.json)")
+            #expect(late.status == .ok && late.json["newBalance"].int == 62, "\(late.json)")
 
             // Bao never claimed anything: the purchase waits, and his next call gets it.
             let waiting = try await Self.notify(client, harness, id: "3000000000080003", token: AccountTokens.cordovaPlugin("bao"))
-            #expect(waiting.json["outcome"] as? String == "unclaimed_purchase", "\(waiting.json)")
+            #expect(waiting.json["outcome"].string == "unclaimed_purchase", "\(waiting.json)")
             #expect(try await harness.rows("SELECT COUNT(*) AS n FROM purchases WHERE transaction_id = '3000000000080003'").first?["n"] == "0")
             let bao = try await CreditsTests.balance(client, key: keys.stylist, user: "bao")
             #expect(bao?.balance == 12, "2 free + the 10 of the pack: \(String(describing: bao))")
             let unclaimed = try await client.call(.get, "/api/admin/unclaimed", auth: keys.stylistAdmin)
-            let row = (unclaimed.json["items"] as? [[String: Any]])?.first { $0["transactionId"] as? String == "3000000000080003" }
-            #expect(row?["claimedByPurchaseId"] is Int, "\(unclaimed.json)")
+            let row = (unclaimed.json["items"].array)?.first { $0["transactionId"].string == "3000000000080003" }
+            #expect(row?["claimedByPurchaseId"].int != nil, "\(unclaimed.json)")
             // Another user's call does not take it (nor anything else).
             #expect(try await CreditsTests.balance(client, key: keys.stylist, user: "chi")?.balance == 2)
 
             // Without a token nobody's call takes it: it waits for operators.
             let anonymous = try await Self.notify(client, harness, id: "3000000000080004", token: nil)
-            #expect(anonymous.json["outcome"] as? String == "unclaimed_purchase")
+            #expect(anonymous.json["outcome"].string == "unclaimed_purchase")
             _ = try await CreditsTests.balance(client, key: keys.stylist, user: "ana")
             _ = try await CreditsTests.balance(client, key: keys.stylist, user: "bao")
             #expect(try await harness.rows("SELECT COUNT(*) AS n FROM purchases WHERE transaction_id = '3000000000080004'").first?["n"] == "0")
@@ -92,7 +94,7 @@ struct AttributionTests {
 
             // A verify-purchase is a next call too: Chi's waiting pack is applied with her own purchase.
             #expect(
-                try await Self.notify(client, harness, id: "3000000000080005", token: AccountTokens.cordovaPlugin("chi")).json["outcome"] as? String
+                try await Self.notify(client, harness, id: "3000000000080005", token: AccountTokens.cordovaPlugin("chi")).json["outcome"].string
                     == "unclaimed_purchase"
             )
             let chiBuys = try await CreditsTests.buy(

@@ -26,12 +26,13 @@ struct BookingAndAdminTests {
                 harness,
                 user: "u",
                 body: [
-                    "resourceId": resource, "start": iso(start), "end": iso(start.addingTimeInterval(TimeInterval(days * 86_400 - 3600))), "price": 1,
+                    "resourceId": .string(resource), "start": .string(iso(start)),
+                    "end": .string(iso(start.addingTimeInterval(TimeInterval(days * 86_400 - 3600)))), "price": 1,
                 ]
             )
-            #expect(booking["requiredProductId"] as? String == product)
-            #expect(booking["price"] as? Int == price)
-            #expect(booking["currency"] as? String == "EUR")
+            #expect(booking["requiredProductId"].string == product)
+            #expect(booking["price"].int == price)
+            #expect(booking["currency"].string == "EUR")
         }
     }
 
@@ -41,10 +42,15 @@ struct BookingAndAdminTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let slot = Harness.local(6, hour: 7, from: harness.clock.now())
-            let group = try await createBooking(client, harness, user: "family", body: ["resourceId": "diving-intro", "slot": iso(slot), "seats": 5])
-            #expect(group["requiredProductId"] as? String == "it.seaboo.experience.diving")
-            #expect(group["price"] as? Int == 5 * 8500)
-            #expect(group["end"] as? String == iso(slot.addingTimeInterval(3 * 3600)).replacingOccurrences(of: "Z", with: ".000Z"))
+            let group = try await createBooking(
+                client,
+                harness,
+                user: "family",
+                body: ["resourceId": "diving-intro", "slot": .string(iso(slot)), "seats": 5]
+            )
+            #expect(group["requiredProductId"].string == "it.seaboo.experience.diving")
+            #expect(group["price"].int == 5 * 8500)
+            #expect(group["end"].string == iso(slot.addingTimeInterval(3 * 3600)).replacingOccurrences(of: "Z", with: ".000Z"))
 
             let replies = try await withThrowingTaskGroup(of: Reply.self) { tasks in
                 for user in ["anna", "bruno"] {
@@ -54,7 +60,7 @@ struct BookingAndAdminTests {
                             "/api/bookings",
                             auth: harness.serverKey,
                             user: user,
-                            json: ["resourceId": "diving-intro", "slot": iso(slot), "seats": 1]
+                            json: ["resourceId": "diving-intro", "slot": .string(iso(slot)), "seats": 1]
                         )
                     }
                 }
@@ -64,25 +70,25 @@ struct BookingAndAdminTests {
             #expect(replies.filter { $0.status == .conflict && $0.errorCode == "slot_taken" }.count == 1)
 
             let winner = try #require(replies.first { $0.status == .created }?.booking)
-            let user = winner["userId"] as! String
+            let user = try #require(winner["userId"].string)
             let paid = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: user,
                 json: [
-                    "bookingId": winner["id"]!, "productId": "it.seaboo.experience.diving",
-                    "jwsRepresentation": try harness.purchase("it.seaboo.experience.diving"),
+                    "bookingId": winner["id"], "productId": "it.seaboo.experience.diving",
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.experience.diving")),
                 ]
             )
-            #expect(paid.booking?["status"] as? String == "confirmed")
+            #expect(paid.booking?["status"].string == "confirmed")
 
             let badSlot = try await client.call(
                 .post,
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "x",
-                json: ["resourceId": "diving-intro", "slot": iso(slot.addingTimeInterval(1800))]
+                json: ["resourceId": "diving-intro", "slot": .string(iso(slot.addingTimeInterval(1800)))]
             )
             #expect(badSlot.errorCode == "slot_not_offered")
             let tooMany = try await client.call(
@@ -91,7 +97,7 @@ struct BookingAndAdminTests {
                 auth: harness.serverKey,
                 user: "x",
                 json: [
-                    "resourceId": "sunset-cruise", "slot": iso(Harness.local(6, hour: 17, minute: 30, from: harness.clock.now())),
+                    "resourceId": "sunset-cruise", "slot": .string(iso(Harness.local(6, hour: 17, minute: 30, from: harness.clock.now()))),
                     "seats": 11,
                 ]
             )
@@ -106,15 +112,27 @@ struct BookingAndAdminTests {
         try await harness.app().test(.router) { client in
             let now = harness.clock.now()
             let start = Harness.day(3, from: now)
-            let cases: [([String: Any], String, String?)] = [
-                (["resourceId": "nope", "start": iso(start), "end": iso(start.addingTimeInterval(3600))], "resource_not_found", "resourceId"),
-                (["resourceId": "gozzo-5m", "start": iso(start)], "invalid_request", "end"),
-                (["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start)], "invalid_request", "end"),
-                (["resourceId": "gozzo-5m", "start": iso(now.addingTimeInterval(-86_400)), "end": iso(now)], "invalid_request", "start"),
-                (["resourceId": "gozzo-5m", "start": "tomorrow", "end": iso(start)], "invalid_field", "start"),
-                (["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(40 * 86_400))], "invalid_request", "end"),
-                (["resourceId": "diving-intro", "start": iso(start), "end": iso(start.addingTimeInterval(3600))], "invalid_request", "slot"),
-                (["start": iso(start)], "missing_field", "resourceId"),
+            let cases: [(JSON, String, String?)] = [
+                (
+                    ["resourceId": "nope", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))], "resource_not_found",
+                    "resourceId"
+                ),
+                (["resourceId": "gozzo-5m", "start": .string(iso(start))], "invalid_request", "end"),
+                (["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start))], "invalid_request", "end"),
+                (
+                    ["resourceId": "gozzo-5m", "start": .string(iso(now.addingTimeInterval(-86_400))), "end": .string(iso(now))], "invalid_request",
+                    "start"
+                ),
+                (["resourceId": .string("gozzo-5m"), "start": .string("tomorrow"), "end": .string(iso(start))], "invalid_field", "start"),
+                (
+                    ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(40 * 86_400)))],
+                    "invalid_request", "end"
+                ),
+                (
+                    ["resourceId": "diving-intro", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))],
+                    "invalid_request", "slot"
+                ),
+                (["start": .string(iso(start))], "missing_field", "resourceId"),
             ]
             for (body, code, field) in cases {
                 let reply = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: "u", json: body)
@@ -137,9 +155,9 @@ struct BookingAndAdminTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "rib-7m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
-            let id = booking["id"] as! Int
+            let id = try #require(booking["id"].int)
 
             let noReason = try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.adminKey, json: ["reason": "  "])
             #expect(noReason.status == .badRequest)
@@ -160,8 +178,8 @@ struct BookingAndAdminTests {
                 json: ["reason": "paid at the harbour"]
             )
             #expect(confirmed.status == .ok)
-            #expect(confirmed.booking?["status"] as? String == "confirmed")
-            #expect(confirmed.booking?["statusReason"] as? String == "paid at the harbour")
+            #expect(confirmed.booking?["status"].string == "confirmed")
+            #expect(confirmed.booking?["statusReason"].string == "paid at the harbour")
             let twice = try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.adminKey, json: ["reason": "again"])
             #expect(twice.errorCode == "invalid_transition")
 
@@ -171,12 +189,12 @@ struct BookingAndAdminTests {
                 auth: harness.adminKey,
                 json: ["reason": "storm warning"]
             )
-            #expect(cancelled.booking?["status"] as? String == "cancelled")
+            #expect(cancelled.booking?["status"].string == "cancelled")
             let cancelledTwice = try await client.call(.post, "/api/admin/bookings/\(id)/cancel", auth: harness.adminKey)
             #expect(cancelledTwice.status == .conflict)
 
             let audit = try await client.call(.get, "/api/admin/audit", auth: harness.adminKey)
-            let actions = (audit.json["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String }
+            let actions = (audit.json["items"].array ?? []).compactMap { $0["action"].string }
             #expect(actions.contains("booking.manual_confirm"))
             #expect(actions.contains("booking.cancelled"))
             #expect(actions.contains("booking.created"))
@@ -184,9 +202,9 @@ struct BookingAndAdminTests {
             #expect(events == ["booking.confirmed", "booking.cancelled"], "\(events)")
 
             let listed = try await client.call(.get, "/api/admin/bookings?status=cancelled&resourceId=rib-7m&limit=10", auth: harness.adminKey)
-            #expect(listed.json["total"] as? Int == 1)
+            #expect(listed.json["total"].int == 1)
             let none = try await client.call(.get, "/api/admin/bookings?status=confirmed", auth: harness.adminKey)
-            #expect(none.json["total"] as? Int == 0)
+            #expect(none.json["total"].int == 0)
             let badFilter = try await client.call(.get, "/api/admin/bookings?status=maybe", auth: harness.adminKey)
             #expect(badFilter.errorField == "status")
             let badLimit = try await client.call(.get, "/api/admin/bookings?limit=0", auth: harness.adminKey)
@@ -205,20 +223,20 @@ struct BookingAndAdminTests {
                     client,
                     harness,
                     user: day % 2 == 0 ? "even" : "odd",
-                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                    body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
                 )
             }
             let page = try await client.call(.get, "/api/admin/bookings?limit=2&offset=2", auth: harness.adminKey)
-            #expect(page.json["total"] as? Int == 5)
-            #expect((page.json["items"] as? [Any])?.count == 2)
+            #expect(page.json["total"].int == 5)
+            #expect((page.json["items"].array)?.count == 2)
             let even = try await client.call(.get, "/api/admin/bookings?userId=even", auth: harness.adminKey)
-            #expect(even.json["total"] as? Int == 2)
+            #expect(even.json["total"].int == 2)
             let from = iso(Harness.day(2, hour: 0, from: harness.clock.now()))
             let to = iso(Harness.day(4, hour: 0, from: harness.clock.now()))
             let range = try await client.call(.get, "/api/admin/bookings?from=\(from)&to=\(to)", auth: harness.adminKey)
-            #expect(range.json["total"] as? Int == 2)
+            #expect(range.json["total"].int == 2)
             let mine = try await client.call(.get, "/api/bookings", auth: harness.serverKey, user: "odd")
-            #expect(mine.json["total"] as? Int == 3)
+            #expect(mine.json["total"].int == 3)
         }
     }
 
@@ -232,27 +250,27 @@ struct BookingAndAdminTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
-            let id = booking["id"] as! Int
+            let id = try #require(booking["id"].int)
             let jws = try harness.purchase("it.seaboo.rental.basic")
             let paid = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(paid.status == .ok)
 
             // The other tenant ("seaboo") sees none of it, under the same user id.
             #expect(try await client.call(.get, "/api/bookings/\(id)", auth: harness.otherServerKey, user: "alice").status == .notFound)
-            #expect(try await client.call(.get, "/api/bookings", auth: harness.otherServerKey, user: "alice").json["total"] as? Int == 0)
-            #expect(try await client.call(.get, "/api/admin/bookings", auth: harness.otherAdminKey).json["total"] as? Int == 0)
-            #expect(try await client.call(.get, "/api/admin/purchases", auth: harness.otherAdminKey).json["total"] as? Int == 0)
-            let otherAudit = try await client.call(.get, "/api/admin/audit", auth: harness.otherAdminKey).json["items"] as? [[String: Any]] ?? []
-            #expect(otherAudit.allSatisfy { $0["action"] as? String == "api_key.created" }, "only its own key creations: \(otherAudit)")
-            #expect(try await client.call(.get, "/api/admin/replays", auth: harness.otherAdminKey).json["total"] as? Int == 0)
+            #expect(try await client.call(.get, "/api/bookings", auth: harness.otherServerKey, user: "alice").json["total"].int == 0)
+            #expect(try await client.call(.get, "/api/admin/bookings", auth: harness.otherAdminKey).json["total"].int == 0)
+            #expect(try await client.call(.get, "/api/admin/purchases", auth: harness.otherAdminKey).json["total"].int == 0)
+            let otherAudit = try await client.call(.get, "/api/admin/audit", auth: harness.otherAdminKey).json["items"].array ?? []
+            #expect(otherAudit.allSatisfy { $0["action"].string == "api_key.created" }, "only its own key creations: \(otherAudit)")
+            #expect(try await client.call(.get, "/api/admin/replays", auth: harness.otherAdminKey).json["total"].int == 0)
             #expect(
                 try await client.call(.post, "/api/admin/bookings/\(id)/confirm", auth: harness.otherAdminKey, json: ["reason": "x"]).status
                     == .notFound
@@ -263,7 +281,7 @@ struct BookingAndAdminTests {
                 "/api/verify-purchase",
                 auth: harness.otherServerKey,
                 user: "alice",
-                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(verify.status == .notFound)
             // The other tenant does not trust the test CA at all.
@@ -273,14 +291,14 @@ struct BookingAndAdminTests {
                 "/api/bookings",
                 auth: harness.otherServerKey,
                 user: "alice",
-                json: ["resourceId": "gozzo-5m", "start": iso(otherStart), "end": iso(otherStart.addingTimeInterval(3600))]
+                json: ["resourceId": "gozzo-5m", "start": .string(iso(otherStart)), "end": .string(iso(otherStart.addingTimeInterval(3600)))]
             )
             let otherVerify = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.otherServerKey,
                 user: "alice",
-                json: ["bookingId": other.booking!["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": other.booking!["id"], "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(otherVerify.errorCode == "untrusted_root")
             #expect(try await harness.count("purchases") == 1)
@@ -298,11 +316,11 @@ struct BookingAndAdminTests {
                 .post,
                 "/api/bookings",
                 auth: token,
-                json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                json: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
             #expect(created.status == .created)
-            #expect(created.booking?["userId"] as? String == "carla")
-            #expect(try await client.call(.get, "/api/products", auth: token).json["products"] is [Any])
+            #expect(created.booking?["userId"].string == "carla")
+            #expect(try await client.call(.get, "/api/products", auth: token).json["products"].array != nil)
 
             #expect(try await client.call(.get, "/api/bookings", auth: nil).status == .unauthorized)
             #expect(try await client.call(.get, "/api/bookings", auth: "berth_seaboo-test_forged").status == .unauthorized)
@@ -317,7 +335,7 @@ struct BookingAndAdminTests {
             #expect(try await client.call(.get, "/api/bookings", auth: harness.serverKey).errorCode == "missing_user")
             #expect(try await client.call(.get, "/api/admin/bookings", auth: token).status == .forbidden)
             #expect(try await client.call(.get, "/api/bookings", auth: harness.adminKey).status == .forbidden)
-            #expect(try await client.call(.get, "/healthz", auth: nil).json["status"] as? String == "ok")
+            #expect(try await client.call(.get, "/healthz", auth: nil).json["status"].string == "ok")
             #expect(try await client.call(.get, "/nowhere", auth: nil).status == .notFound)
         }
     }

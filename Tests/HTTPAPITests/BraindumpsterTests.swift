@@ -49,7 +49,7 @@ struct BraindumpsterTests {
             auth: auth,
             user: user,
             json: [
-                "receiptData": receipt, "userId": NSNull(), "bundleId": SubscriptionsTests.brainBundle, "appVersion": "1.0 (7)",
+                "receiptData": .string(receipt), "userId": JSON.null, "bundleId": .string(SubscriptionsTests.brainBundle), "appVersion": "1.0 (7)",
                 "deviceInfo": ["model": "iPhone15,3", "osVersion": "iOS 18.0", "locale": "en_US"],
             ]
         )
@@ -88,11 +88,11 @@ struct BraindumpsterTests {
                 #expect(decoded.success && decoded.isPremium && decoded.productId == SubscriptionsTests.yearly && decoded.environment == "sandbox")
                 #expect(decoded.expirationDate.map { abs($0.timeIntervalSince(now.addingTimeInterval(364 * 86_400))) < 2 } == true)
                 #expect(
-                    (premium.json["expirationDate"] as? String)?.hasSuffix("Z") == true
-                        && (premium.json["expirationDate"] as? String)?.contains(".") == false
+                    (premium.json["expirationDate"].string)?.hasSuffix("Z") == true
+                        && (premium.json["expirationDate"].string)?.contains(".") == false
                 )
                 let stored = try await client.call(.get, "/api/entitlements", auth: key, user: "firebase-uid-1")
-                #expect(stored.json["isPremium"] as? Bool == true, "the subscription is kept for the user")
+                #expect(stored.json["isPremium"].bool == true, "the subscription is kept for the user")
                 #expect(
                     try await harness.rows("SELECT COUNT(*) AS n FROM receipt_checks WHERE receipt_sha256 LIKE '%' || ? || '%'", [receipt]).first?[
                         "n"
@@ -101,8 +101,8 @@ struct BraindumpsterTests {
 
                 let other = try await Self.verify(client, auth: key, user: "firebase-uid-2", receipt: receipt)
                 #expect(
-                    other.status == .conflict && other.json["success"] as? Bool == false && other.json["isPremium"] as? Bool == false
-                        && other.json["message"] is String
+                    other.status == .conflict && other.json["success"].bool == false && other.json["isPremium"].bool == false
+                        && other.json["message"].string != nil
                 )
 
                 harness.clock.advance(366 * 86_400)

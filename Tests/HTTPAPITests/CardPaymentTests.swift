@@ -47,13 +47,13 @@ struct CardPaymentTests {
         }
     }
 
-    static func rental(_ client: any TestClientProtocol, _ harness: Harness, user: String, day: Int) async throws -> [String: Any] {
+    static func rental(_ client: any TestClientProtocol, _ harness: Harness, user: String, day: Int) async throws -> JSON {
         let start = Harness.day(day, from: harness.clock.now())
         return try await createBooking(
             client,
             harness,
             user: user,
-            body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(10 * 3600))]
+            body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(10 * 3600)))]
         )
     }
 
@@ -61,7 +61,7 @@ struct CardPaymentTests {
         try await client.call(.post, "/api/bookings/\(id)/card-payment", auth: harness.serverKey, user: user)
     }
 
-    static func booking(_ client: any TestClientProtocol, _ harness: Harness, user: String, _ id: Int64) async throws -> [String: Any] {
+    static func booking(_ client: any TestClientProtocol, _ harness: Harness, user: String, _ id: Int64) async throws -> JSON {
         try #require(try await client.call(.get, "/api/bookings/\(id)", auth: harness.serverKey, user: user).booking)
     }
 
@@ -71,28 +71,28 @@ struct CardPaymentTests {
     func rentalPaidByCard() async throws {
         try await Self.withCardRail { harness, standIn, client in
             let booking = try await Self.rental(client, harness, user: "marco", day: 3)
-            let id = try #require(booking["id"] as? Int64)
+            let id = try #require(booking["id"].int64)
             let started = try await Self.pay(client, harness, user: "marco", booking: id)
             #expect(started.status == .created, "\(started.json)")
-            let intentId = try #require(started.json["paymentIntentId"] as? String)
+            let intentId = try #require(started.json["paymentIntentId"].string)
             #expect(
-                started.json["provider"] as? String == "stripe" && started.json["amount"] as? Int == 8000
-                    && started.json["currency"] as? String == "EUR"
+                started.json["provider"].string == "stripe" && started.json["amount"].int == 8000
+                    && started.json["currency"].string == "EUR"
             )
-            #expect(started.json["publishableKey"] as? String == "pk_test_seaboo_standin")
-            #expect((started.json["clientSecret"] as? String)?.hasPrefix(intentId + "_secret_") == true)
+            #expect(started.json["publishableKey"].string == "pk_test_seaboo_standin")
+            #expect((started.json["clientSecret"].string)?.hasPrefix(intentId + "_secret_") == true)
             // The hold now covers 3-D Secure: 20 minutes from now instead of the booking's 15.
-            let hold = try #require(APITimeText.parse(started.json["holdExpiresAt"] as? String))
+            let hold = try #require(APITimeText.parse(started.json["holdExpiresAt"].string))
             #expect(abs(hold.timeIntervalSince(harness.clock.now()) - 20 * 60) < 2)
             // Stripe holds exactly the booking's price, with the booking in its metadata.
             let intent = try #require(standIn.intent(intentId))
             #expect(intent.amount == 8000 && intent.currency == "eur" && intent.metadata?["berth_booking_id"] == String(id))
             // Asking again returns the same open PaymentIntent.
             let again = try await Self.pay(client, harness, user: "marco", booking: id)
-            #expect(again.status == .ok && again.json["paymentIntentId"] as? String == intentId)
+            #expect(again.status == .ok && again.json["paymentIntentId"].string == intentId)
             #expect(standIn.requests.filter { $0.method == "POST" && $0.path == "/v1/payment_intents" }.count == 1)
             #expect(
-                try await Self.booking(client, harness, user: "marco", id)["payment"].flatMap { $0 as? [String: Any] }?["status"] as? String
+                try await Self.booking(client, harness, user: "marco", id)["payment"].object?["status"].string
                     == "requires_payment"
             )
 
@@ -108,8 +108,8 @@ struct CardPaymentTests {
             #expect(deliveries[1].note?.contains("\"duplicate\":true") == true)
             #expect(deliveries[2].note?.contains("ignored_after_succeeded") == true, "\(deliveries[2])")
             let paid = try await Self.booking(client, harness, user: "marco", id)
-            #expect(paid["status"] as? String == "confirmed")
-            #expect((paid["payment"] as? [String: Any])?["status"] as? String == "succeeded")
+            #expect(paid["status"].string == "confirmed")
+            #expect(paid["payment"]["status"].string == "succeeded")
             let purchases = try await harness.rows("SELECT store, environment, transaction_id, status, product_id FROM purchases")
             #expect(purchases.count == 1)
             #expect(
@@ -132,16 +132,16 @@ struct CardPaymentTests {
                 client,
                 harness,
                 user: "anna",
-                body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 2]
+                body: ["resourceId": "sunset-cruise", "slot": .string(iso(slot)), "seats": 2]
             )
-            let id = try #require(booking["id"] as? Int64)
+            let id = try #require(booking["id"].int64)
             let started = try await Self.pay(client, harness, user: "anna", booking: id)
-            #expect(started.status == .created && started.json["amount"] as? Int == 9000, "\(started.json)")
-            let intentId = try #require(started.json["paymentIntentId"] as? String)
+            #expect(started.status == .created && started.json["amount"].int == 9000, "\(started.json)")
+            let intentId = try #require(started.json["paymentIntentId"].string)
             let deliveries = try await standIn.succeed(intentId, sending: .init(duplicate: true))
             #expect(deliveries.map(\.status) == [200, 200])
             let paid = try await Self.booking(client, harness, user: "anna", id)
-            #expect(paid["status"] as? String == "confirmed" && paid["paidQuantity"] as? Int == 2 && paid["seats"] as? Int == 2, "\(paid)")
+            #expect(paid["status"].string == "confirmed" && paid["paidQuantity"].int == 2 && paid["seats"].int == 2, "\(paid)")
             #expect(try await harness.count("purchases") == 1)
         }
     }
@@ -150,8 +150,8 @@ struct CardPaymentTests {
     func signaturesRefused() async throws {
         try await Self.withCardRail { harness, standIn, client in
             let booking = try await Self.rental(client, harness, user: "marco", day: 5)
-            let id = try #require(booking["id"] as? Int64)
-            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"] as? String)
+            let id = try #require(booking["id"].int64)
+            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"].string)
             let tampered = try await standIn.succeed(intentId, sending: .init(tamper: true))
             #expect(tampered.map(\.status) == [400] && tampered[0].note?.contains("invalid_signature") == true, "\(tampered)")
             let event = StripeEvent(
@@ -189,7 +189,7 @@ struct CardPaymentTests {
             }
             #expect(try await harness.count("payment_events") == 0)
             #expect(try await harness.count("purchases") == 0)
-            #expect(try await Self.booking(client, harness, user: "marco", id)["status"] as? String == "pending_payment")
+            #expect(try await Self.booking(client, harness, user: "marco", id)["status"].string == "pending_payment")
             // The same event, correctly signed, is taken (and a rolled secret's second v1 does not matter).
             var headers: HTTPFields = [.contentType: "application/json"]
             headers[HTTPField.Name("Stripe-Signature")!] = StripeSignature.header(
@@ -205,7 +205,7 @@ struct CardPaymentTests {
             ) {
                 Reply(status: $0.status, data: Data($0.body.readableBytesView))
             }
-            #expect(ack.status == .ok && ack.json["outcome"] as? String == "booking_confirmed", "\(ack.json)")
+            #expect(ack.status == .ok && ack.json["outcome"].string == "booking_confirmed", "\(ack.json)")
             // A tenant without a card rail has no webhook URL.
             let other = try await client.execute(
                 uri: "/api/stripe/webhooks/zorya-test",
@@ -220,35 +220,35 @@ struct CardPaymentTests {
     @Test("a payment that succeeds after its slot went to someone else is refunded automatically, once; the operator sees why")
     func latePaymentRefundedOnce() async throws {
         try await Self.withCardRail { harness, standIn, client in
-            let late = try #require(try await Self.rental(client, harness, user: "marco", day: 6)["id"] as? Int64)
-            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: late).json["paymentIntentId"] as? String)
+            let late = try #require(try await Self.rental(client, harness, user: "marco", day: 6)["id"].int64)
+            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: late).json["paymentIntentId"].string)
             // The 20-minute hold lapses; giulia takes the boat for the same day.
             harness.clock.advance(21 * 60)
-            let giulias = try #require(try await Self.rental(client, harness, user: "giulia", day: 6)["id"] as? Int64)
+            let giulias = try #require(try await Self.rental(client, harness, user: "giulia", day: 6)["id"].int64)
             // Then marco's payment goes through (3-D Secure took too long).
             let deliveries = try await standIn.succeed(intentId)
             #expect(deliveries.first?.note?.contains("needs_refund:slot_unavailable:refund_requested") == true, "\(deliveries)")
             let parked = try await Self.booking(client, harness, user: "marco", late)
-            #expect(parked["status"] as? String == "payment_needs_refund" && parked["statusReason"] as? String == "slot_unavailable")
+            #expect(parked["status"].string == "payment_needs_refund" && parked["statusReason"].string == "slot_unavailable")
             // The job refunds it; running it again (or on a second instance) refunds nothing more.
             let first = await harness.services.cardPaymentJobs.runDue()
             #expect(first.refunds == 1)
             await harness.services.cardPaymentJobs.runDue()
             #expect(standIn.refunds.count == 1)
             #expect(standIn.refunds.first?.amount == 8000 && standIn.refunds.first?.paymentIntent == intentId)
-            try await waitUntil { try await Self.booking(client, harness, user: "marco", late)["status"] as? String == "refunded" }
+            try await waitUntil { try await Self.booking(client, harness, user: "marco", late)["status"].string == "refunded" }
             // What the operator sees.
             let payments = try await client.call(.get, "/api/admin/bookings/\(late)/payments", auth: harness.adminKey)
-            let payment = try #require((payments.json["payments"] as? [[String: Any]])?.first)
-            #expect(payment["displayStatus"] as? String == "refunded" && payment["amountRefunded"] as? Int == 8000, "\(payment)")
-            let refund = try #require((payment["refunds"] as? [[String: Any]])?.first)
+            let payment = try #require((payments.json["payments"].array)?.first)
+            #expect(payment["displayStatus"].string == "refunded" && payment["amountRefunded"].int == 8000, "\(payment)")
+            let refund = try #require((payment["refunds"].array)?.first)
             #expect(
-                refund["initiatedBy"] as? String == "auto_late_payment" && refund["reason"] as? String == "slot_unavailable"
-                    && refund["status"] as? String == "succeeded"
+                refund["initiatedBy"].string == "auto_late_payment" && refund["reason"].string == "slot_unavailable"
+                    && refund["status"].string == "succeeded"
             )
             let purchase = try await harness.rows("SELECT status, outcome_code FROM purchases WHERE transaction_id = ?", [intentId])
             #expect(purchase.first?["status"] == "refunded" && purchase.first?["outcome_code"] == "slot_unavailable")
-            #expect(try await Self.booking(client, harness, user: "giulia", giulias)["status"] as? String == "pending_payment")
+            #expect(try await Self.booking(client, harness, user: "giulia", giulias)["status"].string == "pending_payment")
             #expect(standIn.refunds.count == 1)
         }
     }
@@ -257,10 +257,10 @@ struct CardPaymentTests {
     func adminRefunds() async throws {
         try await Self.withCardRail { harness, standIn, client in
             func paidRental(_ user: String, day: Int) async throws -> Int64 {
-                let id = try #require(try await Self.rental(client, harness, user: user, day: day)["id"] as? Int64)
-                let intentId = try #require(try await Self.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String)
+                let id = try #require(try await Self.rental(client, harness, user: user, day: day)["id"].int64)
+                let intentId = try #require(try await Self.pay(client, harness, user: user, booking: id).json["paymentIntentId"].string)
                 _ = try await standIn.succeed(intentId)
-                #expect(try await Self.booking(client, harness, user: user, id)["status"] as? String == "confirmed")
+                #expect(try await Self.booking(client, harness, user: user, id)["status"].string == "confirmed")
                 return id
             }
             let full = try await paidRental("marco", day: 8)
@@ -271,7 +271,7 @@ struct CardPaymentTests {
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "giulia",
-                json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                json: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
             #expect(taken.status == .conflict)
             #expect(try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: [:]).status == .badRequest)
@@ -282,15 +282,15 @@ struct CardPaymentTests {
                 json: ["reason": "storm warning"]
             )
             #expect(refunded.status == .ok, "\(refunded.json)")
-            #expect((refunded.json["refund"] as? [String: Any])?["status"] as? String == "succeeded")
-            #expect(refunded.booking?["status"] as? String == "refunded")
+            #expect(refunded.json["refund"]["status"].string == "succeeded")
+            #expect(refunded.booking?["status"].string == "refunded")
             #expect(
                 try await client.call(
                     .post,
                     "/api/bookings",
                     auth: harness.serverKey,
                     user: "giulia",
-                    json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                    json: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
                 ).status == .created
             )
             let nothingLeft = try await client.call(.post, "/api/admin/bookings/\(full)/refund", auth: harness.adminKey, json: ["reason": "again"])
@@ -310,28 +310,31 @@ struct CardPaymentTests {
                 auth: harness.adminKey,
                 json: ["reason": "fuel not used", "amountMinor": 1500]
             )
-            #expect(part.status == .ok && part.booking?["status"] as? String == "confirmed", "\(part.json)")
-            #expect((part.json["payment"] as? [String: Any])?["displayStatus"] as? String == "partially_refunded")
+            #expect(part.status == .ok && part.booking?["status"].string == "confirmed", "\(part.json)")
+            #expect(part.json["payment"]["displayStatus"].string == "partially_refunded")
             #expect(standIn.refunds.map(\.amount) == [8000, 1500])
             // The overview counts both card payments in, and each refund once at its amount (the full one
             // not a second time through its purchase row, the partial one at its part).
             harness.clock.advance(1)
             let overview = try await client.call(.get, "/api/admin/overview?interval=day", auth: harness.adminKey)
-            let moneyIn = try #require(overview.json["moneyIn"] as? [[String: Any]])
-            let refundsOut = try #require(overview.json["refunds"] as? [[String: Any]])
-            #expect(moneyIn.map { "\($0["currency"] ?? "") \($0["amountMilliunits"] ?? "")" } == ["EUR 160000"], "\(moneyIn)")
-            #expect(refundsOut.map { "\($0["currency"] ?? "") \($0["amountMilliunits"] ?? "")" } == ["EUR 95000"], "\(refundsOut)")
-            let lines = (overview.json["buckets"] as? [[String: Any]] ?? []).flatMap { $0["refunds"] as? [[String: Any]] ?? [] }
-            #expect(lines.allSatisfy { $0["store"] as? String == "stripe" } && lines.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 2, "\(lines)")
+            let moneyIn = try #require(overview.json["moneyIn"].array)
+            let refundsOut = try #require(overview.json["refunds"].array)
+            #expect(moneyIn.map { "\($0["currency"].string ?? "") \($0["amountMilliunits"].int ?? 0)" } == ["EUR 160000"], "\(moneyIn)")
+            #expect(refundsOut.map { "\($0["currency"].string ?? "") \($0["amountMilliunits"].int ?? 0)" } == ["EUR 95000"], "\(refundsOut)")
+            let lines = (overview.json["buckets"].array ?? []).flatMap { $0["refunds"].array ?? [] }
+            #expect(lines.allSatisfy { $0["store"].string == "stripe" } && lines.reduce(0) { $0 + ($1["count"].int ?? 0) } == 2, "\(lines)")
 
             // A booking paid through the App Store.
-            let iap = try #require(try await Self.rental(client, harness, user: "luca", day: 10)["id"] as? Int64)
+            let iap = try #require(try await Self.rental(client, harness, user: "luca", day: 10)["id"].int64)
             let verified = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "luca",
-                json: ["productId": "it.seaboo.rental.basic", "bookingId": iap, "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+                json: [
+                    "productId": "it.seaboo.rental.basic", "bookingId": .int(iap),
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.basic")),
+                ]
             )
             #expect(verified.status == .ok, "\(verified.json)")
             let viaApple = try await client.call(
@@ -347,39 +350,39 @@ struct CardPaymentTests {
     @Test("a lapsed hold cancels its open PaymentIntent; a payment the webhook never reported is found by the check; a lost dispute refunds")
     func lapsedOverdueAndDisputed() async throws {
         try await Self.withCardRail { harness, standIn, client in
-            let abandoned = try #require(try await Self.rental(client, harness, user: "marco", day: 11)["id"] as? Int64)
+            let abandoned = try #require(try await Self.rental(client, harness, user: "marco", day: 11)["id"].int64)
             let abandonedIntent = try #require(
-                try await Self.pay(client, harness, user: "marco", booking: abandoned).json["paymentIntentId"] as? String
+                try await Self.pay(client, harness, user: "marco", booking: abandoned).json["paymentIntentId"].string
             )
             // Paid, but its event is lost (no webhook URL for a moment).
-            let quiet = try #require(try await Self.rental(client, harness, user: "anna", day: 12)["id"] as? Int64)
-            let quietIntent = try #require(try await Self.pay(client, harness, user: "anna", booking: quiet).json["paymentIntentId"] as? String)
+            let quiet = try #require(try await Self.rental(client, harness, user: "anna", day: 12)["id"].int64)
+            let quietIntent = try #require(try await Self.pay(client, harness, user: "anna", booking: quiet).json["paymentIntentId"].string)
             let url = standIn.state.withLock { state in
                 defer { state.webhookURL = nil }
                 return state.webhookURL
             }
             _ = try await standIn.succeed(quietIntent)
             standIn.state.withLock { $0.webhookURL = url }
-            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "pending_payment")
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"].string == "pending_payment")
             // Ten minutes on, the check finds it paid; at 21 minutes marco's hold has lapsed and his PaymentIntent is canceled.
             harness.clock.advance(10 * 60 + 1)
             await harness.services.cardPaymentJobs.runDue()
-            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "confirmed")
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"].string == "confirmed")
             harness.clock.advance(11 * 60)
             await harness.services.cardPaymentJobs.runDue()
             #expect(standIn.intent(abandonedIntent)?.status == "canceled")
             try await waitUntil {
-                (try await Self.booking(client, harness, user: "marco", abandoned)["payment"] as? [String: Any])?["status"] as? String == "canceled"
+                try await Self.booking(client, harness, user: "marco", abandoned)["payment"]["status"].string == "canceled"
             }
             let refused = try await Self.pay(client, harness, user: "marco", booking: abandoned)
             #expect(refused.status == .conflict && refused.errorCode == "hold_expired")
 
             // anna's payment is disputed, then lost: the booking (still in the future) is refunded.
             _ = try await standIn.dispute(quietIntent, status: "needs_response")
-            #expect((try await Self.booking(client, harness, user: "anna", quiet)["payment"] as? [String: Any])?["status"] as? String == "disputed")
-            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "confirmed")
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["payment"]["status"].string == "disputed")
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"].string == "confirmed")
             _ = try await standIn.dispute(quietIntent, status: "lost")
-            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"] as? String == "refunded")
+            #expect(try await Self.booking(client, harness, user: "anna", quiet)["status"].string == "refunded")
             // Final: a later "won" changes nothing.
             let late = try await standIn.dispute(quietIntent, status: "won")
             #expect(late.first?.note?.contains("dispute_final") == true, "\(late)")
@@ -389,7 +392,7 @@ struct CardPaymentTests {
     @Test("lost answers: a PaymentIntent created while its answer was lost is found again by its key; a refund likewise refunds once")
     func lostAnswers() async throws {
         try await Self.withCardRail { harness, standIn, client in
-            let id = try #require(try await Self.rental(client, harness, user: "marco", day: 14)["id"] as? Int64)
+            let id = try #require(try await Self.rental(client, harness, user: "marco", day: 14)["id"].int64)
             // Stripe creates the PaymentIntent, but its answer is lost: the app is told to retry.
             standIn.state.withLock { $0.faults = [(status: 500, applied: true)] }
             let lost = try await Self.pay(client, harness, user: "marco", booking: id)
@@ -398,14 +401,14 @@ struct CardPaymentTests {
             let retried = try await Self.pay(client, harness, user: "marco", booking: id)
             #expect(retried.status == .ok, "the one created before: \(retried.json)")
             #expect(standIn.state.withLock { $0.intents.count } == 1, "one PaymentIntent at Stripe")
-            let intentId = try #require(retried.json["paymentIntentId"] as? String)
+            let intentId = try #require(retried.json["paymentIntentId"].string)
             _ = try await standIn.succeed(intentId)
-            #expect(try await Self.booking(client, harness, user: "marco", id)["status"] as? String == "confirmed")
+            #expect(try await Self.booking(client, harness, user: "marco", id)["status"].string == "confirmed")
 
             // The refund is made, its answer lost: recorded as pending, retried by the job with the same key.
             standIn.state.withLock { $0.faults = [(status: 500, applied: true)] }
             let pending = try await client.call(.post, "/api/admin/bookings/\(id)/refund", auth: harness.adminKey, json: ["reason": "engine trouble"])
-            #expect(pending.status == .ok && (pending.json["refund"] as? [String: Any])?["status"] as? String == "pending", "\(pending.json)")
+            #expect(pending.status == .ok && pending.json["refund"]["status"].string == "pending", "\(pending.json)")
             let again = try await client.call(.post, "/api/admin/bookings/\(id)/refund", auth: harness.adminKey, json: ["reason": "engine trouble"])
             // Refused either way: still unanswered (refund_in_progress), or Stripe's charge.refunded already told Berth (nothing left).
             #expect(
@@ -415,7 +418,7 @@ struct CardPaymentTests {
             harness.clock.advance(31)
             #expect(await harness.services.cardPaymentJobs.runDue().refunds == 1)
             #expect(standIn.refunds.count == 1, "Stripe refunded once")
-            try await waitUntil { try await Self.booking(client, harness, user: "marco", id)["status"] as? String == "refunded" }
+            try await waitUntil { try await Self.booking(client, harness, user: "marco", id)["status"].string == "refunded" }
             let keys = standIn.requests.filter { $0.path == "/v1/refunds" }.map(\.idempotencyKey)
             #expect(keys.count == 2 && Set(keys).count == 1, "both attempts sent the same key: \(keys)")
         }
@@ -434,7 +437,7 @@ struct CardPaymentTests {
             let harness = try await Harness.make(environment: environment)
             defer { harness.close() }
             try await harness.app().test(.router) { client in
-                let id = try #require(try await Self.rental(client, harness, user: "marco", day: 15)["id"] as? Int64)
+                let id = try #require(try await Self.rental(client, harness, user: "marco", day: 15)["id"].int64)
                 let refused = try await Self.pay(client, harness, user: "marco", booking: id)
                 #expect(
                     refused.status == .unprocessableContent && refused.errorCode == "card_payments_not_offered",
@@ -443,9 +446,9 @@ struct CardPaymentTests {
                 let hook = try await client.call(.post, "/api/stripe/webhooks/seaboo-test", auth: nil, raw: "{}")
                 #expect(hook.status == .notFound)
                 #expect(
-                    try await client.call(.get, "/api/admin/app", auth: harness.adminKey).json["app"].flatMap { $0 as? [String: Any] }?[
+                    try await client.call(.get, "/api/admin/app", auth: harness.adminKey).json["app"].object?[
                         "cardPayments"
-                    ] as? Bool == false
+                    ].bool == false
                 )
             }
         }
@@ -463,15 +466,20 @@ struct CardPaymentTests {
     func deposits() async throws {
         try await Self.withCardRail { harness, standIn, client in
             func paidRental(_ user: String, day: Int) async throws -> Int64 {
-                let id = try #require(try await Self.rental(client, harness, user: user, day: day)["id"] as? Int64)
-                let intentId = try #require(try await Self.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String)
+                let id = try #require(try await Self.rental(client, harness, user: user, day: day)["id"].int64)
+                let intentId = try #require(try await Self.pay(client, harness, user: user, booking: id).json["paymentIntentId"].string)
                 _ = try await standIn.succeed(intentId)
                 return id
             }
             func deposit(_ id: Int64, _ amount: Int) async throws -> String {
-                let started = try await client.call(.post, "/api/admin/bookings/\(id)/deposit", auth: harness.adminKey, json: ["amountMinor": amount])
-                #expect(started.status == .created && started.json["amount"] as? Int == amount, "\(started.json)")
-                let intentId = try #require(started.json["paymentIntentId"] as? String)
+                let started = try await client.call(
+                    .post,
+                    "/api/admin/bookings/\(id)/deposit",
+                    auth: harness.adminKey,
+                    json: ["amountMinor": .int(amount)]
+                )
+                #expect(started.status == .created && started.json["amount"].int == amount, "\(started.json)")
+                let intentId = try #require(started.json["paymentIntentId"].string)
                 #expect(standIn.intent(intentId)?.captureMethod == "manual")
                 // The customer authorizes it in the Payment Sheet: Stripe holds the amount.
                 let deliveries = try await standIn.succeed(intentId)
@@ -482,19 +490,19 @@ struct CardPaymentTests {
                 )
                 return intentId
             }
-            func depositOf(_ id: Int64) async throws -> [String: Any] {
+            func depositOf(_ id: Int64) async throws -> JSON {
                 let list = try await client.call(.get, "/api/admin/bookings/\(id)/payments", auth: harness.adminKey)
-                return try #require((list.json["payments"] as? [[String: Any]])?.first { $0["purpose"] as? String == "deposit" })
+                return try #require((list.json["payments"].array)?.first { $0["purpose"].string == "deposit" })
             }
             // A deposit is for a confirmed booking.
-            let pending = try #require(try await Self.rental(client, harness, user: "nina", day: 20)["id"] as? Int64)
+            let pending = try #require(try await Self.rental(client, harness, user: "nina", day: 20)["id"].int64)
             let early = try await client.call(.post, "/api/admin/bookings/\(pending)/deposit", auth: harness.adminKey, json: ["amountMinor": 30000])
             #expect(early.status == .conflict && early.errorCode == "booking_not_payable")
 
             // Damage: 120 € of the 300 € deposit is captured, the rest released by the card network.
             let damaged = try await paidRental("marco", day: 16)
             let damagedIntent = try await deposit(damaged, 30000)
-            #expect(try await depositOf(damaged)["displayStatus"] as? String == "authorized")
+            #expect(try await depositOf(damaged)["displayStatus"].string == "authorized")
             let twice = try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit", auth: harness.adminKey, json: ["amountMinor": 30000])
             #expect(twice.status == .conflict && twice.errorCode == "deposit_held")
             let tooMuch = try await client.call(
@@ -511,11 +519,11 @@ struct CardPaymentTests {
                 json: ["amountMinor": 12000]
             )
             #expect(captured.status == .ok, "\(captured.json)")
-            let capturedDeposit = try #require(captured.json["deposit"] as? [String: Any])
-            #expect(capturedDeposit["displayStatus"] as? String == "captured" && capturedDeposit["amountCaptured"] as? Int == 12000)
+            let capturedDeposit = try #require(captured.json["deposit"].object)
+            #expect(capturedDeposit["displayStatus"].string == "captured" && capturedDeposit["amountCaptured"].int == 12000)
             #expect(standIn.intent(damagedIntent)?.status == "succeeded" && standIn.intent(damagedIntent)?.amountReceived == 12000)
             // The deposit neither pays nor refunds the booking.
-            #expect(try await Self.booking(client, harness, user: "marco", damaged)["status"] as? String == "confirmed")
+            #expect(try await Self.booking(client, harness, user: "marco", damaged)["status"].string == "confirmed")
             #expect(try await harness.rows("SELECT COUNT(*) AS n FROM purchases WHERE store = 'stripe'").first?["n"] == "1")
             #expect(
                 try await client.call(.post, "/api/admin/bookings/\(damaged)/deposit/release", auth: harness.adminKey).errorCode == "deposit_not_held"
@@ -526,7 +534,7 @@ struct CardPaymentTests {
             let cleanIntent = try await deposit(clean, 30000)
             let released = try await client.call(.post, "/api/admin/bookings/\(clean)/deposit/release", auth: harness.adminKey)
             #expect(
-                released.status == .ok && (released.json["deposit"] as? [String: Any])?["displayStatus"] as? String == "released",
+                released.status == .ok && released.json["deposit"]["displayStatus"].string == "released",
                 "\(released.json)"
             )
             #expect(standIn.intent(cleanIntent)?.status == "canceled")
@@ -540,7 +548,7 @@ struct CardPaymentTests {
             harness.clock.advance(86_400 + 1)
             await harness.services.cardPaymentJobs.runDue()
             #expect(standIn.intent(forgottenIntent)?.status == "canceled")
-            #expect(try await depositOf(forgotten)["displayStatus"] as? String == "released")
+            #expect(try await depositOf(forgotten)["displayStatus"].string == "released")
             let audit = try await harness.rows(
                 "SELECT action FROM audit_log WHERE booking_id = ? AND action LIKE 'card_deposit.%' ORDER BY id",
                 [forgotten]
@@ -552,8 +560,8 @@ struct CardPaymentTests {
     @Test("50 concurrent deliveries of one signed success confirm the booking once")
     func concurrentDeliveries() async throws {
         try await Self.withCardRail { harness, standIn, client in
-            let id = try #require(try await Self.rental(client, harness, user: "marco", day: 13)["id"] as? Int64)
-            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"] as? String)
+            let id = try #require(try await Self.rental(client, harness, user: "marco", day: 13)["id"].int64)
+            let intentId = try #require(try await Self.pay(client, harness, user: "marco", booking: id).json["paymentIntentId"].string)
             let event = StripeEvent(
                 id: "evt_concurrent",
                 type: "payment_intent.succeeded",

@@ -23,10 +23,10 @@ struct ClosureTests {
             /// A rental's local days run from its start day to the day it ends (exclusive).
             let following = [day: nextDay, nextDay: dayAfter]
             func book(_ user: String, _ resource: String, on date: String) async throws -> Reply {
-                let body: [String: Any] =
+                let body: JSON =
                     resource == "sunset-cruise"
-                    ? ["resourceId": resource, "slot": "\(date)T17:30", "seats": 1]
-                    : ["resourceId": resource, "start": date, "end": following[date] ?? date]
+                    ? ["resourceId": .string(resource), "slot": "\(date)T17:30", "seats": 1]
+                    : ["resourceId": .string(resource), "start": .string(date), "end": .string(following[date] ?? date)]
                 return try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
             }
             let cruise = try await book("ada", "sunset-cruise", on: day)
@@ -37,35 +37,35 @@ struct ClosureTests {
                 .post,
                 "/api/admin/closures",
                 auth: harness.adminKey,
-                json: ["from": day, "to": day, "reason": "storm: the harbour master closed the port"]
+                json: ["from": .string(day), "to": .string(day), "reason": "storm: the harbour master closed the port"]
             )
             #expect(closed.status == .created, "\(closed.json)")
-            let inside = (closed.json["bookingsInside"] as? [[String: Any]] ?? []).compactMap { $0["reference"] as? String }
+            let inside = (closed.json["bookingsInside"].array ?? []).compactMap { $0["reference"].string }
             #expect(
-                Set(inside) == Set([cruise.booking?["reference"] as? String, boat.booking?["reference"] as? String].compactMap { $0 }),
+                Set(inside) == Set([cruise.booking?["reference"].string, boat.booking?["reference"].string].compactMap { $0 }),
                 "\(inside)"
             )
-            #expect((closed.json["localFrom"] as? String)?.hasPrefix("\(day)T00:00:00+0") == true, "the whole local day: \(closed.json)")
-            #expect(closed.json["timeZone"] as? String == "Europe/Rome")
-            let id = try #require(closed.json["id"] as? Int)
+            #expect((closed.json["localFrom"].string)?.hasPrefix("\(day)T00:00:00+0") == true, "the whole local day: \(closed.json)")
+            #expect(closed.json["timeZone"].string == "Europe/Rome")
+            let id = try #require(closed.json["id"].int)
 
             let refused = try await book("cai", "gozzo-5m", on: day)
             #expect(refused.status == .conflict && refused.errorCode == "resource_closed", "\(refused.json)")
-            let message = (refused.json["error"] as? [String: Any])?["message"] as? String ?? ""
+            let message = refused.json["error"]["message"].string ?? ""
             #expect(message.contains("storm"), "the refusal says why: \(message)")
             let cruiseRefused = try await book("cai", "sunset-cruise", on: day)
             #expect(cruiseRefused.errorCode == "resource_closed", "every resource: \(cruiseRefused.json)")
             #expect(try await book("cai", "gozzo-5m", on: nextDay).status == .created, "the next day is open")
 
             // Bad input, each named.
-            for (body, field) in [
-                (["from": nextDay, "to": day, "reason": "x"], "to"),
-                (["from": "15/08/2026", "to": day, "reason": "x"], "from"),
-                (["from": day, "to": day, "reason": "  "], "reason"),
+            for (body, field): (JSON, String) in [
+                (["from": .string(nextDay), "to": .string(day), "reason": "x"], "to"),
+                (["from": "15/08/2026", "to": .string(day), "reason": "x"], "from"),
+                (["from": .string(day), "to": .string(day), "reason": "  "], "reason"),
             ] {
                 let reply = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: body)
                 #expect(
-                    reply.status == .badRequest && (reply.json["error"] as? [String: Any])?["field"] as? String == field,
+                    reply.status == .badRequest && reply.json["error"]["field"].string == field,
                     "\(body): \(reply.json)"
                 )
             }
@@ -73,20 +73,20 @@ struct ClosureTests {
                 .post,
                 "/api/admin/closures",
                 auth: harness.adminKey,
-                json: ["resourceId": "ghost", "from": day, "to": day, "reason": "x"]
+                json: ["resourceId": "ghost", "from": .string(day), "to": .string(day), "reason": "x"]
             )
             #expect(unknown.status == .notFound && unknown.errorCode == "resource_not_found")
 
             let listed = try await client.call(.get, "/api/admin/closures", auth: harness.adminKey)
-            #expect((listed.json["closures"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
+            #expect((listed.json["closures"].array)?.map { $0["id"].int } == [id])
             #expect(try await client.call(.delete, "/api/admin/closures/\(id)", auth: harness.adminKey).status == .noContent)
             #expect(try await book("cai", "rib-7m", on: day).status == .created, "reopened (the gozzo is ben's that day)")
             let again = try await client.call(.delete, "/api/admin/closures/\(id)", auth: harness.adminKey)
             #expect(again.status == .notFound && again.errorCode == "closure_not_found")
             let history = try await client.call(.get, "/api/admin/closures?deleted=true", auth: harness.adminKey)
-            #expect((history.json["closures"] as? [[String: Any]])?.first?["deletedAt"] != nil)
+            #expect((history.json["closures"].array)?.first?["deletedAt"] != nil)
             let audit = try await client.call(.get, "/api/admin/audit?limit=50", auth: harness.adminKey)
-            let actions = Set((audit.json["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String })
+            let actions = Set((audit.json["items"].array ?? []).compactMap { $0["action"].string })
             #expect(actions.isSuperset(of: ["closure.created", "closure.deleted"]), "\(actions)")
             #expect(try await client.call(.get, "/api/admin/closures", auth: harness.serverKey).status == .forbidden)
         }
@@ -107,13 +107,13 @@ extension ClosureTests {
                     "/api/bookings",
                     auth: harness.serverKey,
                     user: user,
-                    json: ["resourceId": resource, "start": day, "end": next]
+                    json: ["resourceId": .string(resource), "start": .string(day), "end": .string(next)]
                 )
-                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                return try #require(made.booking?["id"].int64, "\(made.json)")
             }
             let byCard = try await rent("carla", "gozzo-5m")
             let intent = try #require(
-                try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String
+                try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"].string
             )
             _ = try await standIn.succeed(intent)
             let byApple = try await rent("ivo", "rib-7m")
@@ -123,8 +123,8 @@ extension ClosureTests {
                 auth: harness.serverKey,
                 user: "ivo",
                 json: [
-                    "bookingId": byApple, "productId": "it.seaboo.rental.premium",
-                    "jwsRepresentation": try harness.purchase("it.seaboo.rental.premium"),
+                    "bookingId": .int(byApple), "productId": "it.seaboo.rental.premium",
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.premium")),
                 ]
             )
             #expect(verified.status == .ok, "\(verified.json)")
@@ -135,34 +135,34 @@ extension ClosureTests {
                 user: "ugo",
                 json: ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
             )
-            let unpaidId = try #require(unpaid.booking?["id"] as? Int64, "\(unpaid.json)")
+            let unpaidId = try #require(unpaid.booking?["id"].int64, "\(unpaid.json)")
 
             let closed = try await client.call(
                 .post,
                 "/api/admin/closures",
                 auth: harness.adminKey,
-                json: ["from": day, "to": day, "reason": "storm"]
+                json: ["from": .string(day), "to": .string(day), "reason": "storm"]
             )
-            #expect((closed.json["bookingsInside"] as? [Any])?.count == 3, "\(closed.json)")
-            let id = try #require(closed.json["id"] as? Int)
+            #expect((closed.json["bookingsInside"].array)?.count == 3, "\(closed.json)")
+            let id = try #require(closed.json["id"].int)
             let resolved = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
             #expect(resolved.status == .ok, "\(resolved.json)")
             var outcomes: [Int64: String] = [:]
-            for result in resolved.json["results"] as? [[String: Any]] ?? [] {
-                if let booking = (result["booking"] as? [String: Any])?["id"] as? Int64 { outcomes[booking] = result["outcome"] as? String }
+            for result in resolved.json["results"].array ?? [] {
+                if let booking = result["booking"]["id"].int64 { outcomes[booking] = result["outcome"].string }
             }
             #expect(outcomes == [byCard: "refunded", byApple: "cancelled_owed", unpaidId: "cancelled"], "\(resolved.json)")
             #expect(standIn.refunds.map(\.amount) == [8000], "one full refund at Stripe")
             let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
             #expect(
-                (owed.json["items"] as? [[String: Any]] ?? []).contains {
-                    $0["bookingId"] as? Int64 == byApple && $0["rail"] as? String == "app_store"
+                (owed.json["items"].array ?? []).contains {
+                    $0["bookingId"].int64 == byApple && $0["rail"].string == "app_store"
                 },
                 "\(owed.json)"
             )
             // Again: nothing is left inside, nothing is refunded twice.
             let again = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
-            #expect(again.status == .ok && (again.json["results"] as? [Any])?.isEmpty == true, "\(again.json)")
+            #expect(again.status == .ok && (again.json["results"].array)?.isEmpty == true, "\(again.json)")
             #expect(standIn.refunds.count == 1)
             let move = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "move"])
             #expect(move.status == .badRequest, "moves are not offered yet: \(move.json)")

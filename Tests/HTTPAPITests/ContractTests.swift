@@ -30,8 +30,8 @@ struct ContractTests {
             exchanges.withLock { $0.append(Exchange(example: example, schema: schema, data: reply.data)) }
         }
 
-        func recordRequest(_ example: String, _ schema: String, _ body: [String: Any]) throws {
-            let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        func recordRequest(_ example: String, _ schema: String, _ body: JSON) throws {
+            let data = try body.data(sortedKeys: true)
             exchanges.withLock { $0.append(Exchange(example: example, schema: schema, data: data)) }
         }
 
@@ -40,9 +40,8 @@ struct ContractTests {
 
     func validator() throws -> SchemaValidator {
         let text = try String(contentsOf: Self.contract.appendingPathComponent("openapi.yaml"), encoding: .utf8)
-        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
-        let components = try #require(document["components"] as? [String: Any])
-        return SchemaValidator(schemas: try #require(components["schemas"] as? [String: Any]))
+        let document = try #require(try Yams.load(yaml: text).flatMap(JSON.init(foundation:)))
+        return SchemaValidator(schemas: try #require(document["components"]["schemas"].members))
     }
 
     /// Drives one realistic session and records every request and response worth an example.
@@ -58,15 +57,15 @@ struct ContractTests {
             record("ResourcesResponse", "ResourcesResponse", try await client.call(.get, "/api/resources", auth: key, user: "alice"))
 
             let start = Harness.day(3, from: harness.clock.now())
-            let rental: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+            let rental: JSON = ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(8 * 3600)))]
             try recordRequest("CreateBookingRequest.rental", "CreateBookingRequest", rental)
             let created = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: rental)
             record("BookingResponse.created", "BookingResponse", created)
-            let bookingId = try #require(created.booking?["id"] as? Int)
+            let bookingId = try #require(created.booking?["id"].int)
 
             harness.clock.advance(1)  // listings are newest first: keep their order deterministic
-            let experience: [String: Any] = [
-                "resourceId": "sunset-cruise", "slot": iso(Harness.local(4, hour: 17, minute: 30, from: harness.clock.now())), "seats": 2,
+            let experience: JSON = [
+                "resourceId": "sunset-cruise", "slot": .string(iso(Harness.local(4, hour: 17, minute: 30, from: harness.clock.now()))), "seats": 2,
             ]
             try recordRequest("CreateBookingRequest.experience", "CreateBookingRequest", experience)
             let sunset = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: experience)
@@ -76,8 +75,9 @@ struct ContractTests {
             record("ErrorResponse.slot_taken", "ErrorResponse", taken)
 
             let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000004242")
-            let verify: [String: Any] = [
-                "bookingId": bookingId, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000004242", "jwsRepresentation": jws,
+            let verify: JSON = [
+                "bookingId": .int(bookingId), "productId": "it.seaboo.rental.basic", "transactionId": "2000000000004242",
+                "jwsRepresentation": .string(jws),
             ]
             try recordRequest("VerifyPurchaseRequest", "VerifyPurchaseRequest", verify)
             record(
@@ -86,7 +86,7 @@ struct ContractTests {
                 try await client.call(.post, "/api/verify-purchase", auth: key, user: "alice", json: verify)
             )
 
-            let mismatch = verify.merging(["productId": "it.seaboo.rental.premium"]) { $1 }
+            let mismatch = verify.merging(["productId": "it.seaboo.rental.premium"])
             record(
                 "ErrorResponse.product_mismatch",
                 "ErrorResponse",
@@ -99,9 +99,9 @@ struct ContractTests {
                 "/api/bookings",
                 auth: key,
                 user: "bob",
-                json: ["resourceId": "gozzo-5m", "start": iso(bobStart), "end": iso(bobStart.addingTimeInterval(3600))]
+                json: ["resourceId": "gozzo-5m", "start": .string(iso(bobStart)), "end": .string(iso(bobStart.addingTimeInterval(3600)))]
             )
-            let replay = verify.merging(["bookingId": bobBooking.booking?["id"] ?? 0]) { $1 }
+            let replay = verify.merging(["bookingId": bobBooking.booking?["id"] ?? 0])
             record(
                 "ErrorResponse.transaction_already_used",
                 "ErrorResponse",
@@ -110,9 +110,9 @@ struct ContractTests {
 
             record("BookingListResponse", "BookingListResponse", try await client.call(.get, "/api/bookings?limit=1", auth: key, user: "alice"))
 
-            let confirm: [String: Any] = ["reason": "paid in cash at the harbour"]
+            let confirm: JSON = ["reason": "paid in cash at the harbour"]
             try recordRequest("AdminConfirmRequest", "AdminConfirmRequest", confirm)
-            let sunsetId = try #require(sunset.booking?["id"] as? Int)
+            let sunsetId = try #require(sunset.booking?["id"].int)
             harness.clock.advance(1)
             record(
                 "BookingResponse.manual_confirm",
@@ -120,7 +120,7 @@ struct ContractTests {
                 try await client.call(.post, "/api/admin/bookings/\(sunsetId)/confirm", auth: admin, json: confirm)
             )
             harness.clock.advance(1)
-            let cancel: [String: Any] = ["reason": "storm warning"]
+            let cancel: JSON = ["reason": "storm warning"]
             try recordRequest("AdminCancelRequest", "AdminCancelRequest", cancel)
             record(
                 "BookingResponse.cancelled",
@@ -128,14 +128,14 @@ struct ContractTests {
                 try await client.call(.post, "/api/admin/bookings/\(sunsetId)/cancel", auth: admin, json: cancel)
             )
 
-            let localSlot: [String: Any] = [
+            let localSlot: JSON = [
                 "resourceId": "sunset-cruise",
-                "slot": String(iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)).prefix(16)), "seats": 1,
+                "slot": .string(String(iso(Harness.day(6, hour: 17, from: harness.clock.now()).addingTimeInterval(1800)).prefix(16))), "seats": 1,
             ]
             try recordRequest("CreateBookingRequest.local_slot", "CreateBookingRequest", localSlot)
             let local = try await client.call(.post, "/api/bookings", auth: key, user: "alice", json: localSlot)
             #expect(local.status == .created, "\(String(decoding: local.data, as: UTF8.self))")
-            let reference = try #require(created.booking?["reference"] as? String)
+            let reference = try #require(created.booking?["reference"].string)
             record("SearchResponse", "SearchResponse", try await client.call(.get, "/api/admin/search?q=\(reference.lowercased())", auth: admin))
             // bob: a booking and nothing else (his replay was refused): every entry on the test clock, one shape each run.
             record("TimelineResponse", "TimelineResponse", try await client.call(.get, "/api/admin/customers/bob/timeline", auth: admin))
@@ -160,7 +160,7 @@ struct ContractTests {
                 "ManifestResponse",
                 try await client.call(.get, "/api/admin/manifest?date=\(sunsetDay)&resourceId=sunset-cruise", auth: admin)
             )
-            let resolveOwed: [String: Any] = ["how": "customer_told", "note": "told her to ask Apple for the refund"]
+            let resolveOwed: JSON = ["how": "customer_told", "note": "told her to ask Apple for the refund"]
             try recordRequest("ResolveOwedRequest", "ResolveOwedRequest", resolveOwed)
             record(
                 "ResolveOwedResponse",
@@ -168,7 +168,7 @@ struct ContractTests {
                 try await client.call(.post, "/api/admin/owed/\(bookingId)/resolve", auth: admin, json: resolveOwed)
             )
             // The inventory: a boat added, its August price, retired.
-            let boat: [String: Any] = ["id": "rib-9m", "kind": "rental", "name": "RIB 9 m", "pricePerDayMinor": 12_000, "units": 1]
+            let boat: JSON = ["id": "rib-9m", "kind": "rental", "name": "RIB 9 m", "pricePerDayMinor": 12_000, "units": 1]
             try recordRequest("CatalogResource.rental", "CatalogResource", boat)
             record(
                 "InventoryItemResponse.created",
@@ -187,12 +187,12 @@ struct ContractTests {
             )
             record("InventoryListResponse", "InventoryListResponse", try await client.call(.get, "/api/admin/resources", auth: admin))
             // A storm closes the sunset cruise's day (the booking made above is inside).
-            let closure: [String: Any] = ["resourceId": "sunset-cruise", "from": sunsetDay, "to": sunsetDay, "reason": "storm: port closed"]
+            let closure: JSON = ["resourceId": "sunset-cruise", "from": .string(sunsetDay), "to": .string(sunsetDay), "reason": "storm: port closed"]
             try recordRequest("CreateClosureRequest", "CreateClosureRequest", closure)
             record("Closure", "Closure", try await client.call(.post, "/api/admin/closures", auth: admin, json: closure))
             record("ClosureListResponse", "ClosureListResponse", try await client.call(.get, "/api/admin/closures", auth: admin))
             let closureId = try #require(
-                (try await client.call(.get, "/api/admin/closures", auth: admin).json["closures"] as? [[String: Any]])?.first?["id"] as? Int
+                (try await client.call(.get, "/api/admin/closures", auth: admin).json["closures"].array)?.first?["id"].int
             )
             try recordRequest("ResolveClosureRequest", "ResolveClosureRequest", ["action": "cancel"])
             record(
@@ -201,8 +201,9 @@ struct ContractTests {
                 try await client.call(.post, "/api/admin/closures/\(closureId)/resolve", auth: admin, json: ["action": "cancel"])
             )
             // The season: an August price, a customer's move, a cancellation quoted and done, a closure resolved by move.
-            let season: [String: Any] = [
-                "from": sunsetDay, "to": sunsetDay, "weekdays": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "pricePerSeatMinor": 5_000,
+            let season: JSON = [
+                "from": .string(sunsetDay), "to": .string(sunsetDay), "weekdays": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+                "pricePerSeatMinor": 5_000,
             ]
             try recordRequest("PriceRule", "PriceRule", season)
             record(
@@ -218,9 +219,9 @@ struct ContractTests {
                 user: "carol",
                 json: ["resourceId": "sunset-cruise", "slot": "\(cruiseDay)T17:30", "seats": 1]
             )
-            let tripId = try #require(trip.booking?["id"] as? Int, "\(trip.json)")
+            let tripId = try #require(trip.booking?["id"].int, "\(trip.json)")
             let nextCruiseDay = String(iso(Harness.day(10, hour: 17, from: harness.clock.now())).prefix(10))
-            let moveTrip: [String: Any] = ["slot": "\(nextCruiseDay)T17:30"]
+            let moveTrip: JSON = ["slot": "\(nextCruiseDay)T17:30"]
             try recordRequest("MoveBookingRequest", "MoveBookingRequest", moveTrip)
             record(
                 "MoveBookingResponse.moved",
@@ -244,15 +245,15 @@ struct ContractTests {
                 user: "dino",
                 json: ["resourceId": "sunset-cruise", "slot": "\(cruiseDay)T17:30", "seats": 1]
             )
-            let stormTripId = try #require(stormTrip.booking?["id"] as? Int, "\(stormTrip.json)")
+            let stormTripId = try #require(stormTrip.booking?["id"].int, "\(stormTrip.json)")
             let stormy = try await client.call(
                 .post,
                 "/api/admin/closures",
                 auth: admin,
-                json: ["resourceId": "sunset-cruise", "from": cruiseDay, "to": cruiseDay, "reason": "storm"]
+                json: ["resourceId": "sunset-cruise", "from": .string(cruiseDay), "to": .string(cruiseDay), "reason": "storm"]
             )
-            let stormId = try #require(stormy.json["id"] as? Int, "\(stormy.json)")
-            let resolveByMove: [String: Any] = ["action": "move", "moves": [["bookingId": stormTripId, "slot": "\(nextCruiseDay)T17:30"]]]
+            let stormId = try #require(stormy.json["id"].int, "\(stormy.json)")
+            let resolveByMove: JSON = ["action": "move", "moves": [["bookingId": .int(stormTripId), "slot": "\(nextCruiseDay)T17:30"]]]
             try recordRequest("ResolveClosureRequest.move", "ResolveClosureRequest", resolveByMove)
             record(
                 "ResolveClosureResponse.moved",
@@ -278,8 +279,8 @@ struct ContractTests {
                 creationDate: entry.purchaseDate,
                 inAppPurchases: [entry]
             )
-            let verifyReceipt: [String: Any] = [
-                "receiptData": Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString(), "userId": "firebase-uid-1",
+            let verifyReceipt: JSON = [
+                "receiptData": .string(Data(try harness.receiptCA.signReceipt(receipt)).base64EncodedString()), "userId": "firebase-uid-1",
                 "deviceInfo": ["model": "iPhone15,3", "osVersion": "iOS 18.0"], "appVersion": "1.0 (7)", "bundleId": "it.seaboo.app",
             ]
             try recordRequest("VerifyReceiptRequest", "VerifyReceiptRequest", verifyReceipt)
@@ -302,7 +303,7 @@ struct ContractTests {
             record(
                 "NotificationAck",
                 "NotificationAck",
-                try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification])
+                try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": .string(notification)])
             )
             record("NotificationListResponse", "NotificationListResponse", try await client.call(.get, "/api/admin/notifications", auth: admin))
             try await recordCredits(client, harness, recorder)
@@ -326,15 +327,15 @@ struct ContractTests {
     /// the client key cannot link a subscription without a proof.
     func recordKeys(_ client: some TestClientProtocol, _ harness: Harness, _ recorder: Recorder, admin: String) async throws {
         let record = recorder.record, recordRequest = recorder.recordRequest
-        let create: [String: Any] = ["role": "client", "name": "iOS app 2.3"]
+        let create: JSON = ["role": "client", "name": "iOS app 2.3"]
         try recordRequest("CreateKeyRequest", "CreateKeyRequest", create)
         let created = try await client.call(.post, "/api/admin/keys", auth: admin, json: create)
         record("IssuedKeyResponse", "IssuedKeyResponse", created)
-        let id = try #require((created.json["key"] as? [String: Any])?["id"] as? Int)
-        let secret = try #require(created.json["secret"] as? String)
+        let id = try #require(created.json["key"]["id"].int)
+        let secret = try #require(created.json["secret"].string)
         _ = try await client.call(.get, "/api/resources", auth: secret)
         harness.clock.advance(1)  // the listing is newest first: the successor, then the key it replaced
-        let rotate: [String: Any] = ["overlapSeconds": 86_400]
+        let rotate: JSON = ["overlapSeconds": 86_400]
         try recordRequest("RotateKeyRequest", "RotateKeyRequest", rotate)
         record(
             "IssuedKeyResponse.rotated",
@@ -358,7 +359,7 @@ struct ContractTests {
         let now = harness.clock.now()
         let otid = "2000000700000001"
         let period = SubscriptionsTests.period(harness, transaction: otid, original: otid, start: now.addingTimeInterval(-60))
-        let buy: [String: Any] = ["productId": SubscriptionsTests.monthly, "jwsRepresentation": try harness.ca.signTransaction(period)]
+        let buy: JSON = ["productId": .string(SubscriptionsTests.monthly), "jwsRepresentation": try .string(harness.ca.signTransaction(period))]
         try recordRequest("VerifyPurchaseRequest.subscription", "VerifyPurchaseRequest", buy)
         record(
             "SubscriptionPurchaseResponse",
@@ -371,7 +372,7 @@ struct ContractTests {
             try await client.call(.post, "/api/verify-purchase", auth: key, user: "lin", json: buy)
         )
         let lifetime = UnlocksTests.transaction(harness, UnlocksTests.lifetime, id: "2000000700000002", at: now.addingTimeInterval(-30))
-        let unlock: [String: Any] = ["productId": UnlocksTests.lifetime, "jwsRepresentation": try harness.ca.signTransaction(lifetime)]
+        let unlock: JSON = ["productId": .string(UnlocksTests.lifetime), "jwsRepresentation": try .string(harness.ca.signTransaction(lifetime))]
         try recordRequest("VerifyPurchaseRequest.unlock", "VerifyPurchaseRequest", unlock)
         record(
             "UnlockPurchaseResponse",
@@ -380,7 +381,7 @@ struct ContractTests {
         )
         record("EntitlementsResponse", "EntitlementsResponse", try await client.call(.get, "/api/entitlements", auth: key, user: "mei"))
         record("SubscriptionPage", "SubscriptionPage", try await client.call(.get, "/api/subscriptions?page=1&per_page=20", auth: key, user: "mei"))
-        let membership: [String: Any] = ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"]
+        let membership: JSON = ["payMethod": "alipay", "tier": "premium", "cycle": "year", "expiresAt": "2099-01-01T00:00:00Z"]
         try recordRequest("MembershipRequest", "MembershipRequest", membership)
         record("MembershipDTO", "MembershipDTO", try await client.call(.put, "/api/admin/memberships/kai", auth: key, json: membership))
         let kais = "2000000700000004"
@@ -391,7 +392,7 @@ struct ContractTests {
             user: "kai",
             SubscriptionsTests.period(harness, transaction: kais, original: kais, start: now)
         )
-        let link: [String: Any] = ["originalTransactionId": kais, "force": false]
+        let link: JSON = ["originalTransactionId": .string(kais), "force": false]
         try recordRequest("LinkRequest", "LinkRequest", link)
         record(
             "ErrorResponse.has_valid_non_iap",
@@ -408,12 +409,12 @@ struct ContractTests {
         record(
             "FTCSubscription",
             "FTCSubscription",
-            try await SubscriptionsTests.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": receipt])
+            try await SubscriptionsTests.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": .string(receipt)])
         )
         record(
             "FTCMembership",
             "FTCMembership",
-            try await SubscriptionsTests.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f-1", "originalTxId": other])
+            try await SubscriptionsTests.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f-1", "originalTxId": .string(other)])
         )
         record(
             "FTCError.linked_to_other_ftc",
@@ -423,7 +424,7 @@ struct ContractTests {
                 .post,
                 "/apple/link",
                 key: key,
-                json: ["ftcId": "f-2", "originalTxId": other]
+                json: ["ftcId": "f-2", "originalTxId": .string(other)]
             )
         )
         record(
@@ -474,10 +475,11 @@ struct ContractTests {
         )
         var empty = AppReceipt.testReceipt(bundleId: bundle, productId: "none", created: harness.clock.now())
         empty.inAppPurchases = []
-        let launch: [String: Any] = [
-            "id": bundle, "type": "application",
+        let launch: JSON = [
+            "id": .string(bundle), "type": "application",
             "transaction": [
-                "type": "ios-appstore", "id": bundle, "appStoreReceipt": Data(try harness.receiptCA.signReceipt(empty)).base64EncodedString(),
+                "type": "ios-appstore", "id": .string(bundle),
+                "appStoreReceipt": .string(Data(try harness.receiptCA.signReceipt(empty)).base64EncodedString()),
             ],
             "additionalData": ["applicationUsername": "ana"],
         ]
@@ -496,8 +498,9 @@ struct ContractTests {
         record("ProductsResponse.credits", "ProductsResponse", try await client.call(.get, "/api/products?tenant=aistylist-test", auth: nil))
         record("CreditsResponse", "CreditsResponse", try await client.call(.get, "/api/credits", auth: key, user: "ana"))
         harness.clock.advance(1)  // the bonus lot first, then the pack's
-        let buy: [String: Any] = [
-            "productId": pack, "jwsRepresentation": try harness.purchase(pack, transactionId: "3000000000009001", bundleId: "com.aiimagestylist.app"),
+        let buy: JSON = [
+            "productId": .string(pack),
+            "jwsRepresentation": try .string(harness.purchase(pack, transactionId: "3000000000009001", bundleId: "com.aiimagestylist.app")),
         ]
         try recordRequest("VerifyPurchaseRequest.credits", "VerifyPurchaseRequest", buy)
         record(
@@ -506,11 +509,11 @@ struct ContractTests {
             try await client.call(.post, "/api/verify-purchase", auth: key, user: "ana", json: buy)
         )
         harness.clock.advance(1)
-        let reserve: [String: Any] = ["amount": 1, "reference": "generation-8f2c", "profileId": "profile-1"]
+        let reserve: JSON = ["amount": 1, "reference": "generation-8f2c", "profileId": "profile-1"]
         try recordRequest("ReserveCreditsRequest", "ReserveCreditsRequest", reserve)
         let held = try await client.call(.post, "/api/credits/reservations", auth: key, user: "ana", json: reserve)
         record("ReservationResponse.held", "ReservationResponse", held)
-        let id = try #require((held.json["reservation"] as? [String: Any])?["id"] as? Int)
+        let id = try #require(held.json["reservation"]["id"].int)
         record(
             "ReservationResponse.committed",
             "ReservationResponse",
@@ -532,7 +535,7 @@ struct ContractTests {
             "EligibilityResponse",
             try await client.call(.get, "/api/credits/purchase-eligibility?productId=\(pack)", auth: key, user: "ana")
         )
-        let product: [String: Any] = [
+        let product: JSON = [
             "productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "description": "500 credits", "priceMinor": 3999,
             "displayOrder": 4,
         ]
@@ -542,7 +545,7 @@ struct ContractTests {
             "CreditProductResponse",
             try await client.call(.post, "/api/admin/credit-products", auth: admin, json: product)
         )
-        let adjustment: [String: Any] = ["userId": "ana", "amount": 5, "reason": "generation failed after commit (ticket 4411)"]
+        let adjustment: JSON = ["userId": "ana", "amount": 5, "reason": "generation failed after commit (ticket 4411)"]
         try recordRequest("AdjustmentRequest", "AdjustmentRequest", adjustment)
         record(
             "AdjustmentResponse",
@@ -569,10 +572,10 @@ struct ContractTests {
             }
         }
         for exchange in exchanges {
-            let real = try JSONValue.parse(exchange.data)
+            let real = try JSON.parse(exchange.data)
             #expect(validator.validate(real, against: exchange.schema) == [], "real \(exchange.example)")
             let exampleURL = examples.appendingPathComponent("\(exchange.example).json")
-            let example = try JSONValue.parse(try Data(contentsOf: exampleURL))
+            let example = try JSON.parse(try Data(contentsOf: exampleURL))
             #expect(validator.validate(example, against: exchange.schema) == [], "example \(exchange.example)")
             #expect(real.shape == example.shape, "\(exchange.example): the real response's fields differ from the example's")
         }
@@ -619,10 +622,10 @@ struct ContractTests {
     @Test("the validator refuses what the schema forbids")
     func validatorCatchesDifferences() throws {
         let validator = try validator()
-        let bad = try JSONValue.parse(Data(#"{"success": true, "error": {"code": "X y", "message": 1}, "extra": 1}"#.utf8))
+        let bad = try JSON.parse(Data(#"{"success": true, "error": {"code": "X y", "message": 1}, "extra": 1}"#.utf8))
         let problems = validator.validate(bad, against: "ErrorResponse")
         #expect(problems.count >= 4, "\(problems)")
-        let booking = try JSONValue.parse(Data(#"{"booking": {"id": 1.5}}"#.utf8))
+        let booking = try JSON.parse(Data(#"{"booking": {"id": 1.5}}"#.utf8))
         #expect(!validator.validate(booking, against: "BookingResponse").isEmpty)
     }
 }

@@ -30,25 +30,25 @@ struct CordovaPluginFlowTests {
     /// `data.id` (a new answer replaces the previous one), and `owned(product)`: the newest purchase
     /// of the product in any collection, unless `isExpired` or its `expiryDate` has passed.
     struct PluginPicture {
-        var receipts: [String: [[String: Any]]] = [:]
+        var receipts: [String: [JSON]] = [:]
 
         mutating func keep(_ reply: Reply) {
-            guard reply.json["ok"] as? Bool == true, let data = reply.json["data"] as? [String: Any], let id = data["id"] as? String else { return }
-            receipts["ios-appstore:" + id] = data["collection"] as? [[String: Any]] ?? []
+            guard reply.json["ok"].bool == true, let data = reply.json["data"].object, let id = data["id"].string else { return }
+            receipts["ios-appstore:" + id] = data["collection"].array ?? []
         }
 
         func owned(_ product: String, now: Date) -> Bool {
-            var found: [String: Any]?
+            var found: JSON?
             for collection in receipts.values {
-                for purchase in collection where purchase["id"] as? String == product {
-                    if ((found?["purchaseDate"] as? NSNumber)?.int64Value ?? 0) < ((purchase["purchaseDate"] as? NSNumber)?.int64Value ?? 1) {
+                for purchase in collection where purchase["id"].string == product {
+                    if (found?["purchaseDate"].int64 ?? 0) < (purchase["purchaseDate"].int64 ?? 1) {
                         found = purchase
                     }
                 }
             }
             guard let found else { return false }
-            if found["isExpired"] as? Bool == true { return false }
-            if let expiry = (found["expiryDate"] as? NSNumber)?.int64Value { return expiry > now.epochMilliseconds }
+            if found["isExpired"].bool == true { return false }
+            if let expiry = found["expiryDate"].int64 { return expiry > now.epochMilliseconds }
             return true
         }
     }
@@ -89,36 +89,36 @@ struct CordovaPluginFlowTests {
     }
 
     /// The body the plugin's validator posts for the application receipt (StoreKit 1 mode).
-    static func storeKit1(_ receipt: String, transactionId: String, user: String) -> [String: Any] {
+    static func storeKit1(_ receipt: String, transactionId: String, user: String) -> JSON {
         [
-            "id": bundle, "type": "application",
+            "id": .string(bundle), "type": "application",
             "products": [
-                ["type": "paid subscription", "id": monthly, "offers": [] as [Any]], ["type": "consumable", "id": coins, "offers": [] as [Any]],
+                ["type": "paid subscription", "id": .string(monthly), "offers": []], ["type": "consumable", "id": .string(coins), "offers": []],
             ],
-            "transaction": ["type": "ios-appstore", "id": transactionId, "appStoreReceipt": receipt],
-            "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
+            "transaction": ["type": "ios-appstore", "id": .string(transactionId), "appStoreReceipt": .string(receipt)],
+            "additionalData": ["applicationUsername": .string(user), "obfuscatedUsername": .string(AccountTokens.cordovaPlugin(user))],
             "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"],
         ]
     }
 
     /// The body for a StoreKit 2 transaction (`transaction.id` is the product id).
-    static func storeKit2(_ jws: String, product: String, user: String) -> [String: Any] {
+    static func storeKit2(_ jws: String, product: String, user: String) -> JSON {
         [
-            "id": bundle, "type": "application",
-            "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
-            "additionalData": ["applicationUsername": user, "obfuscatedUsername": AccountTokens.cordovaPlugin(user)],
+            "id": .string(bundle), "type": "application",
+            "transaction": ["type": "apple-sk2", "id": .string(product), "jwsRepresentation": .string(jws)],
+            "additionalData": ["applicationUsername": .string(user), "obfuscatedUsername": .string(AccountTokens.cordovaPlugin(user))],
             "device": ["plugin": "cordova-plugin-purchase/13.18.0", "platform": "ios"],
         ]
     }
 
-    static func validate(_ client: some TestClientProtocol, key: String, _ body: [String: Any]) async throws -> Reply {
+    static func validate(_ client: some TestClientProtocol, key: String, _ body: JSON) async throws -> Reply {
         let reply = try await client.call(.post, "/api/validator/\(tenant)", auth: key, json: body)
         #expect(reply.status == .ok)
         return reply
     }
 
-    static func entry(_ reply: Reply, transaction: String) -> [String: Any]? {
-        CordovaValidatorTests.collection(reply).first { $0["transactionId"] as? String == transaction }
+    static func entry(_ reply: Reply, transaction: String) -> JSON? {
+        CordovaValidatorTests.collection(reply).first { $0["transactionId"].string == transaction }
     }
 
     @Test(
@@ -140,8 +140,8 @@ struct CordovaPluginFlowTests {
             )
             #expect(CordovaValidatorTests.ok(empty), "\(empty.json)")
             #expect(CordovaValidatorTests.collection(empty).isEmpty)
-            let application = CordovaValidatorTests.data(empty)["transaction"] as? [String: Any]
-            #expect(application?["original_application_version"] as? String == "7", "the plugin dates the install from it")
+            let application = CordovaValidatorTests.data(empty)["transaction"].object
+            #expect(application?["original_application_version"].string == "7", "the plugin dates the install from it")
             plugin.keep(empty)
             let bonus = try await CreditsTests.balance(client, key: key, user: "ana")?.balance ?? 0
 
@@ -156,7 +156,7 @@ struct CordovaPluginFlowTests {
             )
             let both = try await Self.validate(client, key: key, Self.storeKit1(packs, transactionId: "4100000000000002", user: "ana"))
             #expect(CordovaValidatorTests.ok(both), "\(both.json)")
-            #expect((CordovaValidatorTests.data(both)["transaction"] as? [String: Any])?["transaction_id"] as? String == "4100000000000002")
+            #expect(CordovaValidatorTests.data(both)["transaction"]["transaction_id"].string == "4100000000000002")
             #expect(
                 Self.entry(both, transaction: "4100000000000001") != nil && Self.entry(both, transaction: "4100000000000002") != nil,
                 "both packs this call applied are listed: \(CordovaValidatorTests.collection(both))"
@@ -178,13 +178,13 @@ struct CordovaPluginFlowTests {
             let subscribed = try await Self.validate(client, key: key, Self.storeKit1(subscription, transactionId: "4200000000000001", user: "ana"))
             #expect(CordovaValidatorTests.ok(subscribed), "\(subscribed.json)")
             let record = try #require(Self.entry(subscribed, transaction: "4200000000000001"))
-            #expect(record["id"] as? String == Self.monthly)
+            #expect(record["id"].string == Self.monthly)
             #expect(
-                (record["expiryDate"] as? NSNumber)?.int64Value == Int64(now.addingTimeInterval(30 * Self.day).timeIntervalSince1970.rounded(.down))
+                record["expiryDate"].int64 == Int64(now.addingTimeInterval(30 * Self.day).timeIntervalSince1970.rounded(.down))
                     * 1000
             )
-            #expect(record["isExpired"] as? Bool == false)
-            #expect(record["cancelationReason"] as? String == "", "not cancelled, in the plugin's words")
+            #expect(record["isExpired"].bool == false)
+            #expect(record["cancelationReason"].string == "", "not cancelled, in the plugin's words")
             plugin.keep(subscribed)
             #expect(plugin.owned(Self.monthly, now: now))
 
@@ -202,8 +202,8 @@ struct CordovaPluginFlowTests {
             let later = harness.clock.now()
             let lapsed = try await Self.validate(client, key: key, Self.storeKit1(subscription, transactionId: "appstore.application", user: "ana"))
             let expired = try #require(Self.entry(lapsed, transaction: "4200000000000001"))
-            #expect(expired["isExpired"] as? Bool == true)
-            #expect(expired["cancelationReason"] as? String == "")
+            #expect(expired["isExpired"].bool == true)
+            #expect(expired["cancelationReason"].string == "")
             relaunched.keep(lapsed)
             #expect(!relaunched.owned(Self.monthly, now: later))
         }
@@ -261,7 +261,7 @@ struct CordovaPluginFlowTests {
             #expect(plugin.owned(Self.monthly, now: now), "buying credits must not make the subscription look not owned")
             #expect(plugin.owned(Self.lifetime, now: now))
             #expect(plugin.owned(Self.coins, now: now))
-            #expect(Set(CordovaValidatorTests.collection(credited).compactMap { $0["id"] as? String }) == [Self.monthly, Self.lifetime, Self.coins])
+            #expect(Set(CordovaValidatorTests.collection(credited).compactMap { $0["id"].string }) == [Self.monthly, Self.lifetime, Self.coins])
             #expect(Self.entry(credited, transaction: "4300000000000002")?["expiryDate"] == nil, "a lifetime unlock has no expiry")
             // Another user's picture holds none of it.
             var other = PluginPicture()
@@ -299,8 +299,8 @@ struct CordovaPluginFlowTests {
             )
             let jws = try harness.ca.signTransaction(pack)
             let stolen = try await Self.validate(client, key: key, Self.storeKit2(jws, product: Self.coins, user: "dan"))
-            #expect(stolen.json["ok"] as? Bool == false)
-            #expect((stolen.json["error"] as? [String: Any])?["code"] as? String == "account_token_mismatch")
+            #expect(stolen.json["ok"].bool == false)
+            #expect(stolen.json["error"]["code"].string == "account_token_mismatch")
             let own = try await Self.validate(client, key: key, Self.storeKit2(jws, product: Self.coins, user: "cleo"))
             #expect(CordovaValidatorTests.ok(own), "\(own.json)")
             #expect(try await harness.count("purchases") == 1)
@@ -341,16 +341,18 @@ extension CordovaPluginFlowTests {
                     .post,
                     "/api/apple/notifications/\(Self.tenant)",
                     auth: nil,
-                    json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.bundle, transaction: payload)]
+                    json: [
+                        "signedPayload": try .string(harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.bundle, transaction: payload))
+                    ]
                 )
-                .json["outcome"] as? String
+                .json["outcome"].string
             }
             // Without the App Store Server API key, the operator is told what Berth cannot recover.
             let admin = try await harness.apiKey(Self.tenant, .admin)
-            let app = try await client.call(.get, "/api/admin/app", auth: admin).json["app"] as? [String: Any]
-            let notices = app?["notices"] as? [[String: Any]]
-            #expect(notices?.map { $0["code"] as? String } == ["no_app_store_server_api"], "\(String(describing: app))")
-            #expect((notices?.first?["message"] as? String)?.contains("apple.serverAPI") == true)
+            let app = try await client.call(.get, "/api/admin/app", auth: admin).json["app"].object
+            let notices = app?["notices"].array
+            #expect(notices?.map { $0["code"].string } == ["no_app_store_server_api"], "\(String(describing: app))")
+            #expect((notices?.first?["message"].string)?.contains("apple.serverAPI") == true)
             // Before: the notification of the first pack waits; the plugin's call with the second applies both.
             let first = try Self.pack(harness, "4500000000000001", user: "nia"), second = try Self.pack(harness, "4500000000000002", user: "nia")
             #expect(try await notify(first.payload) == "unclaimed_purchase")
@@ -389,8 +391,8 @@ extension CordovaPluginFlowTests {
             let key = try await harness.apiKey(Self.tenant, .client)
             try await harness.app().test(.router) { client in
                 let admin = try await harness.apiKey(Self.tenant, .admin)
-                let app = try await client.call(.get, "/api/admin/app", auth: admin).json["app"] as? [String: Any]
-                #expect((app?["notices"] as? [Any])?.isEmpty == true, "with the key nothing is left unrecoverable: \(String(describing: app))")
+                let app = try await client.call(.get, "/api/admin/app", auth: admin).json["app"].object
+                #expect((app?["notices"].array)?.isEmpty == true, "with the key nothing is left unrecoverable: \(String(describing: app))")
                 // The first pack was bought before the user signed in (no token); the plugin posts only the second.
                 let first = try Self.pack(harness, "4600000000000001", user: nil), second = try Self.pack(harness, "4600000000000002", user: "pia")
                 standIn.state.withLock { $0.historyPages = [[first.jws, second.jws]] }

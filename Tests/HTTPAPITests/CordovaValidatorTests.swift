@@ -18,20 +18,20 @@ struct CordovaValidatorTests {
     static let bundle = CreditsTests.stylistBundle
 
     /// The body the plugin builds for a StoreKit 2 transaction (trimmed of device details it adds).
-    static func sk2Body(jws: String, product: String, user: Any?) -> [String: Any] {
-        var body: [String: Any] = [
-            "id": bundle, "type": "application",
-            "products": [["type": "consumable", "id": product, "offers": [] as [Any]]],
-            "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
+    static func sk2Body(jws: String, product: String, user: JSON?) -> JSON {
+        var body: JSON = [
+            "id": .string(bundle), "type": "application",
+            "products": [["type": "consumable", "id": .string(product), "offers": []]],
+            "transaction": ["type": "apple-sk2", "id": .string(product), "jwsRepresentation": .string(jws)],
             "device": ["plugin": "cordova-plugin-purchase/13.12.1", "platform": "ios"],
         ]
         if let user { body["additionalData"] = ["applicationUsername": user] }
         return body
     }
 
-    static func ok(_ reply: Reply) -> Bool { reply.json["ok"] as? Bool == true }
-    static func data(_ reply: Reply) -> [String: Any] { reply.json["data"] as? [String: Any] ?? [:] }
-    static func collection(_ reply: Reply) -> [[String: Any]] { data(reply)["collection"] as? [[String: Any]] ?? [] }
+    static func ok(_ reply: Reply) -> Bool { reply.json["ok"].bool == true }
+    static func data(_ reply: Reply) -> JSON { reply.json["data"] }
+    static func collection(_ reply: Reply) -> [JSON] { data(reply)["collection"].array ?? [] }
 
     @Test("a StoreKit 2 purchase validates once: ok with the purchase in collection; the same again is ok and adds nothing; another user is refused")
     func storeKit2() async throws {
@@ -52,15 +52,15 @@ struct CordovaValidatorTests {
                 first.headers[HTTPField.Name("X-Berth-Answer-User")!] == nil && first.headers[HTTPField.Name("X-Berth-Signature")!] != nil,
                 "the tenant signs (its shipped test key) and never sends the signer's internal note"
             )
-            #expect(Self.data(first)["id"] as? String == Self.bundle)
-            #expect(Self.data(first)["latest_receipt"] as? Bool == true)
-            let transaction = Self.data(first)["transaction"] as? [String: Any] ?? [:]
-            #expect(transaction["type"] as? String == "apple-sk2")
-            #expect(transaction["transaction_id"] as? String == "3100000000000001")
+            #expect(Self.data(first)["id"].string == Self.bundle)
+            #expect(Self.data(first)["latest_receipt"].bool == true)
+            let transaction = Self.data(first)["transaction"]
+            #expect(transaction["type"].string == "apple-sk2")
+            #expect(transaction["transaction_id"].string == "3100000000000001")
             let entry = Self.collection(first).first ?? [:]
-            #expect(entry["id"] as? String == CreditsTests.popular)
-            #expect(entry["transactionId"] as? String == "3100000000000001")
-            #expect((entry["purchaseDate"] as? Int ?? 0) > 1_600_000_000_000, "milliseconds since 1970")
+            #expect(entry["id"].string == CreditsTests.popular)
+            #expect(entry["transactionId"].string == "3100000000000001")
+            #expect((entry["purchaseDate"].int ?? 0) > 1_600_000_000_000, "milliseconds since 1970")
             #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 52, "50 credits + the signup bonus of 2")
 
             let again = try await client.call(
@@ -81,10 +81,10 @@ struct CordovaValidatorTests {
                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: 42)
             )
             #expect(stolen.status == .ok, "the plugin reads refusals from HTTP 200 bodies")
-            #expect(stolen.json["ok"] as? Bool == false)
-            #expect(stolen.json["code"] as? Int == 6_777_007, "PAYMENT_INVALID")
-            #expect(stolen.json["status"] as? Int == 409)
-            #expect((stolen.json["error"] as? [String: Any])?["code"] as? String == "transaction_already_used")
+            #expect(stolen.json["ok"].bool == false)
+            #expect(stolen.json["code"].int == 6_777_007, "PAYMENT_INVALID")
+            #expect(stolen.json["status"].int == 409)
+            #expect(stolen.json["error"]["code"].string == "transaction_already_used")
             #expect(try await harness.count("replay_attempts") == 1)
         }
     }
@@ -104,9 +104,9 @@ struct CordovaValidatorTests {
             var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
             text += String(repeating: "=", count: (4 - text.count % 4) % 4)
             let payload = Data(base64Encoded: text) ?? Data()
-            var object = try JSONSerialization.jsonObject(with: payload) as? [String: Any] ?? [:]
+            var object = try #require(try JSON.parse(payload).members)
             object["quantity"] = 100
-            parts[1] = try JSONSerialization.data(withJSONObject: object).base64EncodedString()
+            parts[1] = try JSONEncoder().encode(JSON.object(object)).base64EncodedString()
                 .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             let tampered = parts.joined(separator: ".")
             let refused = try await client.call(
@@ -116,10 +116,10 @@ struct CordovaValidatorTests {
                 json: Self.sk2Body(jws: tampered, product: CreditsTests.popular, user: "ana")
             )
             #expect(refused.status == .ok)
-            #expect(refused.json["ok"] as? Bool == false, "\(refused.json)")
-            #expect(refused.json["code"] as? Int == 6_777_017, "VERIFICATION_FAILED")
-            #expect(refused.json["status"] as? Int == 422)
-            #expect((refused.json["message"] as? String)?.isEmpty == false)
+            #expect(refused.json["ok"].bool == false, "\(refused.json)")
+            #expect(refused.json["code"].int == 6_777_017, "VERIFICATION_FAILED")
+            #expect(refused.json["status"].int == 422)
+            #expect((refused.json["message"].string)?.isEmpty == false)
 
             let wrongKey = try await client.call(
                 .post,
@@ -128,9 +128,9 @@ struct CordovaValidatorTests {
                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
             )
             #expect(wrongKey.status == .ok)
-            #expect(wrongKey.json["ok"] as? Bool == false)
-            #expect(wrongKey.json["code"] as? Int == 6_777_005, "CLIENT_INVALID")
-            #expect(wrongKey.json["status"] as? Int == 401)
+            #expect(wrongKey.json["ok"].bool == false)
+            #expect(wrongKey.json["code"].int == 6_777_005, "CLIENT_INVALID")
+            #expect(wrongKey.json["status"].int == 401)
 
             let otherApp = try await client.call(
                 .post,
@@ -138,8 +138,8 @@ struct CordovaValidatorTests {
                 auth: otherKey,
                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
             )
-            #expect(otherApp.json["ok"] as? Bool == false)
-            #expect(otherApp.json["status"] as? Int == 403)
+            #expect(otherApp.json["ok"].bool == false)
+            #expect(otherApp.json["status"].int == 403)
 
             let noUser = try await client.call(
                 .post,
@@ -147,8 +147,8 @@ struct CordovaValidatorTests {
                 auth: key,
                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: nil)
             )
-            #expect(noUser.json["ok"] as? Bool == false)
-            #expect((noUser.json["error"] as? [String: Any])?["code"] as? String == "missing_user")
+            #expect(noUser.json["ok"].bool == false)
+            #expect(noUser.json["error"]["code"].string == "missing_user")
 
             let noKey = try await client.call(
                 .post,
@@ -157,11 +157,11 @@ struct CordovaValidatorTests {
                 json: Self.sk2Body(jws: jws, product: CreditsTests.popular, user: "ana")
             )
             #expect(noKey.status == .ok)
-            #expect(noKey.json["code"] as? Int == 6_777_005)
+            #expect(noKey.json["code"].int == 6_777_005)
 
             let notJSON = try await client.call(.post, "/api/validator/\(Self.tenant)", auth: key, raw: "{not json")
             #expect(notJSON.status == .ok)
-            #expect(notJSON.json["ok"] as? Bool == false)
+            #expect(notJSON.json["ok"].bool == false)
             #expect(try await harness.count("purchases") == 0, "nothing was applied")
         }
     }
@@ -173,33 +173,33 @@ struct CordovaValidatorTests {
         let key = try await harness.apiKey(Self.tenant, .client)
         try await harness.app().test(.router) { client in
             let receipt = try harness.receipt(CreditsTests.starter, transactionId: "3100000000000003", bundleId: Self.bundle)
-            let body: [String: Any] = [
-                "id": Self.bundle, "type": "application",
-                "transaction": ["type": "ios-appstore", "id": "3100000000000003", "appStoreReceipt": receipt],
+            let body: JSON = [
+                "id": .string(Self.bundle), "type": "application",
+                "transaction": ["type": .string("ios-appstore"), "id": .string("3100000000000003"), "appStoreReceipt": .string(receipt)],
                 "additionalData": ["applicationUsername": "ana"],
             ]
             let reply = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: body)
             #expect(reply.status == .ok)
             #expect(Self.ok(reply), "\(reply.json)")
-            #expect((Self.data(reply)["transaction"] as? [String: Any])?["type"] as? String == "ios-appstore")
-            #expect(Self.collection(reply).first?["id"] as? String == CreditsTests.starter, "the product comes from the receipt")
+            #expect(Self.data(reply)["transaction"]["type"].string == "ios-appstore")
+            #expect(Self.collection(reply).first?["id"].string == CreditsTests.starter, "the product comes from the receipt")
             #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 12)
 
             // The application receipt itself (transaction.id = the bundle id): its newest purchase, already applied.
             var application = body
-            application["transaction"] = ["type": "ios-appstore", "id": Self.bundle, "appStoreReceipt": receipt]
+            application["transaction"] = ["type": "ios-appstore", "id": .string(Self.bundle), "appStoreReceipt": .string(receipt)]
             let again = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: application)
             #expect(Self.ok(again), "\(again.json)")
             #expect(try await harness.count("purchases") == 1)
 
-            let android: [String: Any] = [
+            let android: JSON = [
                 "id": "x", "transaction": ["type": "android-playstore", "id": "GPA.1", "purchaseToken": "t"],
                 "additionalData": ["applicationUsername": "ana"],
             ]
             let unsupported = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: android)
             // An app without Google Play: the plugin's refusal, with Berth's code.
-            #expect(unsupported.json["ok"] as? Bool == false)
-            #expect((unsupported.json["error"] as? [String: Any])?["code"] as? String == "google_play_not_configured", "\(unsupported.json)")
+            #expect(unsupported.json["ok"].bool == false)
+            #expect(unsupported.json["error"]["code"].string == "google_play_not_configured", "\(unsupported.json)")
         }
     }
 
@@ -212,30 +212,32 @@ struct CordovaValidatorTests {
             var empty = AppReceipt.testReceipt(bundleId: Self.bundle, productId: "unused", created: harness.clock.now())
             empty.inAppPurchases = []
             let signed = try harness.receiptCA.signReceipt(empty)
-            let body: [String: Any] = [
-                "id": Self.bundle, "type": "application",
-                "transaction": ["type": "ios-appstore", "id": Self.bundle, "appStoreReceipt": Data(signed).base64EncodedString()],
+            let body: JSON = [
+                "id": .string(Self.bundle), "type": "application",
+                "transaction": ["type": "ios-appstore", "id": .string(Self.bundle), "appStoreReceipt": .string(Data(signed).base64EncodedString())],
                 "additionalData": ["applicationUsername": "ana"],
             ]
             let reply = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: body)
             #expect(reply.status == .ok)
             #expect(Self.ok(reply), "\(reply.json)")
             #expect(Self.collection(reply).isEmpty)
-            #expect(Self.data(reply)["id"] as? String == Self.bundle)
-            let transaction = Self.data(reply)["transaction"] as? [String: Any]
-            #expect(transaction?["type"] as? String == "ios-appstore")
-            #expect(transaction?["bundle_id"] as? String == Self.bundle)
+            #expect(Self.data(reply)["id"].string == Self.bundle)
+            let transaction = Self.data(reply)["transaction"].object
+            #expect(transaction?["type"].string == "ios-appstore")
+            #expect(transaction?["bundle_id"].string == Self.bundle)
             #expect(try await harness.count("purchases") == 0)
 
             // The same receipt with one byte of its signed content changed does not verify.
             var tampered = signed
             tampered[tampered.count / 2] ^= 0x01
             var forged = body
-            forged["transaction"] = ["type": "ios-appstore", "id": Self.bundle, "appStoreReceipt": Data(tampered).base64EncodedString()]
+            forged["transaction"] = [
+                "type": "ios-appstore", "id": .string(Self.bundle), "appStoreReceipt": .string(Data(tampered).base64EncodedString()),
+            ]
             let refused = try await client.call(.post, "/api/validator/\(Self.tenant)?key=\(key)", auth: nil, json: forged)
             #expect(refused.status == .ok)
-            #expect(refused.json["ok"] as? Bool == false, "\(refused.json)")
-            #expect(refused.json["code"] as? Int == 6_777_017)
+            #expect(refused.json["ok"].bool == false, "\(refused.json)")
+            #expect(refused.json["code"].int == 6_777_017)
         }
     }
 }

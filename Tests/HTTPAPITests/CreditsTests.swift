@@ -49,7 +49,13 @@ struct CreditsTests {
         bundle: String = stylistBundle
     ) async throws -> Reply {
         let jws = try harness.purchase(product, transactionId: transactionId, bundleId: bundle)
-        return try await client.call(.post, "/api/verify-purchase", auth: key, user: user, json: ["productId": product, "jwsRepresentation": jws])
+        return try await client.call(
+            .post,
+            "/api/verify-purchase",
+            auth: key,
+            user: user,
+            json: ["productId": .string(product), "jwsRepresentation": .string(jws)]
+        )
     }
 
     /// The user's account of `type`, decoded into the contract's type (nil: the answer lists none).
@@ -59,20 +65,20 @@ struct CreditsTests {
         return try reply.decode(CreditsResponse.self).credits.first { $0.creditType == type }
     }
 
-    static func reserve(_ client: some TestClientProtocol, key: String, user: String, body: [String: Any]) async throws -> Reply {
+    static func reserve(_ client: some TestClientProtocol, key: String, user: String, body: JSON) async throws -> Reply {
         try await client.call(.post, "/api/credits/reservations", auth: key, user: user, json: body)
     }
 
     static func settle(_ client: some TestClientProtocol, key: String, user: String, reservation: Reply, _ action: String) async throws -> Reply {
-        let id = (reservation.json["reservation"] as? [String: Any])?["id"] as? Int ?? 0
+        let id = reservation.json["reservation"]["id"].int ?? 0
         return try await client.call(.post, "/api/credits/reservations/\(id)/\(action)", auth: key, user: user)
     }
 
     static func check(_ client: some TestClientProtocol, admin: String) async throws -> Bool {
         let reply = try await client.call(.get, "/api/admin/credits/check", auth: admin)
         #expect(reply.status == .ok)
-        #expect((reply.json["problems"] as? [Any])?.isEmpty == true, "\(reply.json)")
-        return reply.json["consistent"] as? Bool == true
+        #expect((reply.json["problems"].array)?.isEmpty == true, "\(reply.json)")
+        return reply.json["consistent"].bool == true
     }
 
     @Test("a credit pack adds the catalog's credits once: the same user's retry answers the same, another user gets 409 and a replay record")
@@ -122,10 +128,10 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.starter, "receipt": receipt, "transactionId": "3000000000000101"]
+                json: ["productId": .string(Self.starter), "receipt": .string(receipt), "transactionId": "3000000000000101"]
             )
             #expect(viaReceipt.status == .ok, "\(viaReceipt.json)")
-            #expect(viaReceipt.json["creditsAdded"] as? Int == 10)
+            #expect(viaReceipt.json["creditsAdded"].int == 10)
 
             let unknown = try await Self.buy(
                 client,
@@ -142,7 +148,10 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.popular, "jwsRepresentation": try harness.purchase(Self.starter, bundleId: Self.stylistBundle)]
+                json: [
+                    "productId": .string(Self.popular),
+                    "jwsRepresentation": try .string(harness.purchase(Self.starter, bundleId: Self.stylistBundle)),
+                ]
             )
             #expect(mismatch.errorCode == "product_mismatch")
             #expect(try await Self.balance(client, key: keys.stylist, user: "ana")?.balance == 12)
@@ -152,7 +161,7 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "ana",
-                json: ["productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic")]
+                json: ["productId": "it.seaboo.rental.basic", "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.basic"))]
             )
             #expect(booking.status == .badRequest)
             #expect(booking.errorCode == "missing_field")
@@ -201,7 +210,7 @@ struct CreditsTests {
             let short = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 3])
             #expect(short.status == .forbidden)
             #expect(short.errorCode == "insufficient_credits")
-            #expect((short.json["credits"] as? [String: Any])?["available"] as? Int == 1)
+            #expect(short.json["credits"]["available"].int == 1)
 
             let forgotten = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 1])
             #expect(try await Self.balance(client, key: keys.stylist, user: "ana")?.available == 0)
@@ -212,12 +221,12 @@ struct CreditsTests {
             #expect(late.errorCode == "reservation_not_held")
 
             let history = try await client.call(.get, "/api/credits/transactions?limit=10", auth: keys.stylist, user: "ana")
-            let entries = history.json["transactions"] as? [[String: Any]] ?? []
-            #expect(entries.map { $0["type"] as? String } == ["usage", "bonus"])
-            #expect(entries.first?["reference"] as? String == "gen-1")
-            #expect((history.json["meta"] as? [String: Any])?["total"] as? Int == 2)
+            let entries = history.json["transactions"].array ?? []
+            #expect(entries.map { $0["type"].string } == ["usage", "bonus"])
+            #expect(entries.first?["reference"].string == "gen-1")
+            #expect(history.json["meta"]["total"].int == 2)
             let usage = try await client.call(.get, "/api/credits/transactions?type=usage", auth: keys.stylist, user: "ana")
-            #expect((usage.json["meta"] as? [String: Any])?["total"] as? Int == 1)
+            #expect(usage.json["meta"]["total"].int == 1)
             #expect(try await client.call(.get, "/api/credits/transactions?type=gift", auth: keys.stylist, user: "ana").errorCode == "invalid_query")
             #expect(try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 0]).errorCode == "invalid_field")
             #expect(
@@ -380,12 +389,12 @@ struct CreditsTests {
         try await harness.app().test(.router) { client in
             let reply = try await client.call(.get, "/api/products?tenant=\(Self.stylist)", auth: nil)
             #expect(reply.status == .ok)
-            let products = reply.json["products"] as? [[String: Any]] ?? []
-            #expect(products.map { $0["id"] as? String } == [Self.starter, Self.popular, "com.aiimagestylist.credits.bestvalue"])
-            #expect(products.map { $0["credits"] as? Int } == [10, 50, 100])
-            #expect(products.map { $0["price"] as? Int } == [99, 499, 899])
-            #expect(products.allSatisfy { $0["currency"] as? String == "USD" && $0["active"] as? Bool == true })
-            #expect(products.map { $0["displayOrder"] as? Int } == [1, 2, 3])
+            let products = reply.json["products"].array ?? []
+            #expect(products.map { $0["id"].string } == [Self.starter, Self.popular, "com.aiimagestylist.credits.bestvalue"])
+            #expect(products.map { $0["credits"].int } == [10, 50, 100])
+            #expect(products.map { $0["price"].int } == [99, 499, 899])
+            #expect(products.allSatisfy { $0["currency"].string == "USD" && $0["active"].bool == true })
+            #expect(products.map { $0["displayOrder"].int } == [1, 2, 3])
             #expect(try await client.call(.get, "/api/products?tenant=seaboo-test", auth: nil).status == .unauthorized)
             #expect(try await client.call(.get, "/api/products", auth: nil).status == .unauthorized)
         }
@@ -401,10 +410,10 @@ struct CreditsTests {
         try await harness.app().test(.router) { client in
             let eligibility = "/api/credits/purchase-eligibility?productId=\(Self.personality)"
             let before = try await client.call(.get, eligibility, auth: keys.zorya, user: "olha")
-            #expect(before.json["eligible"] as? Bool == true)
+            #expect(before.json["eligible"].bool == true)
             let initial = try await client.call(.get, "/api/credits", auth: keys.zorya, user: "olha")
             #expect(
-                (initial.json["credits"] as? [[String: Any]])?.map { $0["unlocked"] as? Bool } == [false, false, false, false],
+                (initial.json["credits"].array)?.map { $0["unlocked"].bool } == [false, false, false, false],
                 "all locked at first launch"
             )
 
@@ -417,14 +426,14 @@ struct CreditsTests {
                 transactionId: "4000000000000001",
                 bundle: "com.zorya.app"
             )
-            #expect(first.json["creditsAdded"] as? Int == 1)
-            #expect(first.json["creditType"] as? String == "personality")
+            #expect(first.json["creditsAdded"].int == 1)
+            #expect(first.json["creditType"].string == "personality")
             let refused = try await client.call(.get, eligibility, auth: keys.zorya, user: "olha")
-            #expect(refused.json["eligible"] as? Bool == false)
-            #expect(refused.json["reason"] as? String == "unused_credit")
+            #expect(refused.json["eligible"].bool == false)
+            #expect(refused.json["reason"].string == "unused_credit")
             #expect(
                 try await client.call(.get, "/api/credits/purchase-eligibility?productId=com.zorya.report.career", auth: keys.zorya, user: "olha")
-                    .json["eligible"] as? Bool == true
+                    .json["eligible"].bool == true
             )
             // The App Store charged anyway: the purchase is still granted, never lost.
             harness.clock.advance(60)
@@ -437,7 +446,7 @@ struct CreditsTests {
                 transactionId: "4000000000000002",
                 bundle: "com.zorya.app"
             )
-            #expect(second.json["newBalance"] as? Int == 2)
+            #expect(second.json["newBalance"].int == 2)
             let unlocked = try await Self.balance(client, key: keys.zorya, user: "olha", type: "personality")
             #expect(unlocked?.unlocked == true)
 
@@ -450,11 +459,11 @@ struct CreditsTests {
             )
             #expect(try await Self.settle(client, key: keys.zorya, user: "olha", reservation: forMom, "commit").status == .ok)
             let lots = try await client.call(.get, "/api/credits/lots?creditType=personality", auth: keys.zorya, user: "olha")
-            let listed = lots.json["lots"] as? [[String: Any]] ?? []
-            #expect(listed.map { $0["state"] as? String } == ["consumed", "unused"], "the oldest credit is spent first")
-            #expect(listed.first?["purchaseId"] as? Int == first.purchase?["id"] as? Int)
-            let use = (listed.first?["uses"] as? [[String: Any]])?.first
-            #expect(use?["profileId"] as? String == "profile-mom")
+            let listed = lots.json["lots"].array ?? []
+            #expect(listed.map { $0["state"].string } == ["consumed", "unused"], "the oldest credit is spent first")
+            #expect(listed.first?["purchaseId"].int == first.purchase?["id"].int)
+            let use = (listed.first?["uses"].array)?.first
+            #expect(use?["profileId"].string == "profile-mom")
             #expect(listed.first?["consumedAt"] != nil)
 
             // Reinstall: the app re-sends its unfinished transaction; nothing is granted twice.
@@ -468,7 +477,7 @@ struct CreditsTests {
                 bundle: "com.zorya.app"
             )
             #expect(resent.status == .ok)
-            #expect(resent.json["newBalance"] as? Int == 1)
+            #expect(resent.json["newBalance"].int == 1)
             let forMe = try await Self.reserve(
                 client,
                 key: keys.zorya,
@@ -476,10 +485,10 @@ struct CreditsTests {
                 body: ["amount": 1, "creditType": "personality", "profileId": "profile-me"]
             )
             _ = try await Self.settle(client, key: keys.zorya, user: "olha", reservation: forMe, "commit")
-            #expect(try await client.call(.get, eligibility, auth: keys.zorya, user: "olha").json["eligible"] as? Bool == true)
+            #expect(try await client.call(.get, eligibility, auth: keys.zorya, user: "olha").json["eligible"].bool == true)
             let usage = try await client.call(.get, "/api/credits/transactions?type=usage", auth: keys.zorya, user: "olha")
             #expect(
-                Set((usage.json["transactions"] as? [[String: Any]] ?? []).compactMap { $0["profileId"] as? String }) == [
+                Set((usage.json["transactions"].array ?? []).compactMap { $0["profileId"].string }) == [
                     "profile-mom", "profile-me",
                 ]
             )
@@ -506,9 +515,9 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+                json: ["productId": .string(Self.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
             )
-            #expect(bought.json["newBalance"] as? Int == 52, "50 bought, 2 of signup bonus")
+            #expect(bought.json["newBalance"].int == 52, "50 bought, 2 of signup bonus")
             let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 20])
             _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
 
@@ -522,25 +531,27 @@ struct CreditsTests {
                 .post,
                 "/api/apple/notifications/\(Self.stylist)",
                 auth: nil,
-                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)]
+                json: ["signedPayload": try .string(harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded))]
             )
-            #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
+            #expect(refund.json["outcome"].string == "credits_refunded", "\(refund.json)")
             var account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account?.balance == 15 && account?.debt == 0, "32 − 17: \(account)")
             let ledger = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=refund", auth: keys.stylistAdmin)
-            let entry = (ledger.json["items"] as? [[String: Any]])?.first
-            #expect(entry?["amount"] as? Int == -17 && entry?["debtChange"] as? Int == 0)
-            #expect((entry?["reason"] as? String)?.contains("REFUND_PRORATED") == true)
+            let entry = (ledger.json["items"].array)?.first
+            #expect(entry?["amount"].int == -17 && entry?["debtChange"].int == 0)
+            #expect((entry?["reason"].string)?.contains("REFUND_PRORATED") == true)
 
             let reversed = try await client.call(
                 .post,
                 "/api/apple/notifications/\(Self.stylist)",
                 auth: nil,
                 json: [
-                    "signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)
+                    "signedPayload": try .string(
+                        harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)
+                    )
                 ]
             )
-            #expect(reversed.json["outcome"] as? String == "credits_reinstated")
+            #expect(reversed.json["outcome"].string == "credits_reinstated")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account?.balance == 32, "the reversal gives back the 17 taken, not the whole pack")
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
@@ -552,7 +563,7 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(second)]
+                json: ["productId": .string(Self.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(second))]
             )
             var full = second
             full.revocationDate = AppleTimestamp(harness.clock.now())
@@ -562,7 +573,7 @@ struct CreditsTests {
                 .post,
                 "/api/apple/notifications/\(Self.stylist)",
                 auth: nil,
-                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: full)]
+                json: ["signedPayload": try .string(harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: full))]
             )
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account?.balance == 32)
@@ -585,9 +596,9 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.popular, "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+                json: ["productId": .string(Self.popular), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
             )
-            #expect(bought.json["newBalance"] as? Int == 52)
+            #expect(bought.json["newBalance"].int == 52)
             let spend = try await Self.reserve(client, key: keys.stylist, user: "ana", body: ["amount": 20])
             _ = try await Self.settle(client, key: keys.stylist, user: "ana", reservation: spend, "commit")
 
@@ -598,27 +609,27 @@ struct CreditsTests {
                 .post,
                 "/api/apple/notifications/\(Self.stylist)",
                 auth: nil,
-                json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded)]
+                json: ["signedPayload": try .string(harness.ca.signNotification(type: .refund, bundleId: Self.stylistBundle, transaction: refunded))]
             )
-            #expect(refund.json["outcome"] as? String == "credits_refunded", "\(refund.json)")
+            #expect(refund.json["outcome"].string == "credits_refunded", "\(refund.json)")
             var account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account?.balance == 0)
             #expect(account?.debt == 18, "50 refunded, 32 were left")
             let ledger = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=refund", auth: keys.stylistAdmin)
-            let entry = (ledger.json["items"] as? [[String: Any]])?.first
-            #expect(entry?["amount"] as? Int == -32)
-            #expect(entry?["debtChange"] as? Int == 18)
-            #expect(entry?["transactionId"] as? String == "3000000000000301")
+            let entry = (ledger.json["items"].array)?.first
+            #expect(entry?["amount"].int == -32)
+            #expect(entry?["debtChange"].int == 18)
+            #expect(entry?["transactionId"].string == "3000000000000301")
             let purchaseEntry = try await client.call(.get, "/api/admin/credits/ledger?userId=ana&type=purchase", auth: keys.stylistAdmin)
-            #expect((purchaseEntry.json["items"] as? [[String: Any]])?.first?["status"] as? String == "refunded")
+            #expect((purchaseEntry.json["items"].array)?.first?["status"].string == "refunded")
             #expect(
                 try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.popular, transactionId: "3000000000000301")
                     .errorCode == "transaction_revoked"
             )
 
             let next = try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000302")
-            #expect(next.json["creditsAdded"] as? Int == 10)
-            #expect(next.json["newBalance"] as? Int == 0, "the 10 new credits paid off part of the debt")
+            #expect(next.json["creditsAdded"].int == 10)
+            #expect(next.json["newBalance"].int == 0, "the 10 new credits paid off part of the debt")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account?.debt == 8)
 
@@ -627,21 +638,23 @@ struct CreditsTests {
                 "/api/apple/notifications/\(Self.stylist)",
                 auth: nil,
                 json: [
-                    "signedPayload": try harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)
+                    "signedPayload": try .string(
+                        harness.ca.signNotification(type: .refundReversed, bundleId: Self.stylistBundle, transaction: transaction)
+                    )
                 ]
             )
-            #expect(reversed.json["outcome"] as? String == "credits_reinstated")
+            #expect(reversed.json["outcome"].string == "credits_reinstated")
             account = try await Self.balance(client, key: keys.stylist, user: "ana")
             #expect(account?.balance == 42)
             #expect(account?.debt == 0)
             #expect(try await Self.check(client, admin: keys.stylistAdmin))
 
             let stats = try await client.call(.get, "/api/admin/credits/stats", auth: keys.stylistAdmin)
-            let popular = (stats.json["products"] as? [[String: Any]])?.first { $0["productId"] as? String == Self.popular }
-            #expect(popular?["purchases"] as? Int == 1)
-            #expect(popular?["creditsGranted"] as? Int == 50)
-            #expect(popular?["refunds"] as? Int == 1)
-            #expect(popular?["creditsRefunded"] as? Int == 50)
+            let popular = (stats.json["products"].array)?.first { $0["productId"].string == Self.popular }
+            #expect(popular?["purchases"].int == 1)
+            #expect(popular?["creditsGranted"].int == 50)
+            #expect(popular?["refunds"].int == 1)
+            #expect(popular?["creditsRefunded"].int == 50)
         }
     }
 
@@ -660,9 +673,13 @@ struct CreditsTests {
                 .post,
                 "/api/apple/notifications/\(Self.stylist)",
                 auth: nil,
-                json: ["signedPayload": try harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.stylistBundle, transaction: transaction)]
+                json: [
+                    "signedPayload": try .string(
+                        harness.ca.signNotification(type: .oneTimeCharge, bundleId: Self.stylistBundle, transaction: transaction)
+                    )
+                ]
             )
-            #expect(charge.json["outcome"] as? String == "unclaimed_purchase")
+            #expect(charge.json["outcome"].string == "unclaimed_purchase")
             #expect(try await harness.count("credit_ledger") == 0)
             let jws = try harness.ca.signTransaction(transaction)
             let claimed = try await client.call(
@@ -670,19 +687,19 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.starter, "jwsRepresentation": jws]
+                json: ["productId": .string(Self.starter), "jwsRepresentation": .string(jws)]
             )
-            #expect(claimed.json["newBalance"] as? Int == 12)
+            #expect(claimed.json["newBalance"].int == 12)
             let again = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.starter, "jwsRepresentation": jws]
+                json: ["productId": .string(Self.starter), "jwsRepresentation": .string(jws)]
             )
-            #expect(again.json["newBalance"] as? Int == 12)
+            #expect(again.json["newBalance"].int == 12)
             let unclaimed = try await client.call(.get, "/api/admin/unclaimed", auth: keys.stylistAdmin)
-            #expect((unclaimed.json["items"] as? [[String: Any]])?.first?["claimedByPurchaseId"] as? Int == claimed.purchase?["id"] as? Int)
+            #expect((unclaimed.json["items"].array)?.first?["claimedByPurchaseId"].int == claimed.purchase?["id"].int)
         }
     }
 
@@ -694,7 +711,7 @@ struct CreditsTests {
         try await harness.app().test(.router) { client in
             let mega =
                 ["productId": "com.aiimagestylist.credits.mega", "credits": 500, "title": "Mega", "priceMinor": 3999, "displayOrder": 0]
-                as [String: Any]
+                as JSON
             let created = try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: mega)
             #expect(created.status == .created, "\(created.json)")
             #expect(try await client.call(.post, "/api/admin/credit-products", auth: keys.stylistAdmin, json: mega).errorCode == "product_exists")
@@ -710,47 +727,47 @@ struct CreditsTests {
                 auth: keys.stylistAdmin,
                 json: ["credits": 12, "displayOrder": 9]
             )
-            #expect((edited.json["product"] as? [String: Any])?["credits"] as? Int == 12)
+            #expect(edited.json["product"]["credits"].int == 12)
             let cleared = try await client.call(
                 .patch,
                 "/api/admin/credit-products/\(Self.starter)",
                 auth: keys.stylistAdmin,
                 raw: #"{"description": null}"#
             )
-            let clearedProduct = cleared.json["product"] as? [String: Any]
+            let clearedProduct = cleared.json["product"].object
             #expect(clearedProduct?["description"] == nil, "null clears a field")
-            #expect(clearedProduct?["price"] as? Int == 99, "an absent field is left as it is")
+            #expect(clearedProduct?["price"].int == 99, "an absent field is left as it is")
             let disabled = try await client.call(
                 .patch,
                 "/api/admin/credit-products/\(Self.popular)",
                 auth: keys.stylistAdmin,
                 json: ["active": false]
             )
-            #expect((disabled.json["product"] as? [String: Any])?["active"] as? Bool == false)
+            #expect(disabled.json["product"]["active"].bool == false)
             #expect(
                 try await client.call(.patch, "/api/admin/credit-products/nope", auth: keys.stylistAdmin, json: ["active": false]).status == .notFound
             )
 
             let listed = try await client.call(.get, "/api/products?tenant=\(Self.stylist)", auth: nil)
             #expect(
-                (listed.json["products"] as? [[String: Any]])?.map { $0["id"] as? String } == [
+                (listed.json["products"].array)?.map { $0["id"].string } == [
                     "com.aiimagestylist.credits.mega", "com.aiimagestylist.credits.bestvalue", Self.starter,
                 ]
             )
             let all = try await client.call(.get, "/api/admin/credit-products", auth: keys.stylistAdmin)
-            #expect((all.json["products"] as? [Any])?.count == 4)
+            #expect((all.json["products"].array)?.count == 4)
             #expect(try await harness.rows("SELECT action FROM audit_log WHERE action LIKE 'credit_product.%'").count == 4, "create and three edits")
 
             // The edited pack grants its new credits; a disabled pack still grants what was paid for.
             #expect(
                 try await Self.buy(client, harness, key: keys.stylist, user: "ana", product: Self.starter, transactionId: "3000000000000501").json[
                     "creditsAdded"
-                ] as? Int == 12
+                ].int == 12
             )
             #expect(
                 try await Self.buy(client, harness, key: keys.stylist, user: "bob", product: Self.popular, transactionId: "3000000000000502").json[
                     "creditsAdded"
-                ] as? Int == 50
+                ].int == 50
             )
             let eligibility = try await client.call(
                 .get,
@@ -758,14 +775,14 @@ struct CreditsTests {
                 auth: keys.stylist,
                 user: "ana"
             )
-            #expect(eligibility.json["reason"] as? String == "product_inactive")
+            #expect(eligibility.json["reason"].string == "product_inactive")
 
             let bobs = try await client.call(.get, "/api/admin/credits/ledger?userId=bob&productId=\(Self.popular)", auth: keys.stylistAdmin)
-            #expect(bobs.json["total"] as? Int == 1)
+            #expect(bobs.json["total"].int == 1)
             let bonuses = try await client.call(.get, "/api/admin/credits/ledger?type=bonus", auth: keys.stylistAdmin)
-            #expect(bonuses.json["total"] as? Int == 2)
+            #expect(bonuses.json["total"].int == 2)
             let future = iso(harness.clock.now().addingTimeInterval(3600))
-            #expect(try await client.call(.get, "/api/admin/credits/ledger?from=\(future)", auth: keys.stylistAdmin).json["total"] as? Int == 0)
+            #expect(try await client.call(.get, "/api/admin/credits/ledger?from=\(future)", auth: keys.stylistAdmin).json["total"].int == 0)
             let csv = try await client.call(.get, "/api/admin/credits/ledger?format=csv&userId=ana", auth: keys.stylistAdmin)
             let lines = String(decoding: csv.data, as: UTF8.self).split(separator: "\r\n")
             #expect(lines.first?.hasPrefix("id,createdAt,userId,creditType,type,amount") == true)
@@ -791,7 +808,7 @@ struct CreditsTests {
             #expect(events.map { $0["event_type"] ?? nil } == ["credits.changed", "credits.changed", "credits.changed"])
             #expect(Set(events.map { $0["subject"] ?? nil }) == ["credits:credits:ana"])
             let reasons = events.compactMap { row -> String? in
-                let payload = (try? JSONSerialization.jsonObject(with: Data((row["payload"] ?? "")!.utf8))) as? [String: Any]
+                let payload = (try? JSON.parse(Data((row["payload"] ?? "")!.utf8)))?.object
                 let data = payload?["data"] as? [String: String]
                 return data.map { "\($0["reason"]!):\($0["change"]!):\($0["balance"]!)" }
             }
@@ -832,7 +849,7 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.starter, "jwsRepresentation": try signed(1_000_000_000_000_000_000, "3000000000000901")]
+                json: ["productId": .string(Self.starter), "jwsRepresentation": try .string(signed(1_000_000_000_000_000_000, "3000000000000901"))]
             )
             #expect(huge.status == .unprocessableContent && huge.errorCode == "malformed", "\(huge.json)")
             let ten = try await client.call(
@@ -840,9 +857,9 @@ struct CreditsTests {
                 "/api/verify-purchase",
                 auth: keys.stylist,
                 user: "ana",
-                json: ["productId": Self.starter, "jwsRepresentation": try signed(10, "3000000000000902")]
+                json: ["productId": .string(Self.starter), "jwsRepresentation": try .string(signed(10, "3000000000000902"))]
             )
-            #expect(ten.status == .ok && ten.json["creditsAdded"] as? Int == 100, "ten starter packs: \(ten.json)")
+            #expect(ten.status == .ok && ten.json["creditsAdded"].int == 100, "ten starter packs: \(ten.json)")
 
             // (=\u{0338} would be composed into ≠ at entry)
             _ = try await client.call(.get, "/api/credits", auth: keys.stylist, user: "=\u{0301}cmd|calc")

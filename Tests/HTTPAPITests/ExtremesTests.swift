@@ -22,43 +22,43 @@ struct ExtremesTests {
     struct Operation {
         var method: String
         var path: String
-        var parameters: [[String: Any]]
-        var body: [String: Any]?
+        var parameters: [JSON]
+        var body: JSON?
     }
 
-    static func document() throws -> [String: Any] {
+    static func document() throws -> JSON {
         let text = try String(contentsOf: Harness.repository.appendingPathComponent("Sources/HTTPAPI/Resources/openapi.yaml"), encoding: .utf8)
-        return try #require(try Yams.load(yaml: text) as? [String: Any])
+        return try #require(try Yams.load(yaml: text).flatMap(JSON.init(foundation:))?.object)
     }
 
     /// Follows `$ref`s within the document.
-    static func resolve(_ value: Any?, in document: [String: Any]) -> [String: Any]? {
-        guard var object = value as? [String: Any] else { return nil }
+    static func resolve(_ value: JSON?, in document: JSON) -> JSON? {
+        guard var object = value?.object else { return nil }
         var hops = 0
-        while let ref = object["$ref"] as? String, hops < 10 {
-            var node: Any? = document
-            for part in ref.dropFirst(2).split(separator: "/") { node = (node as? [String: Any])?[String(part)] }
-            guard let next = node as? [String: Any] else { return nil }
+        while let ref = object["$ref"].string, hops < 10 {
+            var node = document
+            for part in ref.dropFirst(2).split(separator: "/") { node = node[String(part)] }
+            guard let next = node.object else { return nil }
             object = next
             hops += 1
         }
         return object
     }
 
-    static func isNumeric(_ schema: [String: Any]?) -> Bool {
-        ["integer", "number"].contains(schema?["type"] as? String ?? "")
+    static func isNumeric(_ schema: JSON?) -> Bool {
+        ["integer", "number"].contains(schema?["type"].string ?? "")
     }
 
     /// A minimal valid-looking value for a schema (so that the extreme is the only odd member).
-    static func placeholder(_ schema: [String: Any]?, in document: [String: Any]) -> String {
+    static func placeholder(_ schema: JSON?, in document: JSON) -> String {
         guard let schema else { return "\"x\"" }
-        if let values = schema["enum"] as? [Any], let first = values.first { return first is String ? "\"\(first)\"" : "\(first)" }
-        switch schema["type"] as? String {
+        if let values = schema["enum"].array, let first = values.first { return first.text }
+        switch schema["type"].string {
         case "integer", "number": return "1"
         case "boolean": return "true"
         case "array": return "[]"
         case "object": return "{}"
-        default: return schema["format"] as? String == "date-time" ? "\"2030-01-01T10:00:00Z\"" : "\"x1\""
+        default: return schema["format"].string == "date-time" ? "\"2030-01-01T10:00:00Z\"" : "\"x1\""
         }
     }
 
@@ -67,15 +67,15 @@ struct ExtremesTests {
     )
     func everyNumericInput() async throws {
         let document = try Self.document()
-        let paths = try #require(document["paths"] as? [String: Any])
+        let paths = try #require(document["paths"].members)
         var operations: [Operation] = []
         for (path, item) in paths {
-            guard let item = item as? [String: Any] else { continue }
+            guard item.members != nil else { continue }
             for method in ["get", "post", "put", "delete", "patch"] {
-                guard let operation = item[method] as? [String: Any] else { continue }
-                let parameters = ((operation["parameters"] as? [Any]) ?? []).compactMap { Self.resolve($0, in: document) }
-                let content = Self.resolve(operation["requestBody"], in: document)?["content"] as? [String: Any]
-                let body = Self.resolve((content?["application/json"] as? [String: Any])?["schema"], in: document)
+                guard let operation = item[method].object else { continue }
+                let parameters = ((operation["parameters"].array) ?? []).compactMap { Self.resolve($0, in: document) }
+                let content = Self.resolve(operation["requestBody"], in: document)?["content"].object
+                let body = Self.resolve(content?["application/json"]["schema"], in: document)
                 operations.append(Operation(method: method.uppercased(), path: path, parameters: parameters, body: body))
             }
         }
@@ -101,7 +101,7 @@ struct ExtremesTests {
         for operation in operations {
             // Path and query parameters.
             for parameter in operation.parameters where Self.isNumeric(Self.resolve(parameter["schema"], in: document)) {
-                guard let name = parameter["name"] as? String, let place = parameter["in"] as? String else { continue }
+                guard let name = parameter["name"].string, let place = parameter["in"].string else { continue }
                 for (_, value) in Self.extremes {
                     let path = operation.path.replacingOccurrences(of: "{\(name)}", with: value)
                         .replacingOccurrences(of: #"\{[A-Za-z]+\}"#, with: "1", options: .regularExpression)
@@ -110,9 +110,9 @@ struct ExtremesTests {
                 }
             }
             // Body fields: each numeric one gets every extreme; every field gets deep nesting.
-            guard let body = operation.body, let properties = body["properties"] as? [String: Any] else { continue }
+            guard let body = operation.body, let properties = body["properties"].members else { continue }
             let path = operation.path.replacingOccurrences(of: #"\{[A-Za-z]+\}"#, with: "1", options: .regularExpression)
-            let required = Set((body["required"] as? [String]) ?? [])
+            let required = Set((body["required"].strings) ?? [])
             for (field, schema) in properties {
                 let resolved = Self.resolve(schema, in: document)
                 let others = properties.keys.filter { $0 != field && required.contains($0) }.sorted()

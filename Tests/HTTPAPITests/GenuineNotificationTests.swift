@@ -51,11 +51,11 @@ struct GenuineNotificationTests {
         let jws = try String(contentsOf: Harness.fixture(file), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try await Application(router: buildRouter(services: services)).test(.router) { client in
-            let reply = try await client.call(.post, "/api/apple/notifications/\(tenant)", auth: nil, json: ["signedPayload": jws])
+            let reply = try await client.call(.post, "/api/apple/notifications/\(tenant)", auth: nil, json: ["signedPayload": .string(jws)])
             #expect(reply.status == .ok, "\(reply.json)")
-            #expect(reply.json["outcome"] as? String == outcome)
+            #expect(reply.json["outcome"].string == outcome)
             let other = tenant == "keysns" ? "abilities" : "keysns"
-            let misrouted = try await client.call(.post, "/api/apple/notifications/\(other)", auth: nil, json: ["signedPayload": jws])
+            let misrouted = try await client.call(.post, "/api/apple/notifications/\(other)", auth: nil, json: ["signedPayload": .string(jws)])
             #expect(misrouted.errorCode == "wrong_bundle" || misrouted.errorCode == "wrong_environment")
         }
         try database.close()

@@ -47,7 +47,13 @@ struct GooglePlayTests {
         }
 
         func verify(_ key: String, user: String, product: String, token: String) async throws -> Reply {
-            try await client.call(.post, "/api/verify-purchase", auth: key, user: user, json: ["productId": product, "purchaseToken": token])
+            try await client.call(
+                .post,
+                "/api/verify-purchase",
+                auth: key,
+                user: user,
+                json: ["productId": .string(product), "purchaseToken": .string(token)]
+            )
         }
 
         /// Sends a push as the stand-in's CLI prints it.
@@ -66,11 +72,11 @@ struct GooglePlayTests {
 
         func balance(_ user: String) async throws -> Int? {
             let reply = try await client.call(.get, "/api/credits", auth: stylistKey, user: user)
-            return ((reply.json["credits"] as? [[String: Any]])?.first?["available"] as? Int)
+            return ((reply.json["credits"].array)?.first?["available"].int)
         }
 
         func premium(_ user: String) async throws -> Bool? {
-            try await client.call(.get, "/api/entitlements", auth: brainKey, user: user).json["isPremium"] as? Bool
+            try await client.call(.get, "/api/entitlements", auth: brainKey, user: user).json["isPremium"].bool
         }
     }
 
@@ -142,12 +148,12 @@ struct GooglePlayTests {
             let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: "mai").token
             let bought = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
             #expect(bought.status == .ok, "\(bought.json)")
-            #expect(bought.json["creditsAdded"] as? Int == 50 && bought.json["newBalance"] as? Int == 52)
-            #expect(bought.purchase?["store"] as? String == "google_play" && bought.purchase?["environment"] as? String == "Sandbox")
-            #expect(bought.purchase?["transactionId"] as? String == token)
+            #expect(bought.json["creditsAdded"].int == 50 && bought.json["newBalance"].int == 52)
+            #expect(bought.purchase?["store"].string == "google_play" && bought.purchase?["environment"].string == "Sandbox")
+            #expect(bought.purchase?["transactionId"].string == token)
             // The same user again: the same answer, nothing added.
             let again = try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token)
-            #expect(again.status == .ok && again.json["newBalance"] as? Int == 52)
+            #expect(again.status == .ok && again.json["newBalance"].int == 52)
             // Another user with Mai's token: refused and recorded.
             let replay = try await rig.verify(rig.stylistKey, user: "tom", product: Self.credits, token: token)
             #expect(
@@ -187,9 +193,9 @@ struct GooglePlayTests {
             // Google refunds it: the push (and its redelivery) takes the 50 credits back once.
             let push = try rig.kit.notify(package: Self.stylist, token: token, type: "VOIDED_PURCHASE")
             let voided = try await rig.push("aistylist-test", push)
-            #expect(voided.status == .ok && voided.json["outcome"] as? String == "credits_refunded", "\(voided.json)")
+            #expect(voided.status == .ok && voided.json["outcome"].string == "credits_refunded", "\(voided.json)")
             let redelivered = try await rig.push("aistylist-test", push)
-            #expect(redelivered.status == .ok && redelivered.json["duplicate"] as? Bool == true)
+            #expect(redelivered.status == .ok && redelivered.json["duplicate"].bool == true)
             #expect(try await rig.balance("mai") == 2)
             // The sweep finds the same void and applies nothing twice.
             #expect(await rig.jobs(owner: "instance-2").sweepVoided(force: true) <= 1)
@@ -217,7 +223,7 @@ struct GooglePlayTests {
                 "aistylist-test",
                 try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED")
             )
-            #expect(paid.json["outcome"] as? String == "pending_purchase_applied", "\(paid.json)")
+            #expect(paid.json["outcome"].string == "pending_purchase_applied", "\(paid.json)")
             let hoa = try #require(try await rig.balance("hoa"))
             let eve = try await rig.balance("eve") ?? 0
             #expect(hoa > eve, "the buyer got the credits: hoa \(hoa), eve \(eve)")
@@ -241,7 +247,7 @@ struct GooglePlayTests {
                 "aistylist-test",
                 try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED")
             )
-            #expect(paid.status == .ok && paid.json["outcome"] as? String == "pending_purchase_applied", "\(paid.json)")
+            #expect(paid.status == .ok && paid.json["outcome"].string == "pending_purchase_applied", "\(paid.json)")
             let after = try #require(try await rig.balance("ana"))
             #expect(after > before, "\(before) → \(after)")
             #expect(await rig.jobs(owner: "a").acknowledgeDue() == 1, "what Berth owes Google for it is owed too")
@@ -256,7 +262,7 @@ struct GooglePlayTests {
                 "aistylist-test",
                 try rig.kit.notify(package: Self.stylist, token: record.token, type: "ONE_TIME_PRODUCT_PURCHASED")
             )
-            #expect(twice.status == .ok && twice.json["outcome"] as? String == "recorded", "\(twice.json)")
+            #expect(twice.status == .ok && twice.json["outcome"].string == "recorded", "\(twice.json)")
             #expect(try await rig.balance("ana") == after)
         }
     }
@@ -287,7 +293,7 @@ struct GooglePlayTests {
             // This sweep finds it and the early one above (remembered as revoked, as Apple's refunds of unclaimed transactions are).
             #expect(await jobs.sweepVoided(force: true) == 2)
             let revoked = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "lan")
-            #expect(revoked.json["isPremium"] as? Bool == false, "\(revoked.json)")
+            #expect(revoked.json["isPremium"].bool == false, "\(revoked.json)")
             #expect((try revoked.decode(EntitlementsResponse.self)).entitlements.first?.state == "revoked", "\(revoked.json)")
         }
     }
@@ -307,11 +313,11 @@ struct GooglePlayTests {
             ).token
             let bought = try await rig.verify(rig.brainKey, user: "ana", product: Self.yearly, token: token)
             #expect(bought.status == .ok, "\(bought.json)")
-            let subscription = try #require(bought.json["subscription"] as? [String: Any])
-            #expect(subscription["state"] as? String == "active" && subscription["originalTransactionId"] as? String == token)
-            let firstExpiry = try #require(subscription["expiresAt"] as? String)
+            let subscription = try #require(bought.json["subscription"].object)
+            #expect(subscription["state"].string == "active" && subscription["originalTransactionId"].string == token)
+            let firstExpiry = try #require(subscription["expiresAt"].string)
             let held = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
-            #expect(held.json["isPremium"] as? Bool == true)
+            #expect(held.json["isPremium"].bool == true)
             #expect((try held.decode(EntitlementsResponse.self)).entitlements.first?.source == "google_play_subscription", "\(held.json)")
 
             #expect(await rig.jobs(owner: "a").acknowledgeDue() == 1)
@@ -322,9 +328,9 @@ struct GooglePlayTests {
                 "braindumpster-test",
                 try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_RENEWED")
             )
-            #expect(renewed.status == .ok && renewed.json["outcome"] as? String == "subscription_active", "\(renewed.json)")
+            #expect(renewed.status == .ok && renewed.json["outcome"].string == "subscription_active", "\(renewed.json)")
             let after = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
-            let expiry = try #require((after.json["entitlements"] as? [[String: Any]])?.first?["expiresAt"] as? String)
+            let expiry = try #require((after.json["entitlements"].array)?.first?["expiresAt"].string)
             let extended = try #require(APITimeText.parse(expiry)).timeIntervalSince(try #require(APITimeText.parse(firstExpiry)))
             #expect(abs(extended - 365 * 86_400) < 5, "\(firstExpiry) → \(expiry) \(after.json)")
 
@@ -336,7 +342,7 @@ struct GooglePlayTests {
                 "braindumpster-test",
                 try rig.kit.notify(package: Self.brain, token: token, type: "SUBSCRIPTION_EXPIRED")
             )
-            #expect(expired.json["outcome"] as? String == "subscription_expired", "\(expired.json)")
+            #expect(expired.json["outcome"].string == "subscription_expired", "\(expired.json)")
             #expect(try await rig.premium("ana") == false)
         }
     }
@@ -360,12 +366,12 @@ struct GooglePlayTests {
                 linkedPurchaseToken: old
             ).token
             let pushed = try await rig.push("braindumpster-test", try rig.kit.notify(package: Self.brain, token: new, type: "SUBSCRIPTION_PURCHASED"))
-            #expect(pushed.status == .ok && pushed.json["outcome"] as? String == "subscription_active", "\(pushed.json)")
+            #expect(pushed.status == .ok && pushed.json["outcome"].string == "subscription_active", "\(pushed.json)")
 
             let listed = try await rig.client.call(.get, "/api/subscriptions", auth: rig.brainKey, user: "ana")
             let states = Dictionary(
-                uniqueKeysWithValues: ((listed.json["data"] as? [[String: Any]]) ?? []).compactMap { item in
-                    (item["originalTransactionId"] as? String).map { ($0, item["state"] as? String ?? "") }
+                uniqueKeysWithValues: ((listed.json["data"].array) ?? []).compactMap { item in
+                    (item["originalTransactionId"].string).map { ($0, item["state"].string ?? "") }
                 }
             )
             #expect(states == [old: "upgraded", new: "active"], "\(listed.json)")
@@ -391,8 +397,8 @@ struct GooglePlayTests {
             func rows() async throws -> [String: String] {
                 let listed = try await rig.client.call(.get, "/api/admin/purchases?userId=ana&limit=50", auth: admin)
                 return Dictionary(
-                    uniqueKeysWithValues: ((listed.json["items"] as? [[String: Any]]) ?? []).compactMap { row in
-                        (row["transactionId"] as? String).map { ($0, row["status"] as? String ?? "") }
+                    uniqueKeysWithValues: ((listed.json["items"].array) ?? []).compactMap { row in
+                        (row["transactionId"].string).map { ($0, row["status"].string ?? "") }
                     }
                 )
             }
@@ -443,9 +449,9 @@ struct GooglePlayTests {
             let verified = try await rig.verify(rig.brainKey, user: "bo", product: Self.yearly, token: new)
             #expect(verified.status == .ok, "\(verified.json)")
             let oldState = try await rig.client.call(.get, "/api/subscriptions/\(old)", auth: rig.brainKey, user: "bo")
-            #expect(oldState.json["state"] as? String == "upgraded", "\(oldState.json)")
-            let membership = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "bo").json["membership"] as? [String: Any]
-            #expect(membership?["originalTransactionId"] as? String == new, "\(membership ?? [:])")
+            #expect(oldState.json["state"].string == "upgraded", "\(oldState.json)")
+            let membership = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "bo").json["membership"].object
+            #expect(membership?["originalTransactionId"].string == new, "\(membership ?? [:])")
         }
     }
 
@@ -471,7 +477,7 @@ struct GooglePlayTests {
                 "/api/verify-purchase",
                 auth: rig.brainKey,
                 user: "kim",
-                json: ["productId": Self.yearly, "jwsRepresentation": jws]
+                json: ["productId": .string(Self.yearly), "jwsRepresentation": .string(jws)]
             )
             #expect(ios.status == .ok, "\(ios.json)")
             // Android: a year.
@@ -534,7 +540,7 @@ struct GooglePlayTests {
             let subscriptions = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
             #expect((try subscriptions.decode(EntitlementsResponse.self)).entitlements.first?.autoRenew == true, "\(subscriptions.json)")
             let applied = try await rig.push("braindumpster-test", genuine)
-            #expect(applied.status == .ok && applied.json["duplicate"] as? Bool == false, "\(applied.json)")
+            #expect(applied.status == .ok && applied.json["duplicate"].bool == false, "\(applied.json)")
             let after = try await rig.client.call(.get, "/api/entitlements", auth: rig.brainKey, user: "ana")
             #expect((try after.decode(EntitlementsResponse.self)).entitlements.first?.autoRenew == false, "\(after.json)")
         }
@@ -558,7 +564,7 @@ struct GooglePlayTests {
                 "/api/verify-purchase",
                 auth: rig.stylistKey,
                 user: "mai",
-                json: ["productId": Self.credits, "purchaseToken": token, "packageName": "com.other.app"]
+                json: ["productId": .string(Self.credits), "purchaseToken": .string(token), "packageName": "com.other.app"]
             )
             #expect(
                 package.status == .unprocessableContent && package.errorCode == "invalid_field" && package.errorField == "packageName",
@@ -571,7 +577,7 @@ struct GooglePlayTests {
                 "/api/verify-purchase",
                 auth: rig.harness.serverKey,
                 user: "mai",
-                json: ["productId": "it.seaboo.rental.basic", "purchaseToken": token, "bookingId": 1]
+                json: ["productId": "it.seaboo.rental.basic", "purchaseToken": .string(token), "bookingId": 1]
             )
             #expect(seaboo.status != .ok, "\(seaboo.json)")
             #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: token).status == .ok)
@@ -586,7 +592,7 @@ struct GooglePlayTests {
             for (user, accountId) in [("mai", "mai"), ("lan", AccountTokens.cordovaPluginHex("lan"))] {
                 let token = try rig.kit.purchase(package: Self.stylist, productId: Self.credits, subscription: false, accountId: accountId).token
                 let bought = try await rig.verify(rig.stylistKey, user: user, product: Self.credits, token: token)
-                #expect(bought.status == .ok && bought.json["newBalance"] as? Int == 52, "\(user): \(bought.json)")
+                #expect(bought.status == .ok && bought.json["newBalance"].int == 52, "\(user): \(bought.json)")
             }
             let mais = try rig.kit.purchase(
                 package: Self.stylist,
@@ -604,7 +610,7 @@ struct GooglePlayTests {
             #expect(missing.status == .unprocessableContent && missing.errorCode == "account_token_missing", "\(missing.json)")
             #expect(try await rig.balance("tom") == 2)
             // Mai's purchase is still hers to claim.
-            #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: mais).json["newBalance"] as? Int == 102)
+            #expect(try await rig.verify(rig.stylistKey, user: "mai", product: Self.credits, token: mais).json["newBalance"].int == 102)
         }
     }
 
@@ -619,28 +625,29 @@ struct GooglePlayTests {
             )
             let original =
                 #"{"orderId":"\#(record.orderId)","packageName":"\#(Self.stylist)","productId":"\#(Self.credits)","purchaseTime":1,"purchaseState":0,"purchaseToken":"\#(record.token)","quantity":1,"acknowledged":false}"#
-            let body: [String: Any] = [
-                "id": Self.credits, "type": "consumable",
+            let body: JSON = [
+                "id": .string(Self.credits), "type": "consumable",
                 "transaction": [
-                    "type": "android-playstore", "id": record.orderId, "purchaseToken": record.token, "signature": "c2lnbmF0dXJl",
-                    "receipt": original,
+                    "type": .string("android-playstore"), "id": .string(record.orderId), "purchaseToken": .string(record.token),
+                    "signature": .string("c2lnbmF0dXJl"),
+                    "receipt": .string(original),
                 ],
                 "additionalData": ["applicationUsername": "mai"],
             ]
             let reply = try await rig.client.call(.post, "/api/validator/aistylist-test", auth: rig.stylistKey, json: body)
-            #expect(reply.status == .ok && reply.json["ok"] as? Bool == true, "\(reply.json)")
-            let data = try #require(reply.json["data"] as? [String: Any])
-            let transaction = try #require(data["transaction"] as? [String: Any])
-            #expect(transaction["type"] as? String == "android-playstore" && transaction["bundle_id"] as? String == Self.stylist)
-            #expect(transaction["transaction_id"] as? String == record.token)
-            let collection = try #require(data["collection"] as? [[String: Any]])
-            #expect(collection.contains { $0["platform"] as? String == "android-playstore" && $0["id"] as? String == Self.credits }, "\(collection)")
+            #expect(reply.status == .ok && reply.json["ok"].bool == true, "\(reply.json)")
+            let data = try #require(reply.json["data"].object)
+            let transaction = try #require(data["transaction"].object)
+            #expect(transaction["type"].string == "android-playstore" && transaction["bundle_id"].string == Self.stylist)
+            #expect(transaction["transaction_id"].string == record.token)
+            let collection = try #require(data["collection"].array)
+            #expect(collection.contains { $0["platform"].string == "android-playstore" && $0["id"].string == Self.credits }, "\(collection)")
             #expect(try await rig.balance("mai") == 52)
             // Another user replaying it through the validator: the plugin's refusal shape.
             var replay = body
             replay["additionalData"] = ["applicationUsername": "tom"]
             let refused = try await rig.client.call(.post, "/api/validator/aistylist-test", auth: rig.stylistKey, json: replay)
-            #expect(refused.status == .ok && refused.json["ok"] as? Bool == false && refused.json["code"] as? Int == 6_777_007, "\(refused.json)")
+            #expect(refused.status == .ok && refused.json["ok"].bool == false && refused.json["code"].int == 6_777_007, "\(refused.json)")
         }
     }
 }
@@ -671,7 +678,7 @@ extension GooglePlayTests {
                 subscription: genuine.body.subscription ?? "projects/x/subscriptions/y"
             )
             let replayed = try await rig.push("aistylist-test", forged)
-            #expect(replayed.status == .ok && replayed.json["outcome"] as? String == "void_unconfirmed", "\(replayed.json)")
+            #expect(replayed.status == .ok && replayed.json["outcome"].string == "void_unconfirmed", "\(replayed.json)")
             #expect(try await rig.balance("lan") == 52, "Google never voided B")
             // More forged voids within the minute cost Google nothing (V3): Google's answers are kept a minute.
             let callsBefore = rig.standIn.requestCount
@@ -690,7 +697,7 @@ extension GooglePlayTests {
             #expect(early.status == .serviceUnavailable, "\(early.json)")
             rig.harness.clock.advance(61)
             let voided = try await rig.push("aistylist-test", real)
-            #expect(voided.json["outcome"] as? String == "credits_refunded", "\(voided.json)")
+            #expect(voided.json["outcome"].string == "credits_refunded", "\(voided.json)")
             #expect(try await rig.balance("lan") == 2)
         }
     }

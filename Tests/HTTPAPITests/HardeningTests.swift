@@ -20,10 +20,15 @@ struct HardeningTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let slot = Harness.local(4, hour: 17, minute: 30, from: harness.clock.now())
-            let booking = try await createBooking(client, harness, user: "ann", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 4])
-            #expect(booking["requiredQuantity"] as? Int == 4)
-            #expect(booking["remainingQuantity"] as? Int == 4)
-            func pay(_ booking: [String: Any], quantity: Int, id: String) async throws -> Reply {
+            let booking = try await createBooking(
+                client,
+                harness,
+                user: "ann",
+                body: ["resourceId": "sunset-cruise", "slot": .string(iso(slot)), "seats": 4]
+            )
+            #expect(booking["requiredQuantity"].int == 4)
+            #expect(booking["remainingQuantity"].int == 4)
+            func pay(_ booking: JSON, quantity: Int, id: String) async throws -> Reply {
                 let jws = try harness.ca.signTransaction(
                     .testPurchase(
                         bundleId: "it.seaboo.app",
@@ -39,31 +44,36 @@ struct HardeningTests {
                     "/api/verify-purchase",
                     auth: harness.serverKey,
                     user: "ann",
-                    json: ["bookingId": booking["id"]!, "productId": "it.seaboo.experience.sunset", "jwsRepresentation": jws]
+                    json: ["bookingId": booking["id"], "productId": "it.seaboo.experience.sunset", "jwsRepresentation": .string(jws)]
                 )
             }
             // One unit of four pays a quarter: applied, the booking still pending with its hold extended.
             harness.clock.advance(600)
             let one = try await pay(booking, quantity: 1, id: "2000000000008001")
-            #expect(one.status == .accepted && one.json["success"] as? Bool == false, "\(one.json)")
-            #expect(one.booking?["status"] as? String == "pending_payment")
-            #expect(one.booking?["paidQuantity"] as? Int == 1)
-            #expect(one.booking?["remainingQuantity"] as? Int == 3)
+            #expect(one.status == .accepted && one.json["success"].bool == false, "\(one.json)")
+            #expect(one.booking?["status"].string == "pending_payment")
+            #expect(one.booking?["paidQuantity"].int == 1)
+            #expect(one.booking?["remainingQuantity"].int == 3)
             let extended = String(iso(harness.clock.now().addingTimeInterval(15 * 60)).dropLast())  // to the second
-            #expect((one.booking?["holdExpiresAt"] as? String)?.hasPrefix(extended) == true, "the hold runs a full hold from the part payment")
+            #expect((one.booking?["holdExpiresAt"].string)?.hasPrefix(extended) == true, "the hold runs a full hold from the part payment")
             let rest = try await pay(booking, quantity: 3, id: "2000000000008003")
-            #expect(rest.booking?["status"] as? String == "confirmed", "\(rest.json)")
-            #expect(rest.booking?["remainingQuantity"] as? Int == 0)
+            #expect(rest.booking?["status"].string == "confirmed", "\(rest.json)")
+            #expect(rest.booking?["remainingQuantity"].int == 0)
             #expect(try await harness.count("purchases") == 2)
 
-            let other = try await createBooking(client, harness, user: "ann", body: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 4])
+            let other = try await createBooking(
+                client,
+                harness,
+                user: "ann",
+                body: ["resourceId": "sunset-cruise", "slot": .string(iso(slot)), "seats": 4]
+            )
             let four = try await pay(other, quantity: 4, id: "2000000000008002")
             #expect(four.status == .ok, "\(four.json)")
-            #expect(four.booking?["status"] as? String == "confirmed")
-            #expect(four.purchase?["quantity"] as? Int == 4)
-            #expect(four.purchase?["priceMilliunits"] as? Int == 179_960)
-            #expect(four.purchase?["currency"] as? String == "EUR")
-            #expect(four.booking?["environment"] as? String == "Sandbox")
+            #expect(four.booking?["status"].string == "confirmed")
+            #expect(four.purchase?["quantity"].int == 4)
+            #expect(four.purchase?["priceMilliunits"].int == 179_960)
+            #expect(four.purchase?["currency"].string == "EUR")
+            #expect(four.booking?["environment"].string == "Sandbox")
 
             // A rental above the last price band is refused at booking time: nothing pays for it.
             let start = Harness.day(6, from: harness.clock.now())
@@ -72,7 +82,7 @@ struct HardeningTests {
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "ann",
-                json: ["resourceId": "rib-7m", "start": iso(start), "end": iso(start.addingTimeInterval(5 * 86_400))]
+                json: ["resourceId": "rib-7m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(5 * 86_400)))]
             )
             #expect(long.status == .unprocessableContent)
             #expect(long.errorCode == "price_above_limit")
@@ -91,7 +101,7 @@ struct HardeningTests {
                     "/api/bookings",
                     auth: harness.serverKey,
                     user: user,
-                    json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                    json: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
                 )
             }
             for day in 1...HoldLimits.defaultPerUser { #expect(try await book("squatter", day: day).status == .created) }
@@ -111,7 +121,7 @@ struct HardeningTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            let junk = ["signedPayload": "eyJhbGciOiJFUzI1NiJ9.e30.AAAA"]
+            let junk: JSON = ["signedPayload": "eyJhbGciOiJFUzI1NiJ9.e30.AAAA"]
             var statuses: [Int] = []
             for _ in 0..<(Tenant.defaultNotificationLimit.burst + 5) {
                 statuses.append(Int(try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: junk).status.code))
@@ -197,7 +207,7 @@ struct HardeningTests {
         try await harness.app().test(.router) { client in
             let long = String(repeating: "r", count: 501)
             for action in ["confirm", "cancel"] {
-                let reply = try await client.call(.post, "/api/admin/bookings/1/\(action)", auth: harness.adminKey, json: ["reason": long])
+                let reply = try await client.call(.post, "/api/admin/bookings/1/\(action)", auth: harness.adminKey, json: ["reason": .string(long)])
                 #expect(reply.status == .badRequest && reply.errorField == "reason", "\(action): \(reply.status) \(reply.json)")
             }
         }

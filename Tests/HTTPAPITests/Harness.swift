@@ -327,12 +327,12 @@ struct Reply: Sendable {
 
     /// The answer as a JSON object. A body that is not one is an issue of the test (an expectation
     /// that a member is absent must not pass on an HTML page or an empty answer).
-    var json: [String: Any] {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+    var json: JSON {
+        guard let answer = try? JSON.parse(data), answer.members != nil else {
             Issue.record("the answer (\(status.code)) is not a JSON object: \(String(decoding: data.prefix(200), as: UTF8.self))")
-            return [:]
+            return .object([:])
         }
-        return object
+        return answer
     }
 
     /// The answer decoded into a contract type (fails on anything else).
@@ -340,10 +340,10 @@ struct Reply: Sendable {
         try JSONDecoder().decode(T.self, from: data)
     }
 
-    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
-    var errorField: String? { (json["error"] as? [String: Any])?["field"] as? String }
-    var booking: [String: Any]? { json["booking"] as? [String: Any] }
-    var purchase: [String: Any]? { json["purchase"] as? [String: Any] }
+    var errorCode: String? { json["error"]["code"].string }
+    var errorField: String? { json["error"]["field"].string }
+    var booking: JSON? { json["booking"].object }
+    var purchase: JSON? { json["purchase"].object }
 }
 
 extension TestClientProtocol {
@@ -353,14 +353,14 @@ extension TestClientProtocol {
         _ uri: String,
         auth: String?,
         user: String? = nil,
-        json: Any? = nil,
+        json: JSON? = nil,
         raw: String? = nil
     ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let auth { headers[.authorization] = "Bearer \(auth)" }
         if let user { headers[HTTPField.Name("X-User-Id")!] = user }
         var body: ByteBuffer?
-        if let json { body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)) }
+        if let json { body = ByteBuffer(bytes: try json.data()) }
         if let raw { body = ByteBuffer(string: raw) }
         return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
             Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
@@ -373,9 +373,9 @@ func createBooking(
     _ client: some TestClientProtocol,
     _ harness: Harness,
     user: String,
-    body: [String: Any],
+    body: JSON,
     sourceLocation: SourceLocation = #_sourceLocation
-) async throws -> [String: Any] {
+) async throws -> JSON {
     let reply = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
     #expect(reply.status == .created, "\(reply.json)", sourceLocation: sourceLocation)
     return try #require(reply.booking, sourceLocation: sourceLocation)

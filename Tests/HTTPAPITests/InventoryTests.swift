@@ -10,7 +10,7 @@ import UseCases
 /// admin API while Berth runs, checked as the catalog checks them, in effect at once.
 @Suite("Inventory as data")
 struct InventoryTests {
-    static var rib: [String: Any] { ["id": "rib-9m", "kind": "rental", "name": "RIB 9 m", "pricePerDayMinor": 12_000, "units": 1] }
+    static var rib: JSON { ["id": "rib-9m", "kind": "rental", "name": "RIB 9 m", "pricePerDayMinor": 12_000, "units": 1] }
 
     @Test(
         "a boat added through the API is bookable at once at its price and product; a price no band covers, a duplicate id, an unknown experience type and a changed id are refused; retired, it keeps its bookings and takes no new one; every change audited"
@@ -21,16 +21,16 @@ struct InventoryTests {
         try await harness.app().test(.router) { client in
             // products.json's resources are the starting inventory.
             let listed = try await client.call(.get, "/api/admin/resources", auth: harness.adminKey)
-            let ids = (listed.json["resources"] as? [[String: Any]] ?? []).compactMap { ($0["resource"] as? [String: Any])?["id"] as? String }
+            let ids = (listed.json["resources"].array ?? []).compactMap { $0["resource"]["id"].string }
             #expect(ids.contains("gozzo-5m") && ids.contains("sunset-cruise"), "\(ids)")
 
             let added = try await client.call(.post, "/api/admin/resources", auth: harness.adminKey, json: Self.rib)
             #expect(added.status == .created, "\(added.json)")
-            let item = try #require(added.json["resource"] as? [String: Any])
-            #expect((item["resource"] as? [String: Any])?["name"] as? String == "RIB 9 m" && (item["version"] as? Int ?? 0) > 0)
+            let item = try #require(added.json["resource"].object)
+            #expect(item["resource"]["name"].string == "RIB 9 m" && (item["version"].int ?? 0) > 0)
             // On sale at once, on this instance: the public listing and a booking at €120 a day (premium band).
             let resources = try await client.call(.get, "/api/resources", auth: harness.serverKey)
-            #expect((resources.json["resources"] as? [[String: Any]] ?? []).contains { $0["id"] as? String == "rib-9m" })
+            #expect((resources.json["resources"].array ?? []).contains { $0["id"].string == "rib-9m" })
             let start = Harness.day(3, from: harness.clock.now())
             func book(_ user: String, day: Int = 3) async throws -> Reply {
                 let start = Harness.day(day, from: harness.clock.now())
@@ -39,12 +39,12 @@ struct InventoryTests {
                     "/api/bookings",
                     auth: harness.serverKey,
                     user: user,
-                    json: ["resourceId": "rib-9m", "start": iso(start), "end": iso(start.addingTimeInterval(6 * 3600))]
+                    json: ["resourceId": "rib-9m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(6 * 3600)))]
                 )
             }
             let first = try await book("nina")
             #expect(first.status == .created, "\(first.json)")
-            #expect(first.booking?["price"] as? Int == 12_000 && first.booking?["requiredProductId"] as? String == "it.seaboo.rental.premium")
+            #expect(first.booking?["price"].int == 12_000 && first.booking?["requiredProductId"].string == "it.seaboo.rental.premium")
             _ = start
 
             // Refusals, each naming what is wrong.
@@ -55,8 +55,8 @@ struct InventoryTests {
             yacht["pricePerDayMinor"] = 90_000
             let unpayable = try await client.call(.post, "/api/admin/resources", auth: harness.adminKey, json: yacht)
             #expect(unpayable.status == .unprocessableContent && unpayable.errorCode == "invalid_field", "\(unpayable.json)")
-            #expect((unpayable.json["error"] as? [String: Any])?["message"] as? String ?? "" != "", "\(unpayable.json)")
-            let kayak: [String: Any] = [
+            #expect(unpayable.json["error"]["message"].string ?? "" != "", "\(unpayable.json)")
+            let kayak: JSON = [
                 "id": "kayak-tour", "kind": "experience", "name": "Kayak tour", "experienceType": "kayak", "pricePerSeatMinor": 3000,
                 "seatsPerSlot": 6, "slotTimes": ["09:00"], "durationMinutes": 120,
             ]
@@ -66,7 +66,7 @@ struct InventoryTests {
             #expect(incomplete.status == .badRequest && incomplete.errorCode == "missing_field", "\(incomplete.json)")
             let renamed = try await client.call(.patch, "/api/admin/resources/rib-9m", auth: harness.adminKey, json: ["id": "rib-10m"])
             #expect(renamed.status == .badRequest, "\(renamed.json)")
-            let cleared = try await client.call(.patch, "/api/admin/resources/rib-9m", auth: harness.adminKey, json: ["name": NSNull()])
+            let cleared = try await client.call(.patch, "/api/admin/resources/rib-9m", auth: harness.adminKey, json: ["name": JSON.null])
             #expect(cleared.status == .badRequest && cleared.errorCode == "missing_field", "a required member cannot be removed: \(cleared.json)")
             let missing = try await client.call(.patch, "/api/admin/resources/nope", auth: harness.adminKey, json: ["name": "x"])
             #expect(missing.status == .notFound && missing.errorCode == "resource_not_found")
@@ -75,34 +75,34 @@ struct InventoryTests {
             let cheaper = try await client.call(.patch, "/api/admin/resources/rib-9m", auth: harness.adminKey, json: ["pricePerDayMinor": 9_000])
             #expect(
                 cheaper.status == .ok
-                    && ((cheaper.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["pricePerDayMinor"] as? Int == 9_000
+                    && cheaper.json["resource"]["resource"]["pricePerDayMinor"].int == 9_000
             )
             let second = try await book("otto", day: 4)
-            #expect(second.booking?["price"] as? Int == 9_000 && second.booking?["requiredProductId"] as? String == "it.seaboo.rental.basic")
+            #expect(second.booking?["price"].int == 9_000 && second.booking?["requiredProductId"].string == "it.seaboo.rental.basic")
 
             // Retired: kept for its bookings, off sale.
             let retired = try await client.call(.post, "/api/admin/resources/rib-9m/retire", auth: harness.adminKey)
             #expect(
-                retired.status == .ok && ((retired.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["retired"] as? Bool == true
+                retired.status == .ok && retired.json["resource"]["resource"]["retired"].bool == true
             )
             let refused = try await book("pia", day: 5)
             #expect(refused.status == .conflict && refused.errorCode == "resource_retired", "\(refused.json)")
             let onSale = try await client.call(.get, "/api/resources", auth: harness.serverKey)
-            #expect(!(onSale.json["resources"] as? [[String: Any]] ?? []).contains { $0["id"] as? String == "rib-9m" })
+            #expect(!(onSale.json["resources"].array ?? []).contains { $0["id"].string == "rib-9m" })
             let kept = try await client.call(.get, "/api/admin/bookings?resourceId=rib-9m", auth: harness.adminKey)
-            #expect(kept.json["total"] as? Int == 2, "its bookings stay: \(kept.json)")
+            #expect(kept.json["total"].int == 2, "its bookings stay: \(kept.json)")
             let back = try await client.call(.patch, "/api/admin/resources/rib-9m", auth: harness.adminKey, json: ["retired": false])
             let afterReturn = try await book("pia", day: 5)
             #expect(back.status == .ok && afterReturn.status == .created, "put back in service: \(afterReturn.json)")
 
             let audit = try await client.call(.get, "/api/admin/audit?limit=50", auth: harness.adminKey)
-            let actions = (audit.json["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String }
+            let actions = (audit.json["items"].array ?? []).compactMap { $0["action"].string }
             #expect(["resource.created", "resource.updated", "resource.retired"].allSatisfy(actions.contains), "\(actions)")
             // Operators only, and only their own tenant.
             #expect(try await client.call(.get, "/api/admin/resources", auth: harness.serverKey).status == .forbidden)
             let elsewhere = try await client.call(.get, "/api/admin/resources", auth: harness.otherAdminKey)
             #expect(
-                !(elsewhere.json["resources"] as? [[String: Any]] ?? []).contains { ($0["resource"] as? [String: Any])?["id"] as? String == "rib-9m" }
+                !(elsewhere.json["resources"].array ?? []).contains { $0["resource"]["id"].string == "rib-9m" }
             )
         }
     }

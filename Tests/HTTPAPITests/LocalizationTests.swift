@@ -19,7 +19,7 @@ struct LocalizationTests {
         auth: String,
         user: String? = nil,
         language: String?,
-        json: [String: Any]
+        json: JSON
     ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(auth)"]
         if let user { headers[HTTPField.Name("X-User-Id")!] = user }
@@ -28,15 +28,15 @@ struct LocalizationTests {
             uri: uri,
             method: .post,
             headers: headers,
-            body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+            body: ByteBuffer(bytes: try json.data())
         ) { response in
             Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
         }
     }
 
     static func detail(_ reply: Reply) -> (code: String?, message: String?, title: String?, description: String?) {
-        let error = reply.json["error"] as? [String: Any]
-        return (error?["code"] as? String, error?["message"] as? String, error?["title"] as? String, error?["description"] as? String)
+        let error = reply.json["error"].object
+        return (error?["code"].string, error?["message"].string, error?["title"].string, error?["description"].string)
     }
 
     @Test("a replayed purchase is refused in Ukrainian, Vietnamese, Italian, Chinese or English by Accept-Language, with the same code")
@@ -46,7 +46,7 @@ struct LocalizationTests {
         let key = try await harness.apiKey(CreditsTests.stylist, .server)
         try await harness.app().test(.router) { client in
             let jws = try harness.purchase(CreditsTests.popular, transactionId: "3000000000090001", bundleId: CreditsTests.stylistBundle)
-            let body: [String: Any] = ["productId": CreditsTests.popular, "jwsRepresentation": jws]
+            let body: JSON = ["productId": .string(CreditsTests.popular), "jwsRepresentation": .string(jws)]
             #expect(try await Self.call(client, "/api/verify-purchase", auth: key, user: "ana", language: nil, json: body).status == .ok)
             let expected: [(String?, String, String)] = [
                 ("uk-UA,uk;q=0.9,en;q=0.8", "uk", "Покупку вже використано"),
@@ -88,7 +88,7 @@ struct LocalizationTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(5, from: harness.clock.now())
-            let body: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+            let body: JSON = ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(8 * 3600)))]
             _ = try await createBooking(client, harness, user: "alice", body: body)
             let payment = ["payment", "thanh toán", "pagamento", "платіж", "付款", "refund", "rimborso", "hoàn tiền", "повернення", "退款"]
             for language in ["en", "vi", "it", "uk", "zh"] {
@@ -110,7 +110,7 @@ struct LocalizationTests {
         defer { harness.close() }
         let zorya = try await harness.apiKey(CreditsTests.zorya, .server)
         try await harness.app().test(.router) { client in
-            let body: [String: Any] = ["amount": 1, "creditType": "personality", "reference": "report-1"]
+            let body: JSON = ["amount": 1, "creditType": "personality", "reference": "report-1"]
             let plain = try await Self.call(client, "/api/credits/reservations", auth: zorya, user: "olha", language: nil, json: body)
             #expect(Self.detail(plain).code == "insufficient_credits" && Self.detail(plain).title == "Недостатньо кредитів", "\(plain.json)")
             #expect(plain.headers[.contentLanguage] == "uk")

@@ -68,20 +68,20 @@ extension GooglePlayTests {
                     "/api/bookings",
                     auth: server,
                     user: user,
-                    json: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(10 * 3600))]
+                    json: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(10 * 3600)))]
                 )
-                let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                let id = try #require(made.booking?["id"].int64, "\(made.json)")
                 let sheet = try await rig.client.call(.post, "/api/bookings/\(id)/card-payment", auth: server, user: user)
-                _ = try await stripe.succeed(try #require(sheet.json["paymentIntentId"] as? String, "\(sheet.json)"))
+                _ = try await stripe.succeed(try #require(sheet.json["paymentIntentId"].string, "\(sheet.json)"))
                 let paid = try await rig.client.call(.get, "/api/bookings/\(id)", auth: server, user: user)
-                #expect(paid.booking?["status"] as? String == "confirmed", "\(paid.json)")
+                #expect(paid.booking?["status"].string == "confirmed", "\(paid.json)")
                 return id
             }
             let day: TimeInterval = 86_400
             let t0 = harness.clock.now()
             let admin = try await harness.apiKey("braindumpster-test", .admin)
             func at(_ offset: Double) -> Date { t0.addingTimeInterval(offset * day) }
-            func notify(_ type: AppleSignedData.NotificationType, _ transaction: TransactionPayload) async throws -> [String: Any] {
+            func notify(_ type: AppleSignedData.NotificationType, _ transaction: TransactionPayload) async throws -> JSON {
                 let payload = try harness.ca.signNotification(
                     type: type,
                     bundleId: Self.brain,
@@ -92,7 +92,7 @@ extension GooglePlayTests {
                     .post,
                     "/api/apple/notifications/braindumpster-test",
                     auth: nil,
-                    json: ["signedPayload": payload]
+                    json: ["signedPayload": .string(payload)]
                 )
                 #expect(reply.status == .ok, "\(reply.json)")
                 return reply.json
@@ -122,7 +122,7 @@ extension GooglePlayTests {
                 "/api/verify-purchase",
                 auth: rig.brainKey,
                 user: "ana",
-                json: ["productId": Self.yearly, "jwsRepresentation": try harness.ca.signTransaction(first)]
+                json: ["productId": .string(Self.yearly), "jwsRepresentation": try .string(harness.ca.signTransaction(first))]
             )
             #expect(bought.status == .ok, "\(bought.json)")
 
@@ -164,7 +164,7 @@ extension GooglePlayTests {
                     "/api/verify-purchase",
                     auth: rig.brainKey,
                     user: "cy",
-                    json: ["productId": Self.yearly, "jwsRepresentation": try harness.ca.signTransaction(unpriced)]
+                    json: ["productId": .string(Self.yearly), "jwsRepresentation": try .string(harness.ca.signTransaction(unpriced))]
                 ).status == .ok
             )
 
@@ -172,7 +172,7 @@ extension GooglePlayTests {
             harness.clock.advance(5 * day)
             let renewal = period("2000000300000002", original: "2000000300000001", start: at(20), price: 41_990)
             let told = try await notify(.didRenew, renewal)
-            #expect(told["outcome"] as? String == "subscription_active", "\(told)")
+            #expect(told["outcome"].string == "subscription_active", "\(told)")
 
             // Day 25: Apple refunds ana's first period.
             harness.clock.advance(5 * day)
@@ -198,20 +198,20 @@ extension GooglePlayTests {
                 auth: admin
             )
             #expect(overview.status == .ok, "\(overview.json)")
-            let moneyIn = try #require(overview.json["moneyIn"] as? [[String: Any]])
-            #expect(moneyIn.count == 1 && moneyIn.first?["currency"] as? String == "EUR")
-            #expect(moneyIn.first?["amountMilliunits"] as? Int == 39_990 + 29_990 + 80_000 + 80_000 + 29_990 + 41_990, "\(moneyIn)")
-            let refunds = try #require(overview.json["refunds"] as? [[String: Any]])
-            #expect(refunds.first?["amountMilliunits"] as? Int == 39_990 + 15_000 && refunds.count == 1, "\(refunds)")
-            #expect(overview.json["purchasesWithoutAmount"] as? [String: Int] == ["app_store": 1], "\(overview.json["purchasesWithoutAmount"] ?? "")")
+            let moneyIn = try #require(overview.json["moneyIn"].array)
+            #expect(moneyIn.count == 1 && moneyIn.first?["currency"].string == "EUR")
+            #expect(moneyIn.first?["amountMilliunits"].int == 39_990 + 29_990 + 80_000 + 80_000 + 29_990 + 41_990, "\(moneyIn)")
+            let refunds = try #require(overview.json["refunds"].array)
+            #expect(refunds.first?["amountMilliunits"].int == 39_990 + 15_000 && refunds.count == 1, "\(refunds)")
+            #expect(overview.json["purchasesWithoutAmount"] == ["app_store": 1], "\(overview.json["purchasesWithoutAmount"])")
 
-            let buckets = try #require(overview.json["buckets"] as? [[String: Any]])
-            func lines(_ key: String, onDay offset: Double) -> [[String: Any]] {
+            let buckets = try #require(overview.json["buckets"].array)
+            func lines(_ key: String, onDay offset: Double) -> [JSON] {
                 let label = String(iso(at(offset)).prefix(10))
-                return buckets.first { $0["label"] as? String == label }?[key] as? [[String: Any]] ?? []
+                return buckets.first { $0["label"].string == label }?[key].array ?? []
             }
-            func total(_ lines: [[String: Any]], store: String) -> Int {
-                lines.filter { $0["store"] as? String == store }.reduce(0) { $0 + ($1["amountMilliunits"] as? Int ?? 0) }
+            func total(_ lines: [JSON], store: String) -> Int {
+                lines.filter { $0["store"].string == store }.reduce(0) { $0 + ($1["amountMilliunits"].int ?? 0) }
             }
             #expect(total(lines("moneyIn", onDay: 1), store: "app_store") == 39_990)
             #expect(total(lines("moneyIn", onDay: 3), store: "google_play") == 29_990, "Google's first period at its recurring price")
@@ -221,10 +221,10 @@ extension GooglePlayTests {
             #expect(total(lines("refunds", onDay: 25), store: "app_store") == 39_990, "the refund on the day it happened")
             #expect(total(lines("moneyIn", onDay: 5), store: "stripe") == 80_000 && total(lines("moneyIn", onDay: 6), store: "stripe") == 80_000)
             #expect(total(lines("refunds", onDay: 26), store: "stripe") == 15_000, "a partial card refund at its part, on its day")
-            let priced = buckets.flatMap { $0["moneyIn"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
+            let priced = buckets.flatMap { $0["moneyIn"].array ?? [] }.reduce(0) { $0 + ($1["count"].int ?? 0) }
             #expect(priced == 6)
-            let bookings = buckets.reduce(0) { $0 + ($1["bookingsMade"] as? Int ?? 0) }
-            #expect(bookings == 2 && buckets.allSatisfy { $0["bookingsUnpaid"] as? Int == 0 }, "two bookings made, both paid")
+            let bookings = buckets.reduce(0) { $0 + ($1["bookingsMade"].int ?? 0) }
+            #expect(bookings == 2 && buckets.allSatisfy { $0["bookingsUnpaid"].int == 0 }, "two bookings made, both paid")
         }
     }
 }

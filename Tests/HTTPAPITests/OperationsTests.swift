@@ -72,7 +72,7 @@ struct OperationsTests {
         try await harness.app().test(.router) { client in
             let ready = try await client.call(.get, "/readyz", auth: nil)
             #expect(ready.status == .ok)
-            #expect(ready.json["migrations"] as? String == "applied")
+            #expect(ready.json["migrations"].string == "applied")
 
             let given = try await client.execute(uri: "/healthz", method: .get, headers: [HTTPField.Name("X-Request-Id")!: "abc-123"])
             #expect(given.headers[HTTPField.Name("X-Request-Id")!] == "abc-123")
@@ -130,11 +130,11 @@ struct OperationsTests {
                 let admin = try await harness.apiKey(app.tenant, .admin)
                 let reply = try await client.call(.get, "/api/admin/app", auth: admin)
                 #expect(reply.status == .ok)
-                let body = reply.json["app"] as? [String: Any] ?? [:]
-                #expect(body["id"] as? String == app.tenant)
-                #expect(body["sells"] as? [String] == app.sells, "\(app.tenant): \(body)")
-                #expect(body["creditTypes"] as? [String] == app.creditTypes, "\(app.tenant): \(body)")
-                #expect(body["environments"] as? [String] == ["Sandbox"])
+                let body = reply.json["app"]
+                #expect(body["id"].string == app.tenant)
+                #expect(body["sells"].strings == app.sells, "\(app.tenant): \(body)")
+                #expect(body["creditTypes"].strings == app.creditTypes, "\(app.tenant): \(body)")
+                #expect(body["environments"].strings == ["Sandbox"])
             }
             #expect(try await client.call(.get, "/api/admin/app", auth: harness.serverKey).status == .forbidden)
             #expect(try await client.call(.get, "/api/admin/app", auth: nil).status == .unauthorized)

@@ -21,8 +21,8 @@ struct OperatorWorldTests {
         if let index = catalog.tenants.firstIndex(where: { $0.id == "seaboo-test" }) { catalog.tenants[index].timeZone = "Europe/Rome" }
     }
 
-    static func webhookBody(_ message: WebhookReceiver.Received) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(message.body.utf8))) as? [String: Any] ?? [:]
+    static func webhookBody(_ message: WebhookReceiver.Received) -> JSON {
+        (try? JSON.parse(message.body)) ?? .null
     }
 
     @Test(
@@ -47,10 +47,10 @@ struct OperatorWorldTests {
                     user: "rosa",
                     body: ["resourceId": "sunset-cruise", "slot": "\(year)-01-14T17:30", "seats": 1]
                 )
-                #expect((july["start"] as? String)?.hasPrefix("\(year)-07-14T15:30:00") == true)
-                #expect((january["start"] as? String)?.hasPrefix("\(year)-01-14T16:30:00") == true)
-                #expect(july["localStart"] as? String == "\(year)-07-14T17:30:00+02:00" && july["timeZone"] as? String == "Europe/Rome")
-                #expect(january["localStart"] as? String == "\(year)-01-14T17:30:00+01:00")
+                #expect((july["start"].string)?.hasPrefix("\(year)-07-14T15:30:00") == true)
+                #expect((january["start"].string)?.hasPrefix("\(year)-01-14T16:30:00") == true)
+                #expect(july["localStart"].string == "\(year)-07-14T17:30:00+02:00" && july["timeZone"].string == "Europe/Rome")
+                #expect(january["localStart"].string == "\(year)-01-14T17:30:00+01:00")
                 // An instant that is not 17:30 in Rome is refused (daylight-saving days: RulesTests).
                 let skipped = try await client.call(
                     .post,
@@ -70,10 +70,10 @@ struct OperatorWorldTests {
                 #expect(malformed.status == .badRequest, "a local time is written YYYY-MM-DDTHH:MM")
 
                 // References: any case, dashes; the user route and the admin routes take them.
-                let reference = try #require(july["reference"] as? String)
+                let reference = try #require(july["reference"].string)
                 let spelled = reference.lowercased().prefix(3) + "-" + reference.lowercased().dropFirst(3)
                 let shown = try await client.call(.get, "/api/bookings/\(spelled)", auth: harness.serverKey, user: "rosa")
-                #expect(shown.status == .ok && shown.booking?["id"] as? Int == july["id"] as? Int)
+                #expect(shown.status == .ok && shown.booking?["id"].int == july["id"].int)
                 #expect(
                     try await client.call(.get, "/api/bookings/\(reference)", auth: harness.serverKey, user: "bob").status == .notFound,
                     "another user's reference is not theirs"
@@ -85,7 +85,7 @@ struct OperatorWorldTests {
                     auth: harness.adminKey,
                     json: ["reason": "paid at the harbour"]
                 )
-                #expect(confirmed.status == .ok && confirmed.booking?["status"] as? String == "confirmed")
+                #expect(confirmed.status == .ok && confirmed.booking?["status"].string == "confirmed")
                 #expect(
                     try await client.call(.post, "/api/admin/bookings/\(reference)/confirm", auth: harness.otherAdminKey, json: ["reason": "x"])
                         .status == .notFound,
@@ -93,7 +93,7 @@ struct OperatorWorldTests {
                 )
                 let trail = try await client.call(.get, "/api/admin/audit?bookingId=\(reference.lowercased())", auth: harness.adminKey)
                 #expect(
-                    (trail.json["items"] as? [[String: Any]])?.contains { $0["action"] as? String == "booking.manual_confirm" } == true,
+                    (trail.json["items"].array)?.contains { $0["action"].string == "booking.manual_confirm" } == true,
                     "\(trail.json)"
                 )
                 #expect(try await client.call(.get, "/api/admin/audit?bookingId=ABCDEFG", auth: harness.adminKey).status == .notFound)
@@ -150,7 +150,7 @@ struct OperatorWorldTests {
                     client,
                     harness,
                     user: "alice",
-                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+                    body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(8 * 3600)))]
                 )
                 let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000007001")
                 let paid = try await client.call(
@@ -158,7 +158,7 @@ struct OperatorWorldTests {
                     "/api/verify-purchase",
                     auth: harness.serverKey,
                     user: "alice",
-                    json: ["bookingId": booking["id"] as Any, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                    json: ["bookingId": booking["id"], "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
                 )
                 #expect(paid.status == .ok)
                 standIn.state.withLock { $0.orders["sandbox"]?["MK5TTTVWJH"] = [jws] }
@@ -171,27 +171,27 @@ struct OperatorWorldTests {
                     )
                 }
                 let order = try await search("MK5TTTVWJH")
-                let items = try #require(order.json["items"] as? [[String: Any]])
-                #expect(order.json["appleOrderLookup"] as? String == "found")
-                #expect(items.map { $0["matched"] as? String } == ["appleOrderId"] && items.first?["bookingId"] as? Int == booking["id"] as? Int)
+                let items = try #require(order.json["items"].array)
+                #expect(order.json["appleOrderLookup"].string == "found")
+                #expect(items.map { $0["matched"].string } == ["appleOrderId"] && items.first?["bookingId"].int == booking["id"].int)
                 #expect(standIn.requests.contains { $0.path.hasSuffix("/inApps/v1/lookup/MK5TTTVWJH") })
                 let unknown = try await search("ZZ9ZZZ9ZZZ")
-                #expect(unknown.json["appleOrderLookup"] as? String == "not_found" && (unknown.json["items"] as? [Any])?.isEmpty == true)
-                let byTransaction = try #require(try await search("2000000000007001").json["items"] as? [[String: Any]])
-                #expect(byTransaction.map { $0["matched"] as? String } == ["transactionId"])
-                let reference = try #require(booking["reference"] as? String)
-                let byReference = try #require(try await search(reference).json["items"] as? [[String: Any]])
-                #expect(byReference.map { $0["kind"] as? String } == ["booking"])
+                #expect(unknown.json["appleOrderLookup"].string == "not_found" && (unknown.json["items"].array)?.isEmpty == true)
+                let byTransaction = try #require(try await search("2000000000007001").json["items"].array)
+                #expect(byTransaction.map { $0["matched"].string } == ["transactionId"])
+                let reference = try #require(booking["reference"].string)
+                let byReference = try #require(try await search(reference).json["items"].array)
+                #expect(byReference.map { $0["kind"].string } == ["booking"])
                 #expect(
-                    byReference.first?["amount"] as? String == "80.00 EUR"
-                        && (byReference.first?["at"] as? String)?.hasPrefix(String(iso(start).dropLast())) == true,
+                    byReference.first?["amount"].string == "80.00 EUR"
+                        && (byReference.first?["at"].string)?.hasPrefix(String(iso(start).dropLast())) == true,
                     "a hit's date and amount"
                 )
-                #expect(byTransaction.first?["amount"] as? String == nil || byTransaction.first?["at"] != nil)
-                let user = try #require(try await search("alice").json["items"] as? [[String: Any]])
-                #expect(user.map { $0["kind"] as? String } == ["user"])
+                #expect(byTransaction.first?["amount"].string == nil || byTransaction.first?["at"] != nil)
+                let user = try #require(try await search("alice").json["items"].array)
+                #expect(user.map { $0["kind"].string } == ["user"])
                 let elsewhere = try await search("2000000000007001", key: harness.otherAdminKey)
-                #expect((elsewhere.json["items"] as? [Any])?.isEmpty == true, "another tenant's admin finds nothing")
+                #expect((elsewhere.json["items"].array)?.isEmpty == true, "another tenant's admin finds nothing")
                 #expect(try await client.call(.get, "/api/admin/search", auth: harness.adminKey).status == .badRequest)
                 #expect(try await client.call(.get, "/api/admin/search?q=x", auth: harness.serverKey).status == .forbidden, "operators only")
             }
@@ -209,10 +209,10 @@ struct OperatorWorldTests {
                     client,
                     harness,
                     user: "ugo",
-                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                    body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
                 )
                 harness.clock.advance(1)
-                return try #require(made["reference"] as? String)
+                return try #require(made["reference"].string)
             }
             let past = try await book(1)
             let older = try await book(2)
@@ -220,10 +220,10 @@ struct OperatorWorldTests {
             let soon = try await book(1)
             let later = try await book(5)
             let listed = try await client.call(.get, "/api/admin/bookings", auth: harness.adminKey)
-            let order = (listed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["reference"] as? String }
+            let order = (listed.json["items"].array ?? []).compactMap { $0["reference"].string }
             #expect(order == [soon, later, older, past], "\(order)")
             let made = try await client.call(.get, "/api/admin/bookings?order=created", auth: harness.adminKey)
-            #expect((made.json["items"] as? [[String: Any]] ?? []).compactMap { $0["reference"] as? String } == [later, soon, older, past])
+            #expect((made.json["items"].array ?? []).compactMap { $0["reference"].string } == [later, soon, older, past])
             #expect(try await client.call(.get, "/api/admin/bookings?order=price", auth: harness.adminKey).status == .badRequest)
         }
     }
@@ -240,7 +240,7 @@ struct OperatorWorldTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(8 * 3600)))]
             )
             let jws = try harness.ca.signTransaction(
                 .testPurchase(
@@ -258,25 +258,25 @@ struct OperatorWorldTests {
                     "/api/verify-purchase",
                     auth: harness.serverKey,
                     user: "alice",
-                    json: ["bookingId": booking["id"] as Any, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                    json: ["bookingId": booking["id"], "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
                 ).status == .ok
             )
             harness.clock.advance(60)
-            let id = try #require(booking["id"] as? Int)
+            let id = try #require(booking["id"].int)
             #expect(
                 try await client.call(.post, "/api/admin/bookings/\(id)/cancel", auth: harness.adminKey, json: ["reason": "storm warning"]).status
                     == .ok
             )
 
             let timeline = try await client.call(.get, "/api/admin/customers/alice/timeline", auth: harness.adminKey)
-            let entries = try #require(timeline.json["items"] as? [[String: Any]])
-            let kinds = entries.compactMap { $0["kind"] as? String }
+            let entries = try #require(timeline.json["items"].array)
+            let kinds = entries.compactMap { $0["kind"].string }
             #expect(kinds.first == "booking_change", "newest first: the cancellation")
             #expect(Set(kinds).isSuperset(of: ["purchase", "booking", "booking_change"]))
-            #expect((entries.first?["summary"] as? String)?.contains("storm warning") == true)
+            #expect((entries.first?["summary"].string)?.contains("storm warning") == true)
             // Plain words, written in Domain from the stored facts: amounts, local trip times, who did it; no internal codes.
-            let summaries = entries.compactMap { $0["summary"] as? String }
-            #expect(entries.first?["summary"] as? String == "Booking cancelled · by an operator · “storm warning”", "\(summaries)")
+            let summaries = entries.compactMap { $0["summary"].string }
+            #expect(entries.first?["summary"].string == "Booking cancelled · by an operator · “storm warning”", "\(summaries)")
             #expect(
                 summaries.contains { $0.hasPrefix("Bought ") && $0.contains(" for 80.00 EUR through the App Store (test)") },
                 "\(summaries)"
@@ -297,26 +297,26 @@ struct OperatorWorldTests {
                 "\(summaries)"
             )
             // The header: over the whole history.
-            let customer = try #require(timeline.json["customer"] as? [String: Any])
-            #expect((customer["paid"] as? [[String: Any]])?.first?["amountMilliunits"] as? Int == 80_000, "\(customer)")
-            #expect(customer["bookings"] as? Int == 1 && customer["purchases"] as? Int == 1 && customer["stores"] as? [String] == ["app_store"])
-            #expect((customer["refunded"] as? [Any])?.isEmpty == true && customer["firstSeen"] as? String != nil)
+            let customer = try #require(timeline.json["customer"].object)
+            #expect((customer["paid"].array)?.first?["amountMilliunits"].int == 80_000, "\(customer)")
+            #expect(customer["bookings"].int == 1 && customer["purchases"].int == 1 && customer["stores"].strings == ["app_store"])
+            #expect((customer["refunded"].array)?.isEmpty == true && customer["firstSeen"].string != nil)
             #expect(try await client.call(.get, "/api/admin/customers/alice/timeline?limit=0", auth: harness.adminKey).status == .badRequest)
             let nobody = try await client.call(.get, "/api/admin/customers/nobody/timeline", auth: harness.adminKey)
-            #expect(nobody.status == .ok && (nobody.json["items"] as? [Any])?.isEmpty == true)
+            #expect(nobody.status == .ok && (nobody.json["items"].array)?.isEmpty == true)
 
             let overview = try await client.call(.get, "/api/admin/overview?interval=day", auth: harness.adminKey)
-            #expect(overview.status == .ok && overview.json["timeZone"] as? String == "Europe/Rome")
-            let buckets = try #require(overview.json["buckets"] as? [[String: Any]])
+            #expect(overview.status == .ok && overview.json["timeZone"].string == "Europe/Rome")
+            let buckets = try #require(overview.json["buckets"].array)
             #expect(buckets.count >= 30 && buckets.count <= 31)
-            let money = try #require(overview.json["moneyIn"] as? [[String: Any]])
-            #expect(money.first?["currency"] as? String == "EUR" && money.first?["amountMilliunits"] as? Int == 80_000, "\(money)")
-            let today = try #require(buckets.last?["moneyIn"] as? [[String: Any]])
+            let money = try #require(overview.json["moneyIn"].array)
+            #expect(money.first?["currency"].string == "EUR" && money.first?["amountMilliunits"].int == 80_000, "\(money)")
+            let today = try #require(buckets.last?["moneyIn"].array)
             #expect(
-                today.first?["store"] as? String == "app_store" && today.first?["count"] as? Int == 1,
+                today.first?["store"].string == "app_store" && today.first?["count"].int == 1,
                 "the day's money by store: \(buckets.last ?? [:])"
             )
-            let needs = try #require(overview.json["needsAction"] as? [String: Int])
+            let needs = try #require(overview.json["needsAction"].members?.compactMapValues(\.int))
             #expect(
                 Set(needs.keys) == [
                     "unappliedPayments", "deadLetters", "webhookBacklog", "overduePlayAcknowledgements", "bookingsNeedingRefund",
@@ -325,8 +325,8 @@ struct OperatorWorldTests {
             )
             // The €80 paid through the App Store for a booking cancelled in a storm is owed to alice.
             #expect(needs["owedToCustomers"] == 1 && needs.filter { $0.key != "owedToCustomers" }.values.allSatisfy { $0 == 0 }, "\(needs)")
-            let week = try #require(overview.json["bookingsNext7Days"] as? [[String: Any]])
-            #expect(week.contains { $0["resourceId"] as? String == "gozzo-5m" })
+            let week = try #require(overview.json["bookingsNext7Days"].array)
+            #expect(week.contains { $0["resourceId"].string == "gozzo-5m" })
             #expect(try await client.call(.get, "/api/admin/overview?interval=hour", auth: harness.adminKey).status == .badRequest)
             let long = try await client.call(
                 .get,
@@ -334,12 +334,12 @@ struct OperatorWorldTests {
                 auth: harness.adminKey
             )
             #expect(
-                long.status == .ok && (long.json["buckets"] as? [Any])?.count ?? 0 <= 401
-                    && (long.json["from"] as? String)?.hasPrefix("2024-11-") == true,
-                "a period longer than 400 days starts 400 days before its end: \(long.json["from"] ?? "")"
+                long.status == .ok && (long.json["buckets"].array)?.count ?? 0 <= 401
+                    && (long.json["from"].string)?.hasPrefix("2024-11-") == true,
+                "a period longer than 400 days starts 400 days before its end: \(long.json["from"])"
             )
             let empty = try await client.call(.get, "/api/admin/overview?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z", auth: harness.adminKey)
-            #expect(empty.status == .ok && (empty.json["buckets"] as? [Any])?.isEmpty == true, "from after to is an empty period")
+            #expect(empty.status == .ok && (empty.json["buckets"].array)?.isEmpty == true, "from after to is an empty period")
         }
     }
 }

@@ -55,16 +55,16 @@ struct SandboxOnProductionTests {
                     "/api/bookings",
                     auth: key,
                     user: user,
-                    json: ["resourceId": "session", "slot": iso(slot)]
+                    json: ["resourceId": "session", "slot": .string(iso(slot))]
                 )
                 #expect(booking.status == .created, "\(booking.json)")
-                let id = try #require(booking.booking?["id"] as? Int)
+                let id = try #require(booking.booking?["id"].int)
                 let reply = try await client.call(
                     .post,
                     "/api/verify-purchase",
                     auth: key,
                     user: user,
-                    json: ["bookingId": id, "productId": "gh_super_good_ticket_1", "jwsRepresentation": jws]
+                    json: ["bookingId": .int(id), "productId": "gh_super_good_ticket_1", "jwsRepresentation": .string(jws)]
                 )
                 return (reply, id)
             }
@@ -72,14 +72,14 @@ struct SandboxOnProductionTests {
             #expect(outsider.status == .unprocessableContent)
             #expect(outsider.errorCode == "sandbox_not_allowed")
             let stillPending = try await client.call(.get, "/api/bookings/\(outsiderBooking)", auth: key, user: "customer-7")
-            #expect(stillPending.booking?["status"] as? String == "pending_payment")
+            #expect(stillPending.booking?["status"].string == "pending_payment")
 
             let (tester, _) = try await bookAndPay("tester-1")
             #expect(tester.status == .ok, "\(tester.json)")
-            #expect(tester.booking?["environment"] as? String == "Sandbox")
-            #expect(tester.purchase?["environment"] as? String == "Sandbox")
-            #expect(tester.purchase?["priceMilliunits"] as? Int == 230_000)
-            #expect(tester.purchase?["currency"] as? String == "JPY")
+            #expect(tester.booking?["environment"].string == "Sandbox")
+            #expect(tester.purchase?["environment"].string == "Sandbox")
+            #expect(tester.purchase?["priceMilliunits"].int == 230_000)
+            #expect(tester.purchase?["currency"].string == "JPY")
         }
         try database.close()
     }

@@ -36,43 +36,43 @@ struct SeasonTests {
                 .post,
                 "/api/admin/resources/gozzo-5m/prices",
                 auth: harness.adminKey,
-                json: ["from": d10, "to": d12, "pricePerDayMinor": 9500]
+                json: ["from": .string(d10), "to": .string(d12), "pricePerDayMinor": 9500]
             )
             #expect(august.status == .created, "\(august.json)")
-            let rules = ((august.json["resource"] as? [String: Any])?["resource"] as? [String: Any])?["prices"] as? [[String: Any]]
-            #expect(rules?.count == 1 && rules?.first?["pricePerDayMinor"] as? Int == 9500, "\(august.json)")
+            let rules = august.json["resource"]["resource"]["prices"].array
+            #expect(rules?.count == 1 && rules?.first?["pricePerDayMinor"].int == 9500, "\(august.json)")
             let weekend = try await client.call(
                 .post,
                 "/api/admin/resources/gozzo-5m/prices",
                 auth: harness.adminKey,
-                json: ["from": d10, "to": d10, "weekdays": [Self.weekday(10, harness)], "pricePerDayMinor": 9900]
+                json: ["from": .string(d10), "to": .string(d10), "weekdays": [.string(Self.weekday(10, harness))], "pricePerDayMinor": 9900]
             )
             #expect(weekend.status == .created, "\(weekend.json)")
-            func rent(_ user: String, _ start: String, _ end: String) async throws -> [String: Any]? {
+            func rent(_ user: String, _ start: String, _ end: String) async throws -> JSON? {
                 try await client.call(
                     .post,
                     "/api/bookings",
                     auth: harness.serverKey,
                     user: user,
-                    json: ["resourceId": "gozzo-5m", "start": start, "end": end]
+                    json: ["resourceId": "gozzo-5m", "start": .string(start), "end": .string(end)]
                 )
                 .booking
             }
-            #expect(try await rent("a", d10, d11)?["price"] as? Int == 9900, "the later weekday rule wins on its day")
-            #expect(try await rent("b", d11, d12)?["price"] as? Int == 9500, "the season's day price")
+            #expect(try await rent("a", d10, d11)?["price"].int == 9900, "the later weekday rule wins on its day")
+            #expect(try await rent("b", d11, d12)?["price"].int == 9500, "the season's day price")
             let across = try await rent("c", d12, d14)
-            #expect(across?["price"] as? Int == 9500 + 8000, "one day in the season, one after it: \(String(describing: across))")
+            #expect(across?["price"].int == 9500 + 8000, "one day in the season, one after it: \(String(describing: across))")
             #expect(
-                across?["requiredProductId"] as? String == "it.seaboo.rental.premium",
+                across?["requiredProductId"].string == "it.seaboo.rental.premium",
                 "the product follows the bands: \(String(describing: across))"
             )
-            #expect(try await rent("d", Self.date(15, harness), Self.date(16, harness))?["price"] as? Int == 8000)
+            #expect(try await rent("d", Self.date(15, harness), Self.date(16, harness))?["price"].int == 8000)
 
             let seats = try await client.call(
                 .post,
                 "/api/admin/resources/sunset-cruise/prices",
                 auth: harness.adminKey,
-                json: ["from": d10, "to": d10, "pricePerSeatMinor": 5000]
+                json: ["from": .string(d10), "to": .string(d10), "pricePerSeatMinor": 5000]
             )
             #expect(seats.status == .created, "\(seats.json)")
             let cruise = try await client.call(
@@ -82,29 +82,29 @@ struct SeasonTests {
                 user: "e",
                 json: ["resourceId": "sunset-cruise", "slot": "\(d10)T17:30", "seats": 2]
             )
-            #expect(cruise.booking?["price"] as? Int == 10_000, "\(cruise.json)")
+            #expect(cruise.booking?["price"].int == 10_000, "\(cruise.json)")
 
             for (resource, body, words) in [
-                ("gozzo-5m", ["from": d10, "to": d10, "pricePerDayMinor": 60_000] as [String: Any], "price band"),
-                ("gozzo-5m", ["from": d12, "to": d10, "pricePerDayMinor": 9000], "before"),
-                ("gozzo-5m", ["from": d10, "to": d12, "weekdays": ["funday"], "pricePerDayMinor": 9000], "weekdays"),
-                ("gozzo-5m", ["from": d10, "to": d12, "pricePerSeatMinor": 9000], "pricePerDayMinor"),
-                ("gozzo-5m", ["from": "10/08/2026", "to": d12, "pricePerDayMinor": 9000], "not a date"),
+                ("gozzo-5m", ["from": .string(d10), "to": .string(d10), "pricePerDayMinor": 60_000] as JSON, "price band"),
+                ("gozzo-5m", ["from": .string(d12), "to": .string(d10), "pricePerDayMinor": 9000], "before"),
+                ("gozzo-5m", ["from": .string(d10), "to": .string(d12), "weekdays": ["funday"], "pricePerDayMinor": 9000], "weekdays"),
+                ("gozzo-5m", ["from": .string(d10), "to": .string(d12), "pricePerSeatMinor": 9000], "pricePerDayMinor"),
+                ("gozzo-5m", ["from": "10/08/2026", "to": .string(d12), "pricePerDayMinor": 9000], "not a date"),
             ] {
                 let refused = try await client.call(.post, "/api/admin/resources/\(resource)/prices", auth: harness.adminKey, json: body)
-                let message = (refused.json["error"] as? [String: Any])?["message"] as? String ?? ""
+                let message = refused.json["error"]["message"].string ?? ""
                 #expect(refused.status == .unprocessableContent && message.contains(words), "\(body): \(refused.json)")
             }
             let unknown = try await client.call(
                 .post,
                 "/api/admin/resources/ghost/prices",
                 auth: harness.adminKey,
-                json: ["from": d10, "to": d10, "pricePerDayMinor": 1]
+                json: ["from": .string(d10), "to": .string(d10), "pricePerDayMinor": 1]
             )
             #expect(unknown.status == .notFound && unknown.errorCode == "resource_not_found")
             let listed = try await client.call(.get, "/api/admin/resources", auth: harness.adminKey)
-            let gozzo = (listed.json["resources"] as? [[String: Any]])?.first { ($0["resource"] as? [String: Any])?["id"] as? String == "gozzo-5m" }
-            #expect(((gozzo?["resource"] as? [String: Any])?["prices"] as? [Any])?.count == 2, "refused rules are not kept")
+            let gozzo = (listed.json["resources"].array)?.first { $0["resource"]["id"].string == "gozzo-5m" }
+            #expect((gozzo?["resource"]["prices"].array)?.count == 2, "refused rules are not kept")
         }
     }
 
@@ -123,14 +123,14 @@ struct SeasonTests {
                 user: "sara",
                 json: ["resourceId": "sunset-cruise", "slot": "\(d5)T17:30", "seats": 2]
             )
-            let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
-            func move(_ body: [String: Any], user: String = "sara", booking: Int64? = nil) async throws -> Reply {
+            let id = try #require(made.booking?["id"].int64, "\(made.json)")
+            func move(_ body: JSON, user: String = "sara", booking: Int64? = nil) async throws -> Reply {
                 try await client.call(.post, "/api/bookings/\(booking ?? id)/move", auth: harness.serverKey, user: user, json: body)
             }
             let moved = try await move(["slot": "\(d6)T17:30"])
             #expect(moved.status == .ok, "\(moved.json)")
-            #expect((moved.booking?["localStart"] as? String)?.hasPrefix("\(d6)T17:30") == true, "\(moved.json)")
-            #expect(moved.booking?["seats"] as? Int == 2 && moved.booking?["status"] as? String == "pending_payment")
+            #expect((moved.booking?["localStart"].string)?.hasPrefix("\(d6)T17:30") == true, "\(moved.json)")
+            #expect(moved.booking?["seats"].int == 2 && moved.booking?["status"].string == "pending_payment")
             // The old slot is free again: ten seats can be booked there.
             let full = try await client.call(
                 .post,
@@ -147,7 +147,12 @@ struct SeasonTests {
             #expect(notOffered.errorCode == "slot_not_offered", "\(notOffered.json)")
             let tooFull = try await move(["slot": "\(d5)T17:30"])
             #expect(tooFull.status == .conflict && tooFull.errorCode == "slot_taken", "\(tooFull.json)")
-            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": d7, "to": d7, "reason": "storm"])
+            let closed = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: harness.adminKey,
+                json: ["from": .string(d7), "to": .string(d7), "reason": "storm"]
+            )
             #expect(closed.status == .created)
             let intoClosure = try await move(["slot": "\(d7)T17:30"])
             #expect(intoClosure.status == .conflict && intoClosure.errorCode == "resource_closed", "\(intoClosure.json)")
@@ -158,9 +163,9 @@ struct SeasonTests {
 
             // An operator moves it to day 8 (any booking, with the admin key).
             let byOperator = try await client.call(.post, "/api/admin/bookings/\(id)/move", auth: harness.adminKey, json: ["slot": "\(d8)T17:30"])
-            #expect(byOperator.status == .ok && (byOperator.booking?["localStart"] as? String)?.hasPrefix(d8) == true, "\(byOperator.json)")
+            #expect(byOperator.status == .ok && (byOperator.booking?["localStart"].string)?.hasPrefix(d8) == true, "\(byOperator.json)")
             let audit = try await client.call(.get, "/api/admin/audit?limit=50", auth: harness.adminKey)
-            let moves = (audit.json["items"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "booking.moved" }
+            let moves = (audit.json["items"].array ?? []).filter { $0["action"].string == "booking.moved" }
             #expect(moves.count == 2, "\(audit.json)")
 
             // An operator moves a rental to another boat sold by the same product (not to one of another band).
@@ -176,23 +181,24 @@ struct SeasonTests {
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "olga",
-                json: ["resourceId": "gozzo-5m", "start": Self.date(9, harness), "end": Self.date(10, harness)]
+                json: ["resourceId": "gozzo-5m", "start": .string(Self.date(9, harness)), "end": .string(Self.date(10, harness))]
             )
-            let boatId = try #require(boat.booking?["id"] as? Int64, "\(boat.json)")
+            let boatId = try #require(boat.booking?["id"].int64, "\(boat.json)")
             let toSister = try await client.call(
                 .post,
                 "/api/admin/bookings/\(boatId)/move",
                 auth: harness.adminKey,
-                json: ["resourceId": "gozzo-5m-b", "start": Self.date(9, harness), "end": Self.date(10, harness)]
+                json: ["resourceId": "gozzo-5m-b", "start": .string(Self.date(9, harness)), "end": .string(Self.date(10, harness))]
             )
-            #expect(toSister.status == .ok && toSister.booking?["resourceId"] as? String == "gozzo-5m-b", "\(toSister.json)")
+            #expect(toSister.status == .ok && toSister.booking?["resourceId"].string == "gozzo-5m-b", "\(toSister.json)")
             let paidBoat = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "olga",
                 json: [
-                    "bookingId": boatId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic"),
+                    "bookingId": .int(boatId), "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.basic")),
                 ]
             )
             #expect(paidBoat.status == .ok, "\(paidBoat.json)")
@@ -200,7 +206,7 @@ struct SeasonTests {
                 .post,
                 "/api/admin/bookings/\(boatId)/move",
                 auth: harness.adminKey,
-                json: ["resourceId": "rib-7m", "start": Self.date(9, harness), "end": Self.date(10, harness)]
+                json: ["resourceId": "rib-7m", "start": .string(Self.date(9, harness)), "end": .string(Self.date(10, harness))]
             )
             #expect(toRib.status == .unprocessableContent && toRib.errorCode == "invalid_field", "another product's boat: \(toRib.json)")
 
@@ -210,16 +216,17 @@ struct SeasonTests {
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "ivo",
-                json: ["resourceId": "gozzo-5m", "start": d5, "end": d6]
+                json: ["resourceId": "gozzo-5m", "start": .string(d5), "end": .string(d6)]
             )
-            let rentalId = try #require(rental.booking?["id"] as? Int64, "\(rental.json)")
+            let rentalId = try #require(rental.booking?["id"].int64, "\(rental.json)")
             let paid = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "ivo",
                 json: [
-                    "bookingId": rentalId, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic"),
+                    "bookingId": .int(rentalId), "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.basic")),
                 ]
             )
             #expect(paid.status == .ok, "\(paid.json)")
@@ -227,24 +234,24 @@ struct SeasonTests {
                 .post,
                 "/api/admin/resources/gozzo-5m/prices",
                 auth: harness.adminKey,
-                json: ["from": d8, "to": d8, "pricePerDayMinor": 9000]
+                json: ["from": .string(d8), "to": .string(d8), "pricePerDayMinor": 9000]
             )
             #expect(dearer.status == .created)
             // The dearer day waits for the difference: a booking of it holds the new day, paid like any booking.
-            let costsMore = try await move(["start": d8, "end": Self.date(9, harness)], user: "ivo", booking: rentalId)
+            let costsMore = try await move(["start": .string(d8), "end": .string(Self.date(9, harness))], user: "ivo", booking: rentalId)
             #expect(costsMore.status == .accepted, "\(costsMore.json)")
-            let difference = try #require(costsMore.json["difference"] as? [String: Any], "\(costsMore.json)")
-            #expect(difference["price"] as? Int == 1000 && difference["requiredProductId"] as? String == "it.seaboo.rental.basic", "\(difference)")
-            #expect((costsMore.booking?["localStart"] as? String)?.hasPrefix(d5) == true, "the booking stays until the difference is paid")
-            let differenceId = try #require(difference["id"] as? Int64)
-            let again = try await move(["start": d8, "end": Self.date(9, harness)], user: "ivo", booking: rentalId)
-            #expect((again.json["difference"] as? [String: Any])?["id"] as? Int64 == differenceId, "a repeat answers the same hold")
+            let difference = try #require(costsMore.json["difference"].object, "\(costsMore.json)")
+            #expect(difference["price"].int == 1000 && difference["requiredProductId"].string == "it.seaboo.rental.basic", "\(difference)")
+            #expect((costsMore.booking?["localStart"].string)?.hasPrefix(d5) == true, "the booking stays until the difference is paid")
+            let differenceId = try #require(difference["id"].int64)
+            let again = try await move(["start": .string(d8), "end": .string(Self.date(9, harness))], user: "ivo", booking: rentalId)
+            #expect(again.json["difference"]["id"].int64 == differenceId, "a repeat answers the same hold")
             let rivals = try await client.call(
                 .post,
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "rival",
-                json: ["resourceId": "gozzo-5m", "start": d8, "end": Self.date(9, harness)]
+                json: ["resourceId": "gozzo-5m", "start": .string(d8), "end": .string(Self.date(9, harness))]
             )
             #expect(rivals.status == .conflict, "the new day is held for ivo meanwhile: \(rivals.json)")
             let paidDifference = try await client.call(
@@ -253,35 +260,35 @@ struct SeasonTests {
                 auth: harness.serverKey,
                 user: "ivo",
                 json: [
-                    "bookingId": differenceId, "productId": "it.seaboo.rental.basic",
-                    "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000058001"),
+                    "bookingId": .int(differenceId), "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000058001")),
                 ]
             )
             #expect(paidDifference.status == .ok, "\(paidDifference.json)")
-            #expect(paidDifference.booking?["id"] as? Int64 == rentalId, "the answer shows the booking that moved: \(paidDifference.json)")
+            #expect(paidDifference.booking?["id"].int64 == rentalId, "the answer shows the booking that moved: \(paidDifference.json)")
             let movedRental = try await client.call(.get, "/api/bookings/\(rentalId)", auth: harness.serverKey, user: "ivo")
-            #expect((movedRental.booking?["localStart"] as? String)?.hasPrefix(d8) == true, "\(movedRental.json)")
-            #expect(movedRental.booking?["price"] as? Int == 9000 && movedRental.booking?["status"] as? String == "confirmed", "\(movedRental.json)")
+            #expect((movedRental.booking?["localStart"].string)?.hasPrefix(d8) == true, "\(movedRental.json)")
+            #expect(movedRental.booking?["price"].int == 9000 && movedRental.booking?["status"].string == "confirmed", "\(movedRental.json)")
             #expect(try await client.call(.get, "/api/bookings/\(differenceId)", auth: harness.serverKey, user: "ivo").status == .notFound)
             let purchases = try await client.call(.get, "/api/admin/purchases?userId=ivo", auth: harness.adminKey)
-            let owners = (purchases.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
+            let owners = (purchases.json["items"].array ?? []).compactMap { $0["bookingId"].int64 }
             #expect(owners == [rentalId, rentalId], "both payments are the booking's now: \(purchases.json)")
             let freed = try await client.call(
                 .post,
                 "/api/bookings",
                 auth: harness.serverKey,
                 user: "rival",
-                json: ["resourceId": "gozzo-5m", "start": d5, "end": d6]
+                json: ["resourceId": "gozzo-5m", "start": .string(d5), "end": .string(d6)]
             )
             #expect(freed.status == .created, "the old day is free: \(freed.json)")
 
-            let cheaper = try await move(["start": d6, "end": d7], user: "ivo", booking: rentalId)
-            #expect(cheaper.status == .ok && cheaper.booking?["status"] as? String == "confirmed", "stays paid: \(cheaper.json)")
-            #expect(cheaper.booking?["price"] as? Int == 9000, "what was paid stays: \(cheaper.json)")
+            let cheaper = try await move(["start": .string(d6), "end": .string(d7)], user: "ivo", booking: rentalId)
+            #expect(cheaper.status == .ok && cheaper.booking?["status"].string == "confirmed", "stays paid: \(cheaper.json)")
+            #expect(cheaper.booking?["price"].int == 9000, "what was paid stays: \(cheaper.json)")
             // 12 hours before the rental's first day begins in Rome.
             let rentalStart = Harness.local(6, hour: 0, from: harness.clock.now())
             harness.clock.advance(rentalStart.timeIntervalSince(harness.clock.now()) - 12 * 3600)
-            let late = try await move(["start": d8, "end": Self.date(9, harness)], user: "ivo", booking: rentalId)
+            let late = try await move(["start": .string(d8), "end": .string(Self.date(9, harness))], user: "ivo", booking: rentalId)
             #expect(late.status == .conflict && late.errorCode == "change_not_allowed", "\(late.json)")
         }
     }
@@ -292,64 +299,65 @@ struct SeasonTests {
     func cancellation() async throws {
         try await CardPaymentTests.withCardRail { harness, standIn, client in
             let day = Self.date(4, harness), next = Self.date(5, harness)
-            func book(_ user: String, _ body: [String: Any]) async throws -> Int64 {
+            func book(_ user: String, _ body: JSON) async throws -> Int64 {
                 let made = try await client.call(.post, "/api/bookings", auth: harness.serverKey, user: user, json: body)
-                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                return try #require(made.booking?["id"].int64, "\(made.json)")
             }
             let byCard = try await book("carla", ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1])
             let intent = try #require(
-                try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"] as? String
+                try await CardPaymentTests.pay(client, harness, user: "carla", booking: byCard).json["paymentIntentId"].string
             )
             _ = try await standIn.succeed(intent)
-            #expect(try await CardPaymentTests.booking(client, harness, user: "carla", byCard)["status"] as? String == "confirmed")
-            let byApple = try await book("ivo", ["resourceId": "gozzo-5m", "start": next, "end": Self.date(6, harness)])
+            #expect(try await CardPaymentTests.booking(client, harness, user: "carla", byCard)["status"].string == "confirmed")
+            let byApple = try await book("ivo", ["resourceId": "gozzo-5m", "start": .string(next), "end": .string(Self.date(6, harness))])
             let verified = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "ivo",
                 json: [
-                    "bookingId": byApple, "productId": "it.seaboo.rental.basic", "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic"),
+                    "bookingId": .int(byApple), "productId": "it.seaboo.rental.basic",
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.basic")),
                 ]
             )
             #expect(verified.status == .ok, "\(verified.json)")
             let unpaid = try await book("ugo", ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1])
 
-            func quote(_ user: String, _ id: Int64) async throws -> [String: Any] {
+            func quote(_ user: String, _ id: Int64) async throws -> JSON {
                 try await client.call(.get, "/api/bookings/\(id)/cancellation", auth: harness.serverKey, user: user).json
             }
             let early = try await quote("carla", byCard)
-            #expect(early["refundPercent"] as? Int == 100 && early["refundMinor"] as? Int == 4500 && early["rail"] as? String == "card", "\(early)")
+            #expect(early["refundPercent"].int == 100 && early["refundMinor"].int == 4500 && early["rail"].string == "card", "\(early)")
             // 30 hours before the 17:30 slot in Rome.
             let slot = Harness.local(4, hour: 17, minute: 30, from: harness.clock.now())
             harness.clock.advance(slot.timeIntervalSince(harness.clock.now()) - 30 * 3600)
             let late = try await quote("carla", byCard)
-            #expect(late["refundPercent"] as? Int == 50 && late["refundMinor"] as? Int == 2250 && late["allowed"] as? Bool == true, "\(late)")
-            #expect((late["message"] as? String)?.contains("card") == true, "\(late)")
+            #expect(late["refundPercent"].int == 50 && late["refundMinor"].int == 2250 && late["allowed"].bool == true, "\(late)")
+            #expect((late["message"].string)?.contains("card") == true, "\(late)")
 
             let cancelled = try await client.call(.post, "/api/bookings/\(byCard)/cancel", auth: harness.serverKey, user: "carla")
             #expect(cancelled.status == .ok, "\(cancelled.json)")
-            #expect(cancelled.booking?["status"] as? String == "cancelled")
-            #expect((cancelled.json["refund"] as? [String: Any])?["amountMinor"] as? Int == 2250, "\(cancelled.json)")
+            #expect(cancelled.booking?["status"].string == "cancelled")
+            #expect(cancelled.json["refund"]["amountMinor"].int == 2250, "\(cancelled.json)")
             #expect(standIn.refunds.map(\.amount) == [2250], "one partial refund at Stripe")
             let again = try await client.call(.post, "/api/bookings/\(byCard)/cancel", auth: harness.serverKey, user: "carla")
             #expect(again.status == .conflict && again.errorCode == "invalid_transition", "\(again.json)")
             #expect(standIn.refunds.count == 1)
 
             let appleQuote = try await quote("ivo", byApple)
-            #expect(appleQuote["rail"] as? String == "app_store" && appleQuote["refundPercent"] as? Int == 50, "\(appleQuote)")
+            #expect(appleQuote["rail"].string == "app_store" && appleQuote["refundPercent"].int == 50, "\(appleQuote)")
             let appleCancelled = try await client.call(.post, "/api/bookings/\(byApple)/cancel", auth: harness.serverKey, user: "ivo")
             #expect(appleCancelled.status == .ok && appleCancelled.json["refund"] == nil, "\(appleCancelled.json)")
-            let words = (appleCancelled.json["cancellation"] as? [String: Any])?["message"] as? String ?? ""
+            let words = appleCancelled.json["cancellation"]["message"].string ?? ""
             #expect(words.contains("Apple"), "the app's words say who refunds: \(words)")
 
             let free = try await client.call(.post, "/api/bookings/\(unpaid)/cancel", auth: harness.serverKey, user: "ugo")
-            #expect(free.status == .ok && (free.json["cancellation"] as? [String: Any])?["paidMinor"] as? Int == 0, "\(free.json)")
+            #expect(free.status == .ok && free.json["cancellation"]["paidMinor"].int == 0, "\(free.json)")
             let stranger = try await client.call(.get, "/api/bookings/\(unpaid)/cancellation", auth: harness.serverKey, user: "mallory")
             #expect(stranger.status == .notFound)
 
             let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
-            let owedIds = (owed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
+            let owedIds = (owed.json["items"].array ?? []).compactMap { $0["bookingId"].int64 }
             #expect(owedIds.contains(byApple) && !owedIds.contains(byCard) && !owedIds.contains(unpaid), "\(owed.json)")
             // policy_kept is Berth's own record of a late cancel, not an operator's answer.
             let kept = try await client.call(.post, "/api/admin/owed/\(byApple)/resolve", auth: harness.adminKey, json: ["how": "policy_kept"])
@@ -358,7 +366,7 @@ struct SeasonTests {
             // Once the trip begins, the customer asks the operator.
             let started = try await book("zeno", ["resourceId": "sunset-cruise", "slot": "\(next)T17:30", "seats": 1])
             let zenoIntent = try #require(
-                try await CardPaymentTests.pay(client, harness, user: "zeno", booking: started).json["paymentIntentId"] as? String
+                try await CardPaymentTests.pay(client, harness, user: "zeno", booking: started).json["paymentIntentId"].string
             )
             _ = try await standIn.succeed(zenoIntent)
             let zenoSlot = Harness.local(5, hour: 17, minute: 30, from: harness.clock.now())
@@ -379,7 +387,7 @@ struct SeasonTests {
                 .post,
                 "/api/admin/resources/sunset-cruise/prices",
                 auth: harness.adminKey,
-                json: ["from": d11, "to": d12, "pricePerSeatMinor": 5000]
+                json: ["from": .string(d11), "to": .string(d12), "pricePerSeatMinor": 5000]
             )
             #expect(august.status == .created)
             /// A seat on `day` paid by card, moved to `to` with its difference paid by card: the booking's id.
@@ -391,9 +399,9 @@ struct SeasonTests {
                     user: user,
                     json: ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
                 )
-                let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                let id = try #require(made.booking?["id"].int64, "\(made.json)")
                 _ = try await standIn.succeed(
-                    try #require(try await CardPaymentTests.pay(client, harness, user: user, booking: id).json["paymentIntentId"] as? String)
+                    try #require(try await CardPaymentTests.pay(client, harness, user: user, booking: id).json["paymentIntentId"].string)
                 )
                 let moved = try await client.call(
                     .post,
@@ -403,17 +411,17 @@ struct SeasonTests {
                     json: ["slot": "\(to)T17:30"]
                 )
                 #expect(moved.status == .accepted, "\(moved.json)")
-                let difference = try #require((moved.json["difference"] as? [String: Any])?["id"] as? Int64, "\(moved.json)")
+                let difference = try #require(moved.json["difference"]["id"].int64, "\(moved.json)")
                 let intent = try await CardPaymentTests.pay(client, harness, user: user, booking: difference).json
-                #expect(intent["amount"] as? Int == 500, "the card pays the difference only: \(intent)")
-                _ = try await standIn.succeed(try #require(intent["paymentIntentId"] as? String))
+                #expect(intent["amount"].int == 500, "the card pays the difference only: \(intent)")
+                _ = try await standIn.succeed(try #require(intent["paymentIntentId"].string))
                 let after = try await CardPaymentTests.booking(client, harness, user: user, id)
-                #expect((after["localStart"] as? String)?.hasPrefix("\(to)T17:30") == true && after["price"] as? Int == 5000, "\(after)")
+                #expect((after["localStart"].string)?.hasPrefix("\(to)T17:30") == true && after["price"].int == 5000, "\(after)")
                 return id
             }
             let early = try await paidAndMoved("eva", on: d10, to: d11)
             let cancelled = try await client.call(.post, "/api/bookings/\(early)/cancel", auth: harness.serverKey, user: "eva")
-            #expect(cancelled.status == .ok && (cancelled.json["refund"] as? [String: Any])?["amountMinor"] as? Int == 5000, "\(cancelled.json)")
+            #expect(cancelled.status == .ok && cancelled.json["refund"]["amountMinor"].int == 5000, "\(cancelled.json)")
             #expect(standIn.refunds.map(\.amount).sorted() == [500, 4500], "each payment refunded once")
 
             let stormed = try await paidAndMoved("teo", on: d10, to: d12)
@@ -421,14 +429,14 @@ struct SeasonTests {
                 .post,
                 "/api/admin/closures",
                 auth: harness.adminKey,
-                json: ["from": d12, "to": d12, "reason": "storm"]
+                json: ["from": .string(d12), "to": .string(d12), "reason": "storm"]
             )
-            let closure = try #require(closed.json["id"] as? Int)
+            let closure = try #require(closed.json["id"].int)
             let resolved = try await client.call(.post, "/api/admin/closures/\(closure)/resolve", auth: harness.adminKey, json: ["action": "cancel"])
-            #expect((resolved.json["results"] as? [[String: Any]])?.map { $0["outcome"] as? String } == ["refunded"], "\(resolved.json)")
+            #expect((resolved.json["results"].array)?.map { $0["outcome"].string } == ["refunded"], "\(resolved.json)")
             #expect(standIn.refunds.map(\.amount).sorted() == [500, 500, 4500, 4500], "both of teo's payments refunded")
             let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
-            let owedIds = (owed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["bookingId"] as? Int64 }
+            let owedIds = (owed.json["items"].array ?? []).compactMap { $0["bookingId"].int64 }
             #expect(!owedIds.contains(early) && !owedIds.contains(stormed), "nothing left owed: \(owed.json)")
         }
     }
@@ -447,7 +455,7 @@ struct SeasonTests {
                 .post,
                 "/api/admin/resources/sunset-cruise/prices",
                 auth: harness.adminKey,
-                json: ["from": d11, "to": d11, "pricePerSeatMinor": 4000]
+                json: ["from": .string(d11), "to": .string(d11), "pricePerSeatMinor": 4000]
             )
             #expect(low.status == .created)
             let made = try await client.call(
@@ -457,17 +465,17 @@ struct SeasonTests {
                 user: "pia",
                 json: ["resourceId": "sunset-cruise", "slot": "\(d10)T17:30", "seats": 2]
             )
-            let id = try #require(made.booking?["id"] as? Int64, "\(made.json)")
+            let id = try #require(made.booking?["id"].int64, "\(made.json)")
             _ = try await standIn.succeed(
-                try #require(try await CardPaymentTests.pay(client, harness, user: "pia", booking: id).json["paymentIntentId"] as? String)
+                try #require(try await CardPaymentTests.pay(client, harness, user: "pia", booking: id).json["paymentIntentId"].string)
             )
             let moved = try await client.call(.post, "/api/bookings/\(id)/move", auth: harness.serverKey, user: "pia", json: ["slot": "\(d11)T17:30"])
-            #expect(moved.status == .ok && moved.booking?["price"] as? Int == 8000, "\(moved.json)")
+            #expect(moved.status == .ok && moved.booking?["price"].int == 8000, "\(moved.json)")
             #expect(standIn.refunds.map(\.amount) == [1000], "2 seats × 5.00 back, once")
             let again = try await client.call(.post, "/api/bookings/\(id)/move", auth: harness.serverKey, user: "pia", json: ["slot": "\(d11)T17:30"])
             #expect(again.status == .ok && standIn.refunds.count == 1, "a repeat refunds nothing")
             let owed = try await client.call(.get, "/api/admin/owed", auth: harness.adminKey)
-            #expect((owed.json["items"] as? [[String: Any]] ?? []).isEmpty, "nothing owed: \(owed.json)")
+            #expect((owed.json["items"].array ?? []).isEmpty, "nothing owed: \(owed.json)")
         }
     }
 
@@ -488,7 +496,7 @@ struct SeasonTests {
                     user: user,
                     json: ["resourceId": "sunset-cruise", "slot": "\(day)T17:30", "seats": 1]
                 )
-                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                return try #require(made.booking?["id"].int64, "\(made.json)")
             }
             let moving = try await book("mia", d5), leaving = try await book("leo", d5), stormed = try await book("ugo", d7)
             #expect(
@@ -496,29 +504,34 @@ struct SeasonTests {
                     .status == .ok
             )
             #expect(try await client.call(.post, "/api/bookings/\(leaving)/cancel", auth: harness.serverKey, user: "leo").status == .ok)
-            let closed = try await client.call(.post, "/api/admin/closures", auth: harness.adminKey, json: ["from": d7, "to": d7, "reason": "storm"])
-            let id = try #require(closed.json["id"] as? Int)
+            let closed = try await client.call(
+                .post,
+                "/api/admin/closures",
+                auth: harness.adminKey,
+                json: ["from": .string(d7), "to": .string(d7), "reason": "storm"]
+            )
+            let id = try #require(closed.json["id"].int)
             #expect(
                 try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "cancel"]).status == .ok
             )
 
-            var events: [String: [String: Any]] = [:]
+            var events: [String: JSON] = [:]
             for row in try await harness.rows("SELECT event_type, payload FROM webhook_outbox ORDER BY sequence") {
                 guard let type = row["event_type"] ?? nil, let payload = row["payload"] ?? nil,
-                    let body = try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
-                    let data = body["data"] as? [String: Any], let booking = data["bookingId"] as? String
+                    let body = try JSON.parse(Data(payload.utf8)).object,
+                    let data = body["data"].object, let booking = data["bookingId"].string
                 else { continue }
                 events["\(type) \(booking)"] = data
             }
             let moved = try #require(events["booking.moved \(moving)"], "\(events.keys.sorted())")
             #expect(
-                (moved["localStart"] as? String)?.hasPrefix("\(d6)T17:30") == true
-                    && (moved["previousLocalStart"] as? String)?.hasPrefix("\(d5)T17:30") == true,
+                (moved["localStart"].string)?.hasPrefix("\(d6)T17:30") == true
+                    && (moved["previousLocalStart"].string)?.hasPrefix("\(d5)T17:30") == true,
                 "\(moved)"
             )
-            #expect(moved["previousResourceId"] as? String == "sunset-cruise")
-            #expect(events["booking.cancelled \(leaving)"]?["reason"] as? String == "customer", "\(events.keys.sorted())")
-            #expect(events["booking.cancelled \(stormed)"]?["reason"] as? String == "closure", "\(events.keys.sorted())")
+            #expect(moved["previousResourceId"].string == "sunset-cruise")
+            #expect(events["booking.cancelled \(leaving)"]?["reason"].string == "customer", "\(events.keys.sorted())")
+            #expect(events["booking.cancelled \(stormed)"]?["reason"].string == "closure", "\(events.keys.sorted())")
         }
     }
 
@@ -536,9 +549,9 @@ struct SeasonTests {
                     "/api/bookings",
                     auth: harness.serverKey,
                     user: user,
-                    json: ["resourceId": "sunset-cruise", "slot": slot, "seats": seats]
+                    json: ["resourceId": "sunset-cruise", "slot": .string(slot), "seats": .int(seats)]
                 )
-                return try #require(made.booking?["id"] as? Int64, "\(made.json)")
+                return try #require(made.booking?["id"].int64, "\(made.json)")
             }
             let ada = try await book("ada", "\(d6)T17:30", seats: 2)
             let ben = try await book("ben", "\(d6)T17:30", seats: 2)
@@ -548,26 +561,28 @@ struct SeasonTests {
                 .post,
                 "/api/admin/closures",
                 auth: harness.adminKey,
-                json: ["resourceId": "sunset-cruise", "from": d6, "to": d6, "reason": "storm"]
+                json: ["resourceId": "sunset-cruise", "from": .string(d6), "to": .string(d6), "reason": "storm"]
             )
-            let id = try #require(closed.json["id"] as? Int, "\(closed.json)")
+            let id = try #require(closed.json["id"].int, "\(closed.json)")
             let notInside = try await client.call(
                 .post,
                 "/api/admin/closures/\(id)/resolve",
                 auth: harness.adminKey,
-                json: ["action": "move", "moves": [["bookingId": outside, "slot": "\(d7)T17:30"]]]
+                json: ["action": "move", "moves": [["bookingId": .int(outside), "slot": "\(d7)T17:30"]]]
             )
             #expect(notInside.status == .badRequest, "\(notInside.json)")
             let resolved = try await client.call(
                 .post,
                 "/api/admin/closures/\(id)/resolve",
                 auth: harness.adminKey,
-                json: ["action": "move", "moves": [["bookingId": ada, "slot": "\(d7)T17:30"], ["bookingId": ben, "slot": "\(d7)T17:30"]]]
+                json: [
+                    "action": "move", "moves": [["bookingId": .int(ada), "slot": "\(d7)T17:30"], ["bookingId": .int(ben), "slot": "\(d7)T17:30"]],
+                ]
             )
             #expect(resolved.status == .ok, "\(resolved.json)")
-            let outcomes = (resolved.json["results"] as? [[String: Any]] ?? []).map { $0["outcome"] as? String }
+            let outcomes = (resolved.json["results"].array ?? []).map { $0["outcome"].string }
             #expect(outcomes == ["moved", "failed"], "ada takes the last two seats, ben's move fails alone: \(resolved.json)")
-            let message = (resolved.json["results"] as? [[String: Any]])?.last?["message"] as? String ?? ""
+            let message = (resolved.json["results"].array)?.last?["message"].string ?? ""
             #expect(message.hasPrefix("slot_taken"), "\(message)")
             let empty = try await client.call(.post, "/api/admin/closures/\(id)/resolve", auth: harness.adminKey, json: ["action": "move"])
             #expect(empty.status == .badRequest && empty.errorCode == "missing_field", "\(empty.json)")

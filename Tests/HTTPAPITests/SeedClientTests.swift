@@ -26,14 +26,14 @@ struct SeedClientTests {
                 .post,
                 "/api/bookings",
                 auth: token,
-                json: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 2]
+                json: ["resourceId": "sunset-cruise", "slot": .string(iso(slot)), "seats": 2]
             )
             #expect(created.status == .created, "\(created.json)")
-            let booking = try #require(created.json["booking"] as? [String: Any])
-            let product = try #require(booking["requiredProductId"] as? String)
+            let booking = try #require(created.json["booking"].object)
+            let product = try #require(booking["requiredProductId"].string)
             #expect(product == "it.seaboo.experience.sunset")
-            #expect(booking["requiredQuantity"] as? Int == 2 && booking["remainingQuantity"] as? Int == 2)
-            let bookingId = try #require(booking["id"] as? Int64)
+            #expect(booking["requiredQuantity"].int == 2 && booking["remainingQuantity"].int == 2)
+            let bookingId = try #require(booking["id"].int64)
 
             func pay(_ transactionId: String) async throws -> Reply {
                 let receipt = try harness.receipt(product, transactionId: transactionId)
@@ -41,24 +41,27 @@ struct SeedClientTests {
                     .post,
                     "/api/verify-purchase",
                     auth: token,
-                    json: ["bookingId": bookingId, "productId": product, "transactionId": transactionId, "receipt": receipt]
+                    json: [
+                        "bookingId": .int(bookingId), "productId": .string(product), "transactionId": .string(transactionId),
+                        "receipt": .string(receipt),
+                    ]
                 )
             }
             let first = try await pay("2000000000009001")
             // Applied, not complete: the app's `if (result.success) alert('Pagamento completato!')` must stay silent,
             // and it is told to finish the transaction and buy one more unit.
             #expect(first.status == .accepted, "\(first.json)")
-            #expect(first.json["success"] as? Bool == false && first.json["finishTransaction"] as? Bool == true)
-            #expect(first.errorCode == "booking_partly_paid" && first.json["remainingQuantity"] as? Int == 1)
-            #expect(first.booking?["status"] as? String == "pending_payment")
-            #expect(first.booking?["remainingQuantity"] as? Int == 1, "the app buys one more unit")
+            #expect(first.json["success"].bool == false && first.json["finishTransaction"].bool == true)
+            #expect(first.errorCode == "booking_partly_paid" && first.json["remainingQuantity"].int == 1)
+            #expect(first.booking?["status"].string == "pending_payment")
+            #expect(first.booking?["remainingQuantity"].int == 1, "the app buys one more unit")
             // The plugin retries the same call: nothing more is counted.
             let retried = try await pay("2000000000009001")
-            #expect(retried.status == .accepted && retried.booking?["paidQuantity"] as? Int == 1)
+            #expect(retried.status == .accepted && retried.booking?["paidQuantity"].int == 1)
             let second = try await pay("2000000000009002")
             #expect(second.status == .ok, "\(second.json)")
-            #expect(second.booking?["status"] as? String == "confirmed")
-            #expect(second.booking?["remainingQuantity"] as? Int == 0)
+            #expect(second.booking?["status"].string == "confirmed")
+            #expect(second.booking?["remainingQuantity"].int == 0)
             #expect(try await harness.count("purchases") == 2)
             // A third unit for a booking already paid is money too: kept for a refund, not lost.
             let third = try await pay("2000000000009003")
@@ -73,11 +76,11 @@ struct SeedClientTests {
             var refunded = TransactionPayload.testPurchase(bundleId: "it.seaboo.app", productId: product, transactionId: "2000000000009001")
             refunded.revocationDate = AppleTimestamp(harness.clock.now())
             let notification = try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: refunded)
-            let ack = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": notification])
-            #expect(ack.json["outcome"] as? String == "part_refunded", "\(ack.json)")
+            let ack = try await client.call(.post, "/api/apple/notifications/seaboo-test", auth: nil, json: ["signedPayload": .string(notification)])
+            #expect(ack.json["outcome"].string == "part_refunded", "\(ack.json)")
             let after = try await client.call(.get, "/api/bookings/\(bookingId)", auth: token)
-            #expect(after.booking?["status"] as? String == "payment_needs_refund", "\(after.json)")
-            #expect(after.booking?["paidQuantity"] as? Int == 1)
+            #expect(after.booking?["status"].string == "payment_needs_refund", "\(after.json)")
+            #expect(after.booking?["paidQuantity"].int == 1)
         }
     }
 
@@ -91,22 +94,22 @@ struct SeedClientTests {
         let key = try await harness.apiKey("ftchinese", .client)
         try await harness.app().test(.router) { client in
             for base in ["/api/sandbox", "/api/v1"] {
-                let missing = try await client.call(.post, "\(base)/apple/verify-receipt", auth: key, json: [:] as [String: Any])
+                let missing = try await client.call(.post, "\(base)/apple/verify-receipt", auth: key, json: [:] as JSON)
                 #expect(missing.status == .unprocessableContent, "\(base): \(missing.json)")
-                #expect(missing.json["message"] as? String == "Missing required field")
-                #expect((missing.json["error"] as? [String: Any])?["field"] as? String == "receiptData")
+                #expect(missing.json["message"].string == "Missing required field")
+                #expect(missing.json["error"]["field"].string == "receiptData")
                 #expect(missing.json["success"] == nil, "FT Chinese's shape, not Berth's")
                 let list = try await client.call(.get, "\(base)/apple/subs", auth: key)
-                #expect((list.json["error"] as? [String: Any])?["field"] as? String == "X-Ftc-Id", "\(list.json)")
+                #expect(list.json["error"]["field"].string == "X-Ftc-Id", "\(list.json)")
             }
             let unknown = try await client.call(.get, "/nope/apple/subs/1000000000000001", auth: key)
             #expect(unknown.status == .notFound)
-            #expect(unknown.json["message"] is String && unknown.json["success"] == nil, "\(unknown.json)")
+            #expect(unknown.json["message"].string != nil && unknown.json["success"] == nil, "\(unknown.json)")
             // Berth's own routes are untouched.
             let products = try await client.call(.get, "/api/products?tenant=aistylist-test", auth: nil)
             #expect(products.status == .ok)
             let own = try await client.call(.get, "/api/nothing-here", auth: key)
-            #expect(own.status == .notFound && own.json["success"] as? Bool == false)
+            #expect(own.status == .notFound && own.json["success"].bool == false)
         }
         // Every /api/<segment> route of Berth's is in the list prefixes may not take.
         let ftcBases: Set<Substring> = ["sandbox", "v1"]  // the shipped ftchinese tenant's prefixes
@@ -145,18 +148,19 @@ struct SeedClientTests {
                 "/api/verify-receipt",
                 auth: key,
                 json: [
-                    "receipt_data": receipt, "user_id": "uid-A", "bundle_id": SubscriptionsTests.brainBundle, "app_version": "1.0 (7)",
+                    "receipt_data": .string(receipt), "user_id": "uid-A", "bundle_id": .string(SubscriptionsTests.brainBundle),
+                    "app_version": "1.0 (7)",
                     "device_info": ["model": "iPhone15,3", "osVersion": "iOS 18.0", "locale": "en_US"],
                 ]
             )
             #expect(reply.status == .ok, "\(reply.json)")
-            #expect(reply.json["success"] as? Bool == true && reply.json["isPremium"] as? Bool == true)
-            #expect(reply.json["productId"] as? String == SubscriptionsTests.yearly)
+            #expect(reply.json["success"].bool == true && reply.json["isPremium"].bool == true)
+            #expect(reply.json["productId"].string == SubscriptionsTests.yearly)
             // The subscription is now uid-A's: the snake_case user_id was read.
-            let other = try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receipt_data": receipt, "user_id": "uid-B"])
+            let other = try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receipt_data": .string(receipt), "user_id": "uid-B"])
             #expect(other.status == .conflict, "\(other.json)")
-            let none = try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receipt": receipt])
-            #expect(none.status == .badRequest && none.json["success"] as? Bool == false, "\(none.json)")
+            let none = try await client.call(.post, "/api/verify-receipt", auth: key, json: ["receipt": .string(receipt)])
+            #expect(none.status == .badRequest && none.json["success"].bool == false, "\(none.json)")
         }
     }
 }

@@ -33,13 +33,13 @@ struct SignedAnswerTests {
         auth: String?,
         user: String? = nil,
         nonce: String? = nil,
-        json: Any? = nil
+        json: JSON? = nil
     ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let auth { headers[.authorization] = "Bearer \(auth)" }
         if let user { headers[HTTPField.Name("X-User-Id")!] = user }
         if let nonce { headers[HTTPField.Name("X-Berth-Nonce")!] = nonce }
-        let body = try json.map { ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: $0)) }
+        let body = try json.map { ByteBuffer(bytes: try $0.data()) }
         return try await client.execute(uri: uri, method: method, headers: headers, body: body) { response in
             Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
         }
@@ -95,21 +95,21 @@ struct SignedAnswerTests {
         try await harness.app().test(.router) { http in
             let published = try await Self.call(http, .get, "/api/answer-signing/\(Self.tenant)", auth: nil)
             #expect(published.status == .ok)
-            let spki = try #require(published.json["publicKeySPKI"] as? String)
+            let spki = try #require(published.json["publicKeySPKI"].string)
             #expect(spki == key.publicKey.derRepresentation.base64EncodedString())
             #expect(
-                published.json["keyId"] as? String == Self.keyId && published.json["algorithm"] as? String == "ES256"
-                    && published.json["format"] as? String == "berth-answer-v1"
+                published.json["keyId"].string == Self.keyId && published.json["algorithm"].string == "ES256"
+                    && published.json["format"].string == "berth-answer-v1"
             )
-            let jwk = try #require(published.json["jwk"] as? [String: Any])
+            let jwk = try #require(published.json["jwk"].object)
             let point = key.publicKey.x963Representation
-            #expect(jwk["x"] as? String == Self.base64URL(point.dropFirst().prefix(32)) && jwk["y"] as? String == Self.base64URL(point.dropFirst(33)))
-            #expect(jwk["kty"] as? String == "EC" && jwk["crv"] as? String == "P-256" && jwk["kid"] as? String == Self.keyId)
+            #expect(jwk["x"].string == Self.base64URL(point.dropFirst().prefix(32)) && jwk["y"].string == Self.base64URL(point.dropFirst(33)))
+            #expect(jwk["kty"].string == "EC" && jwk["crv"].string == "P-256" && jwk["kid"].string == Self.keyId)
             let pinned = try P256.Signing.PublicKey(derRepresentation: try #require(Data(base64Encoded: spki)))
 
             let nonce = UUID().uuidString
             let reply = try await Self.call(http, .get, "/api/entitlements", auth: client, user: "ana", nonce: nonce)
-            #expect(reply.status == .ok && reply.json["isPremium"] as? Bool == false)
+            #expect(reply.status == .ok && reply.json["isPremium"].bool == false)
             #expect(Self.header(reply, "X-Berth-Nonce") == nonce)
             #expect(Self.header(reply, "X-Berth-Signed-At") == String(Int64((harness.clock.now().timeIntervalSince1970 * 1000).rounded(.down))))
             #expect(Self.verifies(reply, key: pinned, nonce: nonce, user: "ana", method: "GET", path: "/api/entitlements"))
@@ -168,7 +168,7 @@ struct SignedAnswerTests {
                 auth: client,
                 user: "ana",
                 nonce: "n-000001",
-                json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+                json: ["productId": .string(CreditsTests.starter), "jwsRepresentation": .string(jws)]
             )
             #expect(bought.status == .ok, "\(bought.json)")
             #expect(Self.verifies(bought, key: pinned, nonce: "n-000001", user: "ana", method: "POST", path: "/api/verify-purchase"))
@@ -179,7 +179,7 @@ struct SignedAnswerTests {
                 auth: client,
                 user: "bo",
                 nonce: "n-000002",
-                json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+                json: ["productId": .string(CreditsTests.starter), "jwsRepresentation": .string(jws)]
             )
             #expect(replay.status == .conflict && replay.errorCode == "transaction_already_used")
             #expect(
@@ -214,7 +214,7 @@ struct SignedAnswerTests {
                 nonce: "n-000005",
                 json: CordovaValidatorTests.sk2Body(jws: second, product: CreditsTests.starter, user: "cy")
             )
-            #expect(validated.status == .ok && validated.json["ok"] as? Bool == true, "\(validated.json)")
+            #expect(validated.status == .ok && validated.json["ok"].bool == true, "\(validated.json)")
             #expect(Self.verifies(validated, key: pinned, nonce: "n-000005", user: "cy", method: "POST", path: path))
             #expect(Self.header(validated, "X-Berth-Answer-User") == nil, "the handler's note to the signer is not sent")
             // The plugin's refusal shape (HTTP 200, ok: false) is signed like any answer, about the plugin's user too.
@@ -226,10 +226,10 @@ struct SignedAnswerTests {
                 nonce: "n-000006",
                 json: CordovaValidatorTests.sk2Body(jws: second, product: CreditsTests.starter, user: "dee")
             )
-            #expect(refused.status == .ok && refused.json["ok"] as? Bool == false, "\(refused.json)")
+            #expect(refused.status == .ok && refused.json["ok"].bool == false, "\(refused.json)")
             #expect(Self.verifies(refused, key: pinned, nonce: "n-000006", user: "dee", method: "POST", path: path))
             #expect(
-                (refused.json["error"] as? [String: Any])?["code"] as? String == "transaction_already_used",
+                refused.json["error"]["code"].string == "transaction_already_used",
                 "the refusal itself is unchanged: \(refused.json)"
             )
 
@@ -253,8 +253,8 @@ struct SignedAnswerTests {
                 #expect(settings.keyId == keyId && settings.privateKeyEnv == nil && settings.privateKeyFileEnv == nil)
                 let written = try P256.Signing.PrivateKey(pemRepresentation: try #require(settings.testPrivateKeyPEM))
                 let published = try await Self.call(http, .get, "/api/answer-signing/\(tenant)", auth: nil)
-                #expect(published.status == .ok && published.json["keyId"] as? String == keyId)
-                let text = try #require(published.json["publicKeySPKI"] as? String)
+                #expect(published.status == .ok && published.json["keyId"].string == keyId)
+                let text = try #require(published.json["publicKeySPKI"].string)
                 let spki = try #require(Data(base64Encoded: text))
                 #expect(try P256.Signing.PublicKey(derRepresentation: spki).rawRepresentation == written.publicKey.rawRepresentation)
                 let client = try await harness.apiKey(tenant, .client)
@@ -291,7 +291,7 @@ struct SignedAnswerTests {
                     auth: client,
                     user: "ana",
                     nonce: bad,
-                    json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+                    json: ["productId": .string(CreditsTests.starter), "jwsRepresentation": .string(jws)]
                 )
                 #expect(
                     reply.status == .badRequest && reply.errorCode == "invalid_field" && reply.errorField == "X-Berth-Nonce",
@@ -299,7 +299,7 @@ struct SignedAnswerTests {
                 )
             }
             let balance = try await Self.call(http, .get, "/api/credits", auth: client, user: "ana", nonce: "a1b2c3d4")
-            let starter = (balance.json["credits"] as? [[String: Any]])?.first?["balance"] as? Int
+            let starter = (balance.json["credits"].array)?.first?["balance"].int
             #expect(starter == 2, "the refused purchases applied nothing (the two free credits only): \(balance.json)")
             let good = try await Self.call(
                 http,
@@ -308,7 +308,7 @@ struct SignedAnswerTests {
                 auth: client,
                 user: "ana",
                 nonce: "AZaz09+/=-_.~",
-                json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+                json: ["productId": .string(CreditsTests.starter), "jwsRepresentation": .string(jws)]
             )
             #expect(good.status == .ok && Self.header(good, "X-Berth-Nonce") == "AZaz09+/=-_.~")
 
@@ -428,21 +428,25 @@ struct AnswerSnippetTests {
         #expect(reply.status == .ok)
         let now = (harness.clock.now().timeIntervalSince1970 * 1000).rounded(.down)
         let tampered = String(decoding: reply.data, as: UTF8.self).replacingOccurrences(of: "\"isPremium\":false", with: "\"isPremium\":true")
-        func options(user: String = "ana", nonce n: String = nonce, now at: Double = now) -> [String: Any] {
+        func options(user: String = "ana", nonce n: String = nonce, now at: Double = now) -> JSON {
             [
-                "publicKeySPKI": key.publicKey.derRepresentation.base64EncodedString(), "keyId": SignedAnswerTests.keyId, "nonce": n, "userId": user,
-                "method": "GET", "path": "/api/entitlements", "now": at,
+                "publicKeySPKI": .string(key.publicKey.derRepresentation.base64EncodedString()), "keyId": .string(SignedAnswerTests.keyId),
+                "nonce": .string(n), "userId": .string(user),
+                "method": "GET", "path": "/api/entitlements", "now": .double(at),
             ]
         }
         let body = reply.data.base64EncodedString()
-        let cases: [[String: Any]] = [
-            ["name": "genuine", "body": body, "options": options()],
-            ["name": "changed body", "body": Data(tampered.utf8).base64EncodedString(), "options": options()],
-            ["name": "another user", "body": body, "options": options(user: "bo")],
-            ["name": "another nonce", "body": body, "options": options(nonce: UUID().uuidString)],
-            ["name": "stale", "body": body, "options": options(now: now + 600_000)],
+        let cases: [JSON] = [
+            ["name": "genuine", "body": .string(body), "options": options()],
+            ["name": "changed body", "body": .string(Data(tampered.utf8).base64EncodedString()), "options": options()],
+            ["name": "another user", "body": .string(body), "options": options(user: "bo")],
+            ["name": "another nonce", "body": .string(body), "options": options(nonce: UUID().uuidString)],
+            ["name": "stale", "body": .string(body), "options": options(now: now + 600_000)],
         ]
-        let input: [String: Any] = ["status": Int(reply.status.code), "headers": SignedAnswerTests.headers(reply), "cases": cases]
+        let input: JSON = [
+            "status": .int(Int(reply.status.code)), "headers": .object(SignedAnswerTests.headers(reply).mapValues(JSON.string)),
+            "cases": .array(cases),
+        ]
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("berth-snippet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -462,7 +466,7 @@ struct AnswerSnippetTests {
             })();
             """
         try Data((snippet + "\n" + driver).utf8).write(to: directory.appendingPathComponent("check.js"))
-        try JSONSerialization.data(withJSONObject: input).write(to: directory.appendingPathComponent("input.json"))
+        try input.data().write(to: directory.appendingPathComponent("input.json"))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: node)
         process.arguments = [directory.appendingPathComponent("check.js").path, directory.appendingPathComponent("input.json").path]

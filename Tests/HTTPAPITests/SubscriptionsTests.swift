@@ -89,7 +89,7 @@ struct SubscriptionsTests {
             renewalInfo: renewal,
             signedDate: signed ?? harness.clock.now()
         )
-        let reply = try await client.call(.post, "/api/apple/notifications/\(ftc)", auth: nil, json: ["signedPayload": payload])
+        let reply = try await client.call(.post, "/api/apple/notifications/\(ftc)", auth: nil, json: ["signedPayload": .string(payload)])
         #expect(reply.status == .ok, "\(reply.json)")
         return reply
     }
@@ -106,7 +106,7 @@ struct SubscriptionsTests {
             "/api/verify-purchase",
             auth: key,
             user: user,
-            json: ["productId": transaction.productId ?? "", "jwsRepresentation": try harness.ca.signTransaction(transaction)]
+            json: ["productId": .string(transaction.productId ?? ""), "jwsRepresentation": try .string(harness.ca.signTransaction(transaction))]
         )
     }
 
@@ -131,11 +131,11 @@ struct SubscriptionsTests {
             let first = Self.period(harness, transaction: "2000000100000001", original: "2000000100000001", start: now.addingTimeInterval(-3600))
             let bought = try await Self.claim(client, harness, key: key, user: "ana", first)
             #expect(bought.status == .ok, "\(bought.json)")
-            let subscription = try #require(bought.json["subscription"] as? [String: Any])
-            #expect(subscription["state"] as? String == "active")
-            #expect(subscription["tier"] as? String == "standard" && subscription["cycle"] as? String == "month")
-            #expect(subscription["inUse"] as? Bool == true, "the account's first subscription is the one it uses")
-            #expect(bought.purchase?["transactionId"] as? String == "2000000100000001")
+            let subscription = try #require(bought.json["subscription"].object)
+            #expect(subscription["state"].string == "active")
+            #expect(subscription["tier"].string == "standard" && subscription["cycle"].string == "month")
+            #expect(subscription["inUse"].bool == true, "the account's first subscription is the one it uses")
+            #expect(bought.purchase?["transactionId"].string == "2000000100000001")
 
             let again = try await Self.claim(client, harness, key: key, user: "ana", first)
             #expect(again.status == .ok)
@@ -159,9 +159,9 @@ struct SubscriptionsTests {
             #expect(stolen.errorCode == "linked_to_other_account")
             #expect(try await Self.entitlements(client, key: key, user: "bob").isPremium == false)
             let cheats = try await client.call(.get, "/api/admin/subscriptions/cheats", auth: admin)
-            let cheat = try #require((cheats.json["items"] as? [[String: Any]])?.first)
+            let cheat = try #require((cheats.json["items"].array)?.first)
             #expect(
-                cheat["userId"] as? String == "bob" && cheat["ownerUserId"] as? String == "ana" && cheat["source"] as? String == "verify_purchase"
+                cheat["userId"].string == "bob" && cheat["ownerUserId"].string == "ana" && cheat["source"].string == "verify_purchase"
             )
 
             // A consumable of another app's kind cannot pass as a subscription.
@@ -171,8 +171,8 @@ struct SubscriptionsTests {
                 auth: key,
                 user: "ana",
                 json: [
-                    "productId": Self.monthly,
-                    "jwsRepresentation": try harness.purchase(Self.monthly, transactionId: "2000000100000009", bundleId: Self.ftcBundle),
+                    "productId": .string(Self.monthly),
+                    "jwsRepresentation": try .string(harness.purchase(Self.monthly, transactionId: "2000000100000009", bundleId: Self.ftcBundle)),
                 ]
             )
             #expect(booking.status == .unprocessableContent && booking.errorCode == "product_not_supported", "\(booking.json)")
@@ -199,7 +199,7 @@ struct SubscriptionsTests {
                 transaction: subscribed,
                 renewal: Self.renewal(harness, original: otid)
             )
-            #expect(early.json["outcome"] as? String == "subscription_active")
+            #expect(early.json["outcome"].string == "subscription_active")
             let claimed = try await Self.claim(
                 client,
                 harness,
@@ -214,11 +214,11 @@ struct SubscriptionsTests {
                 )
             )
             #expect(claimed.status == .ok, "\(claimed.json)")
-            #expect((claimed.json["subscription"] as? [String: Any])?["autoRenew"] as? Bool == true, "what the notification said is kept")
+            #expect(claimed.json["subscription"]["autoRenew"].bool == true, "what the notification said is kept")
 
             harness.clock.advance(29 * Self.day)
             let renewed = Self.period(harness, transaction: "2000000200000002", original: otid, start: t0.addingTimeInterval(30 * Self.day - 60))
-            #expect(try await Self.notify(client, harness, .didRenew, transaction: renewed).json["outcome"] as? String == "subscription_active")
+            #expect(try await Self.notify(client, harness, .didRenew, transaction: renewed).json["outcome"].string == "subscription_active")
             harness.clock.advance(31 * Self.day)  // t0 + 60 d: the renewed period ends now (t0 + 60 d − 60 s)
             let grace = t0.addingTimeInterval(63 * Self.day)
             let failed = try await Self.notify(
@@ -229,7 +229,7 @@ struct SubscriptionsTests {
                 transaction: renewed,
                 renewal: Self.renewal(harness, original: otid, retry: true, grace: grace)
             )
-            #expect(failed.json["outcome"] as? String == "subscription_grace_period")
+            #expect(failed.json["outcome"].string == "subscription_grace_period")
             var cy = try await Self.entitlements(client, key: key, user: "cy")
             #expect(Self.state(cy, otid) == "grace_period" && cy.isPremium == true)
             harness.clock.advance(4 * Self.day)
@@ -245,7 +245,7 @@ struct SubscriptionsTests {
                 renewal: Self.renewal(harness, original: otid, autoRenew: false, signed: t0),
                 signed: t0
             )
-            #expect(stale.json["outcome"] as? String == "subscription_stale", "a notification signed before the last one applied changes nothing")
+            #expect(stale.json["outcome"].string == "subscription_stale", "a notification signed before the last one applied changes nothing")
 
             #expect(
                 try await Self.notify(
@@ -255,7 +255,7 @@ struct SubscriptionsTests {
                     subtype: .billingRetry,
                     transaction: renewed,
                     renewal: Self.renewal(harness, original: otid, autoRenew: false, retry: false)
-                ).json["outcome"] as? String == "subscription_expired"
+                ).json["outcome"].string == "subscription_expired"
             )
             cy = try await Self.entitlements(client, key: key, user: "cy")
             #expect(Self.state(cy, otid) == "expired")
@@ -268,14 +268,14 @@ struct SubscriptionsTests {
             #expect(try await Self.entitlements(client, key: key, user: "cy").isPremium == true)
             harness.clock.advance(60)
             let refunded = Self.period(harness, transaction: other, original: other, start: now.addingTimeInterval(-60), revoked: harness.clock.now())
-            #expect(try await Self.notify(client, harness, .refund, transaction: refunded).json["outcome"] as? String == "subscription_revoked")
+            #expect(try await Self.notify(client, harness, .refund, transaction: refunded).json["outcome"].string == "subscription_revoked")
             cy = try await Self.entitlements(client, key: key, user: "cy")
             #expect(Self.state(cy, other) == "revoked" && cy.isPremium == false)
             #expect(try await harness.rows("SELECT status FROM purchases WHERE transaction_id = ?", [other]).first?["status"] == "refunded")
             harness.clock.advance(60)
             let reversed = Self.period(harness, transaction: other, original: other, start: now.addingTimeInterval(-60))
             #expect(
-                try await Self.notify(client, harness, .refundReversed, transaction: reversed).json["outcome"] as? String == "subscription_active"
+                try await Self.notify(client, harness, .refundReversed, transaction: reversed).json["outcome"].string == "subscription_active"
             )
 
             let events = try await harness.rows("SELECT payload FROM webhook_outbox WHERE event_type = 'subscription.updated'")
@@ -315,14 +315,14 @@ extension SubscriptionsTests {
         _ path: String,
         key: String?,
         ftcId: String? = nil,
-        json: Any? = nil,
+        json: JSON? = nil,
         raw: String? = nil
     ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let key { headers[.authorization] = "Bearer \(key)" }
         if let ftcId { headers[HTTPField.Name("X-Ftc-Id")!] = ftcId }
         var body: ByteBuffer?
-        if let json { body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)) }
+        if let json { body = ByteBuffer(bytes: try json.data()) }
         if let raw { body = ByteBuffer(string: raw) }
         return try await client.execute(uri: "/ftc-test/api/sandbox" + path, method: method, headers: headers, body: body) { response in
             Reply(status: response.status, data: Data(response.body.readableBytesView))
@@ -330,8 +330,8 @@ extension SubscriptionsTests {
     }
 
     static func ftcError(_ reply: Reply) -> (field: String?, code: String?) {
-        let error = reply.json["error"] as? [String: Any]
-        return (error?["field"] as? String, error?["code"] as? String)
+        let error = reply.json["error"].object
+        return (error?["field"].string, error?["code"].string)
     }
 
     @Test(
@@ -352,74 +352,75 @@ extension SubscriptionsTests {
                     ("2000000300000002", now.addingTimeInterval(-10 * Self.day), now.addingTimeInterval(20 * Self.day)),
                 ]
             )
-            let subs = try await Self.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": receipt])
+            let subs = try await Self.ftcCall(client, .post, "/apple/subs", key: key, json: ["receiptData": .string(receipt)])
             #expect(subs.status == .ok, "\(subs.json)")
-            #expect(subs.json["originalTransactionId"] as? String == otid && subs.json["lastTransactionId"] as? String == "2000000300000002")
-            #expect(subs.json["tier"] as? String == "standard" && subs.json["cycle"] as? String == "month" && subs.json["ftcUserId"] as? String == "")
-            #expect(subs.json["environment"] as? String == "Sandbox")
-            let expires = try #require(subs.json["expiresDateUtc"] as? String)
+            #expect(subs.json["originalTransactionId"].string == otid && subs.json["lastTransactionId"].string == "2000000300000002")
+            #expect(subs.json["tier"].string == "standard" && subs.json["cycle"].string == "month" && subs.json["ftcUserId"].string == "")
+            #expect(subs.json["environment"].string == "Sandbox")
+            let expires = try #require(subs.json["expiresDateUtc"].string)
             #expect(!expires.contains("."), "whole seconds, as FT Chinese writes them: \(expires)")
 
-            let verified = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: ["receiptData": receipt])
-            #expect(verified.status == .ok && verified.json["status"] as? Int == 0)
-            #expect((verified.json["latest_receipt_info"] as? [[String: Any]])?.first?["transaction_id"] as? String == "2000000300000002")
+            let verified = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: ["receiptData": .string(receipt)])
+            #expect(verified.status == .ok && verified.json["status"].int == 0)
+            #expect((verified.json["latest_receipt_info"].array)?.first?["transaction_id"].string == "2000000300000002")
 
             // Errors: 400 unparsable (message only), 422 missing_field with the field, 401 and 404 with a message.
             let unparsable = try await Self.ftcCall(client, .post, "/apple/link", key: key, raw: "{not json")
-            #expect(unparsable.status == .badRequest && unparsable.json["message"] is String && unparsable.json["error"] == nil)
-            let missing = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["originalTxId": otid])
+            #expect(unparsable.status == .badRequest && unparsable.json["message"].string != nil && unparsable.json["error"] == nil)
+            let missing = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["originalTxId": .string(otid)])
             #expect(missing.status == .unprocessableContent && Self.ftcError(missing) == ("ftcId", "missing_field"), "\(missing.json)")
-            #expect(missing.json["message"] as? String == "Missing required field")
-            let missingReceipt = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: [:] as [String: String])
+            #expect(missing.json["message"].string == "Missing required field")
+            let missingReceipt = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: [:])
             #expect(Self.ftcError(missingReceipt) == ("receiptData", "missing_field"))
             let bad = try await Self.ftcCall(client, .post, "/apple/verify-receipt", key: key, json: ["receiptData": "bm90IGEgcmVjZWlwdA=="])
             #expect(bad.status == .unprocessableContent && Self.ftcError(bad) == ("verification", "invalid"), "\(bad.json)")
             let anonymous = try await Self.ftcCall(client, .get, "/apple/subs/\(otid)", key: nil)
-            #expect(anonymous.status == .unauthorized && anonymous.json["message"] is String && anonymous.json["error"] == nil)
+            #expect(anonymous.status == .unauthorized && anonymous.json["message"].string != nil && anonymous.json["error"] == nil)
             let badKey = try await Self.ftcCall(client, .get, "/apple/subs/\(otid)", key: "berth_nope")
-            #expect(badKey.status == .unauthorized && badKey.json["message"] is String && badKey.json["success"] == nil, "\(badKey.json)")
+            #expect(badKey.status == .unauthorized && badKey.json["message"].string != nil && badKey.json["success"] == nil, "\(badKey.json)")
             let unknown = try await Self.ftcCall(client, .get, "/apple/subs/999", key: key)
-            #expect(unknown.status == .notFound && unknown.json["message"] is String)
+            #expect(unknown.status == .notFound && unknown.json["message"].string != nil)
             #expect(try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": "999"]).status == .notFound)
 
-            let linked = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": otid])
+            let linked = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": .string(otid)])
             #expect(linked.status == .ok, "\(linked.json)")
             #expect(
-                linked.json["ftcId"] as? String == "f1" && linked.json["payMethod"] as? String == "apple"
-                    && linked.json["appleSubsId"] as? String == otid
+                linked.json["ftcId"].string == "f1" && linked.json["payMethod"].string == "apple"
+                    && linked.json["appleSubsId"].string == otid
             )
-            #expect((linked.json["expireDate"] as? String)?.count == 10 && linked.json.keys.contains("stripeSubsId"))
+            #expect((linked.json["expireDate"].string)?.count == 10 && linked.json.members?.keys.contains("stripeSubsId") == true)
             #expect(
-                try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .ok,
+                try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f1", "originalTxId": .string(otid)]).status == .ok,
                 "linking again syncs"
             )
 
-            let cheat = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": otid])
+            let cheat = try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": .string(otid)])
             #expect(cheat.status == .unprocessableContent && Self.ftcError(cheat) == ("originalTxId", "linked_to_other_ftc"), "\(cheat.json)")
             let cheats = try await client.call(.get, "/api/admin/subscriptions/cheats", auth: admin)
-            #expect((cheats.json["items"] as? [[String: Any]])?.first?["userId"] as? String == "f2")
+            #expect((cheats.json["items"].array)?.first?["userId"].string == "f2")
 
             let list = try await Self.ftcCall(client, .get, "/apple/subs?page=1&per_page=10", key: key, ftcId: "f1")
-            #expect(list.json["total"] as? Int == 1 && list.json["page"] as? Int == 1 && list.json["limit"] as? Int == 10)
-            let row = try #require((list.json["data"] as? [[String: Any]])?.first)
-            #expect(row["inUse"] as? Bool == true && row["ftcUserId"] as? String == "f1")
+            #expect(list.json["total"].int == 1 && list.json["page"].int == 1 && list.json["limit"].int == 10)
+            let row = try #require((list.json["data"].array)?.first)
+            #expect(row["inUse"].bool == true && row["ftcUserId"].string == "f1")
             #expect(Self.ftcError(try await Self.ftcCall(client, .get, "/apple/subs", key: key)) == ("X-Ftc-Id", "missing_field"))
 
             let kept = try await Self.ftcCall(client, .get, "/apple/receipt/\(otid)", key: key)
-            #expect(kept.json["receipt"] as? String == receipt, "the tenant keeps receipts")
+            #expect(kept.json["receipt"].string == receipt, "the tenant keeps receipts")
             let refreshed = try await Self.ftcCall(client, .patch, "/apple/subs/\(otid)", key: key)
-            #expect(refreshed.status == .ok && refreshed.json["ftcUserId"] as? String == "f1", "\(refreshed.json)")
+            #expect(refreshed.status == .ok && refreshed.json["ftcUserId"].string == "f1", "\(refreshed.json)")
 
-            let wrongAccount = try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f2", "originalTxId": otid])
+            let wrongAccount = try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f2", "originalTxId": .string(otid)])
             #expect(wrongAccount.status == .unprocessableContent && Self.ftcError(wrongAccount) == ("ftcId", "invalid"))
             #expect(
-                try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f1", "originalTxId": otid]).status == .noContent
+                try await Self.ftcCall(client, .post, "/apple/unlink", key: key, json: ["ftcId": "f1", "originalTxId": .string(otid)]).status
+                    == .noContent
             )
             let unlinks = try await client.call(.get, "/api/admin/subscriptions/unlinks", auth: admin)
-            let archive = try #require((unlinks.json["items"] as? [[String: Any]])?.first)
-            #expect(archive["userId"] as? String == "f1" && (archive["membershipSnapshot"] as? String)?.contains(otid) == true)
+            let archive = try #require((unlinks.json["items"].array)?.first)
+            #expect(archive["userId"].string == "f1" && (archive["membershipSnapshot"].string)?.contains(otid) == true)
             #expect(
-                try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": otid]).status == .ok,
+                try await Self.ftcCall(client, .post, "/apple/link", key: key, json: ["ftcId": "f2", "originalTxId": .string(otid)]).status == .ok,
                 "after the unlink another account may link it"
             )
 
@@ -455,8 +456,8 @@ extension SubscriptionsTests {
                 #expect(reply.status == .ok)
             }
             let list = try await client.call(.get, "/api/subscriptions?page=1&per_page=5", auth: key, user: "dee")
-            #expect(list.json["total"] as? Int == 2)
-            #expect(((list.json["data"] as? [[String: Any]]) ?? []).filter { $0["inUse"] as? Bool == true }.count == 1)
+            #expect(list.json["total"].int == 2)
+            #expect(((list.json["data"].array) ?? []).filter { $0["inUse"].bool == true }.count == 1)
             let second = try await client.call(
                 .post,
                 "/api/subscriptions/link",
@@ -472,7 +473,7 @@ extension SubscriptionsTests {
                 user: "dee",
                 json: ["originalTransactionId": "2000000400000002", "force": true]
             )
-            #expect(forced.status == .ok && forced.json["originalTransactionId"] as? String == "2000000400000002", "\(forced.json)")
+            #expect(forced.status == .ok && forced.json["originalTransactionId"].string == "2000000400000002", "\(forced.json)")
 
             // Eve pays elsewhere (recorded by the app's backend) until later than the subscription would run.
             let recorded = try await client.call(
@@ -487,7 +488,13 @@ extension SubscriptionsTests {
                 try await Self.claim(client, harness, key: key, user: "eve", Self.period(harness, transaction: otid, original: otid, start: now))
                     .status == .ok
             )
-            let refused = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "eve", json: ["originalTransactionId": otid])
+            let refused = try await client.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: key,
+                user: "eve",
+                json: ["originalTransactionId": .string(otid)]
+            )
             #expect(refused.status == .unprocessableContent && refused.errorCode == "has_valid_non_iap", "\(refused.json)")
             #expect(try await Self.entitlements(client, key: key, user: "eve").isPremium == true)
             let expired = try await client.call(
@@ -497,8 +504,14 @@ extension SubscriptionsTests {
                 json: ["payMethod": "alipay", "expiresAt": "2000-01-01T00:00:00Z"]
             )
             #expect(expired.status == .ok)
-            let linked = try await client.call(.post, "/api/subscriptions/link", auth: key, user: "eve", json: ["originalTransactionId": otid])
-            #expect(linked.status == .ok && linked.json["payMethod"] as? String == "apple")
+            let linked = try await client.call(
+                .post,
+                "/api/subscriptions/link",
+                auth: key,
+                user: "eve",
+                json: ["originalTransactionId": .string(otid)]
+            )
+            #expect(linked.status == .ok && linked.json["payMethod"].string == "apple")
             #expect(
                 try await client.call(.put, "/api/admin/memberships/eve", auth: key, json: ["expiresAt": "2099-01-01T00:00:00Z"]).errorCode
                     == "linked_to_other_iap",
@@ -511,11 +524,13 @@ extension SubscriptionsTests {
                 "the key shipped in the app cannot record memberships"
             )
             #expect(
-                try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "dee", json: ["originalTransactionId": otid]).errorCode
+                try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "dee", json: ["originalTransactionId": .string(otid)])
+                    .errorCode
                     == "invalid"
             )
             #expect(
-                try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "eve", json: ["originalTransactionId": otid]).status
+                try await client.call(.post, "/api/subscriptions/unlink", auth: key, user: "eve", json: ["originalTransactionId": .string(otid)])
+                    .status
                     == .noContent
             )
             #expect(try await client.call(.get, "/api/subscriptions/\(otid)", auth: key, user: "eve").status == .notFound, "no longer hers")
@@ -532,7 +547,7 @@ extension SubscriptionsTests {
             #expect(refused.status == .badRequest && refused.errorCode == "invalid_query", "\(refused.json)")
             #expect(try await client.call(.get, "/api/subscriptions?page=51&per_page=200", auth: app, user: "li").status == .ok)
             let ftc = try await Self.ftcCall(client, .get, "/apple/subs?page=9223372036854775807", key: app, ftcId: "f-1")
-            #expect(ftc.status == .ok && ftc.json["total"] as? Int == 0, "\(ftc.json)")
+            #expect(ftc.status == .ok && ftc.json["total"].int == 0, "\(ftc.json)")
         }
     }
 
@@ -562,7 +577,7 @@ extension SubscriptionsTests {
                 "/api/subscriptions/link",
                 auth: app,
                 user: "mallory",
-                json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(second)]
+                json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try .string(harness.ca.signTransaction(second))]
             )
             #expect(wrong.status == .unprocessableContent && wrong.errorCode == "transaction_mismatch", "\(wrong.json)")
             let proven = try await client.call(
@@ -570,9 +585,9 @@ extension SubscriptionsTests {
                 "/api/subscriptions/link",
                 auth: app,
                 user: "nia",
-                json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try harness.ca.signTransaction(first)]
+                json: ["originalTransactionId": "2000000900000001", "jwsRepresentation": try .string(harness.ca.signTransaction(first))]
             )
-            #expect(proven.status == .ok && proven.json["payMethod"] as? String == "apple", "\(proven.json)")
+            #expect(proven.status == .ok && proven.json["payMethod"].string == "apple", "\(proven.json)")
             #expect(Self.state(try await Self.entitlements(client, key: app, user: "nia"), "2000000900000001") == "active")
 
             // FT Chinese's app links with the device's receipt.
@@ -583,7 +598,7 @@ extension SubscriptionsTests {
             )
             let missing = try await Self.ftcCall(client, .post, "/apple/link", key: app, json: ["ftcId": "f-9", "originalTxId": "2000000900000002"])
             #expect(
-                missing.status == .unprocessableContent && (missing.json["error"] as? [String: Any])?["field"] as? String == "receiptData",
+                missing.status == .unprocessableContent && missing.json["error"]["field"].string == "receiptData",
                 "\(missing.json)"
             )
             let linked = try await Self.ftcCall(
@@ -591,9 +606,9 @@ extension SubscriptionsTests {
                 .post,
                 "/apple/link",
                 key: app,
-                json: ["ftcId": "f-9", "originalTxId": "2000000900000002", "receiptData": receipt]
+                json: ["ftcId": .string("f-9"), "originalTxId": .string("2000000900000002"), "receiptData": .string(receipt)]
             )
-            #expect(linked.status == .ok && linked.json["appleSubsId"] as? String == "2000000900000002", "\(linked.json)")
+            #expect(linked.status == .ok && linked.json["appleSubsId"].string == "2000000900000002", "\(linked.json)")
             #expect(
                 try await Self.ftcCall(client, .get, "/apple/receipt/2000000900000002", key: app).status == .forbidden,
                 "stored receipts are for the backend"

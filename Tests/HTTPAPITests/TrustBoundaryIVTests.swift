@@ -19,7 +19,7 @@ struct TrustBoundaryIVTests {
         auth: String,
         user: String,
         key: String?,
-        json: [String: Any]
+        json: JSON
     ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(auth)"]
         headers[HTTPField.Name("X-User-Id")!] = user
@@ -28,13 +28,13 @@ struct TrustBoundaryIVTests {
             uri: uri,
             method: .post,
             headers: headers,
-            body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+            body: ByteBuffer(bytes: try json.data())
         ) { response in
             Reply(status: response.status, data: Data(response.body.readableBytesView), headers: response.headers)
         }
     }
 
-    static func error(_ reply: Reply) -> [String: Any] { reply.json["error"] as? [String: Any] ?? [:] }
+    static func error(_ reply: Reply) -> JSON { reply.json["error"] }
 
     @Test("V5: POST /api/bookings repeated with one Idempotency-Key answers the first booking; the key for another booking is refused")
     func bookingIdempotency() async throws {
@@ -42,15 +42,15 @@ struct TrustBoundaryIVTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let start = Harness.day(6, from: harness.clock.now())
-            let body: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+            let body: JSON = ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(8 * 3600)))]
             let first = try await Self.post(client, "/api/bookings", auth: harness.serverKey, user: "ana", key: "k-1f2e3d", json: body)
             #expect(first.status == .created, "\(first.json)")
-            let id = try #require((first.json["booking"] as? [String: Any])?["id"] as? Int64)
+            let id = try #require(first.json["booking"]["id"].int64)
             let again = try await Self.post(client, "/api/bookings", auth: harness.serverKey, user: "ana", key: "k-1f2e3d", json: body)
-            #expect(again.status == .created && (again.json["booking"] as? [String: Any])?["id"] as? Int64 == id, "\(again.json)")
+            #expect(again.status == .created && again.json["booking"]["id"].int64 == id, "\(again.json)")
             #expect(again.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
             let mine = try await client.call(.get, "/api/bookings", auth: harness.serverKey, user: "ana")
-            #expect(mine.json["total"] as? Int == 1, "one hold for one call: \(mine.json)")
+            #expect(mine.json["total"].int == 1, "one hold for one call: \(mine.json)")
 
             // The same key for another day: refused, nothing held.
             let other = start.addingTimeInterval(86_400)
@@ -60,7 +60,7 @@ struct TrustBoundaryIVTests {
                 auth: harness.serverKey,
                 user: "ana",
                 key: "k-1f2e3d",
-                json: ["resourceId": "gozzo-5m", "start": iso(other), "end": iso(other.addingTimeInterval(8 * 3600))]
+                json: ["resourceId": "gozzo-5m", "start": .string(iso(other)), "end": .string(iso(other.addingTimeInterval(8 * 3600)))]
             )
             #expect(reused.status == .conflict && reused.errorCode == "reference_in_use", "\(reused.json)")
             // Another user's same key is another booking (the key is the caller's own).
@@ -69,11 +69,11 @@ struct TrustBoundaryIVTests {
             // A key that is not visible ASCII, or too long, is a 400.
             for bad in ["", String(repeating: "k", count: 201), "with space"] {
                 let refused = try await Self.post(client, "/api/bookings", auth: harness.serverKey, user: "ana", key: bad, json: body)
-                #expect(refused.status == .badRequest && Self.error(refused)["field"] as? String == "Idempotency-Key", "'\(bad.prefix(12))'")
+                #expect(refused.status == .badRequest && Self.error(refused)["field"].string == "Idempotency-Key", "'\(bad.prefix(12))'")
             }
             // Without a key, two calls are two bookings, as before.
             let day2 = start.addingTimeInterval(2 * 86_400)
-            let plain: [String: Any] = ["resourceId": "gozzo-5m", "start": iso(day2), "end": iso(day2.addingTimeInterval(8 * 3600))]
+            let plain: JSON = ["resourceId": "gozzo-5m", "start": .string(iso(day2)), "end": .string(iso(day2.addingTimeInterval(8 * 3600)))]
             #expect(try await Self.post(client, "/api/bookings", auth: harness.serverKey, user: "cai", key: nil, json: plain).status == .created)
         }
     }
@@ -94,16 +94,16 @@ struct TrustBoundaryIVTests {
                             auth: harness.serverKey,
                             user: "dia",
                             key: "race-7",
-                            json: ["resourceId": "rib-7m", "start": from, "end": to]
+                            json: ["resourceId": "rib-7m", "start": .string(from), "end": .string(to)]
                         )
-                        return (reply.json["booking"] as? [String: Any])?["id"] as? Int64
+                        return reply.json["booking"]["id"].int64
                     }
                 }
                 return try await group.reduce(into: [Int64?]()) { $0.append($1) }
             }
             #expect(ids.allSatisfy { $0 != nil } && Set(ids.compactMap { $0 }).count == 1, "\(ids)")
             let mine = try await client.call(.get, "/api/bookings", auth: harness.serverKey, user: "dia")
-            #expect(mine.json["total"] as? Int == 1)
+            #expect(mine.json["total"].int == 1)
         }
     }
 
@@ -117,20 +117,20 @@ struct TrustBoundaryIVTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(8 * 3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(8 * 3600)))]
             )
-            let reference = try #require(booking["reference"] as? String)
-            let id = try #require(booking["id"] as? Int64)
+            let reference = try #require(booking["reference"].string)
+            let id = try #require(booking["id"].int64)
             let client_ = try await harness.apiKey("seaboo-test", .client)
             let foreign = try await client.call(.get, "/api/bookings/\(reference)", auth: client_, user: "mallory")
             let unknown = try await client.call(.get, "/api/bookings/ZZZZZZZ", auth: client_, user: "mallory")
             #expect(foreign.status == .notFound && unknown.status == .notFound)
-            let foreignMessage = Self.error(foreign)["message"] as? String ?? ""
+            let foreignMessage = Self.error(foreign)["message"].string ?? ""
             #expect(foreignMessage == "no booking \(reference) for this user", "\(foreignMessage)")
             #expect(!foreignMessage.contains(String(id)), "the internal id is not told")
-            #expect(Self.error(unknown)["message"] as? String == "no booking ZZZZZZZ for this user")
+            #expect(Self.error(unknown)["message"].string == "no booking ZZZZZZZ for this user")
             let payment = try await client.call(.post, "/api/bookings/\(reference)/card-payment", auth: client_, user: "mallory")
-            #expect(payment.status != .ok && !(Self.error(payment)["message"] as? String ?? "").contains(String(id)), "\(payment.json)")
+            #expect(payment.status != .ok && !(Self.error(payment)["message"].string ?? "").contains(String(id)), "\(payment.json)")
             // The owner still reads it by reference.
             #expect(try await client.call(.get, "/api/bookings/\(reference)", auth: client_, user: "alice").status == .ok)
             // Guessing under one key, whatever users it names, runs out of budget.

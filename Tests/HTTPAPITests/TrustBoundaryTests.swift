@@ -38,11 +38,13 @@ struct TrustBoundaryTests {
             "/api/apple/notifications/\(CreditsTests.stylist)",
             auth: nil,
             json: [
-                "signedPayload": try harness.ca.signNotification(
-                    type: .oneTimeCharge,
-                    bundleId: CreditsTests.stylistBundle,
-                    signedTransactionInfo: jws,
-                    signedRenewalInfo: nil
+                "signedPayload": try .string(
+                    harness.ca.signNotification(
+                        type: .oneTimeCharge,
+                        bundleId: CreditsTests.stylistBundle,
+                        signedTransactionInfo: jws,
+                        signedRenewalInfo: nil
+                    )
                 )
             ]
         )
@@ -50,7 +52,7 @@ struct TrustBoundaryTests {
 
     static func balance(_ client: some TestClientProtocol, key: String, user: String) async throws -> Int? {
         let reply = try await client.call(.get, "/api/credits", auth: key, user: user)
-        return ((reply.json["credits"] as? [[String: Any]]) ?? []).first?["balance"] as? Int
+        return ((reply.json["credits"].array) ?? []).first?["balance"].int
     }
 
     @Test(
@@ -63,7 +65,7 @@ struct TrustBoundaryTests {
         let victimToken = AccountTokens.cordovaPlugin("bao")
         try await harness.app().test(.router) { http in
             let jws = try Self.signedPurchase(harness, id: "3000000000090001", token: victimToken)
-            #expect(try await Self.notify(http, harness, jws: jws).json["outcome"] as? String == "unclaimed_purchase")
+            #expect(try await Self.notify(http, harness, jws: jws).json["outcome"].string == "unclaimed_purchase")
 
             // The attacker names the victim's token: 2 free credits, not the victim's 52.
             #expect(try await Self.balance(http, key: client, user: victimToken) == 2)
@@ -81,7 +83,7 @@ struct TrustBoundaryTests {
                 "/api/verify-purchase",
                 auth: client,
                 user: victimToken,
-                json: ["productId": CreditsTests.starter, "jwsRepresentation": own]
+                json: ["productId": .string(CreditsTests.starter), "jwsRepresentation": .string(own)]
             )
             #expect(bought.status == .ok, "\(bought.json)")
             #expect(try await harness.rows("SELECT user_id FROM account_tokens WHERE token = '\(victimToken)'").isEmpty)
@@ -92,14 +94,14 @@ struct TrustBoundaryTests {
                 "/api/verify-purchase",
                 auth: client,
                 user: "bao",
-                json: ["productId": CreditsTests.popular, "jwsRepresentation": jws]
+                json: ["productId": .string(CreditsTests.popular), "jwsRepresentation": .string(jws)]
             )
             #expect(claimed.status == .ok, "\(claimed.json)")
             #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '3000000000090001'").first?["user_id"] == "bao")
 
             // The victim's next purchase, notified, goes to the victim at once (their token is theirs now).
             let next = try Self.signedPurchase(harness, id: "3000000000090002", token: victimToken)
-            #expect(try await Self.notify(http, harness, jws: next).json["outcome"] as? String == "applied_to_token_user")
+            #expect(try await Self.notify(http, harness, jws: next).json["outcome"].string == "applied_to_token_user")
             #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '3000000000090002'").first?["user_id"] == "bao")
         }
     }
@@ -115,10 +117,10 @@ struct TrustBoundaryTests {
         let victim = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
         try await harness.app().test(.router) { http in
             let jws = try Self.signedPurchase(harness, id: "3000000000090011", token: victim)
-            #expect(try await Self.notify(http, harness, jws: jws).json["outcome"] as? String == "unclaimed_purchase")
+            #expect(try await Self.notify(http, harness, jws: jws).json["outcome"].string == "unclaimed_purchase")
 
             let upper = try await http.call(.get, "/api/credits", auth: client, user: victim.uppercased())
-            #expect(upper.status == .badRequest && (upper.json["error"] as? [String: Any])?["code"] as? String == "invalid_user_id", "\(upper.json)")
+            #expect(upper.status == .badRequest && upper.json["error"]["code"].string == "invalid_user_id", "\(upper.json)")
             let notUUID = try await http.call(.get, "/api/credits", auth: client, user: "bao")
             #expect(notUUID.status == .badRequest, "\(notUUID.json)")
 
@@ -130,7 +132,7 @@ struct TrustBoundaryTests {
             #expect(try await harness.rows("SELECT user_id FROM purchases WHERE transaction_id = '3000000000090011'").first?["user_id"] == victim)
             // And the id is its own token: Apple's next notification of the victim's purchase is applied at once.
             let next = try Self.signedPurchase(harness, id: "3000000000090012", token: victim)
-            #expect(try await Self.notify(http, harness, jws: next).json["outcome"] as? String == "applied_to_token_user")
+            #expect(try await Self.notify(http, harness, jws: next).json["outcome"].string == "applied_to_token_user")
         }
     }
 
@@ -142,7 +144,7 @@ struct TrustBoundaryTests {
         let token = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
         try await harness.app().test(.router) { http in
             let jws = try Self.signedPurchase(harness, id: "3000000000090021", token: token)
-            #expect(try await Self.notify(http, harness, jws: jws).json["outcome"] as? String == "unclaimed_purchase")
+            #expect(try await Self.notify(http, harness, jws: jws).json["outcome"].string == "unclaimed_purchase")
             // Even the backend naming a user whose id equals the token does not collect it: ids are not tokens here.
             #expect(try await Self.balance(http, key: server, user: token) == 2)
             #expect(try await Self.balance(http, key: server, user: token.uppercased()) == 2)
@@ -180,7 +182,7 @@ struct TrustBoundaryTests {
                 "/api/offers/apple/introductory-eligibility",
                 auth: client,
                 user: "eve-fresh-1",
-                json: ["productId": product, "transactionId": "2000000900000901"]
+                json: ["productId": .string(product), "transactionId": "2000000900000901"]
             )
             #expect(intro.status == .forbidden, "\(intro.json)")
             let promo = try await http.call(
@@ -188,7 +190,7 @@ struct TrustBoundaryTests {
                 "/api/offers/apple/promotional",
                 auth: client,
                 user: "eve-fresh-2",
-                json: ["productId": product, "offerId": "newcomer50"]
+                json: ["productId": .string(product), "offerId": "newcomer50"]
             )
             #expect(promo.status == .forbidden, "\(promo.json)")
         }
@@ -208,7 +210,7 @@ struct TrustBoundaryTests {
             for method in [HTTPRequest.Method.get, .patch] {
                 let reply = try await http.call(method, "/api/subscriptions/2000000900000999", auth: scoped, user: "ana")
                 #expect(
-                    reply.status == .forbidden && (reply.json["error"] as? [String: Any])?["code"] as? String == "insufficient_scope",
+                    reply.status == .forbidden && reply.json["error"]["code"].string == "insufficient_scope",
                     "\(method) \(reply.json)"
                 )
             }
@@ -234,7 +236,7 @@ struct TrustBoundaryTests {
                     "/api/bookings",
                     auth: harness.serverKey,
                     user: user,
-                    json: ["resourceId": "sunset-cruise", "slot": iso(slot), "seats": 1]
+                    json: ["resourceId": "sunset-cruise", "slot": .string(iso(slot)), "seats": 1]
                 )
             }
             for user in ["t1", "t2", "t3"] { #expect(try await hold(user, day: 3).status == .created) }

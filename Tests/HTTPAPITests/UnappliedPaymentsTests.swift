@@ -54,8 +54,13 @@ struct UnappliedPaymentsTests {
             let slot = Harness.local(3, hour: 17, minute: 30, from: harness.clock.now())
             func book(_ user: String, _ resource: String = "sunset-cruise", day: Int = 3) async throws -> Int64 {
                 let at = Harness.local(day, hour: 17, minute: 30, from: harness.clock.now())
-                let booking = try await createBooking(client, harness, user: user, body: ["resourceId": resource, "slot": iso(at), "seats": 1])
-                return try #require(booking["id"] as? Int64)
+                let booking = try await createBooking(
+                    client,
+                    harness,
+                    user: user,
+                    body: ["resourceId": .string(resource), "slot": .string(iso(at)), "seats": 1]
+                )
+                return try #require(booking["id"].int64)
             }
             _ = slot
             let marcos = try await book("marco")
@@ -63,25 +68,25 @@ struct UnappliedPaymentsTests {
 
             /// Posts a claim and checks that it was refused with `code` and the payment kept.
             func refused(
-                _ body: [String: Any],
+                _ body: JSON,
                 _ status: HTTPResponse.Status,
                 _ code: String,
                 sourceLocation: SourceLocation = #_sourceLocation
             ) async throws -> Int64 {
                 let reply = try await client.call(.post, "/api/verify-purchase", auth: giulia, json: body)
                 #expect(reply.status == status && reply.errorCode == code, "\(reply.json)", sourceLocation: sourceLocation)
-                #expect(reply.json["finishTransaction"] as? Bool == true, "the app may finish: \(reply.json)", sourceLocation: sourceLocation)
-                let kept = try #require(reply.json["unappliedPayment"] as? [String: Any], sourceLocation: sourceLocation)
-                #expect(kept["reasonCode"] as? String == code && kept["status"] as? String == "open", sourceLocation: sourceLocation)
-                #expect(kept["priceMilliunits"] as? Int == 45_000 && kept["currency"] as? String == "EUR", sourceLocation: sourceLocation)
-                return try #require(kept["id"] as? Int64, sourceLocation: sourceLocation)
+                #expect(reply.json["finishTransaction"].bool == true, "the app may finish: \(reply.json)", sourceLocation: sourceLocation)
+                let kept = try #require(reply.json["unappliedPayment"].object, sourceLocation: sourceLocation)
+                #expect(kept["reasonCode"].string == code && kept["status"].string == "open", sourceLocation: sourceLocation)
+                #expect(kept["priceMilliunits"].int == 45_000 && kept["currency"].string == "EUR", sourceLocation: sourceLocation)
+                return try #require(kept["id"].int64, sourceLocation: sourceLocation)
             }
 
             // 1. A booking that does not exist.
             let noBooking = try await refused(
                 [
-                    "bookingId": 999_999, "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070001", token: giuliaToken),
+                    "bookingId": 999_999, "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070001", token: giuliaToken)),
                 ],
                 .notFound,
                 "booking_not_found"
@@ -89,8 +94,8 @@ struct UnappliedPaymentsTests {
             // 2. Another user's booking.
             _ = try await refused(
                 [
-                    "bookingId": marcos, "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070002", token: giuliaToken),
+                    "bookingId": .int(marcos), "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070002", token: giuliaToken)),
                 ],
                 .notFound,
                 "booking_not_found"
@@ -98,8 +103,8 @@ struct UnappliedPaymentsTests {
             // 3. The proof is for another product than the one the app names.
             let otherProduct = try await refused(
                 [
-                    "bookingId": giulias, "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.diving, "2000000000070003", token: giuliaToken),
+                    "bookingId": .int(giulias), "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.diving, "2000000000070003", token: giuliaToken)),
                 ],
                 .unprocessableContent,
                 "product_mismatch"
@@ -107,8 +112,8 @@ struct UnappliedPaymentsTests {
             // 4. The product is not the one the booking needs.
             _ = try await refused(
                 [
-                    "bookingId": giulias, "productId": Self.diving,
-                    "jwsRepresentation": try Self.signed(harness, Self.diving, "2000000000070004", token: giuliaToken),
+                    "bookingId": .int(giulias), "productId": .string(Self.diving),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.diving, "2000000000070004", token: giuliaToken)),
                 ],
                 .unprocessableContent,
                 "product_mismatch"
@@ -118,7 +123,7 @@ struct UnappliedPaymentsTests {
             let unknown = try await refused(
                 [
                     "productId": "it.seaboo.gift.card",
-                    "jwsRepresentation": try Self.signed(harness, "it.seaboo.gift.card", "2000000000070005", token: giuliaToken),
+                    "jwsRepresentation": try .string(Self.signed(harness, "it.seaboo.gift.card", "2000000000070005", token: giuliaToken)),
                 ],
                 .badRequest,
                 "missing_field"
@@ -126,8 +131,8 @@ struct UnappliedPaymentsTests {
             // 6. A booking product without the booking.
             let noBookingNamed = try await refused(
                 [
-                    "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070006", token: giuliaToken),
+                    "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070006", token: giuliaToken)),
                 ],
                 .badRequest,
                 "missing_field"
@@ -135,8 +140,8 @@ struct UnappliedPaymentsTests {
             // 7. A transaction id that is not the proof's.
             _ = try await refused(
                 [
-                    "bookingId": giulias, "productId": Self.sunset, "transactionId": "2000000000079999",
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070007", token: giuliaToken),
+                    "bookingId": .int(giulias), "productId": .string(Self.sunset), "transactionId": "2000000000079999",
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070007", token: giuliaToken)),
                 ],
                 .unprocessableContent,
                 "transaction_mismatch"
@@ -144,8 +149,8 @@ struct UnappliedPaymentsTests {
             // 8. Bought by another account of the app.
             _ = try await refused(
                 [
-                    "bookingId": giulias, "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070008", token: marcoToken),
+                    "bookingId": .int(giulias), "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070008", token: marcoToken)),
                 ],
                 .unprocessableContent,
                 "account_token_mismatch"
@@ -153,8 +158,8 @@ struct UnappliedPaymentsTests {
             // 9. Bought without an account token where the app ties purchases to accounts.
             _ = try await refused(
                 [
-                    "bookingId": giulias, "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070009"),
+                    "bookingId": .int(giulias), "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070009")),
                 ],
                 .unprocessableContent,
                 "account_token_missing"
@@ -177,12 +182,12 @@ struct UnappliedPaymentsTests {
                 "/api/verify-purchase",
                 auth: stylistKey,
                 user: "ana",
-                json: ["productId": "com.aiimagestylist.credits.mega", "jwsRepresentation": pack]
+                json: ["productId": "com.aiimagestylist.credits.mega", "jwsRepresentation": .string(pack)]
             )
             #expect(mega.status == .unprocessableContent && mega.errorCode == "unknown_product", "\(mega.json)")
             #expect(
-                (mega.json["unappliedPayment"] as? [String: Any])?["priceMilliunits"] as? Int == 19_990
-                    && mega.json["finishTransaction"] as? Bool == true
+                mega.json["unappliedPayment"]["priceMilliunits"].int == 19_990
+                    && mega.json["finishTransaction"].bool == true
             )
 
             // A retry of the same refusal counts an attempt on the same row (one event, one audit entry).
@@ -191,11 +196,11 @@ struct UnappliedPaymentsTests {
                 "/api/verify-purchase",
                 auth: giulia,
                 json: [
-                    "bookingId": 999_999, "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070001", token: giuliaToken),
+                    "bookingId": 999_999, "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070001", token: giuliaToken)),
                 ]
             )
-            #expect((again.json["unappliedPayment"] as? [String: Any])?["attempts"] as? Int == 2 && again.status == .notFound)
+            #expect(again.json["unappliedPayment"]["attempts"].int == 2 && again.status == .notFound)
 
             // What is not a proven payment keeps nothing: a forged proof (refused as unknown product first).
             let forged = try await client.call(
@@ -215,24 +220,34 @@ struct UnappliedPaymentsTests {
 
             // Operators see them with the amount, newest first.
             let listed = try await client.call(.get, "/api/admin/unapplied-payments?status=open", auth: admin)
-            #expect(listed.status == .ok && listed.json["total"] as? Int == 9, "\(listed.json)")
-            let items = listed.json["items"] as? [[String: Any]] ?? []
+            #expect(listed.status == .ok && listed.json["total"].int == 9, "\(listed.json)")
+            let items = listed.json["items"].array ?? []
             #expect(
                 items.allSatisfy {
-                    $0["priceMilliunits"] as? Int == 45_000 && $0["currency"] as? String == "EUR" && $0["userId"] as? String == "giulia"
+                    $0["priceMilliunits"].int == 45_000 && $0["currency"].string == "EUR" && $0["userId"].string == "giulia"
                 }
             )
             #expect(try await client.call(.get, "/api/admin/unapplied-payments?status=lost", auth: admin).status == .badRequest)
 
             // Apply the first to the booking it should have paid: the booking is confirmed, once.
             let target = try await book("giulia", day: 5)
-            let applied = try await client.call(.post, "/api/admin/unapplied-payments/\(noBooking)/apply", auth: admin, json: ["bookingId": target])
+            let applied = try await client.call(
+                .post,
+                "/api/admin/unapplied-payments/\(noBooking)/apply",
+                auth: admin,
+                json: ["bookingId": .int(target)]
+            )
             #expect(applied.status == .ok, "\(applied.json)")
-            let appliedPayment = applied.json["unappliedPayment"] as? [String: Any]
-            #expect(appliedPayment?["status"] as? String == "applied" && appliedPayment?["purchaseId"] is Int)
+            let appliedPayment = applied.json["unappliedPayment"].object
+            #expect(appliedPayment?["status"].string == "applied" && appliedPayment?["purchaseId"].int != nil)
             let booking = try await client.call(.get, "/api/bookings/\(target)", auth: giulia)
-            #expect(booking.booking?["status"] as? String == "confirmed", "\(booking.json)")
-            let twice = try await client.call(.post, "/api/admin/unapplied-payments/\(noBooking)/apply", auth: admin, json: ["bookingId": target])
+            #expect(booking.booking?["status"].string == "confirmed", "\(booking.json)")
+            let twice = try await client.call(
+                .post,
+                "/api/admin/unapplied-payments/\(noBooking)/apply",
+                auth: admin,
+                json: ["bookingId": .int(target)]
+            )
             #expect(twice.status == .conflict && twice.errorCode == "unapplied_payment_resolved")
 
             // Applying it where it still does not fit refuses and leaves it open.
@@ -240,7 +255,7 @@ struct UnappliedPaymentsTests {
                 .post,
                 "/api/admin/unapplied-payments/\(otherProduct)/apply",
                 auth: admin,
-                json: ["bookingId": giulias]
+                json: ["bookingId": .int(giulias)]
             )
             #expect(stillWrong.status == .unprocessableContent && stillWrong.errorCode == "product_mismatch", "\(stillWrong.json)")
 
@@ -254,7 +269,7 @@ struct UnappliedPaymentsTests {
                 auth: admin,
                 json: ["note": "not sold here; refund via Apple"]
             )
-            #expect((refund.json["unappliedPayment"] as? [String: Any])?["status"] as? String == "refund_requested", "\(refund.json)")
+            #expect(refund.json["unappliedPayment"]["status"].string == "refund_requested", "\(refund.json)")
             #expect(try await client.call(.post, "/api/admin/unapplied-payments/\(unknown)/apply", auth: admin, json: [:]).status == .conflict)
             #expect(
                 try await client.call(.post, "/api/admin/unapplied-payments/424242/refund", auth: admin, json: ["note": "x"]).errorCode
@@ -267,15 +282,15 @@ struct UnappliedPaymentsTests {
                 "/api/verify-purchase",
                 auth: giulia,
                 json: [
-                    "bookingId": giulias, "productId": Self.sunset,
-                    "jwsRepresentation": try Self.signed(harness, Self.sunset, "2000000000070006", token: giuliaToken),
+                    "bookingId": .int(giulias), "productId": .string(Self.sunset),
+                    "jwsRepresentation": try .string(Self.signed(harness, Self.sunset, "2000000000070006", token: giuliaToken)),
                 ]
             )
             #expect(retried.status == .ok, "\(retried.json)")
             let appliedList = try await client.call(.get, "/api/admin/unapplied-payments?status=applied", auth: admin)
-            let appliedIds = Set((appliedList.json["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int64 })
+            let appliedIds = Set((appliedList.json["items"].array ?? []).compactMap { $0["id"].int64 })
             #expect(appliedIds == [noBooking, noBookingNamed], "\(appliedList.json)")
-            #expect(try await client.call(.get, "/api/admin/unapplied-payments?status=open", auth: admin).json["total"] as? Int == 6)
+            #expect(try await client.call(.get, "/api/admin/unapplied-payments?status=open", auth: admin).json["total"].int == 6)
             #expect(
                 try await harness.rows("SELECT COUNT(*) AS n FROM webhook_outbox WHERE event_type IN ('payment.applied', 'payment.refund_requested')")
                     .first?["n"] == "2"
@@ -325,10 +340,10 @@ extension UnappliedPaymentsTests {
                     "/api/verify-purchase",
                     auth: server,
                     user: "ana",
-                    json: ["productId": CreditsTests.starter, "jwsRepresentation": jws]
+                    json: ["productId": .string(CreditsTests.starter), "jwsRepresentation": .string(jws)]
                 )
                 #expect(reply.errorCode == "account_token_mismatch", "\(reply.json)")
-                ids.append(try #require((reply.json["unappliedPayment"] as? [String: Any])?["id"] as? Int64))
+                ids.append(try #require(reply.json["unappliedPayment"]["id"].int64))
             }
             return ids
         }

@@ -109,7 +109,7 @@ struct UnlocksTests {
             "/api/verify-purchase",
             auth: key,
             user: user,
-            json: ["productId": t.productId ?? "", "jwsRepresentation": try harness.ca.signTransaction(t)]
+            json: ["productId": .string(t.productId ?? ""), "jwsRepresentation": try .string(harness.ca.signTransaction(t))]
         )
         return (reply, try? JSONDecoder().decode(PurchaseAnswer.self, from: reply.data))
     }
@@ -127,7 +127,7 @@ struct UnlocksTests {
         _ t: TransactionPayload
     ) async throws -> String? {
         let payload = try harness.ca.signNotification(type: type, bundleId: bundle, transaction: t, signedDate: harness.clock.now())
-        let reply = try await client.call(.post, "/api/apple/notifications/\(tenant)", auth: nil, json: ["signedPayload": payload])
+        let reply = try await client.call(.post, "/api/apple/notifications/\(tenant)", auth: nil, json: ["signedPayload": .string(payload)])
         #expect(reply.status == .ok, "\(reply.json)")
         return try await harness.rows(
             "SELECT outcome FROM apple_notifications WHERE transaction_id = ? AND notification_type = ?",
@@ -276,11 +276,11 @@ struct UnlocksTests {
     }
 
     /// The body cordova-plugin-purchase builds for a StoreKit 2 transaction (its product types as it names them).
-    static func validatorBody(_ jws: String, product: String, type: String) -> [String: Any] {
+    static func validatorBody(_ jws: String, product: String, type: String) -> JSON {
         [
-            "id": bundle, "type": "application",
-            "products": [["type": type, "id": product, "offers": [] as [Any]]],
-            "transaction": ["type": "apple-sk2", "id": product, "jwsRepresentation": jws],
+            "id": .string(bundle), "type": "application",
+            "products": [["type": .string(type), "id": .string(product), "offers": []]],
+            "transaction": ["type": "apple-sk2", "id": .string(product), "jwsRepresentation": .string(jws)],
             "device": ["plugin": "cordova-plugin-purchase/13.12.1", "platform": "ios"],
             "additionalData": ["applicationUsername": "ana"],
         ]
@@ -301,9 +301,9 @@ struct UnlocksTests {
             )
             #expect(CordovaValidatorTests.ok(reply), "\(reply.json)")
             let entry = try #require(CordovaValidatorTests.collection(reply).first)
-            #expect(entry["id"] as? String == Self.pass)
-            #expect((entry["expiryDate"] as? NSNumber)?.int64Value == harness.clock.now().addingTimeInterval(30 * Self.day).epochMilliseconds)
-            #expect(entry["isExpired"] as? Bool == false)
+            #expect(entry["id"].string == Self.pass)
+            #expect(entry["expiryDate"].int64 == harness.clock.now().addingTimeInterval(30 * Self.day).epochMilliseconds)
+            #expect(entry["isExpired"].bool == false)
 
             let lifetime = Self.transaction(harness, Self.lifetime)
             let unlocked = try await client.call(
@@ -315,10 +315,10 @@ struct UnlocksTests {
             #expect(CordovaValidatorTests.ok(unlocked), "\(unlocked.json)")
             // The collection is everything the user owns: the pass is still listed beside the unlock.
             let owned = CordovaValidatorTests.collection(unlocked)
-            let lifetimeEntry = try #require(owned.first { $0["id"] as? String == Self.lifetime })
+            let lifetimeEntry = try #require(owned.first { $0["id"].string == Self.lifetime })
             #expect(lifetimeEntry["expiryDate"] == nil)
-            #expect(lifetimeEntry["isExpired"] as? Bool == false)
-            #expect(owned.contains { $0["id"] as? String == Self.pass && $0["isExpired"] as? Bool == false })
+            #expect(lifetimeEntry["isExpired"].bool == false)
+            #expect(owned.contains { $0["id"].string == Self.pass && $0["isExpired"].bool == false })
             #expect(try await Self.entitlements(client, key: key, user: "ana").isPremium)
         }
     }

@@ -15,9 +15,9 @@ import UseCases
 
 @Suite("POST /api/verify-purchase")
 struct VerifyPurchaseTests {
-    func rentalBody(_ harness: Harness, day: Int = 3, hours: Int = 8) -> [String: Any] {
+    func rentalBody(_ harness: Harness, day: Int = 3, hours: Int = 8) -> JSON {
         let start = Harness.day(day, from: harness.clock.now())
-        return ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(TimeInterval(hours * 3600)))]
+        return ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(TimeInterval(hours * 3600))))]
     }
 
     @Test("a verified purchase confirms the booking; the same retry gets the same 200 and writes nothing")
@@ -26,25 +26,25 @@ struct VerifyPurchaseTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let booking = try await createBooking(client, harness, user: "alice", body: rentalBody(harness))
-            #expect(booking["requiredProductId"] as? String == "it.seaboo.rental.basic")
-            #expect(booking["status"] as? String == "pending_payment")
-            #expect(booking["price"] as? Int == 8000)
-            let id = try #require(booking["id"] as? Int)
+            #expect(booking["requiredProductId"].string == "it.seaboo.rental.basic")
+            #expect(booking["status"].string == "pending_payment")
+            #expect(booking["price"].int == 8000)
+            let id = try #require(booking["id"].int)
             let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000000101")
-            let body: [String: Any] = [
-                "bookingId": id, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000101", "jwsRepresentation": jws,
+            let body: JSON = [
+                "bookingId": .int(id), "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000101", "jwsRepresentation": .string(jws),
             ]
 
             let first = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(first.status == .ok, "\(first.json)")
-            #expect(first.json["success"] as? Bool == true)
-            #expect(first.booking?["status"] as? String == "confirmed")
-            #expect(first.purchase?["transactionId"] as? String == "2000000000000101")
+            #expect(first.json["success"].bool == true)
+            #expect(first.booking?["status"].string == "confirmed")
+            #expect(first.purchase?["transactionId"].string == "2000000000000101")
             let auditAfterFirst = try await harness.count("audit_log")
 
             let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(again.status == .ok)
-            #expect(again.purchase?["id"] as? Int == first.purchase?["id"] as? Int)
+            #expect(again.purchase?["id"].int == first.purchase?["id"].int)
             #expect(try await harness.count("purchases") == 1)
             #expect(try await harness.count("audit_log") == auditAfterFirst)
             #expect(try await harness.count("webhook_outbox") == 0, "a tenant without a webhook gets no outbox rows")
@@ -56,15 +56,15 @@ struct VerifyPurchaseTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"] as? Int)
-            let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"] as? Int)
+            let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"].int)
+            let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"].int)
             let jws = try harness.purchase("it.seaboo.rental.basic")
             let ok = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(alice), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(ok.status == .ok)
             let replay = try await client.call(
@@ -72,29 +72,29 @@ struct VerifyPurchaseTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "bob",
-                json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(bob), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(replay.status == .conflict)
             #expect(replay.errorCode == "transaction_already_used")
             #expect(try await harness.count("replay_attempts") == 1)
             #expect(try await harness.count("purchases") == 1)
             // Alice using it for her other booking is a replay too.
-            let aliceOther = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 5))["id"] as? Int)
+            let aliceOther = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 5))["id"].int)
             let sameUserOtherBooking = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": aliceOther, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(aliceOther), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(sameUserOtherBooking.errorCode == "transaction_already_used")
             let bobsBooking = try await client.call(.get, "/api/bookings/\(bob)", auth: harness.serverKey, user: "bob")
-            #expect(bobsBooking.booking?["status"] as? String == "pending_payment")
+            #expect(bobsBooking.booking?["status"].string == "pending_payment")
 
             let replays = try await client.call(.get, "/api/admin/replays", auth: harness.adminKey)
-            let items = try #require(replays.json["items"] as? [[String: Any]])
+            let items = try #require(replays.json["items"].array)
             #expect(items.count == 2)
-            #expect(items.contains { $0["userId"] as? String == "bob" })
+            #expect(items.contains { $0["userId"].string == "bob" })
         }
     }
 
@@ -104,8 +104,8 @@ struct VerifyPurchaseTests {
         defer { harness.close() }
         let runtime = try #require(harness.services.tenants.tenant(id: "seaboo-test"))
         try await harness.app().test(.router) { client in
-            let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"] as? Int)
-            let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"] as? Int)
+            let alice = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness, day: 3))["id"].int)
+            let bob = try #require(try await createBooking(client, harness, user: "bob", body: rentalBody(harness, day: 4))["id"].int)
             let jws = try harness.purchase("it.seaboo.rental.basic")
             // The same bytes with one signature character changed: must be refused, and not remembered.
             var parts = jws.split(separator: ".").map(String.init)
@@ -116,17 +116,17 @@ struct VerifyPurchaseTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged]
+                json: ["bookingId": .int(alice), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(forged)]
             )
             #expect(refused.status.code >= 400 && refused.status.code < 500, "\(refused.json)")
             #expect(runtime.verifiedProofs.counts.transactions == 0)
 
-            let body: [String: Any] = ["bookingId": alice, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            let body: JSON = ["bookingId": .int(alice), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             #expect(try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body).status == .ok)
             #expect(runtime.verifiedProofs.counts.transactions == 1)
             let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(again.status == .ok)
-            #expect(again.booking?["status"] as? String == "confirmed")
+            #expect(again.booking?["status"].string == "confirmed")
             #expect(runtime.verifiedProofs.counts.transactions == 1)
             // Remembered, the proof is still claimed under the policy: another user's claim is a replay.
             let replay = try await client.call(
@@ -134,7 +134,7 @@ struct VerifyPurchaseTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "bob",
-                json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(bob), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(replay.errorCode == "transaction_already_used")
             #expect(try await harness.count("replay_attempts") == 1)
@@ -145,7 +145,7 @@ struct VerifyPurchaseTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "bob",
-                json: ["bookingId": bob, "productId": "it.seaboo.rental.basic", "jwsRepresentation": forged]
+                json: ["bookingId": .int(bob), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(forged)]
             )
             #expect(stillRefused.errorCode == refused.errorCode)
         }
@@ -170,16 +170,16 @@ struct VerifyPurchaseTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"] as? Int)
+            let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"].int)
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let body: [String: Any] = ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
-            let data = try JSONSerialization.data(withJSONObject: body)
+            let body: JSON = ["bookingId": .int(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
+            let data = try body.data()
             let text = String(decoding: data, as: UTF8.self)
             let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, Int?).self) { group in
                 for _ in 0..<50 {
                     group.addTask {
                         let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", raw: text)
-                        return (reply.status, reply.purchase?["id"] as? Int)
+                        return (reply.status, reply.purchase?["id"].int)
                     }
                 }
                 var all: [(HTTPResponse.Status, Int?)] = []
@@ -200,7 +200,7 @@ struct VerifyPurchaseTests {
         let harness = try await Harness.make()
         defer { harness.close() }
         try await harness.app().test(.router) { client in
-            let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"] as? Int)
+            let id = try #require(try await createBooking(client, harness, user: "alice", body: rentalBody(harness))["id"].int)
             let good = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000000555")
             let stranger = try TestCA.generate()
             let untrusted = try stranger.signTransaction(
@@ -267,7 +267,7 @@ struct VerifyPurchaseTests {
                 let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: user ?? "alice", raw: body)
                 #expect(reply.status == status, "\(body.prefix(80)) → \(reply.json)")
                 #expect(reply.errorCode == code, "\(body.prefix(80))")
-                #expect(reply.json["success"] as? Bool == false)
+                #expect(reply.json["success"].bool == false)
                 if let field { #expect(reply.errorField == field, "\(body.prefix(80))") }
             }
             let huge = String(repeating: "x", count: 70 * 1024)
@@ -283,7 +283,7 @@ struct VerifyPurchaseTests {
             #expect(try await harness.count("purchases") == 0)
             #expect(try await harness.count("replay_attempts") == 0)
             let booking = try await client.call(.get, "/api/bookings/\(id)", auth: harness.serverKey, user: "alice")
-            #expect(booking.booking?["status"] as? String == "pending_payment")
+            #expect(booking.booking?["status"].string == "pending_payment")
         }
     }
 
@@ -300,10 +300,10 @@ struct VerifyPurchaseTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": booking["id"], "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(reply.status == .ok)
-            #expect(reply.booking?["status"] as? String == "confirmed")
+            #expect(reply.booking?["status"].string == "confirmed")
         }
     }
 
@@ -319,17 +319,17 @@ struct VerifyPurchaseTests {
             harness.clock.advance(16 * 60)
             _ = try await createBooking(client, harness, user: "bob", body: rentalBody(harness))
             let jws = try harness.purchase("it.seaboo.rental.basic")
-            let body: [String: Any] = ["bookingId": alice["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+            let body: JSON = ["bookingId": alice["id"], "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             let reply = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(reply.status == .conflict)
             #expect(reply.errorCode == "slot_unavailable")
             #expect(try await harness.count("purchases") == 1)
-            let stored = try await client.call(.get, "/api/bookings/\(alice["id"]!)", auth: harness.serverKey, user: "alice")
-            #expect(stored.booking?["status"] as? String == "payment_needs_refund")
+            let stored = try await client.call(.get, "/api/bookings/\(alice["id"])", auth: harness.serverKey, user: "alice")
+            #expect(stored.booking?["status"].string == "payment_needs_refund")
             let purchases = try await client.call(.get, "/api/admin/purchases", auth: harness.adminKey)
-            let items = try #require(purchases.json["items"] as? [[String: Any]])
-            #expect(items.first?["status"] as? String == "needs_refund")
-            #expect(items.first?["outcomeCode"] as? String == "slot_unavailable")
+            let items = try #require(purchases.json["items"].array)
+            #expect(items.first?["status"].string == "needs_refund")
+            #expect(items.first?["outcomeCode"].string == "slot_unavailable")
             // Retrying gives the same answer, not a second purchase.
             let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(again.errorCode == "slot_unavailable")
@@ -350,9 +350,9 @@ struct VerifyPurchaseReceiptTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
-            let id = booking["id"] as! Int
+            let id = try #require(booking["id"].int)
             let receipt = try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000009001")
             // The seaboo app's plugin sends transactionId "" when StoreKit gave none: the receipt's newest purchase of the product.
             let byReceipt = try await client.call(
@@ -360,12 +360,12 @@ struct VerifyPurchaseReceiptTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "transactionId": "", "receipt": receipt]
+                json: ["bookingId": .int(id), "productId": "it.seaboo.rental.basic", "transactionId": "", "receipt": .string(receipt)]
             )
             #expect(byReceipt.status == .ok, "\(byReceipt.json)")
-            #expect(byReceipt.booking?["status"] as? String == "confirmed")
-            #expect(byReceipt.purchase?["transactionId"] as? String == "2000000000009001")
-            #expect(byReceipt.purchase?["environment"] as? String == "Sandbox")
+            #expect(byReceipt.booking?["status"].string == "confirmed")
+            #expect(byReceipt.purchase?["transactionId"].string == "2000000000009001")
+            #expect(byReceipt.purchase?["environment"].string == "Sandbox")
 
             let jws = try harness.purchase("it.seaboo.rental.basic", transactionId: "2000000000009001")
             let byJWS = try await client.call(
@@ -373,24 +373,29 @@ struct VerifyPurchaseReceiptTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": id, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": .int(id), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
             #expect(byJWS.status == .ok)
-            #expect(byJWS.purchase?["id"] as? Int == byReceipt.purchase?["id"] as? Int)
+            #expect(byJWS.purchase?["id"].int == byReceipt.purchase?["id"].int)
             #expect(try await harness.count("purchases") == 1)
 
             let other = try await createBooking(
                 client,
                 harness,
                 user: "bob",
-                body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))]
+                body: [
+                    "resourceId": "gozzo-5m", "start": .string(iso(start.addingTimeInterval(86_400))),
+                    "end": .string(iso(start.addingTimeInterval(90_000))),
+                ]
             )
             let replay = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "bob",
-                json: ["bookingId": other["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000009001", "receipt": receipt]
+                json: [
+                    "bookingId": other["id"], "productId": "it.seaboo.rental.basic", "transactionId": "2000000000009001", "receipt": .string(receipt),
+                ]
             )
             #expect(replay.errorCode == "transaction_already_used")
             #expect(try await harness.count("purchases") == 1)
@@ -427,16 +432,16 @@ struct VerifyPurchaseLookupTests {
                     client,
                     harness,
                     user: alice,
-                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                    body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
                 )
-                let id = booking["id"] as! Int
-                func verify(_ extra: [String: Any], user: String = alice, bookingId: Int? = nil) async throws -> Reply {
+                let id = try #require(booking["id"].int)
+                func verify(_ extra: JSON, user: String = alice, bookingId: Int? = nil) async throws -> Reply {
                     try await client.call(
                         .post,
                         "/api/verify-purchase",
                         auth: harness.serverKey,
                         user: user,
-                        json: extra.merging(["bookingId": bookingId ?? id, "productId": "it.seaboo.rental.basic"]) { $1 }
+                        json: extra.merging(["bookingId": .int(bookingId ?? id), "productId": "it.seaboo.rental.basic"])
                     )
                 }
                 // A second user who learnt the id cannot claim it by id, before or after its owner.
@@ -444,24 +449,27 @@ struct VerifyPurchaseLookupTests {
                     client,
                     harness,
                     user: "bob",
-                    body: ["resourceId": "gozzo-5m", "start": iso(start.addingTimeInterval(86_400)), "end": iso(start.addingTimeInterval(90_000))]
+                    body: [
+                        "resourceId": "gozzo-5m", "start": .string(iso(start.addingTimeInterval(86_400))),
+                        "end": .string(iso(start.addingTimeInterval(90_000))),
+                    ]
                 )
-                let stolen = try await verify(["transactionId": transactionId], user: "bob", bookingId: bob["id"] as? Int)
+                let stolen = try await verify(["transactionId": .string(transactionId)], user: "bob", bookingId: bob["id"].int)
                 #expect(stolen.status == .unprocessableContent)
                 #expect(stolen.errorCode == "proof_required")
                 #expect(try await harness.count("purchases") == 0)
 
-                let byReceipt = try await verify(["receipt": try harness.receipt("it.seaboo.rental.basic", transactionId: transactionId)])
+                let byReceipt = try await verify(["receipt": try .string(harness.receipt("it.seaboo.rental.basic", transactionId: transactionId))])
                 let byJWS = try await verify([
-                    "jwsRepresentation": try harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token)
+                    "jwsRepresentation": try .string(harness.purchase("it.seaboo.rental.basic", transactionId: transactionId, appAccountToken: token))
                 ])
-                let byId = try await verify(["transactionId": transactionId])
+                let byId = try await verify(["transactionId": .string(transactionId)])
                 for reply in [byReceipt, byJWS, byId] {
                     #expect(reply.status == .ok, "\(reply.json)")
-                    #expect(reply.purchase?["id"] as? Int == byReceipt.purchase?["id"] as? Int)
+                    #expect(reply.purchase?["id"].int == byReceipt.purchase?["id"].int)
                 }
                 #expect(try await harness.count("purchases") == 1)
-                let stolenLater = try await verify(["transactionId": transactionId], user: "bob", bookingId: bob["id"] as? Int)
+                let stolenLater = try await verify(["transactionId": .string(transactionId)], user: "bob", bookingId: bob["id"].int)
                 #expect(stolenLater.errorCode == "proof_required")
 
                 // A transaction bought without a token is never proven by its id alone, even for its buyer.
@@ -474,7 +482,7 @@ struct VerifyPurchaseLookupTests {
                 #expect(unknown.errorCode == "transaction_not_found")
 
                 standIn.state.withLock { $0.forced["production"] = Array(repeating: .init(status: 500, body: ""), count: 10) }
-                let down = try await verify(["transactionId": transactionId])
+                let down = try await verify(["transactionId": .string(transactionId)])
                 #expect(down.status == .serviceUnavailable)
                 #expect(down.errorCode == "apple_unavailable")
             }
@@ -494,14 +502,14 @@ struct VerifyPurchaseLookupTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
             let reply = try await client.call(
                 .post,
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "alice",
-                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000001"]
+                json: ["bookingId": booking["id"], "productId": "it.seaboo.rental.basic", "transactionId": "2000000000000001"]
             )
             #expect(reply.status == .unprocessableContent)
             #expect(reply.errorCode == "transaction_lookup_unavailable")

@@ -42,17 +42,17 @@ struct VerifyReceiptTests {
                 "/api/verify-receipt",
                 auth: harness.serverKey,
                 json: [
-                    "receiptData": receipt, "userId": "firebase-uid-1", "deviceInfo": ["model": "iPhone15,3"], "appVersion": "1.0 (7)",
+                    "receiptData": .string(receipt), "userId": "firebase-uid-1", "deviceInfo": ["model": "iPhone15,3"], "appVersion": "1.0 (7)",
                     "bundleId": "it.seaboo.app",
                 ]
             )
             #expect(reply.status == .ok, "\(reply.json)")
-            #expect(reply.json["success"] as? Bool == true)
-            #expect(reply.json["isPremium"] as? Bool == true)
-            #expect(reply.json["productId"] as? String == "club.yearly")
-            #expect(reply.json["environment"] as? String == "sandbox")
-            #expect((reply.json["expirationDate"] as? String)?.hasPrefix(String(expires.formatted(.iso8601).prefix(16))) == true)
-            #expect(reply.json["message"] is String)
+            #expect(reply.json["success"].bool == true)
+            #expect(reply.json["isPremium"].bool == true)
+            #expect(reply.json["productId"].string == "club.yearly")
+            #expect(reply.json["environment"].string == "sandbox")
+            #expect((reply.json["expirationDate"].string)?.hasPrefix(String(expires.formatted(.iso8601).prefix(16))) == true)
+            #expect(reply.json["message"].string != nil)
 
             let stored = try await harness.rows("SELECT receipt_sha256, user_id, is_premium FROM receipt_checks")
             #expect(stored.count == 1)
@@ -69,10 +69,10 @@ struct VerifyReceiptTests {
         defer { harness.close() }
         try await harness.app().test(.router) { client in
             let receipt = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(-3600))
-            let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": receipt])
+            let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": .string(receipt)])
             #expect(reply.status == .ok)
-            #expect(reply.json["success"] as? Bool == true)
-            #expect(reply.json["isPremium"] as? Bool == false)
+            #expect(reply.json["success"].bool == true)
+            #expect(reply.json["isPremium"].bool == false)
         }
     }
 
@@ -83,24 +83,24 @@ struct VerifyReceiptTests {
         try await harness.app().test(.router) { client in
             let foreign = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600), bundle: "com.other")
             let good = try subscriptionReceipt(harness, expires: harness.clock.now().addingTimeInterval(3600))
-            let cases: [([String: Any], HTTPResponse.Status, String)] = [
+            let cases: [(JSON, HTTPResponse.Status, String)] = [
                 (["receiptData": "not base64"], .badRequest, "malformed"),
                 (["receiptData": "MIIT"], .badRequest, "malformed"),
                 ([:], .badRequest, "missing_field"),
-                (["receiptData": foreign], .unprocessableContent, "wrong_bundle"),
-                (["receiptData": good, "bundleId": "com.other"], .unprocessableContent, "wrong_bundle"),
+                (["receiptData": .string(foreign)], .unprocessableContent, "wrong_bundle"),
+                (["receiptData": .string(good), "bundleId": "com.other"], .unprocessableContent, "wrong_bundle"),
             ]
             for (body, status, code) in cases {
                 let reply = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: body)
-                #expect(reply.status == status, "\(body.keys) → \(reply.json)")
-                #expect(reply.json["success"] as? Bool == false)
-                #expect(reply.json["isPremium"] as? Bool == false)
-                #expect(reply.json["message"] is String)
+                #expect(reply.status == status, "\(body) → \(reply.json)")
+                #expect(reply.json["success"].bool == false)
+                #expect(reply.json["isPremium"].bool == false)
+                #expect(reply.json["message"].string != nil)
                 #expect(reply.errorCode == code)
             }
-            let anonymous = try await client.call(.post, "/api/verify-receipt", auth: nil, json: ["receiptData": good])
+            let anonymous = try await client.call(.post, "/api/verify-receipt", auth: nil, json: ["receiptData": .string(good)])
             #expect(anonymous.status == .unauthorized)
-            #expect(anonymous.json["isPremium"] as? Bool == false)
+            #expect(anonymous.json["isPremium"].bool == false)
         }
     }
 
@@ -112,10 +112,10 @@ struct VerifyReceiptTests {
         let token = try await harness.userToken("dana")  // a JWT: authentication needs no database
         try harness.database.close()
         try await harness.app().test(.router) { client in
-            let reply = try await client.call(.post, "/api/verify-receipt", auth: token, json: ["receiptData": receipt])
+            let reply = try await client.call(.post, "/api/verify-receipt", auth: token, json: ["receiptData": .string(receipt)])
             #expect(reply.status == .serviceUnavailable)
             #expect(reply.errorCode == "temporarily_unavailable")
-            #expect(reply.json["success"] as? Bool == false)
+            #expect(reply.json["success"].bool == false)
         }
     }
 
@@ -145,7 +145,7 @@ struct VerifyReceiptTests {
                 .post,
                 "/api/verify-receipt",
                 auth: harness.serverKey,
-                json: ["receiptData": "AAAA", "userId": String(repeating: "a\u{0301}", count: 70)]
+                json: ["receiptData": "AAAA", "userId": .string(String(repeating: "a\u{0301}", count: 70))]
             )
             #expect(bodyUser.status == .badRequest, "the body's userId too (70 graphemes, 210 bytes): \(bodyUser.status) \(bodyUser.json)")
         }
@@ -225,16 +225,16 @@ struct LogHygieneTests {
                 client,
                 harness,
                 user: "alice",
-                body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
             )
             let jws = try harness.purchase("it.seaboo.rental.basic")
             let receipt = try harness.receipt("it.seaboo.rental.basic", transactionId: "2000000000000321")
             let forged = try TestCA.generate().signTransaction(.testPurchase(bundleId: "it.seaboo.app", productId: "it.seaboo.rental.basic"))
             secretsBox.withLock { $0 = [jws, receipt, forged] }
-            let bookingId = booking["id"] as! Int
+            let bookingId = try #require(booking["id"].int)
             for proof in [["jwsRepresentation": jws], ["jwsRepresentation": forged], ["receipt": receipt], ["jwsRepresentation": jws]] {
-                var body: [String: Any] = ["bookingId": bookingId, "productId": "it.seaboo.rental.basic"]
-                for (key, value) in proof { body[key] = value }
+                var body: JSON = ["bookingId": .int(bookingId), "productId": "it.seaboo.rental.basic"]
+                for (key, value) in proof { body[key] = .string(value) }
                 _ = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             }
             _ = try await client.call(
@@ -242,10 +242,15 @@ struct LogHygieneTests {
                 "/api/verify-purchase",
                 auth: harness.serverKey,
                 user: "bob",
-                json: ["bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic", "jwsRepresentation": jws]
+                json: ["bookingId": booking["id"], "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             )
-            _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": receipt])
-            _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": String(receipt.dropLast(8))])
+            _ = try await client.call(.post, "/api/verify-receipt", auth: harness.serverKey, json: ["receiptData": .string(receipt)])
+            _ = try await client.call(
+                .post,
+                "/api/verify-receipt",
+                auth: harness.serverKey,
+                json: ["receiptData": .string(String(receipt.dropLast(8)))]
+            )
         }
         let lines = capture.lines.withLock { $0 }
         let secrets = secretsBox.withLock { $0 }

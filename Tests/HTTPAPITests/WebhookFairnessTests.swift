@@ -123,10 +123,10 @@ struct WebhookFairnessTests {
         router.post("/hooks") { request, _ -> Response in
             var request = request
             let body = try await request.collectBody(upTo: 1 << 20)
-            let envelope = try JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) as? [String: Any]
-            let data = envelope?["data"] as? [String: Any]
-            let user = data?["userId"] as? String ?? "?"
-            let step = data?["step"] as? String ?? "?"
+            let envelope = try JSON.parse(Data(String(buffer: body).utf8)).object
+            let data = envelope?["data"].object
+            let user = data?["userId"].string ?? "?"
+            let step = data?["step"].string ?? "?"
             if user == "slow" && step == "1" {
                 for await _ in gate {}
             }
@@ -209,16 +209,16 @@ struct WebhookFairnessTests {
             // The router alone: the application would also run its own deliverer, which could take the re-sent event first.
             try await Application(router: buildRouter(services: harness.services)).test(.router) { api in
                 let dead = try await api.call(.get, "/api/admin/webhooks/dead-letters", auth: harness.adminKey)
-                #expect(dead.json["total"] as? Int == 1, "\(dead.json)")
-                let letter = try #require((dead.json["items"] as? [[String: Any]])?.first)
-                #expect(letter["attempts"] as? Int == 3 && letter["eventType"] as? String == "credits.changed")
+                #expect(dead.json["total"].int == 1, "\(dead.json)")
+                let letter = try #require((dead.json["items"].array)?.first)
+                #expect(letter["attempts"].int == 3 && letter["eventType"].string == "credits.changed")
                 #expect(
-                    try await api.call(.get, "/api/admin/webhooks/dead-letters", auth: harness.otherAdminKey).json["total"] as? Int == 0,
+                    try await api.call(.get, "/api/admin/webhooks/dead-letters", auth: harness.otherAdminKey).json["total"].int == 0,
                     "per tenant"
                 )
                 let resent = try await api.call(
                     .post,
-                    "/api/admin/webhooks/deliveries/\(try #require(letter["lastDeliveryId"] as? Int))/resend",
+                    "/api/admin/webhooks/deliveries/\(try #require(letter["lastDeliveryId"].int))/resend",
                     auth: harness.adminKey
                 )
                 #expect(resent.status == .ok)

@@ -84,7 +84,7 @@ struct WebhookTests {
                     client,
                     harness,
                     user: "alice",
-                    body: ["resourceId": "gozzo-5m", "start": iso(start), "end": iso(start.addingTimeInterval(3600))]
+                    body: ["resourceId": "gozzo-5m", "start": .string(iso(start)), "end": .string(iso(start.addingTimeInterval(3600)))]
                 )
                 let paid = try await client.call(
                     .post,
@@ -92,8 +92,8 @@ struct WebhookTests {
                     auth: harness.serverKey,
                     user: "alice",
                     json: [
-                        "bookingId": booking["id"]!, "productId": "it.seaboo.rental.basic",
-                        "jwsRepresentation": try harness.ca.signTransaction(transaction),
+                        "bookingId": booking["id"], "productId": "it.seaboo.rental.basic",
+                        "jwsRepresentation": try .string(harness.ca.signTransaction(transaction)),
                     ]
                 )
                 #expect(paid.status == .ok)
@@ -101,9 +101,11 @@ struct WebhookTests {
                     .post,
                     "/api/apple/notifications/seaboo-test",
                     auth: nil,
-                    json: ["signedPayload": try harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction)]
+                    json: [
+                        "signedPayload": try .string(harness.ca.signNotification(type: .refund, bundleId: "it.seaboo.app", transaction: transaction))
+                    ]
                 )
-                #expect(refund.json["outcome"] as? String == "booking_refunded")
+                #expect(refund.json["outcome"].string == "booking_refunded")
             }
 
             // The process "restarts" before any delivery: a new database connection and deliverer on the same file.
@@ -136,8 +138,8 @@ struct WebhookTests {
             #expect(try await deliverer.deliverDue() == 3)
             let events = receiver.received.map(\.event)
             #expect(events == ["booking.confirmed", "booking.refunded", "purchase.refunded"])
-            let sequences = receiver.received.compactMap { try? JSONSerialization.jsonObject(with: Data($0.body.utf8)) as? [String: Any] }.map {
-                $0["sequence"] as? Int
+            let sequences = receiver.received.compactMap { (try? JSON.parse($0.body))?.object }.map {
+                $0["sequence"].int
             }
             #expect(sequences == [1, 2, 3])
             for message in receiver.received {
@@ -153,12 +155,12 @@ struct WebhookTests {
             // Admin sees every attempt and can re-send one.
             try await Application(router: buildRouter(services: services)).test(.router) { client in
                 let deliveries = try await client.call(.get, "/api/admin/webhooks/deliveries", auth: harness.adminKey)
-                #expect(deliveries.json["total"] as? Int == 4)
-                let items = try #require(deliveries.json["items"] as? [[String: Any]])
-                let success = try #require(items.first { $0["statusCode"] as? Int == 200 })
-                #expect(items.contains { $0["statusCode"] as? Int == 503 })
-                let resent = try await client.call(.post, "/api/admin/webhooks/deliveries/\(success["id"]!)/resend", auth: harness.adminKey)
-                #expect(resent.json["queued"] as? Bool == true)
+                #expect(deliveries.json["total"].int == 4)
+                let items = try #require(deliveries.json["items"].array)
+                let success = try #require(items.first { $0["statusCode"].int == 200 })
+                #expect(items.contains { $0["statusCode"].int == 503 })
+                let resent = try await client.call(.post, "/api/admin/webhooks/deliveries/\(success["id"])/resend", auth: harness.adminKey)
+                #expect(resent.json["queued"].bool == true)
                 #expect(try await client.call(.post, "/api/admin/webhooks/deliveries/1/resend", auth: harness.adminKey).status == .notFound)
             }
             #expect(try await deliverer.deliverDue() == 1)
