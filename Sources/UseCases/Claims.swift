@@ -11,6 +11,8 @@ public struct ClaimResult: Sendable {
     var waiting: [ProvenTransaction] = []
     /// Whether the proof carried an account token that names the claim's user.
     public internal(set) var proofNamesUser = false
+    /// The request field that carried the proof (what a replay's refusal names).
+    public internal(set) var proofField = "jwsRepresentation"
 }
 
 /// The claim engine: applies a proven transaction to its target exactly once, in one unit of work
@@ -185,8 +187,9 @@ public struct Claims: Sendable {
         return result
     }
 
-    /// One claim in its unit of work: the kind loads and checks under its locks, the policy settles
-    /// repeats, replays and revoked transactions, the kind plans the rest, the store saves the plan.
+    /// One claim in its unit of work: the kind loads under its locks, the transaction's stored purchase
+    /// is read beside it, the kind decides (the proof against the target, the policy on repeats,
+    /// replays and revoked transactions, the plan), the store saves the plan.
     /// An applied claim also records `remembering`, the account tokens that name its user.
     public static func claim<Kind: PurchaseKind>(
         _ claim: PurchaseClaim,
@@ -213,12 +216,16 @@ public struct Claims: Sendable {
                 environment: claim.environment,
                 transactionId: claim.transactionId
             )
-        let plan: PurchasePlan, state: PurchasedState
-        if let settled = kind.settle(claim, existing: existing, revokedByApple: revoked, loaded: loaded, now: now) {
-            (plan, state) = (settled, try kind.state(settled: settled, claim: claim, loaded: loaded, tx: tx, now: now))
-        } else {
-            (plan, state) = try kind.plan(claim, existing: existing, loaded: loaded, tx: tx, now: now)
-        }
+        let (plan, state) = try kind.decide(
+            claim,
+            proven: proven,
+            request: request,
+            existing: existing,
+            revokedByApple: revoked,
+            loaded: loaded,
+            tx: tx,
+            now: now
+        )
         try tx.save(plan, tenantId: claim.tenantId, store: claim.store, emitsEvents: request.emitsEvents, now: now)
         var answered = state
         if case .booking(let hold) = state, let changed = hold.changeOf, hold.status == .confirmed,

@@ -11,7 +11,9 @@ public struct VerifyPurchase: Sendable {
         /// The product the app says it bought; nil lets the proof name it (validators whose
         /// clients send only a receipt or a signed transaction).
         public var productId: String?
-        public var proof: PurchaseProof
+        /// The proof: as the request carried it (read here, by the store whose fields are there), or
+        /// already read by a caller that knows its store (the plugin's validator).
+        public var evidence: Evidence
         /// What the purchase pays for: a booking the app names, or nil to let the product decide
         /// (a credit pack: its credit type).
         public var target: PurchaseTarget?
@@ -32,9 +34,51 @@ public struct VerifyPurchase: Sendable {
             self.runtime = runtime
             self.userId = userId
             self.productId = productId
-            self.proof = proof
+            self.evidence = .proof(proof)
             self.target = target
         }
+
+        /// A request's proof fields, by the contract's names: the stores read them (refused
+        /// `missing_field` when no store's fields are there).
+        public init(
+            runtime: TenantRuntime,
+            userId: String,
+            productId: String?,
+            proofFields: ProofFields,
+            target: PurchaseTarget?,
+            callerProvesUser: Bool
+        ) {
+            self.init(
+                runtime: runtime,
+                userId: userId,
+                productId: productId,
+                proof: .fields(proofFields),
+                target: target,
+                callerProvesUser: callerProvesUser
+            )
+        }
+
+        private init(
+            runtime: TenantRuntime,
+            userId: String,
+            productId: String?,
+            proof evidence: Evidence,
+            target: PurchaseTarget?,
+            callerProvesUser: Bool
+        ) {
+            self.callerProvesUser = callerProvesUser
+            self.runtime = runtime
+            self.userId = userId
+            self.productId = productId
+            self.evidence = evidence
+            self.target = target
+        }
+    }
+
+    /// What a command carries of the store's proof.
+    public enum Evidence: Sendable {
+        case fields(ProofFields)
+        case proof(PurchaseProof)
     }
 
     /// How the claim ended and the target's state after it (``ClaimResult``).
@@ -64,35 +108,35 @@ public struct VerifyPurchase: Sendable {
         claims = Claims(store: store, kinds: kinds, sources: prover.sources, clock: clock, logger: logger, recordedTokens: recordedTokens)
     }
 
-    /// The proof a request carried, read once by the store whose fields are there (refused
-    /// `missing_field` when none is).
-    public func proof(from fields: ProofFields) throws -> PurchaseProof {
-        try prover.sources.proof(from: fields)
-    }
-
     /// Prove, pick the kind, claim under the policy, let the kind plan, save: the same for every kind.
     /// A proven transaction that cannot be applied is kept as an unapplied payment (paid is never silent).
     public func callAsFunction(_ command: Command) async throws -> Result {
         let runtime = command.runtime
+        // The proof is read once, by the store whose fields the request carries.
+        let proof: PurchaseProof
+        switch command.evidence {
+        case .fields(let fields): proof = try prover.sources.proof(from: fields)
+        case .proof(let read): proof = read
+        }
         var request = PurchaseRequest(
             tenant: runtime.tenant,
             policy: runtime.purchasePolicy,
             emitsEvents: runtime.webhook != nil,
             userId: command.userId,
             productId: command.productId ?? "",
-            transactionId: command.proof.claimedTransactionId,
+            transactionId: proof.claimedTransactionId,
             named: command.target
         )
         var proven: ProvenTransaction?
         // Before anything about the product: the app does not sell through the proof's store at all.
-        let source = command.proof.source
+        let source = proof.source
         try source.checkOffered(by: runtime)
         // The app may name the product in the store's terms (Google Play's product id).
         if let named = command.productId { request.productId = source.product(named: named, in: runtime.tenant)?.id ?? named }
         do {
             if command.productId == nil {
                 // Without a claimed product, the proof names it (and the checks compare it with itself).
-                proven = try await prove(command, request: request)
+                proven = try await prove(proof, command, request: request)
                 request.productId = proven?.productId ?? ""
             }
             let kind = try kinds.module(kinds.kind(of: request))
@@ -101,13 +145,13 @@ public struct VerifyPurchase: Sendable {
             if let proven {
                 transaction = proven
             } else {
-                transaction = try await prove(command, request: request)
+                transaction = try await prove(proof, command, request: request)
                 proven = transaction
             }
             // The user's waiting transactions are looked for only for a caller who proved the user, or
             // a proof that carries a token naming them (a client key alone proves nothing: T1).
             let provesUser = command.callerProvesUser || transaction.appAccountToken.map { request.policy.token($0, names: command.userId) } == true
-            let result = try await claims.claim(
+            var result = try await claims.claim(
                 transaction,
                 request: request,
                 kind: kind,
@@ -126,6 +170,7 @@ public struct VerifyPurchase: Sendable {
                     )
                 }
             }
+            result.proofField = proof.field
             return result
         } catch let refusal as ProofRefusal {
             // Nothing was proven: nothing to keep.
@@ -136,7 +181,7 @@ public struct VerifyPurchase: Sendable {
             let transaction: ProvenTransaction
             if let proven {
                 transaction = proven
-            } else if let checked = try? await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: runtime) {
+            } else if let checked = try? await prover.prove(proof, productId: command.productId, userId: command.userId, runtime: runtime) {
                 transaction = checked
             } else {
                 throw error
@@ -154,9 +199,9 @@ public struct VerifyPurchase: Sendable {
     /// Proves the command's proof. A caller without the target learns nothing about proofs: when the
     /// proof is refused, "not found" comes first (on success, ownership is checked inside the write,
     /// under the target's lock).
-    private func prove(_ command: Command, request: PurchaseRequest) async throws -> ProvenTransaction {
+    private func prove(_ proof: PurchaseProof, _ command: Command, request: PurchaseRequest) async throws -> ProvenTransaction {
         do {
-            return try await prover.prove(command.proof, productId: command.productId, userId: command.userId, runtime: command.runtime)
+            return try await prover.prove(proof, productId: command.productId, userId: command.userId, runtime: command.runtime)
         } catch {
             do {
                 if let named = request.named { try await kinds.module(named.kind).checkVisible(request, store: store) }
@@ -170,12 +215,12 @@ public struct VerifyPurchase: Sendable {
                 target: command.target,
                 now: clock.now()
             )
-            let holder = try? await command.proof.source.keepRefused(command.proof, refusal: error, attempt: attempt, store: store)
+            let holder = try? await proof.source.keepRefused(proof, refusal: error, attempt: attempt, store: store)
             if let holder, holder != command.userId {
                 logger.warning("pending purchase sent by a second user refused", metadata: ["tenant": .string(command.runtime.id)])
                 // Another user sent this pending purchase first: it stays theirs (V4).
                 throw ProofRefusal(
-                    error: DomainError(.conflict, .transactionAlreadyUsed, "transaction already used by another user", field: command.proof.field)
+                    error: DomainError(.conflict, .transactionAlreadyUsed, "transaction already used by another user", field: proof.field)
                 )
             }
             throw ProofRefusal(error: error)

@@ -117,6 +117,63 @@ struct RulesTests {
         )
     }
 
+    @Test(
+        "a booking's payment is decided in one call: the proof is checked first, a repeat settles before the slot is read, and the slot's other bookings are read only when the hold expired"
+    )
+    func bookingDecision() throws {
+        let proven = ProvenTransaction(
+            transactionId: "1",
+            originalTransactionId: "1",
+            productId: "p",
+            environment: "Sandbox",
+            purchasedAt: now,
+            revoked: false,
+            appAccountToken: nil,
+            proofHash: "h"
+        )
+        var asked = 0
+        func decide(_ booking: Booking, existing: Purchase? = nil, product: String = "p") throws -> PurchaseOutcome {
+            try BookingPurchaseRules.decide(
+                claim(),
+                proven: proven,
+                claimedProductId: product,
+                claimedTransactionId: "1",
+                policy: PurchasePolicy(),
+                booking: booking,
+                resource: nil,
+                existing: existing,
+                revokedByApple: false,
+                holdExtension: 900,
+                now: now
+            ) {
+                asked += 1
+                return .none
+            }
+            .outcome
+        }
+        // A live hold: applied, the slot not read.
+        guard case .applied = try decide(booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(600))) else {
+            Issue.record("a live hold is paid")
+            return
+        }
+        #expect(asked == 0)
+        // The same transaction again: a repeat, the slot not read.
+        guard case .repeated = try decide(booking(status: .confirmed, holdExpiresAt: now), existing: purchase()) else {
+            Issue.record("a repeat")
+            return
+        }
+        #expect(asked == 0)
+        // Another product than the booking's: refused before the policy, whatever is stored.
+        #expect(throws: DomainError.self) { _ = try decide(booking(status: .confirmed, holdExpiresAt: now), existing: purchase(), product: "q") }
+        // A lapsed hold: the slot is read once (no resource here: kept for a refund).
+        guard case .needsRefund(_, let code, _) = try decide(booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(-1)))
+        else {
+            Issue.record("a lapsed hold without room")
+            return
+        }
+        #expect(code == .slotUnavailable && asked == 1)
+    }
+
     @Test("exactly once: the same claim repeats, every other claim is a replay")
     func replayRules() throws {
         #expect(ClaimPolicy.settle(claim(), existing: nil) == nil)

@@ -280,7 +280,7 @@ struct AccessTests {
             )
             #expect(statuses[id] == "expired" && statuses[newId] == "revoked", "\(statuses)")
             #expect(keys.allSatisfy { ($0["hint"].string)?.count ?? 99 < 40 }, "listings never show a usable key")
-            #expect(keys.first { $0["id"].int == id }?["lastUsedAt"] != nil, "last use is recorded")
+            #expect(keys.first { $0["id"].int == id }?["lastUsedAt"].isNull == false, "last use is recorded")
             // Bad requests are 4xx naming the field; a key that no longer works cannot be rotated.
             for (body, field) in [
                 (["role": "root"], "role"), (["role": "client", "scopes": ["credits"]], "scopes"),

@@ -84,7 +84,7 @@ struct ClosureTests {
             let again = try await client.call(.delete, "/api/admin/closures/\(id)", auth: harness.adminKey)
             #expect(again.status == .notFound && again.errorCode == "closure_not_found")
             let history = try await client.call(.get, "/api/admin/closures?deleted=true", auth: harness.adminKey)
-            #expect((history.json["closures"].array)?.first?["deletedAt"] != nil)
+            #expect((history.json["closures"].array)?.first?["deletedAt"].isNull == false)
             let audit = try await client.call(.get, "/api/admin/audit?limit=50", auth: harness.adminKey)
             let actions = Set((audit.json["items"].array ?? []).compactMap { $0["action"].string })
             #expect(actions.isSuperset(of: ["closure.created", "closure.deleted"]), "\(actions)")

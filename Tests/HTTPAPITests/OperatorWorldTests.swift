@@ -129,9 +129,12 @@ struct OperatorWorldTests {
             }
             try await webhooks.shutdown()
             let confirmed = receiver.received.first { $0.event == "booking.confirmed" }
-            let data = try #require(confirmed.map(Self.webhookBody)?["data"] as? [String: String])
-            #expect(data["localStart"]?.hasSuffix("T17:30:00+02:00") == true && data["timeZone"] == "Europe/Rome" && data["reference"]?.count == 7)
-            #expect(data["start"]?.hasSuffix("T15:30:00Z") == true)
+            let data = try #require(confirmed.map(Self.webhookBody)?["data"].object)
+            #expect(
+                data["localStart"].string?.hasSuffix("T17:30:00+02:00") == true && data["timeZone"] == "Europe/Rome"
+                    && data["reference"].string?.count == 7
+            )
+            #expect(data["start"].string?.hasSuffix("T15:30:00Z") == true)
         }
     }
 
@@ -187,7 +190,7 @@ struct OperatorWorldTests {
                         && (byReference.first?["at"].string)?.hasPrefix(String(iso(start).dropLast())) == true,
                     "a hit's date and amount"
                 )
-                #expect(byTransaction.first?["amount"].string == nil || byTransaction.first?["at"] != nil)
+                #expect(byTransaction.first?["amount"].string == nil || byTransaction.first?["at"].isNull == false)
                 let user = try #require(try await search("alice").json["items"].array)
                 #expect(user.map { $0["kind"].string } == ["user"])
                 let elsewhere = try await search("2000000000007001", key: harness.otherAdminKey)
@@ -316,7 +319,7 @@ struct OperatorWorldTests {
                 today.first?["store"].string == "app_store" && today.first?["count"].int == 1,
                 "the day's money by store: \(buckets.last ?? [:])"
             )
-            let needs = try #require(overview.json["needsAction"].members?.compactMapValues(\.int))
+            let needs = try #require(overview.json["needsAction"].members).compactMapValues(\.int)
             #expect(
                 Set(needs.keys) == [
                     "unappliedPayments", "deadLetters", "webhookBacklog", "overduePlayAcknowledgements", "bookingsNeedingRefund",

@@ -186,15 +186,16 @@ struct ThirdStoreSketchTests {
         try await backend.run { store in
             try await PurchaseFixture.sellPack10(store)
             let verify = Self.verify(store)
-            let proof = try verify.proof(from: ProofFields(["amazonReceiptId": "R-1", "amazonUserId": "amzn-ana"]))
-            #expect(proof.store == .sketchStore)
+            let fields = ProofFields(["amazonReceiptId": "R-1", "amazonUserId": "amzn-ana"])
+            #expect(try Self.sources.proof(from: fields).store == .sketchStore)
             func send(_ user: String) async throws -> VerifyPurchase.Result {
                 try await verify(
-                    .init(runtime: runtime, userId: user, productId: "pack10", proof: proof, target: nil, callerProvesUser: true)
+                    .init(runtime: runtime, userId: user, productId: "pack10", proofFields: fields, target: nil, callerProvesUser: true)
                 )
             }
             let first = try await send("ana")
             #expect(PurchaseFixture.outcome(first.outcome) == "applied")
+            #expect(first.proofField == "amazonReceiptId", "a refusal would name the third store's field")
             #expect(first.outcome.purchase?.store == .sketchStore, "the purchase is stored as the third store's, not Apple's")
             #expect(PurchaseFixture.outcome(try await send("ana").outcome) == "repeated")
             #expect(PurchaseFixture.outcome(try await send("bo").outcome) == "replay", "the unique transaction index holds across stores")

@@ -2,6 +2,38 @@ import Foundation
 
 /// What a payment does to a booking, once ``ClaimPolicy`` found the transaction new and not revoked.
 public enum BookingPurchaseRules {
+    /// What a booking payment does, decided in one place: the proof checked against the booking
+    /// (``check(_:claimedProductId:claimedTransactionId:booking:userId:policy:)``, which throws its
+    /// refusal), then ``ClaimPolicy`` (a repeat, a replay, a revoked transaction end the claim), then
+    /// ``plan(_:booking:resource:occupancy:now:holdExtension:)``. `occupancy` is asked for only when
+    /// the booking's hold expired (``needsOccupancy(_:now:)``): the slot's other bookings are read then.
+    public static func decide(
+        _ claim: PurchaseClaim,
+        proven: ProvenTransaction,
+        claimedProductId: String,
+        claimedTransactionId: String?,
+        policy: PurchasePolicy,
+        booking: Booking,
+        resource: Resource?,
+        existing: Purchase?,
+        revokedByApple: Bool,
+        holdExtension: TimeInterval,
+        now: Date,
+        occupancy: () throws -> Occupancy
+    ) throws -> PurchasePlan {
+        try check(
+            proven,
+            claimedProductId: claimedProductId,
+            claimedTransactionId: claimedTransactionId,
+            booking: booking,
+            userId: claim.userId,
+            policy: policy
+        )
+        if let settled = ClaimPolicy.plan(claim, existing: existing, revokedByApple: revokedByApple, now: now) { return settled }
+        let taken = needsOccupancy(booking, now: now) ? try occupancy() : .none
+        return plan(claim, booking: booking, resource: resource, occupancy: taken, now: now, holdExtension: holdExtension)
+    }
+
     /// Whether the rules need the occupancy of the booking's slot to decide (only when its hold expired).
     public static func needsOccupancy(_ booking: Booking, now: Date) -> Bool {
         booking.status == .pendingPayment && booking.holdExpiresAt <= now

@@ -19,7 +19,6 @@ struct VerifyPurchaseRoutes {
     func verify(_ request: Request, _ context: UserContext) async throws -> Response {
         let (runtime, userId) = (context.tenant, context.userId)
         let body = try await JSONCoding.decode(VerifyPurchaseRequest.self, from: request)
-        let proof = try verifyPurchase.proof(from: body.proofFields)
         let result: VerifyPurchase.Result
         do {
             result = try await verifyPurchase(
@@ -27,7 +26,7 @@ struct VerifyPurchaseRoutes {
                     runtime: runtime,
                     userId: userId,
                     productId: body.productId,
-                    proof: proof,
+                    proofFields: body.proofFields,
                     target: body.bookingId.map { .booking(id: $0.value) },
                     callerProvesUser: context.caller.provesUser
                 )
@@ -41,7 +40,7 @@ struct VerifyPurchaseRoutes {
         if let refusal = Self.refusal(
             result.outcome,
             namesBooking: body.bookingId != nil,
-            proofField: proof.field
+            proofField: result.proofField
         ) {
             throw refusal
         }

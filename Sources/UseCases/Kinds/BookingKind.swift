@@ -51,28 +51,36 @@ public struct BookingKind: PurchaseKind {
                 field: "bookingId"
             )
         }
-        try BookingPurchaseRules.check(
-            proven,
-            claimedProductId: request.productId,
-            claimedTransactionId: request.transactionId,
-            booking: booking,
-            userId: claim.userId,
-            policy: request.policy
-        )
         return Loaded(booking: booking, resource: request.tenant.resource(id: booking.resourceId), holdExtension: request.tenant.holdDuration)
     }
 
-    public func plan(
+    /// One call into ``BookingPurchaseRules/decide(_:proven:claimedProductId:claimedTransactionId:policy:booking:resource:existing:revokedByApple:holdExtension:now:occupancy:)``;
+    /// the slot's other bookings are read only when the rules ask (the booking's hold expired).
+    public func decide(
         _ claim: PurchaseClaim,
+        proven: ProvenTransaction,
+        request: PurchaseRequest,
         existing: Purchase?,
+        revokedByApple: Bool,
         loaded: Loaded,
         tx: any StoreSession,
         now: Date
     ) throws -> (PurchasePlan, PurchasedState) {
         let booking = loaded.booking
-        let occupancy =
-            BookingPurchaseRules.needsOccupancy(booking, now: now)
-            ? try tx.bookings.occupancy(
+        let plan = try BookingPurchaseRules.decide(
+            claim,
+            proven: proven,
+            claimedProductId: request.productId,
+            claimedTransactionId: request.transactionId,
+            policy: request.policy,
+            booking: booking,
+            resource: loaded.resource,
+            existing: existing,
+            revokedByApple: revokedByApple,
+            holdExtension: loaded.holdExtension,
+            now: now
+        ) {
+            try tx.bookings.occupancy(
                 tenantId: claim.tenantId,
                 resourceId: booking.resourceId,
                 start: booking.start,
@@ -80,20 +88,8 @@ public struct BookingKind: PurchaseKind {
                 excluding: booking.id,
                 now: now
             )
-            : .none
-        let plan = BookingPurchaseRules.plan(
-            claim,
-            booking: booking,
-            resource: loaded.resource,
-            occupancy: occupancy,
-            now: now,
-            holdExtension: loaded.holdExtension
-        )
+        }
         return (plan, .booking(plan.effects.booking ?? booking))
-    }
-
-    public func state(settled plan: PurchasePlan, claim: PurchaseClaim, loaded: Loaded, tx: any StoreSession, now: Date) throws -> PurchasedState {
-        .booking(plan.effects.booking ?? loaded.booking)
     }
 
     public func notificationPlan(

@@ -4,7 +4,7 @@ import Foundation
 /// Credit packs (AI generations, reports): a payment adds the product's credits to the user's
 /// ledger of its credit type. Credit products are stored (operators edit them at run time): the
 /// stored product decides.
-public struct CreditsKind: PurchaseKind {
+public struct CreditsKind: SteppedPurchaseKind {
     public struct Loaded {
         var product: CreditProduct
         var negativeAllowed: Bool

@@ -19,19 +19,24 @@ public protocol PurchaseKind: Sendable {
     /// so that a refusal tells nothing about someone else's target.
     func checkVisible(_ request: PurchaseRequest, store: any Store) async throws
 
-    /// Inside the unit of work, before the claim policy: lock and load what the rules need, check the
-    /// proof against it, and settle the claim's final target.
+    /// Inside the unit of work, first: lock and load what the decision needs (reads only), and settle
+    /// the claim's final target.
     func load(_ claim: inout PurchaseClaim, proven: ProvenTransaction, request: PurchaseRequest, tx: any StoreSession, now: Date) throws -> Loaded
 
-    /// The claim policy for this kind: a repeat, a replay or a refusal ends the claim here (nil: go on
-    /// to ``plan(_:existing:loaded:tx:now:)``). Every kind but subscriptions uses ``ClaimPolicy`` as it is.
-    func settle(_ claim: PurchaseClaim, existing: Purchase?, revokedByApple: Bool, loaded: Loaded, now: Date) -> PurchasePlan?
-
-    /// What a claim the policy let through does, and the target's state after it.
-    func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState)
-
-    /// The target's state to answer a claim the policy settled (a restore answers the same grant).
-    func state(settled plan: PurchasePlan, claim: PurchaseClaim, loaded: Loaded, tx: any StoreSession, now: Date) throws -> PurchasedState
+    /// The claim's decision, given what `load` read and the transaction's stored purchase: the proof
+    /// checked against the target (a refusal throws), the claim policy (a repeat, a replay or a
+    /// revoked transaction ends the claim) and what a claim let through does, with the target's
+    /// state after it. A kind whose rules need nothing more is one call into its Domain rules.
+    func decide(
+        _ claim: PurchaseClaim,
+        proven: ProvenTransaction,
+        request: PurchaseRequest,
+        existing: Purchase?,
+        revokedByApple: Bool,
+        loaded: Loaded,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> (PurchasePlan, PurchasedState)
 
     /// What a REFUND, REVOKE or REFUND_REVERSED (or another notification naming a purchase of this
     /// kind) does, with what it needs loaded and locked here.
@@ -46,9 +51,41 @@ public protocol PurchaseKind: Sendable {
 
 extension PurchaseKind {
     public func checkVisible(_ request: PurchaseRequest, store: any Store) async throws {}
+}
 
+/// A kind that decides in steps: the claim policy (``settle``), then its plan, which may read more
+/// under the unit of work's locks (a credit account, a subscription's record).
+public protocol SteppedPurchaseKind: PurchaseKind {
+    /// The claim policy for this kind: a repeat, a replay or a refusal ends the claim here (nil: go on
+    /// to ``plan(_:existing:loaded:tx:now:)``). Every kind but subscriptions uses ``ClaimPolicy`` as it is.
+    func settle(_ claim: PurchaseClaim, existing: Purchase?, revokedByApple: Bool, loaded: Loaded, now: Date) -> PurchasePlan?
+
+    /// What a claim the policy let through does, and the target's state after it.
+    func plan(_ claim: PurchaseClaim, existing: Purchase?, loaded: Loaded, tx: any StoreSession, now: Date) throws -> (PurchasePlan, PurchasedState)
+
+    /// The target's state to answer a claim the policy settled (a restore answers the same grant).
+    func state(settled plan: PurchasePlan, claim: PurchaseClaim, loaded: Loaded, tx: any StoreSession, now: Date) throws -> PurchasedState
+}
+
+extension SteppedPurchaseKind {
     public func settle(_ claim: PurchaseClaim, existing: Purchase?, revokedByApple: Bool, loaded: Loaded, now: Date) -> PurchasePlan? {
         ClaimPolicy.plan(claim, existing: existing, revokedByApple: revokedByApple, now: now)
+    }
+
+    public func decide(
+        _ claim: PurchaseClaim,
+        proven: ProvenTransaction,
+        request: PurchaseRequest,
+        existing: Purchase?,
+        revokedByApple: Bool,
+        loaded: Loaded,
+        tx: any StoreSession,
+        now: Date
+    ) throws -> (PurchasePlan, PurchasedState) {
+        if let settled = settle(claim, existing: existing, revokedByApple: revokedByApple, loaded: loaded, now: now) {
+            return (settled, try state(settled: settled, claim: claim, loaded: loaded, tx: tx, now: now))
+        }
+        return try plan(claim, existing: existing, loaded: loaded, tx: tx, now: now)
     }
 }
 

@@ -5,7 +5,7 @@ import Foundation
 /// originalTransactionId) to the user and brings its record up to date. Ownership is the
 /// subscription's (it moves with link and unlink), not the first claimant's: a later period, or the
 /// same one again, refreshes the record for its owner instead of being a replay.
-public struct SubscriptionKind: PurchaseKind {
+public struct SubscriptionKind: SteppedPurchaseKind {
     public struct Loaded {
         var facts: SubscriptionFacts
         var tenant: Tenant

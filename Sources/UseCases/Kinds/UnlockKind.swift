@@ -5,7 +5,7 @@ import Foundation
 /// non-renewing pass (a season pass, a 30-day club membership) grants the product's entitlement.
 /// Buying a pass again extends it; a refund ends only its own grant; the same transaction sent again
 /// by the same user (a restore on a second device) answers the same grant.
-public struct UnlockKind: PurchaseKind {
+public struct UnlockKind: SteppedPurchaseKind {
     public struct Loaded {
         var terms: UnlockTerms
         /// The user's grants of the entitlement (locked).
