@@ -211,7 +211,7 @@ struct SQLBookings: BookingRepository {
         }
     }
 
-    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date) throws -> Occupancy {
+    func admit(tenantId: String, resourceId: String, now: Date) throws {
         let stamp = now.epochMilliseconds
         // Admissions to one resource take turns from here to their commit (no overbooking when
         // several instances admit at once).
@@ -231,6 +231,9 @@ struct SQLBookings: BookingRepository {
                 holds: -1
             )
         }
+    }
+
+    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?) throws -> Occupancy {
         // Rentals last at most 30 days: slots starting earlier than that cannot overlap (keeps the range short).
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
         let row = try db.row(Admission.slotOccupancy, [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds])

@@ -118,7 +118,7 @@ struct RulesTests {
     }
 
     @Test(
-        "a booking's payment is decided in one call: the proof is checked first, a repeat settles before the slot is read, and the slot's other bookings are read only when the hold expired"
+        "a booking's payment is decided in one call: the proof is checked first, then the claim policy, then the plan; a lapsed hold needs the slot's occupancy"
     )
     func bookingDecision() throws {
         let proven = ProvenTransaction(
@@ -131,8 +131,7 @@ struct RulesTests {
             appAccountToken: nil,
             proofHash: "h"
         )
-        var asked = 0
-        func decide(_ booking: Booking, existing: Purchase? = nil, product: String = "p") throws -> PurchaseOutcome {
+        func decide(_ booking: Booking, existing: Purchase? = nil, product: String = "p", occupancy: Occupancy? = nil) throws -> PurchaseOutcome {
             try BookingPurchaseRules.decide(
                 claim(),
                 proven: proven,
@@ -144,34 +143,31 @@ struct RulesTests {
                 existing: existing,
                 revokedByApple: false,
                 holdExtension: 900,
+                occupancy: occupancy,
                 now: now
-            ) {
-                asked += 1
-                return .none
-            }
+            )
             .outcome
         }
-        // A live hold: applied, the slot not read.
+        // A live hold: applied without the slot's occupancy.
         guard case .applied = try decide(booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(600))) else {
             Issue.record("a live hold is paid")
             return
         }
-        #expect(asked == 0)
-        // The same transaction again: a repeat, the slot not read.
+        // The same transaction again: a repeat.
         guard case .repeated = try decide(booking(status: .confirmed, holdExpiresAt: now), existing: purchase()) else {
             Issue.record("a repeat")
             return
         }
-        #expect(asked == 0)
         // Another product than the booking's: refused before the policy, whatever is stored.
         #expect(throws: DomainError.self) { _ = try decide(booking(status: .confirmed, holdExpiresAt: now), existing: purchase(), product: "q") }
-        // A lapsed hold: the slot is read once (no resource here: kept for a refund).
-        guard case .needsRefund(_, let code, _) = try decide(booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(-1)))
-        else {
+        // A lapsed hold is not decided without the slot's occupancy, and with it (no resource here) is kept for a refund.
+        let lapsed = booking(status: .pendingPayment, holdExpiresAt: now.addingTimeInterval(-1))
+        #expect(throws: DomainError.self) { _ = try decide(lapsed) }
+        guard case .needsRefund(_, let code, _) = try decide(lapsed, occupancy: Occupancy.none) else {
             Issue.record("a lapsed hold without room")
             return
         }
-        #expect(code == .slotUnavailable && asked == 1)
+        #expect(code == .slotUnavailable)
     }
 
     @Test("exactly once: the same claim repeats, every other claim is a replay")

@@ -166,7 +166,7 @@ struct StoreConformance {
             }
             #expect(results == 1)
             let occupancy = try await store.write {
-                try $0.bookings.occupancy(
+                try $0.bookings.admittedOccupancy(
                     tenantId: "a",
                     resourceId: "tour",
                     start: slot,
@@ -215,7 +215,14 @@ struct StoreConformance {
             let taker = try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: later)
             // The expired booking, paid late, cannot take the slot back.
             let occupancy = try await store.write {
-                try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later)
+                try $0.bookings.admittedOccupancy(
+                    tenantId: "a",
+                    resourceId: "dinghy",
+                    start: held.start,
+                    end: held.end,
+                    excluding: held.id,
+                    now: later
+                )
             }
             #expect(occupancy == Occupancy(bookings: 1, seats: 1))
             #expect(!Capacity.fits(single, seats: 1, occupancy: occupancy))
@@ -225,7 +232,14 @@ struct StoreConformance {
             let cancelledBooking = cancelled
             try await store.write { try $0.bookings.update(cancelledBooking, now: later) }
             let free = try await store.write {
-                try $0.bookings.occupancy(tenantId: "a", resourceId: "dinghy", start: held.start, end: held.end, excluding: held.id, now: later)
+                try $0.bookings.admittedOccupancy(
+                    tenantId: "a",
+                    resourceId: "dinghy",
+                    start: held.start,
+                    end: held.end,
+                    excluding: held.id,
+                    now: later
+                )
             }
             #expect(free == .none)
             #expect(try await store.read { try $0.bookings.activeHolds(tenantId: "a", userId: "slow", now: later, upTo: 10) } == 0)
@@ -293,7 +307,7 @@ struct StoreConformance {
             _ = try await Self.admit(store, user: "late", quote: quote, now: later)
             #expect(try await holds(at: later) == 1)
             let occupancy = try await store.write {
-                try $0.bookings.occupancy(tenantId: "a", resourceId: "fleet", start: quote.start, end: quote.end, excluding: nil, now: later)
+                try $0.bookings.admittedOccupancy(tenantId: "a", resourceId: "fleet", start: quote.start, end: quote.end, excluding: nil, now: later)
             }
             #expect(occupancy == Occupancy(bookings: 2, seats: 2))
             // A released hold given a new one (a late payment's retry window) is counted again.
@@ -1059,7 +1073,7 @@ extension StoreConformance {
             #expect(codes == ["slot_taken"], "\(codes)")
             func seats(_ slot: Date) async throws -> Int {
                 let occupancy = try await store.write { tx in
-                    try tx.bookings.occupancy(
+                    try tx.bookings.admittedOccupancy(
                         tenantId: "a",
                         resourceId: resource.id,
                         start: slot,
@@ -1145,7 +1159,7 @@ extension StoreConformance {
             #expect(purchases.map(\.bookingId) == [booking.id, booking.id], "both purchases are the booking's")
             func held(_ day: Date) async throws -> Int {
                 let occupancy = try await store.write { tx in
-                    try tx.bookings.occupancy(
+                    try tx.bookings.admittedOccupancy(
                         tenantId: "a",
                         resourceId: "boat",
                         start: day,

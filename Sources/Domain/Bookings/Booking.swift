@@ -40,6 +40,8 @@ public struct Booking: Codable, Hashable, Sendable {
     public var requiredQuantity: Int
     public var status: BookingStatus
     public var holdExpiresAt: Date
+    /// Whether the booking still waits for payment past its hold (its slot may have been taken since).
+    public func holdLapsed(at now: Date) -> Bool { status == .pendingPayment && holdExpiresAt <= now }
     public var createdAt: Date
     public var updatedAt: Date
     public var confirmedAt: Date?

@@ -5,8 +5,9 @@ public enum BookingPurchaseRules {
     /// What a booking payment does, decided in one place: the proof checked against the booking
     /// (``check(_:claimedProductId:claimedTransactionId:booking:userId:policy:)``, which throws its
     /// refusal), then ``ClaimPolicy`` (a repeat, a replay, a revoked transaction end the claim), then
-    /// ``plan(_:booking:resource:occupancy:now:holdExtension:)``. `occupancy` is asked for only when
-    /// the booking's hold expired (``needsOccupancy(_:now:)``): the slot's other bookings are read then.
+    /// ``plan(_:booking:resource:occupancy:now:holdExtension:)``. `occupancy` is what the slot's other
+    /// bookings hold, read by the caller when the booking's hold expired (``needsOccupancy(_:now:)``;
+    /// without it then, the claim is not decided: `unavailable`, nothing written).
     public static func decide(
         _ claim: PurchaseClaim,
         proven: ProvenTransaction,
@@ -18,8 +19,8 @@ public enum BookingPurchaseRules {
         existing: Purchase?,
         revokedByApple: Bool,
         holdExtension: TimeInterval,
-        now: Date,
-        occupancy: () throws -> Occupancy
+        occupancy: Occupancy?,
+        now: Date
     ) throws -> PurchasePlan {
         try check(
             proven,
@@ -30,13 +31,16 @@ public enum BookingPurchaseRules {
             policy: policy
         )
         if let settled = ClaimPolicy.plan(claim, existing: existing, revokedByApple: revokedByApple, now: now) { return settled }
-        let taken = needsOccupancy(booking, now: now) ? try occupancy() : .none
-        return plan(claim, booking: booking, resource: resource, occupancy: taken, now: now, holdExtension: holdExtension)
+        guard needsOccupancy(booking, now: now) else {
+            return plan(claim, booking: booking, resource: resource, occupancy: .none, now: now, holdExtension: holdExtension)
+        }
+        guard let occupancy else { throw DomainError(.unavailable, .internalError, "the slot's occupancy was not read") }
+        return plan(claim, booking: booking, resource: resource, occupancy: occupancy, now: now, holdExtension: holdExtension)
     }
 
     /// Whether the rules need the occupancy of the booking's slot to decide (only when its hold expired).
     public static func needsOccupancy(_ booking: Booking, now: Date) -> Bool {
-        booking.status == .pendingPayment && booking.holdExpiresAt <= now
+        booking.holdLapsed(at: now)
     }
 
     /// The plan of a new, unrevoked claim on `booking`: confirm it, count a part payment, or record

@@ -22,10 +22,15 @@ public protocol BookingRepository {
     func absorb(_ hold: Booking, into original: Booking, moved: Booking, now: Date) throws
     /// The newest hold for the difference of a move of `bookingId` still waiting for payment.
     func changeHold(of bookingId: Int64, tenantId: String, now: Date) throws -> Booking?
-    /// What bookings other than `excluding` hold of a slot of the resource overlapping [start, end)
-    /// at `now`. Costs the number of distinct overlapping slots, not the number of bookings. Only in
-    /// a write: holds that expired by `now` are released first.
-    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date) throws -> Occupancy
+    /// Takes the resource's admission turn, held until the unit of work ends (admissions to one
+    /// resource take turns, so several instances never overbook it), and releases the resource's
+    /// holds that expired by `now`, each once. Only in a write; call it before
+    /// ``occupancy(tenantId:resourceId:start:end:excluding:)``.
+    func admit(tenantId: String, resourceId: String, now: Date) throws
+    /// What bookings other than `excluding` hold of a slot of the resource overlapping [start, end):
+    /// a read, counted as of the last ``admit(tenantId:resourceId:now:)`` of the resource in this unit
+    /// of work. Costs the number of distinct overlapping slots, not the number of bookings.
+    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?) throws -> Occupancy
     /// Unpaid bookings still holding their slot at `now`, of a user or of everything a creator
     /// created, counted up to `limit` (the answer is min(holds, limit): the cost stays bounded).
     func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int

@@ -17,17 +17,17 @@ public struct AdminBookingTransition: Sendable {
         let emitsEvents = runtime.webhook != nil
         return try await store.write { tx in
             guard let booking = try tx.bookings.booking(id: id, tenantId: tenant.id, forUpdate: true) else { throw DomainError.bookingNotFound(id) }
-            let occupancy =
-                BookingTransitions.needsOccupancy(to: status)
-                ? try tx.bookings.occupancy(
+            var occupancy = Occupancy.none
+            if BookingTransitions.needsOccupancy(to: status) {
+                try tx.bookings.admit(tenantId: tenant.id, resourceId: booking.resourceId, now: now)
+                occupancy = try tx.bookings.occupancy(
                     tenantId: tenant.id,
                     resourceId: booking.resourceId,
                     start: booking.start,
                     end: booking.end,
-                    excluding: booking.id,
-                    now: now
+                    excluding: booking.id
                 )
-                : .none
+            }
             let transition = try BookingTransitions.admin(
                 booking,
                 to: status,

@@ -105,18 +105,14 @@ public struct MoveBooking: Sendable {
             }
             // The slots' admissions take turns (both resources', in one order: no two moves wait on each other).
             let resources = Set([booking.resourceId, quote.resource.id]).sorted()
-            var occupancy = Occupancy.none
-            for resourceId in resources {
-                let counted = try tx.bookings.occupancy(
-                    tenantId: tenantId,
-                    resourceId: resourceId,
-                    start: quote.start,
-                    end: quote.end,
-                    excluding: booking.id,
-                    now: now
-                )
-                if resourceId == quote.resource.id { occupancy = counted }
-            }
+            for resourceId in resources { try tx.bookings.admit(tenantId: tenantId, resourceId: resourceId, now: now) }
+            let occupancy = try tx.bookings.occupancy(
+                tenantId: tenantId,
+                resourceId: quote.resource.id,
+                start: quote.start,
+                end: quote.end,
+                excluding: booking.id
+            )
             guard Capacity.fits(quote.resource, seats: booking.seats, occupancy: occupancy) else {
                 throw DomainError(.conflict, .slotTaken, "\(quote.resource.name) is full then; pick another time")
             }

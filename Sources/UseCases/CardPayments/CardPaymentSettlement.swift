@@ -30,17 +30,17 @@ struct CardPaymentSettlement {
             try tx.cardPayments.update(payment)
             return "already_applied"
         }
-        let occupancy =
-            BookingPurchaseRules.needsOccupancy(booking, now: now)
-            ? try tx.bookings.occupancy(
+        var occupancy = Occupancy.none
+        if booking.holdLapsed(at: now) {
+            try tx.bookings.admit(tenantId: booking.tenantId, resourceId: booking.resourceId, now: now)
+            occupancy = try tx.bookings.occupancy(
                 tenantId: booking.tenantId,
                 resourceId: booking.resourceId,
                 start: booking.start,
                 end: booking.end,
-                excluding: booking.id,
-                now: now
+                excluding: booking.id
             )
-            : .none
+        }
         let plan = CardPaymentRules.paidPlan(
             payment,
             booking: booking,

@@ -10,6 +10,8 @@ public struct BookingKind: PurchaseKind {
         var resource: Resource?
         /// How long a part payment extends the booking's hold (the tenant's hold).
         var holdExtension: TimeInterval
+        /// What the slot's other bookings hold, read when the booking's hold lapsed (nil otherwise).
+        var occupancy: Occupancy?
     }
 
     public var kind: ProductKind { .booking }
@@ -51,11 +53,29 @@ public struct BookingKind: PurchaseKind {
                 field: "bookingId"
             )
         }
-        return Loaded(booking: booking, resource: request.tenant.resource(id: booking.resourceId), holdExtension: request.tenant.holdDuration)
+        var occupancy: Occupancy?
+        if booking.holdLapsed(at: now) {
+            // The slot may have been taken since the hold lapsed: take the resource's turn (releasing
+            // holds that lapsed) and read what the others hold.
+            try tx.bookings.admit(tenantId: claim.tenantId, resourceId: booking.resourceId, now: now)
+            occupancy = try tx.bookings.occupancy(
+                tenantId: claim.tenantId,
+                resourceId: booking.resourceId,
+                start: booking.start,
+                end: booking.end,
+                excluding: booking.id
+            )
+        }
+        return Loaded(
+            booking: booking,
+            resource: request.tenant.resource(id: booking.resourceId),
+            holdExtension: request.tenant.holdDuration,
+            occupancy: occupancy
+        )
     }
 
-    /// One call into ``BookingPurchaseRules/decide(_:proven:claimedProductId:claimedTransactionId:policy:booking:resource:existing:revokedByApple:holdExtension:now:occupancy:)``;
-    /// the slot's other bookings are read only when the rules ask (the booking's hold expired).
+    /// One call into ``BookingPurchaseRules/decide(_:proven:claimedProductId:claimedTransactionId:policy:booking:resource:existing:revokedByApple:holdExtension:occupancy:now:)``,
+    /// with what `load` read.
     public func decide(
         _ claim: PurchaseClaim,
         proven: ProvenTransaction,
@@ -78,17 +98,9 @@ public struct BookingKind: PurchaseKind {
             existing: existing,
             revokedByApple: revokedByApple,
             holdExtension: loaded.holdExtension,
+            occupancy: loaded.occupancy,
             now: now
-        ) {
-            try tx.bookings.occupancy(
-                tenantId: claim.tenantId,
-                resourceId: booking.resourceId,
-                start: booking.start,
-                end: booking.end,
-                excluding: booking.id,
-                now: now
-            )
-        }
+        )
         return (plan, .booking(plan.effects.booking ?? booking))
     }
 
@@ -102,13 +114,13 @@ public struct BookingKind: PurchaseKind {
         let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: notification.tenantId, forUpdate: true) }
         var slotFree = false
         if BookingRefundRules.needsOccupancy(notification), let booking, let resource = tenant.resource(id: booking.resourceId) {
+            try tx.bookings.admit(tenantId: booking.tenantId, resourceId: booking.resourceId, now: now)
             let occupancy = try tx.bookings.occupancy(
                 tenantId: booking.tenantId,
                 resourceId: booking.resourceId,
                 start: booking.start,
                 end: booking.end,
-                excluding: booking.id,
-                now: now
+                excluding: booking.id
             )
             slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
         }
