@@ -22,6 +22,7 @@ public struct VerifyPurchase: Sendable {
         /// are claimed only when the proof itself carries a token naming the user.
         public var callerProvesUser: Bool
 
+        /// A proof already read by a caller that knows its store (the plugin's validator).
         public init(
             runtime: TenantRuntime,
             userId: String,
@@ -30,12 +31,7 @@ public struct VerifyPurchase: Sendable {
             target: PurchaseTarget?,
             callerProvesUser: Bool
         ) {
-            self.callerProvesUser = callerProvesUser
-            self.runtime = runtime
-            self.userId = userId
-            self.productId = productId
-            self.evidence = .proof(proof)
-            self.target = target
+            self.init(runtime, userId, productId, .proof(proof), target, callerProvesUser)
         }
 
         /// A request's proof fields, by the contract's names: the stores read them (refused
@@ -48,30 +44,23 @@ public struct VerifyPurchase: Sendable {
             target: PurchaseTarget?,
             callerProvesUser: Bool
         ) {
-            self.init(
-                runtime: runtime,
-                userId: userId,
-                productId: productId,
-                proof: .fields(proofFields),
-                target: target,
-                callerProvesUser: callerProvesUser
-            )
+            self.init(runtime, userId, productId, .fields(proofFields), target, callerProvesUser)
         }
 
         private init(
-            runtime: TenantRuntime,
-            userId: String,
-            productId: String?,
-            proof evidence: Evidence,
-            target: PurchaseTarget?,
-            callerProvesUser: Bool
+            _ runtime: TenantRuntime,
+            _ userId: String,
+            _ productId: String?,
+            _ evidence: Evidence,
+            _ target: PurchaseTarget?,
+            _ callerProvesUser: Bool
         ) {
-            self.callerProvesUser = callerProvesUser
             self.runtime = runtime
             self.userId = userId
             self.productId = productId
             self.evidence = evidence
             self.target = target
+            self.callerProvesUser = callerProvesUser
         }
     }
 
