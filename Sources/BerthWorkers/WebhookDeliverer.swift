@@ -15,9 +15,10 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
     let tenants: TenantRegistry
     let logger: Logger
     let interval: Duration
-    /// Messages a tenant's loop claims at once, at most: with the 10 s send timeout, a run of one
-    /// subject's messages to a dead receiver ends well within its 120 s lease.
-    let claimSize = 8
+    /// Messages a tenant's loop claims in one unit of work, at most. Claimed runs wait for a free
+    /// slot in the loop's queue: with the 10 s send timeout, at most `perTenant` + 32 runs queued and
+    /// `perTenant` in flight, a run to a dead receiver is sent, or released, well within its 120 s lease.
+    let claimSize = 32
     let delivery: DeliverWebhooks
 
     public init(
@@ -75,33 +76,40 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
         try? await gracefulShutdown()
     }
 
-    /// One tenant's deliveries, until shutdown: while fewer than ``DeliverWebhooks/perTenant`` runs
-    /// are in flight, claim more at once; else wait until a run ends, or `interval` passes when
-    /// nothing was due. A shutdown cancels the runs in flight, a delivery to a receiver that does not
-    /// answer among them: a delivery cut short is attempted again (receivers de-duplicate by the
-    /// delivery's id).
+    /// One tenant's deliveries, until shutdown. Claimed runs wait in a queue of this loop and up to
+    /// ``DeliverWebhooks/perTenant`` of them are in flight; when fewer than that wait, up to
+    /// `claimSize` more messages are claimed in one unit of work (a claim per batch, not per run that
+    /// ends). With nothing due, the loop waits for a run to end, or `interval`. A subject's later
+    /// message is not claimed while an earlier one is leased (queued or in flight), so each subject
+    /// stays in order. A shutdown cancels the runs in flight, a delivery to a receiver that does not
+    /// answer among them (a delivery cut short is attempted again once its lease ends: receivers
+    /// de-duplicate by the delivery's id), and gives the queued runs back.
     private func loop(tenantId: String) async {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Bool.self) { group in
                 let slots = delivery.perTenant
+                var queued: [[OutboxMessage]] = []
                 var inFlight = 0
                 var pausing = false
                 while !Task.isCancelled {
                     var claimed = 0
-                    if inFlight < slots {
+                    if queued.count < slots {
                         do {
-                            let messages = try await delivery.claim(tenantId: tenantId, limit: min(slots - inFlight, claimSize))
+                            let messages = try await delivery.claim(tenantId: tenantId, limit: claimSize)
                             claimed = messages.count
-                            for run in DeliverWebhooks.runs(of: messages) {
-                                inFlight += 1
-                                group.addTask { await self.deliver(run: run, tenantId: tenantId) }
-                            }
+                            queued += DeliverWebhooks.runs(of: messages)
                         } catch {
                             if Task.isCancelled || error is StoreClosed { break }
                             logger.error("webhook claim of \(tenantId) failed: \(String(reflecting: error))")
                         }
                     }
-                    if claimed > 0 && inFlight < slots { continue }
+                    while inFlight < slots, !queued.isEmpty {
+                        let run = queued.removeFirst()
+                        inFlight += 1
+                        group.addTask { await self.deliver(run: run, tenantId: tenantId) }
+                    }
+                    // A full batch: more may be due, and there is room in the queue.
+                    if claimed == claimSize && queued.count < slots { continue }
                     if !pausing && inFlight < slots {
                         pausing = true
                         group.addTask {
@@ -113,6 +121,9 @@ public struct WebhookDeliverer: Service, CustomStringConvertible {
                     if await group.next() == true { inFlight -= 1 } else { pausing = false }
                 }
                 group.cancelAll()
+                // Runs claimed but not started go back now, not when their lease ends (best effort:
+                // the store may be closing; then the lease's end frees them).
+                try? await delivery.release(queued.flatMap { $0 })
             }
         }
     }

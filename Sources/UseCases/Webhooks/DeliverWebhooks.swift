@@ -107,6 +107,13 @@ public struct DeliverWebhooks: Sendable {
         return try await store.write { try $0.outbox.claimDue(tenantId: tenantId, now: now, limit: limit, owner: owner, leaseUntil: until) }
     }
 
+    /// Gives claimed messages back unattempted (their leases end now): the next claim, of any
+    /// instance, may take them.
+    public func release(_ messages: [OutboxMessage]) async throws {
+        guard !messages.isEmpty else { return }
+        try await store.write { tx in for message in messages { try tx.outbox.release(message) } }
+    }
+
     /// Claimed messages as runs that may go side by side: each subject's messages in their order,
     /// and each message without a subject alone.
     public static func runs(of messages: [OutboxMessage]) -> [[OutboxMessage]] {
