@@ -24,7 +24,7 @@ func seedHistory(databasePath: String, tenantId: String, count: Int) async throw
                     userId: "history-user-\(n % 50_000)",
                     target: .credits(type: "credits"),
                     store: .appStore,
-                    environment: "Sandbox",
+                    environment: .sandbox,
                     transactionId: transaction,
                     originalTransactionId: transaction,
                     productId: "history.credits",

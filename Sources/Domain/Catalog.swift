@@ -298,7 +298,7 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     /// The App Store app id; required when Production is allowed.
     public var appAppleId: Int64?
     /// `Production` and/or `Sandbox`.
-    public var environments: [String]
+    public var environments: [StoreEnvironment]
     /// Extra trusted roots (PEM/DER files, relative to the catalog). Only for tenants without Production.
     public var trustedRootFiles: [String]?
     /// Accept Xcode/LocalTesting data. Only for tenants without Production.
@@ -321,7 +321,7 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
     /// In-App Purchase key signs them).
     public var offers: AppleOffers?
 
-    public var allowsProduction: Bool { environments.contains("Production") }
+    public var allowsProduction: Bool { environments.contains(.production) }
 
     /// App Apple IDs that are examples, not apps: sample catalogs (Berth's earlier one shipped
     /// 6450000001) and the usual made-up values. A Production tenant with one of these would verify
@@ -330,7 +330,7 @@ public struct AppleIdentity: Codable, Hashable, Sendable {
 
     func validate(tenant: String) throws {
         guard !bundleId.isEmpty else { throw CatalogError("tenant \(tenant): apple.bundleId is empty") }
-        guard !environments.isEmpty, environments.allSatisfy({ $0 == "Production" || $0 == "Sandbox" }) else {
+        guard !environments.isEmpty, environments.allSatisfy(StoreEnvironment.stores.contains) else {
             throw CatalogError("tenant \(tenant): apple.environments must list Production and/or Sandbox")
         }
         if let minutes = notificationHistoryMinutes, !(0...10_080).contains(minutes) {

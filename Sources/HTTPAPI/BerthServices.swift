@@ -79,6 +79,15 @@ public struct BerthServices: Sendable {
         )
     }
     var owedToCustomers: OwedToCustomers { OwedToCustomers(store: store, clock: clock) }
+    var operatorRecords: OperatorRecords { OperatorRecords(store: store) }
+    var operatorViews: OperatorViewQueries { OperatorViewQueries(store: store, clock: clock, logger: logger) }
+    var bookingLookup: BookingLookup { BookingLookup(store: store) }
+    var bookingQueries: BookingQueries { BookingQueries(store: store) }
+    var manageClosures: ManageClosures { ManageClosures(store: store, clock: clock) }
+    var createAPIKey: CreateAPIKey { CreateAPIKey(store: store) }
+    var revokeAPIKey: RevokeAPIKey { RevokeAPIKey(store: store) }
+    var rotateAPIKey: RotateAPIKey { RotateAPIKey(store: store) }
+    var serviceHealth: ServiceHealth { ServiceHealth(store: store, expectedMigrations: expectedMigrations) }
     public var manageInventory: ManageInventory { ManageInventory(store: store, tenants: tenants, clock: clock, logger: logger) }
     var resolveUnappliedPayment: ResolveUnappliedPayment { ResolveUnappliedPayment(store: store, claims: verifyPurchase.claims, clock: clock) }
     var validateForPlugin: ValidateForPlugin {

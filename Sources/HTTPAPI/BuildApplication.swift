@@ -110,14 +110,9 @@ private func registerAppRoutes(
     bookingChanges: GuardedRoutes<BookingContext>
 ) {
 
-    OperationsRoutes(
-        store: services.store,
-        metrics: services.metrics,
-        metricsToken: services.metricsToken,
-        expectedMigrations: services.expectedMigrations
-    ).register(on: open)
+    OperationsRoutes(health: services.serviceHealth, metrics: services.metrics, metricsToken: services.metricsToken).register(on: open)
     WebRoutes(assets: WebAssets.shared).register(on: open)
-    CatalogRoutes(tenants: services.tenants, store: services.store).register(
+    CatalogRoutes(tenants: services.tenants, creditQueries: services.creditQueries).register(
         public: open,
         callers: group(CatalogContext.self, scope: nil, limit: .reads)
     )
@@ -131,13 +126,13 @@ private func registerAppRoutes(
     )
     .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
     AdminCreditRoutes(
-        store: services.store,
+        records: services.operatorRecords,
         creditReports: services.creditReports,
         createCreditProduct: services.createCreditProduct,
         updateCreditProduct: services.updateCreditProduct,
         adjustCredits: services.adjustCredits
     ).register(on: admin)
-    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, store: services.store, tenants: services.tenants)
+    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, tenants: services.tenants)
         .register(
             .init(
                 reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
@@ -145,8 +140,14 @@ private func registerAppRoutes(
                 open: PublicRoutes(group.router, table: group.table, shape: V1CreditRoutes.shape)
             )
         )
-    BookingRoutes(createBooking: services.createBooking, metrics: services.metrics, store: services.store, limiter: services.rateLimiter)
-        .register(creating: bookingChanges, reading: reads)
+    BookingRoutes(
+        createBooking: services.createBooking,
+        metrics: services.metrics,
+        queries: services.bookingQueries,
+        bookingLookup: services.bookingLookup,
+        limiter: services.rateLimiter
+    )
+    .register(creating: bookingChanges, reading: reads)
     VerifyPurchaseRoutes(
         verifyPurchase: services.verifyPurchase,
         clock: services.clock,
@@ -178,32 +179,34 @@ private func registerOperatorRoutes(
     bookingChanges: GuardedRoutes<BookingContext>
 ) {
     AdminRoutes(
-        store: services.store,
+        records: services.operatorRecords,
+        bookingLookup: services.bookingLookup,
         resolveUnappliedPayment: services.resolveUnappliedPayment,
         logger: services.logger,
         clock: services.clock,
         adminTransition: services.adminTransition
     ).register(on: admin)
-    OperatorRoutes(store: services.store, clock: services.clock).register(on: admin)
-    OwedRoutes(owed: services.owedToCustomers, store: services.store).register(on: admin)
+    OperatorRoutes(views: services.operatorViews, clock: services.clock).register(on: admin)
+    OwedRoutes(owed: services.owedToCustomers, bookingLookup: services.bookingLookup).register(on: admin)
     InventoryRoutes(inventory: services.manageInventory).register(on: admin)
     ClosureRoutes(
-        closures: ManageClosures(store: services.store, clock: services.clock),
+        closures: services.manageClosures,
         refund: services.refundCardBooking,
         cancel: services.adminTransition,
         move: services.moveBooking,
-        store: services.store
+        bookingLookup: services.bookingLookup
     ).register(on: admin)
     SeasonRoutes(
         move: services.moveBooking,
         cancel: services.cancelBooking,
         inventory: services.manageInventory,
-        store: services.store,
+        bookingLookup: services.bookingLookup,
         limiter: services.rateLimiter
     ).register(changing: bookingChanges, reading: reads, admin: admin)
-    ManifestRoutes(store: services.store, clock: services.clock).register(on: admin)
+    ManifestRoutes(views: services.operatorViews).register(on: admin)
     CardPaymentRoutes(
-        store: services.store,
+        bookingQueries: services.bookingQueries,
+        bookingLookup: services.bookingLookup,
         cardDeposits: services.cardDeposits,
         startCardPayment: services.startCardPayment,
         tenants: services.tenants,
@@ -220,9 +223,16 @@ private func registerOperatorRoutes(
     let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account, signed: true)
     OfferRoutes(signAppleOffers: services.signAppleOffers).register(on: accountWrites)
     ConsentRoutes(consumptionConsents: services.consumptionConsents).register(reads: reads, writes: accountWrites)
-    AdminKeyRoutes(store: services.store, clock: services.clock).register(on: admin)
+    AdminKeyRoutes(
+        records: services.operatorRecords,
+        createKey: services.createAPIKey,
+        revokeKey: services.revokeAPIKey,
+        rotateKey: services.rotateAPIKey,
+        clock: services.clock
+    ).register(on: admin)
     SubscriptionRoutes(
-        store: services.store,
+        records: services.operatorRecords,
+        userEntitlements: services.userEntitlements,
         clock: services.clock,
         subscriptionQueries: services.subscriptionQueries,
         refreshSubscription: services.refreshSubscription,

@@ -33,12 +33,12 @@ struct SQLConsents: ConsentRepository {
 struct SQLAppleHistory: AppleHistoryRepository {
     let db: any SQLExecutor
 
-    func mark(tenantId: String, environment: String) throws -> Date? {
+    func mark(tenantId: String, environment: StoreEnvironment) throws -> Date? {
         try db.row("SELECT checked_until FROM apple_history_marks WHERE tenant_id = ? AND environment = ?", [tenantId, environment])
             .map { Date(epochMilliseconds: $0["checked_until"]) }
     }
 
-    func setMark(tenantId: String, environment: String, checkedUntil: Date, at now: Date) throws {
+    func setMark(tenantId: String, environment: StoreEnvironment, checkedUntil: Date, at now: Date) throws {
         // Never backwards: two instances reading at once leave the later mark.
         try db.run(
             """

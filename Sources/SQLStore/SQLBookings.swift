@@ -211,7 +211,12 @@ struct SQLBookings: BookingRepository {
         }
     }
 
-    func admit(tenantId: String, resourceId: String, now: Date) throws {
+    func admit(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date) throws -> Occupancy {
+        try takeTurn(tenantId: tenantId, resourceId: resourceId, now: now)
+        return try occupancy(tenantId: tenantId, resourceId: resourceId, start: start, end: end, excluding: excluding)
+    }
+
+    func takeTurn(tenantId: String, resourceId: String, now: Date) throws {
         let stamp = now.epochMilliseconds
         // Admissions to one resource take turns from here to their commit (no overbooking when
         // several instances admit at once).
@@ -233,7 +238,8 @@ struct SQLBookings: BookingRepository {
         }
     }
 
-    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?) throws -> Occupancy {
+    /// What the others hold of the span, as of this unit's turn (``admit(tenantId:resourceId:start:end:excluding:now:)``).
+    private func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?) throws -> Occupancy {
         // Rentals last at most 30 days: slots starting earlier than that cannot overlap (keeps the range short).
         let earliest = start.addingTimeInterval(-TimeInterval(Tenant.maximumRentalDays + 1) * 86_400).epochMilliseconds
         let row = try db.row(Admission.slotOccupancy, [tenantId, resourceId, earliest, end.epochMilliseconds, start.epochMilliseconds])

@@ -272,6 +272,14 @@ public protocol MigratableStore: Store {
     func migrationUnit<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
 }
 
+extension StoreEnvironment: SQLBindable, SQLColumnValue {
+    public var sqlValue: SQLValue { .text(rawValue) }
+    public init?(sqlValue: SQLValue) {
+        guard let text = String(sqlValue: sqlValue) else { return nil }
+        self.init(rawValue: text)
+    }
+}
+
 extension StoreName: SQLBindable, SQLColumnValue {
     public var sqlValue: SQLValue { .text(rawValue) }
     public init?(sqlValue: SQLValue) {

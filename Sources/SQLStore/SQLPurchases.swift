@@ -36,7 +36,7 @@ struct SQLPurchases: PurchaseRepository {
         return purchase
     }
 
-    func purchase(store: StoreName, environment: String, transactionId: String, forUpdate: Bool) throws -> Purchase? {
+    func purchase(store: StoreName, environment: StoreEnvironment, transactionId: String, forUpdate: Bool) throws -> Purchase? {
         // Claims of one transaction take turns from here to their commit, whether its row exists yet or not.
         if forUpdate { try db.lock("purchase:\(store):\(environment):\(transactionId)") }
         return try db.row(
@@ -81,7 +81,7 @@ struct SQLPurchases: PurchaseRepository {
         )
     }
 
-    func isRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws -> Bool {
+    func isRevoked(tenantId: String, store: StoreName, environment: StoreEnvironment, transactionId: String) throws -> Bool {
         try db.row(
             "SELECT 1 FROM revoked_transactions WHERE tenant_id = ? AND store = ? AND environment = ? AND transaction_id = ?",
             [tenantId, store, environment, transactionId]
@@ -91,7 +91,7 @@ struct SQLPurchases: PurchaseRepository {
     func rememberRevoked(
         tenantId: String,
         store: StoreName,
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String,
         notification: IncomingNotification,
         at: Date
@@ -105,7 +105,7 @@ struct SQLPurchases: PurchaseRepository {
         )
     }
 
-    func forgetRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws {
+    func forgetRevoked(tenantId: String, store: StoreName, environment: StoreEnvironment, transactionId: String) throws {
         try db.run(
             "DELETE FROM revoked_transactions WHERE tenant_id = ? AND store = ? AND environment = ? AND transaction_id = ?",
             [tenantId, store, environment, transactionId]

@@ -228,7 +228,7 @@ struct SQLSubscriptions: SubscriptionRepository {
         }
     }
 
-    func saveReceipt(tenantId: String, originalTransactionId: String, environment: String, receipt: String, at: Date) throws {
+    func saveReceipt(tenantId: String, originalTransactionId: String, environment: StoreEnvironment, receipt: String, at: Date) throws {
         try db.run(
             """
             INSERT INTO subscription_receipts (tenant_id, original_transaction_id, environment, receipt, updated_at) VALUES (?, ?, ?, ?, ?)

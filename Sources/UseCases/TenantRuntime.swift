@@ -105,7 +105,7 @@ public struct TenantRuntime: Sendable {
         expectations = try AppExpectations(
             bundleId: tenant.apple.bundleId,
             appAppleId: tenant.apple.appAppleId,
-            environments: Set(tenant.apple.environments.map(AppStoreEnvironment.init(rawValue:))),
+            environments: Set(tenant.apple.environments.map(AppStoreEnvironment.init)),
             allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
         )
         if let url = tenant.auth.jwksURL {

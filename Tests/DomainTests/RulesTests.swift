@@ -90,7 +90,7 @@ struct RulesTests {
             tenantId: tenant,
             userId: user,
             target: .booking(id: booking),
-            environment: "Sandbox",
+            environment: .sandbox,
             transactionId: "1",
             originalTransactionId: "1",
             productId: "p",
@@ -106,7 +106,7 @@ struct RulesTests {
             userId: user,
             target: .booking(id: booking),
             store: .appStore,
-            environment: "Sandbox",
+            environment: .sandbox,
             transactionId: "1",
             originalTransactionId: "1",
             productId: "p",
@@ -125,7 +125,7 @@ struct RulesTests {
             transactionId: "1",
             originalTransactionId: "1",
             productId: "p",
-            environment: "Sandbox",
+            environment: .sandbox,
             purchasedAt: now,
             revoked: false,
             appAccountToken: nil,
@@ -241,7 +241,7 @@ struct RulesTests {
             transactionId: "1",
             originalTransactionId: "1",
             productId: "basic",
-            environment: "Sandbox",
+            environment: .sandbox,
             purchasedAt: now,
             revoked: false,
             appAccountToken: "D-U-1",
@@ -400,7 +400,7 @@ struct RulesTests {
             transactionId: "1",
             originalTransactionId: "1",
             productId: "basic",
-            environment: "Sandbox",
+            environment: .sandbox,
             purchasedAt: now,
             revoked: false,
             appAccountToken: nil,
@@ -423,7 +423,7 @@ struct RulesTests {
         #expect(code("someone", production) == "sandbox_not_allowed")
         #expect(code("tester", production) == nil)
         #expect(code("someone", PurchasePolicy()) == nil, "a Sandbox-only tenant: every user is a tester")
-        proven.environment = "Production"
+        proven.environment = .production
         #expect(code("someone", production) == nil)
     }
 
@@ -593,7 +593,7 @@ struct RulesTests {
             uuid: "n1",
             type: .refund,
             subtype: nil,
-            environment: "Sandbox",
+            environment: .sandbox,
             signedAt: now,
             transactionId: "1",
             payloadHash: "h"
@@ -628,7 +628,7 @@ struct RulesTests {
     func catalogValidation() throws {
         var original = try Catalog.decode(Data(contentsOf: Self.catalogURL))
         // The shipped Seaboo tenant is Sandbox-only until its real App Store id is set; go live here.
-        original.tenants[0].apple.environments = ["Production", "Sandbox"]
+        original.tenants[0].apple.environments = [.production, .sandbox]
         original.tenants[0].apple.appAppleId = 6_449_123_456
         try original.validate()
         for placeholder: Int64 in [6_450_000_001, 1_234_567_890, 42] {
@@ -734,7 +734,7 @@ struct EntitlementRulesTests {
                 userId: "u",
                 target: target,
                 store: .appStore,
-                environment: "Sandbox",
+                environment: .sandbox,
                 transactionId: "1",
                 originalTransactionId: "1",
                 productId: "p",

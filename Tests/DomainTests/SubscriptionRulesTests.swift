@@ -24,7 +24,7 @@ struct SubscriptionRulesTests {
         let start = t0.addingTimeInterval(Double(n) * 30 * day)
         return SubscriptionFacts(
             originalTransactionId: "1000",
-            environment: "Sandbox",
+            environment: .sandbox,
             signedAt: t0.addingTimeInterval(signed * day),
             transaction: .init(
                 transactionId: String(1000 + n),
@@ -48,7 +48,7 @@ struct SubscriptionRulesTests {
     ) -> SubscriptionFacts {
         SubscriptionFacts(
             originalTransactionId: "1000",
-            environment: "Sandbox",
+            environment: .sandbox,
             signedAt: t0.addingTimeInterval(signed * day),
             transaction: nil,
             renewal: renewal,
@@ -198,7 +198,7 @@ struct SubscriptionRulesTests {
         Subscription(
             tenantId: "ftc",
             originalTransactionId: "1000",
-            environment: "Sandbox",
+            environment: .sandbox,
             productId: product,
             entitlement: "premium",
             tier: "standard",

@@ -185,17 +185,17 @@ struct AppleLifecycleTests {
 
                 // Apple's API is down for the first reading: nothing applied, the mark stays.
                 standIn.state.withLock { $0.forced["sandbox"] = Array(repeating: AppleStandIn.Canned(status: 500, body: "{}"), count: 4) }
-                let failed = await history.read(runtime, environment: "Sandbox")
+                let failed = await history.read(runtime, environment: .sandbox)
                 #expect(failed.failed && failed.recovered == 0)
                 #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 52)
                 standIn.state.withLock { $0.forced["sandbox"] = [] }
 
-                let first = await history.read(runtime, environment: "Sandbox")
+                let first = await history.read(runtime, environment: .sandbox)
                 #expect(!first.failed && first.seen == 2 && first.recovered == 1 && first.refused == 0, "\(first)")
                 #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 2, "the missed refund took the pack back")
 
                 harness.clock.advance(3600)
-                let second = await history.read(runtime, environment: "Sandbox")
+                let second = await history.read(runtime, environment: .sandbox)
                 #expect(!second.failed && second.recovered == 0, "applied once: \(second)")
                 #expect(try await CreditsTests.balance(client, key: key, user: "ana")?.balance == 2)
                 let late = try await client.call(

@@ -101,6 +101,26 @@ extension ArchitectureDocTests {
         #expect(try !dependencies("HTTPAPI").contains("\"BerthWorkers\""), "HTTPAPI maps HTTP to use cases; BerthApp builds the workers")
         #expect(try dependencies("BerthApp").contains("\"BerthWorkers\""))
     }
+
+    @Test("no controller holds the store or opens a unit of work: every read and write behind a route is a use case's")
+    func controllersHoldNoStore() throws {
+        #expect(try Self.document().contains("no controller holds the store"))
+        var checked = 0
+        for folder in ["Sources/HTTPAPI/Controllers", "Sources/HTTPAPI/Compat"] {
+            let directory = Harness.repository.appendingPathComponent(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".swift") {
+                let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+                for line in text.split(separator: "\n") {
+                    let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? line
+                    for form in ["any Store", "store.read", "store.write", "StoreSession"] {
+                        #expect(!code.contains(form), "\(folder)/\(name) reaches the store (\(form)): \(line)")
+                    }
+                }
+                checked += 1
+            }
+        }
+        #expect(checked >= 25, "the controllers were not found (\(checked) files)")
+    }
 }
 
 @Suite("README and docs/")

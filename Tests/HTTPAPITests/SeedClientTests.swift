@@ -127,10 +127,10 @@ struct SeedClientTests {
         var catalog = try Catalog.decode(Data(contentsOf: Harness.repository.appendingPathComponent("products.json")))
         let index = try #require(catalog.tenants.firstIndex { $0.id == "ftchinese" })
         for taken in ["/api/credits", "/api", "/admin/x", "/metrics"] {
-            catalog.tenants[index].subscriptions?.ftcRoutes = [.init(prefix: taken, environment: "Sandbox")]
+            catalog.tenants[index].subscriptions?.ftcRoutes = [.init(prefix: taken, environment: .sandbox)]
             #expect(throws: CatalogError.self, "\(taken)") { try catalog.validate() }
         }
-        catalog.tenants[index].subscriptions?.ftcRoutes = [.init(prefix: "/ftc-test/api/sandbox", environment: "Sandbox")]
+        catalog.tenants[index].subscriptions?.ftcRoutes = [.init(prefix: "/ftc-test/api/sandbox", environment: .sandbox)]
         #expect(throws: CatalogError.self, "a prefix another tenant serves") { try catalog.validate() }
     }
 

@@ -341,7 +341,7 @@ struct SignedAnswerTests {
         }
         // A key written in the catalog is for test tenants: refused where Production purchases are accepted.
         var production = catalog
-        production.tenants[index].apple.environments = ["Production", "Sandbox"]
+        production.tenants[index].apple.environments = [.production, .sandbox]
         production.tenants[index].apple.appAppleId = 1_478_223_901
         production.tenants[index].apple.trustedRootFiles = nil
         production.tenants[index].answerSigning = AnswerSigningSettings(keyId: "k1", testPrivateKeyPEM: P256.Signing.PrivateKey().pemRepresentation)

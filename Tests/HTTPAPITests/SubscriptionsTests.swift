@@ -144,7 +144,7 @@ struct SubscriptionsTests {
             let ana = try await Self.entitlements(client, key: key, user: "ana")
             #expect(ana.isPremium)
             let item = try #require(ana.entitlements.first)
-            #expect(item.entitlement == "premium" && item.productId == Self.monthly && item.environment == "Sandbox")
+            #expect(item.entitlement == "premium" && item.productId == Self.monthly && item.environment == .sandbox)
             #expect(item.autoRenew == nil, "a transaction alone does not say whether it renews")
 
             // Bob's device shows the same subscription (its renewal): it is Ana's.

@@ -34,16 +34,16 @@ struct AppleLifecycleConformance {
     @Test("a history mark is per tenant and environment and only moves forward", arguments: Backend.available)
     func historyMarks(backend: Backend) async throws {
         try await backend.scope { store in
-            #expect(try await store.read { try $0.appleHistory.mark(tenantId: "a", environment: "Sandbox") } == nil)
+            #expect(try await store.read { try $0.appleHistory.mark(tenantId: "a", environment: .sandbox) } == nil)
             let later = Self.now.addingTimeInterval(3600)
-            try await store.write { try $0.appleHistory.setMark(tenantId: "a", environment: "Sandbox", checkedUntil: later, at: later) }
-            try await store.write { try $0.appleHistory.setMark(tenantId: "a", environment: "Sandbox", checkedUntil: Self.now, at: later) }
+            try await store.write { try $0.appleHistory.setMark(tenantId: "a", environment: .sandbox, checkedUntil: later, at: later) }
+            try await store.write { try $0.appleHistory.setMark(tenantId: "a", environment: .sandbox, checkedUntil: Self.now, at: later) }
             #expect(
-                try await store.read { try $0.appleHistory.mark(tenantId: "a", environment: "Sandbox") } == later,
+                try await store.read { try $0.appleHistory.mark(tenantId: "a", environment: .sandbox) } == later,
                 "an older reading does not move it back"
             )
-            #expect(try await store.read { try $0.appleHistory.mark(tenantId: "a", environment: "Production") } == nil)
-            #expect(try await store.read { try $0.appleHistory.mark(tenantId: "b", environment: "Sandbox") } == nil)
+            #expect(try await store.read { try $0.appleHistory.mark(tenantId: "a", environment: .production) } == nil)
+            #expect(try await store.read { try $0.appleHistory.mark(tenantId: "b", environment: .sandbox) } == nil)
         }
     }
 
@@ -56,7 +56,7 @@ struct AppleLifecycleConformance {
             let owed = ConsumptionAnswer(
                 id: RecordID.next(),
                 tenantId: "a",
-                environment: "Sandbox",
+                environment: .sandbox,
                 transactionId: "t1",
                 notificationUUID: "uuid-1",
                 requestedAt: Self.now,

@@ -17,7 +17,7 @@ struct CardPaymentConformance {
             tenantId: booking.tenantId,
             bookingId: booking.id,
             userId: booking.userId,
-            environment: "test",
+            environment: .test,
             providerRef: ref,
             amountMinor: booking.priceMinor,
             currency: "EUR",

@@ -53,7 +53,7 @@ extension StoreConformance {
             transactionId: transactionId,
             originalTransactionId: transactionId,
             productId: "pack",
-            environment: "Sandbox",
+            environment: .sandbox,
             purchasedAt: now,
             revoked: false,
             appAccountToken: nil,

@@ -224,7 +224,7 @@ struct MigratorTests {
         try core.write(to: migrations.appendingPathComponent("007_core.sql"))
         #expect(try await Migrator(directory: migrations).apply(to: database, now: Date()) == ["007_core"])
         let occupancy = try await database.write { tx in
-            try tx.bookings.admittedOccupancy(
+            try tx.bookings.admit(
                 tenantId: "t",
                 resourceId: "tour",
                 start: Date(epochMilliseconds: start),

@@ -70,7 +70,7 @@ extension StoreConformance {
             userId: user,
             target: target,
             store: store,
-            environment: "Sandbox",
+            environment: .sandbox,
             transactionId: id,
             originalTransactionId: original ?? id,
             productId: product,
@@ -134,7 +134,7 @@ extension StoreConformance {
             // The order number is stored with the purchase.
             #expect(
                 try await store.read {
-                    try $0.purchases.purchase(store: .googlePlay, environment: "Sandbox", transactionId: "play-token-1", forUpdate: false)
+                    try $0.purchases.purchase(store: .googlePlay, environment: .sandbox, transactionId: "play-token-1", forUpdate: false)
                 }?.orderId
                     == "GPA.3345-1234-5678-90123"
             )
@@ -191,7 +191,7 @@ extension StoreConformance {
                         uuid: "n-1",
                         type: NotificationType(rawValue: "REFUND"),
                         subtype: nil,
-                        environment: "Sandbox",
+                        environment: .sandbox,
                         signedAt: later,
                         transactionId: "2000000000000201",
                         payloadHash: "ph"

@@ -58,7 +58,7 @@ extension StoreConformance {
             let rome = try #require(TimeZone(identifier: "Europe/Rome"))
             #expect(refundDays == [String(ZonedTime.format(start.addingTimeInterval(16 * day), in: rome).prefix(10))], "\(refundDays)")
             let stored = try await store.read { tx in
-                try tx.purchases.purchase(store: .appStore, environment: "Sandbox", transactionId: "m-2", forUpdate: false)
+                try tx.purchases.purchase(store: .appStore, environment: .sandbox, transactionId: "m-2", forUpdate: false)
             }
             #expect(
                 stored?.refundedAt.map { abs($0.timeIntervalSince(start.addingTimeInterval(16 * day))) < 0.002 } == true,

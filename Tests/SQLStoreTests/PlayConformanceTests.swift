@@ -233,7 +233,7 @@ extension PlayConformance {
     static func facts(_ token: String, replaces: String?, at date: Date) -> SubscriptionFacts {
         var facts = SubscriptionFacts(
             originalTransactionId: token,
-            environment: "Sandbox",
+            environment: .sandbox,
             signedAt: date,
             transaction: .init(
                 transactionId: "GPA.\(token)",

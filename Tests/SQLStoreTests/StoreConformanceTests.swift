@@ -83,7 +83,7 @@ struct StoreConformance {
             transactionId: transactionId,
             originalTransactionId: transactionId,
             productId: "p",
-            environment: "Sandbox",
+            environment: .sandbox,
             purchasedAt: now,
             revoked: false,
             appAccountToken: nil,
@@ -166,7 +166,7 @@ struct StoreConformance {
             }
             #expect(results == 1)
             let occupancy = try await store.write {
-                try $0.bookings.admittedOccupancy(
+                try $0.bookings.admit(
                     tenantId: "a",
                     resourceId: "tour",
                     start: slot,
@@ -215,7 +215,7 @@ struct StoreConformance {
             let taker = try await Self.admit(store, user: "fast", quote: Self.quote(single, start: start), now: later)
             // The expired booking, paid late, cannot take the slot back.
             let occupancy = try await store.write {
-                try $0.bookings.admittedOccupancy(
+                try $0.bookings.admit(
                     tenantId: "a",
                     resourceId: "dinghy",
                     start: held.start,
@@ -232,7 +232,7 @@ struct StoreConformance {
             let cancelledBooking = cancelled
             try await store.write { try $0.bookings.update(cancelledBooking, now: later) }
             let free = try await store.write {
-                try $0.bookings.admittedOccupancy(
+                try $0.bookings.admit(
                     tenantId: "a",
                     resourceId: "dinghy",
                     start: held.start,
@@ -307,7 +307,7 @@ struct StoreConformance {
             _ = try await Self.admit(store, user: "late", quote: quote, now: later)
             #expect(try await holds(at: later) == 1)
             let occupancy = try await store.write {
-                try $0.bookings.admittedOccupancy(tenantId: "a", resourceId: "fleet", start: quote.start, end: quote.end, excluding: nil, now: later)
+                try $0.bookings.admit(tenantId: "a", resourceId: "fleet", start: quote.start, end: quote.end, excluding: nil, now: later)
             }
             #expect(occupancy == Occupancy(bookings: 2, seats: 2))
             // A released hold given a new one (a late payment's retry window) is counted again.
@@ -362,7 +362,7 @@ struct StoreConformance {
                     transactionId: id,
                     originalTransactionId: id,
                     productId: "p",
-                    environment: "Sandbox",
+                    environment: .sandbox,
                     purchasedAt: Self.now,
                     revoked: false,
                     appAccountToken: token,
@@ -377,7 +377,7 @@ struct StoreConformance {
                 // Received in the order kept (one second apart): waiting transactions come oldest first.
                 let received = Self.now.addingTimeInterval(TimeInterval(Int(id) ?? 0))
                 let unclaimed = UnclaimedTransaction(
-                    environment: "Sandbox",
+                    environment: .sandbox,
                     transactionId: id,
                     productId: "p",
                     purchasedAt: Self.now,
@@ -420,7 +420,7 @@ struct StoreConformance {
                 userId: "u1",
                 target: .credits(type: "credits"),
                 store: .appStore,
-                environment: "Sandbox",
+                environment: .sandbox,
                 transactionId: "8001",
                 originalTransactionId: "8001",
                 productId: "p",
@@ -481,7 +481,7 @@ struct StoreConformance {
                     durationDays: until == nil ? nil : 7,
                     state: id == 2 ? .ended : .active,
                     endedReason: id == 2 ? "refund" : nil,
-                    environment: id == 3 ? nil : "Sandbox"
+                    environment: id == 3 ? nil : .sandbox
                 )
             }
             var lapsed = Self.subscription("s1", owner: "u", purchased: 0)
@@ -570,7 +570,7 @@ struct StoreConformance {
                 transactionId: "7001",
                 originalTransactionId: "7000",
                 productId: "p",
-                environment: "Sandbox",
+                environment: .sandbox,
                 purchasedAt: Self.now,
                 revoked: false,
                 appAccountToken: "b0a0c7d2-1111-4222-8333-444455556666",
@@ -638,7 +638,7 @@ struct StoreConformance {
                 userId: "u1",
                 target: .credits(type: "credits"),
                 store: .appStore,
-                environment: "Sandbox",
+                environment: .sandbox,
                 transactionId: "7002",
                 originalTransactionId: "7000",
                 productId: "p",
@@ -663,7 +663,7 @@ struct StoreConformance {
                 uuid: "n-1",
                 type: .refund,
                 subtype: nil,
-                environment: "Sandbox",
+                environment: .sandbox,
                 signedAt: Self.now,
                 transactionId: "1",
                 payloadHash: "h"
@@ -693,7 +693,7 @@ struct StoreConformance {
                 uuid: "n-2",
                 type: .refund,
                 subtype: nil,
-                environment: "Sandbox",
+                environment: .sandbox,
                 signedAt: Self.now,
                 transactionId: "77",
                 payloadHash: "h"
@@ -702,7 +702,7 @@ struct StoreConformance {
                 try tx.purchases.rememberRevoked(
                     tenantId: "a",
                     store: .appStore,
-                    environment: "Sandbox",
+                    environment: .sandbox,
                     transactionId: "77",
                     notification: notification,
                     at: Self.now
@@ -710,25 +710,25 @@ struct StoreConformance {
                 try tx.purchases.rememberRevoked(
                     tenantId: "a",
                     store: .appStore,
-                    environment: "Sandbox",
+                    environment: .sandbox,
                     transactionId: "77",
                     notification: notification,
                     at: Self.now
                 )
             }
-            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") })
+            #expect(try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: .sandbox, transactionId: "77") })
             #expect(
-                try await store.read { try $0.purchases.isRevoked(tenantId: "b", store: .appStore, environment: "Sandbox", transactionId: "77") }
+                try await store.read { try $0.purchases.isRevoked(tenantId: "b", store: .appStore, environment: .sandbox, transactionId: "77") }
                     == false
             )
-            try await store.write { try $0.purchases.forgetRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") }
+            try await store.write { try $0.purchases.forgetRevoked(tenantId: "a", store: .appStore, environment: .sandbox, transactionId: "77") }
             #expect(
-                try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: "Sandbox", transactionId: "77") }
+                try await store.read { try $0.purchases.isRevoked(tenantId: "a", store: .appStore, environment: .sandbox, transactionId: "77") }
                     == false
             )
 
             let unclaimed = UnclaimedTransaction(
-                environment: "Sandbox",
+                environment: .sandbox,
                 transactionId: "88",
                 productId: "p",
                 purchasedAt: Self.now,
@@ -973,7 +973,7 @@ struct StoreConformance {
             let byUser = try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(userId: "al"), page: Page()) }
             #expect(byUser.total == 2)
             #expect(byUser.items.map(\.transactionId) == ["200000000000011", "200000000000010"], "newest first")
-            let window = PurchaseFilter(environment: "Sandbox", from: Self.now.addingTimeInterval(30), to: Self.now.addingTimeInterval(150))
+            let window = PurchaseFilter(environment: .sandbox, from: Self.now.addingTimeInterval(30), to: Self.now.addingTimeInterval(150))
             #expect(
                 try await store.read { try $0.purchases.purchases(tenantId: "a", filter: window, page: Page()) }.items.map(\.userId)
                     == ["al", "bo"].reversed()
@@ -982,7 +982,7 @@ struct StoreConformance {
                 try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(status: .refunded), page: Page()) }.total == 0
             )
             #expect(
-                try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(environment: "Production"), page: Page()) }
+                try await store.read { try $0.purchases.purchases(tenantId: "a", filter: PurchaseFilter(environment: .production), page: Page()) }
                     .total == 0
             )
             let export = try await store.read { try $0.purchases.exportPurchases(tenantId: "a", filter: PurchaseFilter(), limit: 2) }
@@ -1073,7 +1073,7 @@ extension StoreConformance {
             #expect(codes == ["slot_taken"], "\(codes)")
             func seats(_ slot: Date) async throws -> Int {
                 let occupancy = try await store.write { tx in
-                    try tx.bookings.admittedOccupancy(
+                    try tx.bookings.admit(
                         tenantId: "a",
                         resourceId: resource.id,
                         start: slot,
@@ -1159,7 +1159,7 @@ extension StoreConformance {
             #expect(purchases.map(\.bookingId) == [booking.id, booking.id], "both purchases are the booking's")
             func held(_ day: Date) async throws -> Int {
                 let occupancy = try await store.write { tx in
-                    try tx.bookings.admittedOccupancy(
+                    try tx.bookings.admit(
                         tenantId: "a",
                         resourceId: "boat",
                         start: day,

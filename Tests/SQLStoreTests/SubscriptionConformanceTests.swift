@@ -12,7 +12,7 @@ extension StoreConformance {
         Subscription(
             tenantId: tenant,
             originalTransactionId: id,
-            environment: "Sandbox",
+            environment: .sandbox,
             productId: "monthly",
             entitlement: "premium",
             tier: "standard",
@@ -173,10 +173,10 @@ extension StoreConformance {
             #expect(try await store.read { try $0.subscriptions.unlinks(tenantId: "b", page: Page()) }.total == 0)
 
             try await store.write {
-                try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: "Sandbox", receipt: "old", at: Self.now)
+                try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: .sandbox, receipt: "old", at: Self.now)
             }
             try await store.write {
-                try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: "Sandbox", receipt: "new", at: Self.now)
+                try $0.subscriptions.saveReceipt(tenantId: "a", originalTransactionId: "s", environment: .sandbox, receipt: "new", at: Self.now)
             }
             #expect(try await store.read { try $0.subscriptions.receipt(tenantId: "a", originalTransactionId: "s") } == "new")
             #expect(try await store.read { try $0.subscriptions.receipt(tenantId: "b", originalTransactionId: "s") } == nil)

@@ -47,7 +47,7 @@ struct PurchaseKindsTests {
             transactionId: transaction,
             originalTransactionId: transaction,
             productId: product,
-            environment: "Sandbox",
+            environment: .sandbox,
             purchasedAt: at,
             revoked: false,
             appAccountToken: nil,

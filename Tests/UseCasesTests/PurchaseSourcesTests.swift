@@ -30,7 +30,7 @@ struct PurchaseSourcesTests {
             transactionId: "GPA.1",
             originalTransactionId: "t",
             productId: "p",
-            environment: "Production",
+            environment: .production,
             purchasedAt: nil,
             revoked: false,
             appAccountToken: nil,

@@ -48,7 +48,7 @@ public struct Booking: Codable, Hashable, Sendable {
     public var purchaseId: Int64?
     public var statusReason: String?
     /// `Production` or `Sandbox`: the environment of the purchase that confirmed it.
-    public var environment: String?
+    public var environment: StoreEnvironment?
     /// Units of `requiredProductId` paid so far: a client that always buys one unit (quantity 1)
     /// pays an N-seat booking with N transactions; the booking is confirmed when this reaches
     /// `requiredQuantity`.
@@ -93,7 +93,7 @@ public struct Booking: Codable, Hashable, Sendable {
         purchaseId: Int64? = nil,
         statusReason: String? = nil,
         requiredQuantity: Int = 1,
-        environment: String? = nil,
+        environment: StoreEnvironment? = nil,
         paidQuantity: Int = 0,
         reference: String = "",
         timeZone: String? = nil

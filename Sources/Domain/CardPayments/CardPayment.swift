@@ -52,7 +52,7 @@ public struct CardPayment: Codable, Hashable, Sendable {
     /// `stripe`.
     public var provider: String
     /// `live` or `test`: the mode of the provider account's key.
-    public var environment: String
+    public var environment: StoreEnvironment
     /// The provider's id (`pi_…`); nil until the provider answered the creation.
     public var providerRef: String?
     public var amountMinor: Int64
@@ -85,7 +85,7 @@ public struct CardPayment: Codable, Hashable, Sendable {
         userId: String,
         purpose: CardPaymentPurpose = .booking,
         provider: String = "stripe",
-        environment: String,
+        environment: StoreEnvironment,
         providerRef: String?,
         amountMinor: Int64,
         currency: String,

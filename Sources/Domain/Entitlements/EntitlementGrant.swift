@@ -24,7 +24,7 @@ public struct EntitlementGrant: Codable, Hashable, Sendable {
     public var state: GrantState
     /// Why it ended (`REFUND`, `REVOKE`, …) when `state` is `ended`.
     public var endedReason: String?
-    public var environment: String?
+    public var environment: StoreEnvironment?
 
     public init(
         id: Int64,
@@ -40,7 +40,7 @@ public struct EntitlementGrant: Codable, Hashable, Sendable {
         durationDays: Int? = nil,
         state: GrantState = .active,
         endedReason: String? = nil,
-        environment: String? = nil
+        environment: StoreEnvironment? = nil
     ) {
         self.id = id
         self.tenantId = tenantId

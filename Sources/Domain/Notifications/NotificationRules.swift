@@ -6,7 +6,7 @@ public struct IncomingNotification: Hashable, Sendable {
     public var uuid: String
     public var type: NotificationType
     public var subtype: String?
-    public var environment: String
+    public var environment: StoreEnvironment
     public var signedAt: Date
     /// The nested transaction's id, when the notification carries one.
     public var transactionId: String?
@@ -28,7 +28,7 @@ public struct IncomingNotification: Hashable, Sendable {
         uuid: String,
         type: NotificationType,
         subtype: String?,
-        environment: String,
+        environment: StoreEnvironment,
         signedAt: Date,
         transactionId: String?,
         payloadHash: String,

@@ -89,7 +89,7 @@ public enum CustomerStory {
         var text = renewal ? "Renewed \(product)" : "Bought \(product)"
         text += amount.map { " for \($0)" } ?? " (the store gave no price)"
         text += " through \(storeName(d["store"]))"
-        if d["environment"] == "Sandbox" || d["environment"] == "test" { text += " (test)" }
+        if let environment = d["environment"], StoreEnvironment(rawValue: environment).isTest { text += " (test)" }
         switch d["status"] {
         case "refunded": text += " · refunded"
         case "needs_refund":

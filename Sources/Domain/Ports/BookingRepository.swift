@@ -14,7 +14,7 @@ public protocol BookingRepository {
     func update(_ booking: Booking, now: Date) throws
     /// Moves `booking` (as stored) to `moved`'s resource, start, end, price and product: its share of
     /// the old slot is given back and taken in the new one, in the caller's unit of work (which has
-    /// read the new slot's ``occupancy(tenantId:resourceId:start:end:excluding:now:)`` first).
+    /// admitted to the new slot first: ``admit(tenantId:resourceId:start:end:excluding:now:)``).
     func move(_ booking: Booking, to moved: Booking, now: Date) throws
     /// The end of a paid hold for the difference of a move (``Booking/changeOf``): its purchases and
     /// card payments pass to `original`, its share of its slot is given back and its row removed, and
@@ -22,15 +22,16 @@ public protocol BookingRepository {
     func absorb(_ hold: Booking, into original: Booking, moved: Booking, now: Date) throws
     /// The newest hold for the difference of a move of `bookingId` still waiting for payment.
     func changeHold(of bookingId: Int64, tenantId: String, now: Date) throws -> Booking?
-    /// Takes the resource's admission turn, held until the unit of work ends (admissions to one
-    /// resource take turns, so several instances never overbook it), and releases the resource's
-    /// holds that expired by `now`, each once. Only in a write; call it before
-    /// ``occupancy(tenantId:resourceId:start:end:excluding:)``.
-    func admit(tenantId: String, resourceId: String, now: Date) throws
-    /// What bookings other than `excluding` hold of a slot of the resource overlapping [start, end):
-    /// a read, counted as of the last ``admit(tenantId:resourceId:now:)`` of the resource in this unit
-    /// of work. Costs the number of distinct overlapping slots, not the number of bookings.
-    func occupancy(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?) throws -> Occupancy
+    /// Admission to a slot, the one way a unit of work learns what a slot holds: takes the resource's
+    /// admission turn, held until the unit of work ends (admissions to one resource take turns, so
+    /// several instances never overbook it), releases the resource's holds that expired by `now`
+    /// (each once), then answers what bookings other than `excluding` hold of a slot of the resource
+    /// overlapping [start, end). A write (only in ``Store/write(_:)``). Costs the number of distinct
+    /// overlapping slots, not the number of bookings.
+    func admit(tenantId: String, resourceId: String, start: Date, end: Date, excluding: Int64?, now: Date) throws -> Occupancy
+    /// The admission turn (and the release of expired holds) of a resource whose occupancy the unit
+    /// of work does not read: a move takes both resources' turns, in one order.
+    func takeTurn(tenantId: String, resourceId: String, now: Date) throws
     /// Unpaid bookings still holding their slot at `now`, of a user or of everything a creator
     /// created, counted up to `limit` (the answer is min(holds, limit): the cost stays bounded).
     func activeHolds(tenantId: String, userId: String, now: Date, upTo limit: Int) throws -> Int
@@ -51,5 +52,13 @@ extension BookingRepository {
         var reference = BookingReference.random()
         while try referenceTaken(reference, tenantId: tenantId) { reference = BookingReference.random() }
         return reference
+    }
+}
+
+extension BookingRepository {
+    /// Admission to `booking`'s own slot: what the other bookings hold of it (the turn taken and
+    /// expired holds released first, as ``admit(tenantId:resourceId:start:end:excluding:now:)``).
+    public func admit(_ booking: Booking, now: Date) throws -> Occupancy {
+        try admit(tenantId: booking.tenantId, resourceId: booking.resourceId, start: booking.start, end: booking.end, excluding: booking.id, now: now)
     }
 }

@@ -42,7 +42,7 @@ public struct ConsumptionAnswer: Hashable, Sendable {
 
     public var id: Int64
     public var tenantId: String
-    public var environment: String
+    public var environment: StoreEnvironment
     public var transactionId: String
     /// The CONSUMPTION_REQUEST's uuid: one answer per request, however often it arrives.
     public var notificationUUID: String
@@ -58,7 +58,7 @@ public struct ConsumptionAnswer: Hashable, Sendable {
     public init(
         id: Int64,
         tenantId: String,
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String,
         notificationUUID: String,
         requestedAt: Date,

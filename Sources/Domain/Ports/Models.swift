@@ -92,7 +92,7 @@ public struct StoredNotification: Hashable, Sendable {
     public var uuid: String
     public var type: String
     public var subtype: String?
-    public var environment: String
+    public var environment: StoreEnvironment
     public var transactionId: String?
     public var outcome: String
     public var payloadHash: String
@@ -103,7 +103,7 @@ public struct StoredNotification: Hashable, Sendable {
         uuid: String,
         type: String,
         subtype: String?,
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String?,
         outcome: String,
         payloadHash: String,
@@ -124,7 +124,7 @@ public struct StoredNotification: Hashable, Sendable {
 
 /// A transaction Apple reported that no user had claimed when it arrived.
 public struct UnclaimedTransaction: Hashable, Sendable {
-    public var environment: String
+    public var environment: StoreEnvironment
     public var transactionId: String
     public var productId: String
     public var purchasedAt: Date
@@ -138,7 +138,7 @@ public struct UnclaimedTransaction: Hashable, Sendable {
     public var proven: ProvenTransaction?
 
     public init(
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String,
         productId: String,
         purchasedAt: Date,

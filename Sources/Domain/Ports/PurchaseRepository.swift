@@ -4,7 +4,7 @@ import Foundation
 public protocol PurchaseRepository {
     /// The purchase of a transaction, whoever claimed it (the exactly-once key), locked for the
     /// rest of the unit of work when `forUpdate`.
-    func purchase(store: StoreName, environment: String, transactionId: String, forUpdate: Bool) throws -> Purchase?
+    func purchase(store: StoreName, environment: StoreEnvironment, transactionId: String, forUpdate: Bool) throws -> Purchase?
     /// A new purchase; a second row for the same (store, environment, transaction id) violates a unique index.
     func insert(_ purchase: Purchase, proofHash: String) throws
     /// Writes a purchase's status and outcome code.
@@ -12,16 +12,16 @@ public protocol PurchaseRepository {
     func insert(_ replay: ReplayAttempt, store: StoreName) throws
 
     /// Whether Apple reported the transaction refunded or revoked while it was unclaimed.
-    func isRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws -> Bool
+    func isRevoked(tenantId: String, store: StoreName, environment: StoreEnvironment, transactionId: String) throws -> Bool
     func rememberRevoked(
         tenantId: String,
         store: StoreName,
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String,
         notification: IncomingNotification,
         at: Date
     ) throws
-    func forgetRevoked(tenantId: String, store: StoreName, environment: String, transactionId: String) throws
+    func forgetRevoked(tenantId: String, store: StoreName, environment: StoreEnvironment, transactionId: String) throws
     /// Keeps a transaction Apple reported before any user claimed it (once per transaction).
     func keepUnclaimed(_ transaction: UnclaimedTransaction, tenantId: String, store: StoreName, notificationUUID: String) throws
 
@@ -58,7 +58,7 @@ public struct PurchaseFilter: Hashable, Sendable {
     public var userId: String?
     public var productId: String?
     public var status: PurchaseStatus?
-    public var environment: String?
+    public var environment: StoreEnvironment?
     public var from: Date?
     public var to: Date?
 
@@ -66,7 +66,7 @@ public struct PurchaseFilter: Hashable, Sendable {
         userId: String? = nil,
         productId: String? = nil,
         status: PurchaseStatus? = nil,
-        environment: String? = nil,
+        environment: StoreEnvironment? = nil,
         from: Date? = nil,
         to: Date? = nil
     ) {

@@ -26,6 +26,6 @@ public protocol SubscriptionRepository {
     func unlinks(tenantId: String, page: Page) throws -> (items: [UnlinkArchive], total: Int)
 
     /// The latest app receipt of a subscription, for tenants that keep receipts.
-    func saveReceipt(tenantId: String, originalTransactionId: String, environment: String, receipt: String, at: Date) throws
+    func saveReceipt(tenantId: String, originalTransactionId: String, environment: StoreEnvironment, receipt: String, at: Date) throws
     func receipt(tenantId: String, originalTransactionId: String) throws -> String?
 }

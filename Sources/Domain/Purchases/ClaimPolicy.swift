@@ -87,7 +87,7 @@ public enum ClaimPolicy {
                 )
             ]
             var data = [
-                "userId": claim.userId, "transactionId": original.transactionId, "environment": original.environment, "reason": reason,
+                "userId": claim.userId, "transactionId": original.transactionId, "environment": original.environment.rawValue, "reason": reason,
                 "store": original.store.rawValue,
             ]
             if let bookingId = claim.target.bookingId { data["bookingId"] = String(bookingId) }
@@ -104,7 +104,8 @@ public enum ClaimPolicy {
                     target: claim.target,
                     purchaseId: nil,
                     detail: [
-                        "transactionId": claim.transactionId, "environment": claim.environment, "code": code.rawValue, "proof": claim.proofKind,
+                        "transactionId": claim.transactionId, "environment": claim.environment.rawValue, "code": code.rawValue,
+                        "proof": claim.proofKind,
                     ],
                     at: now
                 )

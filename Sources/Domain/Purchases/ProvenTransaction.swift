@@ -5,7 +5,7 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
     public var transactionId: String
     public var originalTransactionId: String
     public var productId: String
-    public var environment: String
+    public var environment: StoreEnvironment
     public var purchasedAt: Date?
     public var revoked: Bool
     public var appAccountToken: String?
@@ -55,7 +55,7 @@ public struct ProvenTransaction: Codable, Hashable, Sendable {
         transactionId: String,
         originalTransactionId: String,
         productId: String,
-        environment: String,
+        environment: StoreEnvironment,
         purchasedAt: Date?,
         revoked: Bool,
         appAccountToken: String?,

@@ -18,7 +18,7 @@ public struct PurchaseClaim: Hashable, Sendable {
     public var target: PurchaseTarget
     /// The store that sold it.
     public var store: StoreName
-    public var environment: String
+    public var environment: StoreEnvironment
     public var transactionId: String
     public var originalTransactionId: String
     public var productId: String
@@ -41,7 +41,7 @@ public struct PurchaseClaim: Hashable, Sendable {
         userId: String,
         target: PurchaseTarget,
         store: StoreName = .appStore,
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String,
         originalTransactionId: String,
         productId: String,
@@ -101,7 +101,7 @@ public struct Purchase: Codable, Hashable, Sendable {
     /// What it paid for (stored as kind and reference); nil only for rows recorded without one.
     public var target: PurchaseTarget?
     public var store: StoreName
-    public var environment: String
+    public var environment: StoreEnvironment
     public var transactionId: String
     public var originalTransactionId: String
     public var productId: String
@@ -127,7 +127,7 @@ public struct Purchase: Codable, Hashable, Sendable {
         userId: String,
         target: PurchaseTarget?,
         store: StoreName,
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String,
         originalTransactionId: String,
         productId: String,
@@ -212,7 +212,7 @@ public struct ReplayAttempt: Codable, Hashable, Sendable {
     public var userId: String
     /// What the refused claim was for (stored as kind and reference).
     public var target: PurchaseTarget?
-    public var environment: String
+    public var environment: StoreEnvironment
     public var transactionId: String
     public var existingPurchaseId: Int64
     public var reason: String
@@ -224,7 +224,7 @@ public struct ReplayAttempt: Codable, Hashable, Sendable {
         tenantId: String,
         userId: String,
         target: PurchaseTarget?,
-        environment: String,
+        environment: StoreEnvironment,
         transactionId: String,
         existingPurchaseId: Int64,
         reason: String,

@@ -49,7 +49,7 @@ public enum PurchaseChecks {
                 )
             }
         }
-        if policy.acceptsProduction, proven.environment == "Sandbox", !policy.sandboxTesters.contains(userId) {
+        if policy.acceptsProduction, proven.environment == .sandbox, !policy.sandboxTesters.contains(userId) {
             throw DomainError(
                 .unprocessable,
                 .sandboxNotAllowed,

@@ -92,7 +92,7 @@ public struct UnappliedPayment: Hashable, Sendable {
     public func event(_ type: WebhookEventType) -> WebhookEvent {
         var data = [
             "unappliedPaymentId": String(id), "userId": userId, "transactionId": proven.transactionId, "productId": proven.productId,
-            "environment": proven.environment, "reasonCode": reasonCode.rawValue, "status": currentStatus.rawValue,
+            "environment": proven.environment.rawValue, "reasonCode": reasonCode.rawValue, "status": currentStatus.rawValue,
             "quantity": String(proven.quantity ?? 1),
             "store": proven.storeName.rawValue,
         ]

@@ -24,7 +24,7 @@ public struct Subscription: Hashable, Sendable {
     public var tenantId: String
     public var originalTransactionId: String
     /// `Production` or `Sandbox`.
-    public var environment: String
+    public var environment: StoreEnvironment
     /// The product of the latest transaction.
     public var productId: String
     /// The entitlement, tier and cycle of that product in the catalog.
@@ -65,7 +65,7 @@ public struct Subscription: Hashable, Sendable {
     public init(
         tenantId: String,
         originalTransactionId: String,
-        environment: String,
+        environment: StoreEnvironment,
         productId: String,
         entitlement: String,
         tier: String? = nil,
@@ -205,7 +205,7 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     }
 
     public var originalTransactionId: String
-    public var environment: String
+    public var environment: StoreEnvironment
     /// When the source signed (or, for receipts without one, produced) these facts.
     public var signedAt: Date
     public var transaction: TransactionFacts?
@@ -223,7 +223,7 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
 
     public init(
         originalTransactionId: String,
-        environment: String,
+        environment: StoreEnvironment,
         signedAt: Date,
         transaction: TransactionFacts?,
         renewal: RenewalFacts?,

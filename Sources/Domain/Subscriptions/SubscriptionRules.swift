@@ -162,7 +162,7 @@ public enum SubscriptionRules {
     public static func event(_ s: Subscription, now: Date, reason: String) -> WebhookEvent {
         var data = [
             "originalTransactionId": s.originalTransactionId, "productId": s.productId, "entitlement": s.entitlement,
-            "state": s.state(at: now).rawValue, "environment": s.environment, "transactionId": s.latestTransactionId, "reason": reason,
+            "state": s.state(at: now).rawValue, "environment": s.environment.rawValue, "transactionId": s.latestTransactionId, "reason": reason,
             "store": s.store.rawValue,
         ]
         if let userId = s.userId { data["userId"] = userId }

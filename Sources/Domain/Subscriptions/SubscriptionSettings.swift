@@ -28,9 +28,9 @@ public struct SubscriptionSettings: Codable, Hashable, Sendable {
         /// A path prefix such as `/ftc/v1` (`/apple/link` is then served at `/ftc/v1/apple/link`).
         public var prefix: String
         /// `Production` or `Sandbox`: the subscriptions this base serves.
-        public var environment: String
+        public var environment: StoreEnvironment
 
-        public init(prefix: String, environment: String) {
+        public init(prefix: String, environment: StoreEnvironment) {
             self.prefix = prefix
             self.environment = environment
         }
@@ -65,7 +65,7 @@ public struct SubscriptionSettings: Codable, Hashable, Sendable {
             guard !shadows else {
                 throw CatalogError("tenant \(tenant): subscriptions.ftcRoutes prefix \(routes.prefix) would shadow Berth's own routes")
             }
-            guard routes.environment == "Production" || routes.environment == "Sandbox" else {
+            guard StoreEnvironment.stores.contains(routes.environment) else {
                 throw CatalogError("tenant \(tenant): subscriptions.ftcRoutes environment must be Production or Sandbox")
             }
         }

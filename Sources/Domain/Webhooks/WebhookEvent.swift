@@ -19,7 +19,7 @@ public struct WebhookEvent: Hashable, Sendable {
 
     static func booking(_ type: WebhookEventType, _ booking: Booking, purchase: Purchase?) -> WebhookEvent {
         var data = ["bookingId": String(booking.id), "userId": booking.userId, "status": booking.status.rawValue, "resourceId": booking.resourceId]
-        if let environment = purchase?.environment ?? booking.environment { data["environment"] = environment }
+        if let environment = purchase?.environment ?? booking.environment { data["environment"] = environment.rawValue }
         // When: the UTC instants and the wall-clock times where the booking happens, with their offset.
         data["start"] = UTCTimestamp.format(epochMilliseconds: booking.start.epochMilliseconds, milliseconds: false)
         data["end"] = UTCTimestamp.format(epochMilliseconds: booking.end.epochMilliseconds, milliseconds: false)

@@ -340,7 +340,7 @@ struct NativeTransaction: Encodable {
     var productId: String?
     var purchaseDateMs: String?
     var expiresDateMs: String?
-    var environment: String?
+    var environment: StoreEnvironment?
     var quantity: Int?
     /// For the application receipt itself: the plugin reads it to date the app's first install.
     var originalApplicationVersion: String?

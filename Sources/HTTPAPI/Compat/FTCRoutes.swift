@@ -24,7 +24,7 @@ struct FTCRoutes {
 
     struct Base: Sendable {
         var runtime: TenantRuntime
-        var environment: String
+        var environment: StoreEnvironment
     }
 
     static let shape = ErrorShape(raw: { error, logger in try FTCShape.refusal(error, logger: logger) })

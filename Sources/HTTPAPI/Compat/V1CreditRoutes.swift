@@ -12,7 +12,6 @@ import UseCases
 struct V1CreditRoutes {
     let creditQueries: CreditQueries
     let verifyPurchase: VerifyPurchase
-    let store: any Store
     let tenants: TenantRegistry
 
     static let shape = ErrorShape(api: { error in try refusal(error) })
@@ -58,8 +57,9 @@ struct V1CreditRoutes {
     func getV1IapProducts(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
         let runtime = try catalogTenant(request, context)
         let tenantId = runtime.id
-        let stored = try await store.read { try $0.credits.products(tenantId: tenantId) }
-        let products = stored.filter(\.active).sorted { ($0.displayOrder, $0.productId) < ($1.displayOrder, $1.productId) }
+        let products = try await creditQueries.activeProducts(tenantId: tenantId).sorted {
+            ($0.displayOrder, $0.productId) < ($1.displayOrder, $1.productId)
+        }
         return try JSONCoding.response(V1Products(products: products.map { V1Product($0, tenantId: tenantId) }))
     }
 

@@ -8,7 +8,7 @@ import UseCases
 /// (admin API key): products, the ledger with filters and CSV export, statistics, adjustments and
 /// the ledger check.
 struct AdminCreditRoutes {
-    let store: any Store
+    let records: OperatorRecords
     let creditReports: CreditReports
     let createCreditProduct: CreateCreditProduct
     let updateCreditProduct: UpdateCreditProduct
@@ -63,7 +63,7 @@ struct AdminCreditRoutes {
         let filter = try LedgerQuery.filter(request, settings: try CreditRequests.settings(runtime), forAdmin: true)
         let tenantId = runtime.id
         if try Self.wantsCSV(request) {
-            let entries = try await store.read { try $0.credits.export(tenantId: tenantId, filter: filter, limit: Self.exportLimit) }
+            let entries = try await records.exportLedger(tenantId: tenantId, filter: filter, limit: Self.exportLimit)
             return Response(
                 status: .ok,
                 headers: [
@@ -74,7 +74,7 @@ struct AdminCreditRoutes {
             )
         }
         let page = try Paging.page(request)
-        let result = try await store.read { try $0.credits.entries(tenantId: tenantId, filter: filter, page: page) }
+        let result = try await records.ledger(tenantId: tenantId, filter: filter, page: page)
         return try JSONCoding.response(
             ListResponse(items: result.items.map(LedgerEntryDTO.init), total: result.total, limit: page.limit, offset: page.offset)
         )

@@ -7,7 +7,10 @@ import UseCases
 /// is shown once), revoke (stops working on every instance within seconds) and rotate (a new key;
 /// the old one keeps working until the overlap ends).
 struct AdminKeyRoutes {
-    let store: any Store
+    let records: OperatorRecords
+    let createKey: CreateAPIKey
+    let revokeKey: RevokeAPIKey
+    let rotateKey: RotateAPIKey
     let clock: any BerthClock
 
     func register(on routes: GuardedRoutes<AdminRequestContext>) {
@@ -20,7 +23,7 @@ struct AdminKeyRoutes {
     /// `GET /api/admin/keys`
     func getAdminKeys(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let tenantId = context.tenant.id, now = clock.now()
-        let keys = try await store.read { try $0.keys.keys(tenantId: tenantId) }
+        let keys = try await records.keys(tenantId: tenantId)
         return try JSONCoding.response(KeyListResponse(keys: keys.map { KeyDTO($0, now: now) }))
     }
 
@@ -32,7 +35,7 @@ struct AdminKeyRoutes {
         }
         let scopes = try body.scopes.map(Self.scopes)
         let now = clock.now()
-        let issued = try await CreateAPIKey(store: store)(
+        let issued = try await createKey(
             tenantId: context.tenant.id,
             role: role,
             scopes: scopes,
@@ -46,7 +49,7 @@ struct AdminKeyRoutes {
     /// `POST /api/admin/keys/{id}/revoke`
     func postAdminKeysRevoke(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let now = clock.now()
-        let key = try await RevokeAPIKey(store: store)(id: try Self.id(context), tenantId: context.tenant.id, actor: context.actor, now: now)
+        let key = try await revokeKey(id: try Self.id(context), tenantId: context.tenant.id, actor: context.actor, now: now)
         return try JSONCoding.response(KeyResponse(key: KeyDTO(key, now: now)))
     }
 
@@ -54,7 +57,7 @@ struct AdminKeyRoutes {
     func postAdminKeysRotate(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let body = try await JSONCoding.decode(RotateKeyRequest.self, from: request, emptyAs: RotateKeyRequest())
         let now = clock.now()
-        let result = try await RotateAPIKey(store: store)(
+        let result = try await rotateKey(
             id: try Self.id(context),
             tenantId: context.tenant.id,
             overlap: body.overlapSeconds.map(TimeInterval.init),

@@ -9,7 +9,8 @@ import UseCases
 
 /// `/api/admin/…`: the app's own description and its booking administration (admin API key).
 struct AdminRoutes {
-    let store: any Store
+    let records: OperatorRecords
+    let bookingLookup: BookingLookup
     let resolveUnappliedPayment: ResolveUnappliedPayment
     let logger: Logger
     let clock: any BerthClock
@@ -20,11 +21,11 @@ struct AdminRoutes {
         router.get("/api/admin/bookings", use: bookings)
         router.post("/api/admin/bookings/{id}/confirm", use: confirm)
         router.post("/api/admin/bookings/{id}/cancel", use: cancel)
-        let store = store
+        let records = records
         listing(
             "/api/admin/unclaimed",
             on: router,
-            fetch: { tenantId, page in try await store.read { try $0.purchases.unclaimed(tenantId: tenantId, page: page) } },
+            fetch: { tenantId, page in try await records.unclaimed(tenantId: tenantId, page: page) },
             as: UnclaimedDTO.init
         )
         router.get("/api/admin/unapplied-payments", use: getAdminUnappliedPayments)
@@ -34,13 +35,13 @@ struct AdminRoutes {
         listing(
             "/api/admin/webhooks/deliveries",
             on: router,
-            fetch: { tenantId, page in try await store.read { try $0.outbox.deliveries(tenantId: tenantId, page: page) } },
+            fetch: { tenantId, page in try await records.webhookDeliveries(tenantId: tenantId, page: page) },
             as: WebhookDeliveryDTO.init
         )
         listing(
             "/api/admin/webhooks/dead-letters",
             on: router,
-            fetch: { tenantId, page in try await store.read { try $0.outbox.deadLetters(tenantId: tenantId, page: page) } },
+            fetch: { tenantId, page in try await records.deadLetters(tenantId: tenantId, page: page) },
             as: DeadLetterDTO.init
         )
         router.post("/api/admin/webhooks/deliveries/{id}/resend", use: postAdminWebhooksDeliveriesResend)
@@ -48,13 +49,13 @@ struct AdminRoutes {
         listing(
             "/api/admin/replays",
             on: router,
-            fetch: { tenantId, page in try await store.read { try $0.purchases.replays(tenantId: tenantId, page: page) } },
+            fetch: { tenantId, page in try await records.replays(tenantId: tenantId, page: page) },
             as: ReplayDTO.init
         )
         listing(
             "/api/admin/notifications",
             on: router,
-            fetch: { tenantId, page in try await store.read { try $0.notifications.notifications(tenantId: tenantId, page: page) } },
+            fetch: { tenantId, page in try await records.notifications(tenantId: tenantId, page: page) },
             as: NotificationDTO.init
         )
         router.get("/api/admin/audit", use: getAdminAudit)
@@ -91,7 +92,7 @@ struct AdminRoutes {
             }
             status = value
         }
-        let result = try await store.read { [status] in try $0.purchases.unappliedPayments(tenantId: tenantId, status: status, page: page) }
+        let result = try await records.unappliedPayments(tenantId: tenantId, status: status, page: page)
         return try JSONCoding.response(
             ListResponse(
                 items: result.items.map(UnappliedPaymentDTO.init),
@@ -106,7 +107,7 @@ struct AdminRoutes {
     func postAdminUnappliedPaymentsApply(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let id = try Self.unappliedId(context)
         let body = try await JSONCoding.decode(ApplyUnappliedRequest.self, from: request)
-        let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, store: store)
+        let bookingId = try await body.bookingId?.resolve(field: "bookingId", tenantId: context.tenant.id, lookup: bookingLookup)
         let userId = try body.userId.map { try Authenticator.userId($0, field: "userId", tenant: context.tenant.tenant) }.flatMap {
             $0.isEmpty ? nil : $0
         }
@@ -169,7 +170,7 @@ struct AdminRoutes {
         let (tenant, _) = (context.tenant, context.keyId)
         let tenantId = tenant.id, now = clock.now()
         guard let text = context.parameters.get("id"), let id = Int64(text),
-            try await store.write({ try $0.outbox.resend(deliveryId: id, tenantId: tenantId, now: now) })
+            try await records.resend(deliveryId: id, tenantId: tenantId, now: now)
         else {
             throw APIError(.notFound, .deliveryNotFound, "no webhook delivery with this id for this app", field: "id")
         }
@@ -190,10 +191,10 @@ struct AdminRoutes {
                     field: "bookingId"
                 )
             }
-            bookingId = try await Paging.bookingId(String(text), field: "bookingId", tenantId: tenant.id, store: store)
+            bookingId = try await Paging.bookingId(String(text), field: "bookingId", tenantId: tenant.id, lookup: bookingLookup)
         }
         let tenantId = tenant.id, booking = bookingId
-        let result = try await store.read { try $0.audit.audit(tenantId: tenantId, bookingId: booking, page: page) }
+        let result = try await records.audit(tenantId: tenantId, bookingId: booking, page: page)
         return try JSONCoding.response(
             ListResponse(items: result.items.map(AuditDTO.init), total: result.total, limit: page.limit, offset: page.offset)
         )
@@ -232,18 +233,17 @@ struct AdminRoutes {
         }
         if let text = query["environment"] {
             // App Store purchases are Production or Sandbox; card payments live or test (the Stripe key's mode).
-            guard ["Production", "Sandbox", "live", "test"].contains(String(text)) else {
+            let environment = StoreEnvironment(rawValue: String(text))
+            guard StoreEnvironment.all.contains(environment) else {
                 throw APIError(.badRequest, .invalidQuery, "environment must be Production, Sandbox, live or test", field: "environment")
             }
-            filter.environment = String(text)
+            filter.environment = environment
         }
         filter.from = try Paging.time(request, "from")
         filter.to = try Paging.time(request, "to")
         let tenantId = tenant.id, purchaseFilter = filter
         if try AdminCreditRoutes.wantsCSV(request) {
-            let rows = try await store.read {
-                try $0.purchases.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit)
-            }
+            let rows = try await records.exportPurchases(tenantId: tenantId, filter: purchaseFilter, limit: AdminCreditRoutes.exportLimit)
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-purchases.csv\""],
@@ -251,7 +251,7 @@ struct AdminRoutes {
             )
         }
         let page = try Paging.page(request)
-        let result = try await store.read { try $0.purchases.purchases(tenantId: tenantId, filter: purchaseFilter, page: page) }
+        let result = try await records.purchases(tenantId: tenantId, filter: purchaseFilter, page: page)
         return try JSONCoding.response(
             ListResponse(items: result.items.map(PurchaseDTO.init), total: result.total, limit: page.limit, offset: page.offset)
         )
@@ -285,19 +285,14 @@ struct AdminRoutes {
         let page = try Paging.page(request)
         let tenantId = tenant.id, bookingFilter = filter
         if try AdminCreditRoutes.wantsCSV(request) {
-            let rows = try await store.read {
-                try $0.bookings.exportBookings(tenantId: tenantId, filter: bookingFilter, limit: AdminCreditRoutes.exportLimit)
-            }
+            let rows = try await records.exportBookings(tenantId: tenantId, filter: bookingFilter, limit: AdminCreditRoutes.exportLimit)
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(tenantId)-bookings.csv\""],
                 body: .init(byteBuffer: ByteBuffer(string: BookingCSV.render(rows)))
             )
         }
-        let (result, paid) = try await store.read { tx in
-            let result = try tx.bookings.bookings(tenantId: tenantId, filter: bookingFilter, page: page)
-            return (result, try tx.operatorViews.bookingPayments(tenantId: tenantId, bookingIds: result.items.map(\.id)))
-        }
+        let (result, paid) = try await records.bookings(tenantId: tenantId, filter: bookingFilter, page: page)
         let names = tenant.tenant.resourceNames
         let now = clock.now()
         let items = result.items.map { booking in
@@ -320,7 +315,7 @@ struct AdminRoutes {
 
     func confirm(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let (tenant, keyId) = (context.tenant, context.keyId)
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let body = try await JSONCoding.decode(AdminConfirmRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "a manual confirmation needs a reason", field: "reason") }
@@ -331,7 +326,7 @@ struct AdminRoutes {
 
     func cancel(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let (tenant, keyId) = (context.tenant, context.keyId)
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         var reason: String?
         if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
             reason = try await JSONCoding.decode(AdminCancelRequest.self, from: request).reason.map(Text.trimmed)
@@ -360,7 +355,7 @@ enum BookingCSV {
                     text(b.statusReason),
                     APITime.format(b.start), APITime.format(b.end), b.localStart, b.localEnd, b.zoneName, String(b.seats), String(b.priceMinor),
                     b.currency,
-                    text(b.requiredProductId), String(b.requiredQuantity), String(b.paidQuantity), text(b.environment),
+                    text(b.requiredProductId), String(b.requiredQuantity), String(b.paidQuantity), text(b.environment?.rawValue),
                     b.purchaseId.map(String.init) ?? "",
                 ]
                 .joined(separator: ",")
@@ -389,7 +384,7 @@ enum PurchaseCSV {
             lines.append(
                 [
                     String(p.id), APITime.format(p.createdAt), APITime.format(p.purchasedAt), text(p.userId), text(p.productId), p.status.rawValue,
-                    text(p.outcomeCode), text(p.environment), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
+                    text(p.outcomeCode), text(p.environment.rawValue), text(p.transactionId), text(p.originalTransactionId), number(p.bookingId),
                     text(p.creditType), number(p.credits), p.kind == .subscription ? "true" : "false", number(p.priceMilliunits), text(p.currency),
                     p.quantity.map(String.init) ?? "", p.store.rawValue,
                     p.refundedAt.map(APITime.format) ?? "", ZonedTime.format(p.purchasedAt, in: zone),

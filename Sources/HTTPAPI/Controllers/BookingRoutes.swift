@@ -8,7 +8,8 @@ import UseCases
 struct BookingRoutes {
     let createBooking: CreateBooking
     let metrics: BerthMetrics
-    let store: any Store
+    let queries: BookingQueries
+    let bookingLookup: BookingLookup
     let limiter: RateLimiter
 
     func register(creating create: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>) {
@@ -65,8 +66,7 @@ struct BookingRoutes {
     func list(_ request: Request, _ context: UserContext) async throws -> Response {
         let (tenant, userId) = (context.tenant, context.userId)
         let page = try Paging.page(request)
-        let tenantId = tenant.id
-        let result = try await store.read { try $0.bookings.bookings(tenantId: tenantId, filter: BookingFilter(userId: userId), page: page) }
+        let result = try await queries.list(tenantId: tenant.id, userId: userId, page: page)
         return try JSONCoding.response(
             ListResponse(items: result.items.map { BookingDTO($0) }, total: result.total, limit: page.limit, offset: page.offset)
         )
@@ -74,15 +74,10 @@ struct BookingRoutes {
 
     func show(_ context: UserContext) async throws -> Response {
         let (tenant, userId) = (context.tenant, context.userId)
-        return try await Paging.userBooking(context, store: store, limiter: limiter) { id in
-            let tenantId = tenant.id
-            let found = try await store.read { tx -> (Booking, CardPayment?)? in
-                guard let booking = try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false), booking.userId == userId else {
-                    return nil
-                }
-                return (booking, try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).first { $0.purpose == .booking })
+        return try await Paging.userBooking(context, lookup: bookingLookup, limiter: limiter) { id in
+            guard let (booking, payment) = try await queries.own(id, tenantId: tenant.id, userId: userId) else {
+                throw DomainError.bookingNotFound(id)
             }
-            guard let (booking, payment) = found else { throw DomainError.bookingNotFound(id) }
             return try JSONCoding.response(BookingResponse(booking: BookingDTO(booking, payment: payment)))
         }
     }
@@ -107,11 +102,11 @@ enum Paging {
 
     /// The booking a path's `{id}` names: its id, or its reference (`K7MX2QA`, any case, spaces or
     /// dashes allowed) looked up within the tenant.
-    static func bookingId(_ context: some RequestContext, tenantId: String, store: any Store) async throws -> Int64 {
+    static func bookingId(_ context: some RequestContext, tenantId: String, lookup: BookingLookup) async throws -> Int64 {
         guard let text = context.parameters.get("id") else {
             throw APIError(.notFound, .bookingNotFound, "name a booking by its id or its reference", field: "id")
         }
-        return try await bookingId(text.removingPercentEncoding ?? text, field: "id", tenantId: tenantId, store: store)
+        return try await bookingId(text.removingPercentEncoding ?? text, field: "id", tenantId: tenantId, lookup: lookup)
     }
 
     /// A user's booking named by the path's `{id}`, handed to `body`. Whether the booking does not
@@ -120,7 +115,7 @@ enum Paging {
     /// references is refused with 429 once the budget is spent (V9).
     static func userBooking<T>(
         _ context: UserContext,
-        store: any Store,
+        lookup: BookingLookup,
         limiter: RateLimiter,
         _ body: (Int64) async throws -> T
     ) async throws -> T {
@@ -132,7 +127,7 @@ enum Paging {
             return APIError(.notFound, .bookingNotFound, "no booking \(named) for this user", field: "id")
         }
         do {
-            return try await body(try await bookingId(context, tenantId: context.tenant.id, store: store))
+            return try await body(try await bookingId(context, tenantId: context.tenant.id, lookup: lookup))
         } catch let error as DomainError where error.code == .bookingNotFound {
             throw missing()
         } catch let error as APIError where error.code == .bookingNotFound {
@@ -141,7 +136,7 @@ enum Paging {
     }
 
     /// A booking named by an operator or a path: its id (digits), or its reference looked up within the tenant.
-    static func bookingId(_ text: String, field: String, tenantId: String, store: any Store) async throws -> Int64 {
+    static func bookingId(_ text: String, field: String, tenantId: String, lookup: BookingLookup) async throws -> Int64 {
         if let id = Int64(text) {
             guard id > 0 else { throw APIError(.notFound, .bookingNotFound, "booking ids are positive integers", field: field) }
             return id
@@ -149,10 +144,10 @@ enum Paging {
         guard let reference = BookingReference.normalized(text) else {
             throw APIError(.notFound, .bookingNotFound, "a booking is named by its id (digits) or its 7-character reference", field: field)
         }
-        guard let booking = try await store.read({ try $0.bookings.booking(reference: reference, tenantId: tenantId) }) else {
+        guard let id = try await lookup.id(reference: reference, tenantId: tenantId) else {
             throw APIError(.notFound, .bookingNotFound, "no booking \(reference)", field: field)
         }
-        return booking.id
+        return id
     }
 
     static func time(_ request: Request, _ name: String) throws -> Date? {

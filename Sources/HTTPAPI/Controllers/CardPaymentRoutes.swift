@@ -8,7 +8,8 @@ import UseCases
 /// `POST /api/stripe/webhooks/{tenant}`, and the operators' `POST /api/admin/bookings/{id}/refund`
 /// and `GET /api/admin/bookings/{id}/payments`.
 struct CardPaymentRoutes {
-    let store: any Store
+    let bookingQueries: BookingQueries
+    let bookingLookup: BookingLookup
     let cardDeposits: CardDeposits
     let startCardPayment: StartCardPayment
     let tenants: TenantRegistry
@@ -49,7 +50,7 @@ struct CardPaymentRoutes {
 
     /// `POST /api/admin/bookings/{id}/deposit`
     func postAdminBookingsDeposit(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let body = try await JSONCoding.decode(DepositRequest.self, from: request)
         let result = try await cardDeposits.start(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
         return try JSONCoding.response(DepositStartDTO(result), status: result.created ? .created : .ok)
@@ -57,7 +58,7 @@ struct CardPaymentRoutes {
 
     /// `POST /api/admin/bookings/{id}/deposit/capture`
     func postAdminBookingsDepositCapture(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let body = try await JSONCoding.decode(DepositCaptureRequest.self, from: request, emptyAs: DepositCaptureRequest())
         let payment = try await cardDeposits.capture(runtime: context.tenant, bookingId: id, amountMinor: body.amountMinor, actor: context.actor)
         return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
@@ -65,13 +66,13 @@ struct CardPaymentRoutes {
 
     /// `POST /api/admin/bookings/{id}/deposit/release`
     func postAdminBookingsDepositRelease(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let payment = try await cardDeposits.release(runtime: context.tenant, bookingId: id, actor: context.actor)
         return try JSONCoding.response(DepositResponse(deposit: CardPaymentDTO(payment, refunds: [])))
     }
 
     func start(_ context: UserContext) async throws -> Response {
-        try await Paging.userBooking(context, store: store, limiter: rateLimiter) { id in
+        try await Paging.userBooking(context, lookup: bookingLookup, limiter: rateLimiter) { id in
             let result = try await startCardPayment(runtime: context.tenant, userId: context.userId, bookingId: id)
             return try JSONCoding.response(CardPaymentStartDTO(result), status: result.created ? .created : .ok)
         }
@@ -108,7 +109,7 @@ struct CardPaymentRoutes {
     }
 
     func refund(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let body = try await JSONCoding.decode(AdminRefundRequest.self, from: request)
         let reason = Text.trimmed(body.reason)
         guard !reason.isEmpty else { throw APIError(.badRequest, .missingField, "say why the booking is refunded", field: "reason") }
@@ -131,16 +132,11 @@ struct CardPaymentRoutes {
     }
 
     func payments(_ context: AdminRequestContext) async throws -> Response {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
-        let tenantId = context.tenant.id
-        let items = try await store.read { tx -> [CardPaymentDTO]? in
-            guard try tx.bookings.booking(id: id, tenantId: tenantId, forUpdate: false) != nil else { return nil }
-            return try tx.cardPayments.payments(bookingId: id, tenantId: tenantId).map { payment in
-                CardPaymentDTO(payment, refunds: try tx.cardPayments.refunds(paymentId: payment.id, tenantId: tenantId))
-            }
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
+        guard let payments = try await bookingQueries.cardPayments(of: id, tenantId: context.tenant.id) else {
+            throw APIError(.notFound, .bookingNotFound, "no booking \(id)", field: "id")
         }
-        guard let items else { throw APIError(.notFound, .bookingNotFound, "no booking \(id)", field: "id") }
-        return try JSONCoding.response(CardPaymentListDTO(payments: items))
+        return try JSONCoding.response(CardPaymentListDTO(payments: payments.map { CardPaymentDTO($0.payment, refunds: $0.refunds) }))
     }
 }
 
@@ -233,7 +229,7 @@ struct CardPaymentDTO: Codable {
     /// `booking` (the price) or `deposit` (authorized at check-in, captured in part or released).
     var purpose: String
     var provider: String
-    var environment: String
+    var environment: StoreEnvironment
     var paymentIntentId: String?
     var amount: Int64
     var currency: String

@@ -5,7 +5,7 @@ import UseCases
 /// `GET /api/products`, `GET /api/resources`.
 struct CatalogRoutes {
     let tenants: TenantRegistry
-    let store: any Store
+    let creditQueries: CreditQueries
 
     func register(public routes: PublicRoutes, callers: GuardedRoutes<CatalogContext>) {
         // Public: the purchase screen's catalog of a tenant that publishes it (`?tenant=`, no
@@ -50,9 +50,7 @@ struct CatalogRoutes {
     private func products(_ runtime: TenantRuntime) async throws -> [ProductDTO] {
         var products = runtime.tenant.products.filter { $0.kind != .credits }.map(ProductDTO.init)
         if runtime.tenant.credits != nil {
-            let tenantId = runtime.id
-            let stored = try await store.read { try $0.credits.products(tenantId: tenantId) }
-            products += stored.filter(\.active).map(ProductDTO.init)
+            products += try await creditQueries.activeProducts(tenantId: runtime.id).map(ProductDTO.init)
         }
         return products
     }

@@ -12,7 +12,7 @@ struct ClosureRoutes {
     let refund: RefundCardBooking
     let cancel: AdminBookingTransition
     let move: MoveBooking
-    let store: any Store
+    let bookingLookup: BookingLookup
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.post("/api/admin/closures", use: postAdminClosures)
@@ -80,7 +80,7 @@ struct ClosureRoutes {
             }
             var relocations: [ManageClosures.Relocation] = []
             for entry in moves {
-                let bookingId = try await Paging.bookingId(entry.bookingId, field: "moves", tenantId: runtime.id, store: store)
+                let bookingId = try await Paging.bookingId(entry.bookingId, field: "moves", tenantId: runtime.id, lookup: bookingLookup)
                 relocations.append(
                     .init(
                         bookingId: bookingId,

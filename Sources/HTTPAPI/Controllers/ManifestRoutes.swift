@@ -6,8 +6,7 @@ import UseCases
 /// `GET /api/admin/manifest?date=YYYY-MM-DD[&resourceId=][&format=csv]`: the day's departures, per
 /// resource and slot, in each resource's local day.
 struct ManifestRoutes {
-    let store: any Store
-    let clock: any BerthClock
+    let views: OperatorViewQueries
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/manifest", use: manifest)
@@ -23,15 +22,8 @@ struct ManifestRoutes {
         if let resourceId, tenant.resources.first(where: { $0.id == resourceId }) == nil {
             throw APIError(.notFound, .resourceNotFound, "no resource \(resourceId)", field: "resourceId")
         }
-        // Every zone's local day lies within the UTC day widened by 14 hours each way.
-        guard let utcDay = Manifest.day(date, in: ZonedTime.utc) else { throw APIError(.badRequest, .invalidQuery, "date", field: "date") }
-        let from = utcDay.start.addingTimeInterval(-14 * 3600), to = utcDay.end.addingTimeInterval(14 * 3600)
         let tenantId = context.tenant.id
-        let (bookings, paid) = try await store.read { tx in
-            let bookings = try tx.operatorViews.bookingsOverlapping(tenantId: tenantId, from: from, to: to, resourceId: resourceId)
-            return (bookings, try tx.operatorViews.bookingPayments(tenantId: tenantId, bookingIds: bookings.map(\.id)))
-        }
-        let manifest = Manifest.make(tenant: tenant, date: date, resourceId: resourceId, bookings: bookings, paid: paid, now: clock.now())
+        let manifest = try await views.manifest(context.tenant, date: date, resourceId: resourceId)
         if try AdminCreditRoutes.wantsCSV(request) {
             return Response(
                 status: .ok,

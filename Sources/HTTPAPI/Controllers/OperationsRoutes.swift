@@ -4,17 +4,17 @@ import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
+import UseCases
 
 /// What keeps the service up: `GET /healthz` (the process answers), `GET /readyz` (its database
 /// answers and has every migration the code expects) and `GET /metrics` (Prometheus).
 struct OperationsRoutes {
-    let store: any Store
+    let health: ServiceHealth
     let metrics: BerthMetrics
     let metricsToken: Secret?
-    let expectedMigrations: Set<String>
     let queueDepth = Refresh(every: .seconds(10))
     /// The same document every time: encoded once (a liveness probe's answer is the HTTP stack's cost).
-    let health = try? JSONCoding.encoder.encode(HealthResponse())
+    let alive = try? JSONCoding.encoder.encode(HealthResponse())
 
     func register(on router: PublicRoutes) {
         router.get("/healthz", use: getHealthz)
@@ -25,24 +25,23 @@ struct OperationsRoutes {
 
     /// `GET /healthz`
     func getHealthz(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
-        guard let health else { return try JSONCoding.response(HealthResponse()) }
+        guard let alive else { return try JSONCoding.response(HealthResponse()) }
         return Response(
             status: .ok,
             headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: health))
+            body: .init(byteBuffer: ByteBuffer(bytes: alive))
         )
     }
 
     /// `GET /readyz`
     func getReadyz(_ request: Request, context: BerthRequestContext) async throws -> some ResponseGenerator {
-        let applied: Set<String>
+        let pending: Set<String>
         do {
-            applied = try await store.read { tx in try tx.schema.appliedMigrations() }
+            pending = try await health.pendingMigrations()
         } catch {
             context.logger.warning("not ready: the database does not answer: \(String(describing: type(of: error)))")
             return try Self.unavailable(ReadinessResponse(status: "unavailable", database: "unreachable"))
         }
-        let pending = expectedMigrations.subtracting(applied)
         guard pending.isEmpty else {
             context.logger.warning("not ready: migrations not applied: \(pending.sorted().joined(separator: ", "))")
             return try Self.unavailable(ReadinessResponse(status: "unavailable", database: "reachable", migrations: "pending"))
@@ -66,11 +65,11 @@ struct OperationsRoutes {
                 .response()
         }
         // The queue depth is counted at most every 10 s, however often /metrics is scraped.
-        if queueDepth.due(), let depth = try? await store.read({ tx in try tx.outbox.pendingCount() }) {
+        if queueDepth.due(), let depth = try? await health.webhookQueueDepth() {
             metrics.gauge("berth_webhook_queue_depth", [], Double(depth))
         }
         ProcessStats.read().record(in: metrics)
-        for (name, value) in store.engineGauges() where value.isFinite { metrics.gauge(name, [], value) }
+        for (name, value) in health.engineGauges() where value.isFinite { metrics.gauge(name, [], value) }
         metrics.gauge("berth_build_info", [("version", BuildInfo.version), ("commit", BuildInfo.commit)], 1)
         return Response(
             status: .ok,

@@ -9,7 +9,7 @@ import UseCases
 /// `/api/admin/search`, `/api/admin/customers/{userId}/timeline`, `/api/admin/overview`: where an
 /// operator looks first (admin API key, within the key's tenant).
 struct OperatorRoutes {
-    let store: any Store
+    let views: OperatorViewQueries
     let clock: any BerthClock
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
@@ -17,9 +17,6 @@ struct OperatorRoutes {
         router.get("/api/admin/customers/{userId}/timeline", use: timeline)
         router.get("/api/admin/overview", use: overview)
     }
-
-    /// Hits at most, over every kind.
-    static let searchLimit = 50
 
     func search(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
         let tenant = context.tenant
@@ -33,35 +30,10 @@ struct OperatorRoutes {
         }
         let text = Text.trimmed(String(raw)).precomposedStringWithCanonicalMapping
         guard !text.isEmpty, text.count <= 200 else { throw APIError(.badRequest, .invalidQuery, "q must be 1 to 200 characters", field: "q") }
-        let tenantId = tenant.id
-        let reference = BookingReference.normalized(text)
-        var hits = try await store.read { try $0.operatorViews.search(tenantId: tenantId, text: text, reference: reference, limit: Self.searchLimit) }
-        // An Apple order ID (the customer's receipt email: 10 or so letters and digits) is Apple's to resolve.
-        var appleOrderLookup: String?
-        if Self.mayBeAppleOrderId(text) {
-            if let api = tenant.serverAPI {
-                do {
-                    let transactions = try await api.lookUpOrder(text)
-                    let ids = transactions.compactMap(\.payload.transactionId)
-                    let found = try await store.read { try $0.operatorViews.purchases(tenantId: tenantId, transactionIds: ids) }
-                    appleOrderLookup = ids.isEmpty ? "not_found" : "found"
-                    for hit in found where !hits.contains(where: { $0.kind == hit.kind && $0.id == hit.id }) { hits.append(hit) }
-                    if found.isEmpty, !ids.isEmpty { appleOrderLookup = "found_not_recorded" }
-                } catch {
-                    context.logger.warning("Apple's order lookup failed: \(String(describing: type(of: error)))")
-                    appleOrderLookup = "unavailable"
-                }
-            } else {
-                appleOrderLookup = "not_configured"
-            }
-        }
-        return try JSONCoding.response(SearchResponse(query: text, items: hits.map(SearchHitDTO.init), appleOrderLookup: appleOrderLookup))
-    }
-
-    /// Apple's order ids are 10 upper-case letters and digits (`MK5TTTVWJH`); nothing else is sent to Apple.
-    static func mayBeAppleOrderId(_ text: String) -> Bool {
-        (8...14).contains(text.count) && text.allSatisfy { ($0.isASCII && $0.isUppercase) || ($0.isASCII && $0.isNumber) }
-            && text.contains(where: \.isLetter)
+        let found = try await views.search(tenant, text: text)
+        return try JSONCoding.response(
+            SearchResponse(query: text, items: found.hits.map(SearchHitDTO.init), appleOrderLookup: found.appleOrderLookup)
+        )
     }
 
     func timeline(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
@@ -76,14 +48,7 @@ struct OperatorRoutes {
         } else {
             limit = 200
         }
-        let tenantId = context.tenant.id
-        let (entries, facts) = try await store.read { tx in
-            (
-                try tx.operatorViews.timeline(tenantId: tenantId, userId: userId, limit: limit),
-                try tx.operatorViews.customerFacts(tenantId: tenantId, userId: userId)
-            )
-        }
-        let told = CustomerStory.tell(entries, tenant: context.tenant.tenant)
+        let (told, facts) = try await views.customer(context.tenant, userId: userId, limit: limit)
         return try JSONCoding.response(
             TimelineResponse(userId: userId, customer: CustomerDTO(facts), items: told.map(TimelineEntryDTO.init), limitPerKind: limit)
         )
@@ -105,19 +70,7 @@ struct OperatorRoutes {
         // where it starts); a `from` at or after `to` is an empty period.
         let longest: TimeInterval = interval == .day ? 400 * 86_400 : interval == .week ? 400 * 7 * 86_400 : 400 * 28 * 86_400
         let from = max(try Paging.time(request, "from") ?? to.addingTimeInterval(-defaultSpan), to.addingTimeInterval(-longest))
-        let tenantId = context.tenant.id
-        let heldUntil = now.addingTimeInterval(8 * 86_400)
-        let overdue = now.addingTimeInterval(-(context.tenant.tenant.googlePlay?.alertAfter ?? 24 * 3600))
-        let (facts, owedFacts) = try await store.read { tx in
-            (
-                try tx.operatorViews.overview(tenantId: tenantId, from: from, to: to, now: now, heldUntil: heldUntil, playOverdueBefore: overdue),
-                try tx.operatorViews.owedFacts(tenantId: tenantId, now: now, bookingId: nil, limit: OwedToCustomers.limit)
-            )
-        }
-        var overview = Overview.make(facts, tenant: context.tenant.tenant, from: from, to: to, interval: interval, now: now)
-        // Money owed to customers comes first on the operator's page: how many, and how much per currency.
-        let owed = owedFacts.flatMap { OwedRules.owed($0, now: now) }.filter { $0.resolved == nil }
-        overview.needsAction["owedToCustomers"] = owed.count
+        let (overview, owed) = try await views.overview(context.tenant, from: from, to: to, interval: interval)
         var response = OverviewResponse(overview)
         response.owedToCustomers = OwedTotal.of(owed).map(OwedTotalDTO.init)
         return try JSONCoding.response(response)

@@ -7,7 +7,7 @@ import UseCases
 /// bookings that will not take place, and an operator's closing of a store-paid one.
 struct OwedRoutes {
     let owed: OwedToCustomers
-    let store: any Store
+    let bookingLookup: BookingLookup
 
     func register(on router: GuardedRoutes<AdminRequestContext>) {
         router.get("/api/admin/owed", use: list)
@@ -31,7 +31,7 @@ struct OwedRoutes {
     }
 
     func resolve(_ request: Request, _ context: AdminRequestContext) async throws -> Response {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let body = try await JSONCoding.decode(ResolveOwedRequest.self, from: request)
         guard let how = OwedPayment.Resolution(rawValue: body.how), how != .policyKept else {
             throw APIError(.badRequest, .invalidField, "how must be customer_told, credited or refunded_elsewhere", field: "how")

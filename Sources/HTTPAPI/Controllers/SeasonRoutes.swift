@@ -10,7 +10,7 @@ struct SeasonRoutes {
     let move: MoveBooking
     let cancel: CancelBooking
     let inventory: ManageInventory
-    let store: any Store
+    let bookingLookup: BookingLookup
     let limiter: RateLimiter
 
     func register(changing change: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>, admin: GuardedRoutes<AdminRequestContext>)
@@ -28,14 +28,14 @@ struct SeasonRoutes {
         guard body.resourceId == nil else {
             throw APIError(.forbidden, .forbidden, "only an operator moves a booking to another resource", field: "resourceId")
         }
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: context.userId, actor: context.caller.actor))
         return try MoveBookingResponse.response(moved)
     }
 
     /// `GET /api/bookings/{id}/cancellation`
     func getBookingsCancellation(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
-        try await Paging.userBooking(context, store: store, limiter: limiter) { id in
+        try await Paging.userBooking(context, lookup: bookingLookup, limiter: limiter) { id in
             let (booking, quote) = try await cancel.quote(runtime: context.tenant, bookingId: id, userId: context.userId)
             return try JSONCoding.response(CancellationQuoteResponse(booking: booking, quote: quote))
         }
@@ -43,7 +43,7 @@ struct SeasonRoutes {
 
     /// `POST /api/bookings/{id}/cancel`
     func postBookingsCancel(_ request: Request, context: BookingContext) async throws -> some ResponseGenerator {
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let done = try await cancel(runtime: context.tenant, bookingId: id, userId: context.userId, actor: context.caller.actor)
         return try JSONCoding.response(
             CancelBookingResponse(
@@ -57,7 +57,7 @@ struct SeasonRoutes {
     /// `POST /api/admin/bookings/{id}/move`
     func postAdminBookingsMove(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let body = try await JSONCoding.decode(MoveBookingRequest.self, from: request)
-        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, store: store)
+        let id = try await Paging.bookingId(context, tenantId: context.tenant.id, lookup: bookingLookup)
         let moved = try await move(body.command(runtime: context.tenant, bookingId: id, userId: nil, actor: context.actor))
         return try MoveBookingResponse.response(moved)
     }

@@ -8,7 +8,8 @@ import UseCases
 /// `/api/entitlements` and `/api/subscriptions…` for users; memberships paid elsewhere, cheat
 /// attempts and unlink archives for the app's backend and operators.
 struct SubscriptionRoutes {
-    let store: any Store
+    let records: OperatorRecords
+    let userEntitlements: UserEntitlements
     let clock: any BerthClock
     let subscriptionQueries: SubscriptionQueries
     let refreshSubscription: RefreshSubscription
@@ -54,7 +55,7 @@ struct SubscriptionRoutes {
 
     /// `GET /api/entitlements`
     func getEntitlements(_ request: Request, context: UserContext) async throws -> some ResponseGenerator {
-        let answer = try await UserEntitlements(store: store, clock: clock)(
+        let answer = try await userEntitlements(
             runtime: context.tenant,
             userId: context.userId,
             claimingWaitingWith: (context.caller.provesUser ? verifyPurchase.claims : nil)
@@ -86,7 +87,7 @@ struct SubscriptionRoutes {
                 expiresAt: grant.until.map(APITime.init),
                 state: state,
                 autoRenew: nil,
-                environment: grant.environment ?? "",
+                environment: grant.environment ?? StoreEnvironment(rawValue: ""),  // a grant of Berth's own: no store, no environment
                 originalTransactionId: grant.reference,
                 inUse: true,
                 source: grant.source.rawValue
@@ -214,8 +215,7 @@ struct SubscriptionRoutes {
     func getAdminSubscriptions(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let page = try Paging.page(request)
         let userId = request.uri.queryParameters["userId"].map(String.init)
-        let tenantId = context.tenant.id
-        let result = try await store.read { try $0.subscriptions.subscriptions(tenantId: tenantId, userId: userId, page: page) }
+        let result = try await records.subscriptions(tenantId: context.tenant.id, userId: userId, page: page)
         let now = clock.now()
         return try JSONCoding.response(
             ListResponse(
@@ -243,7 +243,7 @@ struct SubscriptionRoutes {
     /// `POST /api/admin/subscriptions/extend-all`
     func postAdminSubscriptionsExtendAll(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let body = try await JSONCoding.decode(ExtendAllRequest.self, from: request)
-        let environment = body.environment ?? context.tenant.tenant.apple.environments.first ?? "Production"
+        let environment = body.environment ?? context.tenant.tenant.apple.environments.first ?? .production
         let identifier = try await extendRenewalDates.extendAll(
             runtime: context.tenant,
             productId: try Self.text(body.productId, field: "productId"),
@@ -262,7 +262,9 @@ struct SubscriptionRoutes {
     /// `GET /api/admin/subscriptions/extend-all/{product}/{request}`
     func getAdminSubscriptionsExtendAll(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let environment =
-            request.uri.queryParameters["environment"].map(String.init) ?? context.tenant.tenant.apple.environments.first ?? "Production"
+            request.uri.queryParameters["environment"].map { StoreEnvironment(rawValue: String($0)) } ?? context.tenant.tenant.apple.environments
+            .first
+            ?? .production
         let status = try await extendRenewalDates.status(
             runtime: context.tenant,
             productId: try Self.text(context.parameters.get("product") ?? "", field: "productId"),
@@ -283,8 +285,7 @@ struct SubscriptionRoutes {
     /// `GET /api/admin/subscriptions/cheats`
     func getAdminSubscriptionsCheats(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let page = try Paging.page(request)
-        let tenantId = context.tenant.id
-        let result = try await store.read { try $0.subscriptions.cheats(tenantId: tenantId, page: page) }
+        let result = try await records.subscriptionCheats(tenantId: context.tenant.id, page: page)
         return try JSONCoding.response(
             ListResponse(items: result.items.map(CheatDTO.init), total: result.total, limit: page.limit, offset: page.offset)
         )
@@ -293,8 +294,7 @@ struct SubscriptionRoutes {
     /// `GET /api/admin/subscriptions/unlinks`
     func getAdminSubscriptionsUnlinks(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let page = try Paging.page(request)
-        let tenantId = context.tenant.id
-        let result = try await store.read { try $0.subscriptions.unlinks(tenantId: tenantId, page: page) }
+        let result = try await records.unlinks(tenantId: context.tenant.id, page: page)
         return try JSONCoding.response(
             ListResponse(items: result.items.map(UnlinkDTO.init), total: result.total, limit: page.limit, offset: page.offset)
         )
@@ -354,13 +354,13 @@ struct ExtendAllRequest: Codable, RefusesNull {
     var days: Int
     var reasonCode: Int?
     var storefronts: [String]?
-    var environment: String?
+    var environment: StoreEnvironment?
 }
 
 struct ExtendAllDTO: Codable {
     var requestIdentifier: String
     var productId: String
-    var environment: String
+    var environment: StoreEnvironment
 }
 
 struct ExtendAllStatusDTO: Codable {

@@ -11,7 +11,7 @@ struct SubscriptionDTO: Codable {
     var tier: String?
     var cycle: String?
     /// `Production` or `Sandbox`.
-    var environment: String
+    var environment: StoreEnvironment
     /// `active`, `grace_period`, `billing_retry`, `expired`, `revoked`, `upgraded` (at the time of the answer).
     var state: String
     var latestTransactionId: String
@@ -69,7 +69,7 @@ struct EntitlementsResponse: Codable {
         /// Subscriptions: their state; unlocks: `active`, `expired` or `revoked`.
         var state: String
         var autoRenew: Bool?
-        var environment: String
+        var environment: StoreEnvironment
         /// Subscriptions: the originalTransactionId; unlocks: the transaction id.
         var originalTransactionId: String
         var inUse: Bool
@@ -205,7 +205,7 @@ struct UnlinkDTO: Codable {
 
 /// FT Chinese's `apple.Subscription`.
 struct FTCSubscription: Codable {
-    var environment: String
+    var environment: StoreEnvironment
     var originalTransactionId: String
     var lastTransactionId: String
     var productId: String
@@ -307,7 +307,7 @@ struct FTCAppleReceiptResponse: Encodable {
         var in_app: [Entry]
     }
     var status = 0
-    var environment: String
+    var environment: StoreEnvironment
     var receipt: Receipt
     var latest_receipt_info: [Entry]
     var pending_renewal_info: [String] = []

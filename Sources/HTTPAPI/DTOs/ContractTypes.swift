@@ -188,7 +188,7 @@ struct BookingDTO: Codable {
     /// Units still to buy before the booking is confirmed (0 once confirmed).
     var remainingQuantity: Int
     /// `Production` or `Sandbox`: the environment of the purchase that confirmed it (absent until then).
-    var environment: String?
+    var environment: StoreEnvironment?
     /// The latest card payment of the booking (`GET /api/bookings/{id}` and the card-payment answer; absent otherwise).
     var payment: BookingPaymentDTO?
     /// The short reference people read out (7 characters without 0, O, 1, I); accepted wherever a booking id is.
@@ -239,7 +239,7 @@ struct PurchaseDTO: Codable {
     var userId: String
     var bookingId: Int64?
     var store: String
-    var environment: String
+    var environment: StoreEnvironment
     var transactionId: String
     var originalTransactionId: String
     var productId: String
@@ -323,7 +323,7 @@ struct ReplayDTO: Codable {
     var id: Int64
     var userId: String
     var bookingId: Int64?
-    var environment: String
+    var environment: StoreEnvironment
     var transactionId: String
     var existingPurchaseId: Int64
     var reason: String
@@ -433,7 +433,7 @@ struct NotificationDTO: Codable {
     var notificationUUID: String
     var notificationType: String
     var subtype: String?
-    var environment: String
+    var environment: StoreEnvironment
     var transactionId: String?
     var outcome: String
     var payloadHash: String
@@ -495,7 +495,7 @@ struct DeadLetterDTO: Codable {
 }
 
 struct UnclaimedDTO: Codable {
-    var environment: String
+    var environment: StoreEnvironment
     var transactionId: String
     var productId: String
     var purchasedAt: APITime
@@ -522,7 +522,7 @@ struct UnappliedPaymentDTO: Codable {
     var transactionId: String
     var originalTransactionId: String
     var productId: String
-    var environment: String
+    var environment: StoreEnvironment
     var quantity: Int
     var priceMilliunits: Int64?
     var currency: String?
@@ -590,10 +590,10 @@ enum BookingKey: Codable, Hashable {
         }
     }
 
-    func resolve(field: String, tenantId: String, store: any Store) async throws -> Int64 {
+    func resolve(field: String, tenantId: String, lookup: BookingLookup) async throws -> Int64 {
         switch self {
-        case .id(let id): try await Paging.bookingId(String(id), field: field, tenantId: tenantId, store: store)
-        case .text(let text): try await Paging.bookingId(text, field: field, tenantId: tenantId, store: store)
+        case .id(let id): try await Paging.bookingId(String(id), field: field, tenantId: tenantId, lookup: lookup)
+        case .text(let text): try await Paging.bookingId(text, field: field, tenantId: tenantId, lookup: lookup)
         }
     }
 }
@@ -612,7 +612,7 @@ struct AppDTO: Codable {
     var id: String
     var name: String
     var bundleId: String
-    var environments: [String]
+    var environments: [StoreEnvironment]
     var currency: String
     /// `booking`, `credits`, `subscription`: what it sells (an empty list sells nothing yet).
     var sells: [String]

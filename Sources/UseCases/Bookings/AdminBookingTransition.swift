@@ -19,14 +19,7 @@ public struct AdminBookingTransition: Sendable {
             guard let booking = try tx.bookings.booking(id: id, tenantId: tenant.id, forUpdate: true) else { throw DomainError.bookingNotFound(id) }
             var occupancy = Occupancy.none
             if BookingTransitions.needsOccupancy(to: status) {
-                try tx.bookings.admit(tenantId: tenant.id, resourceId: booking.resourceId, now: now)
-                occupancy = try tx.bookings.occupancy(
-                    tenantId: tenant.id,
-                    resourceId: booking.resourceId,
-                    start: booking.start,
-                    end: booking.end,
-                    excluding: booking.id
-                )
+                occupancy = try tx.bookings.admit(booking, now: now)
             }
             let transition = try BookingTransitions.admin(
                 booking,

@@ -122,13 +122,13 @@ public struct CreateBooking: Sendable {
         if let closure = try tx.closures.closing(tenantId: draft.tenantId, resourceId: quote.resource.id, start: quote.start, end: quote.end).first {
             throw closure.refusal(resourceName: quote.resource.name, zone: quote.timeZone.flatMap(TimeZone.init(identifier:)) ?? ZonedTime.utc)
         }
-        try tx.bookings.admit(tenantId: draft.tenantId, resourceId: quote.resource.id, now: now)
-        let occupancy = try tx.bookings.occupancy(
+        let occupancy = try tx.bookings.admit(
             tenantId: draft.tenantId,
             resourceId: quote.resource.id,
             start: quote.start,
             end: quote.end,
-            excluding: nil
+            excluding: nil,
+            now: now
         )
         let userHolds = try tx.bookings.activeHolds(tenantId: draft.tenantId, userId: draft.userId, now: now, upTo: limits.perUser)
         // Per resource and slot window (T4): holds on other days or hours do not block this one.

@@ -104,15 +104,21 @@ public struct MoveBooking: Sendable {
                 return Moved(booking: booking, difference: waiting)  // a repeat: the hold already made
             }
             // The slots' admissions take turns (both resources', in one order: no two moves wait on each other).
-            let resources = Set([booking.resourceId, quote.resource.id]).sorted()
-            for resourceId in resources { try tx.bookings.admit(tenantId: tenantId, resourceId: resourceId, now: now) }
-            let occupancy = try tx.bookings.occupancy(
-                tenantId: tenantId,
-                resourceId: quote.resource.id,
-                start: quote.start,
-                end: quote.end,
-                excluding: booking.id
-            )
+            var occupancy = Occupancy.none
+            for resourceId in Set([booking.resourceId, quote.resource.id]).sorted() {
+                guard resourceId == quote.resource.id else {
+                    try tx.bookings.takeTurn(tenantId: tenantId, resourceId: resourceId, now: now)
+                    continue
+                }
+                occupancy = try tx.bookings.admit(
+                    tenantId: tenantId,
+                    resourceId: resourceId,
+                    start: quote.start,
+                    end: quote.end,
+                    excluding: booking.id,
+                    now: now
+                )
+            }
             guard Capacity.fits(quote.resource, seats: booking.seats, occupancy: occupancy) else {
                 throw DomainError(.conflict, .slotTaken, "\(quote.resource.name) is full then; pick another time")
             }

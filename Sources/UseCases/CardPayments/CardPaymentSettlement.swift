@@ -32,14 +32,7 @@ struct CardPaymentSettlement {
         }
         var occupancy = Occupancy.none
         if booking.holdLapsed(at: now) {
-            try tx.bookings.admit(tenantId: booking.tenantId, resourceId: booking.resourceId, now: now)
-            occupancy = try tx.bookings.occupancy(
-                tenantId: booking.tenantId,
-                resourceId: booking.resourceId,
-                start: booking.start,
-                end: booking.end,
-                excluding: booking.id
-            )
+            occupancy = try tx.bookings.admit(booking, now: now)
         }
         let plan = CardPaymentRules.paidPlan(
             payment,

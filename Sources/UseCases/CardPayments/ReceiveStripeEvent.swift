@@ -78,9 +78,9 @@ public struct ReceiveStripeEvent: Sendable {
         return result
     }
 
-    static func apply(_ event: StripeEvent, hash: String, environment: String, settlement: CardPaymentSettlement) throws -> String {
+    static func apply(_ event: StripeEvent, hash: String, environment: StoreEnvironment, settlement: CardPaymentSettlement) throws -> String {
         let object = event.data.object
-        guard event.livemode == (environment == "live") else { return "livemode_mismatch" }
+        guard event.livemode == (environment == .live) else { return "livemode_mismatch" }
         guard let paymentIntentId = object.paymentIntentId,
             var payment = try payment(for: object, paymentIntentId: paymentIntentId, settlement: settlement)
         else {

@@ -12,7 +12,7 @@ public struct StripeRuntime: Sendable {
     public let webhookSecrets: [Secret]
 
     /// `live` or `test`: the mode of the secret key (card purchases are recorded in it).
-    public var environment: String { client.livemode ? "live" : "test" }
+    public var environment: StoreEnvironment { client.livemode ? .live : .test }
 
     /// The rail when the tenant configured it and its secrets are set; nil (with a warning) otherwise:
     /// the tenant then offers no card payments and its webhook endpoint answers 404.

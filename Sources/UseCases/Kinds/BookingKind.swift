@@ -57,14 +57,7 @@ public struct BookingKind: PurchaseKind {
         if booking.holdLapsed(at: now) {
             // The slot may have been taken since the hold lapsed: take the resource's turn (releasing
             // holds that lapsed) and read what the others hold.
-            try tx.bookings.admit(tenantId: claim.tenantId, resourceId: booking.resourceId, now: now)
-            occupancy = try tx.bookings.occupancy(
-                tenantId: claim.tenantId,
-                resourceId: booking.resourceId,
-                start: booking.start,
-                end: booking.end,
-                excluding: booking.id
-            )
+            occupancy = try tx.bookings.admit(booking, now: now)
         }
         return Loaded(
             booking: booking,
@@ -114,14 +107,7 @@ public struct BookingKind: PurchaseKind {
         let booking = try purchase.bookingId.flatMap { try tx.bookings.booking(id: $0, tenantId: notification.tenantId, forUpdate: true) }
         var slotFree = false
         if BookingRefundRules.needsOccupancy(notification), let booking, let resource = tenant.resource(id: booking.resourceId) {
-            try tx.bookings.admit(tenantId: booking.tenantId, resourceId: booking.resourceId, now: now)
-            let occupancy = try tx.bookings.occupancy(
-                tenantId: booking.tenantId,
-                resourceId: booking.resourceId,
-                start: booking.start,
-                end: booking.end,
-                excluding: booking.id
-            )
+            let occupancy = try tx.bookings.admit(booking, now: now)
             slotFree = Capacity.fits(resource, seats: booking.seats, occupancy: occupancy)
         }
         return BookingRefundRules.plan(notification, purchase: purchase, booking: booking, slotStillFree: slotFree, now: now)

@@ -91,4 +91,10 @@ public struct CreditQueries: Sendable {
         if settings.refusePurchaseWhileUnused == true, account.balance.balance > 0 { return (false, "unused_credit", product) }
         return (true, "eligible", product)
     }
+
+    /// The credit packs the operator sells (stored, edited at run time), active ones only, as the
+    /// store orders them (display order, then product id).
+    public func activeProducts(tenantId: String) async throws -> [CreditProduct] {
+        try await store.read { try $0.credits.products(tenantId: tenantId) }.filter(\.active)
+    }
 }

@@ -21,7 +21,7 @@ public struct SubscriptionQueries: Sendable {
         runtime: TenantRuntime,
         userId: String,
         page: Page,
-        environment: String? = nil
+        environment: StoreEnvironment? = nil
     ) async throws -> (items: [ListedSubscription], total: Int) {
         let tenantId = runtime.id
         return try await store.read { tx in

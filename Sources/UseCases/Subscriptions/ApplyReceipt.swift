@@ -22,7 +22,7 @@ public struct ApplyReceipt: Sendable {
         public var subscriptions: [Subscription]
         /// Subscriptions of the receipt that belong to another account (a cheat attempt was recorded).
         public var ownedByOthers: [Subscription]
-        public var environment: String
+        public var environment: StoreEnvironment
         public var receiptSHA256: String
         /// Apple's verifyReceipt answer, when Berth asked Apple.
         public var appleResponse: Data?
@@ -38,7 +38,7 @@ public struct ApplyReceipt: Sendable {
         userId: String?,
         actor: Actor,
         source: String,
-        environment required: String? = nil
+        environment required: StoreEnvironment? = nil
     ) async throws -> Result {
         let verified: VerifiedReceipt
         do {
@@ -47,7 +47,8 @@ public struct ApplyReceipt: Sendable {
             throw DomainError(error, field: "receiptData", messagePrefix: "the receipt did not verify: ")
         }
         let accepted = runtime.tenant.apple.environments
-        guard let environment = verified.receipt.environment?.rawValue ?? (accepted.count == 1 ? accepted.first : nil) ?? required else {
+        guard let environment = verified.receipt.environment.map(StoreEnvironment.init) ?? (accepted.count == 1 ? accepted.first : nil) ?? required
+        else {
             throw DomainError(.unprocessable, .wrongEnvironment, "the receipt does not say whether it is Production or Sandbox", field: "receiptData")
         }
         if let required, environment != required {

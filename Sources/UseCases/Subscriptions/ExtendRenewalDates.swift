@@ -75,7 +75,7 @@ public struct ExtendRenewalDates: Sendable {
                 days: days,
                 reasonCode: reasonCode,
                 requestIdentifier: UUID(),
-                environment: AppStoreEnvironment(rawValue: subscription.environment)
+                environment: AppStoreEnvironment(subscription.environment)
             )
         } catch {
             throw Self.unavailable(error)
@@ -130,7 +130,7 @@ public struct ExtendRenewalDates: Sendable {
         days: Int,
         reasonCode: Int,
         storefronts: [String]?,
-        environment: String,
+        environment: StoreEnvironment,
         actor: Actor
     ) async throws -> String {
         try Self.validate(days: days, reasonCode: reasonCode)
@@ -140,7 +140,7 @@ public struct ExtendRenewalDates: Sendable {
         }
         guard runtime.tenant.apple.environments.contains(environment) else {
             throw DomainError.invalid(
-                "environment must be one the app accepts (\(runtime.tenant.apple.environments.joined(separator: ", ")))",
+                "environment must be one the app accepts (\(runtime.tenant.apple.environments.map(\.rawValue).joined(separator: ", ")))",
                 field: "environment"
             )
         }
@@ -152,7 +152,7 @@ public struct ExtendRenewalDates: Sendable {
                 reasonCode: reasonCode,
                 requestIdentifier: identifier,
                 storefronts: storefronts,
-                environment: AppStoreEnvironment(rawValue: environment)
+                environment: AppStoreEnvironment(environment)
             )
         } catch {
             throw Self.unavailable(error)
@@ -169,7 +169,7 @@ public struct ExtendRenewalDates: Sendable {
                     purchaseId: nil,
                     detail: [
                         "productId": productId, "days": String(days), "reasonCode": String(reasonCode),
-                        "requestIdentifier": identifier.uuidString.lowercased(), "environment": environment,
+                        "requestIdentifier": identifier.uuidString.lowercased(), "environment": environment.rawValue,
                     ],
                     at: now
                 )
@@ -182,14 +182,14 @@ public struct ExtendRenewalDates: Sendable {
         runtime: TenantRuntime,
         productId: String,
         requestIdentifier: String,
-        environment: String
+        environment: StoreEnvironment
     ) async throws -> AppStoreServerAPIClient.MassExtensionStatus {
         let api = try Self.api(runtime)
         do {
             return try await api.massExtensionStatus(
                 productId: productId,
                 requestIdentifier: requestIdentifier,
-                environment: AppStoreEnvironment(rawValue: environment)
+                environment: AppStoreEnvironment(environment)
             )
         } catch {
             throw Self.unavailable(error)

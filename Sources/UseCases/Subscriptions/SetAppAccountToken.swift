@@ -33,7 +33,7 @@ public struct SetAppAccountToken: Sendable {
         runtime: TenantRuntime,
         store: StoreName,
         originalTransactionId: String,
-        environment: String,
+        environment: StoreEnvironment,
         owner: String,
         current: String? = nil
     ) async -> Bool {
@@ -45,13 +45,13 @@ public struct SetAppAccountToken: Sendable {
 
     /// Returns whether Apple accepted it.
     @discardableResult
-    public func callAsFunction(runtime: TenantRuntime, originalTransactionId: String, environment: String, userId: String) async -> Bool {
+    public func callAsFunction(runtime: TenantRuntime, originalTransactionId: String, environment: StoreEnvironment, userId: String) async -> Bool {
         guard let api = runtime.serverAPI, let token = Self.token(for: userId, policy: runtime.purchasePolicy) else { return false }
         do {
             try await api.setAppAccountToken(
                 originalTransactionId: originalTransactionId,
                 token: token,
-                environment: AppStoreEnvironment(rawValue: environment)
+                environment: AppStoreEnvironment(environment)
             )
             return true
         } catch {

@@ -18,7 +18,7 @@ public enum SubscriptionFactsReading {
         let periodFacts = transaction.flatMap(period(from:))
         guard let otid = transaction?.originalTransactionId ?? renewal?.originalTransactionId else { return nil }
         guard periodFacts != nil || renewal != nil else { return nil }
-        let environment = transaction?.environment?.rawValue ?? renewal?.environment?.rawValue ?? "Production"
+        let environment = (transaction?.environment ?? renewal?.environment).map(StoreEnvironment.init) ?? .production
         let signed = [transaction?.signedDate?.date, renewal?.signedDate?.date].compactMap { $0 }.max() ?? fallback
         return SubscriptionFacts(
             originalTransactionId: otid,
@@ -60,7 +60,7 @@ public enum SubscriptionFactsReading {
     }
 
     /// The subscriptions a receipt shows: per originalTransactionId, its latest period (receipts carry no renewal info).
-    public static func facts(receipt: AppReceipt, environment: String, signedAt: Date, source: String) -> [SubscriptionFacts] {
+    public static func facts(receipt: AppReceipt, environment: StoreEnvironment, signedAt: Date, source: String) -> [SubscriptionFacts] {
         var latest: [String: (entry: AppReceipt.InAppPurchase, transactionId: String, productId: String)] = [:]
         for entry in receipt.inAppPurchases where entry.subscriptionExpirationDate != nil {
             guard let transactionId = entry.transactionId, let productId = entry.productId else { continue }
@@ -95,7 +95,7 @@ public enum SubscriptionFactsReading {
     /// What Apple's verifyReceipt answered: per originalTransactionId, the latest period from
     /// latest_receipt_info and the renewal info from pending_renewal_info.
     public static func facts(verifyReceipt response: VerifyReceiptClient.Response, signedAt: Date) -> [SubscriptionFacts] {
-        let environment = response.environment?.lowercased() == "sandbox" ? "Sandbox" : "Production"
+        let environment: StoreEnvironment = response.environment?.lowercased() == "sandbox" ? .sandbox : .production
         func date(_ ms: String?) -> Date? { ms.flatMap(Int64.init).map(Date.init(epochMilliseconds:)) }
         var latest: [String: (entry: VerifyReceiptClient.Response.Entry, transactionId: String, productId: String)] = [:]
         for entry in (response.latestReceiptInfo ?? response.receipt?.inApp ?? []) where entry.expiresDateMs != nil {

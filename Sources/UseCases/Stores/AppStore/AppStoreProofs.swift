@@ -9,7 +9,7 @@ import Logging
 public struct ProvenReceipt: Sendable {
     public var transactions: [ProvenTransaction]
     public var bundleId: String?
-    public var environment: String
+    public var environment: StoreEnvironment
     public var originalApplicationVersion: String?
 }
 
@@ -54,7 +54,7 @@ public struct AppStoreProofs: Sendable {
             transactionId: transactionId,
             originalTransactionId: transaction.originalTransactionId ?? transactionId,
             productId: productId,
-            environment: environment.rawValue,
+            environment: StoreEnvironment(environment),
             purchasedAt: transaction.purchaseDate?.date,
             revoked: transaction.revocationDate != nil,
             appAccountToken: familyShared ? nil : transaction.appAccountToken,
@@ -127,7 +127,7 @@ public struct AppStoreProofs: Sendable {
         }
         // Old receipts do not say their environment; then it must be the only one the app accepts.
         let accepted = runtime.tenant.apple.environments
-        guard let environment = verified.receipt.environment?.rawValue ?? (accepted.count == 1 ? accepted.first : nil) else {
+        guard let environment = verified.receipt.environment.map(StoreEnvironment.init) ?? (accepted.count == 1 ? accepted.first : nil) else {
             throw DomainError(.unprocessable, .wrongEnvironment, "the receipt does not say whether it is Production or Sandbox", field: "receipt")
         }
         let facts = SubscriptionFactsReading.facts(
@@ -223,7 +223,7 @@ public struct AppStoreProofs: Sendable {
             transactionId: transaction.transactionId ?? transactionId,
             originalTransactionId: transaction.originalTransactionId ?? transactionId,
             productId: productId,
-            environment: environment.rawValue,
+            environment: StoreEnvironment(environment),
             purchasedAt: transaction.purchaseDate?.date,
             revoked: transaction.revocationDate != nil,
             appAccountToken: transaction.appAccountToken,

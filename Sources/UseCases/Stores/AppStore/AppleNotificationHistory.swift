@@ -35,7 +35,7 @@ public struct AppleNotificationHistory: Sendable {
 
     public struct Outcome: Sendable {
         public var tenantId: String
-        public var environment: String
+        public var environment: StoreEnvironment
         /// Notifications read from the history.
         public var seen = 0
         /// Of them, the ones Berth did not have: applied now.
@@ -64,7 +64,7 @@ public struct AppleNotificationHistory: Sendable {
         return outcomes
     }
 
-    public func read(_ runtime: TenantRuntime, environment: String) async -> Outcome {
+    public func read(_ runtime: TenantRuntime, environment: StoreEnvironment) async -> Outcome {
         var outcome = Outcome(tenantId: runtime.id, environment: environment)
         guard let api = runtime.serverAPI else { return outcome }
         let tenantId = runtime.id
@@ -78,7 +78,7 @@ public struct AppleNotificationHistory: Sendable {
             var token: String?
             for _ in 0..<Self.maximumPages {
                 let page = try await api.notificationHistory(
-                    environment: AppStoreEnvironment(rawValue: environment),
+                    environment: AppStoreEnvironment(environment),
                     start: start,
                     end: now,
                     paginationToken: token
@@ -101,14 +101,17 @@ public struct AppleNotificationHistory: Sendable {
             if outcome.recovered > 0 {
                 logger.warning(
                     "notification history: recovered notifications Apple's POSTs did not bring",
-                    metadata: ["tenant": .string(tenantId), "environment": .string(environment), "recovered": .stringConvertible(outcome.recovered)]
+                    metadata: [
+                        "tenant": .string(tenantId), "environment": .stringConvertible(environment),
+                        "recovered": .stringConvertible(outcome.recovered),
+                    ]
                 )
             }
         } catch {
             outcome.failed = true
             logger.warning(
                 "notification history not read; the next reading covers it: \(error)",
-                metadata: ["tenant": .string(tenantId), "environment": .string(environment)]
+                metadata: ["tenant": .string(tenantId), "environment": .stringConvertible(environment)]
             )
         }
         return outcome

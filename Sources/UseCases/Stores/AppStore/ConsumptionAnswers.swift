@@ -152,7 +152,7 @@ public struct ConsumptionAnswers: Sendable {
             try await api.sendConsumptionInformation(
                 transactionId,
                 body: try JSONEncoder().encode(report),
-                environment: AppStoreEnvironment(rawValue: answer.environment)
+                environment: AppStoreEnvironment(answer.environment)
             )
             logger.info(
                 "consumption information sent",

@@ -53,7 +53,7 @@ public struct ReceiveNotification: Sendable {
             throw DomainError(.invalidInput, .malformed, "the notification lacks notificationUUID or notificationType", field: "signedPayload")
         }
         let transaction = verified.transaction?.payload
-        let environment = payload.claims.environment?.rawValue ?? transaction?.environment?.rawValue ?? "Production"
+        let environment = (payload.claims.environment ?? transaction?.environment).map(StoreEnvironment.init) ?? .production
         var received = IncomingNotification(
             tenantId: runtime.id,
             uuid: uuid,

@@ -128,7 +128,7 @@ public struct RestorePurchases: Sendable {
     private func owns(_ transactionId: String, runtime: TenantRuntime, userId: String) async throws -> Bool {
         let tenantId = runtime.id
         return try await store.read { tx in
-            try ["Production", "Sandbox"].contains { environment in
+            try StoreEnvironment.stores.contains { environment in
                 let purchase = try tx.purchases.purchase(store: .appStore, environment: environment, transactionId: transactionId, forUpdate: false)
                 return purchase?.tenantId == tenantId && purchase?.userId == userId
             }

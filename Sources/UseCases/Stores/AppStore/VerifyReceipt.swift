@@ -83,7 +83,7 @@ public struct VerifyReceipt: Sendable {
             "verify-receipt",
             metadata: ["receipt.sha256": .string(String(result.receiptSHA256.prefix(16))), "premium": .stringConvertible(entitlement.isPremium)]
         )
-        return Answer(entitlement: entitlement, environment: AppStoreEnvironment(rawValue: result.environment))
+        return Answer(entitlement: entitlement, environment: AppStoreEnvironment(result.environment))
     }
 
     /// The stored subscriptions decide: one that grants access now (the one that lasts longest),

@@ -66,7 +66,7 @@ public enum PlayProofs {
             transactionId: token,
             originalTransactionId: token,
             productId: product.id,
-            environment: p.purchaseType == 0 ? "Sandbox" : "Production",
+            environment: p.purchaseType == 0 ? .sandbox : .production,
             purchasedAt: p.purchasedAt,
             revoked: p.purchaseState == 1,
             appAccountToken: p.obfuscatedExternalAccountId,
@@ -161,7 +161,7 @@ public enum PlayProofs {
         let type: NotificationType? = revoked ? .revoke : (state == "SUBSCRIPTION_STATE_EXPIRED" ? .expired : nil)
         var facts = SubscriptionFacts(
             originalTransactionId: token,
-            environment: s.testPurchase != nil ? "Sandbox" : "Production",
+            environment: s.testPurchase != nil ? .sandbox : .production,
             signedAt: now,
             transaction: transaction,
             renewal: renewal,

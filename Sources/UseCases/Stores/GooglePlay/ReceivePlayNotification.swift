@@ -195,7 +195,7 @@ public struct ReceivePlayNotification: Sendable {
         _ uuid: String,
         type: NotificationType,
         token: String,
-        environment: String,
+        environment: StoreEnvironment,
         now: Date,
         tenantId: String
     ) -> IncomingNotification {
@@ -216,7 +216,7 @@ public struct ReceivePlayNotification: Sendable {
             uuid,
             type: NotificationType(rawValue: "GOOGLE_PLAY"),
             token: "",
-            environment: "Production",
+            environment: .production,
             now: now,
             tenantId: runtime.id
         )
@@ -410,7 +410,7 @@ public struct ReceivePlayNotification: Sendable {
                 uuid,
                 type: .refund,
                 token: token,
-                environment: purchase?.environment ?? facts?.environment ?? "Production",
+                environment: purchase?.environment ?? facts?.environment ?? .production,
                 now: now,
                 tenantId: tenant.id
             )
@@ -481,7 +481,7 @@ public struct ReceivePlayNotification: Sendable {
 
     /// The tenant's purchase of a Play token, in whichever environment it was recorded (a token is Google's, unique across them).
     static func purchase(_ token: String, tenantId: String, tx: any StoreSession, forUpdate: Bool) throws -> Purchase? {
-        for environment in ["Production", "Sandbox"] {
+        for environment in StoreEnvironment.stores {
             if let found = try tx.purchases.purchase(
                 store: GooglePlaySettings.store,
                 environment: environment,
