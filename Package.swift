@@ -349,8 +349,11 @@ let package = Package(
         .testTarget(
             name: "UseCasesTests",
             dependencies: [
-                "UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", .product(name: "Logging", package: "swift-log"),
+                "UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", "PlayStandIn",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
