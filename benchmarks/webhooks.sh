@@ -35,6 +35,8 @@ export BENCH_JWT_SECRET="benchmark-secret-$(date +%s)-berth"
 export BENCH_WEBHOOK_SECRET="webhook-benchmark-secret-0123456789"
 "$berth" testkit init "$work/ca" >/dev/null
 now() { python3 -c 'import time; print(time.monotonic())'; }
+# The server's CPU time so far (user + system, clock ticks), from /proc.
+server_ticks() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
 # Waits (bounded) until FILE holds something.
 await_file() { for _ in $(seq 600); do [ -s "$1" ] && return 0; sleep 0.05; done; echo "no $1"; exit 1; }
 
@@ -60,6 +62,7 @@ PY
     url="http://127.0.0.1:$(cat "$work/port")"
     until curl -sf "$url/healthz" >/dev/null 2>&1; do kill -0 "$server_pid" || exit 1; sleep 0.05; done
 
+    cpu_before=$(server_ticks)
     started=$(now)
     output=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WRITE_SECONDS}s" -s "$repo/benchmarks/adjust.lua" "$url" -- "$admin" "p$parallel-")
     written_at=$(now)
@@ -74,18 +77,20 @@ PY
         [ "${depth%.*}" = 0 ] && break
         sleep 0.1
     done
+    cpu_after=$(server_ticks)
     rm -f "$work/receiver.out"
     kill -USR1 "$receiver_pid"
     await_file "$work/receiver.out"
     read -r count first last < "$work/receiver.out"
-    python3 - "$parallel" "$written" "$started" "$written_at" "$at_end" "$count" "$first" "$last" <<'PY'
+    python3 - "$parallel" "$written" "$started" "$written_at" "$at_end" "$count" "$first" "$last" "$((cpu_after - cpu_before))" "$(getconf CLK_TCK)" <<'PY'
 import sys
-parallel, written, started, written_at, at_end, count, first, last = sys.argv[1:]
-written, at_end, count = int(written), int(at_end), int(count)
+parallel, written, started, written_at, at_end, count, first, last, ticks, hz = sys.argv[1:]
+written, at_end, count, ticks, hz = int(written), int(at_end), int(count), int(ticks), int(hz)
 started, written_at, first, last = map(float, (started, written_at, first, last))
 print(f"BERTH_WEBHOOK_PARALLEL={parallel}: {written} writes answered at {written / (written_at - started):.0f}/s; "
-      f"{count} deliveries at {count / max(last - first, 1e-6):.0f}/s; backlog {count - at_end} when the writes ended, "
-      f"drained {max(0.0, last - written_at):.2f} s after")
+      f"{count} deliveries at {count / max(last - first, 1e-6):.0f}/s "
+      f"({count / max(last - first, 1e-6) / max(written / (written_at - started), 1e-6):.2f}× the writes' rate); backlog {count - at_end} when the writes ended, "
+      f"drained {max(0.0, last - written_at):.2f} s after; Berth's CPU {ticks * 1e6 / hz / max(written + count, 1):.0f} µs per write+delivery")
 PY
     kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
     kill "$receiver_pid"; wait "$receiver_pid" 2>/dev/null || true; receiver_pid=""
