@@ -65,6 +65,25 @@ enum PlayFixture {
         }
     }
 
+    /// Sends a purchase token as the app would (`purchaseToken`, the user proven by the caller).
+    static func send(_ token: String, user: String, runtime: TenantRuntime, verify: VerifyPurchase) async throws -> VerifyPurchase.Result {
+        try await verify(
+            .init(
+                runtime: runtime,
+                userId: user,
+                productId: pack,
+                proofFields: ProofFields(["purchaseToken": token]),
+                target: nil,
+                callerProvesUser: true
+            )
+        )
+    }
+
+    static func verifier(_ store: any Store, clock: ManualClock) -> VerifyPurchase {
+        let logger = Logger(label: "use-cases-test")
+        return VerifyPurchase(store: store, prover: PurchaseProver(logger: logger, clock: clock), kinds: .all, clock: clock, logger: logger)
+    }
+
     /// The tenant and its catalog's credit pack, stored as `berth serve` syncs and seeds them.
     static func sellPack(_ store: any Store, _ runtime: TenantRuntime) async throws {
         let now = StoreBackend.now
@@ -87,26 +106,10 @@ struct PlayUseCasesTests {
             try await backend.run { store in
                 try await PlayFixture.sellPack(store, runtime)
                 let clock = ManualClock(StoreBackend.now)
-                let logger = Logger(label: "use-cases-test")
-                let verify = VerifyPurchase(
-                    store: store,
-                    prover: PurchaseProver(logger: logger, clock: clock),
-                    kinds: .all,
-                    clock: clock,
-                    logger: logger
-                )
+                let verify = PlayFixture.verifier(store, clock: clock)
                 let token = try kit.purchase(package: PlayFixture.package, productId: PlayFixture.pack, subscription: false, now: clock.now()).token
                 func send(_ user: String) async throws -> VerifyPurchase.Result {
-                    try await verify(
-                        .init(
-                            runtime: runtime,
-                            userId: user,
-                            productId: PlayFixture.pack,
-                            proofFields: ProofFields(["purchaseToken": token]),
-                            target: nil,
-                            callerProvesUser: true
-                        )
-                    )
+                    try await PlayFixture.send(token, user: user, runtime: runtime, verify: verify)
                 }
                 let bought = try await send("mai")
                 #expect(PurchaseFixture.outcome(bought.outcome) == "applied")
@@ -136,24 +139,9 @@ struct PlayUseCasesTests {
                 try await PlayFixture.sellPack(store, runtime)
                 let clock = ManualClock(StoreBackend.now)
                 let logger = Logger(label: "use-cases-test")
-                let verify = VerifyPurchase(
-                    store: store,
-                    prover: PurchaseProver(logger: logger, clock: clock),
-                    kinds: .all,
-                    clock: clock,
-                    logger: logger
-                )
                 let token = try kit.purchase(package: PlayFixture.package, productId: PlayFixture.pack, subscription: false, now: clock.now()).token
-                _ = try await verify(
-                    .init(
-                        runtime: runtime,
-                        userId: "mai",
-                        productId: PlayFixture.pack,
-                        proofFields: ProofFields(["purchaseToken": token]),
-                        target: nil,
-                        callerProvesUser: true
-                    )
-                )
+                let bought = try await PlayFixture.send(token, user: "mai", runtime: runtime, verify: PlayFixture.verifier(store, clock: clock))
+                #expect(PurchaseFixture.outcome(bought.outcome) == "applied")
                 let tenants = TenantRegistry([runtime])
                 func instance(_ name: String) -> PlayJobs {
                     PlayJobs(
