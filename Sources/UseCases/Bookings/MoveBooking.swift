@@ -103,22 +103,7 @@ public struct MoveBooking: Sendable {
             {
                 return Moved(booking: booking, difference: waiting)  // a repeat: the hold already made
             }
-            // The slots' admissions take turns (both resources', in one order: no two moves wait on each other).
-            var occupancy = Occupancy.none
-            for resourceId in Set([booking.resourceId, quote.resource.id]).sorted() {
-                guard resourceId == quote.resource.id else {
-                    try tx.bookings.takeTurn(tenantId: tenantId, resourceId: resourceId, now: now)
-                    continue
-                }
-                occupancy = try tx.bookings.admit(
-                    tenantId: tenantId,
-                    resourceId: resourceId,
-                    start: quote.start,
-                    end: quote.end,
-                    excluding: booking.id,
-                    now: now
-                )
-            }
+            let occupancy = try Self.admit(booking, to: quote, tx: tx, now: now)
             guard Capacity.fits(quote.resource, seats: booking.seats, occupancy: occupancy) else {
                 throw DomainError(.conflict, .slotTaken, "\(quote.resource.name) is full then; pick another time")
             }
@@ -168,5 +153,26 @@ public struct MoveBooking: Sendable {
             actor: command.actor
         )
         return Moved(booking: done.last?.booking ?? result.booking, difference: nil, refundedMinor: done.reduce(0) { $0 + $1.refund.amountMinor })
+    }
+
+    /// A move's admission: both resources' turns, in one order (no two moves wait on each other),
+    /// and what the other bookings hold of the new slot.
+    static func admit(_ booking: Booking, to quote: BookingQuote, tx: any StoreSession, now: Date) throws -> Occupancy {
+        var occupancy = Occupancy.none
+        for resourceId in Set([booking.resourceId, quote.resource.id]).sorted() {
+            guard resourceId == quote.resource.id else {
+                try tx.bookings.takeTurn(tenantId: booking.tenantId, resourceId: resourceId, now: now)
+                continue
+            }
+            occupancy = try tx.bookings.admit(
+                tenantId: booking.tenantId,
+                resourceId: resourceId,
+                start: quote.start,
+                end: quote.end,
+                excluding: booking.id,
+                now: now
+            )
+        }
+        return occupancy
     }
 }
