@@ -6,7 +6,12 @@ import Testing
 @Suite("The SQLite file: stop, copy, back up, restore")
 struct StoreLifecycleTests {
     /// Rows of `table` in the SQLite file at `path`, read by Python's sqlite3 (another program, as an operator's tools are).
-    static func rows(_ table: String, in path: String) throws -> Int? {
+    /// Off the test pool (``OffPool``): a launch may wait for a descriptor-heavy test to end.
+    static func rows(_ table: String, in path: String) async throws -> Int? {
+        try await OffPool.run { try rowsBlocking(table, in: path) }
+    }
+
+    private static func rowsBlocking(_ table: String, in path: String) throws -> Int? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
@@ -56,8 +61,8 @@ struct StoreLifecycleTests {
         defer { try? FileManager.default.removeItem(at: copyDirectory) }
         let copy = copyDirectory.appendingPathComponent("berth.sqlite").path
         try FileManager.default.copyItem(atPath: database, toPath: copy)
-        #expect(try Self.rows("api_keys", in: copy) == 4, "the copy of the file alone holds the keys")
-        #expect(try Self.rows("bookings", in: copy) == 1, "and the booking")
+        #expect(try await Self.rows("api_keys", in: copy) == 4, "the copy of the file alone holds the keys")
+        #expect(try await Self.rows("bookings", in: copy) == 1, "and the booking")
     }
 
     @Test("berth backup copies the database while the service writes; the copy restores: same rows, and the service runs on it")
@@ -93,8 +98,8 @@ struct StoreLifecycleTests {
         #expect(!FileManager.default.fileExists(atPath: elsewhere), "the link's target was not written")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: server.directory.path).filter { $0.contains(".partial-") }
         #expect(leftovers.isEmpty, "\(leftovers)")
-        #expect((try Self.rows("schema_migrations", in: backup) ?? 0) > 10)
-        let copied = try #require(try Self.rows("api_keys", in: backup))
+        #expect((try await Self.rows("schema_migrations", in: backup) ?? 0) > 10)
+        let copied = try #require(try await Self.rows("api_keys", in: backup))
         #expect(copied >= 1 && copied <= 41, "a consistent moment of the writes: \(copied) keys")
         server.stop()
 
@@ -108,7 +113,7 @@ struct StoreLifecycleTests {
             "the key made before the backup works on the restored database"
         )
         server.stop()
-        #expect(try Self.rows("api_keys", in: database) == copied)
+        #expect(try await Self.rows("api_keys", in: database) == copied)
     }
 
     @Test(
@@ -123,12 +128,14 @@ struct StoreLifecycleTests {
         process.arguments = [
             "python3", "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 7'); c.commit()", database,
         ]
-        try process.runAlone()
-        process.waitUntilExit()
+        try await OffPool.run {
+            try process.runAlone()
+            process.waitUntilExit()
+        }
         #expect((try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int ?? 0) > 0)
         let refused = try await server.berth(["migrate"])
         #expect(refused.status != 0 && refused.stderr.contains("holds no Berth schema"), "\(refused.stderr)")
-        #expect(try Self.rows("schema_migrations", in: database) == nil, "nothing was written into it")
+        #expect(try await Self.rows("schema_migrations", in: database) == nil, "nothing was written into it")
         let allowed = try await server.berth(["migrate"], environment: ["BERTH_CREATE_DATABASE": "1"])
         #expect(allowed.status == 0, "\(allowed.stderr)")
     }
@@ -258,8 +265,10 @@ struct BoundedShutdownTests {
         p8.executableURL = URL(fileURLWithPath: "/bin/sh")
         p8.arguments = ["-c", "openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt > apple.p8"]
         p8.currentDirectoryURL = server.directory
-        try p8.runAlone()
-        p8.waitUntilExit()
+        try await OffPool.run {
+            try p8.runAlone()
+            p8.waitUntilExit()
+        }
         let catalogURL = server.directory.appendingPathComponent("products.json")
         var catalog = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: catalogURL)) as? [String: Any])
         var tenants = try #require(catalog["tenants"] as? [[String: Any]])
