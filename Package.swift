@@ -349,7 +349,8 @@ let package = Package(
         .testTarget(
             name: "UseCasesTests",
             dependencies: [
-                "UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", "PlayStandIn",
+                "UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", "PlayStandIn", "StripeStandIn", "StripeAPI",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
