@@ -200,9 +200,11 @@ let package = Package(
                 "SQLStore",
                 "HTTPAPI",
                 "BerthWorkers",
+                "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(

@@ -10,11 +10,13 @@ import UseCases
 /// The application: the router, the server configuration, the webhook HTTP client and the delivery
 /// service (shut down in reverse order: the deliverer stops before its client). `storeService` is
 /// the store's own service when it has one (PostgreSQL's connection pool): it starts first and
-/// stops last; `beforeServerStarts` runs once it runs, before the server listens (migrations).
+/// stops last; `outbound`, the outbound client's, next (the workers calling through it stop
+/// before it); `beforeServerStarts` runs once they run, before the server listens (migrations).
 public func buildApplication(
     services: BerthServices,
     server: ServerConfiguration,
     storeService: (any Service)? = nil,
+    outbound: (any Service)? = nil,
     beforeServerStarts: (@Sendable () async throws -> Void)? = nil
 ) -> some ApplicationProtocol {
     let client = WebhookHTTPClient()
@@ -25,7 +27,7 @@ public func buildApplication(
         // (ConnectionGovernor); a request's body and answer idle for 60 s close the connection.
         server: .http1(configuration: .init(additionalChannelHandlers: [governor.handler()], idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(server.host, port: server.port), serverName: "Berth"),
-        services: (storeService.map { [$0] } ?? []) + [client, webhookDeliverer(services: services, client: client)]
+        services: [storeService, outbound].compactMap { $0 } + [client, webhookDeliverer(services: services, client: client)]
             + cardPaymentWorker(services: services) + playWorker(services: services) + appleHistoryWorker(services: services)
             + inventoryWorker(services: services),
         onServerRunning: { [portFile = server.portFile, logger = services.logger] channel in

@@ -81,15 +81,13 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info(
             "\(connections.summary); descriptors \(descriptors); a stop waits at most \(shutdown.components.seconds) s for requests in flight"
         )
-        // One client for every call to Apple, Google, Stripe and key sets, shut down when serving ends.
-        let outbound = OutboundClient.make()
-        do {
-            try await serve(setup: setup, server: server, environment: environment, shutdown: shutdown, outbound: outbound, logger: logger)
-        } catch {
-            try? await outbound.shutdown()
-            throw error
+        // BerthApp builds everything (the outbound client, the store, the services, the workers) and
+        // closes it when the application stops.
+        try await setup.withApplication(server: server, logger: logger) { application in
+            try await Self.serve(environment: environment, logger: logger) {
+                try await Self.run(application, shutdown: shutdown, logger: logger)
+            }
         }
-        try await outbound.shutdown()
     }
 
     /// `BERTH_SHUTDOWN_SECONDS` (default 10): how long a stop (SIGTERM, SIGINT) waits for the requests
@@ -102,72 +100,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         return .seconds(seconds)
     }
-
-    private func serve(
-        setup: BerthSetup,
-        server: ServerConfiguration,
-        environment: [String: String],
-        shutdown: Duration,
-        outbound: HTTPClient,
-        logger: Logger
-    ) async throws {
-        if let postgres = setup.postgres {
-            // The connection pool is a service of the application; migrations run once it runs, before the server listens.
-            let catalog = try setup.loadCatalog()
-            let store = try PostgresStore(settings: postgres, logger: logger)
-            do {
-                let services = try await setup.services(catalog: catalog, store: store, httpClient: outbound, readInventory: false, logger: logger)
-                logger.info(
-                    "serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)"
-                )
-                let application = buildApplication(
-                    services: services,
-                    server: server,
-                    storeService: store,
-                    beforeServerStarts: {
-                        try await setup.prepare(store, catalog: catalog, logger: logger, now: Date())
-                        try await services.manageInventory.refresh()
-                    }
-                )
-                try await Self.serve(environment: environment, logger: logger) {
-                    try await Self.run(application, shutdown: shutdown, logger: logger)
-                }
-            } catch {
-                try? store.close()
-                throw error
-            }
-            try store.close()
-            return
-        }
-        let (catalog, store) = try await setup.prepareStore(logger: logger, now: Date())
-        let services: BerthServices
-        do {
-            services = try await setup.services(catalog: catalog, store: store, httpClient: outbound, logger: logger)
-        } catch {
-            try? store.close()
-            throw error
-        }
-        logger.info(
-            "serving \(catalog.tenants.count) tenant(s) from \(setup.catalogURL.path) on \(server.host):\(server.port), database \(setup.databaseDescription)"
-        )
-        do {
-            let application = buildApplication(services: services, server: server)
-            try await Self.serve(environment: environment, logger: logger) {
-                try await Self.run(application, shutdown: shutdown, logger: logger)
-            }
-        } catch {
-            try? store.close()
-            throw error
-        }
-        try store.close()
-    }
 }
 
 extension ServeCommand {
     /// Runs `application` until SIGTERM or SIGINT, then stops it within `shutdown`: the server stops
     /// accepting, requests in flight get until the deadline to finish, and whatever is left is then
     /// cancelled (its connections closed), so that the store behind it closes and checkpoints.
-    static func run(_ application: some Service, shutdown: Duration, logger: Logger) async throws {
+    static func run(_ application: any Service, shutdown: Duration, logger: Logger) async throws {
         let watch = StopWatch()
         var configuration = ServiceGroupConfiguration(
             services: [.init(service: application), .init(service: watch, successTerminationBehavior: .ignore)],

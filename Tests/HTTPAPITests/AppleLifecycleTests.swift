@@ -1,5 +1,6 @@
 import AppleSignedData
 import AppleStandIn
+import BerthApp
 import Crypto
 import Domain
 import Foundation

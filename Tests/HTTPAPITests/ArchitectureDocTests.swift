@@ -121,6 +121,40 @@ extension ArchitectureDocTests {
         }
         #expect(checked >= 25, "the controllers were not found (\(checked) files)")
     }
+
+    /// One composition root: the use cases the routes call are declared in `RouteServices` and
+    /// built in BerthApp; no HTTPAPI file constructs one (a route that did would hold the store).
+    @Test("HTTPAPI builds none of the use cases it is given: each type RouteServices names is constructed only in BerthApp")
+    func oneCompositionRoot() throws {
+        let router = try String(contentsOf: Harness.repository.appendingPathComponent("Sources/HTTPAPI/BuildRouter.swift"), encoding: .utf8)
+        let protocolText = try #require(router.components(separatedBy: "public protocol RouteServices").dropFirst().first)
+        let declarations = protocolText.components(separatedBy: "\n}").first ?? ""
+        // `var verifyPurchase: VerifyPurchase { get }` → VerifyPurchase, for the use cases (not the settings).
+        let types = declarations.split(separator: "\n").compactMap { line -> String? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard line.contains("{ get }"), parts.count == 2 else { return nil }
+            let type = parts[1].replacingOccurrences(of: "{ get }", with: "").trimmingCharacters(in: .whitespaces)
+            return type.first?.isUppercase == true && !type.contains(" ") && !type.hasSuffix("?") ? type : nil
+        }
+        #expect(types.count >= 45, "RouteServices names \(types.count) use cases: \(types)")
+        let built = try String(contentsOf: Harness.repository.appendingPathComponent("Sources/BerthApp/BerthServices.swift"), encoding: .utf8)
+        let skipped: Set<String> = ["TenantRegistry", "BerthMetrics", "TrustedProxies", "APIKeyResolver", "RouteAccessTable", "Logger"]
+        for type in types where !skipped.contains(type) {
+            #expect(built.contains(type + "("), "BerthServices does not build \(type)")
+        }
+        let folder = Harness.repository.appendingPathComponent("Sources/HTTPAPI")
+        let files = try #require(FileManager.default.enumerator(atPath: folder.path)).compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
+        #expect(files.count >= 40, "HTTPAPI's files were not found (\(files.count))")
+        for file in files {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? line
+                for type in types where code.range(of: "(?<![A-Za-z0-9_])\(type)(\\(|\\.init\\()", options: .regularExpression) != nil {
+                    Issue.record("HTTPAPI/\(file) builds the use case \(type): \(line)")
+                }
+            }
+        }
+    }
 }
 
 @Suite("README and docs/")

@@ -1,3 +1,4 @@
+import BerthApp
 import Domain
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import AppleSignedData
+import BerthApp
 import Domain
 import Foundation
 import HTTPAPI

@@ -1,3 +1,4 @@
+import BerthApp
 import BerthWorkers
 import Domain
 import Foundation

@@ -13,8 +13,8 @@ struct VerifyPurchaseRoutes {
     }
 
     var metrics: BerthMetrics?
-    /// What a validation catches up from the customer's App Store history (``BerthServices/catchUp(after:runtime:userId:)``).
-    var catchUp: (@Sendable (VerifyPurchase.Result, TenantRuntime, String, Bool) async -> Void)?
+    /// What a validation catches up from the customer's App Store history.
+    var catchUp: CatchUpAfterValidation?
 
     func verify(_ request: Request, _ context: UserContext) async throws -> Response {
         let (runtime, userId) = (context.tenant, context.userId)
@@ -36,7 +36,7 @@ struct VerifyPurchaseRoutes {
             throw error
         }
         metrics?.verification(result.outcome)
-        if let catchUp { await catchUp(result, runtime, userId, context.caller.provesUser) }
+        if let catchUp { await catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: context.caller.provesUser) }
         if let refusal = Self.refusal(
             result.outcome,
             namesBooking: body.bookingId != nil,

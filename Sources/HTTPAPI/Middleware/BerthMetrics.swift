@@ -153,6 +153,11 @@ public final class BerthMetrics: Sendable {
 
 }
 
+extension BerthMetrics {
+    /// `store`, timing its units of work in these metrics (the composition root wraps the store with it).
+    public func measuring(_ store: any Store) -> any Store { MeasuredStore(store: store, metrics: self) }
+}
+
 /// A store that times its units of work (`berth_store_transaction_duration_seconds{kind}`).
 struct MeasuredStore: Store {
     let store: any Store

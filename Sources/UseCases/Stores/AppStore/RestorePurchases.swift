@@ -157,6 +157,27 @@ extension RestorePurchases {
     }
 }
 
+/// After a validation applied an App Store transaction to a user: what the customer's history holds
+/// that Berth lacks is applied too (with the App Store Server API; throttled per user). Only for a
+/// caller who proved the user, or a proof bought with the user's token: a transaction someone
+/// else's JWS put on a named user does not open that customer's whole history (T7).
+public struct CatchUpAfterValidation: Sendable {
+    let restore: RestorePurchases
+    let throttle: CatchUpThrottle
+    let clock: any BerthClock
+
+    public init(restore: RestorePurchases, throttle: CatchUpThrottle, clock: any BerthClock) {
+        self.restore = restore
+        self.throttle = throttle
+        self.clock = clock
+    }
+
+    public func callAsFunction(after result: VerifyPurchase.Result, runtime: TenantRuntime, userId: String, callerProvesUser: Bool) async {
+        guard callerProvesUser || result.proofNamesUser, let purchase = result.outcome.purchase, purchase.store == .appStore else { return }
+        _ = await restore.catchUp(runtime: runtime, userId: userId, transactionId: purchase.transactionId, throttle: throttle, now: clock.now())
+    }
+}
+
 /// Once per user and interval: when a validation may read the customer's App Store history (each
 /// read is a call to Apple). Forgetting (a full table is cleared, a restart empties it) costs one
 /// more read, never a wrong answer.

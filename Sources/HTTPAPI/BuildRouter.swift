@@ -23,16 +23,92 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
+/// What the HTTP layer is given: the tenants, the clock, this instance's metrics and settings, and
+/// the use cases the routes call, built elsewhere (BerthApp's `BerthServices`, the composition
+/// root). HTTPAPI maps HTTP to these; it builds none of them and never holds the store.
+public protocol RouteServices: Sendable {
+    var tenants: TenantRegistry { get }
+    var clock: any BerthClock { get }
+    var logger: Logger { get }
+    /// This instance's metrics (`GET /metrics`, the request and verification counters).
+    var metrics: BerthMetrics { get }
+    /// When set, `GET /metrics` asks for `Authorization: Bearer <token>`.
+    var metricsToken: Secret? { get }
+    /// The reverse proxies whose `X-Forwarded-For` names the client (`BERTH_TRUSTED_PROXIES`).
+    var trustedProxies: TrustedProxies { get }
+    /// API keys presented to this instance.
+    var keys: APIKeyResolver { get }
+    /// Who may call each route, filled as the router is built (the access test reads it).
+    var routeAccess: RouteAccessTable { get }
+
+    // Purchases and the stores
+    var verifyPurchase: VerifyPurchase { get }
+    var catchUpAfterValidation: CatchUpAfterValidation { get }
+    var validateForPlugin: ValidateForPlugin { get }
+    var verifyReceipt: VerifyReceipt { get }
+    var restorePurchases: RestorePurchases { get }
+    var receiveNotification: ReceiveNotification { get }
+    var receivePlayNotification: ReceivePlayNotification { get }
+    var signAppleOffers: SignAppleOffers { get }
+    var consumptionConsents: ConsumptionConsents { get }
+    var resolveUnappliedPayment: ResolveUnappliedPayment { get }
+
+    // Credits
+    var creditQueries: CreditQueries { get }
+    var reserveCredits: ReserveCredits { get }
+    var commitReservation: CommitReservation { get }
+    var releaseReservation: ReleaseReservation { get }
+    var creditReports: CreditReports { get }
+    var createCreditProduct: CreateCreditProduct { get }
+    var updateCreditProduct: UpdateCreditProduct { get }
+    var adjustCredits: AdjustCredits { get }
+
+    // Bookings, the season and the card rail
+    var createBooking: CreateBooking { get }
+    var bookingQueries: BookingQueries { get }
+    var bookingLookup: BookingLookup { get }
+    var adminTransition: AdminBookingTransition { get }
+    var moveBooking: MoveBooking { get }
+    var cancelBooking: CancelBooking { get }
+    var manageInventory: ManageInventory { get }
+    var manageClosures: ManageClosures { get }
+    var startCardPayment: StartCardPayment { get }
+    var receiveStripeEvent: ReceiveStripeEvent { get }
+    var cardDeposits: CardDeposits { get }
+    var refundCardBooking: RefundCardBooking { get }
+
+    // Subscriptions
+    var userEntitlements: UserEntitlements { get }
+    var subscriptionQueries: SubscriptionQueries { get }
+    var refreshSubscription: RefreshSubscription { get }
+    var authorizeLink: AuthorizeLink { get }
+    var linkSubscription: LinkSubscription { get }
+    var unlinkSubscription: UnlinkSubscription { get }
+    var recordMembership: RecordMembership { get }
+    var extendRenewalDates: ExtendRenewalDates { get }
+    var applyReceipt: ApplyReceipt { get }
+
+    // Operators and the service itself
+    var operatorRecords: OperatorRecords { get }
+    var operatorViews: OperatorViewQueries { get }
+    var owedToCustomers: OwedToCustomers { get }
+    var createAPIKey: CreateAPIKey { get }
+    var revokeAPIKey: RevokeAPIKey { get }
+    var rotateAPIKey: RotateAPIKey { get }
+    var serviceHealth: ServiceHealth { get }
+}
+
 /// Assembles the whole HTTP application. `berth serve` and the tests both call this.
 ///
 /// Routes are registered in groups by who may call them: each group's request context admits its
 /// kinds of caller (``GuardedContext``), needs its key scope, draws from its rate limit and renders
-/// refusals in its clients' shape. ``BerthServices/routeAccess`` records every route's group.
-public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> {
+/// refusals in its clients' shape. ``RouteServices/routeAccess`` records every route's group.
+/// Each router has its own rate limits.
+public func buildRouter(services: any RouteServices) -> Router<BerthRequestContext> {
     let router = Router(context: BerthRequestContext.self)
     let routes = RouteTable()
     let table = services.routeAccess
-    let limiter = services.rateLimiter
+    let limiter = RateLimiter(clock: services.clock)
     let authenticator = Authenticator(tenants: services.tenants, keys: services.keys)
     // Id, language, metrics and access log, outside the error middlewares: refusals carry the id,
     // are rendered in the caller's language and count with the status the client saw.
@@ -50,6 +126,11 @@ public func buildRouter(services: BerthServices) -> Router<BerthRequestContext> 
         router: router,
         table: table,
         limiter: limiter,
+        notificationIntake: NotificationIntake(
+            receive: services.receiveNotification,
+            rateLimiter: limiter,
+            trustedProxies: services.trustedProxies
+        ),
         // Without a signing tenant the middleware is left out altogether (nothing to pay per request).
         signingClock: services.tenants.ordered.contains { $0.answerSigner != nil } ? services.clock : nil
     )
@@ -71,6 +152,8 @@ struct RouteGroups {
     let router: Router<BerthRequestContext>
     let table: RouteAccessTable
     let limiter: RateLimiter
+    /// Store notifications from Apple (its own route and FT Chinese's), rate limited with this router's limits.
+    let notificationIntake: NotificationIntake
     let signingClock: (any BerthClock)?
 
     /// `signed`: the group's answers are signed for tenants with `answerSigning` (what an app
@@ -102,7 +185,7 @@ struct RouteGroups {
 /// What apps and their backends call: health and the web page, catalog, credits (and their
 /// administration), bookings, purchases, store notifications.
 private func registerAppRoutes(
-    _ services: BerthServices,
+    _ services: any RouteServices,
     group: RouteGroups,
     open: PublicRoutes,
     admin: GuardedRoutes<AdminRequestContext>,
@@ -145,25 +228,23 @@ private func registerAppRoutes(
         metrics: services.metrics,
         queries: services.bookingQueries,
         bookingLookup: services.bookingLookup,
-        limiter: services.rateLimiter
+        limiter: group.limiter
     )
     .register(creating: bookingChanges, reading: reads)
     VerifyPurchaseRoutes(
         verifyPurchase: services.verifyPurchase,
         clock: services.clock,
         metrics: services.metrics,
-        catchUp: { [services] result, runtime, userId, proves in
-            await services.catchUp(after: result, runtime: runtime, userId: userId, callerProvesUser: proves)
-        }
+        catchUp: services.catchUpAfterValidation
     )
     .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
     VerifyReceiptRoutes(verifyReceipt: services.verifyReceipt)
         .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
-    AppleNotificationRoutes(intake: services.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
+    AppleNotificationRoutes(intake: group.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
     GooglePlayRoutes(
         receive: services.receivePlayNotification,
         tenants: services.tenants,
-        rateLimiter: services.rateLimiter,
+        rateLimiter: group.limiter,
         trustedProxies: services.trustedProxies,
         metrics: services.metrics
     ).register(on: open)
@@ -171,7 +252,7 @@ private func registerAppRoutes(
 
 /// What operators call (admin keys), and the users' own season changes.
 private func registerOperatorRoutes(
-    _ services: BerthServices,
+    _ services: any RouteServices,
     group: RouteGroups,
     open: PublicRoutes,
     admin: GuardedRoutes<AdminRequestContext>,
@@ -201,7 +282,7 @@ private func registerOperatorRoutes(
         cancel: services.cancelBooking,
         inventory: services.manageInventory,
         bookingLookup: services.bookingLookup,
-        limiter: services.rateLimiter
+        limiter: group.limiter
     ).register(changing: bookingChanges, reading: reads, admin: admin)
     ManifestRoutes(views: services.operatorViews).register(on: admin)
     CardPaymentRoutes(
@@ -211,7 +292,7 @@ private func registerOperatorRoutes(
         startCardPayment: services.startCardPayment,
         tenants: services.tenants,
         trustedProxies: services.trustedProxies,
-        rateLimiter: services.rateLimiter,
+        rateLimiter: group.limiter,
         receiveStripeEvent: services.receiveStripeEvent,
         metrics: services.metrics,
         refundCardBooking: services.refundCardBooking
@@ -261,7 +342,7 @@ private func registerOperatorRoutes(
 }
 
 /// Existing clients' route forms: FT Chinese's and the cordova plugin's validator.
-private func registerCompatibleRoutes(_ services: BerthServices, group: RouteGroups, authenticator: Authenticator) {
+private func registerCompatibleRoutes(_ services: any RouteServices, group: RouteGroups, authenticator: Authenticator) {
     FTCRoutes(
         tenants: services.tenants,
         applyReceipt: services.applyReceipt,
@@ -270,7 +351,7 @@ private func registerCompatibleRoutes(_ services: BerthServices, group: RouteGro
         authorizeLink: services.authorizeLink,
         linkSubscription: services.linkSubscription,
         unlinkSubscription: services.unlinkSubscription,
-        notificationIntake: services.notificationIntake
+        notificationIntake: group.notificationIntake
     ).register(
         .init(
             app: group(
