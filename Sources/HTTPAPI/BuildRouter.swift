@@ -141,7 +141,7 @@ public func buildRouter(services: any RouteServices) -> Router<BerthRequestConte
     registerAppRoutes(services, group: group, open: open, admin: admin, reads: reads, bookingChanges: bookingChanges)
     registerOperatorRoutes(services, group: group, open: open, admin: admin, reads: reads, bookingChanges: bookingChanges)
     registerCompatibleRoutes(services, group: group, authenticator: authenticator)
-    AnswerSigningRoutes(tenants: services.tenants).register(on: open)
+    open.addRoutes(AnswerSigningRoutes(tenants: services.tenants).routes)
     routes.load(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
     return router
 }
@@ -192,62 +192,60 @@ private func registerAppRoutes(
     reads: GuardedRoutes<UserContext>,
     bookingChanges: GuardedRoutes<BookingContext>
 ) {
-
-    OperationsRoutes(health: services.serviceHealth, metrics: services.metrics, metricsToken: services.metricsToken).register(on: open)
-    WebRoutes(assets: WebAssets.shared).register(on: open)
-    CatalogRoutes(tenants: services.tenants, creditQueries: services.creditQueries).register(
-        public: open,
-        callers: group(CatalogContext.self, scope: nil, limit: .reads)
-    )
-    CreditRoutes(
+    open.addRoutes(OperationsRoutes(health: services.serviceHealth, metrics: services.metrics, metricsToken: services.metricsToken).routes)
+    open.addRoutes(WebRoutes(assets: WebAssets.shared).routes)
+    let catalog = CatalogRoutes(tenants: services.tenants, creditQueries: services.creditQueries).routes
+    open.addRoutes(catalog.open)
+    group(CatalogContext.self, scope: nil, limit: .reads).addRoutes(catalog.callers)
+    let credits = CreditRoutes(
         creditQueries: services.creditQueries,
         verifyPurchase: services.verifyPurchase,
         reserveCredits: services.reserveCredits,
         commitReservation: services.commitReservation,
         releaseReservation: services.releaseReservation,
         clock: services.clock
-    )
-    .register(reads: reads, spending: group(AccountContext.self, scope: .credits, limit: .account, signed: true))
-    AdminCreditRoutes(
+    ).routes
+    reads.addRoutes(credits.reads)
+    group(AccountContext.self, scope: .credits, limit: .account, signed: true).addRoutes(credits.spending)
+    let adminCredits = AdminCreditRoutes(
         records: services.operatorRecords,
         creditReports: services.creditReports,
         createCreditProduct: services.createCreditProduct,
         updateCreditProduct: services.updateCreditProduct,
         adjustCredits: services.adjustCredits
-    ).register(on: admin)
-    V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, tenants: services.tenants)
-        .register(
-            .init(
-                reads: group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true),
-                purchases: group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true),
-                open: PublicRoutes(group.router, table: group.table, shape: V1CreditRoutes.shape)
-            )
-        )
-    BookingRoutes(
+    )
+    admin.addRoutes(adminCredits.routes)
+    let v1 = V1CreditRoutes(creditQueries: services.creditQueries, verifyPurchase: services.verifyPurchase, tenants: services.tenants).routes
+    group(UserContext.self, scope: .read, limit: .reads, shape: V1CreditRoutes.shape, signed: true).addRoutes(v1.reads)
+    group(UserContext.self, scope: .purchases, limit: .verification, shape: V1CreditRoutes.shape, signed: true).addRoutes(v1.purchases)
+    PublicRoutes(group.router, table: group.table, shape: V1CreditRoutes.shape).addRoutes(v1.open)
+    let bookings = BookingRoutes(
         createBooking: services.createBooking,
         metrics: services.metrics,
         queries: services.bookingQueries,
         bookingLookup: services.bookingLookup,
         limiter: group.limiter
-    )
-    .register(creating: bookingChanges, reading: reads)
-    VerifyPurchaseRoutes(
+    ).routes
+    bookingChanges.addRoutes(bookings.creating)
+    reads.addRoutes(bookings.reading)
+    let verify = VerifyPurchaseRoutes(
         verifyPurchase: services.verifyPurchase,
         clock: services.clock,
         metrics: services.metrics,
         catchUp: services.catchUpAfterValidation
     )
-    .register(on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true))
-    VerifyReceiptRoutes(verifyReceipt: services.verifyReceipt)
-        .register(on: group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape))
-    AppleNotificationRoutes(intake: group.notificationIntake, tenants: services.tenants, metrics: services.metrics).register(on: open)
-    GooglePlayRoutes(
+    group(UserContext.self, scope: .purchases, limit: .verification, signed: true).addRoutes(verify.routes)
+    group(ProofContext.self, scope: .purchases, limit: .verification, shape: VerifyReceiptRoutes.shape)
+        .addRoutes(VerifyReceiptRoutes(verifyReceipt: services.verifyReceipt).routes)
+    open.addRoutes(AppleNotificationRoutes(intake: group.notificationIntake, tenants: services.tenants, metrics: services.metrics).routes)
+    let play = GooglePlayRoutes(
         receive: services.receivePlayNotification,
         tenants: services.tenants,
         rateLimiter: group.limiter,
         trustedProxies: services.trustedProxies,
         metrics: services.metrics
-    ).register(on: open)
+    )
+    open.addRoutes(play.routes)
 }
 
 /// What operators call (admin keys), and the users' own season changes.
@@ -259,33 +257,38 @@ private func registerOperatorRoutes(
     reads: GuardedRoutes<UserContext>,
     bookingChanges: GuardedRoutes<BookingContext>
 ) {
-    AdminRoutes(
+    let operations = AdminRoutes(
         records: services.operatorRecords,
         bookingLookup: services.bookingLookup,
         resolveUnappliedPayment: services.resolveUnappliedPayment,
         logger: services.logger,
         clock: services.clock,
         adminTransition: services.adminTransition
-    ).register(on: admin)
-    OperatorRoutes(views: services.operatorViews, clock: services.clock).register(on: admin)
-    OwedRoutes(owed: services.owedToCustomers, bookingLookup: services.bookingLookup).register(on: admin)
-    InventoryRoutes(inventory: services.manageInventory).register(on: admin)
-    ClosureRoutes(
+    )
+    admin.addRoutes(operations.routes)
+    admin.addRoutes(OperatorRoutes(views: services.operatorViews, clock: services.clock).routes)
+    admin.addRoutes(OwedRoutes(owed: services.owedToCustomers, bookingLookup: services.bookingLookup).routes)
+    admin.addRoutes(InventoryRoutes(inventory: services.manageInventory).routes)
+    let closures = ClosureRoutes(
         closures: services.manageClosures,
         refund: services.refundCardBooking,
         cancel: services.adminTransition,
         move: services.moveBooking,
         bookingLookup: services.bookingLookup
-    ).register(on: admin)
-    SeasonRoutes(
+    )
+    admin.addRoutes(closures.routes)
+    let season = SeasonRoutes(
         move: services.moveBooking,
         cancel: services.cancelBooking,
         inventory: services.manageInventory,
         bookingLookup: services.bookingLookup,
         limiter: group.limiter
-    ).register(changing: bookingChanges, reading: reads, admin: admin)
-    ManifestRoutes(views: services.operatorViews).register(on: admin)
-    CardPaymentRoutes(
+    ).routes
+    bookingChanges.addRoutes(season.changing)
+    reads.addRoutes(season.reading)
+    admin.addRoutes(season.admin)
+    admin.addRoutes(ManifestRoutes(views: services.operatorViews).routes)
+    let card = CardPaymentRoutes(
         bookingQueries: services.bookingQueries,
         bookingLookup: services.bookingLookup,
         cardDeposits: services.cardDeposits,
@@ -296,22 +299,27 @@ private func registerOperatorRoutes(
         receiveStripeEvent: services.receiveStripeEvent,
         metrics: services.metrics,
         refundCardBooking: services.refundCardBooking
-    ).register(.init(users: group(UserContext.self, scope: .purchases, limit: .verification, signed: true), open: open, admin: admin))
-    RestoreRoutes(restorePurchases: services.restorePurchases).register(
-        on: group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
-    )
+    ).routes
+    group(UserContext.self, scope: .purchases, limit: .verification, signed: true).addRoutes(card.users)
+    open.addRoutes(card.open)
+    admin.addRoutes(card.admin)
+    group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
+        .addRoutes(RestoreRoutes(restorePurchases: services.restorePurchases).routes)
     // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
     let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account, signed: true)
-    OfferRoutes(signAppleOffers: services.signAppleOffers).register(on: accountWrites)
-    ConsentRoutes(consumptionConsents: services.consumptionConsents).register(reads: reads, writes: accountWrites)
-    AdminKeyRoutes(
+    accountWrites.addRoutes(OfferRoutes(signAppleOffers: services.signAppleOffers).routes)
+    let consent = ConsentRoutes(consumptionConsents: services.consumptionConsents).routes
+    reads.addRoutes(consent.reads)
+    accountWrites.addRoutes(consent.writes)
+    let keys = AdminKeyRoutes(
         records: services.operatorRecords,
         createKey: services.createAPIKey,
         revokeKey: services.revokeAPIKey,
         rotateKey: services.rotateAPIKey,
         clock: services.clock
-    ).register(on: admin)
-    SubscriptionRoutes(
+    )
+    admin.addRoutes(keys.routes)
+    let subscriptions = SubscriptionRoutes(
         records: services.operatorRecords,
         userEntitlements: services.userEntitlements,
         clock: services.clock,
@@ -324,26 +332,23 @@ private func registerOperatorRoutes(
         recordMembership: services.recordMembership,
         extendRenewalDates: services.extendRenewalDates,
         verifyPurchase: services.verifyPurchase
-    ).register(
-        .init(
-            reads: reads,
-            link: group(
-                UserContext.self,
-                scope: .purchases,
-                limit: .account,
-                note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"
-            ),
-            // T10: a key narrowed to other scopes does not reach it
-            view: group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true),
-            backend: group(BackendContext.self, scope: .memberships, limit: .account),
-            admin: admin
-        )
-    )
+    ).routes
+    reads.addRoutes(subscriptions.reads)
+    group(
+        UserContext.self,
+        scope: .purchases,
+        limit: .account,
+        note: "client keys and user tokens with the store's proof; server keys holding subscriptions by id"
+    ).addRoutes(subscriptions.link)
+    // T10: a key narrowed to other scopes does not reach it
+    group(SubscriptionViewContext.self, scope: .read, limit: .account, signed: true).addRoutes(subscriptions.view)
+    group(BackendContext.self, scope: .memberships, limit: .account).addRoutes(subscriptions.backend)
+    admin.addRoutes(subscriptions.admin)
 }
 
 /// Existing clients' route forms: FT Chinese's and the cordova plugin's validator.
 private func registerCompatibleRoutes(_ services: any RouteServices, group: RouteGroups, authenticator: Authenticator) {
-    FTCRoutes(
+    let ftc = FTCRoutes(
         tenants: services.tenants,
         applyReceipt: services.applyReceipt,
         subscriptionQueries: services.subscriptionQueries,
@@ -352,27 +357,23 @@ private func registerCompatibleRoutes(_ services: any RouteServices, group: Rout
         linkSubscription: services.linkSubscription,
         unlinkSubscription: services.unlinkSubscription,
         notificationIntake: group.notificationIntake
-    ).register(
-        .init(
-            app: group(
-                AppKeyContext.self,
-                scope: .purchases,
-                limit: .verification,
-                shape: FTCRoutes.shape,
-                note: "link and unlink: client keys with receiptData as proof"
-            ),
-            backend: group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape),
-            apple: PublicRoutes(group.router, table: group.table, shape: FTCRoutes.shape)
-        )
-    )
-    CordovaValidatorRoutes(validateForPlugin: services.validateForPlugin, metrics: services.metrics, clock: services.clock).register(
-        on: group(
-            ProofContext.self,
-            scope: .purchases,
-            limit: .verification,
-            shape: CordovaValidatorRoutes.shape,
-            authenticate: ValidatorQueryKey(authenticator: authenticator),
-            signed: true
-        )
-    )
+    ).routes
+    group(
+        AppKeyContext.self,
+        scope: .purchases,
+        limit: .verification,
+        shape: FTCRoutes.shape,
+        note: "link and unlink: client keys with receiptData as proof"
+    ).addRoutes(ftc.app)
+    group(BackendContext.self, scope: .subscriptions, limit: .verification, shape: FTCRoutes.shape).addRoutes(ftc.backend)
+    PublicRoutes(group.router, table: group.table, shape: FTCRoutes.shape).addRoutes(ftc.apple)
+    let validator = CordovaValidatorRoutes(validateForPlugin: services.validateForPlugin, metrics: services.metrics, clock: services.clock)
+    group(
+        ProofContext.self,
+        scope: .purchases,
+        limit: .verification,
+        shape: CordovaValidatorRoutes.shape,
+        authenticate: ValidatorQueryKey(authenticator: authenticator),
+        signed: true
+    ).addRoutes(validator.routes)
 }

@@ -27,8 +27,11 @@ struct CordovaValidatorRoutes {
     /// The plugin reads refusals, 401s included, as `{ok: false, …}` with HTTP 200.
     static let shape = ErrorShape(api: { error in try refusal(error) })
 
-    func register(on routes: GuardedRoutes<ProofContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<ProofContext> {
+        let routes = RouteCollection(context: ProofContext.self)
         routes.post("/api/validator/{tenant}", use: validate)
+        return routes
     }
 
     private func validate(_ request: Request, _ context: ProofContext) async throws -> Response {

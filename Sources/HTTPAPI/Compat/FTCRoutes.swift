@@ -29,16 +29,17 @@ struct FTCRoutes {
 
     static let shape = ErrorShape(raw: { error, logger in try FTCShape.refusal(error, logger: logger) })
 
-    struct Groups {
+    struct Routes {
         /// The app's access token (client key) or the backend: receipts, a user's list, proven links.
-        var app: GuardedRoutes<AppKeyContext>
+        let app = RouteCollection(context: AppKeyContext.self)
         /// The backend (server key) or operators: by subscription id.
-        var backend: GuardedRoutes<BackendContext>
+        let backend = RouteCollection(context: BackendContext.self)
         /// Apple's notifications (no credentials; the signature is the proof).
-        var apple: PublicRoutes
+        let apple = RouteCollection(context: BerthRequestContext.self)
     }
 
-    func register(_ routes: Groups) {
+    var routes: Routes {
+        let routes = Routes()
         for runtime in tenants.tenants.values.sorted(by: { $0.id < $1.id }) {
             for ftc in runtime.tenant.subscriptions?.ftcRoutes ?? [] {
                 let base = Base(runtime: runtime, environment: ftc.environment)
@@ -55,6 +56,7 @@ struct FTCRoutes {
                 routes.apple.post("\(p)/webhook/apple", use: under.notification)
             }
         }
+        return routes
     }
 
     /// The handlers of one prefix: each checks the caller belongs to the prefix's tenant, then
@@ -347,5 +349,105 @@ enum FTCShape {
             return Refusal(status: .unprocessableContent, message: e.message, field: ftcField(e.field), code: ftcCode(e.code))
         }
         return Refusal(status: e.status, message: e.message)
+    }
+}
+
+// MARK: - Request and answer types of these routes
+
+struct FTCSubscriptionList: Codable {
+    var total: Int
+    var page: Int
+    var limit: Int
+    var data: [FTCSubscription]
+}
+
+/// FT Chinese's `Membership`, the answer of `/apple/link`.
+struct FTCMembership: Codable {
+    var ftcId: String
+    var unionId: String?
+    var tier: String?
+    var cycle: String?
+    /// `2019-11-22`.
+    var expireDate: String?
+    var payMethod: String?
+    var ftcPlanId: String?
+    var stripeSubsId: String?
+    var autoRenew: Bool
+    var status: String?
+    var appleSubsId: String?
+    var b2bLicenceId: String?
+
+    init(_ m: Membership) {
+        ftcId = m.userId
+        tier = m.tier
+        cycle = m.cycle
+        expireDate = m.expiresAt.map { String(BerthJSON.secondsTimestamp($0).prefix(10)) }
+        payMethod = m.payMethod
+        autoRenew = m.autoRenew
+        appleSubsId = m.originalTransactionId
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        // FT Chinese's clients expect every key, nulls included.
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ftcId, forKey: .ftcId)
+        try c.encode(unionId, forKey: .unionId)
+        try c.encode(tier, forKey: .tier)
+        try c.encode(cycle, forKey: .cycle)
+        try c.encode(expireDate, forKey: .expireDate)
+        try c.encode(payMethod, forKey: .payMethod)
+        try c.encode(ftcPlanId, forKey: .ftcPlanId)
+        try c.encode(stripeSubsId, forKey: .stripeSubsId)
+        try c.encode(autoRenew, forKey: .autoRenew)
+        try c.encode(status, forKey: .status)
+        try c.encode(appleSubsId, forKey: .appleSubsId)
+        try c.encode(b2bLicenceId, forKey: .b2bLicenceId)
+    }
+}
+
+/// Apple's verifyReceipt shape, built from a receipt verified offline (when Berth did not ask Apple).
+struct FTCAppleReceiptResponse: Encodable {
+    struct Entry: Encodable {
+        var product_id: String
+        var transaction_id: String
+        var original_transaction_id: String
+        var purchase_date_ms: String
+        var expires_date_ms: String?
+        var cancellation_date_ms: String?
+        var quantity: String
+    }
+    struct Receipt: Encodable {
+        var bundle_id: String?
+        var application_version: String?
+        var in_app: [Entry]
+    }
+    var status = 0
+    var environment: StoreEnvironment
+    var receipt: Receipt
+    var latest_receipt_info: [Entry]
+    var pending_renewal_info: [String] = []
+
+    init(_ result: ApplyReceipt.Result) {
+        let entries = result.verified.receipt.inAppPurchases.compactMap { e -> Entry? in
+            guard let product = e.productId, let id = e.transactionId else { return nil }
+            return Entry(
+                product_id: product,
+                transaction_id: id,
+                original_transaction_id: e.originalTransactionId ?? id,
+                purchase_date_ms: String(e.purchaseDate?.date.epochMilliseconds ?? 0),
+                expires_date_ms: e.subscriptionExpirationDate.map { String($0.date.epochMilliseconds) },
+                cancellation_date_ms: e.cancellationDate.map { String($0.date.epochMilliseconds) },
+                quantity: String(e.quantity ?? 1)
+            )
+        }
+        environment = result.environment
+        receipt = Receipt(
+            bundle_id: result.verified.receipt.bundleId,
+            application_version: result.verified.receipt.applicationVersion,
+            in_app: entries
+        )
+        latest_receipt_info = entries.filter { $0.expires_date_ms != nil }.sorted {
+            (Int64($0.purchase_date_ms) ?? 0) > (Int64($1.purchase_date_ms) ?? 0)
+        }
     }
 }

@@ -16,17 +16,19 @@ struct V1CreditRoutes {
 
     static let shape = ErrorShape(api: { error in try refusal(error) })
 
-    struct Groups {
-        var reads: GuardedRoutes<UserContext>
-        var purchases: GuardedRoutes<UserContext>
-        var open: PublicRoutes
+    struct Routes {
+        let reads = RouteCollection(context: UserContext.self)
+        let purchases = RouteCollection(context: UserContext.self)
+        let open = RouteCollection(context: BerthRequestContext.self)
     }
 
-    func register(_ routes: Groups) {
+    var routes: Routes {
+        let routes = Routes()
         routes.reads.get("/v1/credits/balance", use: getV1CreditsBalance)
         routes.reads.get("/v1/credits/transactions", use: getV1CreditsTransactions)
         routes.purchases.post("/v1/credits/purchase", use: purchase)
         routes.open.get("/v1/iap/products", use: getV1IapProducts)
+        return routes
     }
 
     /// `GET /v1/credits/balance`

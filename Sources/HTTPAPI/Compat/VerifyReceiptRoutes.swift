@@ -16,8 +16,11 @@ struct VerifyReceiptRoutes {
     /// trouble is a 5xx they retry.
     static let shape = ErrorShape(api: { error in try refusal(error) })
 
-    func register(on routes: GuardedRoutes<ProofContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<ProofContext> {
+        let routes = RouteCollection(context: ProofContext.self)
         routes.post("/api/verify-receipt", use: verify)
+        return routes
     }
 
     func verify(_ request: Request, _ context: ProofContext) async throws -> Response {
@@ -64,4 +67,54 @@ struct VerifyReceiptRoutes {
         for field in error.headers { response.headers.append(field) }
         return response
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+/// `POST /api/verify-receipt` (the contract of existing iOS clients).
+/// Braindumpster's body: the camelCase of its plan's JSON example, or the snake_case its summary
+/// names (`receipt_data`, `user_id`, `device_info`, `app_version`, `bundle_id`); camelCase wins.
+struct VerifyReceiptRequest: Codable {
+    var receiptData: String
+    var userId: String?
+    var deviceInfo: [String: String]?
+    var appVersion: String?
+    var bundleId: String?
+
+    enum CodingKeys: String, CodingKey { case receiptData, userId, deviceInfo, appVersion, bundleId }
+    enum SnakeKeys: String, CodingKey {
+        case receiptData = "receipt_data", userId = "user_id", deviceInfo = "device_info", appVersion = "app_version", bundleId = "bundle_id"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let camel = try decoder.container(keyedBy: CodingKeys.self)
+        let snake = try decoder.container(keyedBy: SnakeKeys.self)
+        if camel.contains(.receiptData) || !snake.contains(.receiptData) {
+            receiptData = try camel.decode(String.self, forKey: .receiptData)
+        } else {
+            receiptData = try snake.decode(String.self, forKey: .receiptData)
+        }
+        userId = try camel.decodeIfPresent(String.self, forKey: .userId) ?? snake.decodeIfPresent(String.self, forKey: .userId)
+        deviceInfo =
+            try camel.decodeIfPresent([String: String].self, forKey: .deviceInfo) ?? snake.decodeIfPresent([String: String].self, forKey: .deviceInfo)
+        appVersion = try camel.decodeIfPresent(String.self, forKey: .appVersion) ?? snake.decodeIfPresent(String.self, forKey: .appVersion)
+        bundleId = try camel.decodeIfPresent(String.self, forKey: .bundleId) ?? snake.decodeIfPresent(String.self, forKey: .bundleId)
+    }
+}
+
+struct VerifyReceiptResponse: Codable {
+    struct ErrorDetail: Codable {
+        var code: String
+        var message: String
+        var field: String?
+    }
+    var success: Bool
+    var isPremium: Bool
+    var productId: String?
+    var expirationDate: SecondsTime?
+    /// `production` or `sandbox`.
+    var environment: String?
+    var message: String
+    /// On refusals, the error of every Berth endpoint.
+    var error: ErrorDetail?
 }

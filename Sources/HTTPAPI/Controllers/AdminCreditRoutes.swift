@@ -17,7 +17,9 @@ struct AdminCreditRoutes {
     /// Rows one CSV export returns at most (narrow the filters for more).
     static let exportLimit = 100_000
 
-    func register(on router: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let router = RouteCollection(context: AdminRequestContext.self)
         router.get("/api/admin/credit-products", use: getAdminCreditProducts)
         router.post("/api/admin/credit-products", use: postAdminCreditProducts)
         router.patch("/api/admin/credit-products/{productId}", use: patchAdminCreditProducts)
@@ -25,6 +27,7 @@ struct AdminCreditRoutes {
         router.get("/api/admin/credits/stats", use: getAdminCreditsStats)
         router.get("/api/admin/credits/check", use: getAdminCreditsCheck)
         router.post("/api/admin/credits/adjustments", use: postAdminCreditsAdjustments)
+        return router
     }
 
     /// `GET /api/admin/credit-products`
@@ -232,4 +235,73 @@ enum LedgerCSV {
         }
         return changed ? String(out) : value
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+struct CreditProductRequest: Decodable, RefusesNull {
+    static let nullable: Set<String> = ["description", "priceMinor"]
+    var productId: String?
+    var creditType: String?
+    var credits: Int64?
+    var title: String?
+    /// Absent: left as it is; `null`: cleared (`.some(nil)`).
+    var description: String??
+    var priceMinor: Int64??
+    var displayOrder: Int?
+    var active: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case productId, creditType, credits, title, description, priceMinor, displayOrder, active
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        productId = try c.decodeIfPresent(String.self, forKey: .productId)
+        creditType = try c.decodeIfPresent(String.self, forKey: .creditType)
+        credits = try c.decodeIfPresent(Int64.self, forKey: .credits)
+        title = try c.decodeIfPresent(String.self, forKey: .title)
+        description = c.contains(.description) ? .some(try c.decodeIfPresent(String.self, forKey: .description)) : nil
+        priceMinor = c.contains(.priceMinor) ? .some(try c.decodeIfPresent(Int64.self, forKey: .priceMinor)) : nil
+        displayOrder = try c.decodeIfPresent(Int.self, forKey: .displayOrder)
+        active = try c.decodeIfPresent(Bool.self, forKey: .active)
+    }
+}
+
+struct CreditProductResponse: Codable {
+    var product: ProductDTO
+}
+
+struct AdjustmentRequest: Codable, RefusesNull {
+    var userId: String
+    var creditType: String?
+    var amount: Int64
+    var reason: String
+}
+
+struct AdjustmentResponse: Codable {
+    var success = true
+    var entry: LedgerEntryDTO
+    var credits: CreditBalanceDTO
+}
+
+struct CreditStatsResponse: Codable {
+    var from: APITime?
+    var to: APITime?
+    var products: [CreditStatsDTO]
+}
+
+struct LedgerCheckResponse: Codable {
+    struct Problem: Codable {
+        var userId: String
+        var creditType: String
+        var problems: [String]
+    }
+
+    /// True when every account's balance, debt and lots agree with the ledger.
+    var consistent: Bool
+    var accounts: Int
+    /// How many accounts disagree; `problems` lists the first 100.
+    var problemCount: Int
+    var problems: [Problem]
 }

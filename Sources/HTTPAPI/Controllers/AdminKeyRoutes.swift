@@ -13,11 +13,14 @@ struct AdminKeyRoutes {
     let rotateKey: RotateAPIKey
     let clock: any BerthClock
 
-    func register(on routes: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let routes = RouteCollection(context: AdminRequestContext.self)
         routes.get("/api/admin/keys", use: getAdminKeys)
         routes.post("/api/admin/keys", use: postAdminKeys)
         routes.post("/api/admin/keys/{id}/revoke", use: postAdminKeysRevoke)
         routes.post("/api/admin/keys/{id}/rotate", use: postAdminKeysRotate)
+        return routes
     }
 
     /// `GET /api/admin/keys`

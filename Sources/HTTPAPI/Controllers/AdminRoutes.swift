@@ -16,7 +16,9 @@ struct AdminRoutes {
     let clock: any BerthClock
     let adminTransition: AdminBookingTransition
 
-    func register(on router: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let router = RouteCollection(context: AdminRequestContext.self)
         router.get("/api/admin/app", use: getAdminApp)
         router.get("/api/admin/bookings", use: bookings)
         router.post("/api/admin/bookings/{id}/confirm", use: confirm)
@@ -59,6 +61,7 @@ struct AdminRoutes {
             as: NotificationDTO.init
         )
         router.get("/api/admin/audit", use: getAdminAudit)
+        return router
     }
 
     /// `GET /api/admin/app`
@@ -203,7 +206,7 @@ struct AdminRoutes {
     /// A paginated, newest-first admin listing of one kind of record.
     private func listing<Item: Sendable, DTO: Codable & Sendable>(
         _ path: RouterPath,
-        on router: GuardedRoutes<AdminRequestContext>,
+        on router: RouteCollection<AdminRequestContext>,
         fetch: @escaping @Sendable (String, Page) async throws -> (items: [Item], total: Int),
         as present: @escaping @Sendable (Item) -> DTO
     ) {
@@ -409,4 +412,171 @@ struct AdminListing<Item: Sendable, DTO: Codable & Sendable>: Sendable {
             ListResponse(items: result.items.map(present), total: result.total, limit: page.limit, offset: page.offset)
         )
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+struct ReplayDTO: Codable {
+    var id: Int64
+    var userId: String
+    var bookingId: Int64?
+    var environment: StoreEnvironment
+    var transactionId: String
+    var existingPurchaseId: Int64
+    var reason: String
+    var proofHash: String
+    var at: APITime
+
+    init(_ replay: ReplayAttempt) {
+        id = replay.id
+        userId = replay.userId
+        bookingId = replay.target?.bookingId
+        environment = replay.environment
+        transactionId = replay.transactionId
+        existingPurchaseId = replay.existingPurchaseId
+        reason = replay.reason
+        proofHash = replay.proofHash
+        at = APITime(replay.at)
+    }
+}
+
+struct AuditDTO: Codable {
+    var id: Int64
+    var actor: String
+    var action: String
+    var bookingId: Int64?
+    var purchaseId: Int64?
+    var detail: String?
+    var at: APITime
+
+    init(_ entry: AuditEntry) {
+        id = entry.id
+        actor = entry.actor
+        action = entry.action
+        bookingId = entry.bookingId
+        purchaseId = entry.purchaseId
+        detail = entry.detail
+        at = APITime(entry.at)
+    }
+}
+
+struct NotificationDTO: Codable {
+    var notificationUUID: String
+    var notificationType: String
+    var subtype: String?
+    var environment: StoreEnvironment
+    var transactionId: String?
+    var outcome: String
+    var payloadHash: String
+    var signedDate: APITime
+    var receivedAt: APITime
+
+    init(_ stored: StoredNotification) {
+        notificationUUID = stored.uuid
+        notificationType = stored.type
+        subtype = stored.subtype
+        environment = stored.environment
+        transactionId = stored.transactionId
+        outcome = stored.outcome
+        payloadHash = stored.payloadHash
+        signedDate = APITime(stored.signedAt)
+        receivedAt = APITime(stored.receivedAt)
+    }
+}
+
+struct WebhookDeliveryDTO: Codable {
+    var id: Int64
+    var eventId: Int64
+    var eventType: String
+    var attempt: Int
+    var statusCode: Int?
+    var error: String?
+    var at: APITime
+
+    init(_ delivery: WebhookDelivery) {
+        id = delivery.id
+        eventId = delivery.outboxId
+        eventType = delivery.eventType
+        attempt = delivery.attempt
+        statusCode = delivery.statusCode
+        error = delivery.error
+        at = APITime(delivery.at)
+    }
+}
+
+/// A message the deliverer gave up on; re-send it through `lastDeliveryId`.
+struct DeadLetterDTO: Codable {
+    var eventId: Int64
+    var eventType: String
+    var subject: String?
+    var attempts: Int
+    var createdAt: APITime
+    var deadAt: APITime
+    var lastDeliveryId: Int64?
+
+    init(_ letter: DeadLetter) {
+        eventId = letter.outboxId
+        eventType = letter.eventType
+        subject = letter.subject
+        attempts = letter.attempts
+        createdAt = APITime(letter.createdAt)
+        deadAt = APITime(letter.deadAt)
+        lastDeliveryId = letter.lastDeliveryId
+    }
+}
+
+struct UnclaimedDTO: Codable {
+    var environment: StoreEnvironment
+    var transactionId: String
+    var productId: String
+    var purchasedAt: APITime
+    var receivedAt: APITime
+    var claimedByPurchaseId: Int64?
+
+    init(_ unclaimed: UnclaimedTransaction) {
+        environment = unclaimed.environment
+        transactionId = unclaimed.transactionId
+        productId = unclaimed.productId
+        purchasedAt = APITime(unclaimed.purchasedAt)
+        receivedAt = APITime(unclaimed.receivedAt)
+        claimedByPurchaseId = unclaimed.claimedByPurchaseId
+    }
+}
+
+struct UnappliedPaymentResponse: Codable {
+    var unappliedPayment: UnappliedPaymentDTO
+}
+
+/// `POST /api/admin/unapplied-payments/{id}/apply`: the user (default: the one it was claimed for)
+/// and the booking (default: none; the product decides) to apply it to.
+struct ApplyUnappliedRequest: Codable {
+    var userId: String?
+    /// The booking's id, or its reference (what an operator has at hand).
+    var bookingId: BookingKey?
+}
+
+/// `POST /api/admin/unapplied-payments/{id}/refund`: why (shown in the audit log and the listing).
+struct RefundUnappliedRequest: Codable {
+    var note: String?
+}
+
+/// `GET /api/admin/app`: the app an admin key belongs to, as the admin page needs it.
+struct AppResponse: Codable {
+    var app: AppDTO
+}
+
+struct TestNotificationResponse: Codable {
+    var testNotificationToken: String
+}
+
+struct ResendResponse: Codable {
+    var queued: Bool
+}
+
+struct AdminConfirmRequest: Codable, RefusesNull {
+    var reason: String
+}
+
+struct AdminCancelRequest: Codable, RefusesNull {
+    var reason: String?
 }

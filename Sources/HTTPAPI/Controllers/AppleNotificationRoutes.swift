@@ -14,8 +14,11 @@ struct AppleNotificationRoutes {
     let tenants: TenantRegistry
     var metrics: BerthMetrics?
 
-    func register(on router: PublicRoutes) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<BerthRequestContext> {
+        let router = RouteCollection(context: BerthRequestContext.self)
         router.post("/api/apple/notifications/{tenant}", use: receive)
+        return router
     }
 
     func receive(_ request: Request, _ context: BerthRequestContext) async throws -> Response {

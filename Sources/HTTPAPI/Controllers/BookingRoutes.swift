@@ -12,10 +12,18 @@ struct BookingRoutes {
     let bookingLookup: BookingLookup
     let limiter: RateLimiter
 
-    func register(creating create: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>) {
-        create.post("/api/bookings", use: postBookings)
-        read.get("/api/bookings", use: list)
-        read.get("/api/bookings/{id}", use: getBookings)
+    /// This controller's routes, one collection per group of callers (added in `buildRouter`).
+    struct Routes {
+        let creating = RouteCollection(context: BookingContext.self)
+        let reading = RouteCollection(context: UserContext.self)
+    }
+
+    var routes: Routes {
+        let routes = Routes()
+        routes.creating.post("/api/bookings", use: postBookings)
+        routes.reading.get("/api/bookings", use: list)
+        routes.reading.get("/api/bookings/{id}", use: getBookings)
+        return routes
     }
 
     /// `POST /api/bookings`
@@ -174,4 +182,14 @@ enum IdempotencyKey {
         }
         return value
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+struct CreateBookingRequest: Codable, RefusesNull {
+    var resourceId: String
+    var start: BookingTimeText?
+    var end: BookingTimeText?
+    var slot: BookingTimeText?
+    var seats: Int?
 }

@@ -19,16 +19,17 @@ struct CardPaymentRoutes {
     let metrics: BerthMetrics
     let refundCardBooking: RefundCardBooking
 
-    struct Groups {
-        var users: GuardedRoutes<UserContext>
-        var open: PublicRoutes
-        var admin: GuardedRoutes<AdminRequestContext>
+    struct Routes {
+        let users = RouteCollection(context: UserContext.self)
+        let open = RouteCollection(context: BerthRequestContext.self)
+        let admin = RouteCollection(context: AdminRequestContext.self)
     }
 
     /// Stripe's events are small (a few KiB); larger bodies are refused unread.
     static let webhookBodyLimit = 256 * 1024
 
-    func register(_ groups: Groups) {
+    var routes: Routes {
+        let groups = Routes()
         groups.users.post("/api/bookings/{id}/card-payment", use: postBookingsCardPayment)
         groups.open.post("/api/stripe/webhooks/{tenant}", use: webhook)
         groups.admin.post("/api/admin/bookings/{id}/refund", use: refund)
@@ -36,6 +37,7 @@ struct CardPaymentRoutes {
         groups.admin.post("/api/admin/bookings/{id}/deposit", use: postAdminBookingsDeposit)
         groups.admin.post("/api/admin/bookings/{id}/deposit/capture", use: postAdminBookingsDepositCapture)
         groups.admin.post("/api/admin/bookings/{id}/deposit/release", use: postAdminBookingsDepositRelease)
+        return groups
     }
 
     /// `POST /api/bookings/{id}/card-payment`

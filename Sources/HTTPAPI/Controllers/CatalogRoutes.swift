@@ -7,11 +7,19 @@ struct CatalogRoutes {
     let tenants: TenantRegistry
     let creditQueries: CreditQueries
 
-    func register(public routes: PublicRoutes, callers: GuardedRoutes<CatalogContext>) {
+    /// This controller's routes, one collection per group of callers (added in `buildRouter`).
+    struct Routes {
+        let open = RouteCollection(context: BerthRequestContext.self)
+        let callers = RouteCollection(context: CatalogContext.self)
+    }
+
+    var routes: Routes {
+        let routes = Routes()
         // Public: the purchase screen's catalog of a tenant that publishes it (`?tenant=`, no
         // credentials); with credentials, the caller's own tenant's.
-        routes.get("/api/products", use: getProducts)
-        callers.get("/api/resources", use: getResources)
+        routes.open.get("/api/products", use: getProducts)
+        routes.callers.get("/api/resources", use: getResources)
+        return routes
     }
 
     /// `GET /api/products`
@@ -54,4 +62,10 @@ struct CatalogRoutes {
         }
         return products
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+struct ResourcesResponse: Codable {
+    var resources: [ResourceDTO]
 }

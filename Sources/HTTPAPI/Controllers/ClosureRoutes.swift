@@ -14,11 +14,14 @@ struct ClosureRoutes {
     let move: MoveBooking
     let bookingLookup: BookingLookup
 
-    func register(on router: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let router = RouteCollection(context: AdminRequestContext.self)
         router.post("/api/admin/closures", use: postAdminClosures)
         router.get("/api/admin/closures", use: getAdminClosures)
         router.post("/api/admin/closures/{id}/resolve", use: postAdminClosuresResolve)
         router.delete("/api/admin/closures/{id}", use: deleteAdminClosures)
+        return router
     }
 
     /// `POST /api/admin/closures`

@@ -8,9 +8,17 @@ import UseCases
 struct ConsentRoutes {
     let consumptionConsents: ConsumptionConsents
 
-    func register(reads: GuardedRoutes<UserContext>, writes: GuardedRoutes<AccountContext>) {
-        reads.get("/api/consumption-consent", use: getConsumptionConsent)
-        writes.put("/api/consumption-consent", use: putConsumptionConsent)
+    /// This controller's routes, one collection per group of callers (added in `buildRouter`).
+    struct Routes {
+        let reads = RouteCollection(context: UserContext.self)
+        let writes = RouteCollection(context: AccountContext.self)
+    }
+
+    var routes: Routes {
+        let routes = Routes()
+        routes.reads.get("/api/consumption-consent", use: getConsumptionConsent)
+        routes.writes.put("/api/consumption-consent", use: putConsumptionConsent)
+        return routes
     }
 
     /// `GET /api/consumption-consent`

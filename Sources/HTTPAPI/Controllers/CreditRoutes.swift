@@ -13,14 +13,22 @@ struct CreditRoutes {
     let clock: any BerthClock
 
     /// Reads (client keys too) and spending (the user's own token or the backend's server key).
-    func register(reads router: GuardedRoutes<UserContext>, spending account: GuardedRoutes<AccountContext>) {
-        router.get("/api/credits", use: getCredits)
-        router.get("/api/credits/transactions", use: getCreditsTransactions)
-        router.get("/api/credits/lots", use: getCreditsLots)
-        router.get("/api/credits/purchase-eligibility", use: getCreditsPurchaseEligibility)
-        account.post("/api/credits/reservations", use: postCreditsReservations)
-        account.post("/api/credits/reservations/{id}/commit", use: postCreditsReservationsCommit)
-        account.post("/api/credits/reservations/{id}/release", use: postCreditsReservationsRelease)
+    /// This controller's routes, one collection per group of callers (added in `buildRouter`).
+    struct Routes {
+        let reads = RouteCollection(context: UserContext.self)
+        let spending = RouteCollection(context: AccountContext.self)
+    }
+
+    var routes: Routes {
+        let routes = Routes()
+        routes.reads.get("/api/credits", use: getCredits)
+        routes.reads.get("/api/credits/transactions", use: getCreditsTransactions)
+        routes.reads.get("/api/credits/lots", use: getCreditsLots)
+        routes.reads.get("/api/credits/purchase-eligibility", use: getCreditsPurchaseEligibility)
+        routes.spending.post("/api/credits/reservations", use: postCreditsReservations)
+        routes.spending.post("/api/credits/reservations/{id}/commit", use: postCreditsReservationsCommit)
+        routes.spending.post("/api/credits/reservations/{id}/release", use: postCreditsReservationsRelease)
+        return routes
     }
 
     /// `GET /api/credits`
@@ -178,4 +186,41 @@ enum LedgerQuery {
         }
         return filter
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+struct CreditsResponse: Codable {
+    var credits: [CreditBalanceDTO]
+}
+
+struct CreditTransactionsResponse: Codable {
+    var transactions: [LedgerEntryDTO]
+    var meta: LedgerPageMeta
+}
+
+struct CreditLotsResponse: Codable {
+    var lots: [CreditLotDTO]
+    var meta: LedgerPageMeta
+}
+
+struct ReserveCreditsRequest: Codable, RefusesNull {
+    var amount: Int64
+    var creditType: String?
+    var reference: String?
+    var profileId: String?
+}
+
+struct ReservationResponse: Codable {
+    var success = true
+    var reservation: ReservationDTO
+    var credits: CreditBalanceDTO
+}
+
+struct EligibilityResponse: Codable {
+    var productId: String
+    var creditType: String
+    var eligible: Bool
+    /// `eligible`, `unused_credit` (a credit of this type waits to be used), `product_inactive`.
+    var reason: String
 }

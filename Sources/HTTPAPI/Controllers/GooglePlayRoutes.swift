@@ -15,8 +15,11 @@ struct GooglePlayRoutes {
     let trustedProxies: TrustedProxies
     var metrics: BerthMetrics?
 
-    func register(on router: PublicRoutes) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<BerthRequestContext> {
+        let router = RouteCollection(context: BerthRequestContext.self)
         router.post("/api/google/notifications/{tenant}", use: postGoogleNotifications)
+        return router
     }
 
     /// `POST /api/google/notifications/{tenant}`

@@ -9,11 +9,14 @@ import UseCases
 struct InventoryRoutes {
     let inventory: ManageInventory
 
-    func register(on router: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let router = RouteCollection(context: AdminRequestContext.self)
         router.get("/api/admin/resources", use: getAdminResources)
         router.post("/api/admin/resources", use: postAdminResources)
         router.patch("/api/admin/resources/{id}", use: patchAdminResources)
         router.post("/api/admin/resources/{id}/retire", use: postAdminResourcesRetire)
+        return router
     }
 
     /// `GET /api/admin/resources`

@@ -8,8 +8,11 @@ import UseCases
 struct ManifestRoutes {
     let views: OperatorViewQueries
 
-    func register(on router: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let router = RouteCollection(context: AdminRequestContext.self)
         router.get("/api/admin/manifest", use: manifest)
+        return router
     }
 
     func manifest(_ request: Request, _ context: AdminRequestContext) async throws -> Response {

@@ -8,9 +8,12 @@ import UseCases
 struct OfferRoutes {
     let signAppleOffers: SignAppleOffers
 
-    func register(on users: GuardedRoutes<AccountContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AccountContext> {
+        let users = RouteCollection(context: AccountContext.self)
         users.post("/api/offers/apple/promotional", use: postOffersApplePromotional)
         users.post("/api/offers/apple/introductory-eligibility", use: postOffersAppleIntroductoryEligibility)
+        return users
     }
 
     /// `POST /api/offers/apple/promotional`

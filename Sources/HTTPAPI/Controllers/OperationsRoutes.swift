@@ -16,11 +16,14 @@ struct OperationsRoutes {
     /// The same document every time: encoded once (a liveness probe's answer is the HTTP stack's cost).
     let alive = try? JSONCoding.encoder.encode(HealthResponse())
 
-    func register(on router: PublicRoutes) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<BerthRequestContext> {
+        let router = RouteCollection(context: BerthRequestContext.self)
         router.get("/healthz", use: getHealthz)
         // A load balancer stops sending traffic while this answers 503.
         router.get("/readyz", use: getReadyz)
         router.get("/metrics", use: getMetrics)
+        return router
     }
 
     /// `GET /healthz`
@@ -114,4 +117,20 @@ final class Refresh: Sendable {
             return true
         }
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+struct HealthResponse: Codable {
+    var status = "ok"
+}
+
+struct ReadinessResponse: Codable {
+    /// `ready`, or `unavailable` (HTTP 503).
+    var status: String
+    /// `reachable` or `unreachable`.
+    var database: String
+    /// `applied`, or `pending` while a migration the code expects is not applied (omitted while the
+    /// database is unreachable).
+    var migrations: String?
 }

@@ -12,10 +12,13 @@ struct OperatorRoutes {
     let views: OperatorViewQueries
     let clock: any BerthClock
 
-    func register(on router: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let router = RouteCollection(context: AdminRequestContext.self)
         router.get("/api/admin/search", use: search)
         router.get("/api/admin/customers/{userId}/timeline", use: timeline)
         router.get("/api/admin/overview", use: overview)
+        return router
     }
 
     func search(_ request: Request, _ context: AdminRequestContext) async throws -> Response {

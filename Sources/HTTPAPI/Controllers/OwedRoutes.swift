@@ -9,9 +9,12 @@ struct OwedRoutes {
     let owed: OwedToCustomers
     let bookingLookup: BookingLookup
 
-    func register(on router: GuardedRoutes<AdminRequestContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<AdminRequestContext> {
+        let router = RouteCollection(context: AdminRequestContext.self)
         router.get("/api/admin/owed", use: list)
         router.post("/api/admin/owed/{id}/resolve", use: resolve)
+        return router
     }
 
     func list(_ request: Request, _ context: AdminRequestContext) async throws -> Response {

@@ -8,8 +8,11 @@ import UseCases
 struct RestoreRoutes {
     let restorePurchases: RestorePurchases
 
-    func register(on users: GuardedRoutes<UserContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<UserContext> {
+        let users = RouteCollection(context: UserContext.self)
         users.post("/api/restore-purchases", use: postRestorePurchases)
+        return users
     }
 
     /// `POST /api/restore-purchases`

@@ -13,13 +13,21 @@ struct SeasonRoutes {
     let bookingLookup: BookingLookup
     let limiter: RateLimiter
 
-    func register(changing change: GuardedRoutes<BookingContext>, reading read: GuardedRoutes<UserContext>, admin: GuardedRoutes<AdminRequestContext>)
-    {
-        change.post("/api/bookings/{id}/move", use: postBookingsMove)
-        read.get("/api/bookings/{id}/cancellation", use: getBookingsCancellation)
-        change.post("/api/bookings/{id}/cancel", use: postBookingsCancel)
-        admin.post("/api/admin/bookings/{id}/move", use: postAdminBookingsMove)
-        admin.post("/api/admin/resources/{id}/prices", use: postAdminResourcesPrices)
+    /// This controller's routes, one collection per group of callers (added in `buildRouter`).
+    struct Routes {
+        let changing = RouteCollection(context: BookingContext.self)
+        let reading = RouteCollection(context: UserContext.self)
+        let admin = RouteCollection(context: AdminRequestContext.self)
+    }
+
+    var routes: Routes {
+        let routes = Routes()
+        routes.changing.post("/api/bookings/{id}/move", use: postBookingsMove)
+        routes.reading.get("/api/bookings/{id}/cancellation", use: getBookingsCancellation)
+        routes.changing.post("/api/bookings/{id}/cancel", use: postBookingsCancel)
+        routes.admin.post("/api/admin/bookings/{id}/move", use: postAdminBookingsMove)
+        routes.admin.post("/api/admin/resources/{id}/prices", use: postAdminResourcesPrices)
+        return routes
     }
 
     /// `POST /api/bookings/{id}/move`

@@ -21,19 +21,20 @@ struct SubscriptionRoutes {
     let extendRenewalDates: ExtendRenewalDates
     let verifyPurchase: VerifyPurchase
 
-    struct Groups {
+    struct Routes {
         /// A user's own state: client keys, user tokens, server keys.
-        var reads: GuardedRoutes<UserContext>
+        let reads = RouteCollection(context: UserContext.self)
         /// Links and unlinks: with a proof, or by id for the backend.
-        var link: GuardedRoutes<UserContext>
+        let link = RouteCollection(context: UserContext.self)
         /// One subscription by id: its user, or an operator.
-        var view: GuardedRoutes<SubscriptionViewContext>
+        let view = RouteCollection(context: SubscriptionViewContext.self)
         /// Memberships paid elsewhere: the backend or operators.
-        var backend: GuardedRoutes<BackendContext>
-        var admin: GuardedRoutes<AdminRequestContext>
+        let backend = RouteCollection(context: BackendContext.self)
+        let admin = RouteCollection(context: AdminRequestContext.self)
     }
 
-    func register(_ routes: Groups) {
+    var routes: Routes {
+        let routes = Routes()
         routes.reads.get("/api/entitlements", use: getEntitlements)
         routes.reads.get("/api/subscriptions", use: getSubscriptions)
         // A user sees only their own subscription; an admin key any of the app's.
@@ -51,6 +52,7 @@ struct SubscriptionRoutes {
         routes.admin.get("/api/admin/subscriptions/extend-all/{product}/{request}", use: getAdminSubscriptionsExtendAll)
         routes.admin.get("/api/admin/subscriptions/cheats", use: getAdminSubscriptionsCheats)
         routes.admin.get("/api/admin/subscriptions/unlinks", use: getAdminSubscriptionsUnlinks)
+        return routes
     }
 
     /// `GET /api/entitlements`
@@ -369,4 +371,107 @@ struct ExtendAllStatusDTO: Codable {
     var completeDate: APITime?
     var succeededCount: Int64
     var failedCount: Int64
+}
+
+// MARK: - Request and answer types of these routes
+
+/// `GET /api/entitlements`.
+struct EntitlementsResponse: Codable {
+    /// One per subscription the user owns, then one per unlock or pass.
+    struct Item: Codable {
+        var entitlement: String
+        var productId: String
+        var expiresAt: APITime?
+        /// Subscriptions: their state; unlocks: `active`, `expired` or `revoked`.
+        var state: String
+        var autoRenew: Bool?
+        var environment: StoreEnvironment
+        /// Subscriptions: the originalTransactionId; unlocks: the transaction id.
+        var originalTransactionId: String
+        var inUse: Bool
+        /// `app_store_subscription` or `unlock`.
+        var source: String?
+        /// Subscriptions: the win-back offers Apple says the customer may redeem (left out when none).
+        var eligibleWinBackOfferIds: [String]? = nil
+        /// Present (true) for a subscription the user has through Family Sharing.
+        var familyShared: Bool? = nil
+    }
+    var isPremium: Bool
+    var entitlements: [Item]
+    /// Each entitlement the user has or had, with every grant that gives it and until when.
+    var byEntitlement: [HeldEntitlementDTO]?
+    /// The membership the account uses (from an Apple subscription or paid elsewhere), if any.
+    var membership: MembershipDTO?
+}
+
+/// `GET /api/subscriptions?page=&per_page=`.
+struct SubscriptionPage: Codable {
+    var total: Int
+    var page: Int
+    var limit: Int
+    var data: [SubscriptionDTO]
+}
+
+/// A link or unlink request. From the app (a user's token or a client key) it carries the store's
+/// proof that this device holds the subscription; the app's backend (server key) may name it alone.
+struct LinkRequest: Codable, RefusesNull, CarriesLinkProof {
+    var originalTransactionId: String
+    var force: Bool?
+    var jwsRepresentation: String?
+    var receipt: String?
+    var transactionId: String?
+}
+
+struct UnlinkRequest: Codable, RefusesNull, CarriesLinkProof {
+    var originalTransactionId: String
+    var jwsRepresentation: String?
+    var receipt: String?
+    var transactionId: String?
+}
+
+/// `PUT /api/admin/memberships/{userId}`: a membership paid outside the App Store.
+struct MembershipRequest: Codable, RefusesNull {
+    /// `alipay`, `wechat`, `stripe`, …; omit when unknown (created by hand).
+    var payMethod: String?
+    var tier: String?
+    var cycle: String?
+    var expiresAt: APITime
+    var autoRenew: Bool?
+}
+
+struct CheatDTO: Codable {
+    var id: Int64
+    var userId: String
+    var originalTransactionId: String
+    var ownerUserId: String?
+    var source: String
+    var at: APITime
+
+    init(_ c: SubscriptionCheat) {
+        id = c.id
+        userId = c.userId
+        originalTransactionId = c.originalTransactionId
+        ownerUserId = c.ownerUserId
+        source = c.source
+        at = APITime(c.at)
+    }
+}
+
+struct UnlinkDTO: Codable {
+    var id: Int64
+    var userId: String
+    var originalTransactionId: String
+    var actor: String
+    /// The membership the unlink removed, as JSON text (null when the subscription was not in use).
+    var membershipSnapshot: String?
+    var at: APITime
+
+    init(_ a: UnlinkArchive) {
+        id = a.id
+        userId = a.userId
+        originalTransactionId = a.originalTransactionId
+        actor = a.actor
+        membershipSnapshot = a.membershipSnapshot
+        at = APITime(a.at)
+    }
 }

@@ -8,8 +8,11 @@ struct VerifyPurchaseRoutes {
     let verifyPurchase: VerifyPurchase
     let clock: any BerthClock
 
-    func register(on routes: GuardedRoutes<UserContext>) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<UserContext> {
+        let routes = RouteCollection(context: UserContext.self)
         routes.post("/api/verify-purchase", use: verify)
+        return routes
     }
 
     var metrics: BerthMetrics?
@@ -107,4 +110,47 @@ struct VerifyPurchaseRoutes {
             APIError(.unprocessableContent, code, message, field: "transactionId")
         }
     }
+}
+
+// MARK: - Request and answer types of these routes
+
+/// `POST /api/verify-purchase` for a credit pack.
+struct CreditPurchaseResponse: Codable {
+    var success = true
+    var transactionId: String
+    var creditType: String
+    /// What this transaction granted (the same on a retry).
+    var creditsAdded: Int64
+    /// The balance now.
+    var newBalance: Int64
+    var purchase: PurchaseDTO
+}
+
+/// `POST /api/verify-purchase` of a subscription product.
+struct SubscriptionPurchaseResponse: Codable {
+    var subscription: SubscriptionDTO
+    var purchase: PurchaseDTO
+}
+
+/// `POST /api/verify-purchase` of an unlock product (lifetime or pass): the entitlement after it.
+struct UnlockPurchaseResponse: Codable {
+    var entitlement: HeldEntitlementDTO
+    var purchase: PurchaseDTO
+}
+
+/// A payment applied to a booking that it does not complete (HTTP 202): not a success to a client
+/// that tests `success`, and still "finish the transaction", with what remains to pay.
+struct PartialPaymentResponse: Codable {
+    struct Detail: Codable {
+        var code: String
+        var message: String
+        var field: String?
+    }
+
+    var success = false
+    var finishTransaction = true
+    var remainingQuantity: Int
+    var booking: BookingDTO
+    var purchase: PurchaseDTO
+    var error: Detail
 }

@@ -10,13 +10,16 @@ import Yams
 struct WebRoutes {
     let assets: WebAssets
 
-    func register(on router: PublicRoutes) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<BerthRequestContext> {
+        let router = RouteCollection(context: BerthRequestContext.self)
         router.get("/", use: get)
         router.get("/admin", use: getAdmin)
         router.get("/admin/admin.js", use: getAdminAdminJs)
         router.get("/admin/admin.css", use: getAdminAdminCss)
         router.get("/openapi.yaml", use: getOpenapiYaml)
         router.get("/docs", use: getDocs)
+        return router
     }
 
     /// `GET /`

@@ -3,18 +3,6 @@ import Foundation
 
 // The credits part of the JSON contract (contract/berth.ts, contract/openapi.yaml).
 
-/// `POST /api/verify-purchase` for a credit pack.
-struct CreditPurchaseResponse: Codable {
-    var success = true
-    var transactionId: String
-    var creditType: String
-    /// What this transaction granted (the same on a retry).
-    var creditsAdded: Int64
-    /// The balance now.
-    var newBalance: Int64
-    var purchase: PurchaseDTO
-}
-
 struct CreditBalanceDTO: Codable {
     var creditType: String
     /// Credits owned, held ones included.
@@ -36,10 +24,6 @@ struct CreditBalanceDTO: Codable {
         debt = summary.debt
         unlocked = summary.available > 0
     }
-}
-
-struct CreditsResponse: Codable {
-    var credits: [CreditBalanceDTO]
 }
 
 struct LedgerEntryDTO: Codable {
@@ -90,11 +74,6 @@ struct LedgerPageMeta: Codable {
     var offset: Int
 }
 
-struct CreditTransactionsResponse: Codable {
-    var transactions: [LedgerEntryDTO]
-    var meta: LedgerPageMeta
-}
-
 struct CreditLotDTO: Codable {
     struct Use: Codable {
         var entryId: Int64
@@ -131,18 +110,6 @@ struct CreditLotDTO: Codable {
     }
 }
 
-struct CreditLotsResponse: Codable {
-    var lots: [CreditLotDTO]
-    var meta: LedgerPageMeta
-}
-
-struct ReserveCreditsRequest: Codable, RefusesNull {
-    var amount: Int64
-    var creditType: String?
-    var reference: String?
-    var profileId: String?
-}
-
 struct ReservationDTO: Codable {
     var id: Int64
     var creditType: String
@@ -171,91 +138,10 @@ struct ReservationDTO: Codable {
     }
 }
 
-struct ReservationResponse: Codable {
-    var success = true
-    var reservation: ReservationDTO
-    var credits: CreditBalanceDTO
-}
-
-struct EligibilityResponse: Codable {
-    var productId: String
-    var creditType: String
-    var eligible: Bool
-    /// `eligible`, `unused_credit` (a credit of this type waits to be used), `product_inactive`.
-    var reason: String
-}
-
-struct CreditProductRequest: Decodable, RefusesNull {
-    static let nullable: Set<String> = ["description", "priceMinor"]
-    var productId: String?
-    var creditType: String?
-    var credits: Int64?
-    var title: String?
-    /// Absent: left as it is; `null`: cleared (`.some(nil)`).
-    var description: String??
-    var priceMinor: Int64??
-    var displayOrder: Int?
-    var active: Bool?
-
-    enum CodingKeys: String, CodingKey {
-        case productId, creditType, credits, title, description, priceMinor, displayOrder, active
-    }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        productId = try c.decodeIfPresent(String.self, forKey: .productId)
-        creditType = try c.decodeIfPresent(String.self, forKey: .creditType)
-        credits = try c.decodeIfPresent(Int64.self, forKey: .credits)
-        title = try c.decodeIfPresent(String.self, forKey: .title)
-        description = c.contains(.description) ? .some(try c.decodeIfPresent(String.self, forKey: .description)) : nil
-        priceMinor = c.contains(.priceMinor) ? .some(try c.decodeIfPresent(Int64.self, forKey: .priceMinor)) : nil
-        displayOrder = try c.decodeIfPresent(Int.self, forKey: .displayOrder)
-        active = try c.decodeIfPresent(Bool.self, forKey: .active)
-    }
-}
-
-struct CreditProductResponse: Codable {
-    var product: ProductDTO
-}
-
-struct AdjustmentRequest: Codable, RefusesNull {
-    var userId: String
-    var creditType: String?
-    var amount: Int64
-    var reason: String
-}
-
-struct AdjustmentResponse: Codable {
-    var success = true
-    var entry: LedgerEntryDTO
-    var credits: CreditBalanceDTO
-}
-
 struct CreditStatsDTO: Codable {
     var productId: String
     var purchases: Int
     var creditsGranted: Int64
     var refunds: Int
     var creditsRefunded: Int64
-}
-
-struct CreditStatsResponse: Codable {
-    var from: APITime?
-    var to: APITime?
-    var products: [CreditStatsDTO]
-}
-
-struct LedgerCheckResponse: Codable {
-    struct Problem: Codable {
-        var userId: String
-        var creditType: String
-        var problems: [String]
-    }
-
-    /// True when every account's balance, debt and lots agree with the ledger.
-    var consistent: Bool
-    var accounts: Int
-    /// How many accounts disagree; `problems` lists the first 100.
-    var problemCount: Int
-    var problems: [Problem]
 }

@@ -26,20 +26,6 @@ struct BookingID: Codable, Hashable, Sendable {
     }
 }
 
-struct HealthResponse: Codable {
-    var status = "ok"
-}
-
-struct ReadinessResponse: Codable {
-    /// `ready`, or `unavailable` (HTTP 503).
-    var status: String
-    /// `reachable` or `unreachable`.
-    var database: String
-    /// `applied`, or `pending` while a migration the code expects is not applied (omitted while the
-    /// database is unreachable).
-    var migrations: String?
-}
-
 struct ProductDTO: Codable {
     var id: String
     var kind: String
@@ -117,18 +103,6 @@ struct ResourceDTO: Codable {
         durationMinutes = resource.durationMinutes
         timeZone = resource.kind == .experience ? (resource.timeZone ?? tenantTimeZone ?? "UTC") : nil
     }
-}
-
-struct ResourcesResponse: Codable {
-    var resources: [ResourceDTO]
-}
-
-struct CreateBookingRequest: Codable, RefusesNull {
-    var resourceId: String
-    var start: BookingTimeText?
-    var end: BookingTimeText?
-    var slot: BookingTimeText?
-    var seats: Int?
 }
 
 /// A time in a booking request: an RFC 3339 instant (`2026-07-14T15:30:00Z`, `…+02:00`), or a
@@ -302,67 +276,6 @@ struct VerifyPurchaseResponse: Codable {
     var purchase: PurchaseDTO
 }
 
-/// A payment applied to a booking that it does not complete (HTTP 202): not a success to a client
-/// that tests `success`, and still "finish the transaction", with what remains to pay.
-struct PartialPaymentResponse: Codable {
-    struct Detail: Codable {
-        var code: String
-        var message: String
-        var field: String?
-    }
-
-    var success = false
-    var finishTransaction = true
-    var remainingQuantity: Int
-    var booking: BookingDTO
-    var purchase: PurchaseDTO
-    var error: Detail
-}
-
-struct ReplayDTO: Codable {
-    var id: Int64
-    var userId: String
-    var bookingId: Int64?
-    var environment: StoreEnvironment
-    var transactionId: String
-    var existingPurchaseId: Int64
-    var reason: String
-    var proofHash: String
-    var at: APITime
-
-    init(_ replay: ReplayAttempt) {
-        id = replay.id
-        userId = replay.userId
-        bookingId = replay.target?.bookingId
-        environment = replay.environment
-        transactionId = replay.transactionId
-        existingPurchaseId = replay.existingPurchaseId
-        reason = replay.reason
-        proofHash = replay.proofHash
-        at = APITime(replay.at)
-    }
-}
-
-struct AuditDTO: Codable {
-    var id: Int64
-    var actor: String
-    var action: String
-    var bookingId: Int64?
-    var purchaseId: Int64?
-    var detail: String?
-    var at: APITime
-
-    init(_ entry: AuditEntry) {
-        id = entry.id
-        actor = entry.actor
-        action = entry.action
-        bookingId = entry.bookingId
-        purchaseId = entry.purchaseId
-        detail = entry.detail
-        at = APITime(entry.at)
-    }
-}
-
 struct ListResponse<Item: Codable>: Codable {
     var items: [Item]
     var total: Int
@@ -374,142 +287,11 @@ struct BookingResponse: Codable {
     var booking: BookingDTO
 }
 
-/// `POST /api/verify-receipt` (the contract of existing iOS clients).
-/// Braindumpster's body: the camelCase of its plan's JSON example, or the snake_case its summary
-/// names (`receipt_data`, `user_id`, `device_info`, `app_version`, `bundle_id`); camelCase wins.
-struct VerifyReceiptRequest: Codable {
-    var receiptData: String
-    var userId: String?
-    var deviceInfo: [String: String]?
-    var appVersion: String?
-    var bundleId: String?
-
-    enum CodingKeys: String, CodingKey { case receiptData, userId, deviceInfo, appVersion, bundleId }
-    enum SnakeKeys: String, CodingKey {
-        case receiptData = "receipt_data", userId = "user_id", deviceInfo = "device_info", appVersion = "app_version", bundleId = "bundle_id"
-    }
-
-    init(from decoder: any Decoder) throws {
-        let camel = try decoder.container(keyedBy: CodingKeys.self)
-        let snake = try decoder.container(keyedBy: SnakeKeys.self)
-        if camel.contains(.receiptData) || !snake.contains(.receiptData) {
-            receiptData = try camel.decode(String.self, forKey: .receiptData)
-        } else {
-            receiptData = try snake.decode(String.self, forKey: .receiptData)
-        }
-        userId = try camel.decodeIfPresent(String.self, forKey: .userId) ?? snake.decodeIfPresent(String.self, forKey: .userId)
-        deviceInfo =
-            try camel.decodeIfPresent([String: String].self, forKey: .deviceInfo) ?? snake.decodeIfPresent([String: String].self, forKey: .deviceInfo)
-        appVersion = try camel.decodeIfPresent(String.self, forKey: .appVersion) ?? snake.decodeIfPresent(String.self, forKey: .appVersion)
-        bundleId = try camel.decodeIfPresent(String.self, forKey: .bundleId) ?? snake.decodeIfPresent(String.self, forKey: .bundleId)
-    }
-}
-
-struct VerifyReceiptResponse: Codable {
-    struct ErrorDetail: Codable {
-        var code: String
-        var message: String
-        var field: String?
-    }
-    var success: Bool
-    var isPremium: Bool
-    var productId: String?
-    var expirationDate: SecondsTime?
-    /// `production` or `sandbox`.
-    var environment: String?
-    var message: String
-    /// On refusals, the error of every Berth endpoint.
-    var error: ErrorDetail?
-}
-
 /// The answer to Apple (it only reads the status).
 struct NotificationAck: Codable {
     var received = true
     var outcome: String
     var duplicate: Bool
-}
-
-struct NotificationDTO: Codable {
-    var notificationUUID: String
-    var notificationType: String
-    var subtype: String?
-    var environment: StoreEnvironment
-    var transactionId: String?
-    var outcome: String
-    var payloadHash: String
-    var signedDate: APITime
-    var receivedAt: APITime
-
-    init(_ stored: StoredNotification) {
-        notificationUUID = stored.uuid
-        notificationType = stored.type
-        subtype = stored.subtype
-        environment = stored.environment
-        transactionId = stored.transactionId
-        outcome = stored.outcome
-        payloadHash = stored.payloadHash
-        signedDate = APITime(stored.signedAt)
-        receivedAt = APITime(stored.receivedAt)
-    }
-}
-
-struct WebhookDeliveryDTO: Codable {
-    var id: Int64
-    var eventId: Int64
-    var eventType: String
-    var attempt: Int
-    var statusCode: Int?
-    var error: String?
-    var at: APITime
-
-    init(_ delivery: WebhookDelivery) {
-        id = delivery.id
-        eventId = delivery.outboxId
-        eventType = delivery.eventType
-        attempt = delivery.attempt
-        statusCode = delivery.statusCode
-        error = delivery.error
-        at = APITime(delivery.at)
-    }
-}
-
-/// A message the deliverer gave up on; re-send it through `lastDeliveryId`.
-struct DeadLetterDTO: Codable {
-    var eventId: Int64
-    var eventType: String
-    var subject: String?
-    var attempts: Int
-    var createdAt: APITime
-    var deadAt: APITime
-    var lastDeliveryId: Int64?
-
-    init(_ letter: DeadLetter) {
-        eventId = letter.outboxId
-        eventType = letter.eventType
-        subject = letter.subject
-        attempts = letter.attempts
-        createdAt = APITime(letter.createdAt)
-        deadAt = APITime(letter.deadAt)
-        lastDeliveryId = letter.lastDeliveryId
-    }
-}
-
-struct UnclaimedDTO: Codable {
-    var environment: StoreEnvironment
-    var transactionId: String
-    var productId: String
-    var purchasedAt: APITime
-    var receivedAt: APITime
-    var claimedByPurchaseId: Int64?
-
-    init(_ unclaimed: UnclaimedTransaction) {
-        environment = unclaimed.environment
-        transactionId = unclaimed.transactionId
-        productId = unclaimed.productId
-        purchasedAt = APITime(unclaimed.purchasedAt)
-        receivedAt = APITime(unclaimed.receivedAt)
-        claimedByPurchaseId = unclaimed.claimedByPurchaseId
-    }
 }
 
 /// A paid transaction Berth could not apply (`GET /api/admin/unapplied-payments`, and beside the
@@ -560,18 +342,6 @@ struct UnappliedPaymentDTO: Codable {
     }
 }
 
-struct UnappliedPaymentResponse: Codable {
-    var unappliedPayment: UnappliedPaymentDTO
-}
-
-/// `POST /api/admin/unapplied-payments/{id}/apply`: the user (default: the one it was claimed for)
-/// and the booking (default: none; the product decides) to apply it to.
-struct ApplyUnappliedRequest: Codable {
-    var userId: String?
-    /// The booking's id, or its reference (what an operator has at hand).
-    var bookingId: BookingKey?
-}
-
 /// A booking named in a body: its id (a number) or its reference (a string).
 enum BookingKey: Codable, Hashable {
     case id(Int64)
@@ -596,16 +366,6 @@ enum BookingKey: Codable, Hashable {
         case .text(let text): try await Paging.bookingId(text, field: field, tenantId: tenantId, lookup: lookup)
         }
     }
-}
-
-/// `POST /api/admin/unapplied-payments/{id}/refund`: why (shown in the audit log and the listing).
-struct RefundUnappliedRequest: Codable {
-    var note: String?
-}
-
-/// `GET /api/admin/app`: the app an admin key belongs to, as the admin page needs it.
-struct AppResponse: Codable {
-    var app: AppDTO
 }
 
 struct AppDTO: Codable {
@@ -650,20 +410,4 @@ struct AppDTO: Codable {
         self.appStoreServerAPI = appStoreServerAPI
         self.webhook = webhook
     }
-}
-
-struct TestNotificationResponse: Codable {
-    var testNotificationToken: String
-}
-
-struct ResendResponse: Codable {
-    var queued: Bool
-}
-
-struct AdminConfirmRequest: Codable, RefusesNull {
-    var reason: String
-}
-
-struct AdminCancelRequest: Codable, RefusesNull {
-    var reason: String?
 }

@@ -126,8 +126,11 @@ private final class BodyCollector: ResponseBodyWriter, @unchecked Sendable {
 struct AnswerSigningRoutes {
     let tenants: TenantRegistry
 
-    func register(on routes: PublicRoutes) {
+    /// The routes of this controller, for its group in `buildRouter`.
+    var routes: RouteCollection<BerthRequestContext> {
+        let routes = RouteCollection(context: BerthRequestContext.self)
         routes.get("/api/answer-signing/{tenant}", use: getAnswerSigning)
+        return routes
     }
 
     /// `GET /api/answer-signing/{tenant}`
