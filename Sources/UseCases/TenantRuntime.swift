@@ -13,23 +13,16 @@ import X509
 public struct TenantRuntime: Sendable {
     /// The catalog's tenant; its resources are the live inventory (``with(resources:)``).
     public private(set) var tenant: Tenant
-    public let verifier: SignedDataVerifier
-    /// Legacy app receipts: Apple Inc. Root plus the tenant's extra roots.
-    public let receiptVerifier: ReceiptVerifier
-    /// The App Store Server API, when the tenant configured a key (resolves bare transaction ids).
-    public let serverAPI: AppStoreServerAPIClient?
-    /// Signs subscription offers with the same In-App Purchase key, when it is configured.
-    public var offerSigner: AppleOfferSigner? { serverAPI.map { AppleOfferSigner(credentials: $0.credentials) } }
+    /// The App Store as this tenant is configured for it: its verifiers, expectations and clients
+    /// (every tenant sells on the App Store: its bundle id is required).
+    public let appStore: AppStoreRuntime
     /// Where and with which secret webhooks are sent; nil when the tenant has none (no events are queued).
     public let webhook: (configuration: Tenant.Webhook, secret: Secret)?
-    public let expectations: AppExpectations
     /// Nil when the token key is not configured (for example the secret variable is unset):
     /// user tokens are then refused while API keys keep working.
     public let userKeys: JWTKeyCollection?
     /// RS256 user tokens verified with keys from a JWKS URL (Firebase); nil for other tenants.
     public let jwks: JWKSKeys?
-    /// Apple's legacy verifyReceipt, when the tenant configured its shared secret.
-    public let verifyReceiptClient: VerifyReceiptClient?
     /// The card rail (Stripe), when the tenant configured it and its secrets are set.
     public let stripe: StripeRuntime?
     /// Google Play, when the tenant configured it and its service account is set.
@@ -43,9 +36,6 @@ public struct TenantRuntime: Sendable {
     /// The runtime `store` built for this tenant, as that store's own type (nil: the tenant does not
     /// sell through it).
     public func runtime<T>(of store: StoreName, as type: T.Type) -> T? { storeRuntimes[store] as? T }
-
-    /// Signed transactions and receipts this tenant already verified (retries and replays skip the checks).
-    public let verifiedProofs = VerifiedProofs()
 
     public var id: String { tenant.id }
 
@@ -89,24 +79,13 @@ public struct TenantRuntime: Sendable {
             derivedAccountTokens: AccountTokens.derived,
             checkedAccountTokens: AccountTokens.checkedOnly
         )
-        var extraRoots: [Certificate] = []
-        for file in tenant.apple.trustedRootFiles ?? [] {
-            let url = URL(fileURLWithPath: file, relativeTo: baseDirectory)
-            do {
-                extraRoots += try TrustedRoots.load(contentsOf: url)
-            } catch {
-                logger.warning(
-                    "tenant \(tenant.id): trusted root \(url.path) not loaded (\(error)); its test purchases will be refused as untrusted_root"
-                )
-            }
-        }
-        verifier = SignedDataVerifier(roots: try TrustedRoots.apple().adding(extraRoots), now: { clock.now() })
-        receiptVerifier = ReceiptVerifier(roots: TrustedRoots([try TrustedRoots.appleIncRoot]).adding(extraRoots))
-        expectations = try AppExpectations(
-            bundleId: tenant.apple.bundleId,
-            appAppleId: tenant.apple.appAppleId,
-            environments: Set(tenant.apple.environments.map(AppStoreEnvironment.init)),
-            allowsLocalTesting: tenant.apple.allowLocalTesting ?? false
+        appStore = try AppStoreRuntime(
+            tenant: tenant,
+            baseDirectory: baseDirectory,
+            environment: environment,
+            clock: clock,
+            httpClient: httpClient,
+            logger: logger
         )
         if let url = tenant.auth.jwksURL {
             jwks = JWKSKeys(url: url, now: Self.instants(of: clock), client: httpClient, logger: logger)
@@ -115,38 +94,9 @@ public struct TenantRuntime: Sendable {
             jwks = nil
             userKeys = try await Self.userKeys(for: tenant, baseDirectory: baseDirectory, environment: environment, logger: logger)
         }
-        if let settings = tenant.subscriptions?.verifyReceipt {
-            if let secret = environment[settings.sharedSecretEnv], !secret.isEmpty {
-                var endpoints = VerifyReceiptClient.Endpoints()
-                if let production = settings.productionURL { endpoints.production = production }
-                if let sandbox = settings.sandboxURL { endpoints.sandbox = sandbox }
-                verifyReceiptClient = VerifyReceiptClient(
-                    endpoints: endpoints,
-                    sharedSecret: secret,
-                    httpClient: httpClient,
-                    retry: RetryPolicy(maxAttempts: 2, timeout: .seconds(3))
-                )
-            } else {
-                logger.warning("tenant \(tenant.id): \(settings.sharedSecretEnv) is unset; receipts are verified offline only")
-                verifyReceiptClient = nil
-            }
-        } else {
-            verifyReceiptClient = nil
-        }
         stripe = StripeRuntime.load(tenant, environment: environment, httpClient: httpClient, logger: logger)
         play = PlayRuntime.load(tenant, environment: environment, httpClient: httpClient, logger: logger)
         answerSigner = try tenant.answerSigning.map { try AnswerSigner.load($0, tenant: tenant.id, environment: environment) }
-        serverAPI = Self.serverAPI(
-            for: tenant,
-            baseDirectory: baseDirectory,
-            verifier: verifier,
-            expectations: expectations,
-            httpClient: httpClient,
-            logger: logger
-        )
-        if serverAPI == nil, let lost = tenant.withoutServerAPI {
-            logger.warning("tenant \(tenant.id): \(lost)")
-        }
         if let signing = tenant.answerSigning, signing.testPrivateKeyPEM != nil {
             logger.info(
                 "tenant \(tenant.id): answers are signed with the test key written in the catalog (key id \(signing.keyId)): anyone can sign as it; a real app's key comes from privateKeyEnv or privateKeyFileEnv"
@@ -173,40 +123,6 @@ public struct TenantRuntime: Sendable {
             if let runtime = try await source.runtime(for: tenant, context: context) { runtimes[source.store] = runtime }
         }
         storeRuntimes = runtimes
-    }
-
-    private static func serverAPI(
-        for tenant: Tenant,
-        baseDirectory: URL,
-        verifier: SignedDataVerifier,
-        expectations: AppExpectations,
-        httpClient: HTTPClient,
-        logger: Logger
-    ) -> AppStoreServerAPIClient? {
-        guard let configuration = tenant.apple.serverAPI else { return nil }
-        let url = URL(fileURLWithPath: configuration.privateKeyFile, relativeTo: baseDirectory)
-        do {
-            let pem = try String(contentsOf: url, encoding: .utf8)
-            let credentials = try AppStoreAPICredentials(
-                issuerId: configuration.issuerId,
-                keyId: configuration.keyId,
-                bundleId: tenant.apple.bundleId,
-                privateKeyPEM: pem
-            )
-            var endpoints = AppStoreServerAPIClient.Endpoints()
-            if let production = configuration.productionURL { endpoints.production = production }
-            if let sandbox = configuration.sandboxURL { endpoints.sandbox = sandbox }
-            return AppStoreServerAPIClient(
-                credentials: credentials,
-                endpoints: endpoints,
-                httpClient: httpClient,
-                verifier: verifier,
-                expectations: expectations
-            )
-        } catch {
-            logger.warning("tenant \(tenant.id): App Store Server API key \(url.path) not usable (\(error)); bare transaction ids are refused")
-            return nil
-        }
     }
 
     /// Instants of the monotonic clock for the wall clock; for a test's clock, instants that move as it

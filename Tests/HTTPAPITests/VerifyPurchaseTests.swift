@@ -120,15 +120,15 @@ struct VerifyPurchaseTests {
                 json: ["bookingId": .int(alice), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(forged)]
             )
             #expect(refused.status.code >= 400 && refused.status.code < 500, "\(refused.json)")
-            #expect(runtime.verifiedProofs.counts.transactions == 0)
+            #expect(runtime.appStore.verifiedProofs.counts.transactions == 0)
 
             let body: JSON = ["bookingId": .int(alice), "productId": "it.seaboo.rental.basic", "jwsRepresentation": .string(jws)]
             #expect(try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body).status == .ok)
-            #expect(runtime.verifiedProofs.counts.transactions == 1)
+            #expect(runtime.appStore.verifiedProofs.counts.transactions == 1)
             let again = try await client.call(.post, "/api/verify-purchase", auth: harness.serverKey, user: "alice", json: body)
             #expect(again.status == .ok)
             #expect(again.booking?["status"].string == "confirmed")
-            #expect(runtime.verifiedProofs.counts.transactions == 1)
+            #expect(runtime.appStore.verifiedProofs.counts.transactions == 1)
             // Remembered, the proof is still claimed under the policy: another user's claim is a replay.
             let replay = try await client.call(
                 .post,
@@ -151,7 +151,7 @@ struct VerifyPurchaseTests {
             #expect(stillRefused.errorCode == refused.errorCode)
         }
         // Another tenant never sees this tenant's remembered proofs.
-        #expect(try #require(harness.services.tenants.tenant(id: "aistylist-test")).verifiedProofs.counts.transactions == 0)
+        #expect(try #require(harness.services.tenants.tenant(id: "aistylist-test")).appStore.verifiedProofs.counts.transactions == 0)
     }
 
     @Test("the remembered proofs are bounded: the oldest goes first")

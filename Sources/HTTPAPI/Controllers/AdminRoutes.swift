@@ -71,7 +71,7 @@ struct AdminRoutes {
             AppResponse(
                 app: AppDTO(
                     tenant.tenant,
-                    appStoreServerAPI: tenant.serverAPI != nil,
+                    appStoreServerAPI: tenant.appStore.serverAPI != nil,
                     webhook: tenant.webhook != nil,
                     cardPayments: tenant.stripe != nil && tenant.tenant.bookingPaymentRails.contains(.card)
                 )
@@ -152,7 +152,7 @@ struct AdminRoutes {
     /// `POST /api/admin/apple/test-notification`
     func postAdminAppleTestNotification(_ request: Request, context: AdminRequestContext) async throws -> some ResponseGenerator {
         let (tenant, _) = (context.tenant, context.keyId)
-        guard let api = tenant.serverAPI else {
+        guard let api = tenant.appStore.serverAPI else {
             throw APIError(.unprocessableContent, .appleNotConfigured, "this app has no App Store Server API key configured")
         }
         let environment = request.uri.queryParameters["environment"].map { AppStoreEnvironment(rawValue: String($0)) } ?? .sandbox

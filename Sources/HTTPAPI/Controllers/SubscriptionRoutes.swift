@@ -159,7 +159,7 @@ struct SubscriptionRoutes {
             actor: context.caller.actor
         )
         // Apple's later transactions and notifications of it will name the owner.
-        if context.tenant.serverAPI != nil,
+        if context.tenant.appStore.serverAPI != nil,
             let linked = try? await subscriptionQueries.subscription(runtime: context.tenant, originalTransactionId: id, userId: context.userId)
         {
             await SetAppAccountToken(logger: logger).afterAttribution(

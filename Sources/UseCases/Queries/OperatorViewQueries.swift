@@ -39,7 +39,7 @@ public struct OperatorViewQueries: Sendable {
             }
         )
         guard Self.mayBeAppleOrderId(text) else { return found }
-        guard let api = runtime.serverAPI else {
+        guard let api = runtime.appStore.serverAPI else {
             found.appleOrderLookup = "not_configured"
             return found
         }

@@ -42,7 +42,7 @@ public struct ApplyReceipt: Sendable {
     ) async throws -> Result {
         let verified: VerifiedReceipt
         do {
-            verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
+            verified = try await runtime.appStore.receiptVerifier.verify(base64: base64, expecting: runtime.appStore.expectations)
         } catch {
             throw DomainError(error, field: "receiptData", messagePrefix: "the receipt did not verify: ")
         }
@@ -67,7 +67,7 @@ public struct ApplyReceipt: Sendable {
             source: source
         )
         var appleResponse: Data?
-        if let client = runtime.verifyReceiptClient {
+        if let client = runtime.appStore.verifyReceiptClient {
             do {
                 let response = try await client.verify(receiptData: base64, excludeOldTransactions: false)
                 let online = SubscriptionFactsReading.facts(verifyReceipt: response, signedAt: now)

@@ -32,7 +32,7 @@ public struct ExtendRenewalDates: Sendable {
     }
 
     static func api(_ runtime: TenantRuntime) throws -> AppStoreServerAPIClient {
-        guard let api = runtime.serverAPI else {
+        guard let api = runtime.appStore.serverAPI else {
             throw DomainError(
                 .unprocessable,
                 .appleNotConfigured,

@@ -27,7 +27,7 @@ public struct RefreshSubscription: Sendable {
         let queries = SubscriptionQueries(store: store, clock: clock, logger: logger)
         let current = try await queries.subscription(runtime: runtime, originalTransactionId: originalTransactionId, userId: userId)
         let tenant = runtime.tenant, now = clock.now(), emitsEvents = runtime.webhook != nil
-        if let api = runtime.serverAPI {
+        if let api = runtime.appStore.serverAPI {
             let statuses: [(status: Int?, transaction: VerifiedTransaction?, renewalInfo: VerifiedRenewalInfo?)]
             do {
                 statuses = try await api.subscriptionStatuses(originalTransactionId)

@@ -37,7 +37,7 @@ public struct SetAppAccountToken: Sendable {
         owner: String,
         current: String? = nil
     ) async -> Bool {
-        guard store == .appStore, runtime.serverAPI != nil, let token = Self.token(for: owner, policy: runtime.purchasePolicy),
+        guard store == .appStore, runtime.appStore.serverAPI != nil, let token = Self.token(for: owner, policy: runtime.purchasePolicy),
             current?.lowercased() != token.uuidString.lowercased()
         else { return false }
         return await self(runtime: runtime, originalTransactionId: originalTransactionId, environment: environment, userId: owner)
@@ -46,7 +46,7 @@ public struct SetAppAccountToken: Sendable {
     /// Returns whether Apple accepted it.
     @discardableResult
     public func callAsFunction(runtime: TenantRuntime, originalTransactionId: String, environment: StoreEnvironment, userId: String) async -> Bool {
-        guard let api = runtime.serverAPI, let token = Self.token(for: userId, policy: runtime.purchasePolicy) else { return false }
+        guard let api = runtime.appStore.serverAPI, let token = Self.token(for: userId, policy: runtime.purchasePolicy) else { return false }
         do {
             try await api.setAppAccountToken(
                 originalTransactionId: originalTransactionId,

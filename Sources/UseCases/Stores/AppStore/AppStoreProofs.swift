@@ -23,11 +23,11 @@ public struct AppStoreProofs: Sendable {
     func provenByJWS(_ jws: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
         let proofHash = SHA256.hash(data: Data(jws.utf8)).hexString
         let transaction: TransactionPayload
-        if let verified = runtime.verifiedProofs.transactions[proofHash] {
+        if let verified = runtime.appStore.verifiedProofs.transactions[proofHash] {
             transaction = verified
         } else {
             do {
-                transaction = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations).payload
+                transaction = try await runtime.appStore.verifier.verifyTransaction(jws, expecting: runtime.appStore.expectations).payload
             } catch {
                 logger.info(
                     "verify-purchase refused",
@@ -35,7 +35,7 @@ public struct AppStoreProofs: Sendable {
                 )
                 throw DomainError(error, field: "jwsRepresentation")
             }
-            runtime.verifiedProofs.transactions.insert(transaction, for: proofHash)
+            runtime.appStore.verifiedProofs.transactions.insert(transaction, for: proofHash)
         }
         guard let proven = Self.proven(transaction, proofHash: proofHash) else {
             throw DomainError(.invalidInput, .malformed, "the transaction lacks transactionId, productId or environment", field: "jwsRepresentation")
@@ -108,11 +108,11 @@ public struct AppStoreProofs: Sendable {
     public func proveReceipt(_ base64: String, runtime: TenantRuntime) async throws -> ProvenReceipt {
         let verified: VerifiedReceipt
         let presented = SHA256.hash(data: Data(base64.utf8)).hexString
-        if let known = runtime.verifiedProofs.receipts[presented] {
+        if let known = runtime.appStore.verifiedProofs.receipts[presented] {
             verified = known
         } else {
             do {
-                verified = try await runtime.receiptVerifier.verify(base64: base64, expecting: runtime.expectations)
+                verified = try await runtime.appStore.receiptVerifier.verify(base64: base64, expecting: runtime.appStore.expectations)
             } catch {
                 logger.info(
                     "verify-purchase refused",
@@ -123,7 +123,7 @@ public struct AppStoreProofs: Sendable {
                 )
                 throw DomainError(error, field: "receipt")
             }
-            runtime.verifiedProofs.receipts.insert(verified, for: presented)
+            runtime.appStore.verifiedProofs.receipts.insert(verified, for: presented)
         }
         // Old receipts do not say their environment; then it must be the only one the app accepts.
         let accepted = runtime.tenant.apple.environments
@@ -171,7 +171,7 @@ public struct AppStoreProofs: Sendable {
     /// the answer proves a purchase for this caller only when Apple's signed transaction carries the
     /// caller's appAccountToken; otherwise the app must send what StoreKit gave it (JWS or receipt).
     func provenByLookup(_ transactionId: String, userId: String, runtime: TenantRuntime) async throws -> ProvenTransaction {
-        guard let api = runtime.serverAPI else {
+        guard let api = runtime.appStore.serverAPI else {
             throw DomainError(
                 .unprocessable,
                 .transactionLookupUnavailable,

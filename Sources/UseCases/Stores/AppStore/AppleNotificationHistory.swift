@@ -49,7 +49,7 @@ public struct AppleNotificationHistory: Sendable {
     /// The tenants that can read their history (an App Store Server API key), with their interval.
     public var tenantsToRead: [(runtime: TenantRuntime, every: TimeInterval)] {
         tenants.ordered.compactMap { runtime in
-            guard runtime.serverAPI != nil else { return nil }
+            guard runtime.appStore.serverAPI != nil else { return nil }
             let minutes = runtime.tenant.apple.notificationHistoryMinutes ?? 60
             return minutes > 0 ? (runtime, TimeInterval(minutes) * 60) : nil
         }
@@ -66,7 +66,7 @@ public struct AppleNotificationHistory: Sendable {
 
     public func read(_ runtime: TenantRuntime, environment: StoreEnvironment) async -> Outcome {
         var outcome = Outcome(tenantId: runtime.id, environment: environment)
-        guard let api = runtime.serverAPI else { return outcome }
+        guard let api = runtime.appStore.serverAPI else { return outcome }
         let tenantId = runtime.id
         let now = clock.now()
         do {

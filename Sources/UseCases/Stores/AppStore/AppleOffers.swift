@@ -131,7 +131,7 @@ public struct SignAppleOffers: Sendable {
     /// granting `entitlement`: Apple's transaction history of that customer (Get Transaction History),
     /// whoever Berth knows them as. An id Apple does not know is refused; Apple out of reach is a 503.
     func accountHistory(runtime: TenantRuntime, transactionId: String, entitlement: String) async throws -> (ever: Bool, now: Bool) {
-        guard let api = runtime.serverAPI else { throw Self.notConfigured() }
+        guard let api = runtime.appStore.serverAPI else { throw Self.notConfigured() }
         let history: [VerifiedTransaction]
         do {
             history = try await api.transactionHistory(transactionId, maximumPages: 20)
@@ -169,7 +169,7 @@ public struct SignAppleOffers: Sendable {
     }
 
     static func signer(_ runtime: TenantRuntime) throws -> AppleOfferSigner {
-        guard let signer = runtime.offerSigner else {
+        guard let signer = runtime.appStore.offerSigner else {
             throw DomainError(
                 .unprocessable,
                 .offersNotConfigured,

@@ -45,7 +45,7 @@ public struct ConsumptionAnswers: Sendable {
 
     /// Whether a tenant answers consumption requests.
     public static func answers(_ runtime: TenantRuntime) -> Bool {
-        runtime.tenant.apple.answerConsumptionRequests == true && runtime.serverAPI != nil
+        runtime.tenant.apple.answerConsumptionRequests == true && runtime.appStore.serverAPI != nil
     }
 
     /// The wait after `attempts` failed calls: 30 s, 2 min, 10 min, 30 min, then hourly.
@@ -112,7 +112,7 @@ public struct ConsumptionAnswers: Sendable {
     func attempt(_ answer: ConsumptionAnswer, runtime: TenantRuntime) async -> Outcome {
         let now = clock.now()
         let deadline = answer.requestedAt.addingTimeInterval(Self.window)
-        guard now < deadline, let api = runtime.serverAPI else {
+        guard now < deadline, let api = runtime.appStore.serverAPI else {
             await record(answer, .expired, error: "Apple's 12-hour window closed before an answer was sent", next: now)
             return .expired
         }

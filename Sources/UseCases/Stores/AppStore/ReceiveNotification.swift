@@ -40,7 +40,7 @@ public struct ReceiveNotification: Sendable {
         let payloadHash = SHA256.hash(data: Data(signedPayload.utf8)).hexString
         let verified: VerifiedNotification
         do {
-            verified = try await runtime.verifier.verifyNotification(signedPayload, expecting: runtime.expectations)
+            verified = try await runtime.appStore.verifier.verifyNotification(signedPayload, expecting: runtime.appStore.expectations)
         } catch {
             logger.warning(
                 "notification refused",

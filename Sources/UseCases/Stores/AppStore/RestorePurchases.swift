@@ -40,14 +40,14 @@ public struct RestorePurchases: Sendable {
     }
 
     public func callAsFunction(runtime: TenantRuntime, userId: String, proof: Proof) async throws -> [Item] {
-        guard let api = runtime.serverAPI else {
+        guard let api = runtime.appStore.serverAPI else {
             throw DomainError(.unprocessable, .appleNotConfigured, "restoring needs the app's App Store Server API key (apple.serverAPI)")
         }
         let known: String
         switch proof {
         case .jws(let jws):
             do {
-                let verified = try await runtime.verifier.verifyTransaction(jws, expecting: runtime.expectations)
+                let verified = try await runtime.appStore.verifier.verifyTransaction(jws, expecting: runtime.appStore.expectations)
                 guard let id = verified.payload.transactionId else {
                     throw DomainError.invalid("the signed transaction has no transactionId", field: "jwsRepresentation")
                 }
@@ -144,7 +144,7 @@ extension RestorePurchases {
     /// and `throttle` interval; only with the App Store Server API configured; best effort (a
     /// failure is logged, never the validation's). Returns how many transactions were applied.
     public func catchUp(runtime: TenantRuntime, userId: String, transactionId: String, throttle: CatchUpThrottle, now: Date) async -> Int {
-        guard runtime.serverAPI != nil, throttle.admit(tenantId: runtime.id, userId: userId, now: now) else { return 0 }
+        guard runtime.appStore.serverAPI != nil, throttle.admit(tenantId: runtime.id, userId: userId, now: now) else { return 0 }
         do {
             let items = try await self(runtime: runtime, userId: userId, proof: .owned(transactionId: transactionId))
             let restored = items.count { $0.outcome == "restored" }
