@@ -303,7 +303,7 @@ struct SQLCredits: CreditRepository {
 
     // MARK: Bonus
 
-    func claimBonus(tenantId: String, userId: String, now: Date) throws -> Bool {
+    func recordBonus(tenantId: String, userId: String, now: Date) throws -> Bool {
         try db.run(
             "INSERT INTO credit_bonuses (tenant_id, user_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [tenantId, userId, now.epochMilliseconds]

@@ -153,7 +153,7 @@ extension StoreConformance {
     func bonusOnce(backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             let claimed = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<10 { group.addTask { try await store.write { try $0.credits.claimBonus(tenantId: "a", userId: "u", now: Self.now) } } }
+                for _ in 0..<10 { group.addTask { try await store.write { try $0.credits.recordBonus(tenantId: "a", userId: "u", now: Self.now) } } }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(claimed == 1)
@@ -167,7 +167,7 @@ extension StoreConformance {
                     .bonusGranted
             )
             #expect(try await !store.read { try $0.credits.hasBonus(tenantId: "b", userId: "u") })
-            #expect(try await store.write { try $0.credits.claimBonus(tenantId: "b", userId: "u", now: Self.now) })
+            #expect(try await store.write { try $0.credits.recordBonus(tenantId: "b", userId: "u", now: Self.now) })
         }
     }
 

@@ -3,7 +3,8 @@ import Foundation
 import SQLStore
 import StoreTesting
 import Testing
-import UseCases
+
+@testable import UseCases
 
 /// Credit packs and subscriptions through the shipped units of work (``Claims/claim``),
 /// racing on every backend: the signup bonus and the subscription's owner are decided in the plan
@@ -129,6 +130,70 @@ struct CreditAndSubscriptionUnitsTests {
                 return
             }
             #expect(summary.balance == 13)
+        }
+    }
+
+    @Test(
+        "the signup bonus is read in a credit claim's load, never written there: a read-only unit of work loads it, it stays due until a saved change grants it, eight first calls of one user grant it once, and a second grant fails whole",
+        arguments: StoreBackend.available
+    )
+    func bonusLoadedNotWritten(backend: StoreBackend) async throws {
+        let tenant = try Self.tenant()
+        try await backend.run { store in
+            try await store.write { tx in
+                try tx.credits.insert(
+                    CreditProduct(
+                        tenantId: "a",
+                        productId: "pack10",
+                        creditType: "c",
+                        credits: 10,
+                        title: "Ten",
+                        currency: "EUR",
+                        createdAt: Self.now,
+                        updatedAt: Self.now
+                    )
+                )
+            }
+            let proven = ProvenTransaction(
+                transactionId: "t9",
+                originalTransactionId: "t9",
+                productId: "pack10",
+                environment: .sandbox,
+                purchasedAt: Self.now,
+                revoked: false,
+                appAccountToken: nil,
+                proofHash: "h9"
+            )
+            let request = Self.request(tenant, user: "solo", product: "pack10", transaction: "t9")
+            // A read-only unit of work refuses writes: the load would fail here if it wrote the bonus.
+            let bonus = try await store.read { tx in
+                var claim = PurchaseClaim(proven, tenantId: "a", userId: "solo", target: .credits(type: "c"), now: Self.now)
+                return try CreditsKind().load(&claim, proven: proven, request: request, tx: tx, now: Self.now).bonus
+            }
+            #expect(bonus?.amount == 3)
+            #expect(try await !store.read { try $0.credits.hasBonus(tenantId: "a", userId: "solo") }, "loading recorded nothing")
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        _ = try? await store.write { tx in
+                            try tx.grantSignupBonusIfDue(tenant: tenant, userId: "solo", emitsEvents: false, now: Self.now)
+                        }
+                    }
+                }
+            }
+            func balance() async throws -> Int64 {
+                try await store.read { tx in
+                    try tx.credits.account(tenantId: "a", userId: "solo", creditType: "c", now: Self.now, forUpdate: false).balance.balance
+                }
+            }
+            #expect(try await balance() == 3, "eight first calls: the bonus once")
+            #expect(try await store.read { try $0.credits.hasBonus(tenantId: "a", userId: "solo") })
+            // A change that grants the bonus again (a caller that skipped the load) writes nothing.
+            let due = try #require(bonus)
+            await #expect(throws: SignupBonusRecordedTwice.self) {
+                try await store.write { tx in try tx.save(SignupBonusRules.change(due, now: Self.now), now: Self.now) }
+            }
+            #expect(try await balance() == 3)
         }
     }
 

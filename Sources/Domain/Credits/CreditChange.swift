@@ -13,6 +13,9 @@ public struct CreditChange: Hashable, Sendable {
     public var statusChanges: [EntryStatusChange] = []
     public var newReservation: CreditReservation?
     public var updatedReservation: CreditReservation?
+    /// This change is the user's signup bonus: saving it records the bonus as granted, and a unit of
+    /// work that finds it recorded already fails whole (the bonus is never granted twice).
+    public var grantsSignupBonus = false
 
     public init(account: CreditAccount) { self.account = account }
 

@@ -19,7 +19,7 @@ public enum SignupBonusRules {
 
     /// The bonus as a credit change of its account.
     public static func change(_ due: Due, now: Date) -> CreditChange {
-        CreditRules.grant(
+        var change = CreditRules.grant(
             due.account,
             amount: Int64(due.amount),
             type: .bonus,
@@ -28,6 +28,8 @@ public enum SignupBonusRules {
             negativeAllowed: due.negativeAllowed,
             now: now
         )
+        change.grantsSignupBonus = true
+        return change
     }
 
     /// `plan` with the bonus (when due) saved first, and its event first.

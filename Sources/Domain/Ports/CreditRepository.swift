@@ -129,9 +129,9 @@ public protocol CreditRepository {
         page: Page
     ) throws -> (items: [(lot: CreditLot, uses: [CreditLotUse])], total: Int)
 
-    /// Records the signup bonus for a user; false if it was granted before (a unique key decides,
-    /// so concurrent first calls grant it once).
-    func claimBonus(tenantId: String, userId: String, now: Date) throws -> Bool
+    /// Records the signup bonus for a user as granted (saving the bonus's change does it); false if
+    /// it was recorded before (a unique key decides: a second grant fails instead of crediting twice).
+    func recordBonus(tenantId: String, userId: String, now: Date) throws -> Bool
     func hasBonus(tenantId: String, userId: String) throws -> Bool
 
     func reservation(id: Int64, tenantId: String, forUpdate: Bool) throws -> CreditReservation?
@@ -147,4 +147,16 @@ public protocol CreditRepository {
     /// The totals of up to `limit` accounts after `after` (user id, credit type), in that order: the
     /// check walks a tenant's accounts in batches, never in one query over all of them.
     func totals(tenantId: String, after: (userId: String, creditType: String)?, limit: Int) throws -> [LedgerTotals]
+}
+
+/// A signup bonus saved for a user whose bonus is recorded already: the unit of work that tried it
+/// fails whole (``SignupBonusRules/Due`` is read under the account's lock, so only a caller that
+/// skipped that read can meet it).
+public struct SignupBonusRecordedTwice: Error, CustomStringConvertible, Sendable {
+    public let tenantId: String
+    public let userId: String
+
+    public var description: String {
+        "the signup bonus of \(userId) (tenant \(tenantId)) is recorded already: nothing of this unit of work is written"
+    }
 }

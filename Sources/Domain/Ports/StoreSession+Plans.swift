@@ -60,8 +60,15 @@ extension StoreSession {
         }
     }
 
-    /// Writes a credit change as it is: entries, lots, uses, reservation and the balance row.
+    /// Writes a credit change as it is: entries, lots, uses, reservation and the balance row (and the
+    /// signup bonus's record, for the bonus).
     public func save(_ change: CreditChange, now: Date) throws {
+        if change.grantsSignupBonus {
+            let balance = change.account.balance
+            guard try credits.recordBonus(tenantId: balance.tenantId, userId: balance.userId, now: now) else {
+                throw SignupBonusRecordedTwice(tenantId: balance.tenantId, userId: balance.userId)
+            }
+        }
         if let reservation = change.newReservation { try credits.insert(reservation) }
         for entry in change.entries { try credits.insert(entry) }
         for lot in change.newLots { try credits.insert(lot) }

@@ -2,13 +2,16 @@ import Domain
 import Foundation
 
 extension StoreSession {
-    /// Claims the signup bonus for `userId` in this unit of work if the user never had it (the
-    /// store's unique key decides: concurrent first calls claim it once), with its account locked.
-    /// Nil: no bonus is due. Whoever claims it must save ``SignupBonusRules/change(_:now:)``.
+    /// The signup bonus `userId` is owed in this unit of work, with its account locked, if the user
+    /// never had it; nil: none is due. A read: saving ``SignupBonusRules/change(_:now:)`` records the
+    /// bonus, and the store's unique key refuses a second record (the unit of work fails whole).
     public func signupBonusDue(tenant: Tenant, userId: String, now: Date) throws -> SignupBonusRules.Due? {
-        guard let settings = tenant.credits, let bonus = settings.signupBonus, try credits.claimBonus(tenantId: tenant.id, userId: userId, now: now)
+        guard let settings = tenant.credits, let bonus = settings.signupBonus, try !credits.hasBonus(tenantId: tenant.id, userId: userId)
         else { return nil }
+        // Reads only: the bonus's record is written with the bonus (``CreditChange/grantsSignupBonus``).
+        // First calls take turns on the account's lock; the one that waited finds the record then.
         let account = try credits.account(tenantId: tenant.id, userId: userId, creditType: bonus.creditType, now: now, forUpdate: true)
+        guard try !credits.hasBonus(tenantId: tenant.id, userId: userId) else { return nil }
         return SignupBonusRules.Due(account: account, amount: bonus.amount, negativeAllowed: settings.negativeAllowed)
     }
 
