@@ -351,7 +351,9 @@ let package = Package(
         .testTarget(
             name: "UseCasesTests",
             dependencies: [
-                "UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", "PlayStandIn", "StripeStandIn", "StripeAPI",
+                "UseCases", "Domain", "SQLStore", "StoreTesting", "TestKit", "AppleSignedData", "AppleStandIn", "AppStoreAPI", "PlayStandIn",
+                "StripeStandIn", "StripeAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
