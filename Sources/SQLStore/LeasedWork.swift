@@ -2,9 +2,20 @@ import Domain
 import Foundation
 
 /// Work tables whose rows are owed until done and tried by whichever instance leases them
-/// (`play_acknowledgements`, `consumption_answers`): each has `id`, `status` ('pending' while owed),
+/// (`play_acknowledgements`, `consumption_answers`, and `webhook_outbox` for its claim): each has `id`, `status` ('pending' while owed),
 /// `attempts`, `last_error`, `next_attempt_at`, `lease_owner`, `leased_until` and `done_at`.
 enum LeasedWork {
+    /// What narrows a claim beyond "pending, due and not leased": the webhook outbox's tenant and its
+    /// order per subject. The claimed table is `w` in `condition` and `order`.
+    struct Narrowing {
+        /// After the table's alias: SQLite's `INDEXED BY` (a planner without statistics).
+        var hint = ""
+        /// `AND …` conditions on `w`, with their `arguments` in order.
+        var condition = ""
+        var arguments: SQLArguments = []
+        var order = "w.next_attempt_at, w.id"
+    }
+
     /// Leases up to `limit` pending rows due at `now` to `owner` until `leaseUntil`, selected and
     /// leased in one write transaction; rows leased to another owner and not expired are skipped
     /// (on PostgreSQL, rows another instance is claiming too).
@@ -16,17 +27,18 @@ enum LeasedWork {
         limit: Int,
         owner: String,
         leaseUntil: Date,
+        narrowing: Narrowing = Narrowing(),
         decode: (SQLRow) throws -> Row,
         id: (Row) -> Int64
     ) throws -> [Row] {
         let stamp = now.epochMilliseconds
         let due = try db.rows(
             """
-            SELECT \(columns) FROM \(table)
-            WHERE status = 'pending' AND next_attempt_at <= ? AND (leased_until IS NULL OR leased_until <= ?)
-            ORDER BY next_attempt_at, id LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "")
+            SELECT \(columns) FROM \(table) w\(narrowing.hint)
+            WHERE w.status = 'pending' AND w.next_attempt_at <= ? AND (w.leased_until IS NULL OR w.leased_until <= ?)\(narrowing.condition)
+            ORDER BY \(narrowing.order) LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE OF w SKIP LOCKED" : "")
             """,
-            [stamp, stamp, limit]
+            [stamp, stamp] + narrowing.arguments + [limit]
         ).map(decode)
         for row in due {
             try db.run("UPDATE \(table) SET lease_owner = ?, leased_until = ? WHERE id = ?", [owner, leaseUntil.epochMilliseconds, id(row)])

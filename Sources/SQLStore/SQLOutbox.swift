@@ -35,37 +35,42 @@ struct SQLOutbox: OutboxRepository {
 
     func claimDue(tenantId: String?, now: Date, limit: Int, owner: String, leaseUntil: Date) throws -> [OutboxMessage] {
         let stamp = now.epochMilliseconds
-        // Select, then lease what was selected, in the unit of work's write transaction: no other
-        // writer can claim in between on SQLite; on PostgreSQL the selected rows are locked and other
-        // instances claiming at the same time skip them (FOR UPDATE SKIP LOCKED).
-        let rows = try db.rows(
-            """
-            SELECT o.id, o.tenant_id, o.event_type, o.payload, o.attempts, o.subject, o.sequence FROM webhook_outbox o\(claimIndex(tenantId))
-            WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.leased_until IS NULL OR o.leased_until <= ?) AND o.dead_at IS NULL
-            \(tenantId == nil ? "" : "AND o.tenant_id = ?")
-            AND NOT EXISTS (
-                SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = o.tenant_id AND earlier.subject = o.subject
-                AND earlier.status = 'pending' AND earlier.dead_at IS NULL AND earlier.sequence < o.sequence
-                AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
-            ORDER BY o.created_at, o.sequence LIMIT ?\(db.dialect == .postgres ? " FOR UPDATE OF o SKIP LOCKED" : "")
-            """,
-            [stamp, stamp] + (tenantId.map { [$0] } ?? []) + [stamp, stamp, limit]
+        // Leased as every work table is (LeasedWork), narrowed to the messages whose subject has no
+        // earlier message waiting for its retry or leased: each subject is delivered in order.
+        let narrowing = LeasedWork.Narrowing(
+            hint: claimIndex(tenantId),
+            condition: """
+                 AND w.dead_at IS NULL\(tenantId == nil ? "" : " AND w.tenant_id = ?")
+                AND NOT EXISTS (
+                    SELECT 1 FROM webhook_outbox earlier WHERE earlier.tenant_id = w.tenant_id AND earlier.subject = w.subject
+                    AND earlier.status = 'pending' AND earlier.dead_at IS NULL AND earlier.sequence < w.sequence
+                    AND (earlier.next_attempt_at > ? OR earlier.leased_until > ?))
+                """,
+            arguments: (tenantId.map { [$0] } ?? []) + [stamp, stamp],
+            order: "w.created_at, w.sequence"
         )
-        let messages = rows.map { row in
-            OutboxMessage(
-                id: row["id"],
-                tenantId: row["tenant_id"],
-                eventType: row["event_type"],
-                payload: row["payload"],
-                attempts: row["attempts"],
-                subject: row["subject"],
-                sequence: row["sequence"]
-            )
-        }
-        for message in messages {
-            try db.run("UPDATE webhook_outbox SET lease_owner = ?, leased_until = ? WHERE id = ?", [owner, leaseUntil.epochMilliseconds, message.id])
-        }
-        return messages
+        return try LeasedWork.claimDue(
+            db,
+            table: "webhook_outbox",
+            columns: "w.id, w.tenant_id, w.event_type, w.payload, w.attempts, w.subject, w.sequence",
+            now: now,
+            limit: limit,
+            owner: owner,
+            leaseUntil: leaseUntil,
+            narrowing: narrowing,
+            decode: { row in
+                OutboxMessage(
+                    id: row["id"],
+                    tenantId: row["tenant_id"],
+                    eventType: row["event_type"],
+                    payload: row["payload"],
+                    attempts: row["attempts"],
+                    subject: row["subject"],
+                    sequence: row["sequence"]
+                )
+            },
+            id: \.id
+        )
     }
 
     /// SQLite: one tenant's claim walks webhook_outbox_claim in order and stops after the batch (the
