@@ -278,7 +278,7 @@ let package = Package(
         .executableTarget(
             name: "BerthFuzz",
             dependencies: [
-                "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp", "GooglePlayAPI",
+                "AppleSignedData", "TestKit", "Domain", "SQLStore", "HTTPAPI", "UseCases", "BerthApp", "GooglePlayAPI", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -8,6 +8,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOEmbedded
+import OutboundHTTP
 import SQLStore
 import TestKit
 import UseCases
@@ -65,7 +66,7 @@ final class HTTPFuzzing: Sendable {
         Blocking.run {
             do {
                 let (catalog, store) = try await setup.prepareStore(logger: logger, now: clock.now())
-                let services = try await setup.services(catalog: catalog, store: store, clock: clock, httpClient: .shared, logger: logger)
+                let services = try await setup.services(catalog: catalog, store: store, clock: clock, httpClient: fuzzOutbound, logger: logger)
                 func key(_ tenant: String, _ role: APIKeyRole) async throws -> String {
                     let key = APIKeys.generate(tenantId: tenant)
                     _ = try await CreateAPIKey(store: store)(tenantId: tenant, role: role, hash: APIKeys.hash(key), now: clock.now())
@@ -131,6 +132,10 @@ final class HTTPFuzzing: Sendable {
 }
 
 struct FuzzSetupError: Error {}
+
+/// The outbound client of the fuzzed application, made as `berth serve` makes its own; one for the
+/// fuzzing process, which ends without shutting it down.
+let fuzzOutbound = OutboundClient.make()
 
 /// Carries the router out of the setup task.
 final class ResultBox: @unchecked Sendable {

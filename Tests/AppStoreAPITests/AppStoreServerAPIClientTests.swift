@@ -247,24 +247,24 @@ struct VerifyReceiptClientTests {
 }
 
 extension AppStoreServerAPIClientTests {
-    /// A loopback port nothing listens on (bound, then closed).
-    static func closedPort() throws -> Int {
-        let socket = try ServerSocket()
-        return socket.port
-    }
-
     @Test("a refused connection is reported as refused, not as a reset or a timeout")
     func refusedConnection() async throws {
-        let api = try client(port: try Self.closedPort(), retry: RetryPolicy(maxAttempts: 1, baseDelay: .milliseconds(1), timeout: .seconds(5)))
+        // Bound and held, never listening: connections to it are refused, and no other test's server
+        // can take the port meanwhile (a port bound and closed again was, once: "Apple answered 404").
+        let socket = try ServerSocket()
+        defer { socket.close() }
+        let api = try client(port: socket.port, retry: RetryPolicy(maxAttempts: 1, baseDelay: .milliseconds(1), timeout: .seconds(5)))
         let error = await #expect(throws: AppStoreAPIError.self) { _ = try await api.transactionInfo("2000000000000001") }
         #expect(error?.reason.contains("connection refused") == true, "\(error?.reason ?? "")")
         #expect(error?.retryable == true)
     }
 }
 
-/// Binds a loopback TCP socket to a free port and closes it at once.
+/// A loopback TCP socket bound to a free port and never listening (connections to it are refused),
+/// held until ``close()``.
 struct ServerSocket {
     let port: Int
+    private let descriptor: Int32
 
     init() throws {
         #if canImport(Glibc)
@@ -273,7 +273,6 @@ struct ServerSocket {
         let descriptor = Darwin.socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw CancellationError() }
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -284,7 +283,21 @@ struct ServerSocket {
                 bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
             }
         }
-        guard bound else { throw CancellationError() }
+        guard bound else {
+            closeDescriptor(descriptor)
+            throw CancellationError()
+        }
+        self.descriptor = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))
     }
+
+    func close() { closeDescriptor(descriptor) }
+}
+
+private func closeDescriptor(_ descriptor: Int32) {
+    #if canImport(Glibc)
+    _ = Glibc.close(descriptor)
+    #else
+    _ = Darwin.close(descriptor)
+    #endif
 }
