@@ -322,7 +322,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreAPITests",
             dependencies: [
-                "AppStoreAPI", "AppleSignedData", "TestKit", "AppleStandIn", "OutboundHTTP",
+                "AppStoreAPI", "AppleSignedData", "TestKit", "AppleStandIn", "OutboundHTTP", "StoreTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

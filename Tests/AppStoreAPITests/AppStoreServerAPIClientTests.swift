@@ -6,6 +6,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import StoreTesting
 import Synchronization
 import TestKit
 import Testing
@@ -251,53 +252,11 @@ extension AppStoreServerAPIClientTests {
     func refusedConnection() async throws {
         // Bound and held, never listening: connections to it are refused, and no other test's server
         // can take the port meanwhile (a port bound and closed again was, once: "Apple answered 404").
-        let socket = try ServerSocket()
+        let socket = try RefusingPort()
         defer { socket.close() }
         let api = try client(port: socket.port, retry: RetryPolicy(maxAttempts: 1, baseDelay: .milliseconds(1), timeout: .seconds(5)))
         let error = await #expect(throws: AppStoreAPIError.self) { _ = try await api.transactionInfo("2000000000000001") }
         #expect(error?.reason.contains("connection refused") == true, "\(error?.reason ?? "")")
         #expect(error?.retryable == true)
     }
-}
-
-/// A loopback TCP socket bound to a free port and never listening (connections to it are refused),
-/// held until ``close()``.
-struct ServerSocket {
-    let port: Int
-    private let descriptor: Int32
-
-    init() throws {
-        #if canImport(Glibc)
-        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = Darwin.socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw CancellationError() }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            closeDescriptor(descriptor)
-            throw CancellationError()
-        }
-        self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    func close() { closeDescriptor(descriptor) }
-}
-
-private func closeDescriptor(_ descriptor: Int32) {
-    #if canImport(Glibc)
-    _ = Glibc.close(descriptor)
-    #else
-    _ = Darwin.close(descriptor)
-    #endif
 }

@@ -8,6 +8,7 @@ import HummingbirdTesting
 import NIOCore
 import NIOPosix
 import SQLStore
+import StoreTesting
 import Synchronization
 import Testing
 
@@ -87,9 +88,10 @@ struct WebhookSecurityTests {
             let plain = Tenant.Webhook(url: "https://tls.test:\(plainPort)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
             let tlsOutcome = await loopback.post("{}", headers: [], to: plain)
             #expect(tlsOutcome.failure == .tlsFailed, "\(String(describing: tlsOutcome.failure))")
-            // Nothing listens on the port (a server's, stopped): the connection is refused.
-            let closedPort = try await Application(router: Router()).test(.live) { try #require($0.port) }
-            let nobody = Tenant.Webhook(url: "http://gone.test:\(closedPort)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
+            // Nothing listens on the port (bound and held, never listening): the connection is refused.
+            let refusing = try RefusingPort()
+            defer { refusing.close() }
+            let nobody = Tenant.Webhook(url: "http://gone.test:\(refusing.port)/hooks", secretEnv: "X", allowLoopbackHTTP: true)
             #expect(await loopback.post("{}", headers: [], to: nobody).failure == .connectFailed)
         }
     }
