@@ -300,11 +300,12 @@ private func registerOperatorRoutes(
         metrics: services.metrics,
         refundCardBooking: services.refundCardBooking
     ).routes
-    group(UserContext.self, scope: .purchases, limit: .verification, signed: true).addRoutes(card.users)
+    // A user's purchases by card and restores: one group (its scope, limit and signing).
+    let purchases = group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
+    purchases.addRoutes(card.users)
     open.addRoutes(card.open)
     admin.addRoutes(card.admin)
-    group(UserContext.self, scope: .purchases, limit: .verification, signed: true)
-        .addRoutes(RestoreRoutes(restorePurchases: services.restorePurchases).routes)
+    purchases.addRoutes(RestoreRoutes(restorePurchases: services.restorePurchases).routes)
     // Offers and consent speak for a person (T3, T5): the user's own token or the app's backend, not the public client key.
     let accountWrites = group(AccountContext.self, scope: .purchases, limit: .account, signed: true)
     accountWrites.addRoutes(OfferRoutes(signAppleOffers: services.signAppleOffers).routes)

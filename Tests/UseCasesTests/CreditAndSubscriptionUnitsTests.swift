@@ -140,20 +140,7 @@ struct CreditAndSubscriptionUnitsTests {
     func bonusLoadedNotWritten(backend: StoreBackend) async throws {
         let tenant = try Self.tenant()
         try await backend.run { store in
-            try await store.write { tx in
-                try tx.credits.insert(
-                    CreditProduct(
-                        tenantId: "a",
-                        productId: "pack10",
-                        creditType: "c",
-                        credits: 10,
-                        title: "Ten",
-                        currency: "EUR",
-                        createdAt: Self.now,
-                        updatedAt: Self.now
-                    )
-                )
-            }
+            try await PurchaseFixture.sellPack10(store)
             let proven = ProvenTransaction(
                 transactionId: "t9",
                 originalTransactionId: "t9",
